@@ -1,0 +1,1 @@
+//! The traffic engine: workers, workloads, histograms, control protocol.

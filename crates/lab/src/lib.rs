@@ -1,0 +1,1 @@
+//! The namespace lab: network namespaces and veth pairs for tests and experiments.

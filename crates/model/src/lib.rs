@@ -1,0 +1,16 @@
+//! Pure types and parsers for nettune: no I/O happens in this crate.
+//!
+//! Every parser takes kernel text (`&str`) and returns typed values or a
+//! [`ParseError`] that names what was wrong; callers attach the file path.
+
+pub mod cpuset;
+pub mod error;
+pub mod parse;
+pub mod plan;
+pub mod snapshot;
+pub mod stats;
+pub mod units;
+
+pub use cpuset::CpuSet;
+pub use error::ParseError;
+pub use units::{Bits, Bytes, CpuId, IrqNumber, Nanos, NodeId, Packets};

@@ -1,0 +1,1 @@
+//! Tuning plans: ordered changes to kernel knobs (filled by the tuner work).

@@ -1,0 +1,1 @@
+//! Statistics helpers shared by the engine and the lab (filled as needed).

@@ -1,0 +1,38 @@
+//! Argument definitions (clap derive). Each subcommand's flags live in its module.
+
+use crate::cmd;
+use clap::{Parser, Subcommand};
+
+/// Measure, explain, tune and prove a Linux host's network path.
+#[derive(Debug, Parser)]
+#[command(name = "nettune", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// All subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show CPUs, NUMA nodes, NICs, queues, IRQs and their CPUs (a host snapshot).
+    Inspect(cmd::inspect::Args),
+    /// Record this host's /sys, /proc and ethtool state into a directory for --root.
+    Capture(cmd::capture::Args),
+    /// Per-CPU and per-NIC counters each interval, like mpstat + /proc/interrupts + softnet.
+    Stat(cmd::stat::Args),
+    /// Run the traffic server (and agent) that `nettune bench` talks to.
+    Serve(cmd::serve::Args),
+    /// Measure throughput, packet rate, request/response latency or connection rate.
+    Bench(cmd::bench::Args),
+    /// Compute a tuning plan for a profile and show it as a diff.
+    Plan(cmd::plan::Args),
+    /// Apply a plan, journaling every original value so it can be rolled back.
+    Apply(cmd::apply::Args),
+    /// Restore values from the journal, newest generation first.
+    Rollback(cmd::rollback::Args),
+    /// Report drift between the last applied plan and the host now.
+    Verify(cmd::verify::Args),
+    /// List applies and rollbacks recorded in the journal.
+    History(cmd::history::Args),
+}

@@ -1,0 +1,31 @@
+//! One module per subcommand; each exposes `Args` and `run`.
+
+pub mod apply;
+pub mod bench;
+pub mod capture;
+pub mod history;
+pub mod inspect;
+pub mod plan;
+pub mod rollback;
+pub mod serve;
+pub mod stat;
+pub mod verify;
+
+use crate::cli::{Cli, Command};
+use std::process::ExitCode;
+
+/// Run the parsed command.
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Inspect(a) => inspect::run(a),
+        Command::Capture(a) => capture::run(a),
+        Command::Stat(a) => stat::run(a),
+        Command::Serve(a) => serve::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Plan(a) => plan::run(a),
+        Command::Apply(a) => apply::run(a),
+        Command::Rollback(a) => rollback::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::History(a) => history::run(a),
+    }
+}

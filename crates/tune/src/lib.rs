@@ -1,0 +1,1 @@
+//! Pure tuning decisions: profiles turn a `HostSnapshot` into a `Plan`.
