@@ -1,1 +1,324 @@
-//! The namespace lab: network namespaces and veth pairs for tests and experiments.
+//! The namespace lab: network namespaces joined by multi-queue veth pairs,
+//! for tests, benchmarks and experiments that must never touch the host's own
+//! interfaces or sysctls.
+//!
+//! Addresses come from 198.18.0.0/15, the range RFC 2544 reserves for
+//! benchmarking, one /30 per pair. Every [`Netns`] is deleted on drop, after
+//! killing the processes still inside it.
+
+use std::net::Ipv4Addr;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use thiserror::Error;
+
+/// A lab operation that failed.
+#[derive(Debug, Error)]
+pub enum LabError {
+    /// A command ran and exited non-zero.
+    #[error("`{cmd}` failed ({status}): {stderr}")]
+    Command {
+        /// The command line.
+        cmd: String,
+        /// Exit status text.
+        status: String,
+        /// What it printed on stderr (trimmed).
+        stderr: String,
+    },
+    /// A command could not be started.
+    #[error("`{cmd}`: {source}")]
+    Spawn {
+        /// The command line.
+        cmd: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Whether this process runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Gate for tests that need root: true when root; otherwise prints why the
+/// test skips and returns false. Under `CI=true` a non-root run panics, since
+/// CI always runs as root and a silent skip there would hide a failure.
+pub fn require_root(test: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test}: needs root for network namespaces, and CI=true runs as root");
+    }
+    eprintln!("skipping {test}: needs root (creates network namespaces)");
+    false
+}
+
+/// Whether `program` is on PATH.
+pub fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn render(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Run a command to completion; non-zero exit is an error carrying stderr.
+pub fn run(cmd: &mut Command) -> Result<Output, LabError> {
+    let text = render(cmd);
+    let out = cmd.output().map_err(|source| LabError::Spawn {
+        cmd: text.clone(),
+        source,
+    })?;
+    if !out.status.success() {
+        return Err(LabError::Command {
+            cmd: text,
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Run a command and return its stdout as text.
+pub fn run_text(cmd: &mut Command) -> Result<String, LabError> {
+    Ok(String::from_utf8_lossy(&run(cmd)?.stdout).into_owned())
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// A network namespace owned by this process, deleted on drop.
+#[derive(Debug)]
+pub struct Netns {
+    name: String,
+}
+
+impl Netns {
+    /// Create `PREFIX-PID-SEQ` with its loopback up. Use a prefix unique to
+    /// the test suite (e.g. `ntstat`), so leftovers are easy to attribute.
+    pub fn create(prefix: &str) -> Result<Netns, LabError> {
+        let name = format!(
+            "{prefix}-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        run(Command::new("ip").args(["netns", "add", &name]))?;
+        let ns = Netns { name };
+        ns.ip(&["link", "set", "lo", "up"])?;
+        Ok(ns)
+    }
+
+    /// The namespace name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A command that runs `program` inside the namespace (`ip netns exec`).
+    pub fn command(&self, program: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.name, program]);
+        c
+    }
+
+    /// `ip -n NAME ARGS...`.
+    pub fn ip(&self, args: &[&str]) -> Result<String, LabError> {
+        run_text(Command::new("ip").arg("-n").arg(&self.name).args(args))
+    }
+
+    /// Run a shell script inside the namespace and return its stdout.
+    pub fn sh(&self, script: &str) -> Result<String, LabError> {
+        run_text(self.command("sh").args(["-c", script]))
+    }
+
+    /// Start a long-running process inside the namespace; it is killed when
+    /// the returned guard (or the namespace) drops.
+    pub fn spawn(&self, program: &str, args: &[&str]) -> Result<ChildGuard, LabError> {
+        let mut c = self.command(program);
+        c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let text = render(&c);
+        let child = c
+            .spawn()
+            .map_err(|source| LabError::Spawn { cmd: text, source })?;
+        Ok(ChildGuard(Some(child)))
+    }
+
+    /// Read a sysctl of this namespace (`net.ipv4.tcp_rmem`).
+    pub fn sysctl(&self, key: &str) -> Result<String, LabError> {
+        Ok(self
+            .sh(&format!("cat /proc/sys/{}", key.replace('.', "/")))?
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "))
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        if let Ok(pids) = run_text(Command::new("ip").args(["netns", "pids", &self.name])) {
+            for pid in pids.split_whitespace() {
+                let _ = Command::new("kill").args(["-9", pid]).status();
+            }
+        }
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A child process killed (SIGKILL) and reaped on drop.
+#[derive(Debug)]
+pub struct ChildGuard(Option<Child>);
+
+impl ChildGuard {
+    /// Wrap a child.
+    pub fn new(child: Child) -> Self {
+        ChildGuard(Some(child))
+    }
+
+    /// The child, e.g. to read its pipes.
+    pub fn child(&mut self) -> Option<&mut Child> {
+        self.0.as_mut()
+    }
+
+    /// Wait for the child and return its output (stdout/stderr if piped).
+    pub fn wait_output(mut self) -> Result<Output, LabError> {
+        let child = self.0.take().ok_or_else(|| LabError::Command {
+            cmd: "wait".into(),
+            status: "no child".into(),
+            stderr: String::new(),
+        })?;
+        child.wait_with_output().map_err(|source| LabError::Spawn {
+            cmd: "wait".into(),
+            source,
+        })
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// One end of a veth link.
+#[derive(Debug, Clone)]
+pub struct End {
+    /// Interface name inside its namespace.
+    pub iface: String,
+    /// IPv4 address (in 198.18.0.0/15).
+    pub addr: Ipv4Addr,
+}
+
+/// Two namespaces joined by a multi-queue veth pair: the lab's two hosts.
+#[derive(Debug)]
+pub struct TwoHosts {
+    /// Link end in `a`.
+    pub a_end: End,
+    /// Link end in `b`.
+    pub b_end: End,
+    /// The "client" namespace.
+    pub a: Netns,
+    /// The "server" namespace.
+    pub b: Netns,
+}
+
+static PAIR: AtomicU32 = AtomicU32::new(0);
+
+impl TwoHosts {
+    /// Create namespaces `PREFIX-...-a/b` joined by veth `nt0` (in a) and
+    /// `nt1` (in b), each with `queues` RX and TX queues, addressed and up.
+    pub fn create(prefix: &str, queues: u32) -> Result<TwoHosts, LabError> {
+        let a = Netns::create(prefix)?;
+        let b = Netns::create(prefix)?;
+        let n =
+            (std::process::id().wrapping_mul(64) + PAIR.fetch_add(1, Ordering::Relaxed)) % 32768;
+        let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + n * 4;
+        let (addr_a, addr_b) = (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2));
+        let q = queues.max(1).to_string();
+        a.ip(&[
+            "link",
+            "add",
+            "nt0",
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "nt1",
+            "netns",
+            b.name(),
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
+        ])?;
+        a.ip(&["addr", "add", &format!("{addr_a}/30"), "dev", "nt0"])?;
+        b.ip(&["addr", "add", &format!("{addr_b}/30"), "dev", "nt1"])?;
+        a.ip(&["link", "set", "nt0", "up"])?;
+        b.ip(&["link", "set", "nt1", "up"])?;
+        Ok(TwoHosts {
+            a_end: End {
+                iface: "nt0".into(),
+                addr: addr_a,
+            },
+            b_end: End {
+                iface: "nt1".into(),
+                addr: addr_b,
+            },
+            a,
+            b,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_hosts_ping_and_clean_up() {
+        if !require_root("lab::two_hosts_ping_and_clean_up") {
+            return;
+        }
+        let names;
+        {
+            let lab = TwoHosts::create("ntlab", 2).unwrap();
+            names = (lab.a.name().to_string(), lab.b.name().to_string());
+            let out = lab
+                .a
+                .sh(&format!("ping -c1 -W1 {}", lab.b_end.addr))
+                .unwrap();
+            assert!(out.contains("1 received"), "{out}");
+            let q = lab.b.sh("ls /sys/class/net/nt1/queues").unwrap();
+            assert!(q.contains("rx-1") && q.contains("tx-1"), "{q}");
+        }
+        let list = run_text(Command::new("ip").args(["netns", "list"])).unwrap();
+        assert!(
+            !list.contains(&names.0) && !list.contains(&names.1),
+            "{list}"
+        );
+    }
+}

@@ -251,7 +251,7 @@ impl Irq {
 }
 
 /// Result of probing one optional facility (e.g. ethtool rings).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum Probe<T> {
     /// Read successfully.
@@ -270,6 +270,7 @@ pub enum Probe<T> {
         message: String,
     },
     /// Not attempted (e.g. fixture without `ethtool/<iface>.json`).
+    #[default]
     Absent,
 }
 
@@ -280,12 +281,6 @@ impl<T> Probe<T> {
             Probe::Ok { value } => Some(value),
             _ => None,
         }
-    }
-}
-
-impl<T> Default for Probe<T> {
-    fn default() -> Self {
-        Probe::Absent
     }
 }
 
