@@ -1,12 +1,280 @@
-//! `nettune bench` (not built yet).
+//! `nettune bench`: measure throughput, packet rate, request/response latency
+//! or connection rate against a `nettune serve`.
 
+use anyhow::Context;
+use engine::config::{parse_bytes, parse_si, Direction, TestConfig, TestKind};
+use engine::proto::DEFAULT_PORT;
+use engine::report::IntervalReport;
+use engine::ClientOpts;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Flags of `nettune bench`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "\
+Examples (run `nettune serve` on host B first):
+  nettune bench B --test tcp-stream --flows 2                 bulk TCP, 2 connections
+  nettune bench B --test tcp-stream --reverse                 B sends, this host receives
+  nettune bench B --test udp-stream --size 64 --flows 2       small-datagram rate, loss, reordering
+  nettune bench B --test udp-stream --size 1400 --udp-gso --udp-gro
+  nettune bench B --test tcp-rr --size 1 --cpus 0             transactions/s, p50..p99.99 latency
+  nettune bench B --test udp-rr --rate 20k --outstanding 8    open loop, no coordinated omission
+  nettune bench B --test tcp-rr --busy-poll 50                spin instead of sleeping
+  nettune bench B --test tcp-crr --flows 2                    connections/s
+  nettune bench B --json > result.json                        one document: both hosts, config, histogram
+  nettune bench B --json-stream | jq .                        NDJSON: intervals, then the result
+
+Numbers take suffixes: --rate 10G (bits/s for streams, transactions/s for RR), --size 64K.
+Throughput and loss are measured where the packets arrive; RR/CRR latency at the client.
+CPU: per-CPU usr/sys/irq/softirq of both hosts over the window, and service demand
+(host CPU µs per MB / transaction / 1000 datagrams, as netperf computes it).")]
+pub struct Args {
+    /// Server running `nettune serve`.
+    pub host: String,
+    /// Server control port.
+    #[arg(long, short, default_value_t = DEFAULT_PORT, value_name = "P")]
+    pub port: u16,
+    /// Workload.
+    #[arg(long, short, default_value = "tcp-stream", value_name = "TEST",
+          value_parser = ["tcp-stream", "udp-stream", "tcp-rr", "udp-rr", "tcp-crr"])]
+    pub test: String,
+    /// Flows (connections or UDP sockets), per direction.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub flows: u32,
+    /// Worker threads per direction on each side (default: min(flows, CPUs); tcp-crr: flows).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+    /// Pin workers round-robin to these CPUs on both sides (cpulist, e.g. `0,1` or `2-3`).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Message, request or datagram size in bytes [default: tcp-stream 128K, udp-stream 1472, RR/CRR 1].
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub size: Option<u64>,
+    /// Measured seconds.
+    #[arg(long, short, default_value_t = 10.0, value_name = "S")]
+    pub duration: f64,
+    /// Unmeasured seconds before the window.
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    pub warmup: f64,
+    /// Seconds per interval report.
+    #[arg(long, short, default_value_t = 1.0, value_name = "S")]
+    pub interval: f64,
+    /// Server sends, client receives (stream tests).
+    #[arg(long, short = 'R', conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once on separate flows (stream tests).
+    #[arg(long)]
+    pub bidir: bool,
+    /// Open-loop rate: bits/s for streams, transactions/s for RR (total over flows).
+    #[arg(long, value_name = "RATE", value_parser = parse_si)]
+    pub rate: Option<f64>,
+    /// Requests in flight per RR flow.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub outstanding: u32,
+    /// TCP_NODELAY on data connections.
+    #[arg(long)]
+    pub nodelay: bool,
+    /// SO_BUSY_POLL µs on data sockets; workers also spin this long before sleeping.
+    #[arg(long, value_name = "USEC", default_value_t = 0)]
+    pub busy_poll: u32,
+    /// MSG_ZEROCOPY sends (tcp-stream).
+    #[arg(long)]
+    pub zerocopy: bool,
+    /// UDP GSO on senders (udp-stream; reported separately from plain sends).
+    #[arg(long)]
+    pub udp_gso: bool,
+    /// UDP GRO on receivers (udp-stream).
+    #[arg(long)]
+    pub udp_gro: bool,
+    /// SO_SNDBUF of data sockets (bytes, e.g. 4M).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub sndbuf: Option<u64>,
+    /// SO_RCVBUF of data sockets [default: udp-stream 4M, else the kernel's].
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub rcvbuf: Option<u64>,
+    /// Print one JSON document at the end (both hosts' facts, full config, histograms).
+    #[arg(long, conflicts_with = "json_stream")]
+    pub json: bool,
+    /// Print NDJSON: one line per interval, then the result.
+    #[arg(long)]
+    pub json_stream: bool,
+    /// File holding the pre-shared token (else the NETTUNE_TOKEN environment variable).
+    #[arg(long, value_name = "F")]
+    pub token_file: Option<PathBuf>,
+    /// Seconds to wait for the control connection.
+    #[arg(long, default_value_t = 3.0, value_name = "S")]
+    pub connect_timeout: f64,
+    /// Directory standing for `/` when reading host facts and counters.
+    #[arg(long, default_value = "/", value_name = "DIR")]
+    pub root: PathBuf,
+}
+
+fn ms(what: &str, s: f64) -> anyhow::Result<u64> {
+    if !s.is_finite() || s < 0.0 {
+        anyhow::bail!("--{what} must be a non-negative number of seconds");
+    }
+    Ok((s * 1000.0).round() as u64)
+}
+
+fn buf(what: &str, v: Option<u64>) -> anyhow::Result<Option<u32>> {
+    v.map(|b| {
+        u32::try_from(b)
+            .ok()
+            .filter(|b| *b > 0 && *b <= i32::MAX as u32)
+            .ok_or_else(|| anyhow::anyhow!("--{what} must be between 1 byte and 2 GiB"))
+    })
+    .transpose()
+}
+
+/// Turn flags into a validated configuration.
+pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
+    let test: TestKind = a.test.parse().map_err(anyhow::Error::msg)?;
+    let online = root
+        .read_opt("/sys/devices/system/cpu/online")
+        .ok()
+        .flatten()
+        .and_then(|l| model::CpuSet::parse_list(&l).ok());
+    let cpus: Vec<u32> = match &a.cpus {
+        Some(l) => {
+            let set =
+                model::CpuSet::parse_list(l).map_err(|e| anyhow::anyhow!("--cpus `{l}`: {e}"))?;
+            if let Some(on) = &online {
+                if let Some(bad) = set.iter().find(|c| !on.contains(*c)) {
+                    anyhow::bail!(
+                        "--cpus: CPU {bad} is not online here (online: {})",
+                        on.to_list()
+                    );
+                }
+            }
+            set.iter().collect()
+        }
+        None => Vec::new(),
+    };
+    let ncpus = online.map(|o| o.len() as u32).unwrap_or(1).max(1);
+    let threads = match (test, a.threads) {
+        (TestKind::TcpCrr, Some(t)) if t != a.flows => anyhow::bail!(
+            "tcp-crr runs one flow per thread: leave --threads out or set it to --flows ({})",
+            a.flows
+        ),
+        (TestKind::TcpCrr, _) => a.flows,
+        (_, Some(t)) if t > a.flows => anyhow::bail!(
+            "--threads {t} is more than --flows {} (a thread without a flow would idle)",
+            a.flows
+        ),
+        (_, Some(t)) => t,
+        (_, None) => a.flows.min(ncpus).max(1),
+    };
+    let size = match a.size {
+        Some(s) => u32::try_from(s).map_err(|_| anyhow::anyhow!("--size {s} is too large"))?,
+        None => test.default_size(),
+    };
+    let rcvbuf = match (buf("rcvbuf", a.rcvbuf)?, test) {
+        (Some(b), _) => Some(b),
+        (None, TestKind::UdpStream) => Some(4 << 20),
+        (None, _) => None,
+    };
+    let cfg = TestConfig {
+        test,
+        flows: a.flows,
+        threads,
+        cpus,
+        size,
+        duration_ms: ms("duration", a.duration)?,
+        warmup_ms: ms("warmup", a.warmup)?,
+        interval_ms: ms("interval", a.interval)?,
+        direction: if a.bidir {
+            Direction::Bidir
+        } else if a.reverse {
+            Direction::Reverse
+        } else {
+            Direction::Forward
+        },
+        rate: a.rate,
+        outstanding: a.outstanding,
+        nodelay: a.nodelay,
+        busy_poll_us: a.busy_poll,
+        zerocopy: a.zerocopy,
+        udp_gso: a.udp_gso,
+        udp_gro: a.udp_gro,
+        sndbuf: buf("sndbuf", a.sndbuf)?,
+        rcvbuf,
+    };
+    cfg.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(cfg)
+}
 
 /// Run `nettune bench`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`nettune bench` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let root = host::Root::new(&args.root);
+    let cfg = config(&args, &root)?;
+    let token = super::serve::load_token(args.token_file.as_ref())?;
+    if !args.connect_timeout.is_finite() || args.connect_timeout <= 0.0 {
+        anyhow::bail!("--connect-timeout must be a positive number of seconds");
+    }
+    let opts = ClientOpts {
+        host: args.host.clone(),
+        port: args.port,
+        token,
+        root,
+        connect_timeout: Duration::from_secs_f64(args.connect_timeout),
+    };
+    let human = !args.json && !args.json_stream;
+    let tty = human && std::io::stderr().is_terminal();
+    let total = (cfg.warmup_ms + cfg.duration_ms) as f64 / 1000.0;
+    let pb = if tty {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_message(format!("{} to {}: warming up", cfg.test, args.host));
+        pb.enable_steady_tick(Duration::from_millis(200));
+        Some(pb)
+    } else {
+        None
+    };
+    let mut out = std::io::stdout().lock();
+    let test = cfg.test;
+    let stream = args.json_stream;
+    let mut on_interval = |i: &IntervalReport| {
+        if stream {
+            let mut v = serde_json::to_value(i).unwrap_or_default();
+            if let Some(m) = v.as_object_mut() {
+                m.insert("type".into(), "interval".into());
+            }
+            let _ = writeln!(out, "{v}");
+            let _ = out.flush();
+        } else if human {
+            let line = engine::render::interval_line(test, i);
+            match &pb {
+                Some(pb) => {
+                    pb.println(&line);
+                    pb.set_message(format!(
+                        "{} to {}: {:.0} of {:.0} s",
+                        test,
+                        args.host,
+                        i.end_s + cfg.warmup_ms as f64 / 1000.0,
+                        total
+                    ));
+                }
+                None => {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+        }
+    };
+    let result = engine::run_client(&opts, &cfg, &mut on_interval);
+    if let Some(pb) = &pb {
+        pb.finish_and_clear();
+    }
+    let result = result.context(format!("{} against {}", cfg.test, args.host))?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &result)?;
+        writeln!(out)?;
+    } else if stream {
+        let v = serde_json::json!({"type": "result", "result": result});
+        writeln!(out, "{v}")?;
+    } else {
+        writeln!(out)?;
+        write!(out, "{}", engine::render::human(&result))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

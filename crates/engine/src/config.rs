@@ -1,0 +1,450 @@
+//! What a test runs: the configuration both ends agree on.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
+
+/// Size of the UDP sequence header (test tag u32, flow u32, seq u64).
+pub const UDP_HEADER: usize = 16;
+/// Largest UDP payload over IPv4.
+pub const UDP_MAX: u32 = 65507;
+/// Largest message size accepted for TCP tests (16 MiB).
+pub const TCP_MAX: u32 = 16 << 20;
+
+/// The workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestKind {
+    /// Bulk TCP: bytes/s.
+    TcpStream,
+    /// Bulk UDP: datagrams/s, loss, reordering, duplicates.
+    UdpStream,
+    /// TCP request/response: transactions/s and latency.
+    TcpRr,
+    /// UDP request/response: transactions/s and latency.
+    UdpRr,
+    /// TCP connect/request/response/close: connections/s and latency.
+    TcpCrr,
+}
+
+impl TestKind {
+    /// All kinds, in display order.
+    pub const ALL: [TestKind; 5] = [
+        TestKind::TcpStream,
+        TestKind::UdpStream,
+        TestKind::TcpRr,
+        TestKind::UdpRr,
+        TestKind::TcpCrr,
+    ];
+
+    /// The CLI name (`tcp-stream`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "tcp-stream",
+            TestKind::UdpStream => "udp-stream",
+            TestKind::TcpRr => "tcp-rr",
+            TestKind::UdpRr => "udp-rr",
+            TestKind::TcpCrr => "tcp-crr",
+        }
+    }
+
+    /// UDP workload.
+    pub fn is_udp(self) -> bool {
+        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
+    }
+
+    /// Bulk (stream) workload.
+    pub fn is_stream(self) -> bool {
+        matches!(self, TestKind::TcpStream | TestKind::UdpStream)
+    }
+
+    /// Default message size for the workload.
+    pub fn default_size(self) -> u32 {
+        match self {
+            TestKind::TcpStream => 128 * 1024,
+            TestKind::UdpStream => 1472,
+            _ => 1,
+        }
+    }
+}
+
+impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TestKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        TestKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                format!("unknown test `{s}` (expected tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr)")
+            })
+    }
+}
+
+/// Which way the data of a stream test flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// Client sends, server receives (and measures).
+    #[default]
+    Forward,
+    /// Server sends, client receives (and measures).
+    Reverse,
+    /// Both at once, on separate flows.
+    Bidir,
+}
+
+/// One flow's direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowDir {
+    /// Client → server.
+    Forward,
+    /// Server → client.
+    Reverse,
+}
+
+/// Everything that defines a test; sent by the client to the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestConfig {
+    /// Workload.
+    pub test: TestKind,
+    /// Flows (connections or UDP sockets) per direction.
+    pub flows: u32,
+    /// Worker threads per direction on each side; flows are spread over them.
+    pub threads: u32,
+    /// CPUs the workers are pinned to, round-robin (empty: not pinned).
+    pub cpus: Vec<u32>,
+    /// Message, request or datagram size in bytes.
+    pub size: u32,
+    /// Measured time in milliseconds.
+    pub duration_ms: u64,
+    /// Unmeasured time before it, in milliseconds.
+    pub warmup_ms: u64,
+    /// Interval report period in milliseconds.
+    pub interval_ms: u64,
+    /// Stream direction.
+    pub direction: Direction,
+    /// Open-loop rate: bits/s for streams, transactions/s for RR (total over flows).
+    pub rate: Option<f64>,
+    /// Requests in flight per RR flow.
+    pub outstanding: u32,
+    /// TCP_NODELAY on data sockets.
+    pub nodelay: bool,
+    /// SO_BUSY_POLL µs, and workers spin that long before sleeping (0: off).
+    pub busy_poll_us: u32,
+    /// MSG_ZEROCOPY sends for TCP streams.
+    pub zerocopy: bool,
+    /// UDP GSO (UDP_SEGMENT) on senders.
+    pub udp_gso: bool,
+    /// UDP GRO on receivers.
+    pub udp_gro: bool,
+    /// SO_SNDBUF for data sockets (bytes).
+    pub sndbuf: Option<u32>,
+    /// SO_RCVBUF for data sockets (bytes).
+    pub rcvbuf: Option<u32>,
+}
+
+impl Default for TestConfig {
+    fn default() -> Self {
+        TestConfig {
+            test: TestKind::TcpStream,
+            flows: 1,
+            threads: 1,
+            cpus: Vec::new(),
+            size: TestKind::TcpStream.default_size(),
+            duration_ms: 10_000,
+            warmup_ms: 1_000,
+            interval_ms: 1_000,
+            direction: Direction::Forward,
+            rate: None,
+            outstanding: 1,
+            nodelay: false,
+            busy_poll_us: 0,
+            zerocopy: false,
+            udp_gso: false,
+            udp_gro: false,
+            sndbuf: None,
+            rcvbuf: None,
+        }
+    }
+}
+
+/// A configuration that cannot run; the message is one line for the user.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// Limits a server enforces per test (and which clients see in errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Most flows in one test.
+    pub max_flows: u32,
+    /// Most threads per direction in one test.
+    pub max_threads: u32,
+    /// Longest warmup + duration, ms.
+    pub max_duration_ms: u64,
+    /// Most concurrent tests from one client address.
+    pub max_tests_per_client: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_flows: 1024,
+            max_threads: 64,
+            max_duration_ms: 3_600_000,
+            max_tests_per_client: 4,
+        }
+    }
+}
+
+impl TestConfig {
+    /// Check flag combinations; the error is one line naming the flags.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let err = |s: String| Err(ConfigError(s));
+        let t = self.test;
+        if self.size == 0 {
+            return err("--size must be at least 1 byte".into());
+        }
+        if t.is_udp() && self.size > UDP_MAX {
+            return err(format!(
+                "--size {} is above the largest UDP datagram ({UDP_MAX} bytes, 64 KiB minus headers)",
+                self.size
+            ));
+        }
+        if t == TestKind::UdpStream && (self.size as usize) < UDP_HEADER {
+            return err(format!(
+                "--size {} is below {UDP_HEADER} bytes, the sequence header udp-stream needs for loss and reordering",
+                self.size
+            ));
+        }
+        if t == TestKind::UdpRr && (self.size as usize) < UDP_HEADER && self.outstanding > 1 {
+            return err(format!(
+                "udp-rr with --outstanding above 1 needs --size of at least {UDP_HEADER} bytes (a sequence header)"
+            ));
+        }
+        if !t.is_udp() && self.size > TCP_MAX {
+            return err(format!("--size {} is above 16 MiB", self.size));
+        }
+        if self.flows == 0 {
+            return err("--flows must be at least 1".into());
+        }
+        if self.threads == 0 {
+            return err("--threads must be at least 1".into());
+        }
+        if self.duration_ms == 0 {
+            return err("--duration must be above 0".into());
+        }
+        if self.interval_ms < 10 {
+            return err("--interval must be at least 0.01 s".into());
+        }
+        if self.outstanding == 0 {
+            return err("--outstanding must be at least 1".into());
+        }
+        if self.outstanding > 4096 {
+            return err("--outstanding must be at most 4096".into());
+        }
+        if let Some(r) = self.rate {
+            if !(r.is_finite() && r > 0.0) {
+                return err("--rate must be a positive number".into());
+            }
+            if t == TestKind::TcpCrr {
+                return err(
+                    "--rate does not apply to tcp-crr, a closed-loop test (use --flows to add load)"
+                        .into(),
+                );
+            }
+        }
+        if !t.is_stream() && self.direction != Direction::Forward {
+            return err(format!(
+                "--reverse and --bidir apply to stream tests, not {t} (requests always go client → server)"
+            ));
+        }
+        if t != TestKind::TcpRr && t != TestKind::UdpRr && self.outstanding != 1 {
+            return err(format!(
+                "--outstanding applies to tcp-rr and udp-rr, not {t}"
+            ));
+        }
+        if self.zerocopy && t != TestKind::TcpStream {
+            return err("--zerocopy applies to tcp-stream only".into());
+        }
+        if (self.udp_gso || self.udp_gro) && t != TestKind::UdpStream {
+            return err("--udp-gso and --udp-gro apply to udp-stream only".into());
+        }
+        if self.nodelay && t.is_udp() {
+            return err("--nodelay applies to TCP tests only".into());
+        }
+        if self.udp_gso && (self.size as usize) * 2 > UDP_MAX as usize {
+            return err("--udp-gso needs --size of at most half of 64 KiB".into());
+        }
+        Ok(())
+    }
+
+    /// Check the configuration against a server's limits.
+    pub fn check_limits(&self, l: &Limits) -> Result<(), ConfigError> {
+        let flows = self.total_flows();
+        if flows > l.max_flows {
+            return Err(ConfigError(format!(
+                "{flows} flows exceed this server's limit of {}",
+                l.max_flows
+            )));
+        }
+        if self.threads > l.max_threads {
+            return Err(ConfigError(format!(
+                "{} threads exceed this server's limit of {}",
+                self.threads, l.max_threads
+            )));
+        }
+        if self.warmup_ms + self.duration_ms > l.max_duration_ms {
+            return Err(ConfigError(format!(
+                "warmup + duration of {} s exceed this server's limit of {} s",
+                (self.warmup_ms + self.duration_ms) / 1000,
+                l.max_duration_ms / 1000
+            )));
+        }
+        Ok(())
+    }
+
+    /// Flows over all directions (bidir doubles them).
+    pub fn total_flows(&self) -> u32 {
+        if self.direction == Direction::Bidir {
+            self.flows * 2
+        } else {
+            self.flows
+        }
+    }
+
+    /// Direction of flow `i` (bidir: the first `flows` forward, the rest reverse).
+    pub fn flow_dir(&self, i: u32) -> FlowDir {
+        match self.direction {
+            Direction::Forward => FlowDir::Forward,
+            Direction::Reverse => FlowDir::Reverse,
+            Direction::Bidir => {
+                if i < self.flows {
+                    FlowDir::Forward
+                } else {
+                    FlowDir::Reverse
+                }
+            }
+        }
+    }
+
+    /// Directions in use.
+    pub fn dirs(&self) -> Vec<FlowDir> {
+        match self.direction {
+            Direction::Forward => vec![FlowDir::Forward],
+            Direction::Reverse => vec![FlowDir::Reverse],
+            Direction::Bidir => vec![FlowDir::Forward, FlowDir::Reverse],
+        }
+    }
+
+    /// Number of measured intervals.
+    pub fn intervals(&self) -> u64 {
+        self.duration_ms.div_ceil(self.interval_ms).max(1)
+    }
+}
+
+/// Parse a count with an optional SI suffix (`10G`, `1.5M`, `64k`), base 1000.
+pub fn parse_si(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mul) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
+        Some('t' | 'T') => (&t[..t.len() - 1], 1e12),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number (suffixes k, M, G, T allowed)"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("`{s}` must be a non-negative number"));
+    }
+    Ok(v * mul)
+}
+
+/// Parse a byte size with an optional binary suffix (`128K`, `4M`, `1G`), base 1024.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mul) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1 << 20),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let v: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a byte count (suffixes K, M, G allowed)"))?;
+    v.checked_mul(mul)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(test: TestKind) -> TestConfig {
+        TestConfig {
+            test,
+            size: test.default_size(),
+            ..TestConfig::default()
+        }
+    }
+
+    #[test]
+    fn defaults_validate() {
+        for t in TestKind::ALL {
+            cfg(t).validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn bad_combinations() {
+        let mut c = cfg(TestKind::TcpCrr);
+        c.rate = Some(1000.0);
+        assert!(c.validate().unwrap_err().0.contains("closed-loop"));
+        let mut c = cfg(TestKind::TcpStream);
+        c.size = 0;
+        assert!(c.validate().is_err());
+        let mut c = cfg(TestKind::UdpStream);
+        c.size = 65536;
+        assert!(c.validate().unwrap_err().0.contains("64 KiB"));
+        let mut c = cfg(TestKind::TcpRr);
+        c.direction = Direction::Reverse;
+        assert!(c.validate().is_err());
+        let mut c = cfg(TestKind::TcpStream);
+        c.udp_gso = true;
+        assert!(c.validate().is_err());
+        let mut c = cfg(TestKind::UdpRr);
+        c.outstanding = 4;
+        assert!(c.validate().is_err());
+        c.size = 16;
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn si_and_bytes() {
+        assert_eq!(parse_si("10G").unwrap(), 1e10);
+        assert_eq!(parse_si("1.5k").unwrap(), 1500.0);
+        assert!(parse_si("x").is_err());
+        assert_eq!(parse_bytes("4M").unwrap(), 4 << 20);
+        assert_eq!(parse_bytes("128K").unwrap(), 128 << 10);
+        assert!(parse_bytes("1.5M").is_err());
+    }
+
+    #[test]
+    fn kinds_round_trip() {
+        for t in TestKind::ALL {
+            assert_eq!(t.name().parse::<TestKind>().unwrap(), t);
+            let j = serde_json::to_string(&t).unwrap();
+            assert_eq!(j, format!("\"{}\"", t.name()));
+        }
+    }
+}

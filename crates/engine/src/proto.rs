@@ -1,0 +1,245 @@
+//! The control protocol: one TCP connection per test.
+//!
+//! Both sides first send a 6-byte preamble, `NTUN` and a big-endian u16
+//! protocol version, so a version mismatch or a non-nettune peer is caught
+//! before any message is parsed. Then every message is a big-endian u32 length
+//! followed by that many bytes of JSON ([`Msg`]). See docs/engine.md.
+
+use crate::config::TestConfig;
+use crate::report::{IntervalReport, SideReport};
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+use thiserror::Error;
+
+/// Preamble magic.
+pub const MAGIC: &[u8; 4] = b"NTUN";
+/// Control protocol version; bumped on any incompatible change.
+pub const PROTO_VERSION: u16 = 1;
+/// Default control port of `nettune serve`.
+pub const DEFAULT_PORT: u16 = 5290;
+/// Largest message a server accepts from a client.
+pub const MAX_CLIENT_FRAME: usize = 256 * 1024;
+/// Largest message a client accepts from a server (reports carry histograms).
+pub const MAX_SERVER_FRAME: usize = 64 << 20;
+/// Magic of the 16-byte preamble on every TCP data connection.
+pub const DATA_MAGIC: &[u8; 4] = b"NTD1";
+/// Capabilities this build offers.
+pub const CAPS: &[&str] = &[
+    "tcp-stream",
+    "udp-stream",
+    "tcp-rr",
+    "udp-rr",
+    "tcp-crr",
+    "reverse",
+    "bidir",
+    "udp-gso",
+    "udp-gro",
+    "zerocopy",
+    "busy-poll",
+    "auth-hmac-sha256",
+];
+
+/// A control message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Msg {
+    /// Server → client first: version, capabilities, and a challenge when a token is required.
+    Hello {
+        /// nettune version.
+        version: String,
+        /// Capabilities.
+        caps: Vec<String>,
+        /// Hex nonce to answer with [`Msg::Auth`], when the server requires a token.
+        challenge: Option<String>,
+    },
+    /// Client → server: proof of the token.
+    Auth {
+        /// Client's nonce, hex.
+        nonce: String,
+        /// HMAC proof, hex.
+        proof: String,
+    },
+    /// Server → client: the server's proof, so the client knows the server holds the token too.
+    AuthOk {
+        /// HMAC proof, hex.
+        proof: String,
+    },
+    /// Client → server: the test to run.
+    Setup {
+        /// Configuration.
+        config: TestConfig,
+    },
+    /// Server → client: data sockets are listening.
+    Ready {
+        /// Test id (in every data connection's preamble and every UDP header).
+        test_id: u64,
+        /// Data port.
+        port: u16,
+    },
+    /// Client → server: all data flows are connected.
+    Connected,
+    /// Server → client: start now (both sides time from this message).
+    Go,
+    /// Server → client: one measured interval.
+    Interval {
+        /// The interval.
+        report: IntervalReport,
+    },
+    /// Client → server: the client's active workers finished.
+    ClientDone,
+    /// Server → client: the server's report; the test is over.
+    Report {
+        /// The report.
+        report: Box<SideReport>,
+    },
+    /// Either way: a fatal problem, one line.
+    Error {
+        /// Machine-readable code (`version`, `auth`, `limit`, `config`, `busy`, `internal`).
+        code: String,
+        /// Human message.
+        message: String,
+    },
+}
+
+/// Control-protocol failure.
+#[derive(Debug, Error)]
+pub enum ProtoError {
+    /// Socket error.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The peer closed the connection.
+    #[error("connection closed by peer")]
+    Closed,
+    /// The peer does not speak nettune.
+    #[error("peer is not a nettune endpoint (bad preamble)")]
+    NotNettune,
+    /// A message longer than allowed.
+    #[error("message of {0} bytes exceeds the limit")]
+    TooLarge(usize),
+    /// A message that is not valid JSON of a known type.
+    #[error("malformed message: {0}")]
+    Malformed(String),
+}
+
+/// Send the preamble.
+pub fn write_preamble(w: &mut impl Write) -> io::Result<()> {
+    let mut b = [0u8; 6];
+    b[..4].copy_from_slice(MAGIC);
+    b[4..].copy_from_slice(&PROTO_VERSION.to_be_bytes());
+    w.write_all(&b)?;
+    w.flush()
+}
+
+fn read_exact_or_closed(r: &mut impl Read, buf: &mut [u8]) -> Result<(), ProtoError> {
+    r.read_exact(buf).map_err(|e| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            ProtoError::Closed
+        } else {
+            ProtoError::Io(e)
+        }
+    })
+}
+
+/// Read the peer's preamble; returns its protocol version.
+pub fn read_preamble(r: &mut impl Read) -> Result<u16, ProtoError> {
+    let mut b = [0u8; 6];
+    read_exact_or_closed(r, &mut b)?;
+    if &b[..4] != MAGIC {
+        return Err(ProtoError::NotNettune);
+    }
+    Ok(u16::from_be_bytes([b[4], b[5]]))
+}
+
+/// Send one message.
+pub fn write_msg(w: &mut impl Write, m: &Msg) -> io::Result<()> {
+    let body = serde_json::to_vec(m).map_err(io::Error::other)?;
+    let len = u32::try_from(body.len()).map_err(io::Error::other)?;
+    let mut out = Vec::with_capacity(4 + body.len());
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&body);
+    w.write_all(&out)?;
+    w.flush()
+}
+
+/// Read one message of at most `max` bytes.
+pub fn read_msg(r: &mut impl Read, max: usize) -> Result<Msg, ProtoError> {
+    let mut lb = [0u8; 4];
+    read_exact_or_closed(r, &mut lb)?;
+    let len = u32::from_be_bytes(lb) as usize;
+    if len > max {
+        return Err(ProtoError::TooLarge(len));
+    }
+    let mut body = vec![0u8; len];
+    read_exact_or_closed(r, &mut body)?;
+    serde_json::from_slice(&body).map_err(|e| ProtoError::Malformed(e.to_string()))
+}
+
+/// The 16-byte preamble of a TCP data connection.
+pub fn data_preamble(test_id: u64, flow: u32) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..4].copy_from_slice(DATA_MAGIC);
+    b[4..8].copy_from_slice(&flow.to_le_bytes());
+    b[8..].copy_from_slice(&test_id.to_le_bytes());
+    b
+}
+
+/// Parse a data preamble: `(test_id, flow)`.
+pub fn parse_data_preamble(b: &[u8; 16]) -> Option<(u64, u32)> {
+    if &b[..4] != DATA_MAGIC {
+        return None;
+    }
+    let flow = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+    let mut id = [0u8; 8];
+    id.copy_from_slice(&b[8..]);
+    Some((u64::from_le_bytes(id), flow))
+}
+
+/// The tag UDP datagrams of a test carry (low 32 bits of the test id, never 0).
+pub fn udp_tag(test_id: u64) -> u32 {
+    (test_id as u32) | 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip() {
+        let mut buf = Vec::new();
+        write_preamble(&mut buf).unwrap();
+        let m = Msg::Ready {
+            test_id: 7,
+            port: 9,
+        };
+        write_msg(&mut buf, &m).unwrap();
+        let mut r = &buf[..];
+        assert_eq!(read_preamble(&mut r).unwrap(), PROTO_VERSION);
+        assert_eq!(read_msg(&mut r, 1024).unwrap(), m);
+        assert!(matches!(read_msg(&mut r, 1024), Err(ProtoError::Closed)));
+    }
+
+    #[test]
+    fn garbage_is_rejected() {
+        let mut r: &[u8] = b"GET / HTTP/1.1\r\n";
+        assert!(matches!(read_preamble(&mut r), Err(ProtoError::NotNettune)));
+        let mut r: &[u8] = &[0xff, 0xff, 0xff, 0xff, 1, 2];
+        assert!(matches!(
+            read_msg(&mut r, 1024),
+            Err(ProtoError::TooLarge(_))
+        ));
+        let mut r: &[u8] = &[0, 0, 0, 3, b'{', b'x', b'}'];
+        assert!(matches!(
+            read_msg(&mut r, 1024),
+            Err(ProtoError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn data_preamble_round_trip() {
+        let p = data_preamble(0xdead_beef_1234, 3);
+        assert_eq!(parse_data_preamble(&p), Some((0xdead_beef_1234, 3)));
+        let mut q = p;
+        q[0] = b'X';
+        assert_eq!(parse_data_preamble(&q), None);
+    }
+}

@@ -1,0 +1,259 @@
+//! The human summary of a [`BenchResult`] and one-line interval text.
+
+use crate::config::{Direction, FlowDir, TestKind};
+use crate::report::{BenchResult, IntervalReport, ServiceDemand, SideReport};
+use model::units::{fmt_bits_per_sec, fmt_si};
+use std::fmt::Write;
+
+fn dir_name(d: Option<FlowDir>) -> &'static str {
+    match d {
+        Some(FlowDir::Forward) | None => "forward",
+        Some(FlowDir::Reverse) => "reverse",
+    }
+}
+
+/// Nanoseconds as `12.3 µs` / `1.23 ms` / `850 ns`.
+pub fn fmt_ns(ns: u64) -> String {
+    let v = ns as f64;
+    if v >= 1e9 {
+        format!("{:.2} s", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} µs", v / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+fn unit_rate(t: TestKind) -> &'static str {
+    match t {
+        TestKind::TcpStream => "",
+        TestKind::UdpStream => "datagrams/s",
+        TestKind::TcpRr | TestKind::UdpRr => "transactions/s",
+        TestKind::TcpCrr => "connections/s",
+    }
+}
+
+fn sd_text(sd: &ServiceDemand) -> String {
+    let mut parts = Vec::new();
+    if let Some(v) = sd.us_per_transaction {
+        parts.push(format!("{v:.1} µs/transaction"));
+    }
+    if let Some(v) = sd.us_per_kpkt {
+        parts.push(format!("{v:.1} µs/1000 datagrams"));
+    }
+    if let Some(v) = sd.us_per_mb {
+        parts.push(format!("{v:.1} µs/MB"));
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// One interval as a progress line.
+pub fn interval_line(t: TestKind, i: &IntervalReport) -> String {
+    let mut s = format!(
+        "[{:>5.1}-{:<5.1}s] {:<7} {:>14}",
+        i.start_s,
+        i.end_s,
+        dir_name(i.dir),
+        fmt_bits_per_sec(i.bits_per_sec)
+    );
+    if t != TestKind::TcpStream {
+        let _ = write!(s, "  {:>12}", fmt_si(i.per_sec, unit_rate(t)));
+    }
+    if t == TestKind::UdpStream && i.lost_estimate > 0 {
+        let _ = write!(s, "  lost ~{}", i.lost_estimate);
+    }
+    if let (Some(a), Some(b)) = (i.p50_ns, i.p99_ns) {
+        let _ = write!(s, "  p50 {}  p99 {}", fmt_ns(a), fmt_ns(b));
+    }
+    s
+}
+
+fn cpu_line(name: &str, r: &SideReport, sd: &ServiceDemand) -> String {
+    let busy = if r.cpu.seconds > 0.0 {
+        r.cpu.host_busy_us / 1e6 / r.cpu.seconds
+    } else {
+        0.0
+    };
+    format!(
+        "{name:<8} {:>9.2} CPUs  {:>6.2}/{:<6.2} s   {}",
+        busy,
+        r.cpu.process_user_us as f64 / 1e6,
+        r.cpu.process_sys_us as f64 / 1e6,
+        sd_text(sd)
+    )
+}
+
+/// The summary table printed by `nettune bench` without `--json`.
+pub fn human(r: &BenchResult) -> String {
+    let c = &r.config;
+    let mut o = String::new();
+    let flows = match c.direction {
+        Direction::Bidir => format!("{} flows each way", c.flows),
+        _ if c.flows == 1 => "1 flow".to_string(),
+        _ => format!("{} flows", c.flows),
+    };
+    let _ = writeln!(
+        o,
+        "{} to {} · {} on {} thread{} · {} B · {:.1} s measured after {:.1} s warm-up",
+        c.test,
+        r.server,
+        flows,
+        c.threads,
+        if c.threads == 1 { "" } else { "s" },
+        c.size,
+        c.duration_ms as f64 / 1000.0,
+        c.warmup_ms as f64 / 1000.0
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "direction  measured by  {:>14}  {:>24}",
+        "throughput", "rate"
+    );
+    for d in &r.results {
+        let rate = if c.test == TestKind::TcpStream {
+            String::new()
+        } else {
+            fmt_si(d.per_sec, unit_rate(c.test))
+        };
+        let _ = writeln!(
+            o,
+            "{:<10} {:<12} {:>14}  {:>24}",
+            dir_name(d.dir),
+            d.measured_by,
+            fmt_bits_per_sec(d.bits_per_sec),
+            rate
+        );
+    }
+    for d in &r.results {
+        if let Some(l) = &d.latency {
+            let _ = writeln!(o);
+            let _ = writeln!(
+                o,
+                "latency {:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                dir_name(d.dir),
+                "min",
+                "p50",
+                "p90",
+                "p99",
+                "p99.9",
+                "p99.99",
+                "max"
+            );
+            let _ = writeln!(
+                o,
+                "{:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                format!("{} samples", l.count),
+                fmt_ns(l.min_ns),
+                fmt_ns(l.p50_ns),
+                fmt_ns(l.p90_ns),
+                fmt_ns(l.p99_ns),
+                fmt_ns(l.p999_ns),
+                fmt_ns(l.p9999_ns),
+                fmt_ns(l.max_ns)
+            );
+        }
+        if d.lost > 0 {
+            let what = if c.test == TestKind::TcpCrr {
+                "failed connections"
+            } else {
+                "requests timed out"
+            };
+            let _ = writeln!(o, "{} {what}: {}", dir_name(d.dir), d.lost);
+        }
+    }
+    let _ = writeln!(o);
+    for d in &r.results {
+        if let Some(u) = &d.udp {
+            let _ = writeln!(
+                o,
+                "UDP {}: sent {}, received {}, lost {} ({:.3} %), out of order {}, duplicates {}",
+                dir_name(d.dir),
+                u.sent,
+                u.received,
+                u.lost,
+                u.loss_pct,
+                u.out_of_order,
+                u.duplicates
+            );
+        }
+        if let Some(k) = &d.kernel_check {
+            let _ = writeln!(
+                o,
+                "  kernel check: InDatagrams {} vs {} counted ({:+.3} %), RcvbufErrors {}: {}",
+                k.kernel_in_datagrams,
+                k.app_received,
+                k.difference_pct,
+                k.kernel_rcvbuf_errors,
+                if k.agrees { "agree" } else { "DISAGREE" }
+            );
+        }
+        if !d.tcp_info.is_empty() {
+            let n = d.tcp_info.len() as f64;
+            let rtt = d.tcp_info.iter().map(|t| t.rtt_us as f64).sum::<f64>() / n;
+            let cwnd = d.tcp_info.iter().map(|t| t.cwnd as f64).sum::<f64>() / n;
+            let _ = writeln!(
+                o,
+                "TCP {}: retransmits {}, rtt {:.0} µs, cwnd {:.0} (mean of {} connections)",
+                dir_name(d.dir),
+                d.retransmits,
+                rtt,
+                cwnd,
+                d.tcp_info.len()
+            );
+        }
+    }
+    let cc = |s: &SideReport| {
+        s.facts
+            .congestion_control
+            .clone()
+            .unwrap_or_else(|| "?".into())
+    };
+    let _ = writeln!(
+        o,
+        "congestion control: client {}, server {}",
+        cc(&r.client),
+        cc(&r.server_side)
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "CPU      host busy      process usr/sys   service demand (host CPU per unit)"
+    );
+    let _ = writeln!(
+        o,
+        "{}",
+        cpu_line("client", &r.client, &r.client_service_demand)
+    );
+    let _ = writeln!(
+        o,
+        "{}",
+        cpu_line("server", &r.server_side, &r.server_service_demand)
+    );
+    for (name, s) in [("client", &r.client), ("server", &r.server_side)] {
+        for u in &s.cpu.cpus {
+            let _ = writeln!(
+                o,
+                "  {name} cpu{:<3} usr {:>5.1}  sys {:>5.1}  irq {:>5.1}  soft {:>5.1}  idle {:>5.1}",
+                u.cpu, u.usr, u.sys, u.irq, u.softirq, u.idle
+            );
+        }
+    }
+    if !r.notes.is_empty() {
+        let _ = writeln!(o);
+        for n in &r.notes {
+            let _ = writeln!(o, "note: {n}");
+        }
+    }
+    o.lines()
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}

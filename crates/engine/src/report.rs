@@ -1,0 +1,400 @@
+//! Result types: per-worker counters, intervals, each side's report and the
+//! final [`BenchResult`] (the `--json` document, documented in docs/engine.md).
+
+use crate::config::{FlowDir, TestConfig};
+use crate::facts::HostFacts;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Version of the `--json` document shape.
+pub const RESULT_SCHEMA_VERSION: u32 = 1;
+
+/// Plain counters a worker owns (no atomics; merged after the run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Payload bytes.
+    pub bytes: u64,
+    /// Datagrams (UDP streams), transactions (RR) or connections (CRR).
+    pub msgs: u64,
+    /// UDP: datagrams the sequence numbers say were sent (highest seq + 1, per flow).
+    pub expected: u64,
+    /// UDP: datagrams that arrived after a later one.
+    pub out_of_order: u64,
+    /// UDP: datagrams received twice.
+    pub duplicates: u64,
+    /// UDP: datagrams with another test's tag or a bad header (ignored).
+    pub foreign: u64,
+    /// Requests given up after a timeout (UDP RR) or failed connections (CRR).
+    pub lost: u64,
+    /// Send/receive errors other than back-pressure.
+    pub errors: u64,
+}
+
+impl Counters {
+    /// Field-wise sum.
+    pub fn add(&mut self, o: &Counters) {
+        self.bytes += o.bytes;
+        self.msgs += o.msgs;
+        self.expected += o.expected;
+        self.out_of_order += o.out_of_order;
+        self.duplicates += o.duplicates;
+        self.foreign += o.foreign;
+        self.lost += o.lost;
+        self.errors += o.errors;
+    }
+
+    /// Field-wise `self - o`, saturating.
+    pub fn minus(&self, o: &Counters) -> Counters {
+        Counters {
+            bytes: self.bytes.saturating_sub(o.bytes),
+            msgs: self.msgs.saturating_sub(o.msgs),
+            expected: self.expected.saturating_sub(o.expected),
+            out_of_order: self.out_of_order.saturating_sub(o.out_of_order),
+            duplicates: self.duplicates.saturating_sub(o.duplicates),
+            foreign: self.foreign.saturating_sub(o.foreign),
+            lost: self.lost.saturating_sub(o.lost),
+            errors: self.errors.saturating_sub(o.errors),
+        }
+    }
+}
+
+/// What a worker does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Stream sender.
+    Send,
+    /// Stream receiver (measures).
+    Recv,
+    /// RR/CRR client (measures).
+    Request,
+    /// RR/CRR server.
+    Respond,
+}
+
+impl Role {
+    /// Whether this role's counts are the measurement.
+    pub fn measures(self) -> bool {
+        matches!(self, Role::Recv | Role::Request)
+    }
+}
+
+/// Latency percentiles in nanoseconds, and the histogram as (value, count).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Samples.
+    pub count: u64,
+    /// Smallest.
+    pub min_ns: u64,
+    /// Mean.
+    pub mean_ns: f64,
+    /// 50th percentile.
+    pub p50_ns: u64,
+    /// 90th.
+    pub p90_ns: u64,
+    /// 99th.
+    pub p99_ns: u64,
+    /// 99.9th.
+    pub p999_ns: u64,
+    /// 99.99th.
+    pub p9999_ns: u64,
+    /// Largest.
+    pub max_ns: u64,
+    /// Every non-empty bucket: `[highest equivalent value ns, count]`, ascending.
+    pub histogram: Vec<[u64; 2]>,
+}
+
+/// An HDR histogram in nanoseconds, 1 ns to 100 s, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    match Histogram::new_with_bounds(1, 100_000_000_000, 3) {
+        Ok(h) => h,
+        Err(_) => Histogram::new(3).unwrap_or_else(|_| unreachable_hist()),
+    }
+}
+
+#[cold]
+fn unreachable_hist() -> ! {
+    panic!("HDR histogram bounds are constants known to be valid")
+}
+
+/// Serialize a histogram as `[value, count]` pairs of non-empty buckets.
+pub fn hist_pairs(h: &Histogram<u64>) -> Vec<[u64; 2]> {
+    h.iter_recorded()
+        .map(|v| [v.value_iterated_to(), v.count_at_value()])
+        .collect()
+}
+
+/// Rebuild a histogram from pairs.
+pub fn hist_from_pairs(p: &[[u64; 2]]) -> Histogram<u64> {
+    let mut h = new_histogram();
+    for [v, c] in p {
+        h.saturating_record_n(*v, *c);
+    }
+    h
+}
+
+impl Latency {
+    /// Percentiles and buckets of a histogram.
+    pub fn from_hist(h: &Histogram<u64>) -> Latency {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        Latency {
+            count: h.len(),
+            min_ns: h.min(),
+            mean_ns: h.mean(),
+            p50_ns: h.value_at_quantile(0.50),
+            p90_ns: h.value_at_quantile(0.90),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            p9999_ns: h.value_at_quantile(0.9999),
+            max_ns: h.max(),
+            histogram: hist_pairs(h),
+        }
+    }
+}
+
+/// TCP_INFO of one connection at the end of the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TcpInfo {
+    /// Flow index.
+    pub flow: u32,
+    /// Segments retransmitted.
+    pub retransmits: u32,
+    /// Smoothed RTT, µs.
+    pub rtt_us: u32,
+    /// RTT variance, µs.
+    pub rttvar_us: u32,
+    /// Congestion window, segments.
+    pub cwnd: u32,
+    /// Send MSS, bytes.
+    pub mss: u32,
+}
+
+/// One worker's results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkerReport {
+    /// Worker index within its role and direction.
+    pub worker: u32,
+    /// Role.
+    pub role: Option<Role>,
+    /// Direction of its flows.
+    pub dir: Option<FlowDir>,
+    /// CPU it was pinned to.
+    pub cpu: Option<u32>,
+    /// Counts inside the measured window.
+    pub window: Counters,
+    /// Counts over the whole run (warm-up and drain included).
+    pub total: Counters,
+    /// Latency samples of the window (RR/CRR clients), as `[value ns, count]`.
+    pub hist: Vec<[u64; 2]>,
+    /// TCP_INFO per connection.
+    pub tcp_info: Vec<TcpInfo>,
+    /// This thread's user CPU over the window, µs.
+    pub user_us: u64,
+    /// This thread's system CPU over the window, µs.
+    pub sys_us: u64,
+    /// First error that ended the worker early, if any.
+    pub error: Option<String>,
+}
+
+/// One interval of one direction, from the side that measures it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalReport {
+    /// Direction.
+    pub dir: Option<FlowDir>,
+    /// Interval number, from 0 at the end of warm-up.
+    pub index: u64,
+    /// Start, seconds after warm-up.
+    pub start_s: f64,
+    /// End, seconds after warm-up.
+    pub end_s: f64,
+    /// Summed counters.
+    pub counters: Counters,
+    /// Bits per second of payload.
+    pub bits_per_sec: f64,
+    /// Datagrams, transactions or connections per second.
+    pub per_sec: f64,
+    /// UDP: datagrams the sequence numbers say went missing in this interval.
+    pub lost_estimate: i64,
+    /// RR/CRR: median latency, ns.
+    pub p50_ns: Option<u64>,
+    /// RR/CRR: 99th percentile latency, ns.
+    pub p99_ns: Option<u64>,
+}
+
+/// CPU use of one logical CPU over the window, percent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUse {
+    /// CPU number.
+    pub cpu: u32,
+    /// user + nice.
+    pub usr: f64,
+    /// system.
+    pub sys: f64,
+    /// hard IRQ.
+    pub irq: f64,
+    /// softirq.
+    pub softirq: f64,
+    /// idle + iowait.
+    pub idle: f64,
+}
+
+/// CPU accounting of one side over the measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuReport {
+    /// Window length as sampled, seconds.
+    pub seconds: f64,
+    /// Per CPU (from /proc/stat deltas).
+    pub cpus: Vec<CpuUse>,
+    /// Busy CPU time of the whole host over the window, µs (all states but idle and iowait).
+    pub host_busy_us: f64,
+    /// Process rusage over the window: user µs.
+    pub process_user_us: u64,
+    /// Process rusage over the window: system µs.
+    pub process_sys_us: u64,
+    /// Why per-CPU numbers are missing, if they are.
+    pub note: Option<String>,
+}
+
+/// UDP counters of `/proc/net/snmp` on one side, delta over the whole run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UdpSnmp {
+    /// InDatagrams: delivered to sockets.
+    pub in_datagrams: u64,
+    /// RcvbufErrors: dropped because a socket's receive buffer was full.
+    pub rcvbuf_errors: u64,
+    /// InErrors (includes RcvbufErrors).
+    pub in_errors: u64,
+    /// NoPorts.
+    pub no_ports: u64,
+    /// OutDatagrams.
+    pub out_datagrams: u64,
+}
+
+/// Everything one side reports about a test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SideReport {
+    /// Host facts.
+    pub facts: HostFacts,
+    /// Per worker.
+    pub workers: Vec<WorkerReport>,
+    /// CPU over the window.
+    pub cpu: CpuReport,
+    /// UDP snmp delta over the run (None if unreadable).
+    pub udp_snmp: Option<UdpSnmp>,
+    /// Data connections refused for a wrong test id or bad preamble.
+    pub rejected_connections: u64,
+}
+
+/// Service demand as netperf computes it: host CPU time over the window
+/// divided by the work done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServiceDemand {
+    /// CPU µs per megabyte (10^6 bytes) moved.
+    pub us_per_mb: Option<f64>,
+    /// CPU µs per transaction or connection.
+    pub us_per_transaction: Option<f64>,
+    /// CPU µs per 1000 datagrams.
+    pub us_per_kpkt: Option<f64>,
+}
+
+/// Receiver-side UDP truth and the kernel's view of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct UdpSummary {
+    /// Datagrams the sender sent (whole run).
+    pub sent: u64,
+    /// Distinct datagrams received (whole run).
+    pub received: u64,
+    /// sent - received.
+    pub lost: u64,
+    /// lost / sent, percent.
+    pub loss_pct: f64,
+    /// Arrived after a later datagram.
+    pub out_of_order: u64,
+    /// Received twice.
+    pub duplicates: u64,
+    /// Ignored (foreign or malformed).
+    pub foreign: u64,
+}
+
+/// Cross-check of the receiver's count against `/proc/net/snmp` there.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelCheck {
+    /// Datagrams the receiving workers read (whole run).
+    pub app_received: u64,
+    /// Udp InDatagrams delta on the receiving side.
+    pub kernel_in_datagrams: u64,
+    /// Udp RcvbufErrors delta (socket-buffer drops).
+    pub kernel_rcvbuf_errors: u64,
+    /// (kernel - app) / kernel, percent.
+    pub difference_pct: f64,
+    /// Whether the two agree within 0.5 %.
+    pub agrees: bool,
+    /// What the difference means.
+    pub note: String,
+}
+
+/// Results of one direction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirSummary {
+    /// Direction.
+    pub dir: Option<FlowDir>,
+    /// Which side measured (`server` or `client`).
+    pub measured_by: String,
+    /// Window length, seconds.
+    pub seconds: f64,
+    /// Payload bytes in the window.
+    pub bytes: u64,
+    /// Payload bits per second.
+    pub bits_per_sec: f64,
+    /// Datagrams, transactions or connections in the window.
+    pub msgs: u64,
+    /// Per second.
+    pub per_sec: f64,
+    /// What `msgs` counts (`datagrams`, `transactions`, `connections`, `bytes`).
+    pub unit: String,
+    /// UDP streams.
+    pub udp: Option<UdpSummary>,
+    /// RR/CRR latency.
+    pub latency: Option<Latency>,
+    /// TCP_INFO of the sending side's connections.
+    pub tcp_info: Vec<TcpInfo>,
+    /// Sum of retransmits over the sending side's connections.
+    pub retransmits: u64,
+    /// Timeouts (UDP RR) or failed connections (CRR).
+    pub lost: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Kernel cross-check (UDP streams).
+    pub kernel_check: Option<KernelCheck>,
+}
+
+/// The whole `--json` document.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    /// Shape version.
+    pub schema_version: u32,
+    /// nettune version of the client.
+    pub version: String,
+    /// Server address as given.
+    pub server: String,
+    /// Test id the server assigned.
+    pub test_id: u64,
+    /// Full configuration.
+    pub config: TestConfig,
+    /// Per direction.
+    pub results: Vec<DirSummary>,
+    /// Intervals of all directions, in order.
+    pub intervals: Vec<IntervalReport>,
+    /// Client side.
+    pub client: SideReport,
+    /// Server side.
+    pub server_side: SideReport,
+    /// Service demand computed from the client's CPU.
+    pub client_service_demand: ServiceDemand,
+    /// Service demand computed from the server's CPU.
+    pub server_service_demand: ServiceDemand,
+    /// Warnings (e.g. both ends on one host share its CPUs).
+    pub notes: Vec<String>,
+}

@@ -1,0 +1,421 @@
+//! Workers: one thread each, owning its sockets, counters and histogram.
+//! The hot path touches only the worker's own memory; it reads the clock once
+//! per batch or transaction and publishes a snapshot at interval boundaries.
+
+use crate::config::{FlowDir, TestConfig};
+use crate::proto::Msg;
+use crate::report::{hist_pairs, new_histogram, Counters, Role, TcpInfo, WorkerReport};
+use crate::sys;
+use hdrhistogram::Histogram;
+use std::net::{TcpStream, UdpSocket};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long stream senders keep going past the window, so the receiver's
+/// window (timed from its own start) is always full.
+pub const SEND_TAIL: Duration = Duration::from_millis(50);
+/// Passive workers give up this long after the window if nobody stops them.
+pub const HARD_TAIL: Duration = Duration::from_secs(5);
+
+/// The run's clock, shared by all workers of one side.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// When `Go` happened on this side.
+    pub start: Instant,
+    /// Warm-up length.
+    pub warmup: Duration,
+    /// Window length.
+    pub duration: Duration,
+    /// Interval length.
+    pub interval: Duration,
+    /// Number of intervals in the window.
+    pub intervals: u64,
+}
+
+impl Timing {
+    /// From a configuration and a start instant.
+    pub fn new(cfg: &TestConfig, start: Instant) -> Timing {
+        Timing {
+            start,
+            warmup: Duration::from_millis(cfg.warmup_ms),
+            duration: Duration::from_millis(cfg.duration_ms),
+            interval: Duration::from_millis(cfg.interval_ms),
+            intervals: cfg.intervals(),
+        }
+    }
+    /// Start of the measured window.
+    pub fn win_start(&self) -> Instant {
+        self.start + self.warmup
+    }
+    /// End of the measured window.
+    pub fn win_end(&self) -> Instant {
+        self.win_start() + self.duration
+    }
+    /// When stream senders stop.
+    pub fn send_until(&self) -> Instant {
+        self.win_end() + SEND_TAIL
+    }
+    /// When passive workers stop at the latest.
+    pub fn hard_stop(&self) -> Instant {
+        self.win_end() + HARD_TAIL
+    }
+    fn boundary(&self, i: u64) -> Instant {
+        let t = self.win_start() + self.interval * (i as u32);
+        t.min(self.win_end())
+    }
+}
+
+/// Something a session's event loop receives.
+#[derive(Debug)]
+pub enum Event {
+    /// A measuring worker finished interval `index`.
+    Interval {
+        /// Direction.
+        dir: FlowDir,
+        /// Interval number.
+        index: u64,
+        /// Counter deltas.
+        c: Counters,
+        /// Latency samples of the interval.
+        hist: Option<Box<Histogram<u64>>>,
+    },
+    /// A control message arrived.
+    Ctrl(Msg),
+    /// The control connection failed or closed.
+    CtrlClosed(String),
+    /// A worker thread ended (its index in the session's list).
+    WorkerDone(usize),
+}
+
+/// Start gate: workers wait here until the session opens it (or aborts).
+#[derive(Debug, Default)]
+pub struct Gate {
+    state: Mutex<Option<Option<Instant>>>,
+    cv: Condvar,
+}
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Arc<Gate> {
+        Arc::new(Gate::default())
+    }
+    /// Open with the start instant.
+    pub fn open(&self, start: Instant) {
+        if let Ok(mut s) = self.state.lock() {
+            *s = Some(Some(start));
+        }
+        self.cv.notify_all();
+    }
+    /// Release waiters without starting.
+    pub fn abort(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            if s.is_none() {
+                *s = Some(None);
+            }
+        }
+        self.cv.notify_all();
+    }
+    fn wait(&self) -> Option<Instant> {
+        let Ok(mut s) = self.state.lock() else {
+            return None;
+        };
+        loop {
+            if let Some(v) = *s {
+                return v;
+            }
+            s = match self.cv.wait(s) {
+                Ok(s) => s,
+                Err(_) => return None,
+            };
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Warmup,
+    Window,
+    Done,
+}
+
+/// A worker's own state: counters, histograms, interval bookkeeping.
+#[derive(Debug)]
+pub struct Ctx {
+    /// Cumulative counters; the hot path adds to these directly.
+    pub c: Counters,
+    /// Clock.
+    pub t: Timing,
+    /// Role.
+    pub role: Role,
+    /// Direction.
+    pub dir: FlowDir,
+    /// TCP_INFO gathered at the end.
+    pub tcp_info: Vec<TcpInfo>,
+    worker: u32,
+    cpu: Option<u32>,
+    phase: Phase,
+    next_mark: Instant,
+    iv: u64,
+    mark_c: Counters,
+    win_c0: Counters,
+    window: Counters,
+    hist_iv: Option<Box<Histogram<u64>>>,
+    hist: Option<Box<Histogram<u64>>>,
+    ru0: sys::Rusage,
+    ru: sys::Rusage,
+    stop: Arc<AtomicBool>,
+    events: Sender<Event>,
+}
+
+impl Ctx {
+    fn new(spec: &Spec, t: Timing, stop: Arc<AtomicBool>, events: Sender<Event>) -> Ctx {
+        let latency = spec.role == Role::Request;
+        Ctx {
+            c: Counters::default(),
+            t,
+            role: spec.role,
+            dir: spec.dir,
+            tcp_info: Vec::new(),
+            worker: spec.worker,
+            cpu: spec.cpu,
+            phase: Phase::Warmup,
+            next_mark: t.win_start(),
+            iv: 0,
+            mark_c: Counters::default(),
+            win_c0: Counters::default(),
+            window: Counters::default(),
+            hist_iv: latency.then(|| Box::new(new_histogram())),
+            hist: latency.then(|| Box::new(new_histogram())),
+            ru0: sys::Rusage::default(),
+            ru: sys::Rusage::default(),
+            stop,
+            events,
+        }
+    }
+
+    /// Call with a fresh `Instant::now()` once per batch or transaction.
+    #[inline]
+    pub fn tick(&mut self, now: Instant) {
+        if now >= self.next_mark {
+            self.mark(now);
+        }
+    }
+
+    /// Record one latency sample (counted only inside the window).
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        if self.phase == Phase::Window {
+            if let Some(h) = self.hist_iv.as_mut() {
+                h.saturating_record(ns.max(1));
+            }
+        }
+    }
+
+    /// Whether the session asked workers to stop.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Time until the next interval mark (for poll timeouts), at most `cap`.
+    pub fn until_mark(&self, now: Instant, cap: Duration) -> Duration {
+        self.next_mark.saturating_duration_since(now).min(cap)
+    }
+
+    #[cold]
+    fn mark(&mut self, now: Instant) {
+        while now >= self.next_mark && self.phase != Phase::Done {
+            match self.phase {
+                Phase::Warmup => {
+                    self.phase = Phase::Window;
+                    self.win_c0 = self.c;
+                    self.mark_c = self.c;
+                    self.ru0 = sys::thread_rusage();
+                    self.next_mark = self.t.boundary(1);
+                }
+                Phase::Window => {
+                    let d = self.c.minus(&self.mark_c);
+                    self.mark_c = self.c;
+                    let hist = match (self.hist_iv.as_mut(), self.hist.as_mut()) {
+                        (Some(iv), Some(total)) => {
+                            let _ = total.add(&**iv);
+                            let snap = iv.clone();
+                            iv.reset();
+                            Some(snap)
+                        }
+                        _ => None,
+                    };
+                    if self.role.measures() {
+                        let _ = self.events.send(Event::Interval {
+                            dir: self.dir,
+                            index: self.iv,
+                            c: d,
+                            hist,
+                        });
+                    }
+                    self.iv += 1;
+                    if self.iv >= self.t.intervals {
+                        self.phase = Phase::Done;
+                        self.window = self.c.minus(&self.win_c0);
+                        let r = sys::thread_rusage();
+                        self.ru = sys::Rusage {
+                            user_us: r.user_us.saturating_sub(self.ru0.user_us),
+                            sys_us: r.sys_us.saturating_sub(self.ru0.sys_us),
+                        };
+                        self.next_mark = now + Duration::from_secs(86_400 * 365);
+                    } else {
+                        self.next_mark = self.t.boundary(self.iv + 1);
+                    }
+                }
+                Phase::Done => {}
+            }
+        }
+    }
+
+    fn finish(mut self, error: Option<String>) -> WorkerReport {
+        if self.phase != Phase::Done {
+            // Ended early: close the remaining intervals (empty) so the
+            // session's aggregation completes.
+            self.mark(self.t.win_end().max(Instant::now()));
+        }
+        WorkerReport {
+            worker: self.worker,
+            role: Some(self.role),
+            dir: Some(self.dir),
+            cpu: self.cpu,
+            window: self.window,
+            total: self.c,
+            hist: self.hist.as_deref().map(hist_pairs).unwrap_or_default(),
+            tcp_info: std::mem::take(&mut self.tcp_info),
+            user_us: self.ru.user_us,
+            sys_us: self.ru.sys_us,
+            error,
+        }
+    }
+}
+
+/// Sockets a worker runs on.
+#[derive(Debug)]
+pub enum Job {
+    /// TCP stream sender over these (flow, socket) pairs.
+    TcpSend(Vec<(u32, TcpStream)>),
+    /// TCP stream receiver.
+    TcpRecv(Vec<(u32, TcpStream)>),
+    /// UDP stream sender over connected sockets.
+    UdpSend(Vec<(u32, UdpSocket)>),
+    /// UDP stream receiver over these sockets (any flows).
+    UdpRecv(Vec<UdpSocket>),
+    /// TCP RR client.
+    TcpRrClient(Vec<(u32, TcpStream)>),
+    /// TCP RR server.
+    TcpRrServer(Vec<(u32, TcpStream)>),
+    /// UDP RR client over connected sockets.
+    UdpRrClient(Vec<(u32, UdpSocket)>),
+    /// UDP RR server (echo) over these sockets.
+    UdpRrServer(Vec<UdpSocket>),
+    /// TCP CRR client: connect to `target` again and again as `flow`.
+    CrrClient {
+        /// Server data address.
+        target: std::net::SocketAddr,
+        /// Flow index (in the preamble).
+        flow: u32,
+    },
+    /// TCP CRR server on a SO_REUSEPORT listener.
+    CrrServer(std::net::TcpListener),
+}
+
+/// What one worker is.
+#[derive(Debug)]
+pub struct Spec {
+    /// Index within the side.
+    pub worker: u32,
+    /// Role.
+    pub role: Role,
+    /// Direction.
+    pub dir: FlowDir,
+    /// CPU to pin to.
+    pub cpu: Option<u32>,
+    /// Sockets.
+    pub job: Job,
+}
+
+/// Per-test parameters workers read.
+#[derive(Debug, Clone)]
+pub struct Params {
+    /// Configuration.
+    pub cfg: TestConfig,
+    /// Test id.
+    pub test_id: u64,
+    /// UDP tag.
+    pub tag: u32,
+}
+
+/// Spawn a worker thread; it waits on `gate`, runs, and returns its report.
+pub fn spawn(
+    spec: Spec,
+    p: Arc<Params>,
+    gate: Arc<Gate>,
+    stop: Arc<AtomicBool>,
+    events: Sender<Event>,
+    index: usize,
+) -> std::io::Result<std::thread::JoinHandle<WorkerReport>> {
+    std::thread::Builder::new()
+        .name(format!("nt-{:?}-{}", spec.role, spec.worker).to_lowercase())
+        .spawn(move || {
+            let mut pin_err = None;
+            if let Some(cpu) = spec.cpu {
+                if let Err(e) = sys::pin_thread(cpu) {
+                    pin_err = Some(format!("pinning to CPU {cpu}: {e}"));
+                }
+            }
+            let done_tx = events.clone();
+            let start = gate.wait();
+            let t = Timing::new(&p.cfg, start.unwrap_or_else(Instant::now));
+            let mut ctx = Ctx::new(&spec, t, stop, events);
+            let r = if start.is_none() {
+                Err(std::io::Error::other("test aborted before start"))
+            } else {
+                crate::jobs::run(spec.job, &mut ctx, &p)
+            };
+            let err = pin_err.or(r.err().map(|e| e.to_string()));
+            let rep = ctx.finish(err);
+            let _ = done_tx.send(Event::WorkerDone(index));
+            rep
+        })
+}
+
+/// Apply the configuration's socket options to a data socket.
+pub fn apply_opts(fd: std::os::fd::BorrowedFd<'_>, cfg: &TestConfig, tcp: bool) {
+    use sys::opt::*;
+    if let Some(b) = cfg.sndbuf {
+        if sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUFFORCE, b as i32).is_err() {
+            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUF, b as i32);
+        }
+    }
+    if let Some(b) = cfg.rcvbuf {
+        if sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUFFORCE, b as i32).is_err() {
+            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUF, b as i32);
+        }
+    }
+    if cfg.busy_poll_us > 0 {
+        let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_BUSY_POLL, cfg.busy_poll_us as i32);
+    }
+    if tcp && cfg.nodelay {
+        let _ = sys::set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1);
+    }
+}
+
+/// TCP_INFO of a stream as a report row.
+pub fn tcp_info_of(flow: u32, s: &TcpStream) -> Option<TcpInfo> {
+    sys::tcp_info(s.as_fd()).ok().map(|t| TcpInfo {
+        flow,
+        retransmits: t.total_retrans,
+        rtt_us: t.rtt_us,
+        rttvar_us: t.rttvar_us,
+        cwnd: t.snd_cwnd,
+        mss: t.snd_mss,
+    })
+}
