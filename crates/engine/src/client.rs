@@ -538,8 +538,9 @@ pub fn summarize(
                 duplicates: tot.duplicates,
                 foreign: tot.foreign,
             };
-            let kc = meas.udp_snmp.map(|s| {
-                let app = received + tot.duplicates + tot.foreign;
+            let shared_ns = loopback && cfg.direction == crate::config::Direction::Bidir;
+            let kc = meas.udp_snmp.filter(|_| !shared_ns).map(|s| {
+                let app = tot.reads;
                 let k = s.in_datagrams;
                 let diff = if k > 0 {
                     (k as f64 - app as f64) * 100.0 / k as f64
@@ -549,10 +550,7 @@ pub fn summarize(
                     0.0
                 };
                 let mut note = String::new();
-                if cfg.udp_gro {
-                    note.push_str("with --udp-gro the kernel counts coalesced datagrams once; ");
-                }
-                if cfg.direction == crate::config::Direction::Bidir || loopback {
+                if diff.abs() > 0.5 {
                     note.push_str("other UDP traffic in the receiving namespace counts too; ");
                 }
                 if s.rcvbuf_errors > 0 {

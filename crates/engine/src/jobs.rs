@@ -14,6 +14,9 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::time::{Duration, Instant};
 
 const TICK: Duration = Duration::from_millis(100);
+/// Open-loop senders spin (polling their sockets) rather than sleep for
+/// waits shorter than this, so requests leave on time.
+const SPIN_BELOW: Duration = Duration::from_micros(200);
 const BATCH: usize = 64;
 /// A UDP request with no answer for this long counts as lost.
 const UDP_RR_TIMEOUT: Duration = Duration::from_millis(200);
@@ -468,6 +471,7 @@ fn udp_recv(ctx: &mut Ctx, socks: Vec<UdpSocket>, p: &Params) -> io::Result<()> 
             match mm.recv(s.as_fd(), n, !single) {
                 Ok(k) => {
                     progressed |= k > 0;
+                    ctx.c.reads += k as u64;
                     for i in 0..k {
                         let m = mm.msg(i);
                         if p.cfg.udp_gro {
@@ -501,6 +505,9 @@ struct RrFlow {
 }
 
 fn tcp_rr_client(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io::Result<()> {
+    if p.cfg.rate.is_some() {
+        sys::set_timer_slack_ns(1);
+    }
     let size = p.cfg.size as usize;
     let k = p.cfg.outstanding as usize;
     let rate = p.cfg.rate.map(|r| r / flows.len() as f64);
@@ -611,10 +618,8 @@ fn tcp_rr_client(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io:
             if let Some(d) = next_due {
                 tmo = tmo.min(d.saturating_duration_since(now));
             }
-            if tmo >= Duration::from_millis(1) {
-                wait(&mut pfds, tmo)?;
-            } else if !tmo.is_zero() {
-                std::thread::sleep(tmo.min(Duration::from_micros(50)));
+            if tmo >= SPIN_BELOW {
+                sys::ppoll(&mut pfds, tmo - SPIN_BELOW / 2)?;
             }
         }
     }
@@ -708,6 +713,9 @@ fn tcp_rr_server(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io:
 }
 
 fn udp_rr_client(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) -> io::Result<()> {
+    if p.cfg.rate.is_some() {
+        sys::set_timer_slack_ns(1);
+    }
     let size = p.cfg.size as usize;
     let header = size >= UDP_HEADER;
     let k = p.cfg.outstanding as usize;
@@ -841,10 +849,8 @@ fn udp_rr_client(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) -> io:
             if let Some(d) = next_due {
                 tmo = tmo.min(d.saturating_duration_since(now));
             }
-            if tmo >= Duration::from_millis(1) {
-                wait(&mut pfds, tmo)?;
-            } else if !tmo.is_zero() {
-                std::thread::sleep(tmo.min(Duration::from_micros(50)));
+            if tmo >= SPIN_BELOW {
+                sys::ppoll(&mut pfds, tmo - SPIN_BELOW / 2)?;
             }
         }
     }

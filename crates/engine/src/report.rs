@@ -28,6 +28,8 @@ pub struct Counters {
     pub lost: u64,
     /// Send/receive errors other than back-pressure.
     pub errors: u64,
+    /// UDP: datagrams as the socket returned them (a GRO read counts once).
+    pub reads: u64,
 }
 
 impl Counters {
@@ -41,6 +43,7 @@ impl Counters {
         self.foreign += o.foreign;
         self.lost += o.lost;
         self.errors += o.errors;
+        self.reads += o.reads;
     }
 
     /// Field-wise `self - o`, saturating.
@@ -54,6 +57,7 @@ impl Counters {
             foreign: self.foreign.saturating_sub(o.foreign),
             lost: self.lost.saturating_sub(o.lost),
             errors: self.errors.saturating_sub(o.errors),
+            reads: self.reads.saturating_sub(o.reads),
         }
     }
 }

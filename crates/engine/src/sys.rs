@@ -198,6 +198,40 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {
 /// Most datagrams one batch holds.
 pub const MAX_BATCH: usize = 256;
 
+/// `ppoll(2)` with a nanosecond timeout.
+pub fn ppoll(fds: &mut [libc::pollfd], timeout: std::time::Duration) -> io::Result<usize> {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: the slice is valid for `len` pollfds; `ts` lives across the
+    // call; a null sigmask leaves the mask unchanged.
+    let r = unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Ok(0);
+        }
+        return Err(e);
+    }
+    Ok(r as usize)
+}
+
+/// `prctl(PR_SET_TIMERSLACK)` for the calling thread (default slack is 50 µs).
+pub fn set_timer_slack_ns(ns: u64) {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer argument, no pointers.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0);
+    }
+}
+
 /// Preallocated buffers and headers for `recvmmsg`/`sendmmsg` batches.
 ///
 /// Slot `i` is `bufs[i*slot .. (i+1)*slot]`; after a receive, `len(i)` is the

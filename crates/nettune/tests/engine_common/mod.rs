@@ -1,0 +1,162 @@
+//! Helpers shared by the engine integration tests: start `nettune serve`,
+//! run `nettune bench --json`, and sanity checks on the result.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_nettune");
+
+/// A `nettune serve` child on an ephemeral loopback port, killed on drop.
+pub struct Serve {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start a server on 127.0.0.1 with an ephemeral port; `env` adds variables.
+pub fn serve(env: &[(&str, &str)], extra: &[&str]) -> Serve {
+    let mut c = Command::new(BIN);
+    c.args(["serve", "--listen", "127.0.0.1", "--port", "0"])
+        .args(extra)
+        .env_remove("NETTUNE_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().expect("spawn nettune serve");
+    let stderr = child.stderr.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stderr).read_line(&mut line).unwrap();
+    let port = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    Serve { child, port }
+}
+
+/// Quick timing flags for tests: 0.6 s window after 0.2 s warm-up.
+pub const QUICK: &[&str] = &["--duration", "0.6", "--warmup", "0.2", "--interval", "0.3"];
+
+/// Run `nettune bench` with args.
+pub fn bench(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(BIN);
+    c.arg("bench").args(args).env_remove("NETTUNE_TOKEN");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run nettune bench")
+}
+
+/// Parse the `--json` output or fail with stderr.
+pub fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "bench failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).expect("bench --json prints JSON")
+}
+
+pub fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+pub fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+/// Checks every result must pass: non-zero rates, monotonic percentiles,
+/// the right number of intervals, UDP received ≤ sent.
+pub fn sane(r: &Value, test: &str) {
+    let res = r["results"].as_array().unwrap();
+    assert!(!res.is_empty(), "{r}");
+    for d in res {
+        assert!(f(&d["bits_per_sec"]) > 0.0, "{test}: zero throughput {d}");
+        if test != "tcp-stream" {
+            assert!(f(&d["per_sec"]) > 0.0, "{test}: zero rate {d}");
+        }
+        if let Some(l) = d["latency"].as_object() {
+            let keys = [
+                "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
+            ];
+            let v: Vec<u64> = keys.iter().map(|k| u(&l[*k])).collect();
+            assert!(v[0] > 0, "{test}: zero latency {l:?}");
+            assert!(
+                v.windows(2).all(|w| w[0] <= w[1]),
+                "{test}: percentiles {v:?}"
+            );
+            assert_eq!(
+                u(&l["count"]),
+                u(&d["msgs"]),
+                "{test}: one sample per transaction"
+            );
+            let hist_total: u64 = l["histogram"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| u(&p[1]))
+                .sum();
+            assert_eq!(
+                hist_total,
+                u(&l["count"]),
+                "{test}: histogram sums to count"
+            );
+        }
+        if let Some(udp) = d["udp"].as_object() {
+            assert!(u(&udp["received"]) <= u(&udp["sent"]), "{test}: {udp:?}");
+            assert!(u(&udp["received"]) > 0, "{test}: {udp:?}");
+            assert_eq!(u(&udp["duplicates"]), 0, "{test}: {udp:?}");
+        }
+    }
+    let n = r["intervals"].as_array().unwrap().len();
+    let per_dir = u(&r["config"]["duration_ms"]).div_ceil(u(&r["config"]["interval_ms"]));
+    assert_eq!(
+        n as u64,
+        per_dir * res.len() as u64,
+        "{test}: interval count"
+    );
+    assert!(r["client"]["facts"]["kernel"].is_string());
+    assert!(r["server_side"]["facts"]["kernel"].is_string());
+    assert!(!r["client"]["cpu"]["cpus"].as_array().unwrap().is_empty());
+}
+
+/// UDP InDatagrams and RcvbufErrors from /proc/net/snmp text.
+pub fn snmp_udp(text: &str) -> (u64, u64) {
+    let mut l = text.lines().filter(|l| l.starts_with("Udp:"));
+    let names: Vec<&str> = l.next().unwrap().split_whitespace().collect();
+    let vals: Vec<&str> = l.next().unwrap().split_whitespace().collect();
+    let get = |k: &str| -> u64 {
+        vals[names.iter().position(|n| *n == k).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    (get("InDatagrams"), get("RcvbufErrors"))
+}
+
+/// Received bytes of `iface` from /proc/net/dev text.
+pub fn dev_rx_bytes(text: &str, iface: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            (name.trim() == iface).then(|| rest.split_whitespace().next()?.parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("{iface} not in /proc/net/dev"))
+}
+
+pub fn wait_briefly() {
+    std::thread::sleep(Duration::from_millis(100));
+}

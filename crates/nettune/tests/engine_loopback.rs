@@ -1,0 +1,139 @@
+//! Every test type over loopback against a real `nettune serve`, with sanity
+//! checks and bounds from the kernel's own counters.
+
+mod engine_common;
+use engine_common::*;
+
+fn run(test: &str, extra: &[&str]) -> serde_json::Value {
+    let s = serve(&[], &["-q"]);
+    let port = s.port.to_string();
+    let mut args = vec!["127.0.0.1", "-p", &port, "--test", test, "--json"];
+    args.extend_from_slice(QUICK);
+    args.extend_from_slice(extra);
+    let r = json(&bench(&args, &[]));
+    sane(&r, test);
+    r
+}
+
+#[test]
+fn tcp_stream_bounded_by_lo_counters() {
+    let before = std::fs::read_to_string("/proc/net/dev").unwrap();
+    let r = run("tcp-stream", &["--flows", "2"]);
+    let after = std::fs::read_to_string("/proc/net/dev").unwrap();
+    let lo = dev_rx_bytes(&after, "lo") - dev_rx_bytes(&before, "lo");
+    let bytes = u(&r["results"][0]["bytes"]);
+    assert!(bytes > 0 && bytes <= lo, "payload {bytes} vs lo rx {lo}");
+    assert_eq!(r["results"][0]["measured_by"], "server");
+    assert_eq!(r["results"][0]["tcp_info"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn tcp_stream_reverse_and_bidir() {
+    let r = run("tcp-stream", &["--reverse"]);
+    assert_eq!(r["results"][0]["measured_by"], "client");
+    assert_eq!(r["results"][0]["dir"], "reverse");
+    let r = run("tcp-stream", &["--bidir"]);
+    assert_eq!(r["results"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn udp_stream_counts_match_kernel() {
+    let r = run("udp-stream", &["--size", "256", "--rate", "200M"]);
+    let d = &r["results"][0];
+    let k = &d["kernel_check"];
+    // Loopback: every datagram the receiver read passed InDatagrams.
+    assert!(u(&k["app_received"]) <= u(&k["kernel_in_datagrams"]), "{k}");
+    assert!(u(&k["app_received"]) >= u(&d["udp"]["received"]), "{k}");
+    // Paced at 200 Mbit/s: about 0.6 s × 200e6 / (256 × 8) datagrams in the window.
+    let expect = 0.6 * 200e6 / (256.0 * 8.0);
+    let got = u(&d["msgs"]) as f64;
+    assert!(
+        got > expect * 0.5 && got < expect * 1.2,
+        "{got} vs {expect}"
+    );
+}
+
+#[test]
+fn udp_stream_reverse_gso_gro() {
+    let r = run(
+        "udp-stream",
+        &["--reverse", "--size", "1000", "--udp-gso", "--udp-gro"],
+    );
+    assert_eq!(r["results"][0]["measured_by"], "client");
+}
+
+#[test]
+fn tcp_rr_outstanding_and_threads() {
+    let r = run(
+        "tcp-rr",
+        &["--flows", "2", "--threads", "1", "--outstanding", "4"],
+    );
+    assert_eq!(r["results"][0]["unit"], "transactions");
+    assert!(
+        r["client_service_demand"]["us_per_transaction"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn udp_rr_closed_and_open_loop() {
+    run("udp-rr", &[]);
+    let r = run(
+        "udp-rr",
+        &["--size", "32", "--rate", "2000", "--outstanding", "4"],
+    );
+    let rate = f(&r["results"][0]["per_sec"]);
+    assert!(
+        rate > 1500.0 && rate < 2300.0,
+        "open loop at 2000/s gave {rate}"
+    );
+}
+
+#[test]
+fn tcp_crr_connections() {
+    let r = run("tcp-crr", &["--flows", "2"]);
+    assert_eq!(r["results"][0]["unit"], "connections");
+}
+
+#[test]
+fn json_stream_is_ndjson() {
+    let s = serve(&[], &["-q"]);
+    let port = s.port.to_string();
+    let mut args = vec![
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--test",
+        "tcp-rr",
+        "--json-stream",
+    ];
+    args.extend_from_slice(QUICK);
+    let out = bench(&args, &[]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0]["type"], "interval");
+    assert_eq!(lines[1]["index"], 1);
+    assert_eq!(lines[2]["type"], "result");
+    sane(&lines[2]["result"], "tcp-rr");
+}
+
+#[test]
+fn human_output_has_table() {
+    let s = serve(&[], &["-q"]);
+    let port = s.port.to_string();
+    let mut args = vec!["127.0.0.1", "-p", &port, "--test", "udp-rr"];
+    args.extend_from_slice(QUICK);
+    let out = bench(&args, &[]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("measured by"), "{text}");
+    assert!(text.contains("p99.99"), "{text}");
+    assert!(text.contains("transactions/s"), "{text}");
+}
