@@ -1,0 +1,78 @@
+//! Every test type between two network namespaces joined by a veth pair:
+//! `nettune serve` in one, `nettune bench` in the other, with the results
+//! bounded by the receiving namespace's own counters.
+
+mod engine_common;
+use engine_common::*;
+use std::time::Duration;
+
+#[test]
+fn every_test_type_over_veth() {
+    if !lab::require_root("engine_veth::every_test_type_over_veth") {
+        return;
+    }
+    let lab = lab::TwoHosts::create("nteng", 2).unwrap();
+    let _server = lab
+        .b
+        .spawn(BIN, &["serve", "--port", "5290", "-q"])
+        .unwrap();
+    let addr = lab.b_end.addr.to_string();
+    // Wait until the server listens.
+    let mut up = false;
+    for _ in 0..50 {
+        if lab
+            .b
+            .sh("ss -ltnH 'sport = :5290'")
+            .unwrap()
+            .contains("5290")
+        {
+            up = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(up, "server did not start in the namespace");
+    for (test, extra) in [
+        ("tcp-stream", vec!["--flows", "2"]),
+        ("udp-stream", vec!["--size", "64"]),
+        ("tcp-rr", vec![]),
+        ("udp-rr", vec![]),
+        ("tcp-crr", vec![]),
+    ] {
+        let snmp0 = lab.b.sh("cat /proc/net/snmp").unwrap();
+        let dev0 = lab.b.sh("cat /proc/net/dev").unwrap();
+        let mut args = vec!["bench", addr.as_str(), "--test", test, "--json"];
+        args.extend_from_slice(QUICK);
+        args.extend(extra.iter().copied());
+        let out = lab.a.command(BIN).args(&args).output().unwrap();
+        let r = json(&out);
+        sane(&r, test);
+        let snmp1 = lab.b.sh("cat /proc/net/snmp").unwrap();
+        let dev1 = lab.b.sh("cat /proc/net/dev").unwrap();
+        let rx = dev_rx_bytes(&dev1, "nt1") - dev_rx_bytes(&dev0, "nt1");
+        let d = &r["results"][0];
+        // Payload the server saw cannot exceed what arrived on its interface.
+        let payload = u(&d["bytes"]);
+        assert!(
+            payload <= rx,
+            "{test}: payload {payload} > nt1 rx bytes {rx}"
+        );
+        if test == "udp-stream" {
+            let (in0, _) = snmp_udp(&snmp0);
+            let (in1, _) = snmp_udp(&snmp1);
+            let kernel = in1 - in0;
+            let app = u(&d["udp"]["received"]);
+            assert!(
+                app <= kernel,
+                "{test}: app {app} > kernel InDatagrams {kernel}"
+            );
+            // Only our datagrams arrive in this namespace: within 0.5 %.
+            assert!(
+                (kernel - app) as f64 <= kernel as f64 * 0.005,
+                "{test}: app {app} vs kernel {kernel}"
+            );
+            let k = &d["kernel_check"];
+            assert_eq!(k["agrees"], true, "{k}");
+        }
+    }
+}
