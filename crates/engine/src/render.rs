@@ -80,11 +80,14 @@ fn cpu_line(name: &str, r: &SideReport, sd: &ServiceDemand) -> String {
     } else {
         0.0
     };
-    format!(
-        "{name:<8} {:>9.2} CPUs  {:>6.2}/{:<6.2} s   {}",
-        busy,
+    let usr_sys = format!(
+        "{:.2}/{:.2} s",
         r.cpu.process_user_us as f64 / 1e6,
-        r.cpu.process_sys_us as f64 / 1e6,
+        r.cpu.process_sys_us as f64 / 1e6
+    );
+    format!(
+        "{name:<8} {:>9.2} CPUs  {usr_sys:<17} {}",
+        busy,
         sd_text(sd)
     )
 }

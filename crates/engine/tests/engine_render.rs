@@ -1,0 +1,194 @@
+//! The human summary and the JSON shape of a fixed result.
+
+use nettune_engine as engine;
+
+use engine::config::{FlowDir, TestConfig, TestKind};
+use engine::facts::{HostFacts, IfaceFacts, IrqAffinity};
+use engine::report::*;
+
+fn facts(name: &str) -> HostFacts {
+    HostFacts {
+        hostname: Some(name.into()),
+        kernel: Some("6.18.44".into()),
+        cpus_online: Some("0-1".into()),
+        ncpus: 2,
+        congestion_control: Some("bbr".into()),
+        interfaces: vec![IfaceFacts {
+            name: "eth0".into(),
+            driver: Some("virtio_net".into()),
+            mtu: Some(1500),
+            operstate: Some("up".into()),
+            rx_queues: 2,
+            tx_queues: 2,
+            irqs: vec![IrqAffinity {
+                irq: 25,
+                cpus: "0".into(),
+            }],
+        }],
+    }
+}
+
+fn cpu() -> CpuReport {
+    CpuReport {
+        seconds: 2.0,
+        cpus: vec![
+            CpuUse {
+                cpu: 0,
+                usr: 10.0,
+                sys: 40.0,
+                irq: 0.0,
+                softirq: 20.0,
+                idle: 30.0,
+            },
+            CpuUse {
+                cpu: 1,
+                usr: 5.0,
+                sys: 25.0,
+                irq: 0.5,
+                softirq: 9.5,
+                idle: 60.0,
+            },
+        ],
+        host_busy_us: 2_200_000.0,
+        process_user_us: 150_000,
+        process_sys_us: 900_000,
+        note: None,
+    }
+}
+
+fn side(name: &str) -> SideReport {
+    SideReport {
+        facts: facts(name),
+        workers: vec![],
+        cpu: cpu(),
+        udp_snmp: None,
+        rejected_connections: 0,
+    }
+}
+
+fn rr_result() -> BenchResult {
+    let mut h = new_histogram();
+    for (v, n) in [
+        (20_000u64, 500u64),
+        (30_000, 400),
+        (90_000, 99),
+        (2_000_000, 1),
+    ] {
+        h.record_n(v, n).unwrap();
+    }
+    let cfg = TestConfig {
+        test: TestKind::TcpRr,
+        size: 1,
+        duration_ms: 2000,
+        warmup_ms: 500,
+        interval_ms: 1000,
+        ..TestConfig::default()
+    };
+    let mut r = engine::client::summarize(
+        &cfg,
+        "hostb:5290".into(),
+        42,
+        side("a"),
+        side("b"),
+        vec![],
+        false,
+    );
+    r.results[0].msgs = 1000;
+    r.results[0].per_sec = 500.0;
+    r.results[0].bytes = 1000;
+    r.results[0].bits_per_sec = 4000.0;
+    r.results[0].latency = Some(Latency::from_hist(&h));
+    r.results[0].tcp_info = vec![TcpInfo {
+        flow: 0,
+        retransmits: 0,
+        rtt_us: 45,
+        rttvar_us: 10,
+        cwnd: 10,
+        mss: 1448,
+    }];
+    r.client_service_demand = engine::client::service_demand(cfg.test, 2_200_000.0, 1000, 1000);
+    r.server_service_demand = r.client_service_demand;
+    r
+}
+
+fn udp_result() -> BenchResult {
+    let cfg = TestConfig {
+        test: TestKind::UdpStream,
+        size: 64,
+        flows: 2,
+        threads: 2,
+        duration_ms: 2000,
+        warmup_ms: 500,
+        interval_ms: 1000,
+        rcvbuf: Some(4 << 20),
+        ..TestConfig::default()
+    };
+    let mut server = side("b");
+    server.udp_snmp = Some(UdpSnmp {
+        in_datagrams: 1_000_500,
+        rcvbuf_errors: 0,
+        in_errors: 0,
+        no_ports: 0,
+        out_datagrams: 0,
+    });
+    let recv = WorkerReport {
+        worker: 0,
+        role: Some(Role::Recv),
+        dir: Some(FlowDir::Forward),
+        window: Counters {
+            bytes: 60_000_000,
+            msgs: 937_500,
+            expected: 937_500,
+            ..Counters::default()
+        },
+        total: Counters {
+            bytes: 64_000_000,
+            msgs: 1_000_000,
+            expected: 1_000_100,
+            out_of_order: 3,
+            reads: 1_000_000,
+            ..Counters::default()
+        },
+        ..WorkerReport::default()
+    };
+    server.workers = vec![recv];
+    let mut client = side("a");
+    client.workers = vec![WorkerReport {
+        worker: 0,
+        role: Some(Role::Send),
+        dir: Some(FlowDir::Forward),
+        total: Counters {
+            msgs: 1_000_100,
+            bytes: 64_006_400,
+            ..Counters::default()
+        },
+        ..WorkerReport::default()
+    }];
+    engine::client::summarize(&cfg, "hostb:5290".into(), 43, client, server, vec![], false)
+}
+
+#[test]
+fn human_summary_rr() {
+    insta::assert_snapshot!(engine::render::human(&rr_result()));
+}
+
+#[test]
+fn human_summary_udp() {
+    insta::assert_snapshot!(engine::render::human(&udp_result()));
+}
+
+#[test]
+fn json_shape() {
+    let r = udp_result();
+    let v = serde_json::to_value(&r).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    insta::assert_json_snapshot!(keys);
+    insta::assert_json_snapshot!("udp_result", v);
+    let d = &v["results"][0];
+    assert_eq!(d["udp"]["sent"], 1_000_100);
+    assert_eq!(d["udp"]["lost"], 100);
+    assert_eq!(d["kernel_check"]["agrees"], true);
+    assert_eq!(v["config"]["test"], "udp-stream");
+    let back: BenchResult = serde_json::from_value(v).unwrap();
+    assert_eq!(back, r);
+}
