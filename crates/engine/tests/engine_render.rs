@@ -1,5 +1,7 @@
 //! The human summary and the JSON shape of a fixed result.
 
+#![allow(clippy::unwrap_used)]
+
 use nettune_engine as engine;
 
 use engine::config::{FlowDir, TestConfig, TestKind};
