@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod error;
 pub mod ethtool;
+pub mod netlink;
 pub mod owners;
 pub mod root;
 pub mod snapshot;
