@@ -1,5 +1,7 @@
 //! `read_snapshot` on the committed fixtures gives the machines' known facts.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+
 use model::snapshot::{Probe, QueueKind};
 use model::{CpuSet, IrqNumber, NodeId};
 use nettune_host::{read_snapshot, Root};
