@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod root;
+pub mod sampler;
 
 pub use error::HostError;
 pub use root::Root;
