@@ -108,7 +108,8 @@ pub struct Sample {
     pub softnet: Option<Softnet>,
     /// Values of [`WATCHED_COUNTERS`], same order; `None` when absent.
     pub counters: [Option<i64>; WATCHED_COUNTERS.len()],
-    /// Device token (`virtio2`) → interface (`eth0`), from `/sys/class/net/*/device`.
+    /// Device (`virtio2`, or a PCI address `0000:00:06.0`) → interface, from
+    /// the `/sys/class/net/*/device` links, read once per [`Sampler`].
     pub devices: Arc<BTreeMap<String, String>>,
     /// Optional files that were missing.
     pub missing: Vec<String>,
@@ -218,7 +219,8 @@ pub struct IrqDelta {
     pub irq: IrqNumber,
     /// Action name from `/proc/interrupts` (`virtio2-input.0`, `eth0-TxRx-3`).
     pub name: String,
-    /// Interface the IRQ serves, when the name or `/sys/class/net/*/device` tells.
+    /// Interface the IRQ serves: by the name's interface or virtio device, or
+    /// by the PCI address after `@pci:` (mlx5, gve), via `/sys/class/net/*/device`.
     pub iface: Option<String>,
     /// Queue served, when the name tells.
     pub queue: Option<QueueRef>,
@@ -529,7 +531,9 @@ impl Sample {
                     continue;
                 }
                 let parsed = parse_irq_name(&l.name);
-                let iface = parsed.device.as_ref().and_then(|dev| {
+                let by_pci = parsed.pci.as_ref().and_then(|p| self.devices.get(p));
+                let iface = by_pci.cloned().or_else(|| {
+                    let dev = parsed.device.as_ref()?;
                     if let Some(i) = self.devices.get(dev) {
                         return Some(i.clone());
                     }
@@ -705,13 +709,25 @@ mod tests {
             r.join("sys/devices/virtio2/net/eth0/device"),
         )
         .unwrap();
+        std::fs::create_dir_all(r.join("sys/devices/0000:00:06.0/net/ens6")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../devices/0000:00:06.0/net/ens6",
+            r.join("sys/class/net/ens6"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            "../../../0000:00:06.0",
+            r.join("sys/devices/0000:00:06.0/net/ens6/device"),
+        )
+        .unwrap();
         let write = |stat: &str, irq: &str| {
             std::fs::write(r.join("proc/stat"), stat).unwrap();
             std::fs::write(
                 r.join("proc/interrupts"),
                 format!(
                     "  CPU0 CPU1\n 38: 0 {irq} PCI-MSIX-0000:00:03.0 1-edge virtio2-input.0\n \
-                     50: {irq} 0 PCI-MSI-edge ens5-Tx-Rx-1\n"
+                     50: {irq} 0 PCI-MSI-edge ens5-Tx-Rx-1\n \
+                     60: {irq} {irq} PCI-MSIX 1-edge mlx5_comp2@pci:0000:00:06.0\n"
                 ),
             )
             .unwrap();
@@ -728,7 +744,9 @@ mod tests {
         write("cpu 3 0 1 8\ncpu0 3 0 1 8\ncpu1 0 0 0 0\n", "25");
         let b = s.sample().unwrap();
         let d = b.delta(&a);
-        assert_eq!(d.irqs.len(), 2);
+        assert_eq!(d.irqs.len(), 3);
+        assert_eq!(d.irqs[2].iface.as_deref(), Some("ens6"));
+        assert_eq!(d.irqs[2].count, 30);
         assert_eq!(d.irqs[0].iface.as_deref(), Some("eth0"));
         assert_eq!(
             d.irqs[0].queue,
