@@ -7,6 +7,7 @@ pub mod ethtool;
 pub mod netlink;
 pub mod owners;
 pub mod root;
+pub mod sampler;
 pub mod snapshot;
 
 pub use error::HostError;
