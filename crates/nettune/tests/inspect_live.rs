@@ -217,3 +217,74 @@ fn netns_veth_ethtool_matches_the_cli() {
         assert_eq!(e["perm_mac"], cli);
     }
 }
+
+/// Blank what moves between two reads: counters, provenance, MemTotal
+/// (a balloon driver changes it).
+fn strip_moving(v: &mut serde_json::Value) {
+    v["source"]["root"] = serde_json::Value::Null;
+    v["source"]["label"] = serde_json::Value::Null;
+    for i in v["interfaces"].as_array_mut().unwrap() {
+        i["stats"] = serde_json::Value::Null;
+    }
+    for q in v["irqs"].as_array_mut().unwrap() {
+        q["per_cpu"] = serde_json::Value::Null;
+    }
+    for n in v["nodes"].as_array_mut().unwrap() {
+        n["mem_total_kib"] = serde_json::Value::Null;
+    }
+}
+
+#[test]
+fn capture_then_inspect_root_equals_live() {
+    let t = tempfile::tempdir().unwrap();
+    let out = nettune()
+        .args(["capture", "--out"])
+        .arg(t.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut captured = json_of(
+        nettune()
+            .args(["inspect", "--json", "--root"])
+            .arg(t.path())
+            .output()
+            .unwrap(),
+    );
+    let mut live = json_of(nettune().args(["inspect", "--json"]).output().unwrap());
+    assert!(
+        captured["notes"].as_array().unwrap().is_empty(),
+        "{}",
+        captured["notes"]
+    );
+    strip_moving(&mut captured);
+    strip_moving(&mut live);
+    // Interfaces may come and go between the two reads (other tests'
+    // namespaces do not show here, but hot-plugged devices would).
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["interfaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&captured), names(&live));
+    for k in [
+        "source",
+        "cpu",
+        "cpus",
+        "nodes",
+        "interfaces",
+        "irqs",
+        "sysctls",
+        "owners",
+    ] {
+        assert_eq!(captured[k], live[k], "{k} differs between capture and live");
+    }
+    let label = std::fs::read_to_string(t.path().join("LABEL")).unwrap();
+    assert!(label.contains("nettune capture"), "{label}");
+}
