@@ -97,3 +97,33 @@ fn iface_filter() {
     let e = nettune::cmd::inspect::filter(s, &["nope".to_string()]).unwrap_err();
     assert!(e.to_string().contains("no interface nope"), "{e}");
 }
+
+#[test]
+fn findings_rfs_and_drops() {
+    let mut s = host::read_snapshot(&fixture("two-socket-16q"));
+    s.sysctls
+        .insert("net.core.rps_sock_flow_entries".into(), "32768".into());
+    let nic = s
+        .interfaces
+        .iter_mut()
+        .find(|i| i.name == "ens1f0")
+        .unwrap();
+    nic.stats.rx_missed_errors = Some(1234);
+    let f = findings(&s);
+    let rfs: Vec<_> = f
+        .iter()
+        .filter(|f| f.code == "rfs-half-configured")
+        .collect();
+    assert_eq!(rfs.len(), 1, "{f:?}");
+    assert!(rfs[0].message.contains("32768"), "{}", rfs[0].message);
+    assert!(
+        f.iter()
+            .any(|f| f.code == "nic-rx-drops" && f.message.contains("rx_missed_errors is 1234")),
+        "{f:?}"
+    );
+    // Warnings come before infos.
+    let sev: Vec<_> = f.iter().map(|f| f.severity).collect();
+    let mut sorted = sev.clone();
+    sorted.sort();
+    assert_eq!(sev, sorted);
+}

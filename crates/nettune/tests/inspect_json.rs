@@ -81,6 +81,38 @@ fn walk(v: &serde_json::Value, path: &str, out: &mut BTreeMap<String, BTreeSet<S
     }
 }
 
+fn check_documented(what: &str, v: &serde_json::Value, doc: &BTreeMap<String, Decl>) {
+    let mut paths = BTreeMap::new();
+    walk(v, "", &mut paths);
+    for (p, types) in &paths {
+        let d = doc
+            .get(p)
+            .unwrap_or_else(|| panic!("{what}: path {p} is not in docs/snapshot.md"));
+        for t in types {
+            assert!(
+                d.types.contains(t),
+                "{what}: {p} is {t}, docs/snapshot.md says {:?}",
+                d.types
+            );
+        }
+    }
+}
+
+#[test]
+fn live_json_shape_is_documented() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_nettune"))
+        .args(["inspect", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_documented("live host", &v, &documented());
+}
+
 fn inspect_json(fixture: &str) -> serde_json::Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_nettune"))
         .args(["inspect", "--json", "--root"])
