@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Only these interfaces (repeatable).
-    #[arg(long = "iface", value_name = "IF")]
+    #[arg(long = "iface", value_name = "IF", num_args = 1..)]
     pub iface: Vec<String>,
 }
 
