@@ -1,8 +1,15 @@
 //! OS access for nettune: everything read from or written to the kernel goes
 //! through a [`Root`], so a recorded tree of a real machine can stand in for `/`.
 
+pub mod capture;
 pub mod error;
+pub mod ethtool;
+pub mod netlink;
+pub mod owners;
 pub mod root;
+pub mod sampler;
+pub mod snapshot;
 
 pub use error::HostError;
 pub use root::Root;
+pub use snapshot::{read_snapshot, read_snapshot_with};
