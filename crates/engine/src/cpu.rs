@@ -1,27 +1,27 @@
 //! CPU and kernel-counter accounting around the measured window: per-CPU
-//! `/proc/stat` deltas, process rusage, and `/proc/net/snmp` UDP counters.
+//! deltas from the host sampler, process rusage, and `/proc/net/snmp` UDP
+//! counters.
 
 use crate::report::{CpuReport, CpuUse, UdpSnmp};
 use crate::sys;
+use host::sampler::{Sample, Sampler};
 use host::Root;
-use model::parse::stat::{parse_proc_stat, ProcStat};
+use model::parse::snmp::parse_snmp;
 use std::time::Instant;
 
 /// One reading at a window edge.
 #[derive(Debug, Clone)]
 pub struct CpuMark {
     at: Instant,
-    stat: Result<ProcStat, String>,
+    sample: Result<Sample, String>,
     ru: sys::Rusage,
 }
 
-/// Read `/proc/stat` and rusage now.
-pub fn mark(root: &Root) -> CpuMark {
+/// Sample the host and rusage now.
+pub fn mark(sampler: &mut Sampler) -> CpuMark {
     CpuMark {
         at: Instant::now(),
-        stat: root
-            .parse("/proc/stat", parse_proc_stat)
-            .map_err(|e| e.to_string()),
+        sample: sampler.sample().map_err(|e| e.to_string()),
         ru: sys::process_rusage(),
     }
 }
@@ -35,53 +35,42 @@ pub fn report(a: &CpuMark, b: &CpuMark) -> CpuReport {
         process_sys_us: b.ru.sys_us.saturating_sub(a.ru.sys_us),
         ..CpuReport::default()
     };
-    match (&a.stat, &b.stat) {
+    match (&a.sample, &b.sample) {
         (Ok(sa), Ok(sb)) => {
+            let d = sb.delta(sa);
             let hz = sys::clock_ticks() as f64;
             let mut busy = 0u64;
-            for (id, tb) in &sb.cpus {
-                let Some((_, ta)) = sa.cpus.iter().find(|(i, _)| i == id) else {
-                    continue;
-                };
-                let d = tb.delta(ta);
-                busy += d.busy();
-                let p = d.percent();
+            for c in &d.cpus {
+                busy += c.times.busy();
                 r.cpus.push(CpuUse {
-                    cpu: id.0,
-                    usr: p.usr,
-                    sys: p.sys,
-                    irq: p.irq,
-                    softirq: p.softirq,
-                    idle: p.idle + p.iowait,
+                    cpu: c.cpu.0,
+                    usr: c.pct.usr,
+                    sys: c.pct.sys,
+                    irq: c.pct.irq,
+                    softirq: c.pct.softirq,
+                    idle: c.pct.idle + c.pct.iowait,
                 });
             }
             r.host_busy_us = busy as f64 * 1e6 / hz;
+            if !d.notes.is_empty() && r.cpus.is_empty() {
+                r.note = Some(d.notes.join("; "));
+            }
         }
         (Err(e), _) | (_, Err(e)) => r.note = Some(e.clone()),
     }
     r
 }
 
-/// Parse the `Udp:` lines of `/proc/net/snmp` (header line, then values).
+/// The UDP counters of `/proc/net/snmp` text.
 pub fn parse_udp_snmp(text: &str) -> Option<UdpSnmp> {
-    let mut lines = text.lines().filter(|l| l.starts_with("Udp:"));
-    let names: Vec<&str> = lines.next()?.split_whitespace().skip(1).collect();
-    let vals: Vec<&str> = lines.next()?.split_whitespace().skip(1).collect();
-    if names.len() != vals.len() {
-        return None;
-    }
-    let get = |k: &str| -> Option<u64> {
-        names
-            .iter()
-            .position(|n| *n == k)
-            .and_then(|i| vals[i].parse().ok())
-    };
+    let s = parse_snmp(text).ok()?;
+    let g = |k: &str| s.get(k).map(|v| v.max(0) as u64);
     Some(UdpSnmp {
-        in_datagrams: get("InDatagrams")?,
-        rcvbuf_errors: get("RcvbufErrors").unwrap_or(0),
-        in_errors: get("InErrors").unwrap_or(0),
-        no_ports: get("NoPorts").unwrap_or(0),
-        out_datagrams: get("OutDatagrams").unwrap_or(0),
+        in_datagrams: g("Udp.InDatagrams")?,
+        rcvbuf_errors: g("Udp.RcvbufErrors").unwrap_or(0),
+        in_errors: g("Udp.InErrors").unwrap_or(0),
+        no_ports: g("Udp.NoPorts").unwrap_or(0),
+        out_datagrams: g("Udp.OutDatagrams").unwrap_or(0),
     })
 }
 
@@ -122,7 +111,6 @@ UdpLite: 0 0 0 0 0 0 0 0 0\n";
         assert_eq!(u.in_errors, 25);
         assert_eq!(u.no_ports, 3);
         assert_eq!(u.out_datagrams, 900);
-        assert!(parse_udp_snmp("Udp: A B\n").is_none());
-        assert!(parse_udp_snmp("").is_none());
+        assert!(parse_udp_snmp("Ip: A B\nIp: 1 2\n").is_none());
     }
 }

@@ -15,7 +15,7 @@ pub enum EngineError {
         reason: String,
     },
     /// The control connection could not be made.
-    #[error("cannot reach {addr}: {source} (is `nettune serve` running there?)")]
+    #[error("cannot reach {addr} (is `nettune serve` running there?)")]
     Connect {
         /// Address.
         addr: String,
@@ -24,7 +24,7 @@ pub enum EngineError {
         source: std::io::Error,
     },
     /// The server's listening socket could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         /// Address.
         addr: String,
@@ -33,7 +33,7 @@ pub enum EngineError {
         source: std::io::Error,
     },
     /// The peer broke the protocol.
-    #[error("{addr}: {source}")]
+    #[error("{addr}")]
     Proto {
         /// Peer address.
         addr: String,

@@ -1,7 +1,9 @@
 //! Host facts reported with every result: kernel, CPUs, congestion control,
-//! interfaces with their queues and IRQ affinities. Read through a [`Root`].
+//! interfaces with their queues, offloads and IRQ affinities. Taken from
+//! [`host::snapshot::read_snapshot`] (the same data `nettune inspect` shows).
 
 use host::Root;
+use model::snapshot::{HostSnapshot, Probe};
 use serde::{Deserialize, Serialize};
 
 /// One IRQ of an interface and the CPUs that serve it.
@@ -9,7 +11,7 @@ use serde::{Deserialize, Serialize};
 pub struct IrqAffinity {
     /// IRQ number.
     pub irq: u32,
-    /// `effective_affinity_list` (or `smp_affinity_list`).
+    /// Effective affinity (else smp_affinity), as a cpulist.
     pub cpus: String,
 }
 
@@ -18,7 +20,7 @@ pub struct IrqAffinity {
 pub struct IfaceFacts {
     /// Name.
     pub name: String,
-    /// Driver (from the `device/driver` link), if any.
+    /// Driver, if any.
     pub driver: Option<String>,
     /// MTU.
     pub mtu: Option<u32>,
@@ -28,7 +30,10 @@ pub struct IfaceFacts {
     pub rx_queues: u32,
     /// TX queues.
     pub tx_queues: u32,
-    /// MSI IRQs and their affinities.
+    /// Offloads that are on (`ethtool -k` names), when ethtool could read them.
+    #[serde(default)]
+    pub offloads_on: Vec<String>,
+    /// IRQs and their affinities.
     pub irqs: Vec<IrqAffinity>,
 }
 
@@ -49,51 +54,59 @@ pub struct HostFacts {
     pub interfaces: Vec<IfaceFacts>,
 }
 
-/// Gather facts; missing files leave fields empty, never fail.
-pub fn gather(root: &Root) -> HostFacts {
-    let s = |p: &str| root.read_opt(p).ok().flatten();
-    let cpus_online = s("/sys/devices/system/cpu/online");
-    let ncpus = cpus_online
-        .as_deref()
-        .and_then(|l| model::CpuSet::parse_list(l).ok())
-        .map(|c| c.len() as u32)
-        .unwrap_or(0);
-    let mut interfaces = Vec::new();
-    for name in root.list("/sys/class/net").unwrap_or_default() {
-        if name == "lo" {
-            continue;
-        }
-        let base = format!("/sys/class/net/{name}");
-        let queues = root.list(format!("{base}/queues")).unwrap_or_default();
-        let mut irqs: Vec<IrqAffinity> = root
-            .list(format!("{base}/device/msi_irqs"))
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|i| i.parse::<u32>().ok())
-            .map(|irq| IrqAffinity {
-                irq,
-                cpus: s(&format!("/proc/irq/{irq}/effective_affinity_list"))
-                    .or_else(|| s(&format!("/proc/irq/{irq}/smp_affinity_list")))
-                    .unwrap_or_default(),
-            })
-            .collect();
-        irqs.sort_by_key(|i| i.irq);
-        interfaces.push(IfaceFacts {
-            driver: root.link_name(format!("{base}/device/driver")).ok(),
-            mtu: s(&format!("{base}/mtu")).and_then(|v| v.parse().ok()),
-            operstate: s(&format!("{base}/operstate")),
-            rx_queues: queues.iter().filter(|q| q.starts_with("rx-")).count() as u32,
-            tx_queues: queues.iter().filter(|q| q.starts_with("tx-")).count() as u32,
-            irqs,
-            name,
-        });
-    }
+/// Facts from a snapshot.
+pub fn from_snapshot(s: &HostSnapshot) -> HostFacts {
+    let interfaces = s
+        .interfaces
+        .iter()
+        .filter(|i| i.name != "lo")
+        .map(|i| {
+            let mut irqs: Vec<IrqAffinity> = s
+                .irqs
+                .iter()
+                .filter(|q| q.interface.as_deref() == Some(i.name.as_str()))
+                .map(|q| IrqAffinity {
+                    irq: q.number.0,
+                    cpus: q
+                        .effective_affinity
+                        .as_ref()
+                        .or(q.smp_affinity.as_ref())
+                        .map(|c| c.to_list())
+                        .unwrap_or_default(),
+                })
+                .collect();
+            irqs.sort_by_key(|q| q.irq);
+            let offloads_on = match &i.ethtool.features {
+                Probe::Ok { value } => value
+                    .iter()
+                    .filter(|(_, f)| f.active)
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            IfaceFacts {
+                name: i.name.clone(),
+                driver: i.driver.clone(),
+                mtu: i.mtu,
+                operstate: i.operstate.clone(),
+                rx_queues: i.rx_queues.len() as u32,
+                tx_queues: i.tx_queues.len() as u32,
+                offloads_on,
+                irqs,
+            }
+        })
+        .collect();
     HostFacts {
-        hostname: s("/proc/sys/kernel/hostname"),
-        kernel: s("/proc/sys/kernel/osrelease"),
-        cpus_online,
-        ncpus,
-        congestion_control: s("/proc/sys/net/ipv4/tcp_congestion_control"),
+        hostname: s.source.hostname.clone(),
+        kernel: s.source.kernel.clone(),
+        cpus_online: Some(s.cpu.online.to_list()),
+        ncpus: s.cpu.online.len() as u32,
+        congestion_control: s.sysctls.get("net.ipv4.tcp_congestion_control").cloned(),
         interfaces,
     }
+}
+
+/// Gather facts of the host (or fixture) at `root`; never fails.
+pub fn gather(root: &Root) -> HostFacts {
+    from_snapshot(&host::snapshot::read_snapshot(root))
 }

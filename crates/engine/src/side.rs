@@ -189,7 +189,7 @@ impl SideRun {
 /// CPU marks at the window's edges.
 #[derive(Debug)]
 pub struct CpuWindow {
-    root: Root,
+    sampler: host::sampler::Sampler,
     start: Option<CpuMark>,
     end: Option<CpuMark>,
 }
@@ -198,7 +198,7 @@ impl CpuWindow {
     /// Not yet started.
     pub fn new(root: Root) -> CpuWindow {
         CpuWindow {
-            root,
+            sampler: host::sampler::Sampler::new(root),
             start: None,
             end: None,
         }
@@ -207,14 +207,14 @@ impl CpuWindow {
     pub fn poll(&mut self, t: &Timing, now: Instant) -> Option<Instant> {
         if self.start.is_none() {
             if now >= t.win_start() {
-                self.start = Some(cpu::mark(&self.root));
+                self.start = Some(cpu::mark(&mut self.sampler));
             } else {
                 return Some(t.win_start());
             }
         }
         if self.end.is_none() {
             if now >= t.win_end() {
-                self.end = Some(cpu::mark(&self.root));
+                self.end = Some(cpu::mark(&mut self.sampler));
             } else {
                 return Some(t.win_end());
             }
@@ -223,8 +223,14 @@ impl CpuWindow {
     }
     /// The report (marks missing ones now).
     pub fn report(mut self) -> CpuReport {
-        let a = self.start.take().unwrap_or_else(|| cpu::mark(&self.root));
-        let b = self.end.take().unwrap_or_else(|| cpu::mark(&self.root));
+        let a = self
+            .start
+            .take()
+            .unwrap_or_else(|| cpu::mark(&mut self.sampler));
+        let b = self
+            .end
+            .take()
+            .unwrap_or_else(|| cpu::mark(&mut self.sampler));
         cpu::report(&a, &b)
     }
 }

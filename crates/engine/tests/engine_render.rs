@@ -22,6 +22,7 @@ fn facts(name: &str) -> HostFacts {
             operstate: Some("up".into()),
             rx_queues: 2,
             tx_queues: 2,
+            offloads_on: vec!["rx-gro".into(), "tx-tcp-segmentation".into()],
             irqs: vec![IrqAffinity {
                 irq: 25,
                 cpus: "0".into(),

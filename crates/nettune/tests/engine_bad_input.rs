@@ -212,3 +212,17 @@ fn per_client_limit() {
     let _ = first.wait();
     one_line_error(&out, "per-client limit");
 }
+
+#[test]
+fn not_a_nettune_server() {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port().to_string();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let _ = s.write_all(b"HTTP/1.0 400 Bad Request\r\n\r\n");
+        std::thread::sleep(Duration::from_millis(300));
+    });
+    let out = bench(&refs(&quick(&port, "tcp-rr")), &[]);
+    t.join().unwrap();
+    one_line_error(&out, "not a nettune endpoint");
+}
