@@ -62,7 +62,7 @@ pub struct Args {
     #[arg(long, short, default_value_t = 1.0, value_name = "S")]
     pub interval: f64,
     /// Server sends, client receives (stream tests).
-    #[arg(long, short = 'R', conflicts_with = "bidir")]
+    #[arg(long, short = 'R')]
     pub reverse: bool,
     /// Both directions at once on separate flows (stream tests).
     #[arg(long)]
@@ -95,7 +95,7 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub rcvbuf: Option<u64>,
     /// Print one JSON document at the end (both hosts' facts, full config, histograms).
-    #[arg(long, conflicts_with = "json_stream")]
+    #[arg(long)]
     pub json: bool,
     /// Print NDJSON: one line per interval, then the result.
     #[arg(long)]
@@ -131,6 +131,12 @@ fn buf(what: &str, v: Option<u64>) -> anyhow::Result<Option<u32>> {
 /// Turn flags into a validated configuration.
 pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
     let test: TestKind = a.test.parse().map_err(anyhow::Error::msg)?;
+    if a.reverse && a.bidir {
+        anyhow::bail!("--reverse and --bidir exclude each other (--bidir already runs both ways)");
+    }
+    if a.json && a.json_stream {
+        anyhow::bail!("--json and --json-stream exclude each other");
+    }
     let online = root
         .read_opt("/sys/devices/system/cpu/online")
         .ok()
