@@ -35,23 +35,31 @@ fn every_test_type_over_veth() {
     for (test, extra) in [
         ("tcp-stream", vec!["--flows", "2"]),
         ("udp-stream", vec!["--size", "64"]),
+        ("udp-stream", vec!["--size", "64", "--reverse"]),
+        ("tcp-stream", vec!["--bidir"]),
         ("tcp-rr", vec![]),
         ("udp-rr", vec![]),
         ("tcp-crr", vec![]),
     ] {
-        let snmp0 = lab.b.sh("cat /proc/net/snmp").unwrap();
-        let dev0 = lab.b.sh("cat /proc/net/dev").unwrap();
+        // The receiving namespace: the server's, or the client's for --reverse.
+        let (rx_ns, rx_if) = if extra.contains(&"--reverse") {
+            (&lab.a, "nt0")
+        } else {
+            (&lab.b, "nt1")
+        };
+        let snmp0 = rx_ns.sh("cat /proc/net/snmp").unwrap();
+        let dev0 = rx_ns.sh("cat /proc/net/dev").unwrap();
         let mut args = vec!["bench", addr.as_str(), "--test", test, "--json"];
         args.extend_from_slice(QUICK);
         args.extend(extra.iter().copied());
         let out = lab.a.command(BIN).args(&args).output().unwrap();
         let r = json(&out);
         sane(&r, test);
-        let snmp1 = lab.b.sh("cat /proc/net/snmp").unwrap();
-        let dev1 = lab.b.sh("cat /proc/net/dev").unwrap();
-        let rx = dev_rx_bytes(&dev1, "nt1") - dev_rx_bytes(&dev0, "nt1");
+        let snmp1 = rx_ns.sh("cat /proc/net/snmp").unwrap();
+        let dev1 = rx_ns.sh("cat /proc/net/dev").unwrap();
+        let rx = dev_rx_bytes(&dev1, rx_if) - dev_rx_bytes(&dev0, rx_if);
         let d = &r["results"][0];
-        // Payload the server saw cannot exceed what arrived on its interface.
+        // Payload the receiver saw cannot exceed what arrived on its interface.
         let payload = u(&d["bytes"]);
         assert!(
             payload <= rx,
