@@ -97,6 +97,7 @@ ntj() { nt "$@" --json --warmup 0.5 --duration "$T" --interval "$T"; }
 
 echo "peers.sh: results in $OUT, ${T}s per run, $REPS repetitions"
 START=$(date +%s)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- tcp-stream, 2 flows ------------------------------------------------------
 servers ""
@@ -172,10 +173,11 @@ for _ in $(seq $REPS); do
 done
 
 END=$(date +%s)
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 cp "$DATA" bench/last-peers-data.tsv
 python3 bench/render_results.py "$DATA" bench/RESULTS.md \
   --seconds "$T" --reps "$REPS" --elapsed $((END - START)) \
-  --kernel "$(uname -r)" --cc "$CC_DEFAULT" \
+  --kernel "$(uname -r)" --cc "$CC_DEFAULT" --load "$LOAD0 at the start, $LOAD1 at the end" \
   --nettune "$("$NT" --version)" \
   --peers "$(iperf3 --version | head -1 | cut -d' ' -f1-2); $(iperf -v 2>&1 | cut -d' ' -f1-3); sockperf $(sockperf --version 2>&1 | head -1 | grep -o '[0-9][0-9.]*'); $(nuttcp -V 2>&1 | head -1); qperf $(dpkg-query -W -f='${Version}' qperf 2>/dev/null || echo '?')"
 echo "peers.sh: wrote bench/RESULTS.md (engine section) in $((END - START)) s"

@@ -43,15 +43,26 @@ def fmt(v, scale, digits):
     return "–" if v is None else f"{v / scale:.{digits}f}"
 
 
+def cell(data, metric, tool, scale, digits):
+    """Median, and the range of the runs when there are several."""
+    v = data.get(metric, {}).get(tool)
+    if not v:
+        return "–"
+    m = fmt(statistics.median(v), scale, digits)
+    if len(v) < 2:
+        return m
+    return f"{m} ({fmt(min(v), scale, digits)}–{fmt(max(v), scale, digits)})"
+
+
 def row(data, label, metric, scale, digits, peers, goal, higher_better=True):
     nt = med(data, metric, "nettune")
-    cells = [fmt(nt, scale, digits)]
+    cells = [cell(data, metric, "nettune", scale, digits)]
     best = None
     best_tool = None
     for p in PEERS:
         if p in peers:
             v = med(data, metric, p)
-            cells.append(fmt(v, scale, digits))
+            cells.append(cell(data, metric, p, scale, digits))
             if v is not None and (best is None or (v > best if higher_better else v < best)):
                 best, best_tool = v, p
         else:
@@ -77,6 +88,7 @@ def main():
     ap.add_argument("--cc", required=True)
     ap.add_argument("--nettune", required=True)
     ap.add_argument("--peers", required=True)
+    ap.add_argument("--load", default="?")
     a = ap.parse_args()
     d = load(a.data)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -90,7 +102,9 @@ def main():
         f"Measured {now} by `bench/peers.sh {a.seconds}` ({a.elapsed} s): kernel {a.kernel}, "
         "2 vCPU KVM guest, two network namespaces joined by a 2-queue veth pair "
         f"(198.18.255.0/30). {a.nettune}; peers: {a.peers}. Each cell is the median of "
-        f"{a.reps} runs of {a.seconds} s; nettune and the peers alternate within each repetition.",
+        f"{a.reps} runs of {a.seconds} s, with the range of the runs in parentheses; nettune and the "
+        "peers alternate within each repetition. The machine is shared with other work "
+        f"(load average {a.load}), so the run-to-run spread matters as much as the medians.",
         "",
         head,
         sep,
@@ -156,6 +170,10 @@ def main():
         f"- **Congestion control**: the namespaces' default is {cc}; tcp-stream is reported for "
         f"{cc} and for reno, set per namespace (cubic is built but not in "
         "tcp_allowed_congestion_control, so a namespace may not select it).",
+        "- **GSO/GRO rows** count the datagrams the application read. The kernel moves "
+        "64-datagram super-packets end to end (GSO on send, UDP GRO on the receiving socket), "
+        "so these rows measure the batching path and are never mixed into the 64 B figure "
+        "above.",
         "- Raw per-run values: `bench/last-peers-data.tsv`.",
         END,
     ]

@@ -53,8 +53,30 @@ fn server_error(m: Msg) -> EngineError {
     }
 }
 
-/// Connect and authenticate; returns the control stream and its address.
-fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr), EngineError> {
+/// Capabilities a configuration needs from the server.
+pub fn needed_caps(cfg: &TestConfig) -> Vec<&'static str> {
+    let mut v = vec![cfg.test.name()];
+    match cfg.direction {
+        crate::config::Direction::Forward => {}
+        crate::config::Direction::Reverse => v.push("reverse"),
+        crate::config::Direction::Bidir => v.push("bidir"),
+    }
+    for (on, cap) in [
+        (cfg.udp_gso, "udp-gso"),
+        (cfg.udp_gro, "udp-gro"),
+        (cfg.zerocopy, "zerocopy"),
+        (cfg.busy_poll_us > 0, "busy-poll"),
+    ] {
+        if on {
+            v.push(cap);
+        }
+    }
+    v
+}
+
+/// Connect and authenticate; returns the control stream, its address and the
+/// server's capabilities.
+fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr, Vec<String>), EngineError> {
     let addr = (o.host.as_str(), o.port)
         .to_socket_addrs()
         .map_err(|e| EngineError::Resolve {
@@ -86,8 +108,10 @@ fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr), EngineError> {
         });
     }
     let hello = proto::read_msg(&mut s, MAX_SERVER_FRAME).map_err(perr(&addr))?;
-    let challenge = match hello {
-        Msg::Hello { challenge, .. } => challenge,
+    let (challenge, caps) = match hello {
+        Msg::Hello {
+            challenge, caps, ..
+        } => (challenge, caps),
         other => return Err(server_error(other)),
     };
     if let Some(sn) = challenge {
@@ -125,7 +149,7 @@ fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr), EngineError> {
             Err(e) => return Err(perr(&addr)(e)),
         }
     }
-    Ok((s, addr))
+    Ok((s, addr, caps))
 }
 
 fn udp_flow_socket(cfg: &TestConfig, server: SocketAddr) -> Result<UdpSocket, EngineError> {
@@ -160,7 +184,16 @@ pub fn run(
     on_interval: &mut dyn FnMut(&IntervalReport),
 ) -> Result<BenchResult, EngineError> {
     cfg.validate().map_err(|e| EngineError::Run(e.0))?;
-    let (mut ctrl, addr) = handshake(o)?;
+    let (mut ctrl, addr, caps) = handshake(o)?;
+    if let Some(missing) = needed_caps(cfg)
+        .into_iter()
+        .find(|c| !caps.iter().any(|x| x == c))
+    {
+        return Err(EngineError::Server {
+            code: "caps".into(),
+            message: format!("{addr} does not support {missing} (an older nettune?)"),
+        });
+    }
     proto::write_msg(
         &mut ctrl,
         &Msg::Setup {

@@ -291,6 +291,9 @@ fn bind_data(cfg: &TestConfig, ip: IpAddr) -> std::io::Result<(Data, u16)> {
     match cfg.test {
         TestKind::TcpStream | TestKind::TcpRr => {
             let l = reuseport_listener(any, 1024)?;
+            // Buffer sizes set on the listener reach the accepted sockets
+            // before the handshake, so they shape the window scale.
+            crate::worker::apply_opts(std::os::fd::AsFd::as_fd(&l), cfg, true);
             let port = l.local_addr()?.port();
             Ok((Data::Tcp(l), port))
         }
@@ -300,6 +303,9 @@ fn bind_data(cfg: &TestConfig, ip: IpAddr) -> std::io::Result<(Data, u16)> {
             let mut v = vec![first];
             for _ in 1..cfg.threads {
                 v.push(reuseport_listener(SocketAddr::new(ip, port), 4096)?);
+            }
+            for l in &v {
+                crate::worker::apply_opts(std::os::fd::AsFd::as_fd(l), cfg, true);
             }
             Ok((Data::Crr(v), port))
         }

@@ -76,7 +76,7 @@ pub struct Args {
     /// TCP_NODELAY on data connections.
     #[arg(long)]
     pub nodelay: bool,
-    /// SO_BUSY_POLL µs on data sockets; workers also spin this long before sleeping.
+    /// SO_BUSY_POLL µs on data sockets; request/response workers also spin this long before sleeping.
     #[arg(long, value_name = "USEC", default_value_t = 0)]
     pub busy_poll: u32,
     /// MSG_ZEROCOPY sends (tcp-stream).
