@@ -137,3 +137,40 @@ fn human_output_has_table() {
     assert!(text.contains("p99.99"), "{text}");
     assert!(text.contains("transactions/s"), "{text}");
 }
+
+#[test]
+fn tcp_stream_paced_zerocopy_and_buffers() {
+    let r = run(
+        "tcp-stream",
+        &[
+            "--rate",
+            "200M",
+            "--zerocopy",
+            "--nodelay",
+            "--sndbuf",
+            "1M",
+            "--rcvbuf",
+            "1M",
+        ],
+    );
+    let bps = f(&r["results"][0]["bits_per_sec"]);
+    assert!(
+        bps > 0.6 * 200e6 && bps < 1.1 * 200e6,
+        "paced at 200 Mbit/s: {bps}"
+    );
+    assert_eq!(r["config"]["zerocopy"], true);
+    assert_eq!(r["config"]["sndbuf"], 1 << 20);
+}
+
+#[test]
+fn tcp_rr_busy_poll_pinned() {
+    let r = run("tcp-rr", &["--busy-poll", "20", "--cpus", "0"]);
+    assert_eq!(r["config"]["busy_poll_us"], 20);
+    assert_eq!(r["config"]["cpus"], serde_json::json!([0]));
+    for side in ["client", "server_side"] {
+        for w in r[side]["workers"].as_array().unwrap() {
+            assert_eq!(w["cpu"], 0, "{side} worker pinned: {w}");
+            assert!(w["error"].is_null(), "{side}: {w}");
+        }
+    }
+}
