@@ -344,6 +344,27 @@ pub enum Target {
         /// Parameter name.
         param: String,
     },
+    /// A file, symlink or directory nettune creates (systemd unit, plan copy
+    /// for `apply --persist`); the value is the content or the link target.
+    /// Rollback removes it.
+    Created {
+        /// Path as on a live host.
+        path: String,
+        /// What is created.
+        what: CreatedKind,
+    },
+}
+
+/// Kind of a [`Target::Created`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CreatedKind {
+    /// A regular file with the value as content.
+    File,
+    /// A symlink to the value.
+    Symlink,
+    /// A directory (value ignored).
+    Dir,
 }
 
 impl Target {
@@ -357,6 +378,7 @@ impl Target {
             }
             Target::Service { name } => format!("service {name}"),
             Target::ModuleParam { module, param } => format!("module {module} {param}"),
+            Target::Created { path, .. } => path.clone(),
         }
     }
 }

@@ -131,6 +131,11 @@ pub fn script(plan: &Plan) -> String {
                     format!("systemctl start {name}")
                 }
             }
+            Target::Created { path, what } => match what {
+                model::plan::CreatedKind::File => format!("cat > {path} <<'EOF'\n{}\nEOF", c.after.trim_end()),
+                model::plan::CreatedKind::Symlink => format!("ln -s {} {path}", sh_quote(&c.after)),
+                model::plan::CreatedKind::Dir => format!("mkdir {path}"),
+            },
             Target::ModuleParam { module, param } => format!(
                 "echo 'options {module} {param}={}' > /etc/modprobe.d/nettune-{module}.conf  # effective on module reload",
                 c.after
