@@ -418,6 +418,9 @@ pub enum ApplyError {
     Incomplete(u32),
 }
 
+/// Re-plan hook: the later phases' changes from a fresh snapshot.
+pub type Replan<'a> = Box<dyn FnMut() -> Result<Vec<Change>, String> + 'a>;
+
 /// Apply knobs.
 #[derive(Default)]
 pub struct ApplyOptions<'a> {
@@ -425,7 +428,7 @@ pub struct ApplyOptions<'a> {
     pub pause_after_writes: Option<usize>,
     /// Called after the channels phase changed something: returns the
     /// changes of the later phases computed from a fresh snapshot (IRQs renumber).
-    pub replan: Option<Box<dyn FnMut() -> Result<Vec<Change>, String> + 'a>>,
+    pub replan: Option<Replan<'a>>,
     /// Apply even when an earlier generation is incomplete.
     pub force: bool,
 }
@@ -581,7 +584,7 @@ pub fn apply(
                 }
             }
         }
-        let next_is_later = changes.get(i).is_none_or(|n| n.phase > Phase::Channels);
+        let next_is_later = changes.get(i).map_or(true, |n| n.phase > Phase::Channels);
         if channels_changed && c.phase == Phase::Channels && next_is_later {
             if let Some(rp) = opts.replan.as_mut() {
                 match rp() {
@@ -691,7 +694,7 @@ pub fn rollback(
             all.iter().filter(|g| g.id >= id && g.active()).collect()
         }
     };
-    todo.sort_by(|a, b| b.id.cmp(&a.id));
+    todo.sort_by_key(|g| std::cmp::Reverse(g.id));
     let mut rep = RollbackReport {
         rolled_back: Vec::new(),
         restored: 0,

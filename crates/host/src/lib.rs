@@ -2,10 +2,15 @@
 //! through a [`Root`], so a recorded tree of a real machine can stand in for `/`.
 
 pub mod apply;
+pub mod capture;
 pub mod error;
+pub mod ethtool;
 pub mod journal;
+pub mod owners;
 pub mod persist;
 pub mod root;
+pub mod snapshot;
 
 pub use error::HostError;
 pub use root::Root;
+pub use snapshot::{read_snapshot, read_snapshot_with};

@@ -5,6 +5,7 @@
 
 pub mod cpuset;
 pub mod error;
+pub mod findings;
 pub mod parse;
 pub mod plan;
 pub mod snapshot;

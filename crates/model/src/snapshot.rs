@@ -229,7 +229,8 @@ pub struct Irq {
     pub name: String,
     /// The controller/type text between the counts and the name (`PCI-MSIX-0000:00:03.0 1-edge`).
     pub chip: String,
-    /// Interrupt counts per CPU, indexed by the CPU columns of `/proc/interrupts`.
+    /// Interrupt counts indexed by CPU number (the column headers of
+    /// `/proc/interrupts`); CPUs without a column (offline) count 0.
     pub per_cpu: Vec<u64>,
     /// `/proc/irq/N/smp_affinity`.
     pub smp_affinity: Option<CpuSet>,

@@ -1,0 +1,735 @@
+//! Read a [`HostSnapshot`] from a [`Root`].
+//!
+//! Reading never fails as a whole: every file that is missing where it should
+//! exist, unreadable or malformed leaves its field `None` (or empty) and adds
+//! a [`Note`] naming the file. Knobs that older kernels or virtual devices
+//! legitimately lack (`effective_affinity` before 4.15, `cpufreq` in VMs,
+//! `xps_cpus` on single-queue devices) are `None` without a note.
+
+use crate::ethtool::{self, EthtoolSource, EthtoolStateExt};
+use crate::owners;
+use crate::{HostError, Root};
+use model::parse::interrupts::parse_interrupts;
+use model::parse::irqname::parse_irq_name;
+use model::snapshot::{
+    Cpu, CpuSummary, HostSnapshot, IfaceStats, Interface, Irq, Note, NumaNode, RxQueue, Source,
+    TxQueue, SNAPSHOT_SCHEMA_VERSION,
+};
+use model::{CpuId, CpuSet, IrqNumber, NodeId, ParseError};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Network sysctls read into [`HostSnapshot::sysctls`]; missing ones are noted.
+pub const SYSCTLS: &[&str] = &[
+    "net.core.rmem_default",
+    "net.core.rmem_max",
+    "net.core.wmem_default",
+    "net.core.wmem_max",
+    "net.core.optmem_max",
+    "net.core.netdev_max_backlog",
+    "net.core.netdev_budget",
+    "net.core.netdev_budget_usecs",
+    "net.core.dev_weight",
+    "net.core.busy_poll",
+    "net.core.busy_read",
+    "net.core.rps_sock_flow_entries",
+    "net.core.somaxconn",
+    "net.core.default_qdisc",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_mem",
+    "net.ipv4.udp_mem",
+    "net.ipv4.tcp_congestion_control",
+    "net.ipv4.tcp_available_congestion_control",
+    "net.ipv4.tcp_tw_reuse",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.tcp_notsent_lowat",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_sack",
+    "net.ipv4.tcp_window_scaling",
+    "net.ipv4.tcp_moderate_rcvbuf",
+];
+
+/// Sysctls read when present, without a note when absent (removed in newer kernels).
+pub const OPTIONAL_SYSCTLS: &[&str] = &["net.ipv4.tcp_low_latency"];
+
+/// How a path was touched while reading a snapshot (for `capture`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Access {
+    /// A file was read.
+    File(PathBuf),
+    /// A directory was listed.
+    Dir(PathBuf),
+    /// A symlink's target was read.
+    Link(PathBuf),
+}
+
+/// Reads through a root, collecting notes and (optionally) the paths touched.
+pub(crate) struct Ctx<'a> {
+    pub(crate) root: &'a Root,
+    notes: RefCell<Vec<Note>>,
+    log: Option<RefCell<BTreeSet<Access>>>,
+}
+
+fn is_einval(e: &HostError) -> bool {
+    e.raw_os_error() == Some(22)
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(root: &'a Root, record: bool) -> Self {
+        Ctx {
+            root,
+            notes: RefCell::new(Vec::new()),
+            log: record.then(|| RefCell::new(BTreeSet::new())),
+        }
+    }
+
+    fn record(&self, a: Access) {
+        if let Some(l) = &self.log {
+            l.borrow_mut().insert(a);
+        }
+    }
+
+    /// Record a file as read without reading it (for `capture`).
+    pub(crate) fn touch(&self, path: impl AsRef<Path>) {
+        self.record(Access::File(path.as_ref().to_path_buf()));
+    }
+
+    /// Add a note about `path`.
+    pub(crate) fn note(&self, path: impl AsRef<Path>, message: impl Into<String>) {
+        self.notes.borrow_mut().push(Note {
+            path: path.as_ref().display().to_string(),
+            message: message.into(),
+        });
+    }
+
+    fn note_err(&self, e: &HostError) {
+        let path = match e {
+            HostError::NotFound { path }
+            | HostError::PermissionDenied { path }
+            | HostError::Io { path, .. }
+            | HostError::Parse { path, .. }
+            | HostError::Escape { path } => path.clone(),
+        };
+        let full = e.to_string();
+        let p = path.display().to_string();
+        let msg = full
+            .strip_prefix(&p)
+            .map(|m| m.trim_start_matches(':').trim().to_string())
+            .unwrap_or(full);
+        self.note(path, msg);
+    }
+
+    /// Trimmed text of a file that should exist: any failure is noted.
+    pub(crate) fn req(&self, path: impl AsRef<Path>) -> Option<String> {
+        let path = path.as_ref();
+        self.record(Access::File(path.to_path_buf()));
+        match self.root.read_trim(path) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.note_err(&e);
+                None
+            }
+        }
+    }
+
+    /// Trimmed text of a file that may be absent: absence (ENOENT, or EINVAL as
+    /// sysfs gives for unknown values) is silent, other failures are noted.
+    pub(crate) fn opt(&self, path: impl AsRef<Path>) -> Option<String> {
+        let path = path.as_ref();
+        self.record(Access::File(path.to_path_buf()));
+        match self.root.read_trim(path) {
+            Ok(s) => Some(s),
+            Err(e) if e.is_not_found() || is_einval(&e) => None,
+            Err(e) => {
+                self.note_err(&e);
+                None
+            }
+        }
+    }
+
+    fn parse_text<T>(
+        &self,
+        path: &Path,
+        text: Option<String>,
+        f: impl FnOnce(&str) -> Result<T, ParseError>,
+    ) -> Option<T> {
+        let text = text?;
+        match f(&text) {
+            Ok(v) => Some(v),
+            Err(source) => {
+                self.note_err(&HostError::Parse {
+                    path: path.to_path_buf(),
+                    source,
+                });
+                None
+            }
+        }
+    }
+
+    /// Parse a file that should exist.
+    pub(crate) fn req_parse<T>(
+        &self,
+        path: impl AsRef<Path>,
+        f: impl FnOnce(&str) -> Result<T, ParseError>,
+    ) -> Option<T> {
+        let path = path.as_ref();
+        let t = self.req(path);
+        self.parse_text(path, t, f)
+    }
+
+    /// Parse a file that may be absent.
+    pub(crate) fn opt_parse<T>(
+        &self,
+        path: impl AsRef<Path>,
+        f: impl FnOnce(&str) -> Result<T, ParseError>,
+    ) -> Option<T> {
+        let path = path.as_ref();
+        let t = self.opt(path);
+        self.parse_text(path, t, f)
+    }
+
+    /// Entries of a directory that should exist.
+    pub(crate) fn list_req(&self, path: impl AsRef<Path>) -> Option<Vec<String>> {
+        let path = path.as_ref();
+        self.record(Access::Dir(path.to_path_buf()));
+        match self.root.list(path) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.note_err(&e);
+                None
+            }
+        }
+    }
+
+    /// Entries of a directory that may be absent.
+    pub(crate) fn list_opt(&self, path: impl AsRef<Path>) -> Option<Vec<String>> {
+        let path = path.as_ref();
+        self.record(Access::Dir(path.to_path_buf()));
+        match self.root.list(path) {
+            Ok(v) => Some(v),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => {
+                self.note_err(&e);
+                None
+            }
+        }
+    }
+
+    /// Last component of a symlink's target, if the link exists.
+    pub(crate) fn link_opt(&self, path: impl AsRef<Path>) -> Option<String> {
+        let path = path.as_ref();
+        self.record(Access::Link(path.to_path_buf()));
+        match self.root.link_name(path) {
+            Ok(s) => Some(s),
+            Err(e) if e.is_not_found() || is_einval(&e) => None,
+            Err(e) => {
+                self.note_err(&e);
+                None
+            }
+        }
+    }
+
+    /// The final component of the real directory `path` resolves to.
+    fn resolved_name(&self, path: impl AsRef<Path>) -> Option<String> {
+        let path = path.as_ref();
+        self.record(Access::Dir(path.to_path_buf()));
+        let real = if self.root.is_live() {
+            std::fs::canonicalize(path).ok()?
+        } else {
+            self.root.resolve(path).ok()?
+        };
+        if !real.exists() {
+            return None;
+        }
+        real.file_name().map(|s| s.to_string_lossy().into_owned())
+    }
+
+    pub(crate) fn into_parts(self) -> (Vec<Note>, Vec<Access>) {
+        let log = self
+            .log
+            .map(|l| l.into_inner().into_iter().collect())
+            .unwrap_or_default();
+        (self.notes.into_inner(), log)
+    }
+}
+
+fn parse_u64(s: &str) -> Result<u64, ParseError> {
+    s.trim()
+        .parse()
+        .map_err(|_| ParseError::invalid(1, "unsigned integer", s.trim()))
+}
+
+fn parse_u32(s: &str) -> Result<u32, ParseError> {
+    s.trim()
+        .parse()
+        .map_err(|_| ParseError::invalid(1, "unsigned integer", s.trim()))
+}
+
+fn parse_i32(s: &str) -> Result<i32, ParseError> {
+    s.trim()
+        .parse()
+        .map_err(|_| ParseError::invalid(1, "integer", s.trim()))
+}
+
+/// `nohz_full` prints `(null)` when unset.
+fn parse_list_or_null(s: &str) -> Result<CpuSet, ParseError> {
+    let s = s.trim();
+    if s == "(null)" {
+        return Ok(CpuSet::new());
+    }
+    CpuSet::parse_list(s)
+}
+
+/// A PCI address such as `0000:00:03.0`.
+pub fn is_pci_address(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 12
+        && b[4] == b':'
+        && b[7] == b':'
+        && b[10] == b'.'
+        && s.chars()
+            .enumerate()
+            .all(|(i, c)| matches!(i, 4 | 7 | 10) || c.is_ascii_hexdigit())
+}
+
+/// `nodeN/distance`: whitespace-separated distances.
+pub fn parse_distances(s: &str) -> Result<Vec<u32>, ParseError> {
+    s.split_whitespace()
+        .map(|t| t.parse().map_err(|_| ParseError::invalid(1, "distance", t)))
+        .collect()
+}
+
+/// `MemTotal` in KiB from `nodeN/meminfo` (`Node 0 MemTotal:  4941600 kB`)
+/// or `/proc/meminfo` (`MemTotal:  4941600 kB`).
+pub fn parse_mem_total_kib(s: &str) -> Result<u64, ParseError> {
+    for (i, line) in s.lines().enumerate() {
+        if let Some((head, rest)) = line.split_once(':') {
+            if head.split_whitespace().last() == Some("MemTotal") {
+                let v = rest.split_whitespace().next().unwrap_or("");
+                return v
+                    .parse()
+                    .map_err(|_| ParseError::invalid(i + 1, "MemTotal value", v));
+            }
+        }
+    }
+    Err(ParseError::format(1, "no MemTotal line"))
+}
+
+/// Read a snapshot of the host at `root`, with ethtool state from the
+/// default source: netlink on the live host, `ethtool/<iface>.json` under a
+/// fixture root.
+pub fn read_snapshot(root: &Root) -> HostSnapshot {
+    let src = ethtool::default_source(root);
+    read_snapshot_with(root, src.as_ref())
+}
+
+/// Read a snapshot taking ethtool state from `eth`.
+pub fn read_snapshot_with(root: &Root, eth: &dyn EthtoolSource) -> HostSnapshot {
+    let ctx = Ctx::new(root, false);
+    let snap = read_into(&ctx, eth);
+    let (notes, _) = ctx.into_parts();
+    HostSnapshot { notes, ..snap }
+}
+
+/// Read a snapshot and also return every path read (for `capture`).
+pub fn read_snapshot_recorded(root: &Root, eth: &dyn EthtoolSource) -> (HostSnapshot, Vec<Access>) {
+    let ctx = Ctx::new(root, true);
+    let snap = read_into(&ctx, eth);
+    let (notes, log) = ctx.into_parts();
+    (HostSnapshot { notes, ..snap }, log)
+}
+
+fn read_into(ctx: &Ctx<'_>, eth: &dyn EthtoolSource) -> HostSnapshot {
+    let root = ctx.root;
+    let label = if root.is_live() {
+        None
+    } else {
+        std::fs::read_to_string(root.dir().join("LABEL"))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let source = Source {
+        root: root.dir().display().to_string(),
+        hostname: ctx.req("/proc/sys/kernel/hostname"),
+        kernel: ctx.req("/proc/sys/kernel/osrelease"),
+        label,
+    };
+    let cpu = read_cpu_summary(ctx);
+    let nodes = read_nodes(ctx, &cpu);
+    let cpus = read_cpus(ctx, &cpu, &nodes);
+    let mut irqs = read_irqs(ctx);
+    let mut interfaces = Vec::new();
+    for name in ctx.list_req("/sys/class/net").unwrap_or_default() {
+        interfaces.push(read_interface(ctx, &name, &irqs, eth));
+    }
+    for i in &interfaces {
+        for n in &i.irqs {
+            if let Some(irq) = irqs.iter_mut().find(|q| q.number == *n) {
+                irq.interface = Some(i.name.clone());
+            }
+        }
+    }
+    HostSnapshot {
+        schema_version: SNAPSHOT_SCHEMA_VERSION,
+        source,
+        cpu,
+        cpus,
+        nodes,
+        interfaces,
+        irqs,
+        sysctls: read_sysctls(ctx),
+        owners: owners::read_owners(ctx),
+        notes: Vec::new(),
+    }
+}
+
+const CPU: &str = "/sys/devices/system/cpu";
+const NODE: &str = "/sys/devices/system/node";
+
+fn read_cpu_summary(ctx: &Ctx<'_>) -> CpuSummary {
+    let list = |f: &str| ctx.req_parse(format!("{CPU}/{f}"), CpuSet::parse_list);
+    let online = list("online").unwrap_or_default();
+    let possible = list("possible").unwrap_or_else(|| online.clone());
+    CpuSummary {
+        possible,
+        online,
+        isolated: ctx
+            .opt_parse(format!("{CPU}/isolated"), CpuSet::parse_list)
+            .unwrap_or_default(),
+        nohz_full: ctx
+            .opt_parse(format!("{CPU}/nohz_full"), parse_list_or_null)
+            .unwrap_or_default(),
+        idle_driver: ctx
+            .opt(format!("{CPU}/cpuidle/current_driver"))
+            .filter(|s| !s.is_empty()),
+        idle_governor: ctx
+            .opt(format!("{CPU}/cpuidle/current_governor"))
+            .or_else(|| ctx.opt(format!("{CPU}/cpuidle/current_governor_ro")))
+            .filter(|s| !s.is_empty()),
+    }
+}
+
+fn read_nodes(ctx: &Ctx<'_>, cpu: &CpuSummary) -> Vec<NumaNode> {
+    let mut ids: Vec<u32> = ctx
+        .list_opt(NODE)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e.strip_prefix("node")?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    if ids.is_empty() {
+        let cpus = if cpu.possible.is_empty() {
+            cpu.online.clone()
+        } else {
+            cpu.possible.clone()
+        };
+        return vec![NumaNode {
+            id: NodeId(0),
+            cpus,
+            distances: vec![10],
+            mem_total_kib: ctx.opt_parse("/proc/meminfo", parse_mem_total_kib),
+        }];
+    }
+    ids.iter()
+        .map(|&n| {
+            let d = format!("{NODE}/node{n}");
+            NumaNode {
+                id: NodeId(n),
+                cpus: ctx
+                    .req_parse(format!("{d}/cpulist"), CpuSet::parse_list)
+                    .unwrap_or_default(),
+                distances: ctx
+                    .opt_parse(format!("{d}/distance"), parse_distances)
+                    .unwrap_or_default(),
+                mem_total_kib: ctx.opt_parse(format!("{d}/meminfo"), parse_mem_total_kib),
+            }
+        })
+        .collect()
+}
+
+fn read_cpus(ctx: &Ctx<'_>, sum: &CpuSummary, nodes: &[NumaNode]) -> Vec<Cpu> {
+    let present = ctx
+        .opt_parse(format!("{CPU}/present"), CpuSet::parse_list)
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| sum.possible.union(&sum.online));
+    present
+        .iter()
+        .map(|id| {
+            let d = format!("{CPU}/cpu{id}");
+            let online = match ctx.opt_parse(format!("{d}/online"), parse_u32) {
+                Some(v) => v == 1,
+                None => sum.online.contains(id),
+            };
+            let topo = |f: &str| ctx.opt_parse(format!("{d}/topology/{f}"), parse_u32);
+            let node = nodes
+                .iter()
+                .find(|n| n.cpus.contains(id))
+                .map(|n| n.id)
+                .or_else(|| {
+                    ctx.list_opt(&d)?
+                        .iter()
+                        .find_map(|e| e.strip_prefix("node")?.parse().ok().map(NodeId))
+                });
+            let siblings = if online {
+                ctx.req_parse(
+                    format!("{d}/topology/thread_siblings_list"),
+                    CpuSet::parse_list,
+                )
+            } else {
+                ctx.opt_parse(
+                    format!("{d}/topology/thread_siblings_list"),
+                    CpuSet::parse_list,
+                )
+            };
+            Cpu {
+                id: CpuId(id),
+                online,
+                core_id: topo("core_id"),
+                package: topo("physical_package_id"),
+                node,
+                siblings: siblings.unwrap_or_else(|| CpuSet::single(id)),
+                governor: ctx
+                    .opt(format!("{d}/cpufreq/scaling_governor"))
+                    .filter(|s| !s.is_empty()),
+            }
+        })
+        .collect()
+}
+
+fn read_irqs(ctx: &Ctx<'_>) -> Vec<Irq> {
+    let Some(parsed) = ctx.req_parse("/proc/interrupts", parse_interrupts) else {
+        return Vec::new();
+    };
+    let ncols = parsed.cpus.iter().map(|c| c.0 + 1).max().unwrap_or(0) as usize;
+    parsed
+        .irqs
+        .iter()
+        .map(|l| {
+            let mut per_cpu = vec![0u64; ncols];
+            for (col, cpu) in parsed.cpus.iter().enumerate() {
+                if let (Some(slot), Some(v)) = (per_cpu.get_mut(cpu.0 as usize), l.per_cpu.get(col))
+                {
+                    *slot = *v;
+                }
+            }
+            let d = format!("/proc/irq/{}", l.number.0);
+            let parsed_name = parse_irq_name(&l.name);
+            Irq {
+                number: l.number,
+                name: l.name.clone(),
+                chip: l.chip.clone(),
+                per_cpu,
+                smp_affinity: ctx.req_parse(format!("{d}/smp_affinity"), CpuSet::parse_mask),
+                effective_affinity: ctx
+                    .opt_parse(format!("{d}/effective_affinity"), CpuSet::parse_mask),
+                node: ctx.opt_parse(format!("{d}/node"), parse_i32),
+                interface: None,
+                queue: parsed_name.queue,
+            }
+        })
+        .collect()
+}
+
+fn queue_index(entry: &str, prefix: &str) -> Option<u32> {
+    entry.strip_prefix(prefix)?.parse().ok()
+}
+
+fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn EthtoolSource) -> Interface {
+    let base = format!("/sys/class/net/{name}");
+    let f = |k: &str| format!("{base}/{k}");
+    let has_device = ctx.link_opt(f("device")).is_some();
+    let (driver, pci_dir, dev_name) = if has_device {
+        let driver = ctx.link_opt(f("device/driver"));
+        let dev_name = ctx.resolved_name(f("device"));
+        let parent = ctx.resolved_name(f("device/.."));
+        let pci_dir = match (&dev_name, &parent) {
+            (Some(d), _) if is_pci_address(d) => Some((f("device"), d.clone())),
+            (_, Some(p)) if is_pci_address(p) => Some((f("device/.."), p.clone())),
+            _ => None,
+        };
+        (driver, pci_dir, dev_name)
+    } else {
+        (None, None, None)
+    };
+    let dev_file = |k: &str| -> Option<String> {
+        if !has_device {
+            return None;
+        }
+        if let Some(v) = ctx.opt(f(&format!("device/{k}"))) {
+            return Some(v);
+        }
+        let (dir, _) = pci_dir.as_ref()?;
+        if dir.ends_with("/device") {
+            return None;
+        }
+        ctx.opt(format!("{dir}/{k}"))
+    };
+    let numa_node = dev_file("numa_node")
+        .and_then(|s| ctx.parse_text(Path::new(&f("device/numa_node")), Some(s), parse_i32));
+    let local_cpus = dev_file("local_cpulist").and_then(|s| {
+        ctx.parse_text(
+            Path::new(&f("device/local_cpulist")),
+            Some(s),
+            CpuSet::parse_list,
+        )
+    });
+
+    let mut rx_queues = Vec::new();
+    let mut tx_queues = Vec::new();
+    for e in ctx.list_req(f("queues")).unwrap_or_default() {
+        if let Some(index) = queue_index(&e, "rx-") {
+            let q = f(&format!("queues/{e}"));
+            rx_queues.push(RxQueue {
+                index,
+                rps_cpus: ctx.opt_parse(format!("{q}/rps_cpus"), CpuSet::parse_mask),
+                rps_flow_cnt: ctx.opt_parse(format!("{q}/rps_flow_cnt"), parse_u64),
+            });
+        } else if let Some(index) = queue_index(&e, "tx-") {
+            let q = f(&format!("queues/{e}"));
+            tx_queues.push(TxQueue {
+                index,
+                xps_cpus: ctx.opt_parse(format!("{q}/xps_cpus"), CpuSet::parse_mask),
+                xps_rxqs: ctx.opt_parse(format!("{q}/xps_rxqs"), CpuSet::parse_mask),
+            });
+        }
+    }
+    rx_queues.sort_by_key(|q| q.index);
+    tx_queues.sort_by_key(|q| q.index);
+
+    let mut owned: BTreeSet<IrqNumber> = BTreeSet::new();
+    if let Some((dir, _)) = &pci_dir {
+        let msi = ctx.list_opt(format!("{dir}/msi_irqs")).unwrap_or_default();
+        let msi: BTreeSet<u32> = msi.iter().filter_map(|e| e.parse().ok()).collect();
+        for n in &msi {
+            ctx.touch(format!("{dir}/msi_irqs/{n}"));
+        }
+        for irq in irqs {
+            if msi.contains(&irq.number.0) {
+                owned.insert(irq.number);
+            }
+        }
+    }
+    for irq in irqs {
+        let dev = parse_irq_name(&irq.name).device;
+        if dev.as_deref() == Some(name) || (dev.is_some() && dev == dev_name) {
+            owned.insert(irq.number);
+        }
+    }
+
+    let ethtool = eth.read(name);
+    for m in ethtool.errors() {
+        let path = if ctx.root.is_live() {
+            format!("ethtool netlink ({name})")
+        } else {
+            ethtool::fixture_path(name)
+        };
+        ctx.note(path, m);
+    }
+    let mac = ctx.opt(f("address"));
+    let stat = |k: &str| ctx.opt_parse(f(&format!("statistics/{k}")), parse_u64);
+    Interface {
+        name: name.to_string(),
+        ifindex: ctx.opt_parse(f("ifindex"), parse_u32),
+        driver,
+        pci_address: pci_dir.map(|(_, a)| a),
+        perm_mac: ethtool.perm_mac.clone().or_else(|| mac.clone()),
+        mac,
+        numa_node,
+        local_cpus,
+        speed_mbps: ctx
+            .opt(f("speed"))
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .filter(|v| *v >= 0 && *v != i64::from(u32::MAX))
+            .map(|v| v as u64),
+        mtu: ctx.req_parse(f("mtu"), parse_u32),
+        operstate: ctx.opt(f("operstate")),
+        tx_queue_len: ctx.opt_parse(f("tx_queue_len"), parse_u32),
+        gro_flush_timeout: ctx.opt_parse(f("gro_flush_timeout"), parse_u64),
+        napi_defer_hard_irqs: ctx.opt_parse(f("napi_defer_hard_irqs"), parse_u32),
+        threaded: ctx.opt_parse(f("threaded"), parse_u32),
+        rx_queues,
+        tx_queues,
+        irqs: owned.into_iter().collect(),
+        ethtool,
+        stats: IfaceStats {
+            rx_packets: stat("rx_packets"),
+            tx_packets: stat("tx_packets"),
+            rx_dropped: stat("rx_dropped"),
+            tx_dropped: stat("tx_dropped"),
+            rx_missed_errors: stat("rx_missed_errors"),
+            rx_fifo_errors: stat("rx_fifo_errors"),
+        },
+    }
+}
+
+/// `/proc/sys/...` path of a dotted sysctl name.
+pub fn sysctl_path(name: &str) -> String {
+    format!("/proc/sys/{}", name.replace('.', "/"))
+}
+
+fn fold_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn read_sysctls(ctx: &Ctx<'_>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for name in SYSCTLS {
+        if let Some(v) = ctx.req(sysctl_path(name)) {
+            out.insert(name.to_string(), fold_ws(&v));
+        }
+    }
+    for name in OPTIONAL_SYSCTLS {
+        if let Some(v) = ctx.opt(sysctl_path(name)) {
+            out.insert(name.to_string(), fold_ws(&v));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pci_addresses() {
+        assert!(is_pci_address("0000:00:03.0"));
+        assert!(is_pci_address("0000:af:00.1"));
+        assert!(!is_pci_address("virtio2"));
+        assert!(!is_pci_address("0000:00:03"));
+        assert!(!is_pci_address("pci0000:00"));
+    }
+
+    #[test]
+    fn distances_and_meminfo() {
+        assert_eq!(parse_distances("10 20\n").unwrap(), vec![10, 20]);
+        assert!(parse_distances("10 x").is_err());
+        assert_eq!(
+            parse_mem_total_kib("Node 0 MemTotal:        4941600 kB\nNode 0 MemFree: 1 kB\n")
+                .unwrap(),
+            4_941_600
+        );
+        assert_eq!(
+            parse_mem_total_kib("MemTotal:       16384 kB\n").unwrap(),
+            16384
+        );
+        assert!(parse_mem_total_kib("garbage").is_err());
+        assert!(parse_mem_total_kib("Node 0 MemTotal: lots kB").is_err());
+    }
+
+    #[test]
+    fn nohz_null() {
+        assert!(parse_list_or_null("(null)\n").unwrap().is_empty());
+        assert_eq!(parse_list_or_null("1-3").unwrap().to_list(), "1-3");
+    }
+
+    #[test]
+    fn sysctl_paths() {
+        assert_eq!(
+            sysctl_path("net.core.rmem_max"),
+            "/proc/sys/net/core/rmem_max"
+        );
+    }
+}
