@@ -559,7 +559,13 @@ pub fn apply(
                 });
                 continue;
             }
-            Err(e) => return Err(fail(&mut w, format!("write failed: {e}"))),
+            Err(e) => {
+                w.append(&Record::WriteFailed {
+                    seq: this,
+                    error: e.to_string(),
+                })?;
+                return Err(fail(&mut w, format!("write failed: {e}")));
+            }
         }
         writes += 1;
         if let Err(msg) = knobs.check(&c.target, &c.after) {
@@ -629,15 +635,27 @@ fn rollback_generation(
 }
 
 fn restore_records(knobs: &Knobs<'_>, g: &Generation) -> Vec<String> {
+    let untouched: Vec<u32> = g
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Unchangeable { seq, .. } | Record::WriteFailed { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .collect();
     let mut failures = Vec::new();
     for r in g.records.iter().rev() {
         if let Record::Before {
+            seq,
             target,
             original,
             knob,
             ..
         } = r
         {
+            if untouched.contains(seq) {
+                continue;
+            }
             if matches!(target, Target::Service { .. }) && !knobs.root.is_live() {
                 continue;
             }

@@ -97,6 +97,14 @@ pub enum Record {
         /// The error.
         error: String,
     },
+    /// The write of `seq` was refused, so the knob kept its original value
+    /// (rollback skips it).
+    WriteFailed {
+        /// Sequence number.
+        seq: u32,
+        /// The error.
+        error: String,
+    },
     /// The apply ended.
     End {
         /// `applied` or `failed`.
