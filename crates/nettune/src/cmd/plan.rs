@@ -139,13 +139,7 @@ pub(crate) fn options(flags: &PlanFlags) -> anyhow::Result<PlanOptions> {
 
 /// Facts beyond the snapshot: namespace, softnet totals, PM QoS files.
 pub(crate) fn read_extras(root: &Root, snap: &HostSnapshot) -> HostExtras {
-    let scope = match (
-        root.read_link("/proc/self/ns/net"),
-        root.read_link("/proc/1/ns/net"),
-    ) {
-        (Ok(a), Ok(b)) if a != b => NetnsScope::Child,
-        _ => NetnsScope::Init,
-    };
+    let scope = detect_scope(root);
     let softnet = root
         .read("/proc/net/softnet_stat")
         .ok()
@@ -164,6 +158,46 @@ pub(crate) fn read_extras(root: &Root, snap: &HostSnapshot) -> HostExtras {
         scope,
         softnet,
         pm_qos,
+    }
+}
+
+/// Whether the root's `/proc/self` lives in a child network namespace:
+/// `/proc/self/ns/net` differs from `/proc/1/ns/net`; when PID 1's link is
+/// unreadable (no CAP_SYS_PTRACE, as in some sandboxes), whether our namespace
+/// is one that `ip netns` created (`/run/netns/*` has the same nsfs inode).
+pub(crate) fn detect_scope(root: &Root) -> NetnsScope {
+    use std::os::unix::fs::MetadataExt;
+    match (
+        root.read_link("/proc/self/ns/net"),
+        root.read_link("/proc/1/ns/net"),
+    ) {
+        (Ok(a), Ok(b)) => {
+            return if a != b {
+                NetnsScope::Child
+            } else {
+                NetnsScope::Init
+            }
+        }
+        (Err(_), _) => return NetnsScope::Init,
+        _ => {}
+    }
+    let ino = |p: &str| {
+        root.resolve(p)
+            .ok()
+            .and_then(|r| std::fs::metadata(r).ok())
+            .map(|m| m.ino())
+    };
+    let Some(me) = ino("/proc/self/ns/net") else {
+        return NetnsScope::Init;
+    };
+    let named = root.list("/run/netns").unwrap_or_default();
+    if named
+        .iter()
+        .any(|n| ino(&format!("/run/netns/{n}")) == Some(me))
+    {
+        NetnsScope::Child
+    } else {
+        NetnsScope::Init
     }
 }
 
