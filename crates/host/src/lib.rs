@@ -9,6 +9,7 @@ pub mod journal;
 pub mod owners;
 pub mod persist;
 pub mod root;
+pub mod sampler;
 pub mod snapshot;
 
 pub use error::HostError;

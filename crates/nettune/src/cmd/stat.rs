@@ -1,12 +1,334 @@
-//! `nettune stat` (not built yet).
+//! `nettune stat`: per-interval deltas of CPU, softirq, IRQ, softnet, NIC and
+//! UDP/TCP counters, like `mpstat -P ALL` + `/proc/interrupts` + softnet_stat.
+//! Human screen by default; `--json` prints one [`Delta`] per line (NDJSON,
+//! shape in `docs/stat.md`).
 
+use anyhow::{bail, Context};
+use host::sampler::{Delta, Sampler, ERROR_COUNTERS};
+use host::Root;
+use model::snapshot::{QueueKind, QueueRef};
+use model::units::fmt_bits_per_sec;
+use model::{CpuSet, Nanos};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// How many IRQs the human screen lists per interval.
+pub const TOP_IRQS: usize = 10;
 
 /// Flags of `nettune stat`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Seconds between reports (fractions allowed, e.g. 0.5).
+    #[arg(long, short = 'i', default_value = "1", value_parser = parse_interval)]
+    pub interval: Duration,
+    /// Number of reports, then exit; without it, run until Ctrl-C.
+    #[arg(long, short = 'c', value_parser = parse_count)]
+    pub count: Option<u64>,
+    /// One JSON object per interval and line (NDJSON).
+    #[arg(long)]
+    pub json: bool,
+    /// Directory standing for `/` (a captured tree); default the live host.
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+    /// Only these interfaces in the NIC section (repeat or comma-separate).
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub iface: Vec<String>,
+    /// Only these CPUs in the CPU section, as a cpulist (`0-3,8`).
+    #[arg(long, value_parser = parse_cpus)]
+    pub cpus: Option<CpuSet>,
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("interval must be more than 0 seconds, got `{s}`"));
+    }
+    if v < 0.01 {
+        return Err(format!("interval `{s}` is below the 0.01 s minimum"));
+    }
+    if v > 86_400.0 {
+        return Err(format!("interval `{s}` is above one day"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("count must be at least 1 (omit --count to run until Ctrl-C)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a whole number of reports")),
+    }
+}
+
+fn parse_cpus(s: &str) -> Result<CpuSet, String> {
+    let set = CpuSet::parse_list(s).map_err(|e| format!("bad cpulist `{s}`: {e}"))?;
+    if set.is_empty() {
+        return Err(format!("cpulist `{s}` selects no CPU"));
+    }
+    Ok(set)
+}
+
+/// Keep only the selected interfaces and CPUs.
+pub fn filter(d: &mut Delta, ifaces: &[String], cpus: Option<&CpuSet>) {
+    if !ifaces.is_empty() {
+        d.ifaces.retain(|i| ifaces.contains(&i.name));
+    }
+    if let Some(set) = cpus {
+        d.cpus.retain(|c| set.contains(c.cpu.0));
+    }
+}
 
 /// Run `nettune stat`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`nettune stat` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut sampler = Sampler::new(Root::new(&args.root));
+    let mut prev = sampler
+        .sample()
+        .with_context(|| format!("reading counters under {}", args.root.display()))?;
+    if let Some(nd) = &prev.netdev {
+        for want in &args.iface {
+            if nd.get(want).is_none() {
+                let have: Vec<&str> = nd.ifaces.iter().map(|i| i.name.as_str()).collect();
+                bail!(
+                    "no interface `{want}` in /proc/net/dev (have: {})",
+                    have.join(", ")
+                );
+            }
+        }
+    } else if !args.iface.is_empty() {
+        bail!(
+            "--iface given but /proc/net/dev is missing under {}",
+            args.root.display()
+        );
+    }
+    if let Some(set) = &args.cpus {
+        if !prev.stat.cpus.iter().any(|(c, _)| set.contains(c.0)) {
+            bail!("--cpus {} matches no online CPU", set.to_list());
+        }
+    }
+    let start = Instant::now();
+    let stdout = std::io::stdout();
+    let mut seq = 0u64;
+    while args.count.map_or(true, |n| seq < n) {
+        seq += 1;
+        let due = start
+            + args
+                .interval
+                .saturating_mul(u32::try_from(seq).unwrap_or(u32::MAX));
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let now = sampler.sample()?;
+        let mut d = now.delta(&prev);
+        prev = now;
+        filter(&mut d, &args.iface, args.cpus.as_ref());
+        let text = if args.json {
+            let mut line = serde_json::to_string(&d)?;
+            line.push('\n');
+            line
+        } else {
+            render(&d, seq)
+        };
+        let mut out = stdout.lock();
+        match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
+            Err(e) => return Err(e).context("writing to stdout"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A count per second, compact: `950`, `37.6k`, `1.25M`.
+pub fn rate(v: f64) -> String {
+    if v < 10_000.0 {
+        format!("{v:.0}")
+    } else if v < 1e6 {
+        format!("{:.1}k", v / 1e3)
+    } else if v < 1e9 {
+        format!("{:.2}M", v / 1e6)
+    } else {
+        format!("{:.2}G", v / 1e9)
+    }
+}
+
+fn opt_rate(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), rate)
+}
+
+fn queue_label(q: Option<QueueRef>) -> String {
+    match q {
+        None => "-".into(),
+        Some(QueueRef { kind, index }) => {
+            let k = match kind {
+                QueueKind::Combined => "txrx",
+                QueueKind::Rx => "rx",
+                QueueKind::Tx => "tx",
+                QueueKind::Other => "other",
+            };
+            match index {
+                Some(i) => format!("{k}-{i}"),
+                None => k.into(),
+            }
+        }
+    }
+}
+
+fn secs(n: Nanos) -> f64 {
+    n.as_secs_f64()
+}
+
+/// The human screen of one interval (pure: the snapshot tests call it).
+pub fn render(d: &Delta, seq: u64) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "--- interval {seq}, {:.2} s ---", secs(d.elapsed));
+    let _ = writeln!(
+        o,
+        "{:<6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8} | {:>8} {:>6} {:>8} {:>6} {:>6}",
+        "CPU",
+        "%usr",
+        "%sys",
+        "%irq",
+        "%soft",
+        "%steal",
+        "%idle",
+        "NET_RX/s",
+        "NET_TX/s",
+        "sn-proc",
+        "drop",
+        "squeeze",
+        "rps",
+        "flowlim"
+    );
+    for c in &d.cpus {
+        let p = &c.pct;
+        let sn = c.softnet_per_s;
+        let _ = writeln!(
+            o,
+            "{:<6} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>8} {:>8} | {:>8} {:>6} {:>8} {:>6} {:>6}",
+            c.cpu.to_string(),
+            p.usr,
+            p.sys,
+            p.irq,
+            p.softirq,
+            p.steal,
+            p.idle,
+            rate(c.net_rx_per_s),
+            rate(c.net_tx_per_s),
+            opt_rate(sn.map(|s| s.processed)),
+            opt_rate(sn.map(|s| s.dropped)),
+            opt_rate(sn.map(|s| s.time_squeeze)),
+            opt_rate(sn.and_then(|s| s.received_rps)),
+            opt_rate(sn.and_then(|s| s.flow_limit)),
+        );
+    }
+    if !d.ifaces.is_empty() {
+        let _ = writeln!(
+            o,
+            "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
+            "NIC", "rx pkt/s", "tx pkt/s", "rx", "tx", "rxdrop/s", "txdrop/s", "rxerr", "txerr"
+        );
+        for i in &d.ifaces {
+            let _ = writeln!(
+                o,
+                "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
+                i.name,
+                rate(i.rx_pps),
+                rate(i.tx_pps),
+                fmt_bits_per_sec(i.rx_bps),
+                fmt_bits_per_sec(i.tx_bps),
+                rate(i.rx_drop_per_s),
+                rate(i.tx_drop_per_s),
+                i.rx_errs,
+                i.tx_errs,
+            );
+        }
+    }
+    if d.irqs.is_empty() {
+        let _ = writeln!(o, "IRQs: none fired");
+    } else {
+        let mut top: Vec<_> = d.irqs.iter().collect();
+        top.sort_by(|a, b| b.count.cmp(&a.count).then(a.irq.cmp(&b.irq)));
+        let _ = writeln!(
+            o,
+            "{:<5} {:<22} {:<8} {:<8} {:>8}  count per CPU",
+            "IRQ", "name", "iface", "queue", "/s"
+        );
+        for i in top.iter().take(TOP_IRQS) {
+            let cpus: Vec<String> = i
+                .per_cpu
+                .iter()
+                .map(|c| format!("{}:{}", c.cpu, c.count))
+                .collect();
+            let _ = writeln!(
+                o,
+                "{:<5} {:<22} {:<8} {:<8} {:>8}  {}",
+                i.irq.0,
+                i.name,
+                i.iface.as_deref().unwrap_or("-"),
+                queue_label(i.queue),
+                rate(i.per_s),
+                cpus.join(" ")
+            );
+        }
+        if top.len() > TOP_IRQS {
+            let _ = writeln!(o, "      (+{} more IRQs)", top.len() - TOP_IRQS);
+        }
+    }
+    let errs: Vec<String> = ERROR_COUNTERS
+        .iter()
+        .filter_map(|k| {
+            d.counters
+                .get(*k)
+                .filter(|v| **v > 0)
+                .map(|v| format!("{k} +{v}"))
+        })
+        .collect();
+    if d.counters.is_empty() {
+        let _ = writeln!(o, "UDP/TCP errors: counters unavailable");
+    } else if errs.is_empty() {
+        let _ = writeln!(o, "UDP/TCP errors: none");
+    } else {
+        let _ = writeln!(o, "UDP/TCP errors: {}", errs.join("  "));
+    }
+    for n in &d.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_validation() {
+        assert_eq!(parse_interval("0.5").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_interval("2").unwrap(), Duration::from_secs(2));
+        for bad in ["0", "-1", "nan", "inf", "x", "", "0.001", "100000"] {
+            assert!(parse_interval(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cpus_validation() {
+        assert!(parse_cpus("0-1").is_ok());
+        assert!(parse_cpus("a").is_err());
+        assert_eq!(parse_count("3"), Ok(3));
+        assert!(parse_count("0").is_err());
+        assert!(parse_count("-2").is_err());
+    }
+
+    #[test]
+    fn compact_rates() {
+        assert_eq!(rate(950.4), "950");
+        assert_eq!(rate(37_552.0), "37.6k");
+        assert_eq!(rate(1_250_000.0), "1.25M");
+        assert_eq!(opt_rate(None), "-");
+    }
 }

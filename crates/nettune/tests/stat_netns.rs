@@ -1,0 +1,128 @@
+//! `nettune stat` inside a network namespace while iperf3 sends to it over a
+//! veth pair: NET_RX softirqs and nt1's packets/s move, and the per-interval
+//! packet counts add up to the kernel's own `/proc/net/dev` delta.
+//! Needs root (namespaces) and iperf3; skips with a reason otherwise.
+
+#![allow(clippy::unwrap_used)]
+
+use lab::{have, require_root, TwoHosts};
+use model::parse::netdev::parse_netdev;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn nt1_rx_packets(lab: &TwoHosts) -> u64 {
+    let text = lab.b.sh("cat /proc/net/dev").unwrap();
+    parse_netdev(&text)
+        .unwrap()
+        .get("nt1")
+        .unwrap()
+        .rx
+        .packets
+        .0
+}
+
+#[test]
+fn stat_sees_iperf3_load_in_a_namespace() {
+    if !require_root("stat_sees_iperf3_load_in_a_namespace") {
+        return;
+    }
+    if !have("iperf3") {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "iperf3 missing under CI (.ci/run installs it)"
+        );
+        eprintln!("skipping stat_sees_iperf3_load_in_a_namespace: iperf3 not installed");
+        return;
+    }
+    let lab = TwoHosts::create("ntstat", 2).unwrap();
+    let server_addr = lab.b_end.addr.to_string();
+    let _server = lab
+        .b
+        .spawn("iperf3", &["-s", "-1", "-B", &server_addr])
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !lab
+        .b
+        .sh("ss -Hltn 'sport = :5201'")
+        .unwrap()
+        .contains("5201")
+    {
+        assert!(Instant::now() < deadline, "iperf3 server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let before = nt1_rx_packets(&lab);
+    // 6 × 0.5 s = 3 s of reports; the 1 s load starts 0.5 s in, so the
+    // reports' window covers all of it.
+    let stat = lab
+        .b
+        .command(env!("CARGO_BIN_EXE_nettune"))
+        .args([
+            "stat",
+            "--json",
+            "--interval",
+            "0.5",
+            "--count",
+            "6",
+            "--iface",
+            "nt1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stat = lab::ChildGuard::new(stat);
+    std::thread::sleep(Duration::from_millis(500));
+    let client = lab
+        .a
+        .command("iperf3")
+        .args(["-c", &server_addr, "-t", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        client.status.success(),
+        "iperf3 client: {}",
+        String::from_utf8_lossy(&client.stderr)
+    );
+    let out = stat.wait_output().unwrap();
+    assert!(
+        out.status.success(),
+        "stat: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = nt1_rx_packets(&lab);
+    let kernel = after - before;
+
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    let mut rx_sum = 0u64;
+    let mut net_rx = 0u64;
+    let mut max_pps = 0f64;
+    for d in &lines {
+        let ifaces = d["ifaces"].as_array().unwrap();
+        assert_eq!(ifaces.len(), 1, "--iface nt1 keeps only nt1: {d}");
+        let nt1 = &ifaces[0];
+        assert_eq!(nt1["name"], "nt1");
+        rx_sum += nt1["rx_packets"].as_u64().unwrap();
+        max_pps = max_pps.max(nt1["rx_pps"].as_f64().unwrap());
+        for c in d["cpus"].as_array().unwrap() {
+            net_rx += c["net_rx"].as_u64().unwrap();
+        }
+    }
+    eprintln!("stat: {rx_sum} nt1 rx packets, kernel: {kernel}, NET_RX softirqs: {net_rx}");
+    assert!(net_rx > 0, "no NET_RX softirqs during the load: {text}");
+    assert!(max_pps > 0.0, "nt1 rx packets/s never moved: {text}");
+    assert!(kernel > 1000, "the load barely ran: {kernel} packets");
+    assert!(
+        rx_sum <= kernel,
+        "stat counted {rx_sum} packets, more than the kernel's {kernel}"
+    );
+    assert!(
+        rx_sum as f64 >= 0.9 * kernel as f64,
+        "stat counted {rx_sum} of the kernel's {kernel} packets: its window missed the load"
+    );
+}

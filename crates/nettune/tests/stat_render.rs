@@ -1,0 +1,214 @@
+//! `nettune stat` output from two recorded text sets of this project's machine
+//! (KVM 2 vCPU, kernel 6.18, one second apart under an iperf3 TCP stream on
+//! veth `nt1`): the human screen (insta snapshot) and the JSON shape.
+
+#![allow(clippy::unwrap_used)]
+
+use host::sampler::{Delta, Sampler};
+use host::Root;
+use model::Nanos;
+use nettune::cmd::stat::{filter, render};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn set(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../host/src/sampler/testdata/kvm-6.18-iperf3")
+        .join(name)
+}
+
+fn recorded_delta() -> Delta {
+    let mut a = Sampler::new(Root::new(set("a"))).sample().unwrap();
+    let mut b = Sampler::new(Root::new(set("b"))).sample().unwrap();
+    a.at = Nanos(5_000_000_000);
+    b.at = Nanos(6_000_000_000);
+    b.delta(&a)
+}
+
+#[test]
+fn human_screen() {
+    let d = recorded_delta();
+    insta::assert_snapshot!("stat_kvm_6_18_iperf3", render(&d, 1));
+}
+
+#[test]
+fn human_screen_filtered() {
+    let mut d = recorded_delta();
+    filter(
+        &mut d,
+        &["nt1".to_string()],
+        Some(&model::CpuSet::single(1)),
+    );
+    let s = render(&d, 2);
+    insta::assert_snapshot!("stat_kvm_6_18_iperf3_nt1_cpu1", s);
+}
+
+#[test]
+fn human_screen_shows_errors_and_hides_quiet_irqs() {
+    let mut d = recorded_delta();
+    d.counters.insert("Udp.RcvbufErrors".into(), 1234);
+    d.counters.insert("Tcp.RetransSegs".into(), 56);
+    let s = render(&d, 3);
+    assert!(s.contains("Udp.RcvbufErrors +1234"), "{s}");
+    assert!(s.contains("Tcp.RetransSegs +56"), "{s}");
+    assert!(
+        !s.contains("Tcp.InSegs"),
+        "traffic counters are not errors: {s}"
+    );
+    assert!(!s.contains("virtio2-input.0"), "quiet IRQ shown: {s}");
+}
+
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// The documented shape (docs/stat.md): these keys, these types.
+#[test]
+fn json_shape() {
+    let d = recorded_delta();
+    let v = serde_json::to_value(&d).unwrap();
+    let mut top = keys(&v);
+    top.sort();
+    assert_eq!(
+        top,
+        ["at", "counters", "cpus", "elapsed", "ifaces", "irqs", "notes"]
+    );
+    assert_eq!(v["elapsed"], 1_000_000_000u64);
+    let cpu = &v["cpus"][0];
+    let mut ck = keys(cpu);
+    ck.sort();
+    assert_eq!(
+        ck,
+        [
+            "cpu",
+            "net_rx",
+            "net_rx_per_s",
+            "net_tx",
+            "net_tx_per_s",
+            "pct",
+            "softnet",
+            "softnet_per_s",
+            "times"
+        ]
+    );
+    assert_eq!(cpu["cpu"], 0);
+    for k in ["usr", "sys", "irq", "softirq", "steal", "iowait", "idle"] {
+        assert!(cpu["pct"][k].is_f64(), "pct.{k}");
+    }
+    for k in ["user", "system", "idle", "softirq", "steal"] {
+        assert!(cpu["times"][k].is_u64(), "times.{k}");
+    }
+    for k in [
+        "processed",
+        "dropped",
+        "time_squeeze",
+        "received_rps",
+        "flow_limit",
+    ] {
+        assert!(cpu["softnet"][k].is_u64(), "softnet.{k}");
+        assert!(cpu["softnet_per_s"][k].is_number(), "softnet_per_s.{k}");
+    }
+    let nt1 = v["ifaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "nt1")
+        .unwrap();
+    for k in [
+        "rx_packets",
+        "tx_packets",
+        "rx_bytes",
+        "tx_bytes",
+        "rx_drop",
+        "tx_drop",
+        "rx_errs",
+        "tx_errs",
+    ] {
+        assert!(nt1[k].is_u64(), "ifaces[].{k}");
+    }
+    for k in [
+        "rx_pps",
+        "tx_pps",
+        "rx_bps",
+        "tx_bps",
+        "rx_drop_per_s",
+        "tx_drop_per_s",
+    ] {
+        assert!(nt1[k].is_number(), "ifaces[].{k}");
+    }
+    let irq = &v["irqs"][0];
+    let mut ik = keys(irq);
+    ik.sort();
+    assert_eq!(
+        ik,
+        ["count", "iface", "irq", "name", "per_cpu", "per_s", "queue"]
+    );
+    assert_eq!(irq["queue"]["kind"], "other");
+    assert!(irq["per_cpu"][0]["cpu"].is_u64() && irq["per_cpu"][0]["count"].is_u64());
+    assert!(v["counters"]["Udp.RcvbufErrors"].is_u64());
+    assert!(v["counters"]["TcpExt.ListenDrops"].is_u64());
+    assert!(v["notes"].as_array().unwrap().is_empty());
+}
+
+fn nettune(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nettune"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_ndjson_on_a_recorded_root() {
+    let root = set("b");
+    let out = nettune(&[
+        "stat",
+        "--json",
+        "--count",
+        "2",
+        "--interval",
+        "0.05",
+        "--iface",
+        "nt1",
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for l in lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["ifaces"].as_array().unwrap().len(), 1);
+        assert_eq!(v["ifaces"][0]["name"], "nt1");
+        // A recorded tree does not move.
+        assert_eq!(v["ifaces"][0]["rx_packets"], 0);
+        assert!(v["elapsed"].as_u64().unwrap() >= 40_000_000);
+    }
+}
+
+#[test]
+fn cli_rejects_bad_flags() {
+    for (args, want) in [
+        (vec!["stat", "--interval", "0"], "more than 0"),
+        (vec!["stat", "--interval", "abc"], "not a number"),
+        (vec!["stat", "--count", "0"], "at least 1"),
+        (vec!["stat", "--cpus", "x-"], "cpulist"),
+        (
+            vec!["stat", "--count", "1", "--iface", "nope0"],
+            "no interface `nope0`",
+        ),
+        (
+            vec!["stat", "--count", "1", "--root", "/nonexistent-ntstat"],
+            "/proc/stat",
+        ),
+    ] {
+        let out = nettune(&args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
