@@ -826,3 +826,142 @@ pub fn default_state_dir(root: &Root, given: Option<&Path>) -> PathBuf {
         None => root.dir().join("var/lib/nettune"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::plan::{EthtoolGroup, NetnsScope, PlanOptions};
+
+    fn change(phase: Phase, knob: &str, target: Target, after: &str) -> Change {
+        Change {
+            phase,
+            knob: knob.into(),
+            target,
+            before: None,
+            after: after.into(),
+            rule: "test".into(),
+            reason: "test".into(),
+            source: "test".into(),
+        }
+    }
+
+    fn file(path: &str) -> Target {
+        Target::File {
+            path: path.into(),
+            format: ValueFormat::Text,
+        }
+    }
+
+    #[test]
+    fn channels_change_triggers_a_replan_of_later_phases() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path().join("root");
+        std::fs::create_dir_all(r.join("ethtool")).unwrap();
+        std::fs::create_dir_all(r.join("proc/sys")).unwrap();
+        std::fs::write(
+            r.join("ethtool/eth0.json"),
+            "{\n  \"channels\": {\"status\": \"ok\", \"value\": {\"combined_max\": 8, \"combined\": 2}}\n}\n",
+        )
+        .unwrap();
+        std::fs::write(r.join("proc/sys/old"), "0\n").unwrap();
+        std::fs::write(r.join("proc/sys/new"), "0\n").unwrap();
+        let root = Root::new(&r);
+        let eth = FixtureEthtool::new(root.clone());
+        let k = Knobs {
+            root: &root,
+            ethtool: &eth,
+            services: &NoServices,
+            snippet_dir: t.path().join("state/modprobe.d"),
+        };
+        let plan = Plan {
+            schema_version: 1,
+            profile: "t".into(),
+            fingerprint: "f".into(),
+            hostname: None,
+            options: PlanOptions::default(),
+            scope: NetnsScope::Init,
+            changes: vec![
+                change(
+                    Phase::Channels,
+                    "combined",
+                    Target::Ethtool {
+                        iface: "eth0".into(),
+                        group: EthtoolGroup::Channels,
+                        attr: "combined".into(),
+                    },
+                    "8",
+                ),
+                change(Phase::IrqAffinity, "old", file("/proc/sys/old"), "1"),
+            ],
+            notes: vec![],
+        };
+        let state = StateDir::new(t.path().join("state"));
+        let mut called = 0;
+        let rep = apply(
+            &k,
+            &state,
+            &plan,
+            ApplyOptions {
+                replan: Some(Box::new(|| {
+                    called += 1;
+                    Ok(vec![change(
+                        Phase::IrqAffinity,
+                        "new",
+                        file("/proc/sys/new"),
+                        "7",
+                    )])
+                })),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(called, 1);
+        assert_eq!(rep.changes.len(), 2);
+        assert_eq!(
+            std::fs::read_to_string(r.join("proc/sys/new")).unwrap(),
+            "7\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.join("proc/sys/old")).unwrap(),
+            "0\n"
+        );
+        assert!(std::fs::read_to_string(r.join("ethtool/eth0.json"))
+            .unwrap()
+            .contains("\"combined\": 8"));
+        rollback(&k, &state, None).unwrap();
+        assert!(std::fs::read_to_string(r.join("ethtool/eth0.json"))
+            .unwrap()
+            .contains("\"combined\": 2}"));
+        assert_eq!(
+            std::fs::read_to_string(r.join("proc/sys/new")).unwrap(),
+            "0\n"
+        );
+    }
+
+    #[test]
+    fn classification() {
+        let eio = HostError::Io {
+            path: "/proc/irq/5/smp_affinity".into(),
+            source: std::io::Error::from_raw_os_error(5),
+        };
+        let busy = HostError::Io {
+            path: "x".into(),
+            source: std::io::Error::from_raw_os_error(16),
+        };
+        assert!(is_unchangeable(&eio) && !is_retryable(&eio));
+        assert!(is_retryable(&busy) && !is_unchangeable(&busy));
+        let mut n = 0;
+        let r: Result<(), HostError> = retry(|| {
+            n += 1;
+            if n < 3 {
+                Err(HostError::Io {
+                    path: "x".into(),
+                    source: std::io::Error::from_raw_os_error(11),
+                })
+            } else {
+                Ok(())
+            }
+        });
+        assert!(r.is_ok() && n == 3);
+    }
+}

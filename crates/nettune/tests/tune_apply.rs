@@ -474,3 +474,31 @@ fn module_parameters_become_a_snippet_for_review() {
         .join("modprobe.d/nettune-e1000e-InterruptThrottleRate.conf")
         .exists());
 }
+
+#[test]
+fn refused_irq_affinity_is_unchangeable_and_the_apply_goes_on() {
+    // EPERM on an IRQ affinity write is what 6.12+ returns for managed IRQs.
+    let c = copy("c4-8xlarge");
+    let knob = c.root.join("proc/irq/267/smp_affinity");
+    if !make_immutable(&knob) {
+        eprintln!("chattr +i unsupported here; skipping");
+        return;
+    }
+    let before = tree(&c.root);
+    let o = nettune(&c, &["apply", "--profile", "throughput", "--yes"]);
+    let _ = Command::new("chattr").arg("-i").arg(&knob).status();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("UNCHANGEABLE") && out.contains("/proc/irq/267"),
+        "{out}"
+    );
+    assert!(out.contains("1 unchangeable"), "{out}");
+    let v = ok(&c, &["verify"]);
+    assert!(
+        v.contains("unchangeable") && v.contains("/proc/irq/267"),
+        "{v}"
+    );
+    ok(&c, &["rollback"]);
+    assert_same(&before, &tree(&c.root));
+}
