@@ -876,6 +876,7 @@ mod tests {
         let plan = Plan {
             schema_version: 1,
             profile: "t".into(),
+            profile_toml: None,
             fingerprint: "f".into(),
             hostname: None,
             options: PlanOptions::default(),

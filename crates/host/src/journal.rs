@@ -361,6 +361,7 @@ mod tests {
         Plan {
             schema_version: 1,
             profile: "throughput".into(),
+            profile_toml: None,
             fingerprint: "ab".into(),
             hostname: None,
             options: PlanOptions::default(),

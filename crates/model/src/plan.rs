@@ -19,6 +19,10 @@ pub struct Plan {
     pub schema_version: u32,
     /// Profile name (`latency`, `throughput`, `balanced` or a user profile).
     pub profile: String,
+    /// The TOML text of a user profile, so `apply --plan` can re-plan after a
+    /// channel change without the original file; `None` for built-ins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_toml: Option<String>,
     /// `HostSnapshot::fingerprint()` of the host the plan was made for.
     pub fingerprint: String,
     /// Hostname of that host, for messages.
@@ -456,6 +460,7 @@ mod tests {
         let plan = Plan {
             schema_version: PLAN_SCHEMA_VERSION,
             profile: "throughput".into(),
+            profile_toml: None,
             fingerprint: "00".into(),
             hostname: None,
             options: PlanOptions::default(),

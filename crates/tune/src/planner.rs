@@ -310,6 +310,7 @@ pub fn plan(
     Ok(Plan {
         schema_version: PLAN_SCHEMA_VERSION,
         profile: profile.name.clone(),
+        profile_toml: profile.toml.clone(),
         fingerprint: snap.fingerprint(),
         hostname: snap.source.hostname.clone(),
         options: opts.clone(),

@@ -184,6 +184,9 @@ pub struct Profile {
     pub rules: Vec<String>,
     /// Settings.
     pub settings: Settings,
+    /// The user profile's TOML text (`None` for built-ins).
+    #[serde(default)]
+    pub toml: Option<String>,
 }
 
 impl Profile {
@@ -290,6 +293,7 @@ pub fn builtin(name: &str) -> Result<Profile, ProfileError> {
         base: name.into(),
         rules: Vec::new(),
         settings: Settings::default(),
+        toml: None,
     };
     apply_toml(base, text, &format!("<built-in {name}>"), false)
 }
@@ -328,6 +332,7 @@ pub fn parse_user(text: &str, file: &str) -> Result<Profile, ProfileError> {
     });
     let mut p = apply_toml(base, text, file, true)?;
     p.name = name;
+    p.toml = Some(text.to_string());
     Ok(p)
 }
 

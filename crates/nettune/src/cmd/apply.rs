@@ -157,10 +157,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .ok()
         .and_then(|v| v.parse().ok());
     let profile_name = plan.profile.clone();
+    let profile_toml = plan.profile_toml.clone();
     let opts_for_replan = plan.options.clone();
     let root_for_replan = root.clone();
     let replan = move || -> Result<Vec<model::plan::Change>, String> {
-        let profile = tune::profile::load(&profile_name).map_err(|e| e.to_string())?;
+        let profile = match &profile_toml {
+            Some(t) => tune::profile::parse_user(t, &profile_name),
+            None => tune::profile::load(&profile_name),
+        }
+        .map_err(|e| e.to_string())?;
         let snap = host::read_snapshot(&root_for_replan);
         let extras = read_extras(&root_for_replan, &snap);
         tune::plan(&snap, &extras, &profile, &opts_for_replan)
