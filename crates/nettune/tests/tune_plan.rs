@@ -239,3 +239,37 @@ fn help_teaches_with_examples() {
         assert!(out.contains("Examples:"), "{cmd}: {out}");
     }
 }
+
+#[test]
+fn netns_scope_child_leaves_global_knobs_out_on_a_fixture() {
+    let p = plan_json(
+        "tuner-two-socket-32c",
+        "latency",
+        &["--netns-scope", "child"],
+    );
+    assert_eq!(p["scope"], "child");
+    for c in p["changes"].as_array().unwrap() {
+        let t = serde_json::to_string(&c["target"]).unwrap();
+        assert!(
+            !t.contains("/proc/sys/net/core/")
+                && !t.contains("scaling_governor")
+                && !t.contains("pm_qos")
+                && !t.contains("\"service\""),
+            "{t}"
+        );
+    }
+    let notes = serde_json::to_string(&p["notes"]).unwrap();
+    for knob in [
+        "busy_poll",
+        "service irqbalance",
+        "pm_qos_resume_latency_us",
+        "scaling_governor",
+    ] {
+        assert!(notes.contains(knob), "{knob} not noted: {notes}");
+    }
+    // The NIC's own IRQs are still placed.
+    assert_eq!(
+        after_of(&p, "/proc/irq/121/smp_affinity_list").unwrap(),
+        "16"
+    );
+}

@@ -64,6 +64,8 @@ struct Ctx<'a> {
     bits: u32,
     changes: Vec<Change>,
     notes: Vec<PlanNote>,
+    /// Global knobs left out in a child namespace: (rule, knob) -> targets.
+    left_out: BTreeMap<(String, String), Vec<String>>,
 }
 
 impl Ctx<'_> {
@@ -87,13 +89,11 @@ impl Ctx<'_> {
         global: bool,
     ) {
         if global && self.scope == NetnsScope::Child {
-            self.note(
-                rule_id,
-                format!(
-                    "{} left out: a global knob, and the snapshot is of a child network namespace",
-                    target.describe()
-                ),
-            );
+            let e = self
+                .left_out
+                .entry((rule_id.to_string(), knob.to_string()))
+                .or_default();
+            e.push(target.describe());
             return;
         }
         self.changes.push(Change {
@@ -221,6 +221,7 @@ pub fn plan(
         bits: snap.cpu.mask_bits(),
         changes: Vec::new(),
         notes: Vec::new(),
+        left_out: BTreeMap::new(),
     };
     if scope == NetnsScope::Child {
         cx.note(
@@ -305,6 +306,19 @@ pub fn plan(
     plan_sysctls(&mut cx, &ifaces);
     plan_cpu(&mut cx, &usable);
 
+    for ((rule_id, knob), targets) in std::mem::take(&mut cx.left_out) {
+        let what = if targets.len() == 1 {
+            targets[0].clone()
+        } else {
+            format!("{knob} on {} targets ({} ...)", targets.len(), targets[0])
+        };
+        cx.note(
+            &rule_id,
+            format!(
+                "{what} left out: a global knob, and the snapshot is of a child network namespace"
+            ),
+        );
+    }
     let mut changes = std::mem::take(&mut cx.changes);
     changes.sort_by_key(|c| c.phase);
     Ok(Plan {
