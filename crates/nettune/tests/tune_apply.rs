@@ -186,6 +186,24 @@ fn apply_really_writes_the_c4_layout_and_verify_sees_drift() {
     assert_eq!(o.status.code(), Some(2));
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(s.contains("DRIFT") && s.contains("rx-1/rps_cpus"), "{s}");
+    // A knob that disappeared is n/a, not drift.
+    let flow = c
+        .root
+        .join("sys/devices/pci0000:00/0000:00:03.0/net/eth0/queues/rx-0/rps_flow_cnt");
+    let saved = std::fs::read(&flow).unwrap();
+    std::fs::remove_file(&flow).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&nettune(&c, &["verify", "--json"]).stdout).unwrap();
+    let item = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["target"].as_str().unwrap().ends_with("rx-0/rps_flow_cnt"))
+        .unwrap()
+        .clone();
+    assert_eq!(item["status"], "not_available");
+    assert_eq!(v["drift"], 1);
+    std::fs::write(&flow, saved).unwrap();
     let h: serde_json::Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
     assert_eq!(h[0]["status"], "applied");
     assert!(h[0]["rolled_back_at"].is_null());
