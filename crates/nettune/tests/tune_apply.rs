@@ -224,6 +224,12 @@ fn rings_and_coalescing_go_through_the_fixture_ethtool_and_come_back() {
     );
     let snip = std::fs::read_dir(c.state.join("modprobe.d"));
     assert!(snip.is_err(), "i40e has no module parameter to write");
+    let eff = std::fs::read_to_string(c.root.join("proc/irq/121/effective_affinity")).unwrap();
+    assert_eq!(
+        eff.trim(),
+        "00000000,00010000",
+        "effective_affinity follows the IRQ to CPU 16"
+    );
     ok(&c, &["rollback"]);
     ok(&c, &["apply", "--profile", "throughput", "--yes"]);
     let eth = std::fs::read_to_string(c.root.join("ethtool/ens1f0.json")).unwrap();

@@ -208,6 +208,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Outcome::Skipped { why } => format!("skipped: {why}"),
         };
         println!("{:<12} {} = {}", status, c.target, c.after);
+        if let Some(n) = &c.note {
+            println!("             note: {n}");
+        }
     }
     println!(
         "\nGeneration {}: {n_applied} applied, {n_unch} unchangeable. Undo with `nettune rollback {}`{}.",
