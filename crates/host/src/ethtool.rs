@@ -2,7 +2,7 @@
 //! permanent MAC) behind [`EthtoolSource`], so fixtures and fakes can stand
 //! in for the kernel.
 //!
-//! * live host: ethtool generic netlink (kernel 5.6+);
+//! * live host: [`NetlinkEthtool`] (ethtool generic netlink, kernel 5.6+);
 //! * fixture root: [`FixtureEthtool`] reads `ethtool/<iface>.json` beside
 //!   `sys/` and `proc/`, in the shape of [`EthtoolState`] as
 //!   `nettune inspect --json` prints it.
@@ -10,6 +10,8 @@
 use crate::Root;
 use model::snapshot::{EthtoolState, Probe};
 use std::path::PathBuf;
+
+pub use crate::netlink::NetlinkEthtool;
 
 /// Where ethtool state comes from.
 pub trait EthtoolSource {
@@ -120,7 +122,7 @@ fn err<T>(p: &Probe<T>) -> Option<&String> {
 /// The source `read_snapshot` uses: netlink live, JSON files under a fixture.
 pub fn default_source(root: &Root) -> Box<dyn EthtoolSource> {
     if root.is_live() {
-        Box::new(NoEthtool)
+        Box::new(NetlinkEthtool::new())
     } else {
         Box::new(FixtureEthtool::new(root))
     }

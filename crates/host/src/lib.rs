@@ -6,6 +6,7 @@ pub mod capture;
 pub mod error;
 pub mod ethtool;
 pub mod journal;
+pub mod netlink;
 pub mod owners;
 pub mod persist;
 pub mod root;

@@ -499,8 +499,40 @@ fn read_cpus(ctx: &Ctx<'_>, sum: &CpuSummary, nodes: &[NumaNode]) -> Vec<Cpu> {
         .collect()
 }
 
+/// `/proc/interrupts`, salvaging the lines before a malformed one (a
+/// truncated read or an unexpected line) with a note.
+fn read_interrupts(ctx: &Ctx<'_>) -> Option<model::parse::interrupts::Interrupts> {
+    const PATH: &str = "/proc/interrupts";
+    let text = ctx.req(PATH)?;
+    match parse_interrupts(&text) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            let line = match &e {
+                ParseError::Invalid { line, .. } | ParseError::Format { line, .. } => *line,
+                ParseError::Empty => 0,
+            };
+            let head: String = text
+                .lines()
+                .take(line.saturating_sub(1))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let salvaged = if line > 2 {
+                parse_interrupts(&head).ok()
+            } else {
+                None
+            };
+            let msg = match &salvaged {
+                Some(_) => format!("{e}; kept the {} lines before it", line - 1),
+                None => e.to_string(),
+            };
+            ctx.note(PATH, msg);
+            salvaged
+        }
+    }
+}
+
 fn read_irqs(ctx: &Ctx<'_>) -> Vec<Irq> {
-    let Some(parsed) = ctx.req_parse("/proc/interrupts", parse_interrupts) else {
+    let Some(parsed) = read_interrupts(ctx) else {
         return Vec::new();
     };
     let ncols = parsed.cpus.iter().map(|c| c.0 + 1).max().unwrap_or(0) as usize;
@@ -544,6 +576,9 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn EthtoolSour
     let (driver, pci_dir, dev_name) = if has_device {
         let driver = ctx.link_opt(f("device/driver"));
         let dev_name = ctx.resolved_name(f("device"));
+        if dev_name.is_none() {
+            ctx.note(f("device"), "link target does not exist");
+        }
         let parent = ctx.resolved_name(f("device/.."));
         let pci_dir = match (&dev_name, &parent) {
             (Some(d), _) if is_pci_address(d) => Some((f("device"), d.clone())),

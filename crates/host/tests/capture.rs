@@ -1,6 +1,8 @@
 //! `capture` of the live host reads back (through `--root`) as the live
 //! snapshot, apart from counters; and capturing a fixture reproduces it.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+
 use model::snapshot::HostSnapshot;
 use nettune_host::capture::capture_from;
 use nettune_host::ethtool::{FixtureEthtool, NoEthtool};

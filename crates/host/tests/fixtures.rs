@@ -1,5 +1,7 @@
 //! `read_snapshot` on the committed fixtures gives the machines' known facts.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+
 use model::snapshot::{Probe, QueueKind};
 use model::{CpuSet, IrqNumber, NodeId};
 use nettune_host::{read_snapshot, Root};
@@ -115,4 +117,45 @@ fn kvm_capture_has_virtio_eth0() {
     let lo = s.interface("lo").unwrap();
     assert_eq!(lo.driver, None);
     assert!(lo.irqs.is_empty());
+}
+
+#[test]
+fn tuned_and_irqbalance_are_found_under_proc() {
+    let t = tempfile::tempdir().unwrap();
+    let w = |p: &str, s: &str| {
+        let p = t.path().join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, s).unwrap();
+    };
+    w("proc/12/comm", "tuned\n");
+    w(
+        "proc/12/cmdline",
+        "/usr/bin/python3\0-Es\0/usr/sbin/tuned\0-l\0-P\0",
+    );
+    w("proc/13/comm", "irqbalance\n");
+    w("proc/13/cmdline", "/usr/sbin/irqbalance\0--foreground\0");
+    w("proc/14/comm", "sshd\n");
+    w("etc/tuned/active_profile", "network-latency\n");
+    let s = read_snapshot(&Root::new(t.path()));
+    let tuned = s.owners.tuned.as_ref().unwrap();
+    assert_eq!(tuned.process.as_ref().unwrap().pid, 12);
+    assert_eq!(tuned.active_profile.as_deref(), Some("network-latency"));
+    assert_eq!(s.owners.irqbalance.as_ref().unwrap().pid, 13);
+    assert_eq!(
+        s.owners.irqbalance.as_ref().unwrap().cmdline,
+        "/usr/sbin/irqbalance --foreground"
+    );
+    // An empty tree: everything absent, each missing required file noted, no panic.
+    assert!(s.interfaces.is_empty());
+    assert!(s.notes.iter().any(|n| n.path == "/proc/interrupts"));
+    assert!(s.notes.iter().any(|n| n.path == "/sys/class/net"));
+    let codes: Vec<String> = model::findings::findings(&s)
+        .into_iter()
+        .map(|f| f.code)
+        .collect();
+    assert!(codes.contains(&"tuned".to_string()), "{codes:?}");
+    assert!(
+        codes.contains(&"irqbalance-running".to_string()),
+        "{codes:?}"
+    );
 }

@@ -328,7 +328,7 @@ pub fn findings(s: &HostSnapshot) -> Vec<Finding> {
                 "few-queues-no-rps",
                 name,
                 format!(
-                    "{name}: {rxq} RX queue IRQs for {} online CPUs and RPS is off on every queue: at most {rxq} CPUs do receive processing",
+                    "{name}: {rxq} RX queue IRQ(s) for {} online CPUs and RPS is off on every queue: at most {rxq} CPU(s) do receive processing",
                     online.len()
                 ),
             ));

@@ -24,6 +24,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         r.snapshot.irqs.len(),
         r.snapshot.notes.len()
     );
+    if !r.skipped.is_empty() {
+        println!(
+            "{} files exist but could not be read (often the kernel saying unset or unknown); they read back as absent:",
+            r.skipped.len()
+        );
+        for (p, why) in &r.skipped {
+            println!("  {}: {why}", p.display());
+        }
+    }
     println!(
         "check it with: nettune inspect --root {}",
         args.out.display()

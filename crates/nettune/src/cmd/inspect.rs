@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Only these interfaces (repeatable).
-    #[arg(long = "iface", value_name = "IF")]
+    #[arg(long = "iface", value_name = "IF", num_args = 1..)]
     pub iface: Vec<String>,
 }
 
@@ -241,6 +241,21 @@ fn probe_text<T>(p: &Probe<T>, f: impl Fn(&T) -> String) -> String {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Shown,
+    Unsupported,
+    Absent,
+}
+
+fn kind<T>(p: &Probe<T>) -> Kind {
+    match p {
+        Probe::Ok { .. } | Probe::Error { .. } => Kind::Shown,
+        Probe::Unsupported { .. } => Kind::Unsupported,
+        Probe::Absent => Kind::Absent,
+    }
+}
+
 fn cur_max(cur: Option<u32>, max: Option<u32>) -> Option<String> {
     match (cur, max) {
         (None, None) => None,
@@ -325,11 +340,27 @@ fn ethtool_lines(o: &mut String, i: &Interface) {
         .trim()
         .to_string()
     });
-    let _ = writeln!(o, "  ethtool driver: {driver}");
-    let _ = writeln!(o, "  channels: {channels}");
-    let _ = writeln!(o, "  rings: {rings}");
-    let _ = writeln!(o, "  coalesce: {coalesce}");
-    let _ = writeln!(o, "  features: {features}");
+    let parts: [(&str, String, Kind); 5] = [
+        ("driver", driver, kind(&e.driver)),
+        ("channels", channels, kind(&e.channels)),
+        ("rings", rings, kind(&e.rings)),
+        ("coalesce", coalesce, kind(&e.coalesce)),
+        ("features", features, kind(&e.features)),
+    ];
+    for (label, text, k) in &parts {
+        if *k == Kind::Shown {
+            let _ = writeln!(o, "  {label}: {text}");
+        }
+    }
+    for (k, word) in [
+        (Kind::Unsupported, "unsupported"),
+        (Kind::Absent, "not read"),
+    ] {
+        let names: Vec<&str> = parts.iter().filter(|p| p.2 == k).map(|p| p.0).collect();
+        if !names.is_empty() {
+            let _ = writeln!(o, "  {word}: {}", names.join(", "));
+        }
+    }
 }
 
 fn mask_text(s: &Option<CpuSet>) -> String {
@@ -407,6 +438,29 @@ fn interface(o: &mut String, s: &HostSnapshot, i: &Interface) {
         i.tx_queues.len()
     );
     ethtool_lines(o, i);
+    if i.irqs.is_empty() {
+        let mut t = Table::new(&["QUEUE", "RPS", "RFS FLOWS", "XPS"]);
+        for q in &i.rx_queues {
+            t.row(vec![
+                format!("rx-{}", q.index),
+                mask_text(&q.rps_cpus),
+                q.rps_flow_cnt.map_or("n/a".into(), |v| v.to_string()),
+                String::new(),
+            ]);
+        }
+        for q in &i.tx_queues {
+            t.row(vec![
+                format!("tx-{}", q.index),
+                String::new(),
+                String::new(),
+                mask_text(&q.xps_cpus),
+            ]);
+        }
+        if t.rows.len() > 1 {
+            o.push_str(&t.render("  "));
+        }
+        return;
+    }
     let mut t = Table::new(&[
         "QUEUE",
         "IRQ",
