@@ -834,7 +834,16 @@ fn plan_coalesce(cx: &mut Ctx<'_>, iface: &Interface) {
                 }
             }
             for a in ["rx-usecs", "tx-usecs"] {
-                if co.contains_key(a) {
+                let Some(&cur) = co.get(a) else {
+                    continue;
+                };
+                // Already at or below the target: lower is lower latency,
+                // except ixgbe(vf)'s 1, which means dynamic ITR.
+                let dynamic = itr_driver && cur == 1;
+                if cur <= u64::from(us) && !dynamic {
+                    continue;
+                }
+                {
                     let why = if itr_driver {
                         format!("{name} ({driver}): fixed {us} µs interval; for {driver} rx-usecs 0 = no throttling and 1 = dynamic ITR")
                     } else {
