@@ -434,7 +434,7 @@ pub enum ApplyError {
         rollback_note: String,
     },
     /// A previous apply did not finish and was not rolled back.
-    #[error("generation {0} did not finish (crash?) and is not rolled back: run `nettune rollback` first, or pass --force")]
+    #[error("generation {0} did not finish (crash, or a failed apply whose rollback was incomplete) and is not rolled back: run `nettune rollback` first, or pass --force")]
     Incomplete(u32),
 }
 
@@ -484,7 +484,7 @@ pub fn apply(
 ) -> Result<ApplyReport, ApplyError> {
     if !opts.force {
         if let Some(g) = state.load_all()?.into_iter().rev().find(|g| g.active()) {
-            if g.ended().is_none() {
+            if g.ended() != Some("applied") {
                 return Err(ApplyError::Incomplete(g.id));
             }
         }
