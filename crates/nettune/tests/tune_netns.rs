@@ -185,3 +185,71 @@ fn apply_verify_rollback_inside_a_namespace() {
     assert_eq!(hist[0]["status"], "applied");
     assert!(hist[0]["rolled_back_at"].is_u64());
 }
+
+#[test]
+fn live_channel_change_replans_steering_and_rolls_back() {
+    if !lab::require_root("tune_netns::live_channel_change_replans_steering_and_rolls_back") {
+        return;
+    }
+    let lab = TwoHosts::create("nttune", 4).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let o = lab
+        .b
+        .command(BIN)
+        .args([
+            "plan",
+            "--profile",
+            "balanced",
+            "--root",
+            "/",
+            "--iface",
+            "nt1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let mut plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // veth takes `ethtool -L rx N`: halve its RX channels, then let apply re-plan.
+    plan["changes"] = serde_json::json!([{
+        "phase": "channels", "knob": "rx",
+        "target": {"kind": "ethtool", "iface": "nt1", "group": "channels", "attr": "rx"},
+        "before": "4", "after": "2", "rule": "channels", "reason": "test", "source": "test"
+    }]);
+    let pf = state.path().join("plan.json");
+    std::fs::write(&pf, serde_json::to_string(&plan).unwrap()).unwrap();
+    let st = state.path().join("st");
+    let o = in_ns(
+        &lab,
+        &st,
+        &["apply", "--plan", pf.to_str().unwrap(), "--yes"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("ethtool channels nt1 rx = 2"), "{out}");
+    // Re-planned for 2 RX queues: 32768 / 2 per queue.
+    assert!(
+        out.contains("rx-1/rps_flow_cnt = 16384") && !out.contains("rx-3/"),
+        "{out}"
+    );
+    let q = lab
+        .b
+        .sh("ls /sys/class/net/nt1/queues | grep -c rx-")
+        .unwrap();
+    assert_eq!(q.trim(), "2");
+    let r = in_ns(&lab, &st, &["rollback"]);
+    assert!(r.status.success(), "{}", text(&r));
+    let q = lab
+        .b
+        .sh("ls /sys/class/net/nt1/queues | grep -c rx-")
+        .unwrap();
+    assert_eq!(q.trim(), "4");
+    assert_eq!(
+        lab.b
+            .sh("cat /sys/class/net/nt1/queues/rx-0/rps_cpus")
+            .unwrap()
+            .trim()
+            .trim_start_matches('0'),
+        ""
+    );
+}

@@ -4,6 +4,7 @@
 use crate::error::HostError;
 use crate::root::Root;
 use model::plan::EthtoolGroup;
+use model::snapshot::Probe;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -21,7 +22,8 @@ pub trait Ethtool {
     ) -> Result<(), HostError>;
 }
 
-/// The live host: runs `ethtool -l/-g/-c` and `-L/-G/-C`.
+/// The live host: reads over ethtool netlink (as `inspect` does), writes
+/// with `ethtool -L/-G/-C`.
 #[derive(Debug, Default)]
 pub struct CliEthtool;
 
@@ -45,55 +47,42 @@ fn run(args: &[&str]) -> Result<String, HostError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Parse `ethtool -l`/`-g` output: the "Current" section's `Label: N` lines.
-pub fn parse_current_section(text: &str, label: &str) -> Option<u64> {
-    let cur = text.split("Current").nth(1)?;
-    for line in cur.lines() {
-        if let Some((k, v)) = line.split_once(':') {
-            if k.trim().eq_ignore_ascii_case(label) {
-                return v.trim().parse().ok();
-            }
-        }
-    }
-    None
-}
-
-/// Parse `ethtool -c` output for one attribute (`rx-usecs`, `adaptive-rx`).
-pub fn parse_coalesce(text: &str, attr: &str) -> Option<u64> {
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("Adaptive RX:") {
-            let mut it = rest.split_whitespace();
-            let rx = it.next()?;
-            let tx = it.nth(1);
-            match attr {
-                "adaptive-rx" => return Some(u64::from(rx == "on")),
-                "adaptive-tx" => return tx.map(|t| u64::from(t == "on")),
-                _ => {}
-            }
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            if k.trim() == attr {
-                return v.trim().parse().ok();
-            }
-        }
-    }
-    None
-}
-
 impl Ethtool for CliEthtool {
     fn get(&self, iface: &str, group: EthtoolGroup, attr: &str) -> Result<Option<u64>, HostError> {
-        Ok(match group {
-            EthtoolGroup::Channels => parse_current_section(&run(&["-l", iface])?, attr),
-            EthtoolGroup::Rings => {
-                let label = match attr {
-                    "rx_mini" => "RX Mini",
-                    "rx_jumbo" => "RX Jumbo",
-                    other => other,
-                };
-                parse_current_section(&run(&["-g", iface])?, label)
-            }
-            EthtoolGroup::Coalesce => parse_coalesce(&run(&["-c", iface])?, attr),
-        })
+        use crate::ethtool::EthtoolSource;
+        let st = crate::ethtool::NetlinkEthtool::new().read(iface);
+        let probe_err = |m: String| ethtool_err(format!("ethtool {} {iface}", group.name()), m);
+        match group {
+            EthtoolGroup::Channels => match st.channels {
+                Probe::Ok { value: c } => Ok(match attr {
+                    "combined" => c.combined,
+                    "rx" => c.rx,
+                    "tx" => c.tx,
+                    "other" => c.other,
+                    _ => None,
+                }
+                .map(u64::from)),
+                Probe::Error { message } => Err(probe_err(message)),
+                _ => Ok(None),
+            },
+            EthtoolGroup::Rings => match st.rings {
+                Probe::Ok { value: r } => Ok(match attr {
+                    "rx" => r.rx,
+                    "tx" => r.tx,
+                    "rx_mini" => r.rx_mini,
+                    "rx_jumbo" => r.rx_jumbo,
+                    _ => None,
+                }
+                .map(u64::from)),
+                Probe::Error { message } => Err(probe_err(message)),
+                _ => Ok(None),
+            },
+            EthtoolGroup::Coalesce => match st.coalesce {
+                Probe::Ok { value } => Ok(value.get(attr).copied()),
+                Probe::Error { message } => Err(probe_err(message)),
+                _ => Ok(None),
+            },
+        }
     }
 
     fn set(
@@ -296,16 +285,5 @@ mod tests {
         assert_eq!(&t[a..b], "4096");
         assert!(json_span(t, &["rings", "value", "tx"]).is_none());
         assert!(json_span(t, &["coalesce", "value", "rx"]).is_none());
-    }
-
-    #[test]
-    fn cli_output_parsers() {
-        let l = "Channel parameters for eth0:\nPre-set maximums:\nRX:\t\tn/a\nCombined:\t8\nCurrent hardware settings:\nRX:\t\tn/a\nCombined:\t4\n";
-        assert_eq!(parse_current_section(l, "combined"), Some(4));
-        let c =
-            "Coalesce parameters for eth0:\nAdaptive RX: on  TX: off\nrx-usecs: 3\ntx-usecs: 0\n";
-        assert_eq!(parse_coalesce(c, "adaptive-rx"), Some(1));
-        assert_eq!(parse_coalesce(c, "adaptive-tx"), Some(0));
-        assert_eq!(parse_coalesce(c, "rx-usecs"), Some(3));
     }
 }
