@@ -46,7 +46,8 @@ pub enum PlanError {
     },
 }
 
-/// Default RTT used with link speed, exported for docs.
+/// Drivers whose `rx-usecs 1` means dynamic ITR (their adaptive mode; 0 = off,
+/// 2 and up = a fixed interval in µs).
 pub const DRIVERS_RX_USECS_1_DYNAMIC: [&str; 2] = ["ixgbe", "ixgbevf"];
 
 #[derive(Debug, Clone, Copy)]
@@ -304,7 +305,7 @@ pub fn plan(
     }
 
     plan_sysctls(&mut cx, &ifaces);
-    plan_cpu(&mut cx, &usable);
+    plan_cpu(&mut cx);
 
     for ((rule_id, knob), targets) in std::mem::take(&mut cx.left_out) {
         let what = if targets.len() == 1 {
@@ -1125,7 +1126,7 @@ fn sysctl_u64(cx: &Ctx<'_>, key: &str) -> Option<u64> {
     cx.snap.sysctls.get(key).and_then(|v| v.trim().parse().ok())
 }
 
-fn plan_cpu(cx: &mut Ctx<'_>, usable: &CpuSet) {
+fn plan_cpu(cx: &mut Ctx<'_>) {
     let profile = cx.profile;
     let snap = cx.snap;
     if profile.enabled("governor") {
@@ -1182,7 +1183,6 @@ fn plan_cpu(cx: &mut Ctx<'_>, usable: &CpuSet) {
             if !snap.cpu.online.contains(cpu) || cur == v {
                 continue;
             }
-            let _ = usable;
             cx.push(
                 Phase::Cpu,
                 "pm-qos",

@@ -295,7 +295,7 @@ pub fn builtin(name: &str) -> Result<Profile, ProfileError> {
         settings: Settings::default(),
         toml: None,
     };
-    apply_toml(base, text, &format!("<built-in {name}>"), false)
+    apply_toml(base, text, &format!("<built-in {name}>"))
 }
 
 /// Parse a user profile (TOML text) that inherits from a built-in.
@@ -330,7 +330,7 @@ pub fn parse_user(text: &str, file: &str) -> Result<Profile, ProfileError> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "custom".into())
     });
-    let mut p = apply_toml(base, text, file, true)?;
+    let mut p = apply_toml(base, text, file)?;
     p.name = name;
     p.toml = Some(text.to_string());
     Ok(p)
@@ -352,7 +352,7 @@ pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
     Err(ProfileError::Unknown(name_or_path.into()))
 }
 
-fn apply_toml(mut p: Profile, text: &str, file: &str, user: bool) -> Result<Profile, ProfileError> {
+fn apply_toml(mut p: Profile, text: &str, file: &str) -> Result<Profile, ProfileError> {
     let raw: ProfileToml = toml::from_str(text).map_err(|e| ProfileError::Toml {
         file: file.into(),
         message: e.to_string().trim_end().to_string(),
@@ -445,7 +445,6 @@ fn apply_toml(mut p: Profile, text: &str, file: &str, user: bool) -> Result<Prof
     if let Some(v) = s.interrupt_throttle_rate {
         st.interrupt_throttle_rate = v;
     }
-    let _ = user;
     Ok(p)
 }
 

@@ -1,6 +1,5 @@
 //! Text forms of a plan: the human diff and a reviewable shell script.
 
-use crate::profile::rule;
 use model::plan::{EthtoolGroup, Plan, Target};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -149,6 +148,5 @@ pub fn script(plan: &Plan) -> String {
             let _ = writeln!(o, "#   [{}] {}", n.rule, n.message);
         }
     }
-    let _ = rule;
     o
 }
