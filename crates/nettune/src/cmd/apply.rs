@@ -2,9 +2,7 @@
 //! [--dry-run] [--yes] [--force] [--persist]`: apply a plan through the
 //! rollback journal.
 
-use super::plan::{
-    backends, knobs, make_plan, open_root, read_extras, read_plan, state_dir, PlanFlags,
-};
+use super::plan::{backends, knobs, make_plan, read_extras, read_plan, JournalArgs, PlanFlags};
 use host::apply::{ApplyOptions, Outcome};
 use model::plan::Phase;
 use std::io::{BufRead, IsTerminal, Write};
@@ -45,12 +43,9 @@ pub struct Args {
     /// A plan file from `nettune plan --json`.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
-    /// Directory standing for `/` (a fixture copy in tests).
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
-    /// Journal directory (default /var/lib/nettune under the root).
-    #[arg(long, value_name = "DIR")]
-    pub state_dir: Option<PathBuf>,
+    /// `--root` and `--state-dir`.
+    #[command(flatten)]
+    pub journal: JournalArgs,
     /// Show what would be written and stop.
     #[arg(long)]
     pub dry_run: bool,
@@ -73,7 +68,7 @@ pub struct Args {
 
 /// Run `nettune apply`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let root = open_root(&args.root)?;
+    let (root, state) = args.journal.open()?;
     let (plan, snap) = match (&args.profile, &args.plan) {
         (Some(p), _) => make_plan(&root, p, &args.flags)?,
         (None, Some(f)) => {
@@ -94,13 +89,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         (None, None) => anyhow::bail!("give --profile P or --plan FILE"),
     };
-    let state = state_dir(&root, &args.state_dir);
     let mut to_apply = plan.clone();
     if args.persist {
         let exe = std::env::current_exe()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| "/usr/local/bin/nettune".into());
         let live_state = args
+            .journal
             .state_dir
             .as_ref()
             .map(|p| p.display().to_string())
@@ -216,10 +211,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "\nGeneration {}: {n_applied} applied, {n_unch} unchangeable. Undo with `nettune rollback {}`{}.",
         report.generation,
         report.generation,
-        if args.root.as_os_str() == "/" {
+        if args.journal.root.as_os_str() == "/" {
             String::new()
         } else {
-            format!(" --root {}", args.root.display())
+            format!(" --root {}", args.journal.root.display())
         }
     );
     if to_apply

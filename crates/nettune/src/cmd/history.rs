@@ -1,10 +1,9 @@
 //! `nettune history [--root DIR] [--state-dir DIR] [--json]`: applies and
 //! rollbacks recorded in the journal.
 
-use super::plan::{open_root, state_dir};
+use super::plan::JournalArgs;
 use host::journal::Record;
 use serde::Serialize;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -19,12 +18,9 @@ ended (applied, failed, incomplete = crashed mid-apply) and when it was rolled b
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Directory standing for `/`.
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
-    /// Journal directory (default /var/lib/nettune under the root).
-    #[arg(long, value_name = "DIR")]
-    pub state_dir: Option<PathBuf>,
+    /// `--root` and `--state-dir`.
+    #[command(flatten)]
+    pub journal: JournalArgs,
     /// Print JSON: an array of {generation, applied_at, profile, writes, status, rolled_back_at}.
     #[arg(long)]
     pub json: bool,
@@ -42,8 +38,7 @@ struct Entry {
 
 /// Run `nettune history`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let root = open_root(&args.root)?;
-    let state = state_dir(&root, &args.state_dir);
+    let (_root, state) = args.journal.open()?;
     let mut out = Vec::new();
     for g in state.load_all()? {
         let (at, profile) = g

@@ -215,9 +215,28 @@ pub(crate) fn make_plan(
     Ok((plan, snap))
 }
 
-/// The state directory: `--state-dir`, else `/var/lib/nettune` under the root.
-pub(crate) fn state_dir(root: &Root, given: &Option<PathBuf>) -> StateDir {
-    StateDir::new(host::apply::default_state_dir(root, given.as_deref()))
+/// `--root` and `--state-dir`, shared by apply, rollback, verify and history.
+#[derive(Debug, clap::Args)]
+pub struct JournalArgs {
+    /// Directory standing for `/` (a fixture copy in tests).
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+    /// Journal directory (default /var/lib/nettune under the root).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+impl JournalArgs {
+    /// Open the root and its state directory (`--state-dir`, else
+    /// `/var/lib/nettune` under the root).
+    pub fn open(&self) -> anyhow::Result<(Root, StateDir)> {
+        let root = open_root(&self.root)?;
+        let state = StateDir::new(host::apply::default_state_dir(
+            &root,
+            self.state_dir.as_deref(),
+        ));
+        Ok((root, state))
+    }
 }
 
 /// Ethtool and service access for a root: live tools on `/`, fixture files otherwise.

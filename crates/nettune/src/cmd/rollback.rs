@@ -1,8 +1,7 @@
 //! `nettune rollback [ID] [--root DIR] [--state-dir DIR]`: restore original
 //! values from the journal, newest generation first.
 
-use super::plan::{backends, knobs, open_root, state_dir};
-use std::path::PathBuf;
+use super::plan::{backends, knobs, JournalArgs};
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -25,18 +24,14 @@ A corrupt journal is refused before anything is touched.";
 pub struct Args {
     /// Generation to roll back to (it and every newer one); default: the newest.
     pub id: Option<u32>,
-    /// Directory standing for `/`.
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
-    /// Journal directory (default /var/lib/nettune under the root).
-    #[arg(long, value_name = "DIR")]
-    pub state_dir: Option<PathBuf>,
+    /// `--root` and `--state-dir`.
+    #[command(flatten)]
+    pub journal: JournalArgs,
 }
 
 /// Run `nettune rollback`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let root = open_root(&args.root)?;
-    let state = state_dir(&root, &args.state_dir);
+    let (root, state) = args.journal.open()?;
     let (eth, svc) = backends(&root);
     let k = knobs(&root, &state, eth.as_ref(), svc.as_ref());
     let rep = host::apply::rollback(&k, &state, args.id)?;

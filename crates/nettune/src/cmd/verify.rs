@@ -1,10 +1,9 @@
 //! `nettune verify [--root DIR] [--state-dir DIR] [--json]`: drift between
 //! the last applied generation and the host now, knob by knob.
 
-use super::plan::{backends, knobs, open_root, state_dir};
+use super::plan::{backends, knobs, JournalArgs};
 use host::apply::DriftStatus;
 use serde::Serialize;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -20,12 +19,9 @@ n/a (the knob no longer exists) or unchangeable (managed IRQ). Foreign writers
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Directory standing for `/`.
-    #[arg(long, default_value = "/")]
-    pub root: PathBuf,
-    /// Journal directory (default /var/lib/nettune under the root).
-    #[arg(long, value_name = "DIR")]
-    pub state_dir: Option<PathBuf>,
+    /// `--root` and `--state-dir`.
+    #[command(flatten)]
+    pub journal: JournalArgs,
     /// Print JSON: {generation, profile, drift, items[], foreign_writers[]}.
     #[arg(long)]
     pub json: bool,
@@ -42,8 +38,7 @@ struct Report {
 
 /// Run `nettune verify`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let root = open_root(&args.root)?;
-    let state = state_dir(&root, &args.state_dir);
+    let (root, state) = args.journal.open()?;
     let gens = state.load_all()?;
     let Some(g) = gens
         .iter()
