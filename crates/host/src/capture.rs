@@ -11,7 +11,7 @@ use crate::{HostError, Root};
 use model::snapshot::HostSnapshot;
 use std::ffi::OsString;
 use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Counter files copied besides what the snapshot reads, so that doctor-like
 /// consumers of a capture see softnet, softirq and protocol counters.
@@ -38,16 +38,6 @@ pub struct CaptureReport {
     pub skipped: Vec<(PathBuf, String)>,
 }
 
-fn comps(p: &Path) -> Vec<OsString> {
-    p.components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_os_string()),
-            Component::ParentDir => Some("..".into()),
-            _ => None,
-        })
-        .collect()
-}
-
 struct Copier<'a> {
     src: &'a Path,
     out: &'a Path,
@@ -67,7 +57,7 @@ impl Copier<'_> {
     /// followed when it is a link unless `follow_last` is false.
     fn walk(&mut self, path: &Path, follow_last: bool) -> Result<Option<PathBuf>, HostError> {
         let mut stack: Vec<OsString> = Vec::new();
-        let mut pending = comps(path);
+        let mut pending = crate::root::components(path);
         pending.reverse();
         let mut hops = 0;
         while let Some(c) = pending.pop() {
@@ -99,7 +89,7 @@ impl Copier<'_> {
                 if target.is_absolute() {
                     stack.clear();
                 }
-                let mut t = comps(&target);
+                let mut t = crate::root::components(&target);
                 t.reverse();
                 pending.extend(t);
             } else if meta.is_dir() {

@@ -1,11 +1,14 @@
 //! OS access for nettune: everything read from or written to the kernel goes
 //! through a [`Root`], so a recorded tree of a real machine can stand in for `/`.
 
+pub mod apply;
 pub mod capture;
 pub mod error;
 pub mod ethtool;
+pub mod journal;
 pub mod netlink;
 pub mod owners;
+pub mod persist;
 pub mod root;
 pub mod sampler;
 pub mod snapshot;

@@ -185,7 +185,8 @@ impl Root {
     }
 }
 
-fn components(p: &Path) -> Vec<std::ffi::OsString> {
+/// Normal and `..` components of a path, as owned strings (roots and `.` dropped).
+pub(crate) fn components(p: &Path) -> Vec<std::ffi::OsString> {
     p.components()
         .filter_map(|c| match c {
             Component::Normal(s) => Some(s.to_os_string()),

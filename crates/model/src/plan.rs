@@ -1,1 +1,486 @@
-//! Tuning plans: ordered changes to kernel knobs (filled by the tuner work).
+//! Tuning plans: ordered changes to kernel knobs, computed by `tune::plan`
+//! from a [`HostSnapshot`](crate::snapshot::HostSnapshot) and applied by
+//! `host::apply` through a rollback journal.
+//!
+//! The JSON shape of [`Plan`] is what `nettune plan --json` prints and what
+//! `nettune apply --plan FILE` reads (see `docs/tune.md`).
+
+use crate::cpuset::CpuSet;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Version of the plan JSON shape; bump on incompatible changes.
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// A tuning plan: what to write, in which order, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// [`PLAN_SCHEMA_VERSION`] at the time of writing.
+    pub schema_version: u32,
+    /// Profile name (`latency`, `throughput`, `balanced` or a user profile).
+    pub profile: String,
+    /// The TOML text of a user profile, so `apply --plan` can re-plan after a
+    /// channel change without the original file; `None` for built-ins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_toml: Option<String>,
+    /// `HostSnapshot::fingerprint()` of the host the plan was made for.
+    pub fingerprint: String,
+    /// Hostname of that host, for messages.
+    pub hostname: Option<String>,
+    /// The options the plan was computed with.
+    pub options: PlanOptions,
+    /// Which network namespace the snapshot was taken in.
+    pub scope: NetnsScope,
+    /// The changes, in the order they must be applied (see [`Phase`]).
+    pub changes: Vec<Change>,
+    /// What the planner decided not to do, and why (absent knobs, VMs, namespaces).
+    pub notes: Vec<PlanNote>,
+}
+
+/// Options given to the planner (the CLI flags of `nettune plan`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PlanOptions {
+    /// Interfaces to tune; empty = every interface with a device driver.
+    #[serde(default)]
+    pub ifaces: Vec<String>,
+    /// CPUs the tuning may use (`--cpus`); `None` = all online CPUs.
+    #[serde(default)]
+    pub cpus: Option<CpuSet>,
+    /// CPUs reserved for the application (`--exclude-cpus`).
+    #[serde(default)]
+    pub exclude_cpus: CpuSet,
+    /// Bandwidth-delay product input (`--bdp RATE,RTT`).
+    #[serde(default)]
+    pub bdp: Option<Bdp>,
+    /// Namespace scope forced by `--netns-scope`; `None` = detected.
+    #[serde(default)]
+    pub netns: Option<NetnsScope>,
+}
+
+/// Facts the planner needs beyond the [`HostSnapshot`](crate::snapshot::HostSnapshot),
+/// read by the caller through the same root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostExtras {
+    /// Network namespace the snapshot was read in.
+    pub scope: NetnsScope,
+    /// `/proc/net/softnet_stat` summed over CPUs; `None` when unreadable.
+    pub softnet: Option<SoftnetTotals>,
+    /// `cpuN/power/pm_qos_resume_latency_us` values by CPU, where the file exists.
+    pub pm_qos: std::collections::BTreeMap<u32, String>,
+}
+
+impl Default for HostExtras {
+    fn default() -> Self {
+        HostExtras {
+            scope: NetnsScope::Init,
+            softnet: None,
+            pm_qos: Default::default(),
+        }
+    }
+}
+
+impl SoftnetTotals {
+    /// Sum `/proc/net/softnet_stat` (hex columns: processed, dropped, time_squeeze, ...).
+    pub fn parse(text: &str) -> Result<SoftnetTotals, crate::ParseError> {
+        let mut t = SoftnetTotals::default();
+        for (i, line) in text.lines().enumerate() {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.is_empty() {
+                continue;
+            }
+            if cols.len() < 3 {
+                return Err(crate::ParseError::invalid(i + 1, "softnet_stat line", line));
+            }
+            let hex = |s: &str| {
+                u64::from_str_radix(s, 16)
+                    .map_err(|_| crate::ParseError::invalid(i + 1, "hex counter", s))
+            };
+            t.dropped += hex(cols[1])?;
+            t.time_squeeze += hex(cols[2])?;
+        }
+        Ok(t)
+    }
+}
+
+/// A bandwidth and a round-trip time whose product sizes socket buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bdp {
+    /// Path rate in bits per second.
+    pub rate_bps: u64,
+    /// Round-trip time in microseconds.
+    pub rtt_us: u64,
+}
+
+impl Bdp {
+    /// The product in bytes.
+    pub fn bytes(&self) -> u64 {
+        ((self.rate_bps as u128 * self.rtt_us as u128) / 8_000_000) as u64
+    }
+
+    /// Parse `RATE,RTT`, e.g. `10gbit,1ms`, `100mbit,100ms`, `1.5G,250us`.
+    /// RATE takes k/m/g/t prefixes (bits per second, with or without `bit`/`bps`);
+    /// RTT takes `us`, `ms` or `s` (default ms).
+    pub fn parse(s: &str) -> Result<Bdp, String> {
+        let (rate, rtt) = s
+            .split_once(',')
+            .ok_or_else(|| format!("`{s}`: expected RATE,RTT such as 10gbit,1ms"))?;
+        let rate_bps = parse_rate(rate.trim())?;
+        let rtt_us = parse_rtt(rtt.trim())?;
+        if rate_bps == 0 || rtt_us == 0 {
+            return Err(format!("`{s}`: rate and RTT must be above zero"));
+        }
+        Ok(Bdp { rate_bps, rtt_us })
+    }
+}
+
+fn split_num(s: &str) -> (&str, &str) {
+    let i = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    (&s[..i], &s[i..])
+}
+
+fn parse_rate(s: &str) -> Result<u64, String> {
+    let (num, unit) = split_num(s);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}`: rate must start with a number"))?;
+    let u = unit.to_ascii_lowercase();
+    let u = u
+        .trim_end_matches("bit/s")
+        .trim_end_matches("bps")
+        .trim_end_matches("bit");
+    let mul = match u {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        _ => return Err(format!("`{s}`: unknown rate unit (use kbit, mbit, gbit)")),
+    };
+    Ok((v * mul) as u64)
+}
+
+fn parse_rtt(s: &str) -> Result<u64, String> {
+    let (num, unit) = split_num(s);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}`: RTT must start with a number"))?;
+    let mul = match unit.to_ascii_lowercase().as_str() {
+        "us" | "µs" => 1.0,
+        "" | "ms" => 1e3,
+        "s" => 1e6,
+        _ => return Err(format!("`{s}`: unknown RTT unit (use us, ms, s)")),
+    };
+    Ok((v * mul) as u64)
+}
+
+/// Softnet counters (`/proc/net/softnet_stat`) summed over CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SoftnetTotals {
+    /// Packets dropped because the backlog queue was full.
+    pub dropped: u64,
+    /// Times net_rx_action ran out of budget or time with work left.
+    pub time_squeeze: u64,
+}
+
+/// Whether the snapshot came from the initial network namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetnsScope {
+    /// The initial namespace: global knobs may be planned.
+    Init,
+    /// A child namespace: only per-namespace and per-device knobs.
+    Child,
+}
+
+/// Plan phases, in the order they are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Stop or ban irqbalance before placing IRQs by hand.
+    Irqbalance,
+    /// `ethtool -L`: channel counts (renumbers IRQs: they are re-read after).
+    Channels,
+    /// `/proc/irq/N/smp_affinity_list`.
+    IrqAffinity,
+    /// `rps_cpus`, `rps_flow_cnt`, `rps_sock_flow_entries`, `xps_cpus`.
+    Steering,
+    /// `ethtool -C` and `-G`: interrupt coalescing and ring sizes.
+    Coalescing,
+    /// `/proc/sys/net/...`.
+    Sysctls,
+    /// CPU frequency governor and PM QoS.
+    Cpu,
+    /// modprobe.d snippets for module parameters (reviewed, never loaded by nettune).
+    Modules,
+}
+
+impl Phase {
+    /// All phases in order.
+    pub const ALL: [Phase; 8] = [
+        Phase::Irqbalance,
+        Phase::Channels,
+        Phase::IrqAffinity,
+        Phase::Steering,
+        Phase::Coalescing,
+        Phase::Sysctls,
+        Phase::Cpu,
+        Phase::Modules,
+    ];
+
+    /// Short name as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Irqbalance => "irqbalance",
+            Phase::Channels => "channels",
+            Phase::IrqAffinity => "irq_affinity",
+            Phase::Steering => "steering",
+            Phase::Coalescing => "coalescing",
+            Phase::Sysctls => "sysctls",
+            Phase::Cpu => "cpu",
+            Phase::Modules => "modules",
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a file value is compared after reading it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueFormat {
+    /// Text, whitespace runs folded.
+    Text,
+    /// A hex CPU mask (`rps_cpus`, `xps_cpus`, `smp_affinity`).
+    Mask,
+    /// A cpulist (`smp_affinity_list`).
+    List,
+}
+
+impl ValueFormat {
+    /// Whether two values mean the same under this format.
+    pub fn same(self, a: &str, b: &str) -> bool {
+        match self {
+            ValueFormat::Text => fold_ws(a) == fold_ws(b),
+            ValueFormat::Mask => match (CpuSet::parse_mask(a), CpuSet::parse_mask(b)) {
+                (Ok(x), Ok(y)) => x == y,
+                _ => fold_ws(a) == fold_ws(b),
+            },
+            ValueFormat::List => match (CpuSet::parse_list(a), CpuSet::parse_list(b)) {
+                (Ok(x), Ok(y)) => x == y,
+                _ => fold_ws(a) == fold_ws(b),
+            },
+        }
+    }
+}
+
+/// Fold whitespace runs to one space and trim (sysctls print tabs).
+pub fn fold_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Ethtool settings group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EthtoolGroup {
+    /// `ethtool -l/-L` (attributes `combined`, `rx`, `tx`, `other`).
+    Channels,
+    /// `ethtool -g/-G` (attributes `rx`, `tx`, `rx_mini`, `rx_jumbo`).
+    Rings,
+    /// `ethtool -c/-C` (attributes by ethtool's names: `rx-usecs`, `adaptive-rx`...).
+    Coalesce,
+}
+
+impl EthtoolGroup {
+    /// Name as in the fixture JSON (`channels`, `rings`, `coalesce`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EthtoolGroup::Channels => "channels",
+            EthtoolGroup::Rings => "rings",
+            EthtoolGroup::Coalesce => "coalesce",
+        }
+    }
+}
+
+/// What a change writes to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Target {
+    /// A sysfs/procfs file, written like `echo VALUE > PATH`.
+    File {
+        /// Path as on a live host.
+        path: String,
+        /// How to compare when reading back.
+        format: ValueFormat,
+    },
+    /// An IRQ's affinity (`/proc/irq/N/smp_affinity_list`); `effective_affinity`
+    /// is checked after the write. Managed IRQs refuse with EIO (EPERM on 6.12+).
+    IrqAffinity {
+        /// IRQ number.
+        irq: u32,
+        /// The owning interface.
+        iface: String,
+    },
+    /// An ethtool attribute.
+    Ethtool {
+        /// Interface.
+        iface: String,
+        /// Settings group.
+        group: EthtoolGroup,
+        /// Attribute name.
+        attr: String,
+    },
+    /// A system service (irqbalance): values are `running` / `stopped`.
+    Service {
+        /// Unit name without `.service`.
+        name: String,
+    },
+    /// A module parameter, written as a modprobe.d snippet under the state
+    /// directory for the user to review; it takes effect only on module reload.
+    ModuleParam {
+        /// Module name.
+        module: String,
+        /// Parameter name.
+        param: String,
+    },
+    /// A file, symlink or directory nettune creates (systemd unit, plan copy
+    /// for `apply --persist`); the value is the content or the link target.
+    /// Rollback removes it.
+    Created {
+        /// Path as on a live host.
+        path: String,
+        /// What is created.
+        what: CreatedKind,
+    },
+}
+
+/// Kind of a [`Target::Created`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CreatedKind {
+    /// A regular file with the value as content.
+    File,
+    /// A symlink to the value.
+    Symlink,
+    /// A directory (value ignored).
+    Dir,
+}
+
+impl Target {
+    /// A short human description (`/proc/irq/266/smp_affinity_list`, `eth0 coalesce rx-usecs`).
+    pub fn describe(&self) -> String {
+        match self {
+            Target::File { path, .. } => path.clone(),
+            Target::IrqAffinity { irq, .. } => irq_affinity_path(*irq),
+            Target::Ethtool { iface, group, attr } => {
+                format!("ethtool {} {iface} {attr}", group.name())
+            }
+            Target::Service { name } => format!("service {name}"),
+            Target::ModuleParam { module, param } => format!("module {module} {param}"),
+            Target::Created { path, .. } => path.clone(),
+        }
+    }
+}
+
+/// `/proc/irq/N/smp_affinity_list`.
+pub fn irq_affinity_path(irq: u32) -> String {
+    format!("/proc/irq/{irq}/smp_affinity_list")
+}
+
+/// One change of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Phase the change belongs to.
+    pub phase: Phase,
+    /// Knob name (`rps_cpus`, `net.core.rmem_max`, `rx-usecs`, `irqbalance`).
+    pub knob: String,
+    /// What is written.
+    pub target: Target,
+    /// Value in the snapshot (`None` when the snapshot did not record it).
+    pub before: Option<String>,
+    /// Value to write.
+    pub after: String,
+    /// Rule id that made the change (`rps`, `irq-affinity`...).
+    pub rule: String,
+    /// One line of reason, specific to this host.
+    pub reason: String,
+    /// Where the rule comes from (a seed or a kernel document).
+    pub source: String,
+}
+
+/// Something the planner left out, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanNote {
+    /// Rule id.
+    pub rule: String,
+    /// What and why.
+    pub message: String,
+}
+
+impl Plan {
+    /// Changes of one phase, in order.
+    pub fn phase(&self, p: Phase) -> impl Iterator<Item = &Change> {
+        self.changes.iter().filter(move |c| c.phase == p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bdp_parses_rates_and_rtts() {
+        let b = Bdp::parse("100mbit,100ms").unwrap();
+        assert_eq!(b.rate_bps, 100_000_000);
+        assert_eq!(b.rtt_us, 100_000);
+        assert_eq!(b.bytes(), 1_250_000);
+        assert_eq!(Bdp::parse("10gbit,1ms").unwrap().bytes(), 1_250_000);
+        assert_eq!(Bdp::parse("1.5G,250us").unwrap().rate_bps, 1_500_000_000);
+        assert!(Bdp::parse("fast,1ms").is_err());
+        assert!(Bdp::parse("10gbit").is_err());
+        assert!(Bdp::parse("10gbit,1h").is_err());
+        assert!(Bdp::parse("0,1ms").is_err());
+    }
+
+    #[test]
+    fn formats_compare_by_meaning() {
+        assert!(ValueFormat::Mask.same("00000000,000001fe", "1fe"));
+        assert!(ValueFormat::List.same("0-2", "0,1,2"));
+        assert!(ValueFormat::Text.same("4096\t87380\t6291456", "4096 87380 6291456"));
+        assert!(!ValueFormat::Text.same("1", "2"));
+    }
+
+    #[test]
+    fn plan_round_trips_through_json() {
+        let plan = Plan {
+            schema_version: PLAN_SCHEMA_VERSION,
+            profile: "throughput".into(),
+            profile_toml: None,
+            fingerprint: "00".into(),
+            hostname: None,
+            options: PlanOptions::default(),
+            scope: NetnsScope::Init,
+            changes: vec![Change {
+                phase: Phase::Steering,
+                knob: "rps_cpus".into(),
+                target: Target::File {
+                    path: "/sys/class/net/eth0/queues/rx-0/rps_cpus".into(),
+                    format: ValueFormat::Mask,
+                },
+                before: Some("0".into()),
+                after: "1fe".into(),
+                rule: "rps".into(),
+                reason: "r".into(),
+                source: "s".into(),
+            }],
+            notes: vec![],
+        };
+        let j = serde_json::to_string(&plan).unwrap();
+        assert_eq!(serde_json::from_str::<Plan>(&j).unwrap(), plan);
+    }
+}

@@ -72,23 +72,7 @@ fn split_chip_name(rest: &str) -> (String, String) {
 
 /// Parse the text of `/proc/interrupts`.
 pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
-    let mut lines = text.lines().enumerate();
-    let (_, header) = lines
-        .by_ref()
-        .find(|(_, l)| !l.trim().is_empty())
-        .ok_or(ParseError::Empty)?;
-    let cpus: Vec<CpuId> = header
-        .split_whitespace()
-        .map(|h| {
-            h.strip_prefix("CPU")
-                .and_then(|n| n.parse().ok())
-                .map(CpuId)
-                .ok_or_else(|| ParseError::invalid(1, "CPU column header", h))
-        })
-        .collect::<Result<_, _>>()?;
-    if cpus.is_empty() {
-        return Err(ParseError::format(1, "header names no CPU columns"));
-    }
+    let (lines, cpus) = super::cpu_header(text)?;
     let n = cpus.len();
     let mut out = Interrupts {
         cpus,

@@ -7,3 +7,32 @@ pub mod snmp;
 pub mod softirqs;
 pub mod softnet;
 pub mod stat;
+
+use crate::error::ParseError;
+use crate::units::CpuId;
+
+/// Parse a `CPU0 CPU1 ...` column header (of `/proc/interrupts` or
+/// `/proc/softirqs`) from the first non-blank line; returns the rest of the
+/// lines (numbered from 0) and the CPU of each column. Offline CPUs have no column.
+pub(crate) fn cpu_header<'a>(
+    text: &'a str,
+) -> Result<(impl Iterator<Item = (usize, &'a str)> + 'a, Vec<CpuId>), ParseError> {
+    let mut lines = text.lines().enumerate();
+    let (hi, header) = lines
+        .by_ref()
+        .find(|(_, l)| !l.trim().is_empty())
+        .ok_or(ParseError::Empty)?;
+    let cpus: Vec<CpuId> = header
+        .split_whitespace()
+        .map(|h| {
+            h.strip_prefix("CPU")
+                .and_then(|n| n.parse().ok())
+                .map(CpuId)
+                .ok_or_else(|| ParseError::invalid(hi + 1, "CPU column header", h))
+        })
+        .collect::<Result<_, _>>()?;
+    if cpus.is_empty() {
+        return Err(ParseError::format(hi + 1, "header names no CPU columns"));
+    }
+    Ok((lines, cpus))
+}

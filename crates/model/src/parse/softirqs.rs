@@ -43,23 +43,7 @@ impl Softirqs {
 
 /// Parse the text of `/proc/softirqs`.
 pub fn parse_softirqs(text: &str) -> Result<Softirqs, ParseError> {
-    let mut lines = text.lines().enumerate();
-    let (hi, header) = lines
-        .by_ref()
-        .find(|(_, l)| !l.trim().is_empty())
-        .ok_or(ParseError::Empty)?;
-    let cpus: Vec<CpuId> = header
-        .split_whitespace()
-        .map(|h| {
-            h.strip_prefix("CPU")
-                .and_then(|n| n.parse().ok())
-                .map(CpuId)
-                .ok_or_else(|| ParseError::invalid(hi + 1, "CPU column header", h))
-        })
-        .collect::<Result<_, _>>()?;
-    if cpus.is_empty() {
-        return Err(ParseError::format(hi + 1, "header names no CPU columns"));
-    }
+    let (lines, cpus) = super::cpu_header(text)?;
     let mut rows = Vec::with_capacity(12);
     for (i, line) in lines {
         let ln = i + 1;
@@ -97,7 +81,7 @@ pub fn parse_softirqs(text: &str) -> Result<Softirqs, ParseError> {
     }
     if rows.is_empty() {
         return Err(ParseError::format(
-            hi + 1,
+            text.lines().count().max(1),
             "no softirq rows after the header",
         ));
     }

@@ -1,12 +1,231 @@
-//! `nettune apply` (not built yet).
+//! `nettune apply (--profile P | --plan FILE) [--root DIR] [--state-dir DIR]
+//! [--dry-run] [--yes] [--force] [--persist]`: apply a plan through the
+//! rollback journal.
 
+use super::plan::{backends, knobs, make_plan, read_extras, read_plan, JournalArgs, PlanFlags};
+use host::apply::{ApplyOptions, Outcome};
+use model::plan::Phase;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+const EXAMPLES: &str = "\
+Examples:
+  # See what would be written, without writing
+  nettune apply --profile throughput --dry-run
+
+  # Apply, journaling every original value (asks for confirmation on a terminal)
+  nettune apply --profile throughput
+
+  # Apply a reviewed plan (refused if it was made for another host, unless --force)
+  nettune plan --profile latency --json > plan.json
+  nettune apply --plan plan.json --yes
+
+  # Re-apply at boot: installs /etc/systemd/system/nettune.service and /etc/nettune/plan.json
+  nettune apply --profile throughput --persist --yes
+
+  # Inside a network namespace: only that namespace's knobs are planned
+  ip netns exec NS nettune apply --profile throughput --iface veth1 --yes
+
+Then: `nettune verify` (drift), `nettune history`, `nettune rollback` (undo).
+The journal lives in --state-dir (default /var/lib/nettune, under --root when given).
+Module parameters (InterruptThrottleRate) are written as modprobe.d snippets in
+STATE/modprobe.d for you to review; they are never loaded by nettune.";
 
 /// Flags of `nettune apply`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = EXAMPLES)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["profile", "plan"])))]
+pub struct Args {
+    /// Profile to plan and apply: latency, throughput, balanced or a TOML file.
+    #[arg(long, short)]
+    pub profile: Option<String>,
+    /// A plan file from `nettune plan --json`.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// `--root` and `--state-dir`.
+    #[command(flatten)]
+    pub journal: JournalArgs,
+    /// Show what would be written and stop.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation (required when stdin is not a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
+    /// Apply a plan made for another host, or over an unfinished apply.
+    #[arg(long)]
+    pub force: bool,
+    /// Also install a systemd unit that re-applies the plan at boot.
+    #[arg(long)]
+    pub persist: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Planner options (with --profile).
+    #[command(flatten)]
+    pub flags: PlanFlags,
+}
 
 /// Run `nettune apply`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`nettune apply` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (root, state) = args.journal.open()?;
+    let (plan, snap) = match (&args.profile, &args.plan) {
+        (Some(p), _) => make_plan(&root, p, &args.flags)?,
+        (None, Some(f)) => {
+            let plan = read_plan(f)?;
+            let snap = host::read_snapshot(&root);
+            let fp = snap.fingerprint();
+            if plan.fingerprint != fp && !args.force {
+                anyhow::bail!(
+                    "{}: made for host {} (fingerprint {}), but this host is {} (fingerprint {}); refusing (pass --force to apply anyway)",
+                    f.display(),
+                    plan.hostname.as_deref().unwrap_or("?"),
+                    plan.fingerprint,
+                    snap.source.hostname.as_deref().unwrap_or("?"),
+                    fp
+                );
+            }
+            (plan, snap)
+        }
+        (None, None) => anyhow::bail!("give --profile P or --plan FILE"),
+    };
+    let mut to_apply = plan.clone();
+    if args.persist {
+        let exe = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "/usr/local/bin/nettune".into());
+        let live_state = args
+            .journal
+            .state_dir
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "/var/lib/nettune".into());
+        let json = serde_json::to_string_pretty(&plan)?;
+        to_apply.changes.extend(host::persist::persist_changes(
+            &root,
+            &json,
+            &exe,
+            &live_state,
+        ));
+    }
+    if to_apply.changes.is_empty() {
+        println!(
+            "Nothing to change: the host already matches profile {}.",
+            plan.profile
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dry_run {
+        println!(
+            "Dry run: {} change(s) would be written under {} (journal in {}):",
+            to_apply.changes.len(),
+            root.dir().display(),
+            state.path().display()
+        );
+        print!("{}", tune::render::script(&to_apply));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            anyhow::bail!(
+                "refusing to apply {} change(s) without --yes: stdin is not a terminal (review with --dry-run, then pass --yes)",
+                to_apply.changes.len()
+            );
+        }
+        print!("{}", tune::render::human(&to_apply));
+        print!(
+            "\nApply {} change(s) to {}? [y/N] ",
+            to_apply.changes.len(),
+            root.dir().display()
+        );
+        std::io::stdout().flush()?;
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        if !matches!(line.trim(), "y" | "Y" | "yes") {
+            println!("Not applied.");
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    let (eth, svc) = backends(&root);
+    let k = knobs(&root, &state, eth.as_ref(), svc.as_ref());
+    let pause = std::env::var("NETTUNE_TEST_PAUSE_AFTER_WRITES")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let profile_name = plan.profile.clone();
+    let profile_toml = plan.profile_toml.clone();
+    let opts_for_replan = plan.options.clone();
+    let root_for_replan = root.clone();
+    let replan = move || -> Result<Vec<model::plan::Change>, String> {
+        let profile = match &profile_toml {
+            Some(t) => tune::profile::parse_user(t, &profile_name),
+            None => tune::profile::load(&profile_name),
+        }
+        .map_err(|e| e.to_string())?;
+        let snap = host::read_snapshot(&root_for_replan);
+        let extras = read_extras(&root_for_replan, &snap);
+        tune::plan(&snap, &extras, &profile, &opts_for_replan)
+            .map(|p| {
+                p.changes
+                    .into_iter()
+                    .filter(|c| c.phase > Phase::Channels)
+                    .collect()
+            })
+            .map_err(|e| e.to_string())
+    };
+    let _ = snap;
+    let report = host::apply::apply(
+        &k,
+        &state,
+        &to_apply,
+        ApplyOptions {
+            pause_after_writes: pause,
+            replan: Some(Box::new(replan)),
+            force: args.force,
+        },
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut n_applied = 0;
+    let mut n_unch = 0;
+    for c in &report.changes {
+        let status = match &c.outcome {
+            Outcome::Applied => {
+                n_applied += 1;
+                "applied".to_string()
+            }
+            Outcome::Unchanged => "already set".into(),
+            Outcome::Unchangeable { error } => {
+                n_unch += 1;
+                format!("UNCHANGEABLE: {error}")
+            }
+            Outcome::Skipped { why } => format!("skipped: {why}"),
+        };
+        println!("{:<12} {} = {}", status, c.target, c.after);
+        if let Some(n) = &c.note {
+            println!("             note: {n}");
+        }
+    }
+    println!(
+        "\nGeneration {}: {n_applied} applied, {n_unch} unchangeable. Undo with `nettune rollback {}`{}.",
+        report.generation,
+        report.generation,
+        if args.journal.root.as_os_str() == "/" {
+            String::new()
+        } else {
+            format!(" --root {}", args.journal.root.display())
+        }
+    );
+    if to_apply
+        .changes
+        .iter()
+        .any(|c| matches!(c.target, model::plan::Target::ModuleParam { .. }))
+    {
+        println!(
+            "Module parameter snippets for review: {}",
+            state.path().join("modprobe.d").display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,12 +1,114 @@
-//! `nettune verify` (not built yet).
+//! `nettune verify [--root DIR] [--state-dir DIR] [--json]`: drift between
+//! the last applied generation and the host now, knob by knob.
 
+use super::plan::{backends, knobs, JournalArgs};
+use host::apply::DriftStatus;
+use serde::Serialize;
 use std::process::ExitCode;
+
+const EXAMPLES: &str = "\
+Examples:
+  nettune verify            # exit 0: no drift; exit 2: something changed
+  nettune verify --json
+
+Each knob the last apply wrote is read again: ok, DRIFT (current vs intended),
+n/a (the knob no longer exists) or unchangeable (managed IRQ). Foreign writers
+(irqbalance, tuned) that may undo the plan are named.";
 
 /// Flags of `nettune verify`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// `--root` and `--state-dir`.
+    #[command(flatten)]
+    pub journal: JournalArgs,
+    /// Print JSON: {generation, profile, drift, items[], foreign_writers[]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    generation: u32,
+    profile: String,
+    drift: usize,
+    items: Vec<host::apply::DriftItem>,
+    foreign_writers: Vec<String>,
+}
 
 /// Run `nettune verify`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`nettune verify` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (root, state) = args.journal.open()?;
+    let gens = state.load_all()?;
+    let Some(g) = gens
+        .iter()
+        .rev()
+        .find(|g| g.active() && g.ended() == Some("applied"))
+    else {
+        anyhow::bail!(
+            "no applied plan in force in {} (see `nettune history`)",
+            state.path().display()
+        );
+    };
+    let (eth, svc) = backends(&root);
+    let k = knobs(&root, &state, eth.as_ref(), svc.as_ref());
+    let items = host::apply::verify(&k, g);
+    let snap = host::read_snapshot(&root);
+    let mut foreign = Vec::new();
+    if let Some(p) = &snap.owners.irqbalance {
+        foreign.push(format!("irqbalance (pid {}) rewrites IRQ affinity", p.pid));
+    }
+    if let Some(t) = &snap.owners.tuned {
+        foreign.push(format!(
+            "tuned (profile {}) writes sysctls, governor and coalescing",
+            t.active_profile.as_deref().unwrap_or("?")
+        ));
+    }
+    let drift = items
+        .iter()
+        .filter(|i| i.status == DriftStatus::Drift)
+        .count();
+    let rep = Report {
+        generation: g.id,
+        profile: g.begin().map(|b| b.1.to_string()).unwrap_or_default(),
+        drift,
+        items,
+        foreign_writers: foreign,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rep)?);
+    } else {
+        println!(
+            "Generation {} (profile {}): {} knob(s), {} drifted",
+            rep.generation,
+            rep.profile,
+            rep.items.len(),
+            drift
+        );
+        for i in &rep.items {
+            let st = match i.status {
+                DriftStatus::Ok => "ok",
+                DriftStatus::Drift => "DRIFT",
+                DriftStatus::NotAvailable => "n/a",
+                DriftStatus::Unchangeable => "unchangeable",
+            };
+            match i.status {
+                DriftStatus::Drift => println!(
+                    "  {st:<12} {}: now {}, intended {}",
+                    i.target,
+                    i.current.as_deref().unwrap_or("-"),
+                    i.intended
+                ),
+                _ => println!("  {st:<12} {} = {}", i.target, i.intended),
+            }
+        }
+        for f in &rep.foreign_writers {
+            println!("  foreign writer: {f}");
+        }
+    }
+    Ok(if drift > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,0 +1,528 @@
+//! apply / rollback / verify / history on temp copies of the fixtures:
+//! byte-identical after rollback, after an injected failure, and after a
+//! kill -9 in the middle of an apply; bad input refused.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nettune"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+/// A temp copy of a fixture (symlinks kept) plus a separate state dir.
+struct Copy {
+    _t: tempfile::TempDir,
+    root: PathBuf,
+    state: PathBuf,
+}
+
+fn copy(name: &str) -> Copy {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(fixture(name))
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let state = t.path().join("state");
+    Copy { _t: t, root, state }
+}
+
+#[derive(Debug, PartialEq)]
+enum Entry {
+    File { mode: u32, bytes: Vec<u8> },
+    Dir { mode: u32 },
+    Link(PathBuf),
+}
+
+/// Every entry under `dir` (not following symlinks): bytes and mode of files,
+/// mode of directories, targets of links.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Entry> {
+    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<PathBuf, Entry>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let rel = p.strip_prefix(base).unwrap().to_path_buf();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let mode = m.permissions().mode();
+            if m.file_type().is_symlink() {
+                out.insert(rel, Entry::Link(std::fs::read_link(&p).unwrap()));
+            } else if m.is_dir() {
+                out.insert(rel, Entry::Dir { mode });
+                walk(base, &p, out);
+            } else {
+                out.insert(
+                    rel,
+                    Entry::File {
+                        mode,
+                        bytes: std::fs::read(&p).unwrap(),
+                    },
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn assert_same(before: &BTreeMap<PathBuf, Entry>, after: &BTreeMap<PathBuf, Entry>) {
+    let mut diffs = Vec::new();
+    for (k, v) in before {
+        match after.get(k) {
+            None => diffs.push(format!("missing {}", k.display())),
+            Some(w) if w != v => diffs.push(format!("changed {}", k.display())),
+            _ => {}
+        }
+    }
+    for k in after.keys() {
+        if !before.contains_key(k) {
+            diffs.push(format!("added {}", k.display()));
+        }
+    }
+    assert!(diffs.is_empty(), "tree differs:\n{}", diffs.join("\n"));
+}
+
+fn nettune(c: &Copy, args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .arg("--root")
+        .arg(&c.root)
+        .arg("--state-dir")
+        .arg(&c.state)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn ok(c: &Copy, args: &[&str]) -> String {
+    let o = nettune(c, args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn plan_json(c: &Copy) -> String {
+    let o = bin()
+        .args(["plan", "--profile", "throughput", "--json", "--root"])
+        .arg(&c.root)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    String::from_utf8(o.stdout).unwrap()
+}
+
+const FIXTURES: [&str; 4] = [
+    "c4-8xlarge",
+    "two-socket-16q",
+    "kvm-2vcpu-6.18",
+    "tuner-two-socket-32c",
+];
+
+#[test]
+fn apply_then_rollback_is_byte_identical_on_every_fixture_and_profile() {
+    for f in FIXTURES {
+        for p in ["latency", "throughput", "balanced"] {
+            let c = copy(f);
+            let before = tree(&c.root);
+            let out = ok(&c, &["apply", "--profile", p, "--yes"]);
+            assert!(out.contains("Generation 1"), "{f} {p}: {out}");
+            let mid = tree(&c.root);
+            if f != "kvm-2vcpu-6.18" || p != "latency" {
+                assert_ne!(mid.len(), 0);
+            }
+            let v = nettune(&c, &["verify"]);
+            assert!(
+                v.status.success(),
+                "{f} {p}: verify after apply: {}",
+                String::from_utf8_lossy(&v.stdout)
+            );
+            ok(&c, &["rollback"]);
+            assert_same(&before, &tree(&c.root));
+            // Idempotent.
+            let again = ok(&c, &["rollback"]);
+            assert!(again.contains("Nothing to roll back"), "{again}");
+            assert_same(&before, &tree(&c.root));
+        }
+    }
+}
+
+#[test]
+fn apply_really_writes_the_c4_layout_and_verify_sees_drift() {
+    let c = copy("c4-8xlarge");
+    ok(&c, &["apply", "--profile", "throughput", "--yes"]);
+    let rps0 = std::fs::read_to_string(c.root.join("sys/class/net/eth0/queues/rx-0/rps_cpus"));
+    // sys/class/net/eth0 is a symlink into sys/devices; read through it.
+    assert_eq!(rps0.unwrap().trim(), "00000000,000001fe");
+    let irq = std::fs::read_to_string(c.root.join("proc/irq/267/smp_affinity")).unwrap();
+    assert_eq!(irq.trim(), "00000000,00000200");
+    let eth = std::fs::read_to_string(c.root.join("ethtool/eth0.json")).unwrap();
+    assert!(eth.contains("\"rx-usecs\": 1"), "ixgbevf keeps dynamic ITR");
+    let v: serde_json::Value = serde_json::from_str(&ok(&c, &["verify", "--json"])).unwrap();
+    assert_eq!(v["drift"], 0);
+    std::fs::write(
+        c.root.join("sys/class/net/eth0/queues/rx-1/rps_cpus"),
+        "0\n",
+    )
+    .unwrap();
+    let o = nettune(&c, &["verify"]);
+    assert_eq!(o.status.code(), Some(2));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("DRIFT") && s.contains("rx-1/rps_cpus"), "{s}");
+    // A knob that disappeared is n/a, not drift.
+    let flow = c
+        .root
+        .join("sys/devices/pci0000:00/0000:00:03.0/net/eth0/queues/rx-0/rps_flow_cnt");
+    let saved = std::fs::read(&flow).unwrap();
+    std::fs::remove_file(&flow).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&nettune(&c, &["verify", "--json"]).stdout).unwrap();
+    let item = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["target"].as_str().unwrap().ends_with("rx-0/rps_flow_cnt"))
+        .unwrap()
+        .clone();
+    assert_eq!(item["status"], "not_available");
+    assert_eq!(v["drift"], 1);
+    std::fs::write(&flow, saved).unwrap();
+    let h: serde_json::Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
+    assert_eq!(h[0]["status"], "applied");
+    assert!(h[0]["rolled_back_at"].is_null());
+    ok(&c, &["rollback", "1"]);
+    let h: serde_json::Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
+    assert!(h[0]["rolled_back_at"].is_u64());
+}
+
+#[test]
+fn rings_and_coalescing_go_through_the_fixture_ethtool_and_come_back() {
+    let c = copy("tuner-two-socket-32c");
+    let before = std::fs::read(c.root.join("ethtool/ens1f0.json")).unwrap();
+    ok(&c, &["apply", "--profile", "latency", "--yes"]);
+    let eth = std::fs::read_to_string(c.root.join("ethtool/ens1f0.json")).unwrap();
+    assert!(
+        eth.contains("\"adaptive-rx\": 0") && eth.contains("\"rx-usecs\": 8"),
+        "{eth}"
+    );
+    let snip = std::fs::read_dir(c.state.join("modprobe.d"));
+    assert!(snip.is_err(), "i40e has no module parameter to write");
+    let eff = std::fs::read_to_string(c.root.join("proc/irq/121/effective_affinity")).unwrap();
+    assert_eq!(
+        eff.trim(),
+        "00000000,00010000",
+        "effective_affinity follows the IRQ to CPU 16"
+    );
+    ok(&c, &["rollback"]);
+    ok(&c, &["apply", "--profile", "throughput", "--yes"]);
+    let eth = std::fs::read_to_string(c.root.join("ethtool/ens1f0.json")).unwrap();
+    assert!(
+        eth.contains("\"rx\": 4096"),
+        "rings raised on rx drops: {eth}"
+    );
+    ok(&c, &["rollback"]);
+    assert_eq!(
+        std::fs::read(c.root.join("ethtool/ens1f0.json")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn default_state_dir_is_under_the_root() {
+    let c = copy("c4-8xlarge");
+    let o = bin()
+        .args(["apply", "--profile", "balanced", "--yes", "--root"])
+        .arg(&c.root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(c
+        .root
+        .join("var/lib/nettune/generations/000001/journal.log")
+        .exists());
+}
+
+fn make_immutable(p: &Path) -> bool {
+    Command::new("chattr")
+        .arg("+i")
+        .arg(p)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn injected_failure_rolls_back_and_names_the_knob() {
+    let c = copy("c4-8xlarge");
+    let knob = c
+        .root
+        .join("sys/devices/pci0000:00/0000:00:03.0/net/eth0/queues/rx-1/rps_cpus");
+    assert!(knob.exists());
+    // Root ignores file modes: make the file immutable, or failing that,
+    // replace it with a directory (EISDIR on open).
+    let immutable = make_immutable(&knob);
+    if !immutable {
+        std::fs::remove_file(&knob).unwrap();
+        std::fs::create_dir(&knob).unwrap();
+    }
+    let before = tree(&c.root);
+    let o = nettune(&c, &["apply", "--profile", "throughput", "--yes"]);
+    if immutable {
+        let _ = Command::new("chattr").arg("-i").arg(&knob).status();
+    }
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("rps_cpus (/sys/class/net/eth0/queues/rx-1/rps_cpus)")
+            && e.contains("rolled back"),
+        "{e}"
+    );
+    assert_same(&before, &tree(&c.root));
+    let h: serde_json::Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
+    assert_eq!(h[0]["status"], "failed");
+    assert!(h[0]["rolled_back_at"].is_u64());
+}
+
+#[test]
+fn vanished_knob_mid_apply_rolls_back_and_names_it() {
+    let c = copy("c4-8xlarge");
+    let plan = plan_json(&c);
+    let plan_file = c.state.with_file_name("plan.json");
+    std::fs::write(&plan_file, plan).unwrap();
+    let knob = c
+        .root
+        .join("sys/devices/pci0000:00/0000:00:03.0/net/eth0/queues/rx-1/rps_flow_cnt");
+    std::fs::remove_file(&knob).unwrap();
+    let before = tree(&c.root);
+    let o = nettune(
+        &c,
+        &["apply", "--plan", plan_file.to_str().unwrap(), "--yes"],
+    );
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("rx-1/rps_flow_cnt") && e.contains("not found"),
+        "{e}"
+    );
+    assert_same(&before, &tree(&c.root));
+}
+
+#[test]
+fn kill_9_mid_apply_then_rollback_is_byte_identical() {
+    let c = copy("tuner-two-socket-32c");
+    let before = tree(&c.root);
+    let mut child = bin()
+        .args(["apply", "--profile", "throughput", "--yes", "--root"])
+        .arg(&c.root)
+        .arg("--state-dir")
+        .arg(&c.state)
+        .env("NETTUNE_TEST_PAUSE_AFTER_WRITES", "7")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.contains("paused after 7 writes"), "{line}");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let mid = tree(&c.root);
+    assert!(mid != before, "7 writes happened");
+    let h: serde_json::Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
+    assert_eq!(h[0]["status"], "incomplete");
+    // A new apply over an unfinished one is refused.
+    let o = nettune(&c, &["apply", "--profile", "throughput", "--yes"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did not finish"));
+    ok(&c, &["rollback"]);
+    assert_same(&before, &tree(&c.root));
+}
+
+#[test]
+fn corrupt_journal_is_refused_and_nothing_is_touched() {
+    let c = copy("c4-8xlarge");
+    ok(&c, &["apply", "--profile", "throughput", "--yes"]);
+    let j = c.state.join("generations/000001/journal.log");
+    let text = std::fs::read_to_string(&j).unwrap();
+    std::fs::write(
+        &j,
+        text.replacen("000001fe", "000001ff", 1).replacen(
+            "\"original\":\"0",
+            "\"original\":\"1",
+            1,
+        ),
+    )
+    .unwrap();
+    let before = tree(&c.root);
+    let o = nettune(&c, &["rollback"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("corrupt journal") && e.contains("journal.log:"),
+        "{e}"
+    );
+    assert_same(&before, &tree(&c.root));
+}
+
+#[test]
+fn foreign_plan_is_refused_without_force() {
+    let c4 = copy("c4-8xlarge");
+    let other = copy("two-socket-16q");
+    let plan = plan_json(&other);
+    let f = c4.state.with_file_name("foreign.json");
+    std::fs::write(&f, plan).unwrap();
+    let before = tree(&c4.root);
+    let o = nettune(&c4, &["apply", "--plan", f.to_str().unwrap(), "--yes"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("db-2s-16q") && e.contains("--force"), "{e}");
+    assert_same(&before, &tree(&c4.root));
+}
+
+#[test]
+fn no_tty_without_yes_is_refused_and_dry_run_writes_nothing() {
+    let c = copy("c4-8xlarge");
+    let before = tree(&c.root);
+    let o = nettune(&c, &["apply", "--profile", "throughput"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--yes"));
+    let out = ok(&c, &["apply", "--profile", "throughput", "--dry-run"]);
+    assert!(
+        out.contains("echo 00000000,000001fe > /sys/class/net/eth0/queues/rx-0/rps_cpus"),
+        "{out}"
+    );
+    assert_same(&before, &tree(&c.root));
+    assert!(!c.state.exists());
+}
+
+#[test]
+fn malformed_profile_writes_nothing() {
+    let c = copy("c4-8xlarge");
+    let p = c.state.with_file_name("bad.toml");
+    std::fs::write(
+        &p,
+        "inherit = \"latency\"\n[rules]\nirq-afinity = { enabled = false }\n",
+    )
+    .unwrap();
+    let before = tree(&c.root);
+    let o = nettune(&c, &["apply", "--profile", p.to_str().unwrap(), "--yes"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("bad.toml:3") && e.contains("rules.irq-afinity"),
+        "{e}"
+    );
+    assert_same(&before, &tree(&c.root));
+    assert!(!c.state.exists());
+}
+
+#[test]
+fn persist_installs_a_unit_and_rollback_removes_it() {
+    let c = copy("c4-8xlarge");
+    let before = tree(&c.root);
+    ok(
+        &c,
+        &["apply", "--profile", "throughput", "--yes", "--persist"],
+    );
+    let unit = std::fs::read_to_string(c.root.join("etc/systemd/system/nettune.service")).unwrap();
+    assert!(
+        unit.contains("apply --plan /etc/nettune/plan.json"),
+        "{unit}"
+    );
+    assert!(unit.contains("WantedBy=multi-user.target"));
+    let link = std::fs::read_link(
+        c.root
+            .join("etc/systemd/system/multi-user.target.wants/nettune.service"),
+    )
+    .unwrap();
+    assert_eq!(link, PathBuf::from("/etc/systemd/system/nettune.service"));
+    let plan: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(c.root.join("etc/nettune/plan.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(plan["profile"], "throughput");
+    // The persisted plan re-applies cleanly (as the unit would at boot).
+    ok(&c, &["rollback"]);
+    assert_same(&before, &tree(&c.root));
+}
+
+#[test]
+fn module_parameters_become_a_snippet_for_review() {
+    // An e1000e host: the kvm fixture with its driver link pointed at e1000e.
+    let c = copy("kvm-2vcpu-6.18");
+    let link = c
+        .root
+        .join("sys/devices/pci0000:00/0000:00:03.0/virtio2/driver");
+    let pci_driver = c.root.join("sys/devices/pci0000:00/0000:00:03.0/driver");
+    let target = if link.exists() || std::fs::symlink_metadata(&link).is_ok() {
+        link
+    } else {
+        pci_driver
+    };
+    if std::fs::symlink_metadata(&target).is_err() {
+        eprintln!("fixture layout changed; skipping");
+        return;
+    }
+    std::fs::remove_file(&target).unwrap();
+    std::os::unix::fs::symlink("../../../bus/pci/drivers/e1000e", &target).unwrap();
+    ok(&c, &["apply", "--profile", "latency", "--yes"]);
+    let snip = std::fs::read_to_string(
+        c.state
+            .join("modprobe.d/nettune-e1000e-InterruptThrottleRate.conf"),
+    )
+    .unwrap();
+    assert!(
+        snip.contains("options e1000e InterruptThrottleRate=0"),
+        "{snip}"
+    );
+    ok(&c, &["rollback"]);
+    assert!(!c
+        .state
+        .join("modprobe.d/nettune-e1000e-InterruptThrottleRate.conf")
+        .exists());
+}
+
+#[test]
+fn refused_irq_affinity_is_unchangeable_and_the_apply_goes_on() {
+    // EPERM on an IRQ affinity write is what 6.12+ returns for managed IRQs.
+    let c = copy("c4-8xlarge");
+    let knob = c.root.join("proc/irq/267/smp_affinity");
+    if !make_immutable(&knob) {
+        eprintln!("chattr +i unsupported here; skipping");
+        return;
+    }
+    let before = tree(&c.root);
+    let o = nettune(&c, &["apply", "--profile", "throughput", "--yes"]);
+    let _ = Command::new("chattr").arg("-i").arg(&knob).status();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("UNCHANGEABLE") && out.contains("/proc/irq/267"),
+        "{out}"
+    );
+    assert!(out.contains("1 unchangeable"), "{out}");
+    let v = ok(&c, &["verify"]);
+    assert!(
+        v.contains("unchangeable") && v.contains("/proc/irq/267"),
+        "{v}"
+    );
+    ok(&c, &["rollback"]);
+    assert_same(&before, &tree(&c.root));
+}

@@ -1,0 +1,275 @@
+//! `nettune plan` on the fixtures: goldens for each profile, the seed 000
+//! layout, the 2-socket placement, JSON shape and bad input.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nettune"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+const FIXTURES: [&str; 4] = [
+    "c4-8xlarge",
+    "two-socket-16q",
+    "kvm-2vcpu-6.18",
+    "tuner-two-socket-32c",
+];
+
+#[test]
+fn golden_plans_for_each_profile_on_each_fixture() {
+    for f in FIXTURES {
+        let root = fixture(f);
+        for p in ["latency", "throughput", "balanced"] {
+            let out = ok(&["plan", "--profile", p, "--root", root.to_str().unwrap()]);
+            insta::assert_snapshot!(format!("plan_{f}_{p}"), out);
+        }
+    }
+}
+
+#[test]
+fn golden_script_for_the_c4() {
+    let root = fixture("c4-8xlarge");
+    let out = ok(&[
+        "plan",
+        "--profile",
+        "throughput",
+        "--root",
+        root.to_str().unwrap(),
+        "--script",
+    ]);
+    insta::assert_snapshot!("script_c4_throughput", out);
+}
+
+fn plan_json(f: &str, profile: &str, extra: &[&str]) -> serde_json::Value {
+    let root = fixture(f);
+    let mut args = vec![
+        "plan",
+        "--profile",
+        profile,
+        "--root",
+        root.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    serde_json::from_str(&ok(&args)).unwrap()
+}
+
+fn after_of(plan: &serde_json::Value, path: &str) -> Option<String> {
+    plan["changes"].as_array().unwrap().iter().find_map(|c| {
+        let t = &c["target"];
+        let p = match t["kind"].as_str().unwrap() {
+            "file" => t["path"].as_str().unwrap().to_string(),
+            "irq_affinity" => format!("/proc/irq/{}/smp_affinity_list", t["irq"]),
+            _ => return None,
+        };
+        (p == path).then(|| c["after"].as_str().unwrap().to_string())
+    })
+}
+
+#[test]
+fn c4_throughput_is_the_seed_000_layout() {
+    let p = plan_json("c4-8xlarge", "throughput", &[]);
+    assert_eq!(p["schema_version"], 1);
+    assert_eq!(p["profile"], "throughput");
+    assert_eq!(p["scope"], "init");
+    assert_eq!(
+        after_of(&p, "/proc/irq/266/smp_affinity_list").unwrap(),
+        "0"
+    );
+    assert_eq!(
+        after_of(&p, "/proc/irq/267/smp_affinity_list").unwrap(),
+        "9"
+    );
+    assert!(after_of(&p, "/proc/irq/268/smp_affinity_list").is_none());
+    assert_eq!(
+        after_of(&p, "/sys/class/net/eth0/queues/rx-0/rps_cpus").unwrap(),
+        "00000000,000001fe"
+    );
+    assert_eq!(
+        after_of(&p, "/sys/class/net/eth0/queues/rx-1/rps_cpus").unwrap(),
+        "00000000,0003fc00"
+    );
+    for c in p["changes"].as_array().unwrap() {
+        for k in [
+            "phase", "knob", "target", "after", "rule", "reason", "source",
+        ] {
+            assert!(!c[k].is_null(), "{k} missing in {c}");
+        }
+    }
+}
+
+#[test]
+fn two_socket_queue_irqs_take_distinct_physical_cores_of_node_1_and_rps_stays_off() {
+    let p = plan_json("tuner-two-socket-32c", "throughput", &[]);
+    let mut cpus = Vec::new();
+    for irq in 121..=136 {
+        cpus.push(
+            after_of(&p, &format!("/proc/irq/{irq}/smp_affinity_list"))
+                .unwrap()
+                .parse::<u32>()
+                .unwrap(),
+        );
+    }
+    cpus.sort();
+    assert_eq!(
+        cpus,
+        (16..32).collect::<Vec<u32>>(),
+        "physical cores 16-31 of node 1"
+    );
+    assert!(!p["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["knob"] == "rps_cpus"));
+    assert_eq!(p["changes"][0]["knob"], "irqbalance");
+    // The 8-core-per-node fixture cannot hold 16 queues on node 1: the plan says so.
+    let p = plan_json("two-socket-16q", "throughput", &[]);
+    let notes = serde_json::to_string(&p["notes"]).unwrap();
+    assert!(
+        notes.contains("node 1 has 8 usable physical cores for 16 queue IRQs"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn exclude_cpus_and_bdp_are_honoured() {
+    let p = plan_json(
+        "c4-8xlarge",
+        "throughput",
+        &["--exclude-cpus", "0", "--bdp", "100mbit,100ms"],
+    );
+    assert_eq!(
+        after_of(&p, "/proc/irq/266/smp_affinity_list").unwrap(),
+        "1"
+    );
+    assert_eq!(
+        after_of(&p, "/proc/sys/net/core/rmem_max").unwrap(),
+        "1662500"
+    );
+}
+
+#[test]
+fn cpu_lists_outside_the_online_cpus_are_refused() {
+    let root = fixture("c4-8xlarge");
+    for flag in ["--cpus", "--exclude-cpus"] {
+        let o = run(&[
+            "plan",
+            "--profile",
+            "throughput",
+            "--root",
+            root.to_str().unwrap(),
+            flag,
+            "30-40",
+        ]);
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            e.contains(flag) && e.contains("36-40") && e.contains("not online"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn malformed_profile_names_line_and_key() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("bad.toml");
+    std::fs::write(
+        &p,
+        "inherit = \"throughput\"\n[settings]\nrfs_entries = 32768\nbusy_pol_us = 5\n",
+    )
+    .unwrap();
+    let root = fixture("c4-8xlarge");
+    let o = run(&[
+        "plan",
+        "--profile",
+        p.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("line 4") && e.contains("busy_pol_us"), "{e}");
+}
+
+#[test]
+fn example_user_profile_loads() {
+    let prof = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../profiles/example.toml");
+    let root = fixture("c4-8xlarge");
+    let out = ok(&[
+        "plan",
+        "--profile",
+        prof.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(out.contains("profile web-frontend"), "{out}");
+    assert!(
+        !out.contains("[rfs]"),
+        "rfs is disabled by the example profile:\n{out}"
+    );
+}
+
+#[test]
+fn help_teaches_with_examples() {
+    for cmd in ["plan", "apply", "rollback", "verify", "history"] {
+        let out = ok(&[cmd, "--help"]);
+        assert!(out.contains("Examples:"), "{cmd}: {out}");
+    }
+}
+
+#[test]
+fn netns_scope_child_leaves_global_knobs_out_on_a_fixture() {
+    let p = plan_json(
+        "tuner-two-socket-32c",
+        "latency",
+        &["--netns-scope", "child"],
+    );
+    assert_eq!(p["scope"], "child");
+    for c in p["changes"].as_array().unwrap() {
+        let t = serde_json::to_string(&c["target"]).unwrap();
+        assert!(
+            !t.contains("/proc/sys/net/core/")
+                && !t.contains("scaling_governor")
+                && !t.contains("pm_qos")
+                && !t.contains("\"service\""),
+            "{t}"
+        );
+    }
+    let notes = serde_json::to_string(&p["notes"]).unwrap();
+    for knob in [
+        "busy_poll",
+        "service irqbalance",
+        "pm_qos_resume_latency_us",
+        "scaling_governor",
+    ] {
+        assert!(notes.contains(knob), "{knob} not noted: {notes}");
+    }
+    // The NIC's own IRQs are still placed.
+    assert_eq!(
+        after_of(&p, "/proc/irq/121/smp_affinity_list").unwrap(),
+        "16"
+    );
+}

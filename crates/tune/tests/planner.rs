@@ -1,0 +1,483 @@
+//! Planner tests on snapshots built in code (the fixture-driven goldens live
+//! in crates/nettune/tests/tune_plan.rs).
+
+#![allow(clippy::unwrap_used)]
+
+use model::plan::{Bdp, HostExtras, NetnsScope, Phase, PlanOptions, SoftnetTotals, Target};
+use model::snapshot::*;
+use model::{CpuId, CpuSet, IrqNumber, NodeId};
+use nettune_tune as tune;
+use std::collections::BTreeMap;
+use tune::profile::builtin;
+
+fn cpu(id: u32, core: u32, pkg: u32, node: u32, sib: &str, gov: Option<&str>) -> Cpu {
+    Cpu {
+        id: CpuId(id),
+        online: true,
+        core_id: Some(core),
+        package: Some(pkg),
+        node: Some(NodeId(node)),
+        siblings: CpuSet::parse_list(sib).unwrap(),
+        governor: gov.map(String::from),
+    }
+}
+
+fn iface(name: &str, driver: Option<&str>, node: Option<i32>, nq: u32, irqs: &[u32]) -> Interface {
+    Interface {
+        name: name.into(),
+        ifindex: Some(2),
+        driver: driver.map(String::from),
+        pci_address: None,
+        perm_mac: Some("02:00:00:00:00:01".into()),
+        mac: None,
+        numa_node: node,
+        local_cpus: None,
+        speed_mbps: Some(10_000),
+        mtu: Some(9001),
+        operstate: Some("up".into()),
+        tx_queue_len: Some(1000),
+        gro_flush_timeout: None,
+        napi_defer_hard_irqs: None,
+        threaded: None,
+        rx_queues: (0..nq)
+            .map(|i| RxQueue {
+                index: i,
+                rps_cpus: Some(CpuSet::new()),
+                rps_flow_cnt: Some(0),
+            })
+            .collect(),
+        tx_queues: (0..nq)
+            .map(|i| TxQueue {
+                index: i,
+                xps_cpus: Some(CpuSet::new()),
+                xps_rxqs: None,
+            })
+            .collect(),
+        irqs: irqs.iter().map(|&i| IrqNumber(i)).collect(),
+        ethtool: EthtoolState::default(),
+        stats: IfaceStats::default(),
+    }
+}
+
+fn irq(n: u32, name: &str, iface: &str, q: Option<u32>, aff: &str) -> Irq {
+    Irq {
+        number: IrqNumber(n),
+        name: name.into(),
+        chip: "PCI-MSI".into(),
+        per_cpu: vec![],
+        smp_affinity: Some(CpuSet::parse_list(aff).unwrap()),
+        effective_affinity: None,
+        node: Some(-1),
+        interface: Some(iface.into()),
+        queue: Some(match q {
+            Some(i) => QueueRef {
+                kind: QueueKind::Combined,
+                index: Some(i),
+            },
+            None => QueueRef {
+                kind: QueueKind::Other,
+                index: None,
+            },
+        }),
+    }
+}
+
+fn sysctls() -> BTreeMap<String, String> {
+    [
+        ("net.core.rmem_max", "212992"),
+        ("net.core.wmem_max", "212992"),
+        ("net.core.netdev_max_backlog", "1000"),
+        ("net.core.netdev_budget", "300"),
+        ("net.core.netdev_budget_usecs", "2000"),
+        ("net.core.busy_poll", "0"),
+        ("net.core.busy_read", "0"),
+        ("net.core.rps_sock_flow_entries", "0"),
+        ("net.ipv4.tcp_rmem", "4096 87380 6291456"),
+        ("net.ipv4.tcp_wmem", "4096 16384 4194304"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// The seed 000 host: 36 CPUs, node 0 = 0-8,18-26, node 1 = 9-17,27-35,
+/// ixgbevf with 2 queues on IRQs 266/267 and numa_node -1.
+fn c4() -> HostSnapshot {
+    let mut cpus = Vec::new();
+    for id in 0..36u32 {
+        let core = id % 18;
+        let node = if core < 9 { 0 } else { 1 };
+        cpus.push(cpu(
+            id,
+            core,
+            node,
+            node,
+            &format!("{},{}", core, core + 18),
+            None,
+        ));
+    }
+    let mut eth0 = iface("eth0", Some("ixgbevf"), Some(-1), 2, &[266, 267, 268]);
+    let mut co = BTreeMap::new();
+    co.insert("rx-usecs".to_string(), 1u64);
+    eth0.ethtool.coalesce = Probe::Ok { value: co };
+    eth0.ethtool.channels = Probe::Ok {
+        value: Channels {
+            combined_max: Some(2),
+            combined: Some(2),
+            ..Default::default()
+        },
+    };
+    eth0.ethtool.rings = Probe::Ok {
+        value: Rings {
+            rx_max: Some(4096),
+            tx_max: Some(4096),
+            rx: Some(512),
+            tx: Some(512),
+            ..Default::default()
+        },
+    };
+    HostSnapshot {
+        schema_version: SNAPSHOT_SCHEMA_VERSION,
+        source: Source {
+            root: "code".into(),
+            hostname: Some("ip-10-0-100-101".into()),
+            kernel: Some("4.4.11".into()),
+            label: None,
+        },
+        cpu: CpuSummary {
+            possible: CpuSet::range(0, 35),
+            online: CpuSet::range(0, 35),
+            ..Default::default()
+        },
+        cpus,
+        nodes: vec![
+            NumaNode {
+                id: NodeId(0),
+                cpus: CpuSet::parse_list("0-8,18-26").unwrap(),
+                distances: vec![10, 20],
+                mem_total_kib: None,
+            },
+            NumaNode {
+                id: NodeId(1),
+                cpus: CpuSet::parse_list("9-17,27-35").unwrap(),
+                distances: vec![20, 10],
+                mem_total_kib: None,
+            },
+        ],
+        interfaces: vec![eth0],
+        irqs: vec![
+            irq(266, "eth0-TxRx-0", "eth0", Some(0), "0-35"),
+            irq(267, "eth0-TxRx-1", "eth0", Some(1), "0-35"),
+            irq(268, "eth0", "eth0", None, "0-35"),
+        ],
+        sysctls: sysctls(),
+        owners: ForeignOwners::default(),
+        notes: vec![],
+    }
+}
+
+/// Two sockets x 16 cores x 2 threads; node 0 = 0-15,32-47, node 1 = 16-31,48-63;
+/// a 16-queue NIC on node 1 with IRQs 100..115.
+fn two_socket() -> HostSnapshot {
+    let mut cpus = Vec::new();
+    for id in 0..64u32 {
+        let core = id % 32;
+        let node = core / 16;
+        cpus.push(cpu(
+            id,
+            core % 16,
+            node,
+            node,
+            &format!("{},{}", core, core + 32),
+            Some("powersave"),
+        ));
+    }
+    let irqs: Vec<u32> = (100..116).collect();
+    let mut ens = iface("ens1f0", Some("ice"), Some(1), 16, &irqs);
+    ens.stats.rx_missed_errors = Some(12);
+    let mut co = BTreeMap::new();
+    co.insert("adaptive-rx".to_string(), 0u64);
+    co.insert("adaptive-tx".to_string(), 0u64);
+    co.insert("rx-usecs".to_string(), 50u64);
+    co.insert("tx-usecs".to_string(), 50u64);
+    ens.ethtool.coalesce = Probe::Ok { value: co };
+    ens.ethtool.rings = Probe::Ok {
+        value: Rings {
+            rx_max: Some(8160),
+            tx_max: Some(8160),
+            rx: Some(2048),
+            tx: Some(2048),
+            ..Default::default()
+        },
+    };
+    let mut snap = c4();
+    snap.source.hostname = Some("two-socket".into());
+    snap.cpu.possible = CpuSet::range(0, 63);
+    snap.cpu.online = CpuSet::range(0, 63);
+    snap.cpus = cpus;
+    snap.nodes = vec![
+        NumaNode {
+            id: NodeId(0),
+            cpus: CpuSet::parse_list("0-15,32-47").unwrap(),
+            distances: vec![10, 21],
+            mem_total_kib: None,
+        },
+        NumaNode {
+            id: NodeId(1),
+            cpus: CpuSet::parse_list("16-31,48-63").unwrap(),
+            distances: vec![21, 10],
+            mem_total_kib: None,
+        },
+    ];
+    snap.irqs = irqs
+        .iter()
+        .map(|&n| {
+            irq(
+                n,
+                &format!("ice-ens1f0-TxRx-{}", n - 100),
+                "ens1f0",
+                Some(n - 100),
+                "0-63",
+            )
+        })
+        .collect();
+    snap.interfaces = vec![ens];
+    snap.owners.irqbalance = Some(Process {
+        pid: 812,
+        cmdline: "/usr/sbin/irqbalance --foreground".into(),
+    });
+    snap
+}
+
+fn extras() -> HostExtras {
+    HostExtras::default()
+}
+
+fn find<'a>(plan: &'a model::plan::Plan, path: &str) -> Option<&'a model::plan::Change> {
+    plan.changes.iter().find(|c| c.target.describe() == path)
+}
+
+#[test]
+fn c4_throughput_is_the_seed_000_layout() {
+    let p = tune::plan(
+        &c4(),
+        &extras(),
+        &builtin("throughput").unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        find(&p, "/proc/irq/266/smp_affinity_list").unwrap().after,
+        "0"
+    );
+    assert_eq!(
+        find(&p, "/proc/irq/267/smp_affinity_list").unwrap().after,
+        "9"
+    );
+    assert!(
+        find(&p, "/proc/irq/268/smp_affinity_list").is_none(),
+        "mailbox IRQ left alone"
+    );
+    let rps0 = find(&p, "/sys/class/net/eth0/queues/rx-0/rps_cpus").unwrap();
+    let rps1 = find(&p, "/sys/class/net/eth0/queues/rx-1/rps_cpus").unwrap();
+    assert_eq!(rps0.after, "00000000,000001fe");
+    assert_eq!(rps1.after, "00000000,0003fc00");
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.message.contains("numa_node is -1")));
+    assert_eq!(
+        find(&p, "/sys/class/net/eth0/queues/rx-0/rps_flow_cnt")
+            .unwrap()
+            .after,
+        "16384"
+    );
+    assert_eq!(
+        find(&p, "/sys/class/net/eth0/queues/tx-1/xps_cpus")
+            .unwrap()
+            .after,
+        "00000000,00000200"
+    );
+    // Phases are in order.
+    let phases: Vec<Phase> = p.changes.iter().map(|c| c.phase).collect();
+    let mut sorted = phases.clone();
+    sorted.sort();
+    assert_eq!(phases, sorted);
+}
+
+#[test]
+fn two_socket_throughput_uses_16_distinct_physical_cores_of_node_1_and_no_rps() {
+    let snap = two_socket();
+    let p = tune::plan(
+        &snap,
+        &extras(),
+        &builtin("throughput").unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let cpus: Vec<u32> = p
+        .changes
+        .iter()
+        .filter(|c| matches!(c.target, Target::IrqAffinity { .. }))
+        .map(|c| c.after.parse().unwrap())
+        .collect();
+    assert_eq!(cpus.len(), 16);
+    let set: CpuSet = cpus.iter().copied().collect();
+    assert_eq!(set.len(), 16, "distinct");
+    assert_eq!(
+        set,
+        CpuSet::range(16, 31),
+        "physical cores of node 1, no siblings"
+    );
+    assert!(!p.changes.iter().any(|c| c.knob == "rps_cpus"));
+    assert_eq!(p.changes[0].knob, "irqbalance");
+    assert!(p
+        .changes
+        .iter()
+        .any(|c| c.knob == "rx" && c.after == "8160"));
+    assert!(p
+        .changes
+        .iter()
+        .any(|c| c.knob == "adaptive-rx" && c.after == "1"));
+    assert!(p.changes.iter().any(|c| c.knob == "scaling_governor"));
+}
+
+#[test]
+fn exclude_cpus_reserves_cores_and_small_node_spills_with_a_note() {
+    let opts = PlanOptions {
+        exclude_cpus: CpuSet::parse_list("16-23").unwrap(),
+        ..Default::default()
+    };
+    let p = tune::plan(
+        &two_socket(),
+        &extras(),
+        &builtin("latency").unwrap(),
+        &opts,
+    )
+    .unwrap();
+    let cpus: CpuSet = p
+        .changes
+        .iter()
+        .filter(|c| matches!(c.target, Target::IrqAffinity { .. }))
+        .map(|c| c.after.parse::<u32>().unwrap())
+        .collect();
+    assert_eq!(cpus.len(), 16);
+    assert!(cpus.intersection(&CpuSet::range(16, 23)).is_empty());
+    // 8 usable siblings-free cores left on node 1, the rest go to node 0.
+    assert!(CpuSet::range(24, 31).is_subset(&cpus));
+    assert_eq!(cpus.intersection(&CpuSet::range(0, 15)).len(), 8);
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.message.contains("node 1 has 8 usable")));
+}
+
+#[test]
+fn cpu_lists_outside_online_are_refused() {
+    let opts = PlanOptions {
+        cpus: Some(CpuSet::parse_list("0-40").unwrap()),
+        ..Default::default()
+    };
+    let e = tune::plan(&c4(), &extras(), &builtin("throughput").unwrap(), &opts).unwrap_err();
+    assert!(e.to_string().contains("36-40"), "{e}");
+    let opts = PlanOptions {
+        exclude_cpus: CpuSet::single(99),
+        ..Default::default()
+    };
+    assert!(tune::plan(&c4(), &extras(), &builtin("latency").unwrap(), &opts).is_err());
+}
+
+#[test]
+fn child_namespace_leaves_global_knobs_out_and_says_so() {
+    let mut snap = c4();
+    let veth = iface("nt1", None, None, 4, &[]);
+    snap.interfaces.push(veth);
+    let ex = HostExtras {
+        scope: NetnsScope::Child,
+        softnet: Some(SoftnetTotals {
+            dropped: 3,
+            time_squeeze: 5,
+        }),
+        ..Default::default()
+    };
+    let opts = PlanOptions {
+        ifaces: vec!["nt1".into()],
+        bdp: Some(Bdp::parse("10gbit,10ms").unwrap()),
+        ..Default::default()
+    };
+    let p = tune::plan(&snap, &ex, &builtin("throughput").unwrap(), &opts).unwrap();
+    for c in &p.changes {
+        let d = c.target.describe();
+        assert!(!d.starts_with("/proc/sys/net/core/"), "{d}");
+        assert!(!d.starts_with("/proc/irq/"), "{d}");
+    }
+    assert!(p.changes.iter().any(|c| c.knob == "net.ipv4.tcp_rmem"));
+    assert!(p.changes.iter().any(|c| c.knob == "rps_cpus"));
+    assert!(p
+        .changes
+        .iter()
+        .any(|c| c.knob == "rps_flow_cnt" && c.after == "8192"));
+    assert!(p.changes.iter().any(|c| c.knob == "xps_cpus"));
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.message.contains("net.core/rmem_max")
+            || n.message.contains("/proc/sys/net/core/rmem_max")));
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.message.contains("rps_sock_flow_entries")));
+}
+
+#[test]
+fn socket_buffers_follow_the_seed_004_bdp() {
+    let opts = PlanOptions {
+        bdp: Some(Bdp::parse("100mbit,100ms").unwrap()),
+        ..Default::default()
+    };
+    let p = tune::plan(&c4(), &extras(), &builtin("balanced").unwrap(), &opts).unwrap();
+    // 100 Mbit/s x 100 ms = 1 250 000 B; x 1.33 = 1 662 500 B.
+    let r = find(&p, "/proc/sys/net/core/rmem_max").unwrap();
+    assert_eq!(r.after, "1662500");
+    // tcp_rmem max (6 MiB) is already above: untouched.
+    assert!(find(&p, "/proc/sys/net/ipv4/tcp_rmem").is_none());
+}
+
+#[test]
+fn latency_sets_busy_poll_coalescing_and_skips_governor_in_vms() {
+    let p = tune::plan(
+        &c4(),
+        &extras(),
+        &builtin("latency").unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        find(&p, "/proc/sys/net/core/busy_poll").unwrap().after,
+        "50"
+    );
+    let rx = p.changes.iter().find(|c| c.knob == "rx-usecs").unwrap();
+    assert_eq!(rx.after, "8");
+    assert!(rx.reason.contains("1 = dynamic"));
+    assert!(!p.changes.iter().any(|c| c.knob == "rps_cpus"));
+    assert!(p.notes.iter().any(|n| n.rule == "governor"));
+    assert!(p.notes.iter().any(|n| n.rule == "pm-qos"));
+}
+
+#[test]
+fn golden_plans_on_code_built_hosts() {
+    for (name, snap) in [("c4", c4()), ("two_socket", two_socket())] {
+        for prof in tune::profile::BUILTINS {
+            let ex = HostExtras {
+                softnet: Some(SoftnetTotals {
+                    dropped: 0,
+                    time_squeeze: 7,
+                }),
+                ..Default::default()
+            };
+            let p =
+                tune::plan(&snap, &ex, &builtin(prof).unwrap(), &PlanOptions::default()).unwrap();
+            insta::assert_snapshot!(format!("{name}_{prof}"), tune::render::human(&p));
+        }
+    }
+}
