@@ -172,7 +172,7 @@ fn registration(tag: u32, flow: u32) -> [u8; UDP_HEADER] {
     let mut b = [0u8; UDP_HEADER];
     b[..4].copy_from_slice(&tag.to_le_bytes());
     b[4..8].copy_from_slice(&flow.to_le_bytes());
-    b[8..].copy_from_slice(&u64::MAX.to_le_bytes());
+    b[8..].copy_from_slice(&crate::jobs::REGISTRATION_SEQ.to_le_bytes());
     b
 }
 
@@ -256,11 +256,12 @@ pub fn run(
                 let mut rev = Vec::new();
                 for f in 0..n {
                     let s = udp_flow_socket(cfg, data)?;
+                    if cfg.test == TestKind::UdpStream {
+                        reg.push((f, s.try_clone().map_err(io_run("UDP socket"))?));
+                    }
                     if cfg.flow_dir(f) == FlowDir::Forward {
                         fwd.push((f, s));
                     } else {
-                        let r = s.try_clone().map_err(io_run("UDP socket"))?;
-                        reg.push((f, r));
                         rev.push(s);
                     }
                 }

@@ -264,6 +264,10 @@ fn get_header(b: &[u8]) -> Option<(u32, u32, u64)> {
     Some((tag, flow, u64::from_le_bytes(s)))
 }
 
+/// Sequence number of the registration datagrams a client sends before the
+/// start (so the server learns each flow's address); never data.
+pub const REGISTRATION_SEQ: u64 = u64::MAX;
+
 /// Most datagrams one GSO send carries.
 const GSO_SEGS: usize = 64;
 
@@ -399,8 +403,8 @@ impl SeqWin {
             }
             let (w, b) = Self::bit(seq);
             self.bits[w] |= b;
-            let adv = seq + 1 - self.next;
-            self.next = seq + 1;
+            let adv = (seq - self.next).saturating_add(1);
+            self.next = seq.saturating_add(1);
             Seen::New(adv)
         } else if self.next - seq > WIN {
             Seen::Late
@@ -424,6 +428,9 @@ fn count_datagram(ctx: &mut Ctx, wins: &mut [SeqWin], tag: u32, d: &[u8]) {
     };
     if t != tag || flow as usize >= wins.len() {
         ctx.c.foreign += 1;
+        return;
+    }
+    if seq == REGISTRATION_SEQ {
         return;
     }
     match wins[flow as usize].on(seq) {

@@ -371,7 +371,7 @@ fn accept_flows(
         .collect())
 }
 
-/// Learn the client addresses of reverse UDP flows from their registration
+/// Learn the client address of each UDP stream flow from its registration
 /// datagrams, and open a connected socket per flow on the data port.
 fn register_udp(
     socks: &[UdpSocket],
@@ -379,9 +379,7 @@ fn register_udp(
     tag: u32,
     local: SocketAddr,
 ) -> Result<Vec<(u32, UdpSocket)>, String> {
-    let want: Vec<u32> = (0..cfg.total_flows())
-        .filter(|f| cfg.flow_dir(*f) == FlowDir::Reverse)
-        .collect();
+    let want: Vec<u32> = (0..cfg.total_flows()).collect();
     let mut addrs: HashMap<u32, SocketAddr> = HashMap::new();
     let deadline = Instant::now() + CONNECT_TIMEOUT;
     let mut buf = vec![0u8; 65536];
@@ -392,7 +390,7 @@ fn register_udp(
     while addrs.len() < want.len() {
         if Instant::now() >= deadline {
             return Err(format!(
-                "only {} of {} reverse UDP flows registered",
+                "only {} of {} UDP flows registered",
                 addrs.len(),
                 want.len()
             ));
@@ -445,7 +443,6 @@ fn run_test(
         test_id,
         tag,
     });
-    let mut udp_rev_flows = Vec::new();
     let add = |side: &mut SideRun, role: Role, dir: FlowDir, job: Job| {
         side.add(role, dir, job)
             .map_err(|x| format!("cannot start a worker: {x}"))
@@ -479,10 +476,6 @@ fn run_test(
                 }
             }
             Data::Udp(socks) => {
-                if cfg.test == TestKind::UdpStream && cfg.dirs().contains(&FlowDir::Reverse) {
-                    let local = SocketAddr::new(ip, port);
-                    udp_rev_flows = register_udp(&socks, &cfg, tag, local)?;
-                }
                 if cfg.test == TestKind::UdpRr {
                     for s in socks {
                         add(
@@ -493,17 +486,19 @@ fn run_test(
                         )?;
                     }
                 } else {
-                    if cfg.dirs().contains(&FlowDir::Forward) {
-                        for s in socks {
-                            add(
-                                &mut side,
-                                Role::Recv,
-                                FlowDir::Forward,
-                                Job::UdpRecv(vec![s]),
-                            )?;
-                        }
+                    // One connected socket per flow, so flows spread over the
+                    // receiving workers exactly as TCP flows do (a hash over
+                    // SO_REUSEPORT sockets may put two flows on one).
+                    let local = SocketAddr::new(ip, port);
+                    let flows = register_udp(&socks, &cfg, tag, local)?;
+                    let (fwd, rev): (Vec<_>, Vec<_>) = flows
+                        .into_iter()
+                        .partition(|(f, _)| cfg.flow_dir(*f) == FlowDir::Forward);
+                    for group in spread(fwd, cfg.threads) {
+                        let socks = group.into_iter().map(|(_, s)| s).collect();
+                        add(&mut side, Role::Recv, FlowDir::Forward, Job::UdpRecv(socks))?;
                     }
-                    for group in spread(std::mem::take(&mut udp_rev_flows), cfg.threads) {
+                    for group in spread(rev, cfg.threads) {
                         add(&mut side, Role::Send, FlowDir::Reverse, Job::UdpSend(group))?;
                     }
                 }
