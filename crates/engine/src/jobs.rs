@@ -873,7 +873,9 @@ fn udp_rr_server(ctx: &mut Ctx, socks: Vec<UdpSocket>, p: &Params) -> io::Result
     let mut mm = Mmsg::new(BATCH, (p.cfg.size as usize).max(UDP_HEADER));
     let mut pfds = pollfds(socks.iter(), libc::POLLIN);
     let hard = ctx.t.hard_stop();
-    let n = mm.slots();
+    // Batch size adapts: one request at a time needs no second recvmmsg
+    // attempt; a full batch doubles it, up to the slots there are.
+    let mut n = 1usize;
     let mut idle_since: Option<Instant> = None;
     loop {
         let now = Instant::now();
@@ -886,6 +888,11 @@ fn udp_rr_server(ctx: &mut Ctx, socks: Vec<UdpSocket>, p: &Params) -> io::Result
             match mm.recv(s.as_fd(), n, !single) {
                 Ok(k) if k > 0 => {
                     progressed = true;
+                    n = if k == n {
+                        (n * 2).min(mm.slots())
+                    } else {
+                        k.max(1)
+                    };
                     for i in 0..k {
                         ctx.c.bytes += mm.len(i) as u64;
                     }
