@@ -6,6 +6,8 @@
 # <!-- engine:begin --> and <!-- engine:end --> (the rest of the file is left alone).
 #
 # Usage (root):  bench/peers.sh [SECONDS_PER_RUN]     default 3; about 5 minutes in all
+# NTBENCH_OTHER=FILE NTBENCH_OTHER_LABEL=TEXT add a summary of another run's RR rows
+# (e.g. one taken under other load) below the table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -179,5 +181,6 @@ python3 bench/render_results.py "$DATA" bench/RESULTS.md \
   --seconds "$T" --reps "$REPS" --elapsed $((END - START)) \
   --kernel "$(uname -r)" --cc "$CC_DEFAULT" --load "$LOAD0 at the start, $LOAD1 at the end" \
   --nettune "$("$NT" --version)" \
+  ${NTBENCH_OTHER:+--other "$NTBENCH_OTHER" --other-label "${NTBENCH_OTHER_LABEL:-another run}"} \
   --peers "$(iperf3 --version | head -1 | cut -d' ' -f1-2); $(iperf -v 2>&1 | cut -d' ' -f1-3); sockperf $(sockperf --version 2>&1 | head -1 | grep -o '[0-9][0-9.]*'); $(nuttcp -V 2>&1 | head -1); qperf $(dpkg-query -W -f='${Version}' qperf 2>/dev/null || echo '?')"
 echo "peers.sh: wrote bench/RESULTS.md (engine section) in $((END - START)) s"

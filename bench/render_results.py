@@ -101,6 +101,8 @@ def main():
     ap.add_argument("--nettune", required=True)
     ap.add_argument("--peers", required=True)
     ap.add_argument("--load", default="?")
+    ap.add_argument("--other", help="data of another run to summarize (RR rows)")
+    ap.add_argument("--other-label", default="another run")
     a = ap.parse_args()
     d = load(a.data)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -169,6 +171,27 @@ def main():
                      "(about 30 µs each on this KVM guest), the same for every tool, so "
                      "request/response rates differ by scheduling noise more than by the "
                      "tools' own cost; `--busy-poll` removes the wake-ups.")
+    if a.other and os.path.exists(a.other):
+        o = load(a.other)
+        parts = []
+        for proto in ("tcp", "udp"):
+            vals = []
+            for tool in ("nettune", "sockperf", "qperf"):
+                v = med(o, f"{proto}-rr", tool)
+                if v:
+                    vals.append(f"{tool} {v / 1e3:.1f}k")
+            p50 = med(o, f"{proto}-rr-p50", "nettune")
+            base = med(o, f"{proto}-rr", "nettune")
+            busy = med(o, f"{proto}-rr-busypoll", "nettune")
+            extra = f", nettune p50 {p50:.1f} µs" if p50 else ""
+            gain = f", --busy-poll gain {busy / base:.2f}×" if base and busy else ""
+            parts.append(f"{proto}-rr {', '.join(vals)} transactions/s{extra}{gain}")
+        lines.append(
+            f"- **The load regime decides request/response figures.** In {a.other_label} "
+            f"(`{os.path.basename(a.other)}`): " + "; ".join(parts) + ". When other work keeps "
+            "both vCPUs busy, a wake-up needs no IPI to a halted vCPU, so every tool's RTT drops "
+            "to about 5 µs, and a spinning worker then only takes CPU time from the peer it waits "
+            "for. Compare tools within one run, never across runs.")
     lines += [
         f"- **--busy-poll 50 gain** (transactions/s with ÷ without): {'; '.join(bp) or '–'}.",
         "- **Accuracy** (udp-stream 64 B): the receiver's count differs from the receiving "
