@@ -254,7 +254,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Some(pb) => {
                     pb.println(&line);
                     pb.set_message(format!(
-                        "{} to {}: {:.0} of {:.0} s",
+                        "{} to {}: {:.1} of {:.1} s",
                         test,
                         args.host,
                         i.end_s + cfg.warmup_ms as f64 / 1000.0,
