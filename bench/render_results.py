@@ -117,8 +117,9 @@ def main():
         "2 vCPU KVM guest, two network namespaces joined by a 2-queue veth pair "
         f"(198.18.255.0/30). {a.nettune}; peers: {a.peers}. Each cell is the median of "
         f"{a.reps} runs of {a.seconds} s, with the range of the runs in parentheses; nettune and the "
-        "peers alternate within each repetition. The machine is shared with other work "
-        f"(load average {a.load}), so the run-to-run spread matters as much as the medians.",
+        "peers alternate within each repetition. Load average "
+        f"{a.load} (the script's own release build runs just before); on 2 vCPUs the "
+        "run-to-run spread matters as much as the medians.",
         "",
         head,
         sep,
@@ -169,8 +170,10 @@ def main():
         lines.append("- **Short of the goal**: " + "; ".join(SHORT) + ". Without busy "
                      "polling a transaction costs two cross-CPU wake-ups of an idle vCPU "
                      "(about 30 µs each on this KVM guest), the same for every tool, so "
-                     "request/response rates differ by scheduling noise more than by the "
-                     "tools' own cost; `--busy-poll` removes the wake-ups.")
+                     "request/response rates move with scheduling more than with the tools' "
+                     "own cost, and the order of nettune, sockperf and qperf changes from "
+                     "run to run (nettune, like sockperf, makes one write and one read per "
+                     "transaction); `--busy-poll` removes the wake-ups.")
     if a.other and os.path.exists(a.other):
         o = load(a.other)
         parts = []
