@@ -95,8 +95,8 @@ impl SoftnetTotals {
                 u64::from_str_radix(s, 16)
                     .map_err(|_| crate::ParseError::invalid(i + 1, "hex counter", s))
             };
-            t.dropped += hex(cols[1])?;
-            t.time_squeeze += hex(cols[2])?;
+            t.dropped = t.dropped.saturating_add(hex(cols[1])?);
+            t.time_squeeze = t.time_squeeze.saturating_add(hex(cols[2])?);
         }
         Ok(t)
     }
@@ -445,6 +445,14 @@ mod tests {
         assert!(Bdp::parse("10gbit").is_err());
         assert!(Bdp::parse("10gbit,1h").is_err());
         assert!(Bdp::parse("0,1ms").is_err());
+    }
+
+    #[test]
+    fn softnet_totals_saturate() {
+        let line = "ffffffffffffffff ffffffffffffffff ffffffffffffffff\n";
+        let t = SoftnetTotals::parse(&line.repeat(2)).unwrap();
+        assert_eq!(t.dropped, u64::MAX);
+        assert_eq!(t.time_squeeze, u64::MAX);
     }
 
     #[test]
