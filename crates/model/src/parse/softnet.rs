@@ -150,7 +150,10 @@ ffffffff 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000
     #[test]
     fn cpu_index_beyond_the_largest_cpu_is_refused() {
         let row = |cpu: &str| format!("{}{cpu}\n", "00000000 ".repeat(12));
-        assert_eq!(parse_softnet(&row("00007fff")).unwrap().rows[0].cpu, Some(CpuId(32767)));
+        assert_eq!(
+            parse_softnet(&row("00007fff")).unwrap().rows[0].cpu,
+            Some(CpuId(32767))
+        );
         assert!(parse_softnet(&row("00008000")).is_err());
         assert!(parse_softnet(&row("ffffffff")).is_err());
     }
