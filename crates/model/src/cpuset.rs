@@ -403,10 +403,11 @@ fn token(s: &str) -> String {
     s.chars().take(64).collect()
 }
 
-fn parse_cpu(s: &str) -> Result<u32, CpuListProblem> {
+/// CPU number `s` of element `part`.
+fn parse_cpu(s: &str, part: &str) -> Result<u32, CpuListProblem> {
     let s = s.trim();
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(CpuListProblem::Syntax(token(s)));
+        return Err(CpuListProblem::Syntax(token(part)));
     }
     match s.parse::<u32>() {
         Ok(v) if v <= MAX_CPU => Ok(v),
@@ -419,7 +420,8 @@ fn parse_stride_part(s: &str, part: &str) -> Result<u32, CpuListProblem> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return Err(CpuListProblem::BadStride(token(part)));
     }
-    s.parse().map_err(|_| CpuListProblem::BadStride(token(part)))
+    s.parse()
+        .map_err(|_| CpuListProblem::BadStride(token(part)))
 }
 
 /// The cpulist parser; `work` counts the words it touched (at most
@@ -441,9 +443,9 @@ fn parse_list_counted(s: &str, work: &mut u64) -> Result<CpuSet, CpuListProblem>
             None => (part, None),
         };
         let (lo, hi) = match range.split_once('-') {
-            Some((a, b)) => (parse_cpu(a)?, parse_cpu(b)?),
+            Some((a, b)) => (parse_cpu(a, part)?, parse_cpu(b, part)?),
             None => {
-                let c = parse_cpu(range)?;
+                let c = parse_cpu(range, part)?;
                 (c, c)
             }
         };
@@ -605,7 +607,11 @@ mod tests {
             let _ = tx.send(CpuSet::parse_list(&s).map(|set| set.len()));
         });
         let got = rx.recv_timeout(std::time::Duration::from_secs(60));
-        assert_eq!(got, Ok(Ok(32768)), "1 MiB cpulist did not parse within 60 s");
+        assert_eq!(
+            got,
+            Ok(Ok(32768)),
+            "1 MiB cpulist did not parse within 60 s"
+        );
     }
 
     /// Per element, the parser touches at most a few passes over the words of
@@ -644,6 +650,10 @@ mod tests {
         assert!(e.contains("99999") && e.contains("32767"), "{e}");
         let e = CpuSet::parse_arg("3-1").unwrap_err().to_string();
         assert!(e.contains("3-1"), "{e}");
+        let e = CpuSet::parse_arg("-1").unwrap_err().to_string();
+        assert_eq!(e, "invalid CPU list \"-1\": expected a list like 0-3,8");
+        let e = CpuSet::parse_arg("1,,2").unwrap_err().to_string();
+        assert!(e.contains("empty element"), "{e}");
         assert_eq!(CpuSet::parse_arg("0-3,8").unwrap().to_list(), "0-3,8");
     }
 
@@ -656,8 +666,12 @@ mod tests {
 
     /// One element of a cpulist, and the CPUs a naive walk gives for it.
     fn element() -> impl Strategy<Value = (String, Vec<u32>)> {
-        (0u32..400, 0u32..400, proptest::option::of((1u32..80, 1u32..80))).prop_map(
-            |(a, b, stride)| {
+        (
+            0u32..400,
+            0u32..400,
+            proptest::option::of((1u32..80, 1u32..80)),
+        )
+            .prop_map(|(a, b, stride)| {
                 let (lo, hi) = (a.min(b), a.max(b));
                 match stride {
                     None => (format!("{lo}-{hi}"), (lo..=hi).collect()),
@@ -667,8 +681,7 @@ mod tests {
                         (format!("{lo}-{hi}:{used}/{group}"), cpus)
                     }
                 }
-            },
-        )
+            })
     }
 
     proptest! {

@@ -44,13 +44,14 @@ pub struct PlanFlags {
     #[arg(long = "iface", value_name = "IF")]
     pub iface: Vec<String>,
     /// CPUs the tuning may use (cpulist, e.g. 0-7); must be online.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub cpus: Option<String>,
     /// CPUs reserved for the application (cpulist); their whole cores are left out.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub exclude_cpus: Option<String>,
-    /// Bandwidth-delay product input, e.g. 10gbit,1ms or 100mbit,100ms.
-    #[arg(long, value_name = "RATE,RTT")]
+    /// Bandwidth-delay product input, e.g. 10gbit,1ms or 100mbit,100ms
+    /// (rate 1kbit..2tbit, RTT 1us..10s).
+    #[arg(long, value_name = "RATE,RTT", allow_hyphen_values = true)]
     pub bdp: Option<String>,
     /// Namespace scope: auto (compare /proc/self/ns/net with /proc/1/ns/net), init or child.
     #[arg(long, value_enum, default_value = "auto")]
@@ -113,7 +114,7 @@ pub(crate) fn open_root(dir: &Path) -> anyhow::Result<Root> {
 
 fn cpus(flag: &str, s: &Option<String>) -> anyhow::Result<Option<CpuSet>> {
     s.as_deref()
-        .map(|s| CpuSet::parse_list(s).map_err(|e| anyhow::anyhow!("{flag} {s}: {e}")))
+        .map(|s| CpuSet::parse_arg(s).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
         .transpose()
 }
 
@@ -128,7 +129,7 @@ pub(crate) fn options(flags: &PlanFlags) -> anyhow::Result<PlanOptions> {
             .as_deref()
             .map(Bdp::parse)
             .transpose()
-            .map_err(|e| anyhow::anyhow!("--bdp {e}"))?,
+            .map_err(|e| anyhow::anyhow!("--bdp: {e}"))?,
         netns: match flags.netns_scope {
             ScopeArg::Auto => None,
             ScopeArg::Init => Some(NetnsScope::Init),
