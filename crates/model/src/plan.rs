@@ -13,6 +13,40 @@ use thiserror::Error;
 /// Version of the plan JSON shape; bump on incompatible changes.
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
 
+/// Plan schema versions [`Plan::from_json`] reads.
+pub const SUPPORTED_PLAN_SCHEMA_VERSIONS: &[u32] = &[PLAN_SCHEMA_VERSION];
+
+/// Largest plan file a reader should accept (a plan for thousands of queues
+/// is a few MiB); callers cap their reads with it.
+pub const MAX_PLAN_BYTES: u64 = 16 << 20;
+
+/// A plan file that could not be read. The caller adds the file name.
+#[derive(Debug, Error)]
+pub enum PlanReadError {
+    /// Not JSON, or not the shape of a plan (serde_json's message has line and column).
+    #[error("not a nettune plan: {0}")]
+    Json(#[from] serde_json::Error),
+    /// No `schema_version` key.
+    #[error(
+        "not a nettune plan: no schema_version (this nettune reads schema_version {supported})"
+    )]
+    NoSchemaVersion {
+        /// The versions understood, e.g. `1`.
+        supported: String,
+    },
+    /// A `schema_version` this build does not know.
+    #[error("schema_version {found} is not understood by this nettune (it reads schema_version {supported}); make the plan again with this nettune")]
+    UnknownSchema {
+        /// The value found (first 32 characters of its JSON).
+        found: String,
+        /// The versions understood, e.g. `1`.
+        supported: String,
+    },
+    /// `options.bdp` outside what `--bdp` takes.
+    #[error("options.bdp: {0}")]
+    Bdp(#[from] BdpError),
+}
+
 /// A tuning plan: what to write, in which order, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -476,6 +510,50 @@ pub struct PlanNote {
 }
 
 impl Plan {
+    /// Read a plan from JSON text (`nettune plan --json`, `apply --plan FILE`):
+    /// the schema version must be one of [`SUPPORTED_PLAN_SCHEMA_VERSIONS`] (it is
+    /// checked first, so a newer shape gets that message rather than a field
+    /// error), and `options.bdp`, if any, within what `--bdp` takes. Memory is
+    /// bounded by the input: CPU sets are capped by [`crate::cpuset::MAX_CPU`].
+    pub fn from_json(text: &str) -> Result<Plan, PlanReadError> {
+        Plan::from_json_slice(text.as_bytes())
+    }
+
+    /// [`Plan::from_json`] on bytes.
+    pub fn from_json_slice(bytes: &[u8]) -> Result<Plan, PlanReadError> {
+        #[derive(Deserialize)]
+        #[serde(rename = "Plan")]
+        struct Probe {
+            schema_version: Option<serde_json::Value>,
+        }
+        let supported = SUPPORTED_PLAN_SCHEMA_VERSIONS
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let probe: Probe = serde_json::from_slice(bytes)?;
+        match probe.schema_version {
+            None => return Err(PlanReadError::NoSchemaVersion { supported }),
+            Some(v) => {
+                let known = v
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .is_some_and(|n| SUPPORTED_PLAN_SCHEMA_VERSIONS.contains(&n));
+                if !known {
+                    return Err(PlanReadError::UnknownSchema {
+                        found: v.to_string().chars().take(32).collect(),
+                        supported,
+                    });
+                }
+            }
+        }
+        let plan: Plan = serde_json::from_slice(bytes)?;
+        if let Some(b) = &plan.options.bdp {
+            b.validate()?;
+        }
+        Ok(plan)
+    }
+
     /// Changes of one phase, in order.
     pub fn phase(&self, p: Phase) -> impl Iterator<Item = &Change> {
         self.changes.iter().filter(move |c| c.phase == p)
@@ -579,5 +657,6 @@ mod tests {
         };
         let j = serde_json::to_string(&plan).unwrap();
         assert_eq!(serde_json::from_str::<Plan>(&j).unwrap(), plan);
+        assert_eq!(Plan::from_json(&j).unwrap(), plan);
     }
 }

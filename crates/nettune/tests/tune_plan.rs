@@ -372,3 +372,63 @@ fn profile_with_an_absurd_rtt_is_refused_naming_file_line_and_key() {
         "{e}"
     );
 }
+
+#[test]
+fn every_golden_plan_reads_back_through_the_plan_reader() {
+    for f in FIXTURES {
+        for p in ["latency", "throughput", "balanced"] {
+            let root = fixture(f);
+            let json = ok(&[
+                "plan",
+                "--profile",
+                p,
+                "--root",
+                root.to_str().unwrap(),
+                "--json",
+            ]);
+            let plan = model::plan::Plan::from_json(&json).unwrap();
+            assert_eq!(
+                serde_json::to_string_pretty(&plan).unwrap(),
+                json.trim_end()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_plan_with_an_unknown_schema_version_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let json = ok(&[
+        "plan",
+        "--profile",
+        "throughput",
+        "--root",
+        fixture("c4-8xlarge").to_str().unwrap(),
+        "--json",
+    ]);
+    let file = t.path().join("plan.json");
+    std::fs::write(
+        &file,
+        json.replacen("\"schema_version\": 1,", "\"schema_version\": 2,", 1),
+    )
+    .unwrap();
+    // An empty root: nothing there to write even if the plan were taken.
+    let root = t.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let o = run(&[
+        "apply",
+        "--plan",
+        file.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--dry-run",
+        "--force",
+    ]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("schema_version 2") && e.contains("reads schema_version 1"),
+        "{e}"
+    );
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+}

@@ -8,7 +8,7 @@ use anyhow::Context;
 use host::apply::{CliEthtool, Ethtool, FixtureEthtool, Knobs, NoServices, Services, Systemd};
 use host::journal::StateDir;
 use host::Root;
-use model::plan::{Bdp, HostExtras, NetnsScope, Plan, PlanOptions, SoftnetTotals};
+use model::plan::{Bdp, HostExtras, NetnsScope, Plan, PlanOptions, SoftnetTotals, MAX_PLAN_BYTES};
 use model::snapshot::HostSnapshot;
 use model::CpuSet;
 use std::path::{Path, PathBuf};
@@ -267,8 +267,22 @@ pub(crate) fn knobs<'a>(
     }
 }
 
-/// Read a plan file.
+/// Read a plan file: a regular file (a FIFO would block, a device never end)
+/// of at most `MAX_PLAN_BYTES`, with a schema version this build understands.
 pub(crate) fn read_plan(path: &Path) -> anyhow::Result<Plan> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{}: not a nettune plan", path.display()))
+    use std::io::Read;
+    let shown = path.display();
+    let meta = std::fs::metadata(path).with_context(|| format!("{shown}"))?;
+    if !meta.is_file() {
+        anyhow::bail!("{shown}: not a regular file");
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("{shown}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PLAN_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("{shown}"))?;
+    if bytes.len() as u64 > MAX_PLAN_BYTES {
+        anyhow::bail!("{shown}: larger than {MAX_PLAN_BYTES} bytes, not a nettune plan");
+    }
+    Plan::from_json_slice(&bytes).map_err(|e| anyhow::anyhow!("{shown}: {e}"))
 }
