@@ -920,8 +920,12 @@ fn plan_rings(cx: &mut Ctx<'_>, iface: &Interface) {
         return;
     };
     let s = &iface.stats;
-    let rx_drops =
-        s.rx_dropped.unwrap_or(0) + s.rx_missed_errors.unwrap_or(0) + s.rx_fifo_errors.unwrap_or(0);
+    // Counters from sysfs: saturate rather than overflow.
+    let rx_drops = s
+        .rx_dropped
+        .unwrap_or(0)
+        .saturating_add(s.rx_missed_errors.unwrap_or(0))
+        .saturating_add(s.rx_fifo_errors.unwrap_or(0));
     let tx_drops = s.tx_dropped.unwrap_or(0);
     let mut any = false;
     for (attr, cur, max, drops) in [

@@ -498,6 +498,26 @@ fn absurd_bdp_inputs_neither_wrap_nor_panic() {
     );
 }
 
+/// Drop counters come from sysfs; at their maximum they summed with an
+/// overflow (a panic in debug builds).
+#[test]
+fn drop_counters_at_their_maximum_still_raise_the_rings() {
+    let mut snap = c4();
+    snap.interfaces[0].stats.rx_dropped = Some(u64::MAX);
+    snap.interfaces[0].stats.rx_missed_errors = Some(u64::MAX);
+    snap.interfaces[0].stats.rx_fifo_errors = Some(1);
+    let p = tune::plan(
+        &snap,
+        &extras(),
+        &builtin("throughput").unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let rx = p.changes.iter().find(|c| c.rule == "rings").unwrap();
+    assert_eq!(rx.after, "4096");
+    assert!(rx.reason.contains(&u64::MAX.to_string()), "{}", rx.reason);
+}
+
 #[test]
 fn latency_sets_busy_poll_coalescing_and_skips_governor_in_vms() {
     let p = tune::plan(
