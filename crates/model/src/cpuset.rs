@@ -7,12 +7,24 @@
 //!   (`00000000,000001fe`, `f,ffffffff`, `3`), as in `smp_affinity`,
 //!   `rps_cpus` and `xps_cpus`.
 
+//!
+//! Both parsers are linear in their input and bounded: CPU numbers above
+//! [`MAX_CPU`] are refused, and a range costs one step per 64 CPUs (whole
+//! words are filled), so no input makes them allocate more than
+//! `(MAX_CPU + 1) / 8` bytes or spend more than a few hundred steps per element.
+
 use crate::error::ParseError;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
+use thiserror::Error;
 
-/// Highest CPU number accepted by the parsers (the kernel's NR_CPUS maximum is 8192).
-pub const MAX_CPU: u32 = 65_535;
+/// Highest CPU number a set can hold: CPUs are `0..=MAX_CPU` (2^15 CPUs, four
+/// times the largest `NR_CPUS` mainline Linux builds today, 8192 on x86-64
+/// with MAXSMP). The parsers refuse larger numbers; [`CpuSet::insert`] ignores them.
+pub const MAX_CPU: u32 = (1 << 15) - 1;
+
+/// Words of a full set.
+const MAX_WORDS: usize = (MAX_CPU as usize + 1) / 64;
 
 /// A set of logical CPU numbers.
 #[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -26,9 +38,14 @@ impl CpuSet {
         CpuSet { words: Vec::new() }
     }
 
-    /// CPUs `lo..=hi`.
+    /// CPUs `lo..=hi` (clamped to [`MAX_CPU`]; empty when `lo > hi`).
     pub fn range(lo: u32, hi: u32) -> Self {
-        (lo..=hi).collect()
+        let mut s = CpuSet::new();
+        let hi = hi.min(MAX_CPU);
+        if lo <= hi {
+            s.fill(lo, hi, &mut 0);
+        }
+        s
     }
 
     /// A set with one CPU.
@@ -44,8 +61,12 @@ impl CpuSet {
         }
     }
 
-    /// Add a CPU.
+    /// Add a CPU. A number above [`MAX_CPU`] cannot name a CPU and is
+    /// ignored, so that no number read from a file makes the set allocate.
     pub fn insert(&mut self, cpu: u32) {
+        if cpu > MAX_CPU {
+            return;
+        }
         let w = (cpu / 64) as usize;
         if self.words.len() <= w {
             self.words.resize(w + 1, 0);
@@ -143,57 +164,88 @@ impl CpuSet {
         self.difference(other).is_empty()
     }
 
+    /// Make room for CPU `hi` (at most [`MAX_CPU`]).
+    fn grow_to(&mut self, hi: u32) {
+        let w = (hi / 64) as usize + 1;
+        if self.words.len() < w {
+            self.words.resize(w, 0);
+        }
+    }
+
+    /// Add CPUs `lo..=hi` (both at most [`MAX_CPU`], `lo <= hi`) a word at a
+    /// time; `work` counts the words touched.
+    fn fill(&mut self, lo: u32, hi: u32, work: &mut u64) {
+        self.grow_to(hi);
+        let (lw, hw) = ((lo / 64) as usize, (hi / 64) as usize);
+        if lw == hw {
+            self.words[lw] |= word_bits(lo % 64, hi % 64);
+        } else {
+            self.words[lw] |= word_bits(lo % 64, 63);
+            self.words[lw + 1..hw].fill(u64::MAX);
+            self.words[hw] |= word_bits(0, hi % 64);
+        }
+        *work += (hw - lw + 1) as u64;
+    }
+
+    /// Add the kernel's stride form `lo-hi:used/group`: the first `used` CPUs
+    /// of every `group`, starting at `lo`. Costs one step per word of the range
+    /// (a precomputed pattern when `group < 64`, otherwise whole runs, of
+    /// which a word holds at most two).
+    fn fill_stride(&mut self, lo: u32, hi: u32, used: u32, group: u32, work: &mut u64) {
+        if used >= group {
+            self.fill(lo, hi, work);
+            return;
+        }
+        if group >= 64 {
+            let mut start = lo;
+            while start <= hi {
+                let end = start.saturating_add(used - 1).min(hi);
+                self.fill(start, end, work);
+                match start.checked_add(group) {
+                    Some(next) => start = next,
+                    None => break,
+                }
+            }
+            return;
+        }
+        // Bit k of `pattern` is set when k % group < used, for k in 0..128;
+        // `pattern >> o` is then the word that starts at offset o of a group.
+        let mut pattern: u128 = 0;
+        for k in 0..128u32 {
+            if k % group < used {
+                pattern |= 1u128 << k;
+            }
+        }
+        self.grow_to(hi);
+        let (lw, hw) = ((lo / 64) as usize, (hi / 64) as usize);
+        for w in lw..=hw {
+            let base = w as u32 * 64;
+            let bits = if base < lo {
+                // First word: CPU `lo` is bit lo % 64 and starts a group.
+                (pattern << (lo - base)) as u64
+            } else {
+                (pattern >> ((base - lo) % group)) as u64
+            };
+            let from = if w == lw { lo % 64 } else { 0 };
+            let to = if w == hw { hi % 64 } else { 63 };
+            self.words[w] |= bits & word_bits(from, to);
+            *work += 1;
+        }
+    }
+
     /// Parse a cpulist such as `0-8,18-26`, `3`, `0-31:2/8` or an empty string (empty set).
     pub fn parse_list(s: &str) -> Result<CpuSet, ParseError> {
-        let s = s.trim();
-        let mut set = CpuSet::new();
-        if s.is_empty() {
-            return Ok(set);
-        }
-        for part in s.split(',') {
-            let part = part.trim();
-            if part.is_empty() {
-                return Err(ParseError::invalid(1, "cpulist element", part));
-            }
-            let (range, stride) = match part.split_once(':') {
-                Some((r, st)) => (r, Some(st)),
-                None => (part, None),
-            };
-            let (lo, hi) = match range.split_once('-') {
-                Some((a, b)) => (parse_cpu(a)?, parse_cpu(b)?),
-                None => {
-                    let c = parse_cpu(range)?;
-                    (c, c)
-                }
-            };
-            if lo > hi {
-                return Err(ParseError::invalid(1, "cpulist range", part));
-            }
-            let (used, group) = match stride {
-                None => (1, 1),
-                Some(st) => {
-                    let (u, g) = st
-                        .split_once('/')
-                        .ok_or_else(|| ParseError::invalid(1, "cpulist stride", part))?;
-                    let u: u32 = u
-                        .parse()
-                        .map_err(|_| ParseError::invalid(1, "cpulist stride", part))?;
-                    let g: u32 = g
-                        .parse()
-                        .map_err(|_| ParseError::invalid(1, "cpulist stride", part))?;
-                    if u == 0 || g == 0 || u > g {
-                        return Err(ParseError::invalid(1, "cpulist stride", part));
-                    }
-                    (u, g)
-                }
-            };
-            for c in lo..=hi {
-                if (c - lo) % group < used {
-                    set.insert(c);
-                }
-            }
-        }
-        Ok(set)
+        parse_list_counted(s, &mut 0).map_err(|e| e.into_parse_error())
+    }
+
+    /// Parse a CPU list given on the command line (`--cpus`, `--exclude-cpus`):
+    /// like [`CpuSet::parse_list`], with an error that names the list and shows
+    /// the expected form instead of a line number.
+    pub fn parse_arg(s: &str) -> Result<CpuSet, CpuListError> {
+        parse_list_counted(s, &mut 0).map_err(|problem| CpuListError {
+            list: s.chars().take(64).collect(),
+            problem,
+        })
     }
 
     /// Parse a kernel hex mask: comma-separated groups of up to 8 hex digits,
@@ -204,23 +256,22 @@ impl CpuSet {
             return Err(ParseError::Empty);
         }
         let s = s.strip_prefix("0x").unwrap_or(s);
-        let groups: Vec<&str> = s.split(',').collect();
-        if groups.len() as u32 * 32 > MAX_CPU + 1 {
+        let ngroups = s.split(',').count();
+        if ngroups > MAX_WORDS * 2 {
             return Err(ParseError::invalid(1, "hex mask (too wide)", s));
         }
-        let mut set = CpuSet::new();
-        for (i, g) in groups.iter().rev().enumerate() {
+        let mut set = CpuSet {
+            words: vec![0; ngroups.div_ceil(2)],
+        };
+        for (i, g) in s.split(',').rev().enumerate() {
             if g.is_empty() || g.len() > 8 || !g.chars().all(|c| c.is_ascii_hexdigit()) {
                 return Err(ParseError::invalid(1, "hex mask group", g));
             }
             let v = u32::from_str_radix(g, 16)
                 .map_err(|_| ParseError::invalid(1, "hex mask group", g))?;
-            for b in 0..32 {
-                if v & (1 << b) != 0 {
-                    set.insert(i as u32 * 32 + b);
-                }
-            }
+            set.words[i / 2] |= u64::from(v) << (32 * (i % 2));
         }
+        set.trim();
         Ok(set)
     }
 
@@ -248,18 +299,17 @@ impl CpuSet {
 
     /// Format as the kernel prints a mask for `nbits` possible CPUs
     /// (`nr_cpu_ids`): the top group holds only the digits it needs, the
-    /// others are 8 digits. `nbits` is raised to cover the highest member.
+    /// others are 8 digits. `nbits` is raised to cover the highest member
+    /// and lowered to `MAX_CPU + 1`.
     pub fn to_mask(&self, nbits: u32) -> String {
-        let nbits = nbits.max(self.last().map_or(1, |l| l + 1)).max(1);
+        let nbits = nbits
+            .min(MAX_CPU + 1)
+            .max(self.last().map_or(1, |l| l + 1))
+            .max(1);
         let ngroups = nbits.div_ceil(32);
         let mut out = String::new();
         for g in (0..ngroups).rev() {
-            let mut v: u32 = 0;
-            for b in 0..32 {
-                if self.contains(g * 32 + b) {
-                    v |= 1 << b;
-                }
-            }
+            let v = self.group(g);
             if g == ngroups - 1 {
                 let top_bits = nbits - g * 32;
                 let digits = top_bits.div_ceil(4) as usize;
@@ -272,33 +322,153 @@ impl CpuSet {
     }
 
     /// Format as full 32-bit groups (`00000000,000001fe`), the form seed
-    /// scripts echo; `groups` is raised to cover the highest member.
+    /// scripts echo; `groups` is raised to cover the highest member and
+    /// lowered to the groups of `MAX_CPU + 1` CPUs.
     pub fn to_mask_groups(&self, groups: u32) -> String {
         let need = self.last().map_or(1, |l| l / 32 + 1);
-        let n = groups.max(need).max(1);
+        let n = groups.min((MAX_CPU + 1) / 32).max(need).max(1);
         let mut parts = Vec::new();
         for g in (0..n).rev() {
-            let mut v: u32 = 0;
-            for b in 0..32 {
-                if self.contains(g * 32 + b) {
-                    v |= 1 << b;
-                }
-            }
-            parts.push(format!("{v:08x}"));
+            parts.push(format!("{:08x}", self.group(g)));
         }
         parts.join(",")
     }
+
+    /// The 32-bit group `g` of the mask (CPUs `32g..32g+31`).
+    fn group(&self, g: u32) -> u32 {
+        let w = self.words.get((g / 2) as usize).copied().unwrap_or(0);
+        (w >> (32 * (g % 2))) as u32
+    }
 }
 
-fn parse_cpu(s: &str) -> Result<u32, ParseError> {
-    let s = s.trim();
-    let v: u32 = s
-        .parse()
-        .map_err(|_| ParseError::invalid(1, "cpu number", s))?;
-    if v > MAX_CPU {
-        return Err(ParseError::invalid(1, "cpu number (too large)", s));
+/// Bits `from..=to` of a word (`from <= to <= 63`).
+fn word_bits(from: u32, to: u32) -> u64 {
+    (u64::MAX >> (63 - to)) & (u64::MAX << from)
+}
+
+/// What is wrong with a cpulist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CpuListProblem {
+    /// Not of the form `0-3,8` (or `0-31:2/8`); holds the offending element.
+    Syntax(String),
+    /// A CPU number above [`MAX_CPU`].
+    TooLarge(String),
+    /// A range whose end is below its start.
+    Backwards(String),
+    /// A stride `used/group` with `used` 0 or above `group`.
+    BadStride(String),
+}
+
+impl CpuListProblem {
+    fn into_parse_error(self) -> ParseError {
+        match self {
+            CpuListProblem::Syntax(t) => ParseError::invalid(1, "cpulist element", &t),
+            CpuListProblem::TooLarge(t) => ParseError::invalid(1, "cpu number (too large)", &t),
+            CpuListProblem::Backwards(t) => ParseError::invalid(1, "cpulist range", &t),
+            CpuListProblem::BadStride(t) => ParseError::invalid(1, "cpulist stride", &t),
+        }
     }
-    Ok(v)
+}
+
+impl fmt::Display for CpuListProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CpuListProblem::Syntax(t) if t.is_empty() => {
+                f.write_str("an empty element; expected a list like 0-3,8")
+            }
+            CpuListProblem::Syntax(_) => f.write_str("expected a list like 0-3,8"),
+            CpuListProblem::TooLarge(t) => {
+                write!(f, "CPU {t} is above {MAX_CPU}, the highest CPU number")
+            }
+            CpuListProblem::Backwards(t) => write!(f, "range {t} ends below its start"),
+            CpuListProblem::BadStride(t) => write!(
+                f,
+                "stride in {t} must be USED/GROUP with 1 <= USED <= GROUP (as in 0-31:2/8)"
+            ),
+        }
+    }
+}
+
+/// A command-line CPU list that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("invalid CPU list {list:?}: {problem}")]
+pub struct CpuListError {
+    /// The list as given (first 64 characters).
+    pub list: String,
+    /// What is wrong with it.
+    pub problem: CpuListProblem,
+}
+
+fn token(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
+/// CPU number `s` of element `part`.
+fn parse_cpu(s: &str, part: &str) -> Result<u32, CpuListProblem> {
+    let s = s.trim();
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(CpuListProblem::Syntax(token(part)));
+    }
+    match s.parse::<u32>() {
+        Ok(v) if v <= MAX_CPU => Ok(v),
+        _ => Err(CpuListProblem::TooLarge(token(s))),
+    }
+}
+
+fn parse_stride_part(s: &str, part: &str) -> Result<u32, CpuListProblem> {
+    let s = s.trim();
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(CpuListProblem::BadStride(token(part)));
+    }
+    s.parse()
+        .map_err(|_| CpuListProblem::BadStride(token(part)))
+}
+
+/// The cpulist parser; `work` counts the words it touched (at most
+/// `MAX_WORDS + 2` per element, so the whole parse is linear in `s`).
+fn parse_list_counted(s: &str, work: &mut u64) -> Result<CpuSet, CpuListProblem> {
+    let s = s.trim();
+    let mut set = CpuSet::new();
+    if s.is_empty() {
+        return Ok(set);
+    }
+    for part in s.split(',') {
+        *work += 1;
+        let part = part.trim();
+        if part.is_empty() {
+            return Err(CpuListProblem::Syntax(String::new()));
+        }
+        let (range, stride) = match part.split_once(':') {
+            Some((r, st)) => (r, Some(st)),
+            None => (part, None),
+        };
+        let (lo, hi) = match range.split_once('-') {
+            Some((a, b)) => (parse_cpu(a, part)?, parse_cpu(b, part)?),
+            None => {
+                let c = parse_cpu(range, part)?;
+                (c, c)
+            }
+        };
+        if lo > hi {
+            return Err(CpuListProblem::Backwards(token(part)));
+        }
+        match stride {
+            None => set.fill(lo, hi, work),
+            Some(st) => {
+                let (u, g) = st
+                    .split_once('/')
+                    .ok_or_else(|| CpuListProblem::BadStride(token(part)))?;
+                let used = parse_stride_part(u, part)?;
+                let group = parse_stride_part(g, part)?;
+                if used == 0 || group == 0 || used > group {
+                    return Err(CpuListProblem::BadStride(token(part)));
+                }
+                set.fill_stride(lo, hi, used, group, work);
+            }
+        }
+    }
+    set.trim();
+    Ok(set)
 }
 
 impl FromIterator<u32> for CpuSet {
@@ -400,6 +570,120 @@ mod tests {
         assert!(CpuSet::parse_list("5-6").unwrap().is_subset(&a));
     }
 
+    #[test]
+    fn cpu_numbers_the_kernel_cannot_have_are_refused_not_allocated() {
+        for bad in [
+            "32768",
+            "0-32768",
+            "65535",
+            "0-65535",
+            "4294967295",
+            "0-4294967295:1/2",
+        ] {
+            assert!(CpuSet::parse_list(bad).is_err(), "list {bad:?}");
+        }
+        assert_eq!(CpuSet::parse_list("32767").unwrap().last(), Some(32767));
+        let widest = vec!["ffffffff"; 1024].join(",");
+        assert_eq!(CpuSet::parse_mask(&widest).unwrap().len(), 32768);
+        let too_wide = vec!["ffffffff"; 1025].join(",");
+        assert!(CpuSet::parse_mask(&too_wide).is_err());
+        // Numbers from other files (a `cpuN` directory name) cannot make a set allocate.
+        let mut s = CpuSet::new();
+        s.insert(u32::MAX);
+        assert!(s.is_empty());
+        assert_eq!(CpuSet::range(0, u32::MAX).len(), 32768);
+    }
+
+    /// Sanity check only (the bound that matters is `parse_work_is_linear`):
+    /// a megabyte of whole-range elements took tens of seconds when every
+    /// element walked its CPUs one by one. The limit is generous on purpose.
+    #[test]
+    fn megabyte_cpulist_parses_promptly() {
+        let unit = "0-32767,";
+        let s = unit.repeat((1 << 20) / unit.len());
+        let s = s.trim_end_matches(',').to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(CpuSet::parse_list(&s).map(|set| set.len()));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(60));
+        assert_eq!(
+            got,
+            Ok(Ok(32768)),
+            "1 MiB cpulist did not parse within 60 s"
+        );
+    }
+
+    /// Per element, the parser touches at most a few passes over the words of
+    /// a full set, whatever the element spans: CPUs are never walked one by one.
+    #[test]
+    fn parse_work_is_linear() {
+        let per_element = 3 * MAX_WORDS as u64 + 4;
+        for unit in [
+            "0-32767,",
+            "0-32767:1/2,",
+            "0-32767:63/64,",
+            "0-32767:1/64,",
+            "0-32767:999/1000,",
+            "5,",
+            "0-32767:1/1,",
+        ] {
+            let s = unit.repeat((64 << 10) / unit.len());
+            let s = s.trim_end_matches(',');
+            let elements = s.matches(',').count() as u64 + 1;
+            let mut work = 0;
+            let set = parse_list_counted(s, &mut work);
+            assert!(set.is_ok(), "{unit}");
+            assert!(
+                work <= per_element * elements,
+                "{unit}: {work} steps for {elements} elements"
+            );
+        }
+    }
+
+    #[test]
+    fn command_line_lists_say_what_is_expected() {
+        let e = CpuSet::parse_arg("x").unwrap_err().to_string();
+        assert_eq!(e, "invalid CPU list \"x\": expected a list like 0-3,8");
+        assert!(!e.contains("line"), "{e}");
+        let e = CpuSet::parse_arg("0-99999").unwrap_err().to_string();
+        assert!(e.contains("99999") && e.contains("32767"), "{e}");
+        let e = CpuSet::parse_arg("3-1").unwrap_err().to_string();
+        assert!(e.contains("3-1"), "{e}");
+        let e = CpuSet::parse_arg("-1").unwrap_err().to_string();
+        assert_eq!(e, "invalid CPU list \"-1\": expected a list like 0-3,8");
+        let e = CpuSet::parse_arg("1,,2").unwrap_err().to_string();
+        assert!(e.contains("empty element"), "{e}");
+        assert_eq!(CpuSet::parse_arg("0-3,8").unwrap().to_list(), "0-3,8");
+    }
+
+    #[test]
+    fn wide_masks_are_clamped_when_printed() {
+        let s = CpuSet::single(3);
+        assert_eq!(s.to_mask(u32::MAX).split(',').count(), 1024);
+        assert_eq!(s.to_mask_groups(u32::MAX).split(',').count(), 1024);
+    }
+
+    /// One element of a cpulist, and the CPUs a naive walk gives for it.
+    fn element() -> impl Strategy<Value = (String, Vec<u32>)> {
+        (
+            0u32..400,
+            0u32..400,
+            proptest::option::of((1u32..80, 1u32..80)),
+        )
+            .prop_map(|(a, b, stride)| {
+                let (lo, hi) = (a.min(b), a.max(b));
+                match stride {
+                    None => (format!("{lo}-{hi}"), (lo..=hi).collect()),
+                    Some((x, y)) => {
+                        let (used, group) = (x.min(y), x.max(y));
+                        let cpus = (lo..=hi).filter(|c| (c - lo) % group < used).collect();
+                        (format!("{lo}-{hi}:{used}/{group}"), cpus)
+                    }
+                }
+            })
+    }
+
     proptest! {
         #[test]
         fn list_round_trip(cpus in proptest::collection::btree_set(0u32..600, 0..80)) {
@@ -414,6 +698,19 @@ mod tests {
             let s: CpuSet = cpus.into_iter().collect();
             prop_assert_eq!(CpuSet::parse_mask(&s.to_mask(nbits)).unwrap(), s.clone());
             prop_assert_eq!(CpuSet::parse_mask(&s.to_mask_groups(1)).unwrap(), s);
+        }
+
+        #[test]
+        fn word_filling_matches_a_naive_walk(elems in proptest::collection::vec(element(), 1..6)) {
+            let text: Vec<&str> = elems.iter().map(|(t, _)| t.as_str()).collect();
+            let want: CpuSet = elems.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+            prop_assert_eq!(CpuSet::parse_list(&text.join(",")).unwrap(), want);
+        }
+
+        #[test]
+        fn ranges_match_a_naive_walk(lo in 0u32..300, len in 0u32..300) {
+            let want: CpuSet = (lo..=lo + len).collect();
+            prop_assert_eq!(CpuSet::range(lo, lo + len), want);
         }
 
         #[test]

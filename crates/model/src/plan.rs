@@ -8,9 +8,44 @@
 use crate::cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use thiserror::Error;
 
 /// Version of the plan JSON shape; bump on incompatible changes.
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// Plan schema versions [`Plan::from_json`] reads.
+pub const SUPPORTED_PLAN_SCHEMA_VERSIONS: &[u32] = &[PLAN_SCHEMA_VERSION];
+
+/// Largest plan file a reader should accept (a plan for thousands of queues
+/// is a few MiB); callers cap their reads with it.
+pub const MAX_PLAN_BYTES: u64 = 16 << 20;
+
+/// A plan file that could not be read. The caller adds the file name.
+#[derive(Debug, Error)]
+pub enum PlanReadError {
+    /// Not JSON, or not the shape of a plan (serde_json's message has line and column).
+    #[error("not a nettune plan: {0}")]
+    Json(#[from] serde_json::Error),
+    /// No `schema_version` key.
+    #[error(
+        "not a nettune plan: no schema_version (this nettune reads schema_version {supported})"
+    )]
+    NoSchemaVersion {
+        /// The versions understood, e.g. `1`.
+        supported: String,
+    },
+    /// A `schema_version` this build does not know.
+    #[error("schema_version {found} is not understood by this nettune (it reads schema_version {supported}); make the plan again with this nettune")]
+    UnknownSchema {
+        /// The value found (first 32 characters of its JSON).
+        found: String,
+        /// The versions understood, e.g. `1`.
+        supported: String,
+    },
+    /// `options.bdp` outside what `--bdp` takes.
+    #[error("options.bdp: {0}")]
+    Bdp(#[from] BdpError),
+}
 
 /// A tuning plan: what to write, in which order, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,8 +130,8 @@ impl SoftnetTotals {
                 u64::from_str_radix(s, 16)
                     .map_err(|_| crate::ParseError::invalid(i + 1, "hex counter", s))
             };
-            t.dropped += hex(cols[1])?;
-            t.time_squeeze += hex(cols[2])?;
+            t.dropped = t.dropped.saturating_add(hex(cols[1])?);
+            t.time_squeeze = t.time_squeeze.saturating_add(hex(cols[2])?);
         }
         Ok(t)
     }
@@ -111,25 +146,79 @@ pub struct Bdp {
     pub rtt_us: u64,
 }
 
+/// Slowest rate `--bdp` takes: 1 kbit/s.
+pub const BDP_MIN_RATE_BPS: u64 = 1_000;
+/// Fastest rate `--bdp` takes: 2 Tbit/s (above 1.6 Tbit/s Ethernet).
+pub const BDP_MAX_RATE_BPS: u64 = 2_000_000_000_000;
+/// Longest RTT `--bdp` (and a profile's `default_rtt_us`) takes: 10 s, far
+/// above a geostationary satellite hop (about 600 ms).
+pub const MAX_RTT_US: u64 = 10_000_000;
+
+/// A `--bdp RATE,RTT` value that was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BdpError {
+    /// Not `RATE,RTT`.
+    #[error("`{0}`: expected RATE,RTT such as 10gbit,1ms")]
+    Shape(String),
+    /// The rate is not a number with a known unit.
+    #[error("rate `{0}`: expected a number and a unit (kbit, mbit, gbit, tbit), such as 10gbit")]
+    Rate(String),
+    /// The RTT is not a number with a known unit.
+    #[error("RTT `{0}`: expected a number and a unit (us, ms, s), such as 20ms")]
+    Rtt(String),
+    /// The rate is outside [`BDP_MIN_RATE_BPS`]..=[`BDP_MAX_RATE_BPS`].
+    #[error("rate `{0}` is outside 1kbit..2tbit (1 kbit/s to 2 Tbit/s)")]
+    RateRange(String),
+    /// The RTT is outside 1 µs..=[`MAX_RTT_US`].
+    #[error("RTT `{0}` is outside 1us..10s")]
+    RttRange(String),
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
 impl Bdp {
-    /// The product in bytes.
+    /// The product in bytes, computed without overflow (saturating at `u64::MAX`).
     pub fn bytes(&self) -> u64 {
-        ((self.rate_bps as u128 * self.rtt_us as u128) / 8_000_000) as u64
+        u128::from(self.rate_bps)
+            .checked_mul(u128::from(self.rtt_us))
+            .map(|bits_us| bits_us / 8_000_000)
+            .and_then(|b| u64::try_from(b).ok())
+            .unwrap_or(u64::MAX)
     }
 
     /// Parse `RATE,RTT`, e.g. `10gbit,1ms`, `100mbit,100ms`, `1.5G,250us`.
     /// RATE takes k/m/g/t prefixes (bits per second, with or without `bit`/`bps`);
-    /// RTT takes `us`, `ms` or `s` (default ms).
-    pub fn parse(s: &str) -> Result<Bdp, String> {
-        let (rate, rtt) = s
-            .split_once(',')
-            .ok_or_else(|| format!("`{s}`: expected RATE,RTT such as 10gbit,1ms"))?;
-        let rate_bps = parse_rate(rate.trim())?;
-        let rtt_us = parse_rtt(rtt.trim())?;
-        if rate_bps == 0 || rtt_us == 0 {
-            return Err(format!("`{s}`: rate and RTT must be above zero"));
+    /// RTT takes `us`, `ms` or `s` (default ms). The rate must be within
+    /// 1 kbit/s..2 Tbit/s and the RTT within 1 µs..10 s.
+    pub fn parse(s: &str) -> Result<Bdp, BdpError> {
+        let (rate, rtt) = s.split_once(',').ok_or_else(|| BdpError::Shape(clip(s)))?;
+        let (rate, rtt) = (rate.trim(), rtt.trim());
+        let rate_bps = parse_rate(rate)?;
+        let rtt_us = parse_rtt(rtt)?;
+        if !(BDP_MIN_RATE_BPS as f64..=BDP_MAX_RATE_BPS as f64).contains(&rate_bps) {
+            return Err(BdpError::RateRange(clip(rate)));
         }
-        Ok(Bdp { rate_bps, rtt_us })
+        if !(1.0..=MAX_RTT_US as f64).contains(&rtt_us) {
+            return Err(BdpError::RttRange(clip(rtt)));
+        }
+        // Both are finite and in range here, so the casts are exact enough and cannot wrap.
+        Ok(Bdp {
+            rate_bps: rate_bps as u64,
+            rtt_us: rtt_us as u64,
+        })
+    }
+
+    /// Check values that did not come through [`Bdp::parse`] (a plan file's options).
+    pub fn validate(&self) -> Result<(), BdpError> {
+        if !(BDP_MIN_RATE_BPS..=BDP_MAX_RATE_BPS).contains(&self.rate_bps) {
+            return Err(BdpError::RateRange(format!("{} bit/s", self.rate_bps)));
+        }
+        if !(1..=MAX_RTT_US).contains(&self.rtt_us) {
+            return Err(BdpError::RttRange(format!("{} us", self.rtt_us)));
+        }
+        Ok(())
     }
 }
 
@@ -140,11 +229,10 @@ fn split_num(s: &str) -> (&str, &str) {
     (&s[..i], &s[i..])
 }
 
-fn parse_rate(s: &str) -> Result<u64, String> {
+/// Bits per second as given (not yet range-checked; may be huge, never NaN).
+fn parse_rate(s: &str) -> Result<f64, BdpError> {
     let (num, unit) = split_num(s);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}`: rate must start with a number"))?;
+    let v: f64 = num.parse().map_err(|_| BdpError::Rate(clip(s)))?;
     let u = unit.to_ascii_lowercase();
     let u = u
         .trim_end_matches("bit/s")
@@ -156,23 +244,22 @@ fn parse_rate(s: &str) -> Result<u64, String> {
         "m" => 1e6,
         "g" => 1e9,
         "t" => 1e12,
-        _ => return Err(format!("`{s}`: unknown rate unit (use kbit, mbit, gbit)")),
+        _ => return Err(BdpError::Rate(clip(s))),
     };
-    Ok((v * mul) as u64)
+    Ok((v * mul).floor())
 }
 
-fn parse_rtt(s: &str) -> Result<u64, String> {
+/// Microseconds as given (not yet range-checked; may be huge, never NaN).
+fn parse_rtt(s: &str) -> Result<f64, BdpError> {
     let (num, unit) = split_num(s);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}`: RTT must start with a number"))?;
+    let v: f64 = num.parse().map_err(|_| BdpError::Rtt(clip(s)))?;
     let mul = match unit.to_ascii_lowercase().as_str() {
         "us" | "µs" => 1.0,
         "" | "ms" => 1e3,
         "s" => 1e6,
-        _ => return Err(format!("`{s}`: unknown RTT unit (use us, ms, s)")),
+        _ => return Err(BdpError::Rtt(clip(s))),
     };
-    Ok((v * mul) as u64)
+    Ok((v * mul).floor())
 }
 
 /// Softnet counters (`/proc/net/softnet_stat`) summed over CPUs.
@@ -423,6 +510,50 @@ pub struct PlanNote {
 }
 
 impl Plan {
+    /// Read a plan from JSON text (`nettune plan --json`, `apply --plan FILE`):
+    /// the schema version must be one of [`SUPPORTED_PLAN_SCHEMA_VERSIONS`] (it is
+    /// checked first, so a newer shape gets that message rather than a field
+    /// error), and `options.bdp`, if any, within what `--bdp` takes. Memory is
+    /// bounded by the input: CPU sets are capped by [`crate::cpuset::MAX_CPU`].
+    pub fn from_json(text: &str) -> Result<Plan, PlanReadError> {
+        Plan::from_json_slice(text.as_bytes())
+    }
+
+    /// [`Plan::from_json`] on bytes.
+    pub fn from_json_slice(bytes: &[u8]) -> Result<Plan, PlanReadError> {
+        #[derive(Deserialize)]
+        #[serde(rename = "Plan")]
+        struct Probe {
+            schema_version: Option<serde_json::Value>,
+        }
+        let supported = SUPPORTED_PLAN_SCHEMA_VERSIONS
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let probe: Probe = serde_json::from_slice(bytes)?;
+        match probe.schema_version {
+            None => return Err(PlanReadError::NoSchemaVersion { supported }),
+            Some(v) => {
+                let known = v
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .is_some_and(|n| SUPPORTED_PLAN_SCHEMA_VERSIONS.contains(&n));
+                if !known {
+                    return Err(PlanReadError::UnknownSchema {
+                        found: v.to_string().chars().take(32).collect(),
+                        supported,
+                    });
+                }
+            }
+        }
+        let plan: Plan = serde_json::from_slice(bytes)?;
+        if let Some(b) = &plan.options.bdp {
+            b.validate()?;
+        }
+        Ok(plan)
+    }
+
     /// Changes of one phase, in order.
     pub fn phase(&self, p: Phase) -> impl Iterator<Item = &Change> {
         self.changes.iter().filter(move |c| c.phase == p)
@@ -445,6 +576,50 @@ mod tests {
         assert!(Bdp::parse("10gbit").is_err());
         assert!(Bdp::parse("10gbit,1h").is_err());
         assert!(Bdp::parse("0,1ms").is_err());
+    }
+
+    #[test]
+    fn absurd_bdp_values_get_a_one_line_error() {
+        for (bad, says) in [
+            ("0,1ms", "rate `0`"),
+            ("-1gbit,1ms", "rate `-1gbit`"),
+            ("10gbit,-5ms", "RTT `-5ms`"),
+            ("10gbit,0ms", "RTT `0ms`"),
+            ("10gbit,100s", "RTT `100s`"),
+            ("10tbit,1ms", "rate `10tbit`"),
+            ("99999999999999999999999999gbit,1ms", "outside"),
+            ("10gbit,99999999999999999999999s", "outside"),
+            ("0.0001bit,1ms", "rate"),
+            ("10gbit,0.1us", "RTT"),
+        ] {
+            let e = Bdp::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+            assert!(!e.contains('\n'), "{bad}: {e}");
+        }
+        assert_eq!(Bdp::parse("2tbit,10s").unwrap().rate_bps, 2_000_000_000_000);
+        assert_eq!(Bdp::parse("1kbit,1us").unwrap().rtt_us, 1);
+        assert!(Bdp {
+            rate_bps: u64::MAX,
+            rtt_us: 1
+        }
+        .validate()
+        .is_err());
+        assert_eq!(
+            Bdp {
+                rate_bps: u64::MAX,
+                rtt_us: u64::MAX
+            }
+            .bytes(),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn softnet_totals_saturate() {
+        let line = "ffffffffffffffff ffffffffffffffff ffffffffffffffff\n";
+        let t = SoftnetTotals::parse(&line.repeat(2)).unwrap();
+        assert_eq!(t.dropped, u64::MAX);
+        assert_eq!(t.time_squeeze, u64::MAX);
     }
 
     #[test]
@@ -482,5 +657,6 @@ mod tests {
         };
         let j = serde_json::to_string(&plan).unwrap();
         assert_eq!(serde_json::from_str::<Plan>(&j).unwrap(), plan);
+        assert_eq!(Plan::from_json(&j).unwrap(), plan);
     }
 }

@@ -273,3 +273,162 @@ fn netns_scope_child_leaves_global_knobs_out_on_a_fixture() {
         "16"
     );
 }
+
+fn fails_one_line(args: &[&str], want: &str) {
+    let o = run(args);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains(want), "{args:?}: {e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
+}
+
+#[test]
+fn bdp_buffers_are_clamped_to_int_max_and_say_so() {
+    let p = plan_json("c4-8xlarge", "throughput", &["--bdp", "100gbit,200ms"]);
+    for path in ["/proc/sys/net/core/rmem_max", "/proc/sys/net/core/wmem_max"] {
+        assert_eq!(after_of(&p, path).unwrap(), "2147483647", "{path}");
+    }
+    for path in ["/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_wmem"] {
+        let after = after_of(&p, path).unwrap();
+        assert!(after.ends_with(" 2147483647"), "{path}: {after}");
+    }
+    let reasons: Vec<&str> = p["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["rule"] == "socket-buffers")
+        .map(|c| c["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons.len(), 4);
+    assert!(
+        reasons.iter().all(|r| r.contains("clamped to 2147483647")),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn absurd_bdp_values_get_a_one_line_error() {
+    let root = fixture("c4-8xlarge");
+    let root = root.to_str().unwrap();
+    for bdp in [
+        "0,1ms",
+        "-1gbit,1ms",
+        "10gbit,-1ms",
+        "10gbit,0ms",
+        "10gbit,100s",
+        "10tbit,1ms",
+    ] {
+        fails_one_line(
+            &[
+                "plan",
+                "--profile",
+                "throughput",
+                "--root",
+                root,
+                "--bdp",
+                bdp,
+            ],
+            "--bdp",
+        );
+    }
+}
+
+#[test]
+fn bad_cpu_lists_say_what_is_expected_without_a_line_number() {
+    let root = fixture("c4-8xlarge");
+    let root = root.to_str().unwrap();
+    for flag in ["--cpus", "--exclude-cpus"] {
+        let args = ["plan", "--profile", "throughput", "--root", root, flag, "x"];
+        fails_one_line(
+            &args,
+            &format!("{flag}: invalid CPU list \"x\": expected a list like 0-3,8"),
+        );
+        let e = String::from_utf8_lossy(&run(&args).stderr).into_owned();
+        assert!(!e.contains("line 1"), "{e}");
+    }
+}
+
+#[test]
+fn profile_with_an_absurd_rtt_is_refused_naming_file_line_and_key() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("far.toml");
+    std::fs::write(
+        &p,
+        "inherit = \"throughput\"\n[settings]\ndefault_rtt_us = 1000000000000\n",
+    )
+    .unwrap();
+    let root = fixture("c4-8xlarge");
+    let o = run(&[
+        "plan",
+        "--profile",
+        p.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success(), "terabyte buffers were planned");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("far.toml:3") && e.contains("settings.default_rtt_us"),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_golden_plan_reads_back_through_the_plan_reader() {
+    for f in FIXTURES {
+        for p in ["latency", "throughput", "balanced"] {
+            let root = fixture(f);
+            let json = ok(&[
+                "plan",
+                "--profile",
+                p,
+                "--root",
+                root.to_str().unwrap(),
+                "--json",
+            ]);
+            let plan = model::plan::Plan::from_json(&json).unwrap();
+            assert_eq!(
+                serde_json::to_string_pretty(&plan).unwrap(),
+                json.trim_end()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_plan_with_an_unknown_schema_version_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let json = ok(&[
+        "plan",
+        "--profile",
+        "throughput",
+        "--root",
+        fixture("c4-8xlarge").to_str().unwrap(),
+        "--json",
+    ]);
+    let file = t.path().join("plan.json");
+    std::fs::write(
+        &file,
+        json.replacen("\"schema_version\": 1,", "\"schema_version\": 2,", 1),
+    )
+    .unwrap();
+    // An empty root: nothing there to write even if the plan were taken.
+    let root = t.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let o = run(&[
+        "apply",
+        "--plan",
+        file.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--dry-run",
+        "--force",
+    ]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("schema_version 2") && e.contains("reads schema_version 1"),
+        "{e}"
+    );
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+}

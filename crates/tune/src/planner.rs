@@ -920,8 +920,12 @@ fn plan_rings(cx: &mut Ctx<'_>, iface: &Interface) {
         return;
     };
     let s = &iface.stats;
-    let rx_drops =
-        s.rx_dropped.unwrap_or(0) + s.rx_missed_errors.unwrap_or(0) + s.rx_fifo_errors.unwrap_or(0);
+    // Counters from sysfs: saturate rather than overflow.
+    let rx_drops = s
+        .rx_dropped
+        .unwrap_or(0)
+        .saturating_add(s.rx_missed_errors.unwrap_or(0))
+        .saturating_add(s.rx_fifo_errors.unwrap_or(0));
     let tx_drops = s.tx_dropped.unwrap_or(0);
     let mut any = false;
     for (attr, cur, max, drops) in [
@@ -1007,7 +1011,7 @@ fn plan_sysctls(cx: &mut Ctx<'_>, ifaces: &[&Interface]) {
                 format!("--bdp {} bit/s x {} µs", b.rate_bps, b.rtt_us),
             ),
             (None, Some(mbps)) => (
-                Some(mbps * 1_000_000 / 8 * st.default_rtt_us / 1_000_000),
+                Some(link_bdp_bytes(mbps, st.default_rtt_us)),
                 format!("link {mbps} Mbit/s x default RTT {} µs", st.default_rtt_us),
             ),
             (None, None) => (None, String::new()),
@@ -1018,8 +1022,15 @@ fn plan_sysctls(cx: &mut Ctx<'_>, ifaces: &[&Interface]) {
                 "no link speed and no --bdp RATE,RTT: socket buffers left alone".into(),
             ),
             Some(bdp) => {
-                let buf = (bdp as f64 * st.buffer_factor).ceil() as u64;
-                let why = format!("BDP {bdp} B ({how}) x {} = {buf} B", st.buffer_factor);
+                // `as` saturates (and maps NaN to 0); the factor is 0.5..16 anyway.
+                let want = (bdp as f64 * st.buffer_factor).ceil() as u64;
+                let buf = want.min(SOCKET_BUFFER_MAX);
+                let mut why = format!("BDP {bdp} B ({how}) x {} = {want} B", st.buffer_factor);
+                if buf < want {
+                    why.push_str(&format!(
+                        ", clamped to {buf} B (INT_MAX, the most the kernel takes)"
+                    ));
+                }
                 for key in ["net.core.rmem_max", "net.core.wmem_max"] {
                     if let Some(cur) = cx.snap.sysctls.get(key) {
                         let c: u64 = cur.trim().parse().unwrap_or(0);
@@ -1120,6 +1131,19 @@ fn plan_sysctls(cx: &mut Ctx<'_>, ifaces: &[&Interface]) {
             );
         }
     }
+}
+
+/// Largest socket buffer size the kernel takes: `net.core.rmem_max`/`wmem_max`
+/// and each value of `net.ipv4.tcp_rmem`/`tcp_wmem` are C ints, so a larger
+/// number is refused with EINVAL.
+pub const SOCKET_BUFFER_MAX: u64 = i32::MAX as u64;
+
+/// Bytes in flight at `mbps` Mbit/s over `rtt_us` µs, saturating instead of
+/// overflowing (the speed comes from sysfs, the RTT from a profile).
+fn link_bdp_bytes(mbps: u64, rtt_us: u64) -> u64 {
+    // Mbit/s x µs = bits; / 8 = bytes. Exact in u128 for any u64 inputs.
+    let bits = u128::from(mbps) * u128::from(rtt_us);
+    u64::try_from(bits / 8).unwrap_or(u64::MAX)
 }
 
 fn sysctl_u64(cx: &Ctx<'_>, key: &str) -> Option<u64> {

@@ -244,11 +244,90 @@ pub enum ProfileError {
     },
 }
 
+/// The accepted range of a numeric setting (inclusive), with the reason.
+/// `docs/tune.md` lists the same ranges; a test checks that they agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SettingRange {
+    /// Key under `[settings]`.
+    pub key: &'static str,
+    /// Smallest value.
+    pub min: i64,
+    /// Largest value.
+    pub max: i64,
+    /// Why the bounds are where they are.
+    pub why: &'static str,
+}
+
+/// `INT_MAX`: the most an int sysctl takes.
+const INT_MAX: i64 = i32::MAX as i64;
+
+/// Ranges of the integer settings. `buffer_factor` (0.5 to 16),
+/// `interrupt_throttle_rate` (0, 1, 3 or 100 to 100000) and `governor` have
+/// their own checks.
+pub const SETTING_RANGES: &[SettingRange] = &[
+    SettingRange {
+        key: "rfs_entries",
+        min: 1,
+        max: 1 << 29,
+        why: "the kernel refuses more than 2^29 (EINVAL)",
+    },
+    SettingRange {
+        key: "coalesce_usecs",
+        min: 0,
+        max: 10_000,
+        why: "10 ms is far beyond any useful coalescing delay",
+    },
+    SettingRange {
+        key: "default_rtt_us",
+        min: 1,
+        max: model::plan::MAX_RTT_US as i64,
+        why: "10 s, the same bound as --bdp",
+    },
+    SettingRange {
+        key: "netdev_max_backlog",
+        min: 1,
+        max: INT_MAX,
+        why: "an int sysctl; 0 would drop every packet queued to the backlog",
+    },
+    SettingRange {
+        key: "netdev_budget",
+        min: 1,
+        max: INT_MAX,
+        why: "an int sysctl; 0 would let NAPI poll nothing",
+    },
+    SettingRange {
+        key: "netdev_budget_usecs",
+        min: 1,
+        max: 1_000_000,
+        why: "a time in µs; 1 s catches unit mistakes",
+    },
+    SettingRange {
+        key: "busy_poll_us",
+        min: 0,
+        max: 1_000_000,
+        why: "a time in µs; 1 s catches unit mistakes",
+    },
+    SettingRange {
+        key: "pm_qos_resume_latency_us",
+        min: 0,
+        max: 1_000_000,
+        why: "a time in µs (0 = no constraint); 1 s catches unit mistakes",
+    },
+];
+
+/// The range of integer setting `key`.
+pub fn setting_range(key: &str) -> Option<&'static SettingRange> {
+    SETTING_RANGES.iter().find(|r| r.key == key)
+}
+
+/// Largest profile file read (a profile is a few hundred bytes).
+pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ProfileToml {
-    name: Option<String>,
-    description: Option<String>,
+    name: Option<Spanned<String>>,
+    description: Option<Spanned<String>>,
     inherit: Option<Spanned<String>>,
     #[serde(default)]
     rules: BTreeMap<Spanned<String>, RuleToml>,
@@ -262,22 +341,24 @@ struct RuleToml {
     enabled: bool,
 }
 
+/// Integers are read as TOML's i64 so that a negative or huge value gets the
+/// range message, not a type error.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SettingsToml {
     rps_exclude_irq_cpu: Option<bool>,
-    rfs_entries: Option<Spanned<u32>>,
+    rfs_entries: Option<Spanned<i64>>,
     coalesce: Option<CoalesceIntent>,
-    coalesce_usecs: Option<u32>,
+    coalesce_usecs: Option<Spanned<i64>>,
     buffer_factor: Option<Spanned<f64>>,
-    default_rtt_us: Option<Spanned<u64>>,
-    netdev_max_backlog: Option<u32>,
-    netdev_budget: Option<u32>,
-    netdev_budget_usecs: Option<u32>,
-    busy_poll_us: Option<u32>,
-    governor: Option<String>,
-    pm_qos_resume_latency_us: Option<u32>,
-    interrupt_throttle_rate: Option<u32>,
+    default_rtt_us: Option<Spanned<i64>>,
+    netdev_max_backlog: Option<Spanned<i64>>,
+    netdev_budget: Option<Spanned<i64>>,
+    netdev_budget_usecs: Option<Spanned<i64>>,
+    busy_poll_us: Option<Spanned<i64>>,
+    governor: Option<Spanned<String>>,
+    pm_qos_resume_latency_us: Option<Spanned<i64>>,
+    interrupt_throttle_rate: Option<Spanned<i64>>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -324,12 +405,16 @@ pub fn parse_user(text: &str, file: &str) -> Result<Profile, ProfileError> {
             })
         }
     };
-    let name = raw.name.clone().unwrap_or_else(|| {
-        std::path::Path::new(file)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "custom".into())
-    });
+    let name = raw
+        .name
+        .as_ref()
+        .map(|n| n.get_ref().clone())
+        .unwrap_or_else(|| {
+            std::path::Path::new(file)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "custom".into())
+        });
     let mut p = apply_toml(base, text, file)?;
     p.name = name;
     p.toml = Some(text.to_string());
@@ -343,13 +428,32 @@ pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
     }
     let path = std::path::Path::new(name_or_path);
     if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-        let text = std::fs::read_to_string(path).map_err(|e| ProfileError::Read {
+        let text = read_profile(path).map_err(|message| ProfileError::Read {
             file: name_or_path.into(),
-            message: e.to_string(),
+            message,
         })?;
         return parse_user(&text, name_or_path);
     }
     Err(ProfileError::Unknown(name_or_path.into()))
+}
+
+/// Read a profile: a regular file (a FIFO or a device would block or never
+/// end) of at most [`MAX_PROFILE_BYTES`].
+fn read_profile(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.take(MAX_PROFILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_PROFILE_BYTES {
+        return Err(format!("larger than {MAX_PROFILE_BYTES} bytes"));
+    }
+    Ok(text)
 }
 
 fn apply_toml(mut p: Profile, text: &str, file: &str) -> Result<Profile, ProfileError> {
@@ -357,15 +461,32 @@ fn apply_toml(mut p: Profile, text: &str, file: &str) -> Result<Profile, Profile
         file: file.into(),
         message: e.to_string().trim_end().to_string(),
     })?;
-    if let Some(d) = raw.description {
-        p.description = d;
-    }
     let key_err = |span: std::ops::Range<usize>, key: &str, message: String| ProfileError::Key {
         file: file.into(),
         line: line_of(text, span.start),
         key: key.into(),
         message,
     };
+    if let Some(d) = &raw.description {
+        if let Some(bad) = d.get_ref().chars().find(|c| c.is_control()) {
+            return Err(key_err(
+                d.span(),
+                "description",
+                format!("holds the control character {bad:?}"),
+            ));
+        }
+        p.description = d.get_ref().clone();
+    }
+    if let Some(n) = &raw.name {
+        let v = n.get_ref();
+        if v.is_empty() || v.chars().count() > 64 || v.chars().any(|c| c.is_control()) {
+            return Err(key_err(
+                n.span(),
+                "name",
+                "must be 1 to 64 characters without control characters".into(),
+            ));
+        }
+    }
     for (id, r) in &raw.rules {
         if rule(id.get_ref()).is_none() {
             let known: Vec<&str> = RULES.iter().map(|r| r.id).collect();
@@ -384,24 +505,36 @@ fn apply_toml(mut p: Profile, text: &str, file: &str) -> Result<Profile, Profile
         .sort_by_key(|id| RULES.iter().position(|r| r.id == id).unwrap_or(usize::MAX));
     let s = raw.settings;
     let st = &mut p.settings;
+    // An integer setting within its range (see SETTING_RANGES).
+    let int = |v: &Spanned<i64>, key: &str| -> Result<i64, ProfileError> {
+        let x = *v.get_ref();
+        match setting_range(key) {
+            Some(r) if (r.min..=r.max).contains(&x) => Ok(x),
+            Some(r) => Err(key_err(
+                v.span(),
+                &format!("settings.{key}"),
+                format!("{x} is outside {} to {} ({})", r.min, r.max, r.why),
+            )),
+            None => Err(key_err(
+                v.span(),
+                &format!("settings.{key}"),
+                "no range known for this key".into(),
+            )),
+        }
+    };
+    // Every ranged value fits in u32/u64: the ranges' maxima are at most INT_MAX.
+    let as_u32 = |x: i64| u32::try_from(x).unwrap_or(u32::MAX);
     if let Some(v) = s.rps_exclude_irq_cpu {
         st.rps_exclude_irq_cpu = v;
     }
-    if let Some(v) = s.rfs_entries {
-        if *v.get_ref() == 0 || *v.get_ref() > (1 << 30) {
-            return Err(key_err(
-                v.span(),
-                "settings.rfs_entries",
-                "must be between 1 and 2^30".into(),
-            ));
-        }
-        st.rfs_entries = *v.get_ref();
+    if let Some(v) = &s.rfs_entries {
+        st.rfs_entries = as_u32(int(v, "rfs_entries")?);
     }
     if let Some(v) = s.coalesce {
         st.coalesce = v;
     }
-    if let Some(v) = s.coalesce_usecs {
-        st.coalesce_usecs = v;
+    if let Some(v) = &s.coalesce_usecs {
+        st.coalesce_usecs = as_u32(int(v, "coalesce_usecs")?);
     }
     if let Some(v) = s.buffer_factor {
         let f = *v.get_ref();
@@ -409,41 +542,53 @@ fn apply_toml(mut p: Profile, text: &str, file: &str) -> Result<Profile, Profile
             return Err(key_err(
                 v.span(),
                 "settings.buffer_factor",
-                format!("{f} is outside 0.5..16"),
+                format!("{f} is outside 0.5 to 16"),
             ));
         }
         st.buffer_factor = f;
     }
-    if let Some(v) = s.default_rtt_us {
-        if *v.get_ref() == 0 {
+    if let Some(v) = &s.default_rtt_us {
+        st.default_rtt_us = u64::try_from(int(v, "default_rtt_us")?).unwrap_or(1);
+    }
+    if let Some(v) = &s.netdev_max_backlog {
+        st.netdev_max_backlog = as_u32(int(v, "netdev_max_backlog")?);
+    }
+    if let Some(v) = &s.netdev_budget {
+        st.netdev_budget = as_u32(int(v, "netdev_budget")?);
+    }
+    if let Some(v) = &s.netdev_budget_usecs {
+        st.netdev_budget_usecs = as_u32(int(v, "netdev_budget_usecs")?);
+    }
+    if let Some(v) = &s.busy_poll_us {
+        st.busy_poll_us = as_u32(int(v, "busy_poll_us")?);
+    }
+    if let Some(v) = &s.governor {
+        let g = v.get_ref();
+        let ok = (1..=15).contains(&g.len())
+            && g.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+        if !ok {
             return Err(key_err(
                 v.span(),
-                "settings.default_rtt_us",
-                "must be above zero".into(),
+                "settings.governor",
+                "must be a cpufreq governor name: 1 to 15 of a-z, 0-9, _ and - (performance, schedutil...)".into(),
             ));
         }
-        st.default_rtt_us = *v.get_ref();
+        st.governor = g.clone();
     }
-    if let Some(v) = s.netdev_max_backlog {
-        st.netdev_max_backlog = v;
+    if let Some(v) = &s.pm_qos_resume_latency_us {
+        st.pm_qos_resume_latency_us = as_u32(int(v, "pm_qos_resume_latency_us")?);
     }
-    if let Some(v) = s.netdev_budget {
-        st.netdev_budget = v;
-    }
-    if let Some(v) = s.netdev_budget_usecs {
-        st.netdev_budget_usecs = v;
-    }
-    if let Some(v) = s.busy_poll_us {
-        st.busy_poll_us = v;
-    }
-    if let Some(v) = s.governor {
-        st.governor = v;
-    }
-    if let Some(v) = s.pm_qos_resume_latency_us {
-        st.pm_qos_resume_latency_us = v;
-    }
-    if let Some(v) = s.interrupt_throttle_rate {
-        st.interrupt_throttle_rate = v;
+    if let Some(v) = &s.interrupt_throttle_rate {
+        let x = *v.get_ref();
+        if !(matches!(x, 0 | 1 | 3) || (100..=100_000).contains(&x)) {
+            return Err(key_err(
+                v.span(),
+                "settings.interrupt_throttle_rate",
+                format!("{x} is not 0 (off), 1 (dynamic), 3 (conservative) or 100 to 100000 (interrupts/s), the values e1000 and e1000e take"),
+            ));
+        }
+        st.interrupt_throttle_rate = as_u32(x);
     }
     Ok(p)
 }
@@ -476,6 +621,149 @@ mod tests {
         assert!(!p.enabled("rings") && p.enabled("busy-poll") && p.enabled("rps"));
         assert_eq!(p.settings.rfs_entries, 65536);
         assert!(p.settings.rps_exclude_irq_cpu);
+    }
+
+    fn user(settings: &str) -> Result<Profile, ProfileError> {
+        parse_user(
+            &format!("inherit = \"throughput\"\n[settings]\n{settings}\n"),
+            "x.toml",
+        )
+    }
+
+    fn refused(settings: &str, key: &str) {
+        let e = user(settings).expect_err(settings).to_string();
+        assert!(
+            e.contains("x.toml:3") && e.contains(&format!("settings.{key}")),
+            "{settings}: {e}"
+        );
+    }
+
+    /// An absurd RTT planned terabyte buffers; 2^30 RFS entries are refused
+    /// by the kernel; both are errors naming the file, the line and the key.
+    #[test]
+    fn out_of_range_settings_name_file_line_and_key() {
+        refused("default_rtt_us = 1000000000", "default_rtt_us");
+        refused("default_rtt_us = 0", "default_rtt_us");
+        refused("rfs_entries = 1073741824", "rfs_entries");
+        refused("netdev_budget = -1", "netdev_budget");
+        refused("netdev_max_backlog = 3000000000", "netdev_max_backlog");
+        refused("busy_poll_us = 5000000", "busy_poll_us");
+        refused("coalesce_usecs = 99999999", "coalesce_usecs");
+        refused("interrupt_throttle_rate = 2", "interrupt_throttle_rate");
+        refused("interrupt_throttle_rate = 99", "interrupt_throttle_rate");
+        refused(
+            "interrupt_throttle_rate = 100001",
+            "interrupt_throttle_rate",
+        );
+        refused("governor = \"performance; reboot\"", "governor");
+        refused("governor = \"\"", "governor");
+        refused("buffer_factor = 0.1", "buffer_factor");
+        for ok in [
+            "interrupt_throttle_rate = 1",
+            "interrupt_throttle_rate = 100000",
+            "governor = \"schedutil\"",
+            "default_rtt_us = 10000000",
+        ] {
+            assert!(user(ok).is_ok(), "{ok}");
+        }
+        let e = parse_user("name = \"a\\u001b[2Jb\"\ninherit = \"latency\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x.toml:1") && e.contains("name"), "{e}");
+    }
+
+    /// The integer ranges documented in docs/tune.md: each is in SETTING_RANGES,
+    /// each of SETTING_RANGES is documented, and the loader takes both ends and
+    /// refuses one past either.
+    #[test]
+    fn every_documented_range_is_enforced() {
+        let doc = include_str!("../../../docs/tune.md");
+        let mut documented = Vec::new();
+        for line in doc.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let key = cells[1].trim_matches('`');
+            let Some((lo, hi)) = cells[2].split_once(" to ") else {
+                continue;
+            };
+            let (Ok(lo), Ok(hi)) = (lo.parse::<i64>(), hi.parse::<i64>()) else {
+                continue;
+            };
+            documented.push((key.to_string(), lo, hi));
+        }
+        assert!(documented.len() >= SETTING_RANGES.len(), "{documented:?}");
+        for r in SETTING_RANGES {
+            assert!(
+                documented.contains(&(r.key.to_string(), r.min, r.max)),
+                "{} {}..{} is not in docs/tune.md",
+                r.key,
+                r.min,
+                r.max
+            );
+        }
+        for (key, lo, hi) in &documented {
+            assert!(
+                setting_range(key).is_some(),
+                "{key} documented, not enforced"
+            );
+            assert!(user(&format!("{key} = {lo}")).is_ok(), "{key} = {lo}");
+            assert!(user(&format!("{key} = {hi}")).is_ok(), "{key} = {hi}");
+            refused(&format!("{key} = {}", lo - 1), key);
+            refused(&format!("{key} = {}", hi + 1), key);
+        }
+        assert!(doc.contains("| `buffer_factor` | 0.5 to 16 |"));
+        assert!(doc.contains("| `interrupt_throttle_rate` | 0, 1, 3 or 100 to 100000 |"));
+        assert!(user("buffer_factor = 0.5").is_ok() && user("buffer_factor = 16.0").is_ok());
+        refused("buffer_factor = 16.01", "buffer_factor");
+    }
+
+    #[test]
+    fn built_in_profiles_are_within_the_ranges() {
+        for name in BUILTINS {
+            let p = builtin(name).unwrap();
+            let s = &p.settings;
+            for (key, v) in [
+                ("rfs_entries", i64::from(s.rfs_entries)),
+                ("coalesce_usecs", i64::from(s.coalesce_usecs)),
+                ("default_rtt_us", s.default_rtt_us as i64),
+                ("netdev_max_backlog", i64::from(s.netdev_max_backlog)),
+                ("netdev_budget", i64::from(s.netdev_budget)),
+                ("netdev_budget_usecs", i64::from(s.netdev_budget_usecs)),
+                ("busy_poll_us", i64::from(s.busy_poll_us)),
+                (
+                    "pm_qos_resume_latency_us",
+                    i64::from(s.pm_qos_resume_latency_us),
+                ),
+            ] {
+                let r = setting_range(key).unwrap();
+                assert!((r.min..=r.max).contains(&v), "{name}: {key} = {v}");
+            }
+        }
+    }
+
+    /// A FIFO named as the profile hung `plan`; a device node was read without limit.
+    #[test]
+    fn profile_must_be_a_small_regular_file() {
+        let dir = std::env::temp_dir().join(format!("nettune-prof-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo.toml");
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        if made {
+            let e = load(fifo.to_str().unwrap()).unwrap_err().to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+        } else {
+            eprintln!("skipped the FIFO case: mkfifo is not available");
+        }
+        let e = load("/dev/zero").unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let big = dir.join("big.toml");
+        std::fs::write(&big, "#".repeat(MAX_PROFILE_BYTES as usize + 1)).unwrap();
+        let e = load(big.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("larger than"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

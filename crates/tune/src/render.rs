@@ -1,8 +1,34 @@
 //! Text forms of a plan: the human diff and a reviewable shell script.
+//!
+//! A plan may come from a file someone else wrote (`apply --plan FILE`), so
+//! nothing in it reaches the terminal or the script raw: control characters
+//! are shown escaped (`\n`, `\u{1b}`), every shell word is quoted unless it
+//! is plainly safe, comments stay on one line, and a here-document's
+//! delimiter never occurs in its body.
 
 use model::plan::{EthtoolGroup, Plan, Target};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt::Write;
+
+/// `s` with control characters escaped, so that text from a plan file can
+/// neither move the cursor nor start a new line (of a script, a shell command).
+fn visible(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
 
 /// The human view: per phase, `- before` / `+ after` with one line of reason,
 /// then the notes and the rules used with their sources.
@@ -11,9 +37,9 @@ pub fn human(plan: &Plan) -> String {
     let _ = writeln!(
         o,
         "Plan: profile {} for {} (fingerprint {}, {} namespace): {} change{}",
-        plan.profile,
-        plan.hostname.as_deref().unwrap_or("host"),
-        plan.fingerprint,
+        visible(&plan.profile),
+        visible(plan.hostname.as_deref().unwrap_or("host")),
+        visible(&plan.fingerprint),
         match plan.scope {
             model::plan::NetnsScope::Init => "initial",
             model::plan::NetnsScope::Child => "child",
@@ -28,9 +54,11 @@ pub fn human(plan: &Plan) -> String {
             let _ = writeln!(o, "\n[{}]", c.phase);
         }
         let t = c.target.describe();
-        let _ = writeln!(o, "- {t} = {}", c.before.as_deref().unwrap_or("(unknown)"));
-        let _ = writeln!(o, "+ {t} = {}", c.after);
-        let _ = writeln!(o, "    {} [{}]", c.reason, c.rule);
+        let t = visible(&t);
+        let before = visible(c.before.as_deref().unwrap_or("(unknown)"));
+        let _ = writeln!(o, "- {t} = {before}");
+        let _ = writeln!(o, "+ {t} = {}", visible(&c.after));
+        let _ = writeln!(o, "    {} [{}]", visible(&c.reason), visible(&c.rule));
     }
     if plan.changes.is_empty() {
         let _ = writeln!(o, "\nNothing to change.");
@@ -38,7 +66,7 @@ pub fn human(plan: &Plan) -> String {
     if !plan.notes.is_empty() {
         let _ = writeln!(o, "\nNotes:");
         for n in &plan.notes {
-            let _ = writeln!(o, "  [{}] {}", n.rule, n.message);
+            let _ = writeln!(o, "  [{}] {}", visible(&n.rule), visible(&n.message));
         }
     }
     let used: BTreeSet<&str> = plan.changes.iter().map(|c| c.rule.as_str()).collect();
@@ -54,14 +82,43 @@ pub fn human(plan: &Plan) -> String {
     o
 }
 
+/// One shell word for `s`: as it is when plainly safe, single-quoted
+/// otherwise, and built by `printf '%b'` from octal escapes when it holds
+/// control characters (so the script stays one line per command and prints
+/// nothing raw to the terminal).
 fn sh_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || ",.-_/:=".contains(c))
     {
         s.to_string()
-    } else {
+    } else if !s.chars().any(char::is_control) {
         format!("'{}'", s.replace('\'', "'\\''"))
+    } else {
+        let mut esc = String::new();
+        for c in s.chars() {
+            if c == '\\' {
+                esc.push_str("\\\\");
+            } else if c.is_control() {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    esc.push_str(&format!("\\0{b:03o}"));
+                }
+            } else {
+                esc.push(c);
+            }
+        }
+        format!("\"$(printf '%b' '{}')\"", esc.replace('\'', "'\\''"))
+    }
+}
+
+/// A command that prints `value` and a newline: `echo` as the seeds write it,
+/// `printf '%s\n'` when `echo` could read the value as an option or escapes.
+fn print_cmd(value: &str) -> String {
+    if value.starts_with('-') || value.contains('\\') || value.chars().any(char::is_control) {
+        format!("printf '%s\\n' {}", sh_quote(value))
+    } else {
+        format!("echo {}", sh_quote(value))
     }
 }
 
@@ -80,7 +137,25 @@ fn ethtool_cmd(iface: &str, group: EthtoolGroup, attr: &str, value: &str) -> Str
     } else {
         value
     };
-    format!("ethtool {flag} {} {attr} {v}", sh_quote(iface))
+    format!(
+        "ethtool {flag} {} {} {}",
+        sh_quote(iface),
+        sh_quote(attr),
+        sh_quote(v)
+    )
+}
+
+/// `EOF`, or `EOF_1`, `EOF_2`... whichever is not a line of `body` (linear:
+/// at most one candidate per line is taken).
+fn heredoc_delimiter(body: &str) -> String {
+    let lines: BTreeSet<&str> = body.lines().filter(|l| l.starts_with("EOF")).collect();
+    let mut end = "EOF".to_string();
+    let mut n = 0u64;
+    while lines.contains(end.as_str()) {
+        n += 1;
+        end = format!("EOF_{n}");
+    }
+    end
 }
 
 /// A shell script with the same writes as `apply`, for review. Module
@@ -91,9 +166,9 @@ pub fn script(plan: &Plan) -> String {
     let _ = writeln!(
         o,
         "# nettune plan, profile {} for {} (fingerprint {}).",
-        plan.profile,
-        plan.hostname.as_deref().unwrap_or("host"),
-        plan.fingerprint
+        visible(&plan.profile),
+        visible(plan.hostname.as_deref().unwrap_or("host")),
+        visible(&plan.fingerprint)
     );
     let _ = writeln!(
         o,
@@ -109,35 +184,47 @@ pub fn script(plan: &Plan) -> String {
         let _ = writeln!(
             o,
             "# {} (was {}) [{}]",
-            c.reason,
-            c.before.as_deref().unwrap_or("unknown"),
-            c.rule
+            visible(&c.reason),
+            visible(c.before.as_deref().unwrap_or("unknown")),
+            visible(&c.rule)
         );
         let line = match &c.target {
-            Target::File { path, .. } => format!("echo {} > {path}", sh_quote(&c.after)),
-            Target::IrqAffinity { irq, .. } => {
-                format!(
-                    "echo {} > {}",
-                    sh_quote(&c.after),
-                    model::plan::irq_affinity_path(*irq)
-                )
-            }
+            Target::File { path, .. } => format!("{} > {}", print_cmd(&c.after), sh_quote(path)),
+            Target::IrqAffinity { irq, .. } => format!(
+                "{} > {}",
+                print_cmd(&c.after),
+                model::plan::irq_affinity_path(*irq)
+            ),
             Target::Ethtool { iface, group, attr } => ethtool_cmd(iface, *group, attr, &c.after),
             Target::Service { name } => {
                 if c.after == "stopped" {
-                    format!("systemctl stop {name}")
+                    format!("systemctl stop {}", sh_quote(name))
                 } else {
-                    format!("systemctl start {name}")
+                    format!("systemctl start {}", sh_quote(name))
                 }
             }
             Target::Created { path, what } => match what {
-                model::plan::CreatedKind::File => format!("cat > {path} <<'EOF'\n{}\nEOF", c.after.trim_end()),
-                model::plan::CreatedKind::Symlink => format!("ln -s {} {path}", sh_quote(&c.after)),
-                model::plan::CreatedKind::Dir => format!("mkdir {path}"),
+                model::plan::CreatedKind::File => {
+                    let body = c.after.trim_end();
+                    if body
+                        .chars()
+                        .any(|c| c.is_control() && c != '\n' && c != '\t')
+                    {
+                        format!("{} > {}", print_cmd(body), sh_quote(path))
+                    } else {
+                        let end = heredoc_delimiter(body);
+                        format!("cat > {} <<'{end}'\n{body}\n{end}", sh_quote(path))
+                    }
+                }
+                model::plan::CreatedKind::Symlink => {
+                    format!("ln -s {} {}", sh_quote(&c.after), sh_quote(path))
+                }
+                model::plan::CreatedKind::Dir => format!("mkdir {}", sh_quote(path)),
             },
             Target::ModuleParam { module, param } => format!(
-                "echo 'options {module} {param}={}' > /etc/modprobe.d/nettune-{module}.conf  # effective on module reload",
-                c.after
+                "{} > {}  # effective on module reload",
+                print_cmd(&format!("options {module} {param}={}", c.after)),
+                sh_quote(&format!("/etc/modprobe.d/nettune-{module}.conf"))
             ),
         };
         let _ = writeln!(o, "{line}");
@@ -145,7 +232,7 @@ pub fn script(plan: &Plan) -> String {
     if !plan.notes.is_empty() {
         let _ = writeln!(o, "\n# Notes:");
         for n in &plan.notes {
-            let _ = writeln!(o, "#   [{}] {}", n.rule, n.message);
+            let _ = writeln!(o, "#   [{}] {}", visible(&n.rule), visible(&n.message));
         }
     }
     o

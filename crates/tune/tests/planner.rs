@@ -443,6 +443,81 @@ fn socket_buffers_follow_the_seed_004_bdp() {
     assert!(find(&p, "/proc/sys/net/ipv4/tcp_rmem").is_none());
 }
 
+/// 100 Gbit/s x 200 ms x 1.33 is 3.3 GB: the kernel refuses it (EINVAL) in
+/// `tcp_rmem` and the core maxima, which are C ints. The plan clamps and says so.
+#[test]
+fn socket_buffers_are_clamped_to_what_the_kernel_takes() {
+    let opts = PlanOptions {
+        bdp: Some(Bdp {
+            rate_bps: 100_000_000_000,
+            rtt_us: 200_000,
+        }),
+        ..Default::default()
+    };
+    let p = tune::plan(&c4(), &extras(), &builtin("throughput").unwrap(), &opts).unwrap();
+    for path in ["/proc/sys/net/core/rmem_max", "/proc/sys/net/core/wmem_max"] {
+        let c = find(&p, path).unwrap();
+        assert_eq!(c.after, "2147483647", "{path}");
+        assert!(c.reason.contains("clamped"), "{}", c.reason);
+        assert!(c.reason.contains("3325000000"), "{}", c.reason);
+    }
+    for path in ["/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_wmem"] {
+        let c = find(&p, path).unwrap();
+        assert!(c.after.ends_with(" 2147483647"), "{path}: {}", c.after);
+        assert!(c.reason.contains("clamped"), "{}", c.reason);
+    }
+}
+
+/// Values no parser would produce (a hand-edited plan's options, a corrupt
+/// snapshot's link speed, the widest RTT a profile may give) still plan
+/// INT_MAX buffers: the BDP product is computed without overflow.
+#[test]
+fn absurd_bdp_inputs_neither_wrap_nor_panic() {
+    let opts = PlanOptions {
+        bdp: Some(Bdp {
+            rate_bps: u64::MAX,
+            rtt_us: u64::MAX,
+        }),
+        ..Default::default()
+    };
+    let p = tune::plan(&c4(), &extras(), &builtin("throughput").unwrap(), &opts).unwrap();
+    assert_eq!(
+        find(&p, "/proc/sys/net/core/rmem_max").unwrap().after,
+        "2147483647"
+    );
+    let mut snap = c4();
+    for i in &mut snap.interfaces {
+        i.speed_mbps = Some(u64::MAX);
+    }
+    let mut prof = builtin("throughput").unwrap();
+    prof.settings.default_rtt_us = 10_000_000;
+    let p = tune::plan(&snap, &extras(), &prof, &PlanOptions::default()).unwrap();
+    assert_eq!(
+        find(&p, "/proc/sys/net/core/wmem_max").unwrap().after,
+        "2147483647"
+    );
+}
+
+/// Drop counters come from sysfs; at their maximum they summed with an
+/// overflow (a panic in debug builds).
+#[test]
+fn drop_counters_at_their_maximum_still_raise_the_rings() {
+    let mut snap = c4();
+    snap.interfaces[0].stats.rx_dropped = Some(u64::MAX);
+    snap.interfaces[0].stats.rx_missed_errors = Some(u64::MAX);
+    snap.interfaces[0].stats.rx_fifo_errors = Some(1);
+    let p = tune::plan(
+        &snap,
+        &extras(),
+        &builtin("throughput").unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let rx = p.changes.iter().find(|c| c.rule == "rings").unwrap();
+    assert_eq!(rx.after, "4096");
+    assert!(rx.reason.contains(&u64::MAX.to_string()), "{}", rx.reason);
+}
+
 #[test]
 fn latency_sets_busy_poll_coalescing_and_skips_governor_in_vms() {
     let p = tune::plan(

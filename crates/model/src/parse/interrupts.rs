@@ -88,7 +88,9 @@ pub fn parse_interrupts(text: &str) -> Result<Interrupts, ParseError> {
             .ok_or_else(|| ParseError::format(ln, "no `:` after the IRQ label"))?;
         let label = label.trim();
         let mut rest = rest.trim_start();
-        let mut counts = Vec::with_capacity(n);
+        // Sized by what the line holds, not by the header: a long header
+        // followed by many short lines must not allocate header x lines.
+        let mut counts = Vec::new();
         while counts.len() < n {
             let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
             let tok = &rest[..end];
@@ -175,6 +177,21 @@ ERR:          0
     fn offline_cpu_columns() {
         let p = parse_interrupts("  CPU0 CPU2\n 5: 1 2 IO-APIC 5-edge x\n").unwrap();
         assert_eq!(p.cpus, vec![CpuId(0), CpuId(2)]);
+    }
+
+    #[test]
+    fn counts_are_sized_by_the_line_not_the_header() {
+        let header: String = (0..1000).map(|c| format!(" CPU{c}")).collect();
+        let p = parse_interrupts(&format!("{header}\nERR: 0\nMIS: 0\n")).unwrap();
+        assert_eq!(p.arch[0].per_cpu, vec![0]);
+        assert!(p.arch[0].per_cpu.capacity() < 1000);
+    }
+
+    #[test]
+    fn cpu_columns_beyond_the_largest_cpu_are_refused() {
+        assert!(parse_interrupts("  CPU0 CPU4294967295\n 5: 1 2 IO-APIC 5-edge x\n").is_err());
+        assert!(parse_interrupts("  CPU0 CPU32768\n 5: 1 2 IO-APIC 5-edge x\n").is_err());
+        assert!(parse_interrupts("  CPU0 CPU32767\n 5: 1 2 IO-APIC 5-edge x\n").is_ok());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! `process_qlen` (14 and 15, recent 6.x). Without the CPU index, row N is the
 //! N-th *online* CPU, not necessarily CPU N. The counters are 32 bits and wrap.
 
+use crate::cpuset::MAX_CPU;
 use crate::error::ParseError;
 use crate::units::CpuId;
 use serde::{Deserialize, Serialize};
@@ -64,6 +65,9 @@ pub fn parse_softnet(text: &str) -> Result<Softnet, ParseError> {
             ));
         }
         let col = |k: usize| (n > k).then_some(v[k]);
+        if col(12).is_some_and(|c| c > MAX_CPU) {
+            return Err(ParseError::invalid(ln, "cpu index (too large)", line));
+        }
         rows.push(SoftnetRow {
             cpu: col(12).map(CpuId),
             processed: v[0],
@@ -141,6 +145,17 @@ ffffffff 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000
         let s = parse_softnet(K2_6_32).unwrap();
         assert_eq!(s.rows[0].received_rps, None);
         assert_eq!(s.rows[0].flow_limit_count, None);
+    }
+
+    #[test]
+    fn cpu_index_beyond_the_largest_cpu_is_refused() {
+        let row = |cpu: &str| format!("{}{cpu}\n", "00000000 ".repeat(12));
+        assert_eq!(
+            parse_softnet(&row("00007fff")).unwrap().rows[0].cpu,
+            Some(CpuId(32767))
+        );
+        assert!(parse_softnet(&row("00008000")).is_err());
+        assert!(parse_softnet(&row("ffffffff")).is_err());
     }
 
     #[test]

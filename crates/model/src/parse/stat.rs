@@ -1,5 +1,6 @@
 //! `/proc/stat`: per-CPU time in USER_HZ ticks, context switches, softirq totals.
 
+use crate::cpuset::MAX_CPU;
 use crate::error::ParseError;
 use crate::units::CpuId;
 use serde::{Deserialize, Serialize};
@@ -30,16 +31,20 @@ pub struct CpuTimes {
 }
 
 impl CpuTimes {
-    /// Sum of all states except guest time (which `user`/`nice` already hold).
+    /// Sum of all states except guest time (which `user`/`nice` already hold),
+    /// saturating at `u64::MAX` (the values come from a file).
     pub fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
+        [
+            self.nice,
+            self.system,
+            self.idle,
+            self.iowait,
+            self.irq,
+            self.softirq,
+            self.steal,
+        ]
+        .iter()
+        .fold(self.user, |a, b| a.saturating_add(*b))
     }
 
     /// Field-wise `self - prev`, saturating at zero (CPU hotplug resets counters).
@@ -69,7 +74,7 @@ impl CpuTimes {
             }
         };
         CpuPercent {
-            usr: p(self.user + self.nice),
+            usr: p(self.user.saturating_add(self.nice)),
             sys: p(self.system),
             irq: p(self.irq),
             softirq: p(self.softirq),
@@ -81,7 +86,9 @@ impl CpuTimes {
 
     /// Busy ticks: everything but idle and iowait.
     pub fn busy(&self) -> u64 {
-        self.total() - self.idle - self.iowait
+        self.total()
+            .saturating_sub(self.idle)
+            .saturating_sub(self.iowait)
     }
 }
 
@@ -159,7 +166,9 @@ pub fn parse_proc_stat(text: &str) -> Result<ProcStat, ParseError> {
         } else if let Some(n) = key.strip_prefix("cpu") {
             let id: u32 = n
                 .parse()
-                .map_err(|_| ParseError::invalid(ln, "cpu id", key))?;
+                .ok()
+                .filter(|id| *id <= MAX_CPU)
+                .ok_or_else(|| ParseError::invalid(ln, "cpu id", key))?;
             out.cpus.push((CpuId(id), parse_times(ln, &rest)?));
         } else if key == "ctxt" {
             out.ctxt = rest.first().and_then(|v| v.parse().ok());
@@ -225,6 +234,16 @@ softirq 100 0 20 3 40 0 0 2 30 0 5
         let p = d.percent();
         assert!((p.usr - 50.0).abs() < 1e-9);
         assert!((p.idle - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn huge_counters_saturate_and_huge_cpu_ids_are_refused() {
+        let m = u64::MAX;
+        let s = parse_proc_stat(&format!("cpu {m} {m} {m} {m}\n")).unwrap();
+        assert_eq!(s.total.total(), u64::MAX);
+        assert_eq!(s.total.busy(), 0);
+        assert!(parse_proc_stat("cpu 1 2 3 4\ncpu4294967295 1 2 3 4\n").is_err());
+        assert!(parse_proc_stat("cpu 1 2 3 4\ncpu32768 1 2 3 4\n").is_err());
     }
 
     #[test]

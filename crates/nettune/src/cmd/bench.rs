@@ -144,8 +144,7 @@ pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
         .and_then(|l| model::CpuSet::parse_list(&l).ok());
     let cpus: Vec<u32> = match &a.cpus {
         Some(l) => {
-            let set =
-                model::CpuSet::parse_list(l).map_err(|e| anyhow::anyhow!("--cpus `{l}`: {e}"))?;
+            let set = model::CpuSet::parse_arg(l).map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
             if let Some(on) = &online {
                 if let Some(bad) = set.iter().find(|c| !on.contains(*c)) {
                     anyhow::bail!(

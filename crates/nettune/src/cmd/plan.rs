@@ -8,7 +8,7 @@ use anyhow::Context;
 use host::apply::{CliEthtool, Ethtool, FixtureEthtool, Knobs, NoServices, Services, Systemd};
 use host::journal::StateDir;
 use host::Root;
-use model::plan::{Bdp, HostExtras, NetnsScope, Plan, PlanOptions, SoftnetTotals};
+use model::plan::{Bdp, HostExtras, NetnsScope, Plan, PlanOptions, SoftnetTotals, MAX_PLAN_BYTES};
 use model::snapshot::HostSnapshot;
 use model::CpuSet;
 use std::path::{Path, PathBuf};
@@ -44,13 +44,14 @@ pub struct PlanFlags {
     #[arg(long = "iface", value_name = "IF")]
     pub iface: Vec<String>,
     /// CPUs the tuning may use (cpulist, e.g. 0-7); must be online.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub cpus: Option<String>,
     /// CPUs reserved for the application (cpulist); their whole cores are left out.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub exclude_cpus: Option<String>,
-    /// Bandwidth-delay product input, e.g. 10gbit,1ms or 100mbit,100ms.
-    #[arg(long, value_name = "RATE,RTT")]
+    /// Bandwidth-delay product input, e.g. 10gbit,1ms or 100mbit,100ms
+    /// (rate 1kbit..2tbit, RTT 1us..10s).
+    #[arg(long, value_name = "RATE,RTT", allow_hyphen_values = true)]
     pub bdp: Option<String>,
     /// Namespace scope: auto (compare /proc/self/ns/net with /proc/1/ns/net), init or child.
     #[arg(long, value_enum, default_value = "auto")]
@@ -113,7 +114,7 @@ pub(crate) fn open_root(dir: &Path) -> anyhow::Result<Root> {
 
 fn cpus(flag: &str, s: &Option<String>) -> anyhow::Result<Option<CpuSet>> {
     s.as_deref()
-        .map(|s| CpuSet::parse_list(s).map_err(|e| anyhow::anyhow!("{flag} {s}: {e}")))
+        .map(|s| CpuSet::parse_arg(s).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
         .transpose()
 }
 
@@ -128,7 +129,7 @@ pub(crate) fn options(flags: &PlanFlags) -> anyhow::Result<PlanOptions> {
             .as_deref()
             .map(Bdp::parse)
             .transpose()
-            .map_err(|e| anyhow::anyhow!("--bdp {e}"))?,
+            .map_err(|e| anyhow::anyhow!("--bdp: {e}"))?,
         netns: match flags.netns_scope {
             ScopeArg::Auto => None,
             ScopeArg::Init => Some(NetnsScope::Init),
@@ -266,8 +267,22 @@ pub(crate) fn knobs<'a>(
     }
 }
 
-/// Read a plan file.
+/// Read a plan file: a regular file (a FIFO would block, a device never end)
+/// of at most `MAX_PLAN_BYTES`, with a schema version this build understands.
 pub(crate) fn read_plan(path: &Path) -> anyhow::Result<Plan> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{}: not a nettune plan", path.display()))
+    use std::io::Read;
+    let shown = path.display();
+    let meta = std::fs::metadata(path).with_context(|| format!("{shown}"))?;
+    if !meta.is_file() {
+        anyhow::bail!("{shown}: not a regular file");
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("{shown}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PLAN_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("{shown}"))?;
+    if bytes.len() as u64 > MAX_PLAN_BYTES {
+        anyhow::bail!("{shown}: larger than {MAX_PLAN_BYTES} bytes, not a nettune plan");
+    }
+    Plan::from_json_slice(&bytes).map_err(|e| anyhow::anyhow!("{shown}: {e}"))
 }

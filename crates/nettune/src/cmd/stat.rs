@@ -67,7 +67,7 @@ fn parse_count(s: &str) -> Result<u64, String> {
 }
 
 fn parse_cpus(s: &str) -> Result<CpuSet, String> {
-    let set = CpuSet::parse_list(s).map_err(|e| format!("bad cpulist `{s}`: {e}"))?;
+    let set = CpuSet::parse_arg(s).map_err(|e| format!("bad cpulist `{s}`: {}", e.problem))?;
     if set.is_empty() {
         return Err(format!("cpulist `{s}` selects no CPU"));
     }
