@@ -8,6 +8,7 @@ pub mod error;
 pub mod findings;
 pub mod parse;
 pub mod plan;
+pub mod sample;
 pub mod snapshot;
 pub mod stats;
 pub mod units;

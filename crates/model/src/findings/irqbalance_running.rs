@@ -1,0 +1,34 @@
+use super::{At, Finding, FindingId, FindingRule, Scope, Severity};
+
+/// irqbalance is running and will rewrite IRQ affinity.
+#[derive(Debug)]
+pub struct IrqbalanceRunning;
+
+impl FindingRule for IrqbalanceRunning {
+    fn id(&self) -> FindingId {
+        FindingId::IrqbalanceRunning
+    }
+    fn scope(&self) -> Scope {
+        Scope::Host
+    }
+    fn rationale(&self) -> &'static str {
+        "irqbalance periodically rewrites smp_affinity, undoing placement done by hand or by a plan"
+    }
+    fn source(&self) -> &'static str {
+        "irqbalance(1); Documentation/core-api/irq/irq-affinity.rst"
+    }
+    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+        let At::Host(cx) = at else { return };
+        if let Some(p) = &cx.s.owners.irqbalance {
+            out.push(Finding::new(
+                self.id(),
+                Severity::Warn,
+                "irqbalance",
+                format!(
+                    "irqbalance is running (pid {}): it rewrites IRQ affinity and will undo manual placement",
+                    p.pid
+                ),
+            ));
+        }
+    }
+}

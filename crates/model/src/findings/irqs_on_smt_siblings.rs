@@ -1,0 +1,54 @@
+use super::{irq_single_cpu, siblings_of, At, Finding, FindingId, FindingRule, Scope, Severity};
+use crate::snapshot::Irq;
+
+/// Queue IRQs of one NIC on SMT siblings of each other.
+#[derive(Debug)]
+pub struct IrqsOnSmtSiblings;
+
+impl FindingRule for IrqsOnSmtSiblings {
+    fn id(&self) -> FindingId {
+        FindingId::IrqsOnSmtSiblings
+    }
+    fn scope(&self) -> Scope {
+        Scope::Interface
+    }
+    fn rationale(&self) -> &'static str {
+        "SMT siblings share one core's execution units, so two queues there get one core's worth of interrupt work"
+    }
+    fn source(&self) -> &'static str {
+        "seed 000 (one IRQ per physical core); mlnx_tune and set_irq_affinity practice"
+    }
+    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+        let At::Interface(cx) = at else { return };
+        if cx.qirqs.len() < 2 {
+            return;
+        }
+        let mut seen: Vec<(u32, &Irq)> = Vec::new();
+        let mut pairs = Vec::new();
+        for q in &cx.qirqs {
+            let Some(c) = irq_single_cpu(q) else { continue };
+            let sib = siblings_of(cx.host.s, c);
+            if let Some((oc, oq)) = seen.iter().find(|(oc, _)| sib.contains(*oc)) {
+                pairs.push(format!(
+                    "IRQ {} (CPU {c}) / IRQ {} (CPU {oc})",
+                    q.number.0, oq.number.0
+                ));
+            }
+            seen.push((c, q));
+        }
+        if pairs.is_empty() {
+            return;
+        }
+        let name = cx.name();
+        out.push(Finding::new(
+            self.id(),
+            Severity::Info,
+            name,
+            format!(
+                "{name}: {} queue IRQ pairs sit on SMT siblings of one core, which share its execution units: {}",
+                pairs.len(),
+                pairs.join(", ")
+            ),
+        ));
+    }
+}

@@ -1,0 +1,378 @@
+//! Findings: odd things a [`HostSnapshot`] shows by itself (an IRQ on a
+//! remote node, every queue on one CPU, RPS on SMT siblings, irqbalance
+//! running...). Pure: no I/O, deterministic order.
+//!
+//! These are observations with evidence, not a plan; `tune` decides what to do.
+//!
+//! Each rule is one file in this directory: a unit type implementing
+//! [`FindingRule`], listed once in [`CATALOGUE`]. Adding a rule is one new
+//! file, one [`FindingId`] variant and one line in the catalogue.
+
+mod few_queues_no_rps;
+mod irq_affinity_spans_nodes;
+mod irq_on_isolated_cpu;
+mod irq_remote_node;
+mod irqbalance_running;
+mod irqs_on_one_cpu;
+mod irqs_on_smt_siblings;
+mod nic_rx_drops;
+mod numa_node_unknown;
+mod rfs_half_configured;
+mod rps_includes_irq_cpu;
+mod rps_on_irq_sibling;
+mod tuned;
+
+use crate::cpuset::CpuSet;
+use crate::snapshot::{HostSnapshot, Interface, Irq, NumaNode, QueueKind, RxQueue};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Likely costs performance or will undo tuning.
+    Warn,
+    /// Worth knowing; may be intended.
+    Info,
+}
+
+macro_rules! finding_ids {
+    ($($(#[$doc:meta])* $variant:ident => $text:literal,)*) => {
+        /// Stable identifier of a finding rule; serialized as its kebab-case text.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum FindingId {
+            $($(#[$doc])* #[serde(rename = $text)] $variant,)*
+        }
+
+        impl FindingId {
+            /// Every id, in declaration order.
+            pub const ALL: &'static [FindingId] = &[$(FindingId::$variant,)*];
+
+            /// The stable text (`irq-remote-node`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(FindingId::$variant => $text,)*
+                }
+            }
+        }
+    };
+}
+
+finding_ids! {
+    /// irqbalance is running.
+    IrqbalanceRunning => "irqbalance-running",
+    /// tuned is running or left a profile active.
+    Tuned => "tuned",
+    /// A device's NUMA node is unknown (-1).
+    NumaNodeUnknown => "numa-node-unknown",
+    /// A queue IRQ runs on a node other than the NIC's.
+    IrqRemoteNode => "irq-remote-node",
+    /// A queue IRQ may run on CPUs of several nodes.
+    IrqAffinitySpansNodes => "irq-affinity-spans-nodes",
+    /// A queue IRQ may run on an isolated or nohz_full CPU.
+    IrqOnIsolatedCpu => "irq-on-isolated-cpu",
+    /// Every queue IRQ of a NIC on one CPU.
+    IrqsOnOneCpu => "irqs-on-one-cpu",
+    /// Queue IRQs on SMT siblings of each other.
+    IrqsOnSmtSiblings => "irqs-on-smt-siblings",
+    /// RPS CPUs include the SMT sibling of the queue's IRQ CPU.
+    RpsOnIrqSibling => "rps-on-irq-sibling",
+    /// RPS CPUs include the queue's IRQ CPU.
+    RpsIncludesIrqCpu => "rps-includes-irq-cpu",
+    /// Fewer RX queues than CPUs and RPS off.
+    FewQueuesNoRps => "few-queues-no-rps",
+    /// One half of RFS configured.
+    RfsHalfConfigured => "rfs-half-configured",
+    /// The NIC dropped packets for lack of descriptors or buffer.
+    NicRxDrops => "nic-rx-drops",
+}
+
+impl fmt::Display for FindingId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for FindingId {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// One observation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// How much it matters.
+    pub severity: Severity,
+    /// Stable identifier of the rule (`irq-remote-node`).
+    pub code: FindingId,
+    /// What it is about (`ens1f0`, `irqbalance`).
+    pub subject: String,
+    /// One sentence with the evidence.
+    pub message: String,
+}
+
+impl Finding {
+    /// A finding of rule `code` about `subject`.
+    pub fn new(code: FindingId, severity: Severity, subject: &str, message: String) -> Finding {
+        Finding {
+            severity,
+            code,
+            subject: subject.to_string(),
+            message,
+        }
+    }
+}
+
+/// What a rule looks at: the host once, each NIC, each queue IRQ of a NIC,
+/// or each RX queue of a NIC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Once per snapshot.
+    Host,
+    /// Once per NIC that has a PCI address or IRQs.
+    Interface,
+    /// Once per queue IRQ of such a NIC.
+    QueueIrq,
+    /// Once per RX queue of such a NIC.
+    RxQueue,
+}
+
+/// The snapshot with what every rule needs computed once.
+#[derive(Debug)]
+pub struct HostCx<'a> {
+    /// The snapshot.
+    pub s: &'a HostSnapshot,
+    /// More than one NUMA node has CPUs.
+    pub multi_node: bool,
+}
+
+/// One NIC under examination.
+#[derive(Debug)]
+pub struct IfaceCx<'a> {
+    /// The host.
+    pub host: &'a HostCx<'a>,
+    /// The NIC.
+    pub iface: &'a Interface,
+    /// Its queue IRQs, ascending.
+    pub qirqs: Vec<&'a Irq>,
+    /// Its NUMA node, when known.
+    pub node: Option<&'a NumaNode>,
+}
+
+impl IfaceCx<'_> {
+    /// The NIC's name.
+    pub fn name(&self) -> &str {
+        &self.iface.name
+    }
+}
+
+/// Where a rule is being run.
+#[derive(Debug, Clone, Copy)]
+pub enum At<'a> {
+    /// The host, for [`Scope::Host`] rules.
+    Host(&'a HostCx<'a>),
+    /// A NIC, for [`Scope::Interface`] rules.
+    Interface(&'a IfaceCx<'a>),
+    /// A queue IRQ of a NIC, for [`Scope::QueueIrq`] rules.
+    QueueIrq(&'a IfaceCx<'a>, &'a Irq),
+    /// An RX queue of a NIC, for [`Scope::RxQueue`] rules.
+    RxQueue(&'a IfaceCx<'a>, &'a RxQueue),
+}
+
+/// One finding rule: a unit type with a typed id, its rationale and source.
+pub trait FindingRule: Sync {
+    /// Its stable id.
+    fn id(&self) -> FindingId;
+    /// What it looks at.
+    fn scope(&self) -> Scope;
+    /// Why it matters, in one or two sentences.
+    fn rationale(&self) -> &'static str;
+    /// Where the knowledge comes from (a seed or a kernel document).
+    fn source(&self) -> &'static str;
+    /// Push findings for `at`, which is always of this rule's scope.
+    fn check(&self, at: At<'_>, out: &mut Vec<Finding>);
+}
+
+/// Every rule, in the order its findings are reported within a severity.
+/// Consecutive rules of one per-item scope run item by item (for each IRQ,
+/// every IRQ rule), so findings about one IRQ or queue stay together.
+pub static CATALOGUE: &[&dyn FindingRule] = &[
+    &irqbalance_running::IrqbalanceRunning,
+    &tuned::Tuned,
+    &numa_node_unknown::NumaNodeUnknown,
+    &irq_remote_node::IrqRemoteNode,
+    &irq_affinity_spans_nodes::IrqAffinitySpansNodes,
+    &irq_on_isolated_cpu::IrqOnIsolatedCpu,
+    &irqs_on_one_cpu::IrqsOnOneCpu,
+    &irqs_on_smt_siblings::IrqsOnSmtSiblings,
+    &rps_on_irq_sibling::RpsOnIrqSibling,
+    &rps_includes_irq_cpu::RpsIncludesIrqCpu,
+    &few_queues_no_rps::FewQueuesNoRps,
+    &rfs_half_configured::RfsHalfConfigured,
+    &nic_rx_drops::NicRxDrops,
+];
+
+/// The catalogue's rule for `id`.
+pub fn rule(id: FindingId) -> Option<&'static dyn FindingRule> {
+    CATALOGUE.iter().copied().find(|r| r.id() == id)
+}
+
+/// Everything odd the snapshot shows, warnings first, then in catalogue
+/// order per NIC (interfaces by name).
+pub fn findings(s: &HostSnapshot) -> Vec<Finding> {
+    let host = HostCx {
+        s,
+        multi_node: s.nodes.iter().filter(|n| !n.cpus.is_empty()).count() > 1,
+    };
+    let mut out = Vec::new();
+    for r in CATALOGUE.iter().filter(|r| r.scope() == Scope::Host) {
+        r.check(At::Host(&host), &mut out);
+    }
+    let per_nic: Vec<&dyn FindingRule> = CATALOGUE
+        .iter()
+        .copied()
+        .filter(|r| r.scope() != Scope::Host)
+        .collect();
+    for i in &s.interfaces {
+        if i.pci_address.is_none() && i.irqs.is_empty() {
+            continue;
+        }
+        let node = i
+            .numa_node
+            .and_then(|n| u32::try_from(n).ok())
+            .and_then(|n| s.nodes.iter().find(|x| x.id.0 == n));
+        let cx = IfaceCx {
+            host: &host,
+            iface: i,
+            qirqs: queue_irqs(s, i),
+            node,
+        };
+        for group in per_nic.chunk_by(|a, b| a.scope() == b.scope()) {
+            match group[0].scope() {
+                Scope::Host | Scope::Interface => {
+                    for r in group {
+                        r.check(At::Interface(&cx), &mut out);
+                    }
+                }
+                Scope::QueueIrq => {
+                    for irq in &cx.qirqs {
+                        for r in group {
+                            r.check(At::QueueIrq(&cx, irq), &mut out);
+                        }
+                    }
+                }
+                Scope::RxQueue => {
+                    for q in &i.rx_queues {
+                        for r in group {
+                            r.check(At::RxQueue(&cx, q), &mut out);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by_key(|f| f.severity);
+    out
+}
+
+/// CPUs an IRQ is delivered to: `effective_affinity` when the kernel shows
+/// it, else `smp_affinity`.
+pub fn irq_cpus(irq: &Irq) -> Option<&CpuSet> {
+    irq.effective_affinity
+        .as_ref()
+        .filter(|s| !s.is_empty())
+        .or(irq.smp_affinity.as_ref())
+}
+
+/// The single CPU an IRQ is delivered to, if it is exactly one.
+pub(crate) fn irq_single_cpu(irq: &Irq) -> Option<u32> {
+    irq_cpus(irq)
+        .filter(|c| c.len() == 1)
+        .and_then(|c| c.first())
+}
+
+/// The queue IRQ serving RX queue `q` and the one CPU it is delivered to,
+/// when it is exactly one CPU.
+pub(crate) fn rx_queue_irq<'a>(cx: &IfaceCx<'a>, q: &RxQueue) -> Option<(&'a Irq, u32)> {
+    let irq = cx.qirqs.iter().copied().find(|irq| {
+        irq.queue.is_some_and(|r| {
+            r.index == Some(q.index) && matches!(r.kind, QueueKind::Combined | QueueKind::Rx)
+        })
+    })?;
+    Some((irq, irq_single_cpu(irq)?))
+}
+
+/// Nodes holding any CPU of `cpus`.
+pub fn nodes_of(s: &HostSnapshot, cpus: &CpuSet) -> CpuSet {
+    let mut out = CpuSet::new();
+    for n in &s.nodes {
+        if !n.cpus.intersection(cpus).is_empty() {
+            out.insert(n.id.0);
+        }
+    }
+    out
+}
+
+/// Queue IRQs of an interface (IRQs whose name names a data queue), ascending.
+pub fn queue_irqs<'a>(s: &'a HostSnapshot, i: &Interface) -> Vec<&'a Irq> {
+    i.irqs
+        .iter()
+        .filter_map(|n| s.irq(*n))
+        .filter(|q| q.queue.is_some_and(|r| r.kind != QueueKind::Other))
+        .collect()
+}
+
+/// SMT siblings of `cpu`, without `cpu` itself.
+pub(crate) fn siblings_of(s: &HostSnapshot, cpu: u32) -> CpuSet {
+    s.cpu(cpu)
+        .map(|c| {
+            let mut x = c.siblings.clone();
+            x.remove(cpu);
+            x
+        })
+        .unwrap_or_default()
+}
+
+/// `queue 3`, `rx queue 1`, or the IRQ's name.
+pub(crate) fn queue_label(irq: &Irq) -> String {
+    match irq.queue {
+        Some(q) => match (q.kind, q.index) {
+            (QueueKind::Combined, Some(i)) => format!("queue {i}"),
+            (QueueKind::Rx, Some(i)) => format!("rx queue {i}"),
+            (QueueKind::Tx, Some(i)) => format!("tx queue {i}"),
+            _ => irq.name.clone(),
+        },
+        None => irq.name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_has_each_id_once() {
+        for id in FindingId::ALL {
+            let n = CATALOGUE.iter().filter(|r| r.id() == *id).count();
+            assert_eq!(n, 1, "{id} appears {n} times in CATALOGUE");
+            let r = rule(*id).map(|r| (r.rationale(), r.source()));
+            assert!(
+                r.is_some_and(|(a, b)| !a.is_empty() && !b.is_empty()),
+                "{id}: empty rationale or source"
+            );
+        }
+        assert_eq!(CATALOGUE.len(), FindingId::ALL.len());
+    }
+
+    #[test]
+    fn id_text_round_trips_through_serde() {
+        for id in FindingId::ALL {
+            let j = serde_json::to_string(id).unwrap();
+            assert_eq!(j, format!("\"{}\"", id.as_str()));
+            let back: FindingId = serde_json::from_str(&j).unwrap();
+            assert_eq!(back, *id);
+        }
+    }
+}

@@ -1,0 +1,39 @@
+use super::{At, Finding, FindingId, FindingRule, Scope, Severity};
+
+/// A NIC whose `device/numa_node` is -1.
+#[derive(Debug)]
+pub struct NumaNodeUnknown;
+
+impl FindingRule for NumaNodeUnknown {
+    fn id(&self) -> FindingId {
+        FindingId::NumaNodeUnknown
+    }
+    fn scope(&self) -> Scope {
+        Scope::Interface
+    }
+    fn rationale(&self) -> &'static str {
+        "without the device's node, local CPUs for its IRQs and RPS cannot be chosen from the kernel's data"
+    }
+    fn source(&self) -> &'static str {
+        "seed 004 (NIC locality, local_cpulist); Documentation/ABI/testing/sysfs-bus-pci (numa_node)"
+    }
+    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+        let At::Interface(cx) = at else { return };
+        if cx.iface.numa_node != Some(-1) {
+            return;
+        }
+        let name = cx.name();
+        let (sev, msg) = if cx.host.multi_node {
+            (
+                Severity::Warn,
+                format!("{name}: device numa_node is -1 (unknown) on a {}-node host: which node is local cannot be told from the kernel", cx.host.s.nodes.len()),
+            )
+        } else {
+            (
+                Severity::Info,
+                format!("{name}: device numa_node is -1 (unknown); harmless on a single-node host"),
+            )
+        };
+        out.push(Finding::new(self.id(), sev, name, msg));
+    }
+}

@@ -1,0 +1,31 @@
+use super::{At, Finding, FindingId, FindingRule, Scope, Severity};
+
+/// tuned is running, or left a profile active.
+#[derive(Debug)]
+pub struct Tuned;
+
+impl FindingRule for Tuned {
+    fn id(&self) -> FindingId {
+        FindingId::Tuned
+    }
+    fn scope(&self) -> Scope {
+        Scope::Host
+    }
+    fn rationale(&self) -> &'static str {
+        "tuned applies sysctls, governors and coalescing from its profile and may set the same knobs as a plan"
+    }
+    fn source(&self) -> &'static str {
+        "seed 004 (RHEL performance tuning: tuned profiles); tuned-adm(8)"
+    }
+    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+        let At::Host(cx) = at else { return };
+        let Some(t) = &cx.s.owners.tuned else { return };
+        let msg = match (&t.process, &t.active_profile) {
+            (Some(p), Some(prof)) => format!("tuned is running (pid {}) with profile {prof}: it sets sysctls, governors and coalescing", p.pid),
+            (Some(p), None) => format!("tuned is running (pid {}): it sets sysctls, governors and coalescing", p.pid),
+            (None, Some(prof)) => format!("tuned is not running but its active profile is {prof}: settings from it may persist"),
+            (None, None) => "tuned state is present".to_string(),
+        };
+        out.push(Finding::new(self.id(), Severity::Info, "tuned", msg));
+    }
+}
