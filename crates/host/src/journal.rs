@@ -545,6 +545,8 @@ mod tests {
         assert_eq!(format_utc(1_795_460_068), "2026-11-23 18:54:28Z");
         assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00Z");
         assert_eq!(format_utc(4_107_542_399), "2100-02-28 23:59:59Z");
+        // Any journal number formats without overflow.
+        assert!(format_utc(u64::MAX).ends_with('Z'));
     }
 
     #[test]
