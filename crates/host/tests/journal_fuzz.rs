@@ -222,7 +222,7 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// A journal with valid checksums naming arbitrary targets: rollback
     /// either refuses it before touching anything, or touches only the root
