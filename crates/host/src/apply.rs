@@ -7,9 +7,13 @@
 //! the knob.
 
 pub mod ethtool;
+mod files;
+pub mod targets;
 
 use crate::error::HostError;
-use crate::journal::{now, Generation, JournalError, JournalWriter, Record, StateDir};
+use crate::journal::{
+    now, Generation, JournalError, JournalWriter, Record, StateDir, APPLIED, STOPPED,
+};
 use crate::root::Root;
 use model::plan::{Change, CreatedKind, Phase, Plan, Target, ValueFormat};
 use model::CpuSet;
@@ -56,7 +60,7 @@ impl Services for Systemd {
         } else {
             Err(HostError::Io {
                 path: what.into(),
-                source: std::io::Error::other(
+                error: std::io::Error::other(
                     String::from_utf8_lossy(&out.stderr).trim().to_string(),
                 ),
             })
@@ -104,10 +108,6 @@ fn irq_dir(irq: u32) -> String {
     format!("/proc/irq/{irq}")
 }
 
-fn created_real(root: &Root, path: &str) -> PathBuf {
-    root.dir().join(path.trim_start_matches('/'))
-}
-
 /// Whether an error from an IRQ affinity write means "managed IRQ".
 fn is_unchangeable(e: &HostError) -> bool {
     matches!(e, HostError::PermissionDenied { .. }) || matches!(e.raw_os_error(), Some(1) | Some(5))
@@ -129,13 +129,16 @@ impl Knobs<'_> {
         }
     }
 
-    fn snippet(&self, module: &str, param: &str) -> PathBuf {
-        self.snippet_dir
-            .join(format!("nettune-{module}-{param}.conf"))
+    /// The snippet's file name (`module` and `param` are checked names, so
+    /// it is one plain component of the snippet directory).
+    fn snippet(module: &str, param: &str) -> String {
+        format!("nettune-{module}-{param}.conf")
     }
 
     /// The current raw value; `Ok(None)` when the knob does not exist.
+    /// A target a plan or journal may not name is refused (see [`targets`]).
     pub fn read_raw(&self, t: &Target) -> Result<Option<String>, HostError> {
+        targets::check_target(t)?;
         let opt = |r: Result<String, HostError>| match r {
             Ok(s) => Ok(Some(s)),
             Err(e) if e.is_not_found() => Ok(None),
@@ -150,29 +153,9 @@ impl Knobs<'_> {
                 .map(|v| v.to_string())),
             Target::Service { name } => self.services.state(name),
             Target::ModuleParam { module, param } => {
-                let p = self.snippet(module, param);
-                match std::fs::read_to_string(&p) {
-                    Ok(s) => Ok(Some(s)),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                    Err(e) => Err(HostError::io(p, e)),
-                }
+                files::read_snippet(&self.snippet_dir, &Self::snippet(module, param))
             }
-            Target::Created { path, what } => {
-                let real = created_real(self.root, path);
-                match what {
-                    CreatedKind::File => match std::fs::read_to_string(&real) {
-                        Ok(s) => Ok(Some(s)),
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                        Err(e) => Err(HostError::io(path, e)),
-                    },
-                    CreatedKind::Symlink => match std::fs::read_link(&real) {
-                        Ok(s) => Ok(Some(s.to_string_lossy().into_owned())),
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                        Err(e) => Err(HostError::io(path, e)),
-                    },
-                    CreatedKind::Dir => Ok(real.is_dir().then(String::new)),
-                }
-            }
+            Target::Created { path, what } => files::read_created(self.root, path, *what),
         }
     }
 
@@ -197,8 +180,11 @@ impl Knobs<'_> {
         })
     }
 
-    /// Write a value given in the plan's notation.
+    /// Write a value given in the plan's notation. The target and the value
+    /// are checked first (see [`targets`]).
     pub fn write(&self, t: &Target, value: &str) -> Result<(), HostError> {
+        targets::check_target(t)?;
+        targets::check_value(t, value)?;
         match t {
             Target::File { path, .. } => self.root.write(path, value),
             Target::IrqAffinity { irq, .. } => {
@@ -211,23 +197,19 @@ impl Knobs<'_> {
                         source,
                     })?;
                     let cur = self.root.read(&path).unwrap_or_default();
-                    let groups = cur.trim().split(',').count() as u32;
+                    let groups = u32::try_from(cur.trim().split(',').count()).unwrap_or(1);
                     self.root.write(&path, &set.to_mask_groups(groups))
                 }
             }
             Target::Ethtool { iface, group, attr } => {
                 let v: u64 = value.trim().parse().map_err(|_| HostError::Io {
                     path: t.describe().into(),
-                    source: std::io::Error::other(format!("`{value}` is not a number")),
+                    error: std::io::Error::other(format!("`{value}` is not a number")),
                 })?;
                 self.ethtool.set(iface, *group, attr, v)
             }
             Target::Service { name } => self.services.set(name, value),
             Target::ModuleParam { module, param } => {
-                let p = self.snippet(module, param);
-                if let Some(d) = p.parent() {
-                    std::fs::create_dir_all(d).map_err(|e| HostError::io(d, e))?;
-                }
                 let text = if value.starts_with("options ") || value.starts_with('#') {
                     value.to_string()
                 } else {
@@ -235,63 +217,31 @@ impl Knobs<'_> {
                         "# Written by nettune for review; copy to /etc/modprobe.d/ and reload {module} to use.\noptions {module} {param}={value}\n"
                     )
                 };
-                std::fs::write(&p, text).map_err(|e| HostError::io(p, e))
+                files::write_snippet(&self.snippet_dir, &Self::snippet(module, param), &text)
             }
-            Target::Created { path, what } => {
-                let real = created_real(self.root, path);
-                let r = match what {
-                    CreatedKind::File => std::fs::write(&real, value),
-                    CreatedKind::Symlink => {
-                        let _ = std::fs::remove_file(&real);
-                        std::os::unix::fs::symlink(value, &real)
-                    }
-                    CreatedKind::Dir => std::fs::create_dir(&real),
-                };
-                r.map_err(|e| HostError::io(path, e))
-            }
+            Target::Created { path, what } => files::write_created(self.root, path, *what, value),
         }
     }
 
     /// Put back a journaled original (raw bytes for files; `None` = remove).
     pub fn restore(&self, t: &Target, original: Option<&str>) -> Result<(), HostError> {
+        targets::check_target(t)?;
+        if let Some(v) = original {
+            targets::check_value(t, v)?;
+        }
         match (t, original) {
             (Target::File { path, .. }, Some(raw)) => self.write_raw(path, raw),
             (Target::IrqAffinity { irq, .. }, Some(raw)) => {
                 self.write_raw(&self.irq_file(*irq).0, raw)
             }
             (Target::ModuleParam { module, param }, None) => {
-                let p = self.snippet(module, param);
-                match std::fs::remove_file(&p) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(HostError::io(p, e)),
-                    _ => Ok(()),
-                }
+                files::remove_snippet(&self.snippet_dir, &Self::snippet(module, param))
             }
-            (Target::Created { path, what }, None) => {
-                let real = created_real(self.root, path);
-                let r = match what {
-                    CreatedKind::Dir => std::fs::remove_dir(&real),
-                    _ => std::fs::remove_file(&real),
-                };
-                match r {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        Err(HostError::io(path, e))
-                    }
-                    _ => Ok(()),
-                }
-            }
-            (Target::Created { path, what }, Some(v)) => {
-                let real = created_real(self.root, path);
-                match what {
-                    CreatedKind::Symlink => {
-                        let _ = std::fs::remove_file(&real);
-                        std::os::unix::fs::symlink(v, &real).map_err(|e| HostError::io(path, e))
-                    }
-                    CreatedKind::File => {
-                        std::fs::write(&real, v).map_err(|e| HostError::io(path, e))
-                    }
-                    CreatedKind::Dir => Ok(()),
-                }
-            }
+            (Target::Created { path, what }, None) => files::remove_created(self.root, path, *what),
+            (Target::Created { path, what }, Some(v)) => match what {
+                CreatedKind::Dir => Ok(()),
+                _ => files::write_created(self.root, path, *what, v),
+            },
             (t, Some(v)) => self.write(t, v.trim()),
             (t, None) => Err(HostError::NotFound {
                 path: t.describe().into(),
@@ -304,12 +254,8 @@ impl Knobs<'_> {
         if self.root.is_live() {
             return self.root.write(path, raw.trim_end_matches('\n'));
         }
-        let real = self.root.resolve(path)?;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .truncate(true)
-            .open(&real)
-            .map_err(|e| HostError::io(path, e))?;
+        let real = self.root.resolve_confined(path, true)?;
+        let mut f = crate::root::open_for_write(&real, Path::new(path), true)?;
         std::io::Write::write_all(&mut f, raw.as_bytes()).map_err(|e| HostError::io(path, e))
     }
 
@@ -411,6 +357,19 @@ pub struct ApplyReport {
     pub generation: u32,
     /// Per change.
     pub changes: Vec<Applied>,
+    /// Set when the apply stopped after a channel change (no re-plan given):
+    /// the later changes were planned for the old queues and IRQ numbers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
+}
+
+/// Why an apply stopped before the end of its plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stopped {
+    /// The channel change that was applied (target description).
+    pub after: String,
+    /// Changes of the plan not applied.
+    pub remaining: usize,
 }
 
 /// An apply that failed (and was rolled back).
@@ -418,7 +377,7 @@ pub struct ApplyReport {
 pub enum ApplyError {
     /// The journal could not be written: nothing further was touched.
     #[error("journal: {0}")]
-    Journal(#[from] JournalError),
+    Journal(JournalError),
     /// A knob failed; the apply was rolled back.
     #[error("{knob} ({target}): {error}; this apply (generation {generation}) was rolled back{rollback_note}")]
     Knob {
@@ -436,6 +395,23 @@ pub enum ApplyError {
     /// A previous apply did not finish and was not rolled back.
     #[error("generation {0} did not finish (crash, or a failed apply whose rollback was incomplete) and is not rolled back: run `nettune rollback` first, or pass --force")]
     Incomplete(u32),
+    /// The plan names a target or value nettune refuses to touch: nothing
+    /// was written and no generation was started.
+    #[error("change {index} ({knob}): {error}; nothing was written")]
+    Refused {
+        /// 1-based position in the plan's changes.
+        index: usize,
+        /// Knob name.
+        knob: String,
+        /// Why.
+        error: HostError,
+    },
+}
+
+impl From<JournalError> for ApplyError {
+    fn from(e: JournalError) -> Self {
+        ApplyError::Journal(e)
+    }
 }
 
 /// Re-plan hook: the later phases' changes from a fresh snapshot.
@@ -447,7 +423,10 @@ pub struct ApplyOptions<'a> {
     /// Test hook: stop (sleep forever) after this many writes, to test crashes.
     pub pause_after_writes: Option<usize>,
     /// Called after the channels phase changed something: returns the
-    /// changes of the later phases computed from a fresh snapshot (IRQs renumber).
+    /// changes of the later phases computed from a fresh snapshot (IRQs
+    /// renumber). `None`: the plan is applied exactly as given, so the apply
+    /// stops after a channel change that later changes depend on (see
+    /// [`ApplyReport::stopped`]).
     pub replan: Option<Replan<'a>>,
     /// Apply even when an earlier generation is incomplete.
     pub force: bool,
@@ -457,6 +436,7 @@ impl std::fmt::Debug for ApplyOptions<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApplyOptions")
             .field("pause_after_writes", &self.pause_after_writes)
+            .field("replan", &self.replan.is_some())
             .field("force", &self.force)
             .finish()
     }
@@ -475,16 +455,34 @@ fn retry<T>(mut f: impl FnMut() -> Result<T, HostError>) -> Result<T, HostError>
     }
 }
 
+/// Check a change's target and intended value (see [`targets`]).
+pub fn check_change(c: &Change) -> Result<(), HostError> {
+    targets::check_target(&c.target)?;
+    targets::check_value(&c.target, &c.after)
+}
+
 /// Apply `plan` through a new journal generation in `state`.
+///
+/// Every change is checked first (a refused target or value writes nothing).
+/// The state directory is locked for the whole apply (see [`StateDir::lock`]):
+/// a concurrent apply or rollback fails at once with [`JournalError::Locked`].
 pub fn apply(
     knobs: &Knobs<'_>,
     state: &StateDir,
     plan: &Plan,
     mut opts: ApplyOptions<'_>,
 ) -> Result<ApplyReport, ApplyError> {
+    for (i, c) in plan.changes.iter().enumerate() {
+        check_change(c).map_err(|error| ApplyError::Refused {
+            index: i + 1,
+            knob: c.knob.clone(),
+            error,
+        })?;
+    }
+    let _lock = state.lock()?;
     if !opts.force {
         if let Some(g) = state.load_all()?.into_iter().rev().find(|g| g.active()) {
-            if g.ended() != Some("applied") {
+            if !g.finished() {
                 return Err(ApplyError::Incomplete(g.id));
             }
         }
@@ -494,6 +492,7 @@ pub fn apply(
     let mut report = ApplyReport {
         generation: gen,
         changes: Vec::new(),
+        stopped: None,
     };
     let mut changes: Vec<Change> = plan.changes.clone();
     let mut writes = 0usize;
@@ -516,6 +515,10 @@ pub fn apply(
                 rollback_note: note,
             }
         };
+        // Re-planned changes were not checked up front.
+        if let Err(e) = check_change(&c) {
+            return Err(fail(&mut w, e.to_string()));
+        }
         if matches!(c.target, Target::Service { .. }) && !knobs.root.is_live() {
             report.changes.push(Applied {
                 knob: c.knob.clone(),
@@ -643,11 +646,30 @@ pub fn apply(
                         return Err(fail(&mut w, format!("re-reading IRQs after channels: {e}")))
                     }
                 }
+            } else if i < changes.len() {
+                // The rest was planned for the old queues and IRQ numbers:
+                // apply the plan exactly or not at all past this point.
+                let remaining = changes.len() - i;
+                let msg = format!(
+                    "stopped after the channel change ({} = {}): {remaining} later change(s) were planned for the old queues and IRQ numbers and were not applied",
+                    c.target.describe(),
+                    c.after
+                );
+                w.append(&Record::End {
+                    status: STOPPED.into(),
+                    at: now(),
+                    error: Some(msg),
+                })?;
+                report.stopped = Some(Stopped {
+                    after: c.target.describe(),
+                    remaining,
+                });
+                return Ok(report);
             }
         }
     }
     w.append(&Record::End {
-        status: "applied".into(),
+        status: APPLIED.into(),
         at: now(),
         error: None,
     })?;
@@ -669,7 +691,7 @@ fn emulate_effective(
         let value = match fmt {
             ValueFormat::List => first.to_string(),
             _ => {
-                let groups = original.trim().split(',').count() as u32;
+                let groups = u32::try_from(original.trim().split(',').count()).unwrap_or(1);
                 CpuSet::single(first).to_mask_groups(groups)
             }
         };
@@ -711,15 +733,53 @@ fn rollback_generation(
         error: None,
     });
     if failures.is_empty() {
-        let _ = w.append(&Record::RolledBack { at: now() });
+        let _ = w.append(&Record::RolledBack {
+            at: now(),
+            unrestored: Vec::new(),
+        });
         Ok(())
     } else {
-        Err(failures.join("; "))
+        Err(failures
+            .iter()
+            .map(|u| u.to_string())
+            .collect::<Vec<_>>()
+            .join("; "))
     }
 }
 
-fn restore_records(knobs: &Knobs<'_>, g: &Generation) -> Vec<String> {
-    let untouched: Vec<u32> = g
+/// A knob rollback could not restore (it vanished, or the kernel refused).
+#[derive(Debug, Serialize)]
+pub struct Unrestored {
+    /// Generation.
+    pub generation: u32,
+    /// Knob name.
+    pub knob: String,
+    /// Target description.
+    pub target: String,
+    /// What went wrong.
+    #[serde(serialize_with = "display")]
+    pub error: HostError,
+}
+
+impl std::fmt::Display for Unrestored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let e = self.error.to_string();
+        let prefix = format!("{}: ", self.target);
+        let e = e.strip_prefix(&prefix).unwrap_or(&e);
+        write!(f, "{} ({}): {e}", self.knob, self.target)
+    }
+}
+
+impl std::error::Error for Unrestored {}
+
+fn display<S: serde::Serializer, T: std::fmt::Display>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+/// Restore every `before` record of `g` in reverse, going on past failures;
+/// returns what could not be restored.
+fn restore_records(knobs: &Knobs<'_>, g: &Generation) -> Vec<Unrestored> {
+    let untouched: std::collections::BTreeSet<u32> = g
         .records
         .iter()
         .filter_map(|r| match r {
@@ -746,46 +806,112 @@ fn restore_records(knobs: &Knobs<'_>, g: &Generation) -> Vec<String> {
             match retry(|| knobs.restore(target, original.as_deref())) {
                 Ok(()) => {}
                 Err(e) if matches!(target, Target::IrqAffinity { .. }) && is_unchangeable(&e) => {}
-                Err(e) => failures.push(format!("{knob} ({}): {e}", target.describe())),
+                Err(error) => failures.push(Unrestored {
+                    generation: g.id,
+                    knob: knob.clone(),
+                    target: target.describe(),
+                    error,
+                }),
             }
         }
     }
     failures
 }
 
+/// Check every target and original a generation's journal names, before
+/// anything is restored from it.
+fn check_generation(g: &Generation) -> Result<(), RollbackError> {
+    for r in &g.records {
+        if let Record::Before {
+            seq,
+            target,
+            original,
+            intended,
+            ..
+        } = r
+        {
+            let checked = targets::check_target(target)
+                .and_then(|()| targets::check_value(target, intended))
+                .and_then(|()| match original {
+                    Some(o) => targets::check_value(target, o),
+                    None => Ok(()),
+                });
+            if let Err(error) = checked {
+                return Err(RollbackError::Refused {
+                    generation: g.id,
+                    seq: *seq,
+                    error,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Rollback problems.
 #[derive(Debug, Error)]
 pub enum RollbackError {
-    /// The journal is corrupt or unreadable: nothing was touched.
+    /// The journal is corrupt or unreadable, or the state directory is
+    /// locked: nothing was touched.
     #[error(transparent)]
     Journal(#[from] JournalError),
-    /// Some knobs could not be restored (the rest were); run again when fixed.
-    #[error("generation {generation}: could not restore {failures}")]
+    /// The journal names a target or value nettune refuses to touch (it was
+    /// edited): nothing was touched.
+    #[error("generation {generation}, record {seq}: {error}; the journal was edited, refusing to roll back from it, nothing was touched")]
+    Refused {
+        /// Generation.
+        generation: u32,
+        /// The record's sequence number.
+        seq: u32,
+        /// Why.
+        error: HostError,
+    },
+    /// Some knobs could not be restored (the rest were); the generation
+    /// stays in force. Run again when they are back, or force.
+    #[error("generation {generation}: could not restore {}; the rest was restored and the generation stays in force. Roll back again when they are back, or with --force to close the generation without them", list(.unrestored))]
     Partial {
         /// Generation.
         generation: u32,
-        /// Each failure.
-        failures: String,
+        /// Each knob not restored.
+        unrestored: Vec<Unrestored>,
     },
 }
 
+fn list(u: &[Unrestored]) -> String {
+    u.iter()
+        .map(|u| u.to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// What a rollback did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Serialize)]
 pub struct RollbackReport {
     /// Generations rolled back now, newest first.
     pub rolled_back: Vec<u32>,
     /// Knobs restored.
     pub restored: usize,
+    /// Knobs not restored (only with `force`): the generations were closed
+    /// without them.
+    pub unrestored: Vec<Unrestored>,
 }
 
 /// Roll back generation `id` and every newer one (or, with `None`, the newest
 /// active one). Idempotent: generations already rolled back are skipped.
-/// Every journal is checked first; a corrupt one aborts before any write.
+/// Every journal is checked first (checksums, and every target and original
+/// against [`targets`]); a bad one aborts before any write.
+///
+/// Every knob that can be restored is; the others are reported per knob. A
+/// generation with unrestored knobs stays in force ([`RollbackError::Partial`])
+/// unless `force`, which closes it anyway and lists them in the report and
+/// the journal. The state directory is locked throughout.
 pub fn rollback(
     knobs: &Knobs<'_>,
     state: &StateDir,
     id: Option<u32>,
+    force: bool,
 ) -> Result<RollbackReport, RollbackError> {
+    let _lock = state.lock()?;
     let all = state.load_all()?;
     let mut todo: Vec<&Generation> = match id {
         None => all.iter().rev().find(|g| g.active()).into_iter().collect(),
@@ -797,27 +923,34 @@ pub fn rollback(
         }
     };
     todo.sort_by_key(|g| std::cmp::Reverse(g.id));
+    for g in &todo {
+        check_generation(g)?;
+    }
     let mut rep = RollbackReport {
         rolled_back: Vec::new(),
         restored: 0,
+        unrestored: Vec::new(),
     };
     for g in todo {
         let failures = restore_records(knobs, g);
-        if !failures.is_empty() {
+        if !failures.is_empty() && !force {
             return Err(RollbackError::Partial {
                 generation: g.id,
-                failures: failures.join("; "),
+                unrestored: failures,
             });
         }
-        rep.restored += g
+        let befores = g
             .records
             .iter()
             .filter(|r| matches!(r, Record::Before { .. }))
             .count();
-        state
-            .writer(g.id)?
-            .append(&Record::RolledBack { at: now() })?;
+        rep.restored += befores.saturating_sub(failures.len());
+        state.writer(g.id)?.append(&Record::RolledBack {
+            at: now(),
+            unrestored: failures.iter().map(|u| u.to_string()).collect(),
+        })?;
         rep.rolled_back.push(g.id);
+        rep.unrestored.extend(failures);
     }
     Ok(rep)
 }
@@ -904,12 +1037,19 @@ pub fn verify(knobs: &Knobs<'_>, g: &Generation) -> Vec<DriftItem> {
 
 /// The state directory for a root: `--state-dir` when given, else
 /// `/var/lib/nettune` under the root.
-pub fn default_state_dir(root: &Root, given: Option<&Path>) -> PathBuf {
+///
+/// `--state-dir` is the user's and trusted as given. The default is resolved
+/// inside the root like any path apply writes: a `var/` (or `var/lib/`)
+/// symlinked out of a fixture root is refused with [`HostError::Escape`].
+pub fn default_state_dir(root: &Root, given: Option<&Path>) -> Result<PathBuf, HostError> {
     match given {
-        Some(p) => p.to_path_buf(),
-        None => root.dir().join("var/lib/nettune"),
+        Some(p) => Ok(p.to_path_buf()),
+        None => root.resolve_confined(DEFAULT_STATE_DIR, true),
     }
 }
+
+/// The state directory on a live host.
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/nettune";
 
 #[cfg(test)]
 mod tests {
@@ -1013,7 +1153,7 @@ mod tests {
         assert!(std::fs::read_to_string(r.join("ethtool/eth0.json"))
             .unwrap()
             .contains("\"combined\": 8"));
-        rollback(&k, &state, None).unwrap();
+        rollback(&k, &state, None, false).unwrap();
         assert!(std::fs::read_to_string(r.join("ethtool/eth0.json"))
             .unwrap()
             .contains("\"combined\": 2}"));
@@ -1027,11 +1167,11 @@ mod tests {
     fn classification() {
         let eio = HostError::Io {
             path: "/proc/irq/5/smp_affinity".into(),
-            source: std::io::Error::from_raw_os_error(5),
+            error: std::io::Error::from_raw_os_error(5),
         };
         let busy = HostError::Io {
             path: "x".into(),
-            source: std::io::Error::from_raw_os_error(16),
+            error: std::io::Error::from_raw_os_error(16),
         };
         assert!(is_unchangeable(&eio) && !is_retryable(&eio));
         assert!(is_retryable(&busy) && !is_unchangeable(&busy));
@@ -1041,7 +1181,7 @@ mod tests {
             if n < 3 {
                 Err(HostError::Io {
                     path: "x".into(),
-                    source: std::io::Error::from_raw_os_error(11),
+                    error: std::io::Error::from_raw_os_error(11),
                 })
             } else {
                 Ok(())

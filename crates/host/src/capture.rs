@@ -118,7 +118,9 @@ impl Copier<'_> {
             return Ok(());
         };
         let live = self.src.join(&rel);
-        match fs::read(&live) {
+        // Only regular files, capped: a FIFO or device node is skipped with
+        // the reason instead of blocking or streaming.
+        match crate::root::read_regular(&live, path, crate::root::MAX_READ) {
             Ok(bytes) => {
                 let dst = self.out.join(&rel);
                 if dst.is_dir() {
@@ -130,7 +132,12 @@ impl Copier<'_> {
                 fs::write(&dst, bytes).map_err(|e| self.io(&dst, e))?;
                 self.files += 1;
             }
-            Err(e) => self.skipped.push((path.to_path_buf(), e.to_string())),
+            Err(e) => {
+                let full = e.to_string();
+                let prefix = format!("{}: ", path.display());
+                let why = full.strip_prefix(&prefix).unwrap_or(&full).to_string();
+                self.skipped.push((path.to_path_buf(), why));
+            }
         }
         Ok(())
     }

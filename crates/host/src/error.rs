@@ -1,7 +1,7 @@
 //! Errors of OS access, each naming the path or facility involved.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// What went wrong reading or writing a kernel file.
@@ -20,13 +20,15 @@ pub enum HostError {
         path: PathBuf,
     },
     /// Any other I/O error (EIO from a managed IRQ, EINVAL, EBUSY...).
-    #[error("{path}: {source}")]
+    ///
+    /// The OS error is part of the message and deliberately not a `source()`,
+    /// so an error chain (`{:#}`) does not print it twice.
+    #[error("{path}: {error}")]
     Io {
         /// Path inside the root.
         path: PathBuf,
         /// The OS error.
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
     /// The file was read but its content did not parse.
     #[error("{path}: {source}")]
@@ -37,11 +39,67 @@ pub enum HostError {
         #[source]
         source: model::ParseError,
     },
-    /// A path tried to leave the root (`..` or an absolute symlink out of a fixture).
+    /// A path tried to leave the root (`..` past the top, or a symlink whose
+    /// target lies outside a fixture root when writing).
     #[error("{path}: escapes the root directory")]
     Escape {
         /// Path inside the root.
         path: PathBuf,
+    },
+    /// A symlink met while resolving a path to write leads out of a fixture
+    /// root (an absolute target, or `..` above the root).
+    #[error("{path}: escapes the root directory through the symlink {link} -> {target}")]
+    LinkEscape {
+        /// Path inside the root.
+        path: PathBuf,
+        /// The symlink, as a path inside the root.
+        link: PathBuf,
+        /// Its target.
+        target: PathBuf,
+    },
+    /// More than 40 symlinks met while resolving (a loop).
+    #[error("{path}: too many levels of symbolic links")]
+    SymlinkLoop {
+        /// Path inside the root.
+        path: PathBuf,
+    },
+    /// A FIFO, device node, socket or directory where a kernel text file was
+    /// expected: not opened for reading, so it can neither block nor stream.
+    #[error("{path}: not a regular file ({kind}); not read")]
+    NotRegular {
+        /// Path inside the root.
+        path: PathBuf,
+        /// `FIFO`, `character device`, `block device`, `socket`, `directory`.
+        kind: &'static str,
+    },
+    /// A file longer than the read cap.
+    #[error("{path}: larger than {limit} bytes; not read")]
+    TooLarge {
+        /// Path inside the root.
+        path: PathBuf,
+        /// The cap in bytes.
+        limit: u64,
+    },
+    /// A plan or journal names a file nettune does not write (outside the
+    /// kernel's `/proc/sys`, `/sys`, `/proc/irq`, or not one of the files
+    /// `--persist` creates), or a path holding `..`, `.` or empty components.
+    #[error("{path}: refused: {why}")]
+    Refused {
+        /// The path as the plan or journal gives it.
+        path: PathBuf,
+        /// Why.
+        why: &'static str,
+    },
+    /// A name that becomes a file name or a command argument (module,
+    /// parameter, interface, service, ethtool attribute) is not valid.
+    #[error("{what} {name:?} is not a valid name ({rule})")]
+    BadName {
+        /// What the name is (`module`, `interface`...).
+        what: &'static str,
+        /// The name as given.
+        name: String,
+        /// The rule it breaks.
+        rule: &'static str,
     },
 }
 
@@ -52,14 +110,15 @@ impl HostError {
         match e.kind() {
             io::ErrorKind::NotFound => HostError::NotFound { path },
             io::ErrorKind::PermissionDenied => HostError::PermissionDenied { path },
-            _ => HostError::Io { path, source: e },
+            _ if e.raw_os_error() == Some(40) => HostError::SymlinkLoop { path },
+            _ => HostError::Io { path, error: e },
         }
     }
 
     /// The raw errno, when the error came from the OS.
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {
-            HostError::Io { source, .. } => source.raw_os_error(),
+            HostError::Io { error, .. } => error.raw_os_error(),
             HostError::PermissionDenied { .. } => Some(1),
             HostError::NotFound { .. } => Some(2),
             _ => None,
@@ -69,5 +128,22 @@ impl HostError {
     /// Whether the error says the file is absent.
     pub fn is_not_found(&self) -> bool {
         matches!(self, HostError::NotFound { .. })
+    }
+
+    /// The path the error names (`None` for a bad name).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            HostError::NotFound { path }
+            | HostError::PermissionDenied { path }
+            | HostError::Io { path, .. }
+            | HostError::Parse { path, .. }
+            | HostError::Escape { path }
+            | HostError::LinkEscape { path, .. }
+            | HostError::SymlinkLoop { path }
+            | HostError::NotRegular { path, .. }
+            | HostError::TooLarge { path, .. }
+            | HostError::Refused { path, .. } => Some(path),
+            HostError::BadName { .. } => None,
+        }
     }
 }

@@ -52,12 +52,13 @@ pub fn fixture_path(iface: &str) -> String {
 impl EthtoolSource for FixtureEthtool {
     fn read(&self, iface: &str) -> EthtoolState {
         let path = self.dir.join(format!("{iface}.json"));
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let shown = std::path::PathBuf::from(fixture_path(iface));
+        let text = match crate::root::read_regular(&path, &shown, crate::root::MAX_READ) {
+            Ok(t) => String::from_utf8_lossy(&t).into_owned(),
+            Err(e) if e.is_not_found() => {
                 return EthtoolState::default();
             }
-            Err(e) => return EthtoolState::error(format!("{}: {e}", fixture_path(iface))),
+            Err(e) => return EthtoolState::error(e.to_string()),
         };
         match serde_json::from_str::<EthtoolState>(&text) {
             Ok(s) => s,

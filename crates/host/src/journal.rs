@@ -11,7 +11,17 @@
 //! reverse, so it works after a crash in the middle of an apply. A line whose
 //! checksum or JSON does not match makes the whole journal corrupt, and
 //! rollback refuses to touch anything.
+//!
+//! The checksum catches damage, not tampering (anyone can recompute it), so
+//! rollback also checks every target a journal names before it restores
+//! anything (`apply::targets`). A journal is read only if it is a regular
+//! file of at most [`MAX_JOURNAL`] bytes.
+//!
+//! `STATE/lock` is `flock(2)`ed exclusively by apply and rollback
+//! ([`StateDir::lock`]); it holds the holder's pid.
 
+use crate::error::HostError;
+use crate::root::read_regular;
 use model::plan::{Plan, Target};
 use model::snapshot::Fnv64;
 use serde::{Deserialize, Serialize};
@@ -20,18 +30,44 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// Largest journal or stored plan read: 16 MiB (a plan of a large host is
+/// well under 1 MiB).
+pub const MAX_JOURNAL: u64 = 16 << 20;
+
+/// `End` status of an apply that wrote its whole plan.
+pub const APPLIED: &str = "applied";
+/// `End` status of an apply that stopped after a channel change (the rest of
+/// its plan was stale); what it wrote is in force.
+pub const STOPPED: &str = "stopped";
+/// `End` status of an apply that failed (and was rolled back, or not).
+pub const FAILED: &str = "failed";
+
 /// A journal problem, naming the file.
 #[derive(Debug, Error)]
 pub enum JournalError {
-    /// I/O on the state directory.
-    #[error("{path}: {source}")]
+    /// I/O on the state directory (the OS error is in the message, not a
+    /// `source()`, so an error chain does not repeat it).
+    #[error("{path}: {error}")]
     Io {
         /// The file or directory.
         path: PathBuf,
         /// OS error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
+    /// A journal file that is not a regular file, or too large.
+    #[error(transparent)]
+    Read(#[from] HostError),
+    /// Another apply or rollback holds the state directory's lock.
+    #[error("{path}: locked by another nettune apply or rollback ({}); it was not waited for: try again when it has finished", holder(*.pid))]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// The holder's pid, when it could be read.
+        pid: Option<u32>,
+    },
+    /// The generation number would overflow.
+    #[error("{0}: no generation number left")]
+    Full(PathBuf),
     /// A line failed its checksum or did not parse.
     #[error("{path}:{line}: corrupt journal ({why}); refusing to roll back from it, nothing was touched")]
     Corrupt {
@@ -47,10 +83,17 @@ pub enum JournalError {
     NoGeneration(u32),
 }
 
+fn holder(pid: Option<u32>) -> String {
+    match pid {
+        Some(p) => format!("pid {p}"),
+        None => "pid unknown".into(),
+    }
+}
+
 fn io(path: &Path, e: std::io::Error) -> JournalError {
     JournalError::Io {
         path: path.to_path_buf(),
-        source: e,
+        error: e,
     }
 }
 
@@ -119,6 +162,10 @@ pub enum Record {
     RolledBack {
         /// Unix time, seconds.
         at: u64,
+        /// Knobs that could not be restored (`rollback --force` closed the
+        /// generation without them), each as `knob (target): error`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unrestored: Vec<String>,
     },
 }
 
@@ -162,6 +209,12 @@ impl Generation {
         })
     }
 
+    /// Whether the apply finished consistently: it wrote its whole plan
+    /// (`applied`) or stopped on purpose after a channel change (`stopped`).
+    pub fn finished(&self) -> bool {
+        matches!(self.ended(), Some(APPLIED) | Some(STOPPED))
+    }
+
     /// Whether it was rolled back.
     pub fn rolled_back(&self) -> bool {
         self.records
@@ -184,8 +237,9 @@ impl Generation {
 
     /// The plan stored with it.
     pub fn plan(&self) -> Option<Plan> {
-        let text = fs::read_to_string(self.dir.join("plan.json")).ok()?;
-        serde_json::from_str(&text).ok()
+        let p = self.dir.join("plan.json");
+        let bytes = read_regular(&p, &p, MAX_JOURNAL).ok()?;
+        serde_json::from_slice(&bytes).ok()
     }
 }
 
@@ -214,7 +268,7 @@ impl StateDir {
         };
         let mut ids: Vec<u32> = rd
             .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+            .filter_map(|e| e.file_name().to_str().and_then(parse_id))
             .collect();
         ids.sort_unstable();
         Ok(ids)
@@ -224,9 +278,9 @@ impl StateDir {
     pub fn load(&self, id: u32) -> Result<Generation, JournalError> {
         let dir = self.gens_dir().join(format!("{id:06}"));
         let path = dir.join("journal.log");
-        let text = match fs::read(&path) {
+        let text = match read_regular(&path, &path, MAX_JOURNAL) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.is_not_found() => {
                 if dir.exists() {
                     return Err(JournalError::Corrupt {
                         path,
@@ -236,7 +290,7 @@ impl StateDir {
                 }
                 return Err(JournalError::NoGeneration(id));
             }
-            Err(e) => return Err(io(&path, e)),
+            Err(e) => return Err(e.into()),
         };
         let text = String::from_utf8(text).map_err(|_| JournalError::Corrupt {
             path: path.clone(),
@@ -277,8 +331,14 @@ impl StateDir {
 
     /// Start a new generation: write the plan and the `Begin` record durably.
     pub fn begin(&self, plan: &Plan, root: &str) -> Result<JournalWriter, JournalError> {
-        let id = self.ids()?.last().copied().unwrap_or(0) + 1;
         let gens = self.gens_dir();
+        let id = self
+            .ids()?
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .checked_add(1)
+            .ok_or_else(|| JournalError::Full(gens.clone()))?;
         fs::create_dir_all(&gens).map_err(|e| io(&gens, e))?;
         let dir = gens.join(format!("{id:06}"));
         fs::create_dir(&dir).map_err(|e| io(&dir, e))?;
@@ -298,6 +358,37 @@ impl StateDir {
         Ok(w)
     }
 
+    /// Take the state directory's exclusive lock (`STATE/lock`, `flock(2)`),
+    /// creating the directory. Fails at once, naming the holder's pid, when
+    /// another process holds it; the kernel drops it when the holder exits,
+    /// even on SIGKILL. Held until the returned guard is dropped.
+    pub fn lock(&self) -> Result<StateLock, JournalError> {
+        use rustix::fs::{FlockOperation, Mode, OFlags};
+        fs::create_dir_all(&self.dir).map_err(|e| io(&self.dir, e))?;
+        let path = self.dir.join("lock");
+        let fd = rustix::fs::open(
+            &path,
+            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(|e| io(&path, e.into()))?;
+        match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                let pid = read_regular(&path, &path, 64)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .and_then(|s| s.trim().parse().ok());
+                return Err(JournalError::Locked { path, pid });
+            }
+            Err(e) => return Err(io(&path, e.into())),
+        }
+        let mut file = fs::File::from(fd);
+        file.set_len(0).map_err(|e| io(&path, e))?;
+        writeln!(file, "{}", std::process::id()).map_err(|e| io(&path, e))?;
+        Ok(StateLock { _file: file })
+    }
+
     /// Reopen a generation's journal for appending (rollback records).
     pub fn writer(&self, id: u32) -> Result<JournalWriter, JournalError> {
         JournalWriter::open(
@@ -305,6 +396,49 @@ impl StateDir {
             self.gens_dir().join(format!("{id:06}")).join("journal.log"),
         )
     }
+}
+
+/// The exclusive lock on a state directory; released when dropped.
+#[derive(Debug)]
+pub struct StateLock {
+    _file: fs::File,
+}
+
+/// A generation directory name: six to ten ASCII digits.
+fn parse_id(s: &str) -> Option<u32> {
+    if (6..=10).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit()) {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Seconds since the epoch as UTC, `2026-11-23 18:54:28Z`.
+pub fn format_utc(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's `civil_from_days` for days since 1970-01-01 (unsigned:
+/// the journal holds no earlier times).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
 }
 
 fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), JournalError> {
@@ -330,19 +464,25 @@ pub struct JournalWriter {
 
 impl JournalWriter {
     fn open(id: u32, path: PathBuf) -> Result<Self, JournalError> {
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| io(&path, e))?;
-        Ok(JournalWriter { id, path, file })
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            &path,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        )
+        .map_err(|e| io(&path, e.into()))?;
+        Ok(JournalWriter {
+            id,
+            path,
+            file: fs::File::from(fd),
+        })
     }
 
     /// Append one record and fsync it (one `write(2)` per line).
     pub fn append(&mut self, r: &Record) -> Result<(), JournalError> {
         let json = serde_json::to_string(r).map_err(|e| JournalError::Io {
             path: self.path.clone(),
-            source: std::io::Error::other(e),
+            error: std::io::Error::other(e),
         })?;
         let line = format!("{} {json}\n", checksum(&json));
         self.file
@@ -396,5 +536,39 @@ mod tests {
         fs::write(&p, text).unwrap();
         let e = sd.load(1).unwrap_err().to_string();
         assert!(e.contains("journal.log:2") && e.contains("checksum"), "{e}");
+    }
+
+    #[test]
+    fn utc() {
+        assert_eq!(format_utc(0), "1970-01-01 00:00:00Z");
+        // date -u -d @1795460068
+        assert_eq!(format_utc(1_795_460_068), "2026-11-23 18:54:28Z");
+        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00Z");
+        assert_eq!(format_utc(4_107_542_399), "2100-02-28 23:59:59Z");
+        // Any journal number formats without overflow.
+        assert!(format_utc(u64::MAX).ends_with('Z'));
+    }
+
+    #[test]
+    fn the_lock_is_exclusive_and_names_its_holder() {
+        let t = tempfile::tempdir().unwrap();
+        let sd = StateDir::new(t.path().join("state"));
+        let held = sd.lock().unwrap();
+        // flock locks belong to the open file description: a second open in
+        // the same process conflicts like another process would.
+        match sd.lock() {
+            Err(JournalError::Locked { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
+            other => panic!("{other:?}"),
+        }
+        drop(held);
+        sd.lock().unwrap();
+    }
+
+    #[test]
+    fn generation_ids_are_digits_only() {
+        assert_eq!(parse_id("000012"), Some(12));
+        for bad in ["+00012", "12", "00001a", "-000001", "99999999999"] {
+            assert_eq!(parse_id(bad), None, "{bad}");
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! the plan file it reads, expressed as journaled changes (created files), so
 //! rollback removes them like any other change.
 
+use crate::error::HostError;
 use crate::root::Root;
 use model::plan::{Change, CreatedKind, Phase, Target};
 
@@ -12,9 +13,51 @@ pub const UNIT_PATH: &str = "/etc/systemd/system/nettune.service";
 /// The enablement symlink.
 pub const WANTS_PATH: &str = "/etc/systemd/system/multi-user.target.wants/nettune.service";
 
-/// The unit text for `exe` applying [`PLAN_PATH`] with journal in `state_dir`.
-pub fn unit_text(exe: &str, state_dir: &str) -> String {
-    format!(
+/// Directories created for the unit when missing, parents first.
+pub const DIRS: [&str; 5] = [
+    "/etc",
+    "/etc/nettune",
+    "/etc/systemd",
+    "/etc/systemd/system",
+    "/etc/systemd/system/multi-user.target.wants",
+];
+
+/// Whether `path` of kind `what` is one that `--persist` creates: the only
+/// `created` targets a plan or journal may name.
+pub fn allowed(path: &str, what: CreatedKind) -> bool {
+    match what {
+        CreatedKind::Dir => DIRS.contains(&path),
+        CreatedKind::File => path == PLAN_PATH || path == UNIT_PATH,
+        CreatedKind::Symlink => path == WANTS_PATH,
+    }
+}
+
+/// A word for `ExecStart=`: as is when plain, else double-quoted with `\\`
+/// and `"` escaped; `%` doubled (a systemd specifier); `None` when it holds
+/// a control character (a newline would start a new unit directive).
+fn unit_word(s: &str) -> Option<String> {
+    if s.chars().any(char::is_control) {
+        return None;
+    }
+    let s = s.replace('%', "%%");
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,=:@%".contains(c))
+    {
+        return Some(s);
+    }
+    Some(format!(
+        "\"{}\"",
+        s.replace('\\', "\\\\").replace('"', "\\\"")
+    ))
+}
+
+/// The unit text for `exe` applying [`PLAN_PATH`] with journal in `state_dir`
+/// (`None` when either holds a control character).
+pub fn unit_text(exe: &str, state_dir: &str) -> Option<String> {
+    let exe = unit_word(exe)?;
+    let state_dir = unit_word(state_dir)?;
+    Some(format!(
         "# Written by `nettune apply --persist`; `nettune rollback` removes it.\n\
 [Unit]\n\
 Description=nettune: re-apply the network tuning plan at boot\n\
@@ -23,12 +66,12 @@ Wants=network-online.target\n\
 \n\
 [Service]\n\
 Type=oneshot\n\
-ExecStart={exe} apply --plan {PLAN_PATH} --state-dir {state_dir} --yes\n\
+ExecStart={exe} apply --plan {PLAN_PATH} --replan --state-dir {state_dir} --yes\n\
 RemainAfterExit=yes\n\
 \n\
 [Install]\n\
 WantedBy=multi-user.target\n"
-    )
+    ))
 }
 
 fn created(path: &str, what: CreatedKind, value: String, reason: &str) -> Change {
@@ -49,16 +92,20 @@ fn created(path: &str, what: CreatedKind, value: String, reason: &str) -> Change
 
 /// The changes that install the unit under `root`: missing directories
 /// first, then the plan, the unit and the `multi-user.target.wants` link.
-pub fn persist_changes(root: &Root, plan_json: &str, exe: &str, state_dir: &str) -> Vec<Change> {
+/// Each path is resolved inside the root; a symlinked `etc/` (or deeper
+/// directory) leading out of a fixture root is refused.
+pub fn persist_changes(
+    root: &Root,
+    plan_json: &str,
+    exe: &str,
+    state_dir: &str,
+) -> Result<Vec<Change>, HostError> {
     let mut out = Vec::new();
-    for d in [
-        "/etc",
-        "/etc/nettune",
-        "/etc/systemd",
-        "/etc/systemd/system",
-        "/etc/systemd/system/multi-user.target.wants",
-    ] {
-        if !root.dir().join(d.trim_start_matches('/')).is_dir() {
+    for p in [PLAN_PATH, UNIT_PATH, WANTS_PATH] {
+        root.resolve_confined(p, false)?;
+    }
+    for d in DIRS {
+        if !root.resolve_confined(d, true)?.is_dir() {
             out.push(created(
                 d,
                 CreatedKind::Dir,
@@ -80,7 +127,10 @@ pub fn persist_changes(root: &Root, plan_json: &str, exe: &str, state_dir: &str)
     out.push(created(
         UNIT_PATH,
         CreatedKind::File,
-        unit_text(exe, state_dir),
+        unit_text(exe, state_dir).ok_or_else(|| HostError::Refused {
+            path: state_dir.into(),
+            why: "a path with a control character cannot go into a unit file",
+        })?,
         "oneshot unit running `nettune apply --plan` at boot",
     ));
     out.push(created(
@@ -89,5 +139,5 @@ pub fn persist_changes(root: &Root, plan_json: &str, exe: &str, state_dir: &str)
         UNIT_PATH.into(),
         "enables the unit for multi-user.target",
     ));
-    out
+    Ok(out)
 }

@@ -33,7 +33,6 @@ use model::parse::softnet::parse_softnet;
 use model::parse::stat::parse_proc_stat;
 use model::Nanos;
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -85,17 +84,9 @@ impl Sampler {
     }
 
     /// Read `path` into the shared buffer; `Ok(false)` when it does not exist.
+    /// Only a regular file, at most `root::MAX_READ` bytes (see `Root::read`).
     fn load(&mut self, path: &str) -> Result<bool, HostError> {
-        self.buf.clear();
-        let real = self.root.resolve(path)?;
-        let mut f = match std::fs::File::open(&real) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(HostError::io(path, e)),
-        };
-        f.read_to_string(&mut self.buf)
-            .map_err(|e| HostError::io(path, e))?;
-        Ok(true)
+        self.root.read_into(path, &mut self.buf)
     }
 
     fn parse_opt<T>(

@@ -105,13 +105,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn note_err(&self, e: &HostError) {
-        let path = match e {
-            HostError::NotFound { path }
-            | HostError::PermissionDenied { path }
-            | HostError::Io { path, .. }
-            | HostError::Parse { path, .. }
-            | HostError::Escape { path } => path.clone(),
-        };
+        let path = e.path().map(Path::to_path_buf).unwrap_or_default();
         let full = e.to_string();
         let p = path.display().to_string();
         let msg = full
@@ -346,9 +340,10 @@ fn read_into(ctx: &Ctx<'_>, eth: &dyn EthtoolSource) -> HostSnapshot {
     let label = if root.is_live() {
         None
     } else {
-        std::fs::read_to_string(root.dir().join("LABEL"))
+        let p = root.dir().join("LABEL");
+        crate::root::read_regular(&p, &p, 64 * 1024)
             .ok()
-            .map(|s| s.trim().to_string())
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
             .filter(|s| !s.is_empty())
     };
     let source = Source {

@@ -210,7 +210,8 @@ fn live_channel_change_replans_steering_and_rolls_back() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let mut plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    // veth takes `ethtool -L rx N`: halve its RX channels, then let apply re-plan.
+    // veth takes `ethtool -L rx N`: halve its RX channels, then let apply re-plan
+    // (a plan file is applied exactly unless --replan asks for this).
     plan["changes"] = serde_json::json!([{
         "phase": "channels", "knob": "rx",
         "target": {"kind": "ethtool", "iface": "nt1", "group": "channels", "attr": "rx"},
@@ -222,7 +223,7 @@ fn live_channel_change_replans_steering_and_rolls_back() {
     let o = in_ns(
         &lab,
         &st,
-        &["apply", "--plan", pf.to_str().unwrap(), "--yes"],
+        &["apply", "--plan", pf.to_str().unwrap(), "--replan", "--yes"],
     );
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);

@@ -30,7 +30,7 @@ pub struct CliEthtool;
 fn ethtool_err(what: String, msg: String) -> HostError {
     HostError::Io {
         path: PathBuf::from(what),
-        source: std::io::Error::other(msg),
+        error: std::io::Error::other(msg),
     }
 }
 
@@ -121,18 +121,35 @@ impl FixtureEthtool {
         FixtureEthtool { root }
     }
 
-    fn path(&self, iface: &str) -> PathBuf {
-        self.root
-            .dir()
-            .join("ethtool")
-            .join(format!("{iface}.json"))
+    /// The file as named in messages, and where it really is: resolved
+    /// inside the root (`iface` is checked, so it is one file name).
+    fn path(&self, iface: &str) -> Result<(PathBuf, PathBuf), HostError> {
+        super::targets::check_iface(iface)?;
+        let shown = format!("/ethtool/{iface}.json");
+        let real = self.root.resolve_confined(&shown, true)?;
+        Ok((
+            self.root
+                .dir()
+                .join("ethtool")
+                .join(format!("{iface}.json")),
+            real,
+        ))
+    }
+
+    fn read(&self, iface: &str) -> Result<(PathBuf, PathBuf, String), HostError> {
+        let (p, real) = self.path(iface)?;
+        let bytes = crate::root::read_regular(&real, &p, crate::root::MAX_READ)?;
+        let text = String::from_utf8(bytes).map_err(|_| HostError::Io {
+            path: p.clone(),
+            error: std::io::Error::other("not UTF-8"),
+        })?;
+        Ok((p, real, text))
     }
 }
 
 impl Ethtool for FixtureEthtool {
     fn get(&self, iface: &str, group: EthtoolGroup, attr: &str) -> Result<Option<u64>, HostError> {
-        let p = self.path(iface);
-        let text = std::fs::read_to_string(&p).map_err(|e| HostError::io(&p, e))?;
+        let (_, _, text) = self.read(iface)?;
         Ok(json_span(&text, &[group.name(), "value", attr])
             .and_then(|(a, b)| text[a..b].trim().parse().ok()))
     }
@@ -144,8 +161,7 @@ impl Ethtool for FixtureEthtool {
         attr: &str,
         value: u64,
     ) -> Result<(), HostError> {
-        let p = self.path(iface);
-        let text = std::fs::read_to_string(&p).map_err(|e| HostError::io(&p, e))?;
+        let (p, real, text) = self.read(iface)?;
         let Some((a, b)) = json_span(&text, &[group.name(), "value", attr]) else {
             return Err(HostError::NotFound {
                 path: PathBuf::from(format!("ethtool/{iface}.json: {}.{attr}", group.name())),
@@ -158,12 +174,7 @@ impl Ethtool for FixtureEthtool {
             ));
         }
         let new = format!("{}{value}{}", &text[..a], &text[b..]);
-        let real = self.root.resolve(format!("/ethtool/{iface}.json"))?;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .truncate(true)
-            .open(&real)
-            .map_err(|e| HostError::io(&p, e))?;
+        let mut f = crate::root::open_for_write(&real, &p, true)?;
         std::io::Write::write_all(&mut f, new.as_bytes()).map_err(|e| HostError::io(&p, e))
     }
 }

@@ -1,6 +1,6 @@
-//! `nettune apply (--profile P | --plan FILE) [--root DIR] [--state-dir DIR]
-//! [--dry-run] [--yes] [--force] [--persist]`: apply a plan through the
-//! rollback journal.
+//! `nettune apply (--profile P | --plan FILE [--replan]) [--root DIR]
+//! [--state-dir DIR] [--dry-run] [--yes] [--force] [--persist]`: apply a plan
+//! through the rollback journal.
 
 use super::plan::{backends, knobs, make_plan, read_extras, read_plan, JournalArgs, PlanFlags};
 use host::apply::{ApplyOptions, Outcome};
@@ -17,9 +17,13 @@ Examples:
   # Apply, journaling every original value (asks for confirmation on a terminal)
   nettune apply --profile throughput
 
-  # Apply a reviewed plan (refused if it was made for another host, unless --force)
+  # Apply a reviewed plan exactly as written (refused if it was made for another
+  # host, unless --force). If it raises channels, IRQs renumber and the rest of the
+  # plan is stale: apply stops after the channel change and says so; plan again, or
   nettune plan --profile latency --json > plan.json
   nettune apply --plan plan.json --yes
+  # ... re-plan the later phases from the plan's profile after a channel change
+  nettune apply --plan plan.json --replan --yes
 
   # Re-apply at boot: installs /etc/systemd/system/nettune.service and /etc/nettune/plan.json
   nettune apply --profile throughput --persist --yes
@@ -29,6 +33,8 @@ Examples:
 
 Then: `nettune verify` (drift), `nettune history`, `nettune rollback` (undo).
 The journal lives in --state-dir (default /var/lib/nettune, under --root when given).
+An apply or rollback locks the state directory; a second one fails at once and names
+the pid holding the lock.
 Module parameters (InterruptThrottleRate) are written as modprobe.d snippets in
 STATE/modprobe.d for you to review; they are never loaded by nettune.";
 
@@ -40,9 +46,13 @@ pub struct Args {
     /// Profile to plan and apply: latency, throughput, balanced or a TOML file.
     #[arg(long, short)]
     pub profile: Option<String>,
-    /// A plan file from `nettune plan --json`.
+    /// A plan file from `nettune plan --json`, applied exactly as written.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
+    /// With --plan: after a channel change, re-plan the later phases from the
+    /// plan's profile instead of stopping (e.g. `apply --plan plan.json --replan`).
+    #[arg(long, requires = "plan")]
+    pub replan: bool,
     /// `--root` and `--state-dir`.
     #[command(flatten)]
     pub journal: JournalArgs,
@@ -73,6 +83,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (Some(p), _) => make_plan(&root, p, &args.flags)?,
         (None, Some(f)) => {
             let plan = read_plan(f)?;
+            if let Some(c) = plan
+                .changes
+                .iter()
+                .find(|c| matches!(c.target, model::plan::Target::Created { .. }))
+            {
+                anyhow::bail!(
+                    "{}: names a created file ({}); only `apply --persist` creates files",
+                    f.display(),
+                    c.target.describe()
+                );
+            }
             let snap = host::read_snapshot(&root);
             let fp = snap.fingerprint();
             if plan.fingerprint != fp && !args.force {
@@ -106,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &json,
             &exe,
             &live_state,
-        ));
+        )?);
     }
     if to_apply.changes.is_empty() {
         println!(
@@ -173,19 +194,46 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map_err(|e| e.to_string())
     };
     let _ = snap;
+    // A plan file is applied exactly as reviewed: re-planning after a channel
+    // change only for --profile, or when asked with --replan.
+    let replan: Option<host::apply::Replan<'_>> = if args.plan.is_none() || args.replan {
+        Some(Box::new(replan))
+    } else {
+        None
+    };
     let report = host::apply::apply(
         &k,
         &state,
         &to_apply,
         ApplyOptions {
             pause_after_writes: pause,
-            replan: Some(Box::new(replan)),
+            replan,
             force: args.force,
         },
     )?;
+    let stopped = report.stopped.as_ref().map(|s| {
+        format!(
+            "stopped after the channel change ({}): the remaining {} change(s) of {} were planned for the old queues and IRQ numbers and were not applied. Make a new plan now (`nettune plan --profile {}{} --json`) and apply it, or apply the file with --replan to re-plan them after the channel change",
+            s.after,
+            s.remaining,
+            args.plan.as_deref().map_or_else(|| "the plan".into(), |p| p.display().to_string()),
+            shell_word(&plan.profile),
+            if args.journal.root.as_os_str() == "/" {
+                String::new()
+            } else {
+                format!(" --root {}", shell_word(&args.journal.root.to_string_lossy()))
+            }
+        )
+    });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(match stopped {
+            Some(m) => {
+                eprintln!("nettune: {m}");
+                ExitCode::FAILURE
+            }
+            None => ExitCode::SUCCESS,
+        });
     }
     let mut n_applied = 0;
     let mut n_unch = 0;
@@ -207,15 +255,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("             note: {n}");
         }
     }
+    let mut undo = format!("nettune rollback {}", report.generation);
+    if args.journal.root.as_os_str() != "/" {
+        undo.push_str(" --root ");
+        undo.push_str(&shell_word(&args.journal.root.to_string_lossy()));
+    }
+    if let Some(d) = &args.journal.state_dir {
+        undo.push_str(" --state-dir ");
+        undo.push_str(&shell_word(&d.to_string_lossy()));
+    }
     println!(
-        "\nGeneration {}: {n_applied} applied, {n_unch} unchangeable. Undo with `nettune rollback {}`{}.",
+        "\nGeneration {}: {n_applied} applied, {n_unch} unchangeable. Undo with `{undo}`.",
         report.generation,
-        report.generation,
-        if args.journal.root.as_os_str() == "/" {
-            String::new()
-        } else {
-            format!(" --root {}", args.journal.root.display())
-        }
     );
     if to_apply
         .changes
@@ -227,5 +278,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             state.path().join("modprobe.d").display()
         );
     }
+    if let Some(m) = stopped {
+        eprintln!("nettune: {m}");
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `s` as one POSIX shell word: as is when it needs no quoting, else in
+/// single quotes (a `'` inside becomes `'\''`).
+pub(crate) fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,=:@%".contains(c))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
 }

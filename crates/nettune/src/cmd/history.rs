@@ -2,7 +2,8 @@
 //! rollbacks recorded in the journal.
 
 use super::plan::JournalArgs;
-use host::journal::Record;
+use super::verify::printable;
+use host::journal::{format_utc, Record};
 use serde::Serialize;
 use std::process::ExitCode;
 
@@ -11,8 +12,10 @@ Examples:
   nettune history
   nettune history --json
 
-Each generation is one apply: when, which profile, how many knobs it wrote, how it
-ended (applied, failed, incomplete = crashed mid-apply) and when it was rolled back.";
+Each generation is one apply: when (UTC), which profile, how many knobs it wrote, how
+it ended (applied; stopped = stopped after a channel change, what it wrote is in force;
+failed; incomplete = crashed mid-apply) and when it was rolled back (forced = closed by
+`rollback --force` with knobs it could not restore).";
 
 /// Flags of `nettune history`.
 #[derive(Debug, clap::Args)]
@@ -21,7 +24,9 @@ pub struct Args {
     /// `--root` and `--state-dir`.
     #[command(flatten)]
     pub journal: JournalArgs,
-    /// Print JSON: an array of {generation, applied_at, profile, writes, status, rolled_back_at}.
+    /// Print JSON: an array of {generation, applied_at, applied_at_utc, profile, writes,
+    /// status, rolled_back_at, rolled_back_at_utc, unrestored}; times in Unix seconds
+    /// and as UTC text.
     #[arg(long)]
     pub json: bool,
 }
@@ -30,10 +35,15 @@ pub struct Args {
 struct Entry {
     generation: u32,
     applied_at: u64,
+    applied_at_utc: String,
     profile: String,
     writes: usize,
     status: String,
     rolled_back_at: Option<u64>,
+    rolled_back_at_utc: Option<String>,
+    /// Knobs `rollback --force` could not restore.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unrestored: Vec<String>,
 }
 
 /// Run `nettune history`.
@@ -45,9 +55,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .begin()
             .map(|(a, p)| (a, p.to_string()))
             .unwrap_or_default();
+        let (rolled_back_at, unrestored) = g
+            .records
+            .iter()
+            .find_map(|r| match r {
+                Record::RolledBack { at, unrestored } => Some((Some(*at), unrestored.clone())),
+                _ => None,
+            })
+            .unwrap_or_default();
         out.push(Entry {
             generation: g.id,
             applied_at: at,
+            applied_at_utc: format_utc(at),
             profile,
             writes: g
                 .records
@@ -55,10 +74,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .filter(|r| matches!(r, Record::Before { .. }))
                 .count(),
             status: g.ended().unwrap_or("incomplete").to_string(),
-            rolled_back_at: g.records.iter().find_map(|r| match r {
-                Record::RolledBack { at } => Some(*at),
-                _ => None,
-            }),
+            rolled_back_at,
+            rolled_back_at_utc: rolled_back_at.map(format_utc),
+            unrestored,
         });
     }
     if args.json {
@@ -69,16 +87,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("No applies recorded in {}.", state.path().display());
         return Ok(ExitCode::SUCCESS);
     }
-    println!("GEN  APPLIED (unix)  PROFILE       WRITES  STATUS      ROLLED BACK (unix)");
+    println!("GEN   APPLIED (UTC)         PROFILE        WRITES  STATUS       ROLLED BACK (UTC)");
     for e in &out {
+        let rolled = match (&e.rolled_back_at_utc, e.unrestored.len()) {
+            (None, _) => "-".to_string(),
+            (Some(t), 0) => t.clone(),
+            (Some(t), n) => format!("{t} (forced, {n} not restored)"),
+        };
         println!(
-            "{:<4} {:<15} {:<13} {:<7} {:<11} {}",
+            "{:<5} {:<20}  {:<13}  {:<6}  {:<11}  {}",
             e.generation,
-            e.applied_at,
-            e.profile,
+            e.applied_at_utc,
+            printable(&e.profile),
             e.writes,
             e.status,
-            e.rolled_back_at.map_or("-".to_string(), |t| t.to_string())
+            rolled
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -235,7 +235,7 @@ impl JournalArgs {
         let state = StateDir::new(host::apply::default_state_dir(
             &root,
             self.state_dir.as_deref(),
-        ));
+        )?);
         Ok((root, state))
     }
 }

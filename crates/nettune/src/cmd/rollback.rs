@@ -1,5 +1,5 @@
-//! `nettune rollback [ID] [--root DIR] [--state-dir DIR]`: restore original
-//! values from the journal, newest generation first.
+//! `nettune rollback [ID] [--root DIR] [--state-dir DIR] [--force]`: restore
+//! original values from the journal, newest generation first.
 
 use super::plan::{backends, knobs, JournalArgs};
 use std::process::ExitCode;
@@ -15,8 +15,16 @@ Examples:
   # After a crash in the middle of an apply: the journal is the truth
   nettune rollback
 
+  # A knob is gone for good (NIC removed, IRQ renumbered): restore the rest and
+  # close the generation anyway, listing what could not be restored
+  nettune rollback --force
+
 Rolling back twice is harmless: generations already rolled back are skipped.
-A corrupt journal is refused before anything is touched.";
+Every knob that can be restored is; without --force a generation with knobs that
+could not be restored stays in force (exit 1, each knob named).
+A corrupt or edited journal (a target outside the kernel's knobs or the root) is
+refused before anything is touched. The state directory is locked while a
+rollback runs; a concurrent apply or rollback fails at once, naming the pid.";
 
 /// Flags of `nettune rollback`.
 #[derive(Debug, clap::Args)]
@@ -27,6 +35,10 @@ pub struct Args {
     /// `--root` and `--state-dir`.
     #[command(flatten)]
     pub journal: JournalArgs,
+    /// Close the generation even when some knobs cannot be restored (they are
+    /// listed), e.g. `nettune rollback --force` after a NIC was removed.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Run `nettune rollback`.
@@ -34,7 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (root, state) = args.journal.open()?;
     let (eth, svc) = backends(&root);
     let k = knobs(&root, &state, eth.as_ref(), svc.as_ref());
-    let rep = host::apply::rollback(&k, &state, args.id)?;
+    let rep = host::apply::rollback(&k, &state, args.id, args.force)?;
     if rep.rolled_back.is_empty() {
         println!(
             "Nothing to roll back (no active generation in {}).",
@@ -47,6 +59,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ids.join(", "),
             rep.restored
         );
+    }
+    if !rep.unrestored.is_empty() {
+        println!(
+            "Closed with --force; {} knob(s) not restored:",
+            rep.unrestored.len()
+        );
+        for u in &rep.unrestored {
+            println!("  generation {}: {u}", u.generation);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

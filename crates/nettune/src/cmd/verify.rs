@@ -40,11 +40,7 @@ struct Report {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (root, state) = args.journal.open()?;
     let gens = state.load_all()?;
-    let Some(g) = gens
-        .iter()
-        .rev()
-        .find(|g| g.active() && g.ended() == Some("applied"))
-    else {
+    let Some(g) = gens.iter().rev().find(|g| g.active() && g.finished()) else {
         anyhow::bail!(
             "no applied plan in force in {} (see `nettune history`)",
             state.path().display()
@@ -81,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!(
             "Generation {} (profile {}): {} knob(s), {} drifted",
             rep.generation,
-            rep.profile,
+            printable(&rep.profile),
             rep.items.len(),
             drift
         );
@@ -95,15 +91,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             match i.status {
                 DriftStatus::Drift => println!(
                     "  {st:<12} {}: now {}, intended {}",
-                    i.target,
-                    i.current.as_deref().unwrap_or("-"),
-                    i.intended
+                    printable(&i.target),
+                    printable(i.current.as_deref().unwrap_or("-")),
+                    printable(&i.intended)
                 ),
-                _ => println!("  {st:<12} {} = {}", i.target, i.intended),
+                _ => println!(
+                    "  {st:<12} {} = {}",
+                    printable(&i.target),
+                    printable(&i.intended)
+                ),
             }
         }
         for f in &rep.foreign_writers {
-            println!("  foreign writer: {f}");
+            println!("  foreign writer: {}", printable(f));
         }
     }
     Ok(if drift > 0 {
@@ -111,4 +111,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Text from knob files and journals made safe for a terminal: control
+/// characters (ESC, BEL, CR, newlines, C1) and bidirectional overrides are
+/// shown escaped (`\x1b`, `\u{202e}`) instead of being sent raw.
+pub(crate) fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !bad(c) {
+            out.push(c);
+        } else if u32::from(c) < 0x80 {
+            out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn control_bytes_are_escaped() {
+        assert_eq!(printable("00000000,000001fe"), "00000000,000001fe");
+        assert_eq!(printable("\x1b[2Jx\x07\n"), "\\x1b[2Jx\\x07\\x0a");
+        assert_eq!(printable("a\u{202e}b\u{85}"), "a\\u{202e}b\\u{85}");
+    }
 }

@@ -1,0 +1,432 @@
+//! Confinement of apply, rollback and persist to the root, and reads that
+//! cannot block or stream: the library-level checks behind issue 7's
+//! defects 1 and 8 (the CLI-level tests are in `nettune/tests/security_apply.rs`).
+
+#![allow(clippy::unwrap_used)]
+
+use model::plan::{Change, CreatedKind, NetnsScope, Phase, Plan, PlanOptions, Target, ValueFormat};
+use nettune_host::apply::{
+    self, ApplyError, ApplyOptions, FixtureEthtool, Knobs, NoServices, RollbackError,
+};
+use nettune_host::journal::StateDir;
+use nettune_host::{HostError, Root};
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+struct Fx {
+    t: tempfile::TempDir,
+    root: Root,
+}
+
+impl Fx {
+    fn dir(&self) -> &Path {
+        self.root.dir()
+    }
+    fn outside(&self) -> PathBuf {
+        self.t.path().join("outside")
+    }
+    fn state(&self) -> StateDir {
+        StateDir::new(self.t.path().join("state"))
+    }
+}
+
+/// `T/root` with one sysctl and an ethtool file, and `T/outside/` beside it.
+fn fixture() -> Fx {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path().join("root");
+    fs::create_dir_all(r.join("proc/sys/net/core")).unwrap();
+    fs::create_dir_all(r.join("ethtool")).unwrap();
+    fs::create_dir_all(t.path().join("outside")).unwrap();
+    fs::write(r.join("proc/sys/net/core/rmem_max"), "212992\n").unwrap();
+    fs::write(
+        r.join("ethtool/eth0.json"),
+        "{\"rings\": {\"status\": \"ok\", \"value\": {\"rx\": 512}}}\n",
+    )
+    .unwrap();
+    Fx {
+        root: Root::new(&r),
+        t,
+    }
+}
+
+fn knobs<'a>(fx: &'a Fx, eth: &'a FixtureEthtool) -> Knobs<'a> {
+    Knobs {
+        root: &fx.root,
+        ethtool: eth,
+        services: &NoServices,
+        snippet_dir: fx.t.path().join("state/modprobe.d"),
+    }
+}
+
+fn plan(changes: Vec<Change>) -> Plan {
+    Plan {
+        schema_version: 1,
+        profile: "t".into(),
+        profile_toml: None,
+        fingerprint: "f".into(),
+        hostname: None,
+        options: PlanOptions::default(),
+        scope: NetnsScope::Init,
+        changes,
+        notes: vec![],
+    }
+}
+
+fn change(target: Target, after: &str) -> Change {
+    Change {
+        phase: Phase::Sysctls,
+        knob: "k".into(),
+        target,
+        before: None,
+        after: after.into(),
+        rule: "t".into(),
+        reason: "t".into(),
+        source: "t".into(),
+    }
+}
+
+fn created(path: &str, what: CreatedKind) -> Target {
+    Target::Created {
+        path: path.into(),
+        what,
+    }
+}
+
+fn outside_entries(fx: &Fx) -> Vec<PathBuf> {
+    fs::read_dir(fx.outside())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+#[test]
+fn apply_refuses_every_target_that_leaves_the_root_and_writes_nothing() {
+    let fx = fixture();
+    let eth = FixtureEthtool::new(fx.root.clone());
+    let k = knobs(&fx, &eth);
+    let bad = [
+        created("/../outside/x", CreatedKind::File),
+        created("/etc/../../outside/x", CreatedKind::File),
+        created("/etc/shadow", CreatedKind::File),
+        Target::File {
+            path: "/proc/sys/../../../outside/x".into(),
+            format: ValueFormat::Text,
+        },
+        Target::File {
+            path: "/etc/passwd".into(),
+            format: ValueFormat::Text,
+        },
+        Target::ModuleParam {
+            module: "../../outside/x".into(),
+            param: "p".into(),
+        },
+        Target::ModuleParam {
+            module: "e1000e".into(),
+            param: "a/../../../../outside/y".into(),
+        },
+        Target::Ethtool {
+            iface: "../../outside/eth0".into(),
+            group: model::plan::EthtoolGroup::Rings,
+            attr: "rx".into(),
+        },
+        Target::Service {
+            name: "sshd".into(),
+        },
+    ];
+    for t in bad {
+        let e = apply::apply(
+            &k,
+            &fx.state(),
+            &plan(vec![change(t.clone(), "1")]),
+            ApplyOptions::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(e, ApplyError::Refused { .. }), "{t:?}: {e}");
+        assert!(outside_entries(&fx).is_empty(), "{t:?}");
+        // Knobs refuses on its own too (a re-planned change, a library caller).
+        assert!(k.write(&t, "1").is_err(), "{t:?}");
+        assert!(k.restore(&t, None).is_err(), "{t:?}");
+        assert!(k.read_raw(&t).is_err(), "{t:?}");
+    }
+    assert!(
+        !fx.t.path().join("state/generations").exists(),
+        "no generation was started"
+    );
+}
+
+#[test]
+fn a_module_parameter_value_cannot_add_lines_to_the_snippet() {
+    let fx = fixture();
+    let eth = FixtureEthtool::new(fx.root.clone());
+    let k = knobs(&fx, &eth);
+    let t = Target::ModuleParam {
+        module: "e1000e".into(),
+        param: "InterruptThrottleRate".into(),
+    };
+    let e = apply::apply(
+        &k,
+        &fx.state(),
+        &plan(vec![change(t.clone(), "3\ninstall e1000e /bin/sh -c id")]),
+        ApplyOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, ApplyError::Refused { .. }), "{e}");
+    apply::apply(
+        &k,
+        &fx.state(),
+        &plan(vec![change(t, "1,1,1,1")]),
+        ApplyOptions::default(),
+    )
+    .unwrap();
+    let snip = fs::read_to_string(
+        fx.t.path()
+            .join("state/modprobe.d/nettune-e1000e-InterruptThrottleRate.conf"),
+    )
+    .unwrap();
+    assert!(
+        snip.ends_with("options e1000e InterruptThrottleRate=1,1,1,1\n"),
+        "{snip}"
+    );
+}
+
+#[test]
+fn resolve_confined_refuses_links_that_leave_a_fixture_root() {
+    let fx = fixture();
+    let r = fx.dir();
+    symlink(fx.outside(), r.join("abs")).unwrap();
+    symlink("../../outside", r.join("proc/up")).unwrap();
+    symlink("sys", r.join("loop1")).unwrap();
+    fs::remove_dir_all(r.join("ethtool")).unwrap();
+    symlink("loop2", r.join("loopa")).unwrap();
+    symlink("loopa", r.join("loop2")).unwrap();
+    symlink("proc/sys", r.join("rel")).unwrap();
+    for (p, want) in [
+        (
+            "/abs/x",
+            "escapes the root directory through the symlink /abs ->",
+        ),
+        (
+            "/proc/up/x",
+            "escapes the root directory through the symlink /proc/up -> ../../outside",
+        ),
+        ("/loopa/x", "too many levels of symbolic links"),
+        ("/proc/../x", "holds `..`"),
+        ("relative/x", "not an absolute path"),
+    ] {
+        let e = fx.root.resolve_confined(p, true).unwrap_err();
+        assert!(e.to_string().contains(want), "{p}: {e}");
+        assert!(e.to_string().starts_with(p), "names the path: {e}");
+    }
+    // Relative links that stay inside are followed.
+    assert_eq!(
+        fx.root
+            .resolve_confined("/rel/net/core/rmem_max", true)
+            .unwrap(),
+        r.join("proc/sys/net/core/rmem_max")
+    );
+    // Without follow_last the link itself is the result (to remove it).
+    assert_eq!(
+        fx.root.resolve_confined("/abs", false).unwrap(),
+        r.join("abs")
+    );
+    // Reads map absolute links inside the root (fixtures hold such links) and
+    // name a loop as a loop.
+    assert!(fx.root.resolve("/abs/x").unwrap().starts_with(r));
+    assert!(matches!(
+        fx.root.read("/loopa/x"),
+        Err(HostError::SymlinkLoop { .. })
+    ));
+}
+
+#[test]
+fn writes_do_not_follow_a_symlink_or_open_a_fifo_in_place_of_a_knob() {
+    let fx = fixture();
+    let r = fx.dir();
+    let victim = fx.outside().join("victim");
+    fs::write(&victim, "keep\n").unwrap();
+    let knob = r.join("proc/sys/net/core/wmem_max");
+    symlink(&victim, &knob).unwrap();
+    let e = fx
+        .root
+        .write("/proc/sys/net/core/wmem_max", "1")
+        .unwrap_err();
+    assert!(e.to_string().contains("escapes the root"), "{e}");
+    fs::remove_file(&knob).unwrap();
+    symlink("../../../../outside/victim", &knob).unwrap();
+    assert!(fx.root.write("/proc/sys/net/core/wmem_max", "1").is_err());
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
+    fs::remove_file(&knob).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &knob,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let e = fx
+        .root
+        .write("/proc/sys/net/core/wmem_max", "1")
+        .unwrap_err();
+    assert!(
+        matches!(e, HostError::NotRegular { kind: "FIFO", .. }),
+        "{e}"
+    );
+    let e = fx.root.read("/proc/sys/net/core/wmem_max").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/proc/sys/net/core/wmem_max: not a regular file (FIFO); not read"
+    );
+}
+
+#[test]
+fn reads_refuse_devices_directories_and_files_over_the_cap() {
+    let live = Root::live();
+    let e = live.read("/dev/zero").unwrap_err();
+    assert!(
+        matches!(
+            e,
+            HostError::NotRegular {
+                kind: "character device",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let fx = fixture();
+    let e = fx.root.read("/proc/sys/net").unwrap_err();
+    assert!(
+        matches!(
+            e,
+            HostError::NotRegular {
+                kind: "directory",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let big = fx.dir().join("proc/interrupts");
+    fs::File::create(&big)
+        .unwrap()
+        .set_len(nettune_host::root::MAX_READ + 1)
+        .unwrap();
+    let e = fx.root.read("/proc/interrupts").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/proc/interrupts: larger than 16777216 bytes; not read"
+    );
+    let mut buf = String::from("stale");
+    assert!(fx.root.read_into("/proc/interrupts", &mut buf).is_err());
+    assert!(buf.is_empty());
+    fs::File::create(&big)
+        .unwrap()
+        .set_len(nettune_host::root::MAX_READ)
+        .unwrap();
+    assert_eq!(
+        fx.root.read("/proc/interrupts").unwrap().len() as u64,
+        nettune_host::root::MAX_READ
+    );
+    assert!(!fx.root.read_into("/proc/nope", &mut buf).unwrap());
+}
+
+#[test]
+fn persist_is_refused_when_etc_leads_out_of_the_root() {
+    let fx = fixture();
+    symlink(fx.outside(), fx.dir().join("etc")).unwrap();
+    let e = nettune_host::persist::persist_changes(
+        &fx.root,
+        "{}",
+        "/usr/bin/nettune",
+        "/var/lib/nettune",
+    )
+    .unwrap_err();
+    assert!(matches!(e, HostError::LinkEscape { .. }), "{e}");
+    fs::remove_file(fx.dir().join("etc")).unwrap();
+    fs::create_dir_all(fx.dir().join("etc/systemd")).unwrap();
+    symlink("/", fx.dir().join("etc/systemd/system")).unwrap();
+    assert!(nettune_host::persist::persist_changes(&fx.root, "{}", "/x", "/y").is_err());
+    fs::remove_file(fx.dir().join("etc/systemd/system")).unwrap();
+    let ch = nettune_host::persist::persist_changes(&fx.root, "{}", "/opt/my tools/nettune", "/s")
+        .unwrap();
+    let unit = ch
+        .iter()
+        .find(|c| matches!(&c.target, Target::Created { path, .. } if path == nettune_host::persist::UNIT_PATH))
+        .unwrap();
+    assert!(
+        unit.after.contains(
+            "ExecStart=\"/opt/my tools/nettune\" apply --plan /etc/nettune/plan.json --replan"
+        ),
+        "{}",
+        unit.after
+    );
+    assert!(
+        nettune_host::persist::persist_changes(&fx.root, "{}", "/x", "/s\nExecStartPre=/evil")
+            .is_err()
+    );
+}
+
+#[test]
+fn default_state_dir_is_resolved_inside_the_root() {
+    let fx = fixture();
+    assert_eq!(
+        apply::default_state_dir(&fx.root, None).unwrap(),
+        fx.dir().join("var/lib/nettune")
+    );
+    symlink(fx.outside(), fx.dir().join("var")).unwrap();
+    assert!(apply::default_state_dir(&fx.root, None).is_err());
+    // --state-dir is the user's own and taken as given.
+    assert_eq!(
+        apply::default_state_dir(&fx.root, Some(Path::new("/given"))).unwrap(),
+        PathBuf::from("/given")
+    );
+}
+
+#[test]
+fn rollback_refuses_an_edited_journal_before_touching_anything() {
+    let fx = fixture();
+    let eth = FixtureEthtool::new(fx.root.clone());
+    let k = knobs(&fx, &eth);
+    let state = fx.state();
+    let sysctl = Target::File {
+        path: "/proc/sys/net/core/rmem_max".into(),
+        format: ValueFormat::Text,
+    };
+    apply::apply(
+        &k,
+        &state,
+        &plan(vec![change(sysctl, "4194304")]),
+        ApplyOptions::default(),
+    )
+    .unwrap();
+    let mut w = state.writer(1).unwrap();
+    w.append(&nettune_host::journal::Record::Before {
+        seq: 7,
+        target: created("/../outside/victim", CreatedKind::File),
+        knob: "x".into(),
+        original: None,
+        intended: "x".into(),
+    })
+    .unwrap();
+    drop(w);
+    fs::write(fx.outside().join("victim"), "keep\n").unwrap();
+    let e = apply::rollback(&k, &state, None, true).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            RollbackError::Refused {
+                generation: 1,
+                seq: 7,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("/../outside/victim"), "{e}");
+    assert!(fx.outside().join("victim").exists());
+    assert_eq!(
+        fs::read_to_string(fx.dir().join("proc/sys/net/core/rmem_max")).unwrap(),
+        "4194304\n",
+        "nothing restored from a refused journal"
+    );
+}
