@@ -1,5 +1,6 @@
 //! Errors of OS access, each naming the path or facility involved.
 
+use rustix::io::Errno;
 use std::io;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -110,19 +111,27 @@ impl HostError {
         match e.kind() {
             io::ErrorKind::NotFound => HostError::NotFound { path },
             io::ErrorKind::PermissionDenied => HostError::PermissionDenied { path },
-            _ if e.raw_os_error() == Some(40) => HostError::SymlinkLoop { path },
+            _ if e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => {
+                HostError::SymlinkLoop { path }
+            }
             _ => HostError::Io { path, error: e },
         }
     }
 
-    /// The raw errno, when the error came from the OS.
-    pub fn raw_os_error(&self) -> Option<i32> {
+    /// The errno, when the error came from the OS (`EPERM` for any
+    /// permission error, `ENOENT` for an absent file).
+    pub fn errno(&self) -> Option<Errno> {
         match self {
-            HostError::Io { error, .. } => error.raw_os_error(),
-            HostError::PermissionDenied { .. } => Some(1),
-            HostError::NotFound { .. } => Some(2),
+            HostError::Io { error, .. } => error.raw_os_error().map(Errno::from_raw_os_error),
+            HostError::PermissionDenied { .. } => Some(Errno::PERM),
+            HostError::NotFound { .. } => Some(Errno::NOENT),
             _ => None,
         }
+    }
+
+    /// [`HostError::errno`] as a number.
+    pub fn raw_os_error(&self) -> Option<i32> {
+        self.errno().map(Errno::raw_os_error)
     }
 
     /// Whether the error says the file is absent.
