@@ -34,13 +34,36 @@ use thiserror::Error;
 /// well under 1 MiB).
 pub const MAX_JOURNAL: u64 = 16 << 20;
 
-/// `End` status of an apply that wrote its whole plan.
-pub const APPLIED: &str = "applied";
-/// `End` status of an apply that stopped after a channel change (the rest of
-/// its plan was stale); what it wrote is in force.
-pub const STOPPED: &str = "stopped";
-/// `End` status of an apply that failed (and was rolled back, or not).
-pub const FAILED: &str = "failed";
+/// How an apply ended, as its `end` record says (`"applied"`, `"stopped"`,
+/// `"failed"` in the journal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndStatus {
+    /// It wrote its whole plan.
+    Applied,
+    /// It stopped after a channel change (the rest of its plan was stale);
+    /// what it wrote is in force.
+    Stopped,
+    /// It failed (and was rolled back, or not).
+    Failed,
+}
+
+impl EndStatus {
+    /// The name as in the journal and `history --json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndStatus::Applied => "applied",
+            EndStatus::Stopped => "stopped",
+            EndStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for EndStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// A journal problem, naming the file.
 #[derive(Debug, Error)]
@@ -150,8 +173,8 @@ pub enum Record {
     },
     /// The apply ended.
     End {
-        /// `applied` or `failed`.
-        status: String,
+        /// How it ended.
+        status: EndStatus,
         /// Unix time, seconds.
         at: u64,
         /// Error message when failed.
@@ -201,10 +224,10 @@ pub struct Generation {
 }
 
 impl Generation {
-    /// Whether an `End` record exists.
-    pub fn ended(&self) -> Option<&str> {
+    /// How the apply ended; `None` while it runs or after a crash.
+    pub fn ended(&self) -> Option<EndStatus> {
         self.records.iter().find_map(|r| match r {
-            Record::End { status, .. } => Some(status.as_str()),
+            Record::End { status, .. } => Some(*status),
             _ => None,
         })
     }
@@ -212,7 +235,7 @@ impl Generation {
     /// Whether the apply finished consistently: it wrote its whole plan
     /// (`applied`) or stopped on purpose after a channel change (`stopped`).
     pub fn finished(&self) -> bool {
-        matches!(self.ended(), Some(APPLIED) | Some(STOPPED))
+        matches!(self.ended(), Some(EndStatus::Applied | EndStatus::Stopped))
     }
 
     /// Whether it was rolled back.

@@ -2,9 +2,10 @@
 //! [--state-dir DIR] [--dry-run] [--yes] [--force] [--persist]`: apply a plan
 //! through the rollback journal.
 
-use super::plan::{backends, knobs, make_plan, read_extras, read_plan, JournalArgs, PlanFlags};
-use host::apply::{ApplyOptions, Outcome};
-use model::plan::Phase;
+use super::plan::{make_plan, read_extras, read_plan, JournalArgs, PlanFlags};
+use host::apply::{ApplyOptions, Knobs, Outcome, Progress};
+use host::Root;
+use model::plan::{Change, Phase, Plan};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -167,50 +168,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     }
-    let (eth, svc) = backends(&root);
-    let k = knobs(&root, &state, eth.as_ref(), svc.as_ref());
+    let k = Knobs::open(&root, &state);
     let pause = std::env::var("NETTUNE_TEST_PAUSE_AFTER_WRITES")
         .ok()
         .and_then(|v| v.parse().ok());
-    let profile_name = plan.profile.clone();
-    let profile_toml = plan.profile_toml.clone();
-    let opts_for_replan = plan.options.clone();
-    let root_for_replan = root.clone();
-    let replan = move || -> Result<Vec<model::plan::Change>, String> {
-        let profile = match &profile_toml {
-            Some(t) => tune::profile::parse_user(t, &profile_name),
-            None => tune::profile::load(&profile_name),
-        }
-        .map_err(|e| e.to_string())?;
-        let snap = host::read_snapshot(&root_for_replan);
-        let extras = read_extras(&root_for_replan, &snap);
-        tune::plan(&snap, &extras, &profile, &opts_for_replan)
-            .map(|p| {
-                p.changes
-                    .into_iter()
-                    .filter(|c| c.phase > Phase::Channels)
-                    .collect()
-            })
-            .map_err(|e| e.to_string())
-    };
     let _ = snap;
     // A plan file is applied exactly as reviewed: re-planning after a channel
     // change only for --profile, or when asked with --replan.
-    let replan: Option<host::apply::Replan<'_>> = if args.plan.is_none() || args.replan {
-        Some(Box::new(replan))
-    } else {
-        None
+    let replan = args.plan.is_none() || args.replan;
+    let opts = ApplyOptions {
+        pause_after_writes: pause,
+        force: args.force,
     };
-    let report = host::apply::apply(
-        &k,
-        &state,
-        &to_apply,
-        ApplyOptions {
-            pause_after_writes: pause,
-            replan,
-            force: args.force,
+    let report = match host::apply::begin(&k, &state, &to_apply, opts)?.run()? {
+        Progress::Finished(r) => r,
+        Progress::ChannelsChanged(p) if replan => match replan_later(&root, &plan) {
+            // What --persist added is not the planner's: it stays.
+            Ok(mut later) => {
+                later.extend(to_apply.changes[plan.changes.len()..].iter().cloned());
+                p.resume(later)?
+            }
+            Err(e) => return Err(p.abort(e.into()).into()),
         },
-    )?;
+        Progress::ChannelsChanged(p) if p.remaining() == 0 => p.resume(Vec::new())?,
+        Progress::ChannelsChanged(p) => p.stop()?,
+    };
     let stopped = report.stopped.as_ref().map(|s| {
         format!(
             "stopped after the channel change ({}): the remaining {} change(s) of {} were planned for the old queues and IRQ numbers and were not applied. Make a new plan now (`nettune plan --profile {}{} --json`) and apply it, or apply the file with --replan to re-plan them after the channel change",
@@ -283,6 +265,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The changes after the channels phase, planned again from the host as it is
+/// now (the channel change renumbered IRQs and added or removed queues), with
+/// the plan's own profile and options.
+fn replan_later(root: &Root, plan: &Plan) -> anyhow::Result<Vec<Change>> {
+    let profile = match &plan.profile_toml {
+        Some(t) => tune::profile::parse_user(t, &plan.profile)?,
+        None => tune::profile::load(&plan.profile)?,
+    };
+    let snap = host::read_snapshot(root);
+    let extras = read_extras(root, &snap);
+    let fresh = tune::plan(&snap, &extras, &profile, &plan.options)?;
+    Ok(fresh
+        .changes
+        .into_iter()
+        .filter(|c| c.phase > Phase::Channels)
+        .collect())
 }
 
 /// `s` as one POSIX shell word: as is when it needs no quoting, else in
