@@ -19,6 +19,7 @@
 
 mod backend;
 mod files;
+mod irqmap;
 mod knob;
 mod report;
 mod rollback;

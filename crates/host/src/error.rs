@@ -91,6 +91,20 @@ pub enum HostError {
         /// Why.
         why: &'static str,
     },
+    /// A plan names an IRQ of an interface that the host now gives other
+    /// IRQs (the kernel renumbered them since the plan was made): writing it
+    /// would move some other device's interrupt.
+    #[error("{path}: IRQ {irq} is not an IRQ of {iface} on this host now (its IRQs: {now}); the plan is stale, make it again")]
+    NotIfaceIrq {
+        /// The IRQ's affinity file.
+        path: PathBuf,
+        /// The IRQ.
+        irq: u32,
+        /// The interface.
+        iface: String,
+        /// The interface's IRQs now, as a list.
+        now: String,
+    },
     /// A name that becomes a file name or a command argument (module,
     /// parameter, interface, service, ethtool attribute) is not valid.
     #[error("{what} {name:?} is not a valid name ({rule})")]
@@ -151,7 +165,8 @@ impl HostError {
             | HostError::SymlinkLoop { path }
             | HostError::NotRegular { path, .. }
             | HostError::TooLarge { path, .. }
-            | HostError::Refused { path, .. } => Some(path),
+            | HostError::Refused { path, .. }
+            | HostError::NotIfaceIrq { path, .. } => Some(path),
             HostError::BadName { .. } => None,
         }
     }

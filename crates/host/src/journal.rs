@@ -23,7 +23,7 @@
 use crate::error::HostError;
 use crate::root::read_regular;
 use model::plan::{Plan, Target};
-use model::snapshot::Fnv64;
+use model::snapshot::{Fnv64, QueueRef};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
@@ -150,6 +150,12 @@ pub enum Record {
         original: Option<String>,
         /// The value to write.
         intended: String,
+        /// For an IRQ's affinity: the queue the IRQ served when it was
+        /// written, so rollback and verify find that queue's IRQ after the
+        /// kernel renumbered it (absent in older journals and for IRQs whose
+        /// queue is unknown: the number is used as it is).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue: Option<QueueRef>,
     },
     /// The write of `seq` was read back and matched.
     Done {
@@ -548,6 +554,7 @@ mod tests {
             knob: "net.core.rmem_max".into(),
             original: Some("212992\n".into()),
             intended: "1000".into(),
+            queue: None,
         })
         .unwrap();
         let g = sd.load(1).unwrap();
@@ -559,6 +566,44 @@ mod tests {
         fs::write(&p, text).unwrap();
         let e = sd.load(1).unwrap_err().to_string();
         assert!(e.contains("journal.log:2") && e.contains("checksum"), "{e}");
+    }
+
+    /// Journals written before statuses were typed and IRQ records carried
+    /// their queue read as they did.
+    #[test]
+    fn journals_of_earlier_versions_still_read() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("generations/000001");
+        fs::create_dir_all(&d).unwrap();
+        let lines = [
+            r#"{"op":"begin","generation":1,"at":1795460068,"profile":"throughput","fingerprint":"f","root":"/"}"#,
+            r#"{"op":"before","seq":0,"target":{"kind":"irq_affinity","irq":266,"iface":"eth0"},"knob":"smp_affinity_list","original":"0-35\n","intended":"0"}"#,
+            r#"{"op":"done","seq":0}"#,
+            r#"{"op":"end","status":"stopped","at":1795460069,"error":"stopped after the channel change"}"#,
+        ];
+        let text: String = lines
+            .iter()
+            .map(|j| format!("{} {j}\n", checksum(j)))
+            .collect();
+        fs::write(d.join("journal.log"), text).unwrap();
+        let g = StateDir::new(t.path()).load(1).unwrap();
+        assert_eq!(g.ended(), Some(EndStatus::Stopped));
+        assert!(g.finished());
+        assert!(matches!(&g.records[1], Record::Before { queue: None, .. }));
+        // A status no nettune writes is a corrupt journal, not a guess.
+        let bad = r#"{"op":"end","status":"done","at":1,"error":null}"#;
+        fs::write(
+            d.join("journal.log"),
+            format!(
+                "{} {}\n{} {bad}\n",
+                checksum(lines[0]),
+                lines[0],
+                checksum(bad)
+            ),
+        )
+        .unwrap();
+        let e = StateDir::new(t.path()).load(1).unwrap_err();
+        assert!(matches!(e, JournalError::Corrupt { line: 2, .. }), "{e}");
     }
 
     #[test]

@@ -396,6 +396,7 @@ fn rollback_refuses_an_edited_journal_before_touching_anything() {
         knob: "x".into(),
         original: None,
         intended: "x".into(),
+        queue: None,
     })
     .unwrap();
     drop(w);

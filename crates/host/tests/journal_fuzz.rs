@@ -57,6 +57,7 @@ fn valid_journal() -> String {
             knob: "k".into(),
             original: Some(orig.into()),
             intended: "1".into(),
+            queue: None,
         }));
         t.push_str(&line(&Record::Done { seq }));
     }
@@ -264,6 +265,7 @@ proptest! {
                 knob: "k".into(),
                 original: original.clone(),
                 intended: "1".into(),
+                queue: None,
             }).unwrap();
         }
         drop(w);

@@ -1,9 +1,12 @@
 //! Rolling generations back from the journal, newest first.
 
+use super::irqmap::IrqMap;
 use super::knob::{retry, Knobs};
 use super::targets;
 use crate::error::HostError;
 use crate::journal::{now, Generation, JournalError, Record, StateDir};
+use model::plan::{EthtoolGroup, Target};
+use model::snapshot::QueueRef;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use thiserror::Error;
@@ -58,12 +61,14 @@ pub(crate) fn restore_records(knobs: &Knobs, g: &Generation) -> Vec<Unrestored> 
         })
         .collect();
     let mut failures = Vec::new();
+    let mut irqs = IrqResolver::new(knobs);
     for r in g.records.iter().rev() {
         let Record::Before {
             seq,
-            target,
+            target: journaled,
             original,
             knob: name,
+            queue,
             ..
         } = r
         else {
@@ -72,7 +77,8 @@ pub(crate) fn restore_records(knobs: &Knobs, g: &Generation) -> Vec<Unrestored> 
         if untouched.contains(seq) {
             continue;
         }
-        let restored = knobs.knob(target).and_then(|knob| {
+        let restored = irqs.resolve(journaled, *queue).and_then(|target| {
+            let knob = knobs.knob(&target)?;
             if knob.unmanaged().is_some() {
                 return Ok(());
             }
@@ -81,16 +87,64 @@ pub(crate) fn restore_records(knobs: &Knobs, g: &Generation) -> Vec<Unrestored> 
                 r => r,
             }
         });
+        irqs.after_restore(journaled);
         if let Err(error) = restored {
             failures.push(Unrestored {
                 generation: g.id,
                 knob: name.clone(),
-                target: target.describe(),
+                target: journaled.describe(),
                 error,
             });
         }
     }
     failures
+}
+
+/// Journaled IRQs found by interface and queue on the host as it is now;
+/// the host's IRQs are read once, and again after a channel count was
+/// restored (that renumbers them).
+pub(crate) struct IrqResolver<'k> {
+    knobs: &'k Knobs,
+    map: Option<IrqMap>,
+}
+
+impl<'k> IrqResolver<'k> {
+    pub(crate) fn new(knobs: &'k Knobs) -> Self {
+        IrqResolver { knobs, map: None }
+    }
+
+    /// `t`, with the IRQ serving `queue` now in place of a journaled IRQ
+    /// number (unchanged for other targets, or without a queue).
+    pub(crate) fn resolve(
+        &mut self,
+        t: &Target,
+        queue: Option<QueueRef>,
+    ) -> Result<Target, HostError> {
+        match (t, queue) {
+            (Target::IrqAffinity { irq, iface }, Some(q)) => {
+                let root = self.knobs.root();
+                let m = self.map.get_or_insert_with(|| IrqMap::read(root));
+                Ok(Target::IrqAffinity {
+                    irq: m.resolve(iface, *irq, q)?,
+                    iface: iface.clone(),
+                })
+            }
+            _ => Ok(t.clone()),
+        }
+    }
+
+    /// Forget the IRQs read when `t` (just written) renumbers them.
+    pub(crate) fn after_restore(&mut self, t: &Target) {
+        if matches!(
+            t,
+            Target::Ethtool {
+                group: EthtoolGroup::Channels,
+                ..
+            }
+        ) {
+            self.map = None;
+        }
+    }
 }
 
 /// Check every target and original a generation's journal names, before

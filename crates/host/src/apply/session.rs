@@ -10,6 +10,7 @@
 //! exactly, stopping after a channel change that later changes depend on.
 
 use super::backend::FollowUp;
+use super::irqmap::IrqMap;
 use super::knob::{retry, Knobs};
 use super::report::{
     Applied, ApplyError, ApplyReport, KnobError, Outcome, ReplanError, RollbackIncomplete, Stopped,
@@ -18,7 +19,8 @@ use super::rollback::restore_records;
 use super::targets;
 use crate::error::HostError;
 use crate::journal::{now, EndStatus, JournalWriter, Record, StateDir, StateLock};
-use model::plan::{Change, Phase, Plan};
+use model::plan::{Change, Phase, Plan, Target};
+use model::snapshot::QueueRef;
 
 /// How to apply.
 #[derive(Debug, Default, Clone)]
@@ -50,6 +52,9 @@ pub struct Apply<'k> {
     seq: u32,
     writes: usize,
     pause_after_writes: Option<usize>,
+    /// The host's IRQs by interface and queue, read when a plan holds IRQ
+    /// changes (again after a channel change).
+    irqs: Option<IrqMap>,
 }
 
 /// Where a run got to.
@@ -90,6 +95,16 @@ pub fn begin<'k>(
             error,
         })?;
     }
+    let irqs = holds_irqs(&plan.changes).then(|| IrqMap::read(knobs.root()));
+    if let Some(m) = &irqs {
+        if let Some((i, c, error)) = first_stale_irq(m, &plan.changes) {
+            return Err(ApplyError::Refused {
+                index: i + 1,
+                knob: c.knob.clone(),
+                error,
+            });
+        }
+    }
     let lock = state.lock()?;
     if !opts.force {
         if let Some(g) = state.load_all()?.into_iter().rev().find(|g| g.active()) {
@@ -113,7 +128,30 @@ pub fn begin<'k>(
         seq: 0,
         writes: 0,
         pause_after_writes: opts.pause_after_writes,
+        irqs,
     })
+}
+
+/// Whether any change sets an IRQ's affinity.
+fn holds_irqs(changes: &[Change]) -> bool {
+    changes
+        .iter()
+        .any(|c| matches!(c.target, Target::IrqAffinity { .. }))
+}
+
+/// The first change naming an IRQ that is not its interface's on the host
+/// now (see [`IrqMap::queue_of`]).
+fn first_stale_irq<'c>(
+    m: &IrqMap,
+    changes: &'c [Change],
+) -> Option<(usize, &'c Change, HostError)> {
+    changes
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| match &c.target {
+            Target::IrqAffinity { irq, iface } => m.queue_of(iface, *irq).err().map(|e| (i, c, e)),
+            _ => None,
+        })
 }
 
 /// Apply `plan` exactly as given through a new generation in `state`: when a
@@ -213,6 +251,10 @@ impl<'k> Apply<'k> {
             self.push(c, Outcome::Unchanged, None);
             return Ok(false);
         }
+        let queue = match self.queue_of(&c.target) {
+            Ok(q) => q,
+            Err(e) => return Err(self.fail(c, KnobError::Refused(e))),
+        };
         let seq = self.next_seq();
         self.w.append(&Record::Before {
             seq,
@@ -220,6 +262,7 @@ impl<'k> Apply<'k> {
             knob: c.knob.clone(),
             original,
             intended: c.after.clone(),
+            queue,
         })?;
         match retry(|| knob.write(&c.after)) {
             Ok(()) => {}
@@ -263,6 +306,17 @@ impl<'k> Apply<'k> {
         Ok(true)
     }
 
+    /// For an IRQ's affinity, the queue the IRQ serves (journaled with it).
+    fn queue_of(&mut self, t: &Target) -> Result<Option<QueueRef>, HostError> {
+        let Target::IrqAffinity { irq, iface } = t else {
+            return Ok(None);
+        };
+        let root = self.knobs.root();
+        self.irqs
+            .get_or_insert_with(|| IrqMap::read(root))
+            .queue_of(iface, *irq)
+    }
+
     /// A write that follows from another, journaled like any other; skipped
     /// when the knob already holds the value.
     fn follow_up(&mut self, f: &FollowUp) -> Result<(), FollowUpError> {
@@ -279,6 +333,7 @@ impl<'k> Apply<'k> {
             knob: f.knob.into(),
             original,
             intended: f.value.clone(),
+            queue: None,
         })?;
         knob.write(&f.value)?;
         self.w.append(&Record::Done { seq })?;
@@ -388,6 +443,14 @@ impl<'k> Paused<'k> {
         for c in &later {
             if let Err(e) = check_change(c) {
                 return Err(self.apply.fail(c, KnobError::Refused(e)));
+            }
+        }
+        // The channel change renumbered the IRQs: read them again.
+        self.apply.irqs = holds_irqs(&later).then(|| IrqMap::read(self.apply.knobs.root()));
+        if let Some(m) = &self.apply.irqs {
+            if let Some((_, c, e)) = first_stale_irq(m, &later) {
+                let c = c.clone();
+                return Err(self.apply.fail(&c, KnobError::Refused(e)));
             }
         }
         // Nothing in `later` is a channel change, so this never pauses.

@@ -1,6 +1,7 @@
 //! Drift: the knobs a generation wrote, compared with the host now.
 
 use super::knob::Knobs;
+use super::rollback::IrqResolver;
 use crate::journal::{Generation, Record};
 use serde::Serialize;
 
@@ -44,37 +45,50 @@ pub fn verify(knobs: &Knobs, g: &Generation) -> Vec<DriftItem> {
             _ => None,
         })
         .collect();
-    let mut out: Vec<DriftItem> = Vec::new();
+    // By the journaled target, so a later write of the same target replaces
+    // an earlier one.
+    let mut out: Vec<(String, DriftItem)> = Vec::new();
+    let mut irqs = IrqResolver::new(knobs);
     for r in &g.records {
         let Record::Before {
             seq,
-            target,
+            target: journaled,
             knob,
             intended,
+            queue,
             ..
         } = r
         else {
             continue;
         };
-        let desc = target.describe();
-        out.retain(|d| d.target != desc);
-        let current = knobs.read_value(target).ok().flatten();
+        let key = journaled.describe();
+        out.retain(|(k, _)| *k != key);
+        // An IRQ renumbered since is the one serving its queue now; with no
+        // IRQ serving it, the knob is gone.
+        let (target, current) = match irqs.resolve(journaled, *queue) {
+            Ok(t) => {
+                let cur = knobs.read_value(&t).ok().flatten();
+                (t, cur)
+            }
+            Err(_) => (journaled.clone(), None),
+        };
         let status = if unchangeable.contains(seq) {
             DriftStatus::Unchangeable
         } else {
             match &current {
                 None => DriftStatus::NotAvailable,
-                Some(_) if knobs.check(target, intended).is_ok() => DriftStatus::Ok,
+                Some(_) if knobs.check(&target, intended).is_ok() => DriftStatus::Ok,
                 Some(_) => DriftStatus::Drift,
             }
         };
-        out.push(DriftItem {
+        let item = DriftItem {
             knob: knob.clone(),
-            target: desc,
+            target: target.describe(),
             intended: intended.clone(),
             current,
             status,
-        });
+        };
+        out.push((key, item));
     }
-    out
+    out.into_iter().map(|(_, d)| d).collect()
 }
