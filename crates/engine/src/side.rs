@@ -7,7 +7,7 @@ use crate::cpu::{self, CpuMark};
 use crate::report::{CpuReport, Role, WorkerReport};
 use crate::worker::{self, Event, Gate, Job, Params, Spec, Timing};
 use host::Root;
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
@@ -35,6 +35,22 @@ pub fn reuseport_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
         socket2::Type::DGRAM,
         None,
     )?;
+    s.set_reuse_port(true)?;
+    s.bind(&addr.into())?;
+    Ok(s.into())
+}
+
+/// A UDP socket bound with SO_REUSEPORT that receives only datagrams from
+/// `peer`: a socket filter, attached before the bind, drops all others in
+/// the kernel, so a spoofed source can neither register a flow nor get an
+/// echo (no reflection to third parties).
+pub fn reuseport_udp_from(addr: SocketAddr, peer: IpAddr) -> std::io::Result<UdpSocket> {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::DGRAM,
+        None,
+    )?;
+    s.attach_filter(&crate::sys::source_filter(peer))?;
     s.set_reuse_port(true)?;
     s.bind(&addr.into())?;
     Ok(s.into())
