@@ -9,6 +9,7 @@ pub mod journal;
 pub mod netlink;
 pub mod owners;
 pub mod persist;
+mod readctx;
 pub mod root;
 pub mod sampler;
 pub mod snapshot;
