@@ -44,10 +44,10 @@ pub fn human(plan: &Plan) -> String {
     let used: BTreeSet<&str> = plan.changes.iter().map(|c| c.rule.as_str()).collect();
     if !used.is_empty() {
         let _ = writeln!(o, "\nRules:");
-        for r in crate::profile::RULES {
-            if used.contains(r.id) {
-                let _ = writeln!(o, "  {}: {}", r.id, r.rationale);
-                let _ = writeln!(o, "      source: {}", r.source);
+        for r in crate::rules::CATALOGUE {
+            if used.contains(r.id().as_str()) {
+                let _ = writeln!(o, "  {}: {}", r.id(), r.rationale());
+                let _ = writeln!(o, "      source: {}", r.source());
             }
         }
     }

@@ -536,3 +536,31 @@ fn golden_plans_on_code_built_hosts() {
         }
     }
 }
+
+/// Reserving one SMT thread of every core (`--exclude-cpus 18-35` on the c4,
+/// whose siblings are N and N+18) leaves no whole physical core for IRQs.
+/// The planner indexed an empty core list and panicked; now the queue IRQs
+/// stay where they are and a note says why.
+#[test]
+fn no_whole_core_left_leaves_irqs_in_place_with_a_note() {
+    let opts = PlanOptions {
+        exclude_cpus: CpuSet::range(18, 35),
+        ..Default::default()
+    };
+    for prof in tune::profile::BUILTINS {
+        let p = tune::plan(&c4(), &extras(), &builtin(prof).unwrap(), &opts).unwrap();
+        assert!(
+            !p.changes
+                .iter()
+                .any(|c| matches!(c.target, Target::IrqAffinity { .. })),
+            "{prof}"
+        );
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.rule == "irq-affinity" && n.message.contains("no usable physical core")),
+            "{prof}: {:?}",
+            p.notes
+        );
+    }
+}
