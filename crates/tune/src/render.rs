@@ -1,5 +1,6 @@
 //! Text forms of a plan: the human diff and a reviewable shell script.
 
+use model::knobpath;
 use model::plan::{EthtoolGroup, Plan, Target};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -65,22 +66,11 @@ fn sh_quote(s: &str) -> String {
     }
 }
 
+/// `ethtool -L/-G/-C IF ATTR VALUE`, spelled as ethtool(8) takes it.
 fn ethtool_cmd(iface: &str, group: EthtoolGroup, attr: &str, value: &str) -> String {
-    let flag = match group {
-        EthtoolGroup::Channels => "-L",
-        EthtoolGroup::Rings => "-G",
-        EthtoolGroup::Coalesce => "-C",
-    };
-    let v = if attr.starts_with("adaptive-") {
-        if value == "0" {
-            "off"
-        } else {
-            "on"
-        }
-    } else {
-        value
-    };
-    format!("ethtool {flag} {} {attr} {v}", sh_quote(iface))
+    let args = knobpath::ethtool_set_args(iface, group, attr, value);
+    let quoted: Vec<String> = args.iter().map(|a| sh_quote(a)).collect();
+    format!("ethtool {}", quoted.join(" "))
 }
 
 /// A shell script with the same writes as `apply`, for review. Module
