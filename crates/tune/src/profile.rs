@@ -348,30 +348,39 @@ pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
     }
     let path = std::path::Path::new(name_or_path);
     if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-        let text = read_profile(path).map_err(|message| ProfileError::Read {
+        let text = read_profile(path).map_err(|e| ProfileError::Read {
             file: name_or_path.into(),
-            message,
+            message: e.to_string(),
         })?;
         return parse_user(&text, name_or_path);
     }
     Err(ProfileError::Unknown(name_or_path.into()))
 }
 
+/// Why a profile file could not be read.
+#[derive(Debug, Error)]
+enum ReadError {
+    #[error("not a regular file")]
+    NotRegular,
+    #[error("larger than {MAX_PROFILE_BYTES} bytes")]
+    TooLarge,
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// Read a profile: a regular file (a FIFO or a device would block or never
 /// end) of at most [`MAX_PROFILE_BYTES`].
-fn read_profile(path: &std::path::Path) -> Result<String, String> {
+fn read_profile(path: &std::path::Path) -> Result<String, ReadError> {
     use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
-        return Err("not a regular file".into());
+        return Err(ReadError::NotRegular);
     }
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path)?;
     let mut text = String::new();
-    file.take(MAX_PROFILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
+    file.take(MAX_PROFILE_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_PROFILE_BYTES {
-        return Err(format!("larger than {MAX_PROFILE_BYTES} bytes"));
+        return Err(ReadError::TooLarge);
     }
     Ok(text)
 }
