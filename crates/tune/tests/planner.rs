@@ -564,3 +564,28 @@ fn no_whole_core_left_leaves_irqs_in_place_with_a_note() {
         );
     }
 }
+
+/// NIC counters come from sysfs or a fixture; the rings rule added three of
+/// them unchecked, so huge values overflowed (a panic in debug builds, a wrap
+/// to "no drops" in release).
+#[test]
+fn huge_drop_counters_saturate_instead_of_overflowing() {
+    let mut snap = two_socket();
+    let s = &mut snap.interfaces[0].stats;
+    s.rx_dropped = Some(u64::MAX);
+    s.rx_missed_errors = Some(u64::MAX);
+    s.rx_fifo_errors = Some(1);
+    let p = tune::plan(
+        &snap,
+        &extras(),
+        &builtin("throughput").unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let rx = p
+        .changes
+        .iter()
+        .find(|c| c.rule == "rings" && c.knob == "rx")
+        .unwrap();
+    assert!(rx.reason.contains(&u64::MAX.to_string()), "{}", rx.reason);
+}

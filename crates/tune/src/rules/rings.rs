@@ -27,9 +27,12 @@ impl Rule for Rings {
             return;
         };
         let s = &nic.iface.stats;
-        let rx_drops = s.rx_dropped.unwrap_or(0)
-            + s.rx_missed_errors.unwrap_or(0)
-            + s.rx_fifo_errors.unwrap_or(0);
+        // Counters from sysfs or a fixture: saturate rather than overflow.
+        let rx_drops = s
+            .rx_dropped
+            .unwrap_or(0)
+            .saturating_add(s.rx_missed_errors.unwrap_or(0))
+            .saturating_add(s.rx_fifo_errors.unwrap_or(0));
         let tx_drops = s.tx_dropped.unwrap_or(0);
         let mut any = false;
         for (attr, cur, max, drops) in [
