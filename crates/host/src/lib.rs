@@ -5,6 +5,7 @@ pub mod apply;
 pub mod capture;
 pub mod error;
 pub mod ethtool;
+pub mod extras;
 pub mod journal;
 pub mod netlink;
 pub mod owners;
