@@ -321,7 +321,7 @@ mod tests {
     fn cpus_validation() {
         assert!(parse_cpus("0-1").is_ok());
         assert!(parse_cpus("a").is_err());
-        assert_eq!(parse_count("3"), Ok(3));
+        assert_eq!(parse_count("3").unwrap(), 3);
         assert!(parse_count("0").is_err());
         assert!(parse_count("-2").is_err());
     }
