@@ -11,6 +11,7 @@ use crate::owners;
 pub use crate::readctx::Access;
 use crate::readctx::Ctx;
 use crate::Root;
+use model::knobpath::sysctl_path;
 use model::parse::interrupts::parse_interrupts;
 use model::parse::irqname::parse_irq_name;
 use model::parse::sysfs::{
@@ -443,11 +444,6 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn EthtoolSour
     }
 }
 
-/// `/proc/sys/...` path of a dotted sysctl name.
-pub fn sysctl_path(name: &str) -> String {
-    format!("/proc/sys/{}", name.replace('.', "/"))
-}
-
 fn fold_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -465,17 +461,4 @@ fn read_sysctls(ctx: &Ctx<'_>) -> BTreeMap<String, String> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sysctl_paths() {
-        assert_eq!(
-            sysctl_path("net.core.rmem_max"),
-            "/proc/sys/net/core/rmem_max"
-        );
-    }
 }
