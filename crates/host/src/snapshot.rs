@@ -356,47 +356,14 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn EthtoolSour
         )
     });
 
-    let mut rx_queues = Vec::new();
-    let mut tx_queues = Vec::new();
-    for e in ctx.list_req(f("queues")).unwrap_or_default() {
-        if let Some(index) = queue_index(&e, "rx-") {
-            let q = f(&format!("queues/{e}"));
-            rx_queues.push(RxQueue {
-                index,
-                rps_cpus: ctx.opt_parse(format!("{q}/rps_cpus"), CpuSet::parse_mask),
-                rps_flow_cnt: ctx.opt_parse(format!("{q}/rps_flow_cnt"), parse_u64),
-            });
-        } else if let Some(index) = queue_index(&e, "tx-") {
-            let q = f(&format!("queues/{e}"));
-            tx_queues.push(TxQueue {
-                index,
-                xps_cpus: ctx.opt_parse(format!("{q}/xps_cpus"), CpuSet::parse_mask),
-                xps_rxqs: ctx.opt_parse(format!("{q}/xps_rxqs"), CpuSet::parse_mask),
-            });
-        }
-    }
-    rx_queues.sort_by_key(|q| q.index);
-    tx_queues.sort_by_key(|q| q.index);
-
-    let mut owned: BTreeSet<IrqNumber> = BTreeSet::new();
-    if let Some((dir, _)) = &pci_dir {
-        let msi = ctx.list_opt(format!("{dir}/msi_irqs")).unwrap_or_default();
-        let msi: BTreeSet<u32> = msi.iter().filter_map(|e| e.parse().ok()).collect();
-        for n in &msi {
-            ctx.touch(format!("{dir}/msi_irqs/{n}"));
-        }
-        for irq in irqs {
-            if msi.contains(&irq.number.0) {
-                owned.insert(irq.number);
-            }
-        }
-    }
-    for irq in irqs {
-        let dev = parse_irq_name(&irq.name).device;
-        if dev.as_deref() == Some(name) || (dev.is_some() && dev == dev_name) {
-            owned.insert(irq.number);
-        }
-    }
+    let (rx_queues, tx_queues) = read_queues(ctx, &base);
+    let owned = owned_irqs(
+        ctx,
+        name,
+        pci_dir.as_ref().map(|(d, _)| d.as_str()),
+        dev_name.as_deref(),
+        irqs,
+    );
 
     let ethtool = eth.read(name);
     for m in ethtool.errors() {
@@ -442,6 +409,64 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn EthtoolSour
             rx_fifo_errors: stat("rx_fifo_errors"),
         },
     }
+}
+
+/// RX and TX queues of an interface with their RPS/RFS/XPS settings, by index.
+fn read_queues(ctx: &Ctx<'_>, base: &str) -> (Vec<RxQueue>, Vec<TxQueue>) {
+    let f = |k: &str| format!("{base}/{k}");
+    let mut rx_queues = Vec::new();
+    let mut tx_queues = Vec::new();
+    for e in ctx.list_req(f("queues")).unwrap_or_default() {
+        if let Some(index) = queue_index(&e, "rx-") {
+            let q = f(&format!("queues/{e}"));
+            rx_queues.push(RxQueue {
+                index,
+                rps_cpus: ctx.opt_parse(format!("{q}/rps_cpus"), CpuSet::parse_mask),
+                rps_flow_cnt: ctx.opt_parse(format!("{q}/rps_flow_cnt"), parse_u64),
+            });
+        } else if let Some(index) = queue_index(&e, "tx-") {
+            let q = f(&format!("queues/{e}"));
+            tx_queues.push(TxQueue {
+                index,
+                xps_cpus: ctx.opt_parse(format!("{q}/xps_cpus"), CpuSet::parse_mask),
+                xps_rxqs: ctx.opt_parse(format!("{q}/xps_rxqs"), CpuSet::parse_mask),
+            });
+        }
+    }
+    rx_queues.sort_by_key(|q| q.index);
+    tx_queues.sort_by_key(|q| q.index);
+    (rx_queues, tx_queues)
+}
+
+/// The IRQs an interface owns: its PCI function's MSI vectors, and IRQs whose
+/// action name names the interface or its device.
+fn owned_irqs(
+    ctx: &Ctx<'_>,
+    name: &str,
+    pci_dir: Option<&str>,
+    dev_name: Option<&str>,
+    irqs: &[Irq],
+) -> BTreeSet<IrqNumber> {
+    let mut owned: BTreeSet<IrqNumber> = BTreeSet::new();
+    if let Some(dir) = pci_dir {
+        let msi = ctx.list_opt(format!("{dir}/msi_irqs")).unwrap_or_default();
+        let msi: BTreeSet<u32> = msi.iter().filter_map(|e| e.parse().ok()).collect();
+        for n in &msi {
+            ctx.touch(format!("{dir}/msi_irqs/{n}"));
+        }
+        for irq in irqs {
+            if msi.contains(&irq.number.0) {
+                owned.insert(irq.number);
+            }
+        }
+    }
+    for irq in irqs {
+        let dev = parse_irq_name(&irq.name).device;
+        if dev.as_deref() == Some(name) || (dev.is_some() && dev.as_deref() == dev_name) {
+            owned.insert(irq.number);
+        }
+    }
+    owned
 }
 
 fn fold_ws(s: &str) -> String {
