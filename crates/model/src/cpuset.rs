@@ -9,7 +9,6 @@
 //!
 //! (Over 700 lines: the last ~200 are unit and property tests of both
 //! notations; the set itself is ~500.)
-
 //!
 //! Both parsers are linear in their input and bounded: CPU numbers above
 //! [`MAX_CPU`] are refused, and a range costs one step per 64 CPUs (whole
