@@ -90,11 +90,18 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 /// Read a token file: its content with surrounding whitespace trimmed; an
 /// empty token is refused.
 pub fn token_from_text(text: &str) -> Option<Vec<u8>> {
-    let t = text.trim();
+    token_from_bytes(text.as_bytes())
+}
+
+/// A token from raw bytes (a file, an environment variable): surrounding
+/// ASCII whitespace trimmed; `None` when nothing is left (a blank token,
+/// which callers must treat as an error, never as "no token").
+pub fn token_from_bytes(b: &[u8]) -> Option<Vec<u8>> {
+    let t = b.trim_ascii();
     if t.is_empty() {
         None
     } else {
-        Some(t.as_bytes().to_vec())
+        Some(t.to_vec())
     }
 }
 
@@ -120,5 +127,8 @@ mod tests {
     fn token_trimmed() {
         assert_eq!(token_from_text(" abc \n"), Some(b"abc".to_vec()));
         assert_eq!(token_from_text("\n"), None);
+        assert_eq!(token_from_bytes(b" \t\r\n"), None);
+        assert_eq!(token_from_bytes(b""), None);
+        assert_eq!(token_from_bytes(b"\xff x "), Some(b"\xff x".to_vec()));
     }
 }

@@ -1,11 +1,11 @@
 //! `nettune bench`: connect to a server, run one test, build the result.
 
 use crate::auth;
-use crate::config::{FlowDir, TestConfig, TestKind, UDP_HEADER};
+use crate::config::{human_bytes, End, FlowDir, Limits, TestConfig, TestKind, UDP_HEADER};
 use crate::cpu;
 use crate::error::EngineError;
 use crate::facts;
-use crate::proto::{self, Msg, ProtoError, MAX_SERVER_FRAME, PROTO_VERSION};
+use crate::proto::{self, DeadlineReader, Msg, ProtoError, MAX_SERVER_FRAME, PROTO_VERSION};
 use crate::report::{
     hist_from_pairs, new_histogram, BenchResult, DirSummary, IntervalReport, KernelCheck, Latency,
     Role, ServiceDemand, SideReport, UdpSummary, WorkerReport, RESULT_SCHEMA_VERSION,
@@ -33,7 +33,26 @@ pub struct ClientOpts {
     pub root: Root,
     /// Control connect timeout.
     pub connect_timeout: Duration,
+    /// Most buffer memory the test may take on this host, bytes.
+    pub max_memory: u64,
 }
+
+impl ClientOpts {
+    /// Options for `host:port` with the defaults of `nettune bench`.
+    pub fn new(host: impl Into<String>, port: u16) -> ClientOpts {
+        ClientOpts {
+            host: host.into(),
+            port,
+            token: None,
+            root: Root::new("/"),
+            connect_timeout: Duration::from_secs(3),
+            max_memory: Limits::default().max_test_memory,
+        }
+    }
+}
+
+/// The whole handshake (preamble, hello, token proofs) must end within this.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn perr(addr: &SocketAddr) -> impl Fn(ProtoError) -> EngineError + '_ {
     move |source| EngineError::Proto {
@@ -48,8 +67,14 @@ fn io_run(what: &str) -> impl Fn(std::io::Error) -> EngineError + '_ {
 
 fn server_error(m: Msg) -> EngineError {
     match m {
-        Msg::Error { code, message } => EngineError::Server { code, message },
-        other => EngineError::Run(format!("unexpected message from server: {other:?}")),
+        Msg::Error { code, message } => EngineError::Server {
+            code: proto::printable(&code, 32),
+            message: proto::printable(&message, 500),
+        },
+        other => EngineError::Run(format!(
+            "unexpected {} message from the server",
+            other.name()
+        )),
     }
 }
 
@@ -95,10 +120,14 @@ fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr, Vec<String>), Eng
         }
     })?;
     let _ = s.set_nodelay(true);
-    s.set_read_timeout(Some(Duration::from_secs(10)))
+    s.set_write_timeout(Some(HANDSHAKE_TIMEOUT))
         .map_err(io_run("control socket"))?;
+    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    let late =
+        |what: &'static str| move |e: ProtoError| perr(&addr)(e.timed_out(what, HANDSHAKE_TIMEOUT));
     proto::write_preamble(&mut s).map_err(|e| perr(&addr)(e.into()))?;
-    let theirs = proto::read_preamble(&mut s).map_err(perr(&addr))?;
+    let theirs = proto::read_preamble(&mut DeadlineReader::new(&s, deadline))
+        .map_err(late("the server's preamble"))?;
     if theirs != PROTO_VERSION {
         return Err(EngineError::Version {
             addr: addr.to_string(),
@@ -107,13 +136,21 @@ fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr, Vec<String>), Eng
             version: env!("CARGO_PKG_VERSION").into(),
         });
     }
-    let hello = proto::read_msg(&mut s, MAX_SERVER_FRAME).map_err(perr(&addr))?;
+    let hello = proto::read_msg(&mut DeadlineReader::new(&s, deadline), MAX_SERVER_FRAME)
+        .map_err(late("the server's hello"))?;
     let (challenge, caps) = match hello {
         Msg::Hello {
             challenge, caps, ..
         } => (challenge, caps),
         other => return Err(server_error(other)),
     };
+    if challenge.is_none() && o.token.is_some() {
+        // A server without a token cannot prove it holds ours: running
+        // anyway would let anyone downgrade the connection.
+        return Err(EngineError::ServerWithoutToken {
+            addr: addr.to_string(),
+        });
+    }
     if let Some(sn) = challenge {
         let Some(token) = &o.token else {
             return Err(EngineError::Auth(format!(
@@ -129,7 +166,9 @@ fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr, Vec<String>), Eng
             },
         )
         .map_err(|e| perr(&addr)(e.into()))?;
-        match proto::read_msg(&mut s, MAX_SERVER_FRAME) {
+        match proto::read_msg(&mut DeadlineReader::new(&s, deadline), MAX_SERVER_FRAME)
+            .map_err(|e| e.timed_out("the server's token proof", HANDSHAKE_TIMEOUT))
+        {
             Ok(Msg::AuthOk { proof }) => {
                 if !auth::verify_server(token, &sn, &cn, &proof) {
                     return Err(EngineError::Auth(format!(
@@ -138,7 +177,10 @@ fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr, Vec<String>), Eng
                 }
             }
             Ok(Msg::Error { message, .. }) => {
-                return Err(EngineError::Auth(format!("{addr}: {message}")))
+                return Err(EngineError::Auth(format!(
+                    "{addr}: {}",
+                    proto::printable(&message, 500)
+                )))
             }
             Ok(other) => return Err(server_error(other)),
             Err(ProtoError::Closed) => {
@@ -184,6 +226,17 @@ pub fn run(
     on_interval: &mut dyn FnMut(&IntervalReport),
 ) -> Result<BenchResult, EngineError> {
     cfg.validate().map_err(|e| EngineError::Run(e.0))?;
+    if o.token.as_ref().is_some_and(|t| t.trim_ascii().is_empty()) {
+        return Err(EngineError::BlankToken);
+    }
+    let need = crate::jobs::buffer_bytes(cfg, End::Client);
+    if need > o.max_memory {
+        return Err(EngineError::Memory {
+            need: human_bytes(need),
+            limit: human_bytes(o.max_memory),
+            hint: cfg.memory_hint(),
+        });
+    }
     let (mut ctrl, addr, caps) = handshake(o)?;
     if let Some(missing) = needed_caps(cfg)
         .into_iter()
@@ -201,7 +254,12 @@ pub fn run(
         },
     )
     .map_err(|e| perr(&addr)(e.into()))?;
-    let (test_id, port) = match proto::read_msg(&mut ctrl, MAX_SERVER_FRAME).map_err(perr(&addr))? {
+    let answer = proto::read_msg(
+        &mut DeadlineReader::new(&ctrl, Instant::now() + HANDSHAKE_TIMEOUT),
+        MAX_SERVER_FRAME,
+    )
+    .map_err(|e| perr(&addr)(e.timed_out("the server's answer to setup", HANDSHAKE_TIMEOUT)))?;
+    let (test_id, port) = match answer {
         Msg::Ready { test_id, port } => (test_id, port),
         other => return Err(server_error(other)),
     };
@@ -364,6 +422,14 @@ pub fn run(
             }
         });
     let mut intervals: Vec<IntervalReport> = Vec::new();
+    // The server measures forward streams; it may send each of those
+    // intervals once, and nothing else (the client stores what it sends).
+    let server_dirs: Vec<FlowDir> = cfg
+        .dirs()
+        .into_iter()
+        .filter(|d| cfg.test.is_stream() && *d == FlowDir::Forward)
+        .collect();
+    let mut from_server = std::collections::HashSet::new();
     let mut sent_done = false;
     let mut server_report: Option<SideReport> = None;
     let mut stop_at: Option<Instant> = None;
@@ -414,6 +480,17 @@ pub fn run(
                 side.worker_done(i);
             }
             Ok(Event::Ctrl(Msg::Interval { report })) => {
+                let ok = report.index < cfg.intervals()
+                    && report.dir.is_some_and(|d| server_dirs.contains(&d))
+                    && from_server.insert((report.dir, report.index));
+                if !ok {
+                    failure = Some(EngineError::Run(format!(
+                        "the server sent an interval ({:?} #{}) this test does not have",
+                        report.dir, report.index
+                    )));
+                    side.abort_all();
+                    break;
+                }
                 on_interval(&report);
                 intervals.push(report);
             }
@@ -478,6 +555,11 @@ pub fn run(
         intervals,
         loopback,
     ))
+}
+
+/// A sum that saturates: the server's report supplies some of the numbers.
+fn ssum(it: impl Iterator<Item = u64>) -> u64 {
+    it.fold(0, u64::saturating_add)
 }
 
 fn sum_window<'a>(ws: impl Iterator<Item = &'a WorkerReport>) -> crate::report::Counters {
@@ -549,14 +631,15 @@ pub fn summarize(
                 .flat_map(|w| w.tcp_info.iter().copied())
                 .collect()
         };
-        let retransmits = tcp_info.iter().map(|t| t.retransmits as u64).sum();
+        let retransmits = ssum(tcp_info.iter().map(|t| t.retransmits as u64));
         let (udp, kernel_check) = if cfg.test == TestKind::UdpStream {
-            let sent: u64 = other
-                .workers
-                .iter()
-                .filter(|w| w.dir == Some(dir) && w.role == Some(Role::Send))
-                .map(|w| w.total.msgs)
-                .sum();
+            let sent = ssum(
+                other
+                    .workers
+                    .iter()
+                    .filter(|w| w.dir == Some(dir) && w.role == Some(Role::Send))
+                    .map(|w| w.total.msgs),
+            );
             let received = tot.msgs;
             let lost = sent.saturating_sub(received);
             let u = UdpSummary {
@@ -617,13 +700,14 @@ pub fn summarize(
         } else {
             (None, None)
         };
-        let errors: u64 = client
-            .workers
-            .iter()
-            .chain(&server.workers)
-            .filter(|w| w.dir == Some(dir))
-            .map(|w| w.total.errors)
-            .sum();
+        let errors = ssum(
+            client
+                .workers
+                .iter()
+                .chain(&server.workers)
+                .filter(|w| w.dir == Some(dir))
+                .map(|w| w.total.errors),
+        );
         results.push(DirSummary {
             dir: Some(dir),
             measured_by: by.into(),
@@ -653,15 +737,20 @@ pub fn summarize(
     for (side, r) in [("client", &client), ("server", &server)] {
         for w in &r.workers {
             if let Some(e) = &w.error {
-                notes.push(format!("{side} worker {} ({:?}): {e}", w.worker, w.role));
+                notes.push(format!(
+                    "{side} worker {} ({:?}): {}",
+                    w.worker,
+                    w.role,
+                    proto::printable(e, 300)
+                ));
             }
         }
     }
     if loopback {
         notes.push("client and server run on one host: both CPU reports show the same CPUs".into());
     }
-    let bytes: u64 = results.iter().map(|r| r.bytes).sum();
-    let msgs: u64 = results.iter().map(|r| r.msgs).sum();
+    let bytes = ssum(results.iter().map(|r| r.bytes));
+    let msgs = ssum(results.iter().map(|r| r.msgs));
     let sd = |r: &SideReport| service_demand(cfg.test, r.cpu.host_busy_us, bytes, msgs);
     BenchResult {
         schema_version: RESULT_SCHEMA_VERSION,

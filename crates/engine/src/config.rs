@@ -11,6 +11,13 @@ pub const UDP_HEADER: usize = 16;
 pub const UDP_MAX: u32 = 65507;
 /// Largest message size accepted for TCP tests (16 MiB).
 pub const TCP_MAX: u32 = 16 << 20;
+/// Longest warm-up, duration or interval any test may ask for (7 days), so
+/// every instant the workers compute stays far from overflow.
+pub const MAX_TEST_MS: u64 = 7 * 86_400_000;
+/// Most flows per direction any test may ask for.
+pub const MAX_FLOWS: u32 = 65_536;
+/// Longest `--busy-poll` spin, µs.
+pub const MAX_BUSY_POLL_US: u32 = 1_000_000;
 
 /// The workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -176,13 +183,24 @@ impl Default for TestConfig {
     }
 }
 
+/// Which end of a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// `nettune bench`.
+    Client,
+    /// `nettune serve`.
+    Server,
+}
+
 /// A configuration that cannot run; the message is one line for the user.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
-/// Limits a server enforces per test (and which clients see in errors).
+/// Limits a server enforces per test and per peer (and which clients see in
+/// errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Limits {
     /// Most flows in one test.
     pub max_flows: u32,
@@ -192,6 +210,17 @@ pub struct Limits {
     pub max_duration_ms: u64,
     /// Most concurrent tests from one client address.
     pub max_tests_per_client: u32,
+    /// Most buffer memory the workers of one test may allocate, bytes
+    /// (see [`crate::jobs::buffer_bytes`]).
+    pub max_test_memory: u64,
+    /// Largest `SO_SNDBUF`/`SO_RCVBUF` a test may ask for, bytes (the server
+    /// runs as root, where `SO_RCVBUFFORCE` passes `rmem_max`).
+    pub max_socket_buffer: u32,
+    /// Most connections, over all addresses, that have not finished the
+    /// handshake (authentication and setup).
+    pub max_unauthenticated: u32,
+    /// Most such connections from one source address.
+    pub max_unauthenticated_per_ip: u32,
 }
 
 impl Default for Limits {
@@ -201,8 +230,25 @@ impl Default for Limits {
             max_threads: 64,
             max_duration_ms: 3_600_000,
             max_tests_per_client: 4,
+            max_test_memory: 256 << 20,
+            max_socket_buffer: 256 << 20,
+            max_unauthenticated: 128,
+            max_unauthenticated_per_ip: 8,
         }
     }
+}
+
+/// Bytes in binary units for messages: `512 B`, `64 KiB`, `1.5 GiB`.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    let t = format!("{v:.1}");
+    format!("{} {}", t.strip_suffix(".0").unwrap_or(&t), UNITS[u])
 }
 
 impl TestConfig {
@@ -236,6 +282,9 @@ impl TestConfig {
         if self.flows == 0 {
             return err("--flows must be at least 1".into());
         }
+        if self.flows > MAX_FLOWS {
+            return err(format!("--flows must be at most {MAX_FLOWS}"));
+        }
         if self.threads == 0 {
             return err("--threads must be at least 1".into());
         }
@@ -244,6 +293,30 @@ impl TestConfig {
         }
         if self.interval_ms < 10 {
             return err("--interval must be at least 0.01 s".into());
+        }
+        for (v, flag) in [
+            (self.duration_ms, "--duration"),
+            (self.warmup_ms, "--warmup"),
+            (self.interval_ms, "--interval"),
+        ] {
+            if v > MAX_TEST_MS {
+                return err(format!(
+                    "{flag} must be at most {} s (7 days)",
+                    MAX_TEST_MS / 1000
+                ));
+            }
+        }
+        if self.busy_poll_us > MAX_BUSY_POLL_US {
+            return err(format!(
+                "--busy-poll must be at most {MAX_BUSY_POLL_US} µs (1 s)"
+            ));
+        }
+        for (v, flag) in [(self.sndbuf, "--sndbuf"), (self.rcvbuf, "--rcvbuf")] {
+            if let Some(b) = v {
+                if b == 0 || b > i32::MAX as u32 {
+                    return err(format!("{flag} must be between 1 byte and 2 GiB"));
+                }
+            }
         }
         if self.outstanding == 0 {
             return err("--outstanding must be at least 1".into());
@@ -254,6 +327,9 @@ impl TestConfig {
         if let Some(r) = self.rate {
             if !(r.is_finite() && r > 0.0) {
                 return err("--rate must be a positive number".into());
+            }
+            if r < 1.0 {
+                return err("--rate must be at least 1 (bit/s or transaction/s)".into());
             }
             if t == TestKind::TcpCrr {
                 return err(
@@ -287,7 +363,8 @@ impl TestConfig {
         Ok(())
     }
 
-    /// Check the configuration against a server's limits.
+    /// Check the configuration against a server's limits. Every sum is
+    /// checked: numbers come from the peer.
     pub fn check_limits(&self, l: &Limits) -> Result<(), ConfigError> {
         let flows = self.total_flows();
         if flows > l.max_flows {
@@ -302,20 +379,53 @@ impl TestConfig {
                 self.threads, l.max_threads
             )));
         }
-        if self.warmup_ms + self.duration_ms > l.max_duration_ms {
+        match self.warmup_ms.checked_add(self.duration_ms) {
+            Some(total) if total <= l.max_duration_ms => {}
+            total => {
+                return Err(ConfigError(format!(
+                    "warmup + duration of {} s exceed this server's limit of {} s",
+                    total.map_or_else(|| "over 2^64 ms".into(), |t| (t / 1000).to_string()),
+                    l.max_duration_ms / 1000
+                )))
+            }
+        }
+        for (v, flag) in [(self.sndbuf, "--sndbuf"), (self.rcvbuf, "--rcvbuf")] {
+            if let Some(b) = v {
+                if b > l.max_socket_buffer {
+                    return Err(ConfigError(format!(
+                        "{flag} {} exceeds this server's limit of {} per socket",
+                        human_bytes(u64::from(b)),
+                        human_bytes(u64::from(l.max_socket_buffer))
+                    )));
+                }
+            }
+        }
+        let need = crate::jobs::buffer_bytes(self, End::Server);
+        if need > l.max_test_memory {
             return Err(ConfigError(format!(
-                "warmup + duration of {} s exceed this server's limit of {} s",
-                (self.warmup_ms + self.duration_ms) / 1000,
-                l.max_duration_ms / 1000
+                "this test needs {} of buffer memory on the server, above its limit of {} per test ({})",
+                human_bytes(need),
+                human_bytes(l.max_test_memory),
+                self.memory_hint()
             )));
         }
         Ok(())
     }
 
-    /// Flows over all directions (bidir doubles them).
+    /// Which flags drive this test's buffer memory, for messages.
+    pub fn memory_hint(&self) -> &'static str {
+        match self.test {
+            TestKind::TcpRr => "tcp-rr buffers --size × --outstanding per worker; lower them",
+            TestKind::TcpCrr => "tcp-crr buffers --size per flow; lower --size or --flows",
+            _ => "lower --size, --flows or --threads",
+        }
+    }
+
+    /// Flows over all directions (bidir doubles them; saturating, so a
+    /// peer's number cannot wrap).
     pub fn total_flows(&self) -> u32 {
         if self.direction == Direction::Bidir {
-            self.flows * 2
+            self.flows.saturating_mul(2)
         } else {
             self.flows
         }
@@ -427,6 +537,88 @@ mod tests {
         assert!(c.validate().is_err());
         c.size = 16;
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn bytes_for_people() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(256 << 20), "256 MiB");
+        assert_eq!(human_bytes(1536 << 10), "1.5 MiB");
+        assert_eq!(human_bytes(128 << 30), "128 GiB");
+        assert_eq!(human_bytes(u64::MAX), "16384 PiB");
+    }
+
+    #[test]
+    fn limits_refuse_wrapping_durations() {
+        let l = Limits {
+            max_duration_ms: 10_000,
+            ..Limits::default()
+        };
+        for (w, d) in [
+            (u64::MAX - 999, 2000),
+            (1000, u64::MAX),
+            (u64::MAX, u64::MAX),
+        ] {
+            let c = TestConfig {
+                warmup_ms: w,
+                duration_ms: d,
+                ..TestConfig::default()
+            };
+            assert!(c.check_limits(&l).is_err(), "{w} + {d}");
+            assert!(c.validate().is_err(), "{w} + {d}");
+        }
+        let mut c = TestConfig {
+            flows: u32::MAX / 2 + 2,
+            direction: Direction::Bidir,
+            ..TestConfig::default()
+        };
+        assert_eq!(c.total_flows(), u32::MAX);
+        assert!(c.check_limits(&l).is_err());
+        c.interval_ms = u64::MAX;
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn memory_budget_refuses_huge_tests_only() {
+        let l = Limits::default();
+        for t in TestKind::ALL {
+            let c = cfg(t);
+            c.check_limits(&l).unwrap();
+            assert!(crate::jobs::buffer_bytes(&c, End::Client) < 8 << 20, "{t}");
+            assert!(crate::jobs::buffer_bytes(&c, End::Server) < 8 << 20, "{t}");
+        }
+        let c = TestConfig {
+            test: TestKind::TcpRr,
+            size: 16 << 20,
+            outstanding: 4096,
+            ..TestConfig::default()
+        };
+        c.validate().unwrap();
+        assert_eq!(crate::jobs::buffer_bytes(&c, End::Server), 128 << 30);
+        let e = c.check_limits(&l).unwrap_err().0;
+        assert!(e.contains("128 GiB of buffer memory"), "{e}");
+        assert!(e.contains("256 MiB"), "{e}");
+        // Every input at its largest: no overflow, just a huge number.
+        let c = TestConfig {
+            test: TestKind::TcpRr,
+            flows: u32::MAX,
+            threads: u32::MAX,
+            size: u32::MAX,
+            outstanding: u32::MAX,
+            ..TestConfig::default()
+        };
+        assert_eq!(crate::jobs::buffer_bytes(&c, End::Client), u64::MAX);
+        assert!(c.check_limits(&l).is_err());
+    }
+
+    #[test]
+    fn socket_buffers_are_bounded() {
+        let l = Limits::default();
+        let mut c = cfg(TestKind::TcpStream);
+        c.rcvbuf = Some(l.max_socket_buffer + 1);
+        assert!(c.check_limits(&l).unwrap_err().0.contains("--rcvbuf"));
+        c.rcvbuf = Some(u32::MAX);
+        assert!(c.validate().is_err());
     }
 
     #[test]

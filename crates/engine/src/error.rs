@@ -56,6 +56,26 @@ pub enum EngineError {
     /// Token problems.
     #[error("{0}")]
     Auth(String),
+    /// A token that is empty or only whitespace.
+    #[error("the token is blank (empty or whitespace only): give a real token, or none")]
+    BlankToken,
+    /// This client has a token, but the server did not ask for one, so it
+    /// cannot prove it holds the same token.
+    #[error("{addr} does not ask for a token, so it cannot prove it holds yours: refusing to run (give the server the same --token-file or NETTUNE_TOKEN, or run bench without one)")]
+    ServerWithoutToken {
+        /// Server address.
+        addr: String,
+    },
+    /// The test needs more buffer memory on this host than allowed.
+    #[error("this test needs {need} of buffer memory on this host, above the limit of {limit} per test (--max-memory; {hint})")]
+    Memory {
+        /// Bytes needed, for people.
+        need: String,
+        /// The limit, for people.
+        limit: String,
+        /// Which flags to lower.
+        hint: &'static str,
+    },
     /// The server refused or failed the test.
     #[error("server refused the test ({code}): {message}")]
     Server {

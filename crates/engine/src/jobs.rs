@@ -3,7 +3,7 @@
 //! so it still sees interval marks and the stop flag); a worker with several
 //! uses non-blocking sockets and `poll`. No allocation happens in the loops.
 
-use crate::config::{TestKind, UDP_HEADER};
+use crate::config::{Direction, End, TestConfig, TestKind, UDP_HEADER};
 use crate::proto::{data_preamble, parse_data_preamble};
 use crate::sys::{self, Mmsg};
 use crate::worker::{apply_opts, tcp_info_of, Ctx, Job, Params};
@@ -20,6 +20,85 @@ const SPIN_BELOW: Duration = Duration::from_micros(200);
 const BATCH: usize = 64;
 /// A UDP request with no answer for this long counts as lost.
 const UDP_RR_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// A buffer of `len` bytes set to `byte`, or an error when the memory is not
+/// there: a failed allocation ends this worker (and so its test) with a
+/// message instead of aborting the whole process.
+fn filled(len: usize, byte: u8) -> io::Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!(
+                "cannot allocate a buffer of {}",
+                crate::config::human_bytes(len as u64)
+            ),
+        )
+    })?;
+    v.resize(len, byte);
+    Ok(v)
+}
+
+/// Size of the receive buffer of a TCP stream receiver.
+const TCP_RECV_BUF: usize = 256 * 1024;
+/// UDP GRO receive batch: slots of 64 KiB.
+const GRO_SLOTS: usize = 16;
+/// Bytes of one flow's sequence window at a UDP receiver.
+const SEQ_WIN_BYTES: u128 = std::mem::size_of::<SeqWin>() as u128;
+/// Bytes one RR client keeps per request in flight (sequence, send time).
+const RING_ENTRY_BYTES: u128 = std::mem::size_of::<(u64, Instant)>() as u128;
+/// Bytes of one HDR histogram (1 ns – 100 s, 3 digits), rounded up; request
+/// workers keep two.
+const HIST_BYTES: u128 = 256 * 1024;
+
+/// Bytes of buffers the workers of `end` allocate for a test: the sizes the
+/// jobs below allocate (keep the two in step). Every input is a peer's
+/// number, so this is computed in u128, where no product of them can
+/// overflow, and saturates to u64.
+pub fn buffer_bytes(cfg: &TestConfig, end: End) -> u64 {
+    let size = u128::from(cfg.size);
+    let k = u128::from(cfg.outstanding);
+    let threads = u128::from(cfg.threads.max(1));
+    let flows = u128::from(cfg.flows);
+    let (fwd, rev) = match cfg.direction {
+        Direction::Forward => (flows, 0),
+        Direction::Reverse => (0, flows),
+        Direction::Bidir => (flows, flows),
+    };
+    // Workers of a direction: flows spread over at most `threads`.
+    let w = |n: u128| n.min(threads);
+    let dg = size.max(UDP_HEADER as u128);
+    let batch = BATCH as u128;
+    let udp_recv = if cfg.udp_gro {
+        GRO_SLOTS as u128 * 65536
+    } else {
+        batch * dg
+    } + (fwd + rev) * SEQ_WIN_BYTES;
+    let segs = if cfg.udp_gso {
+        (GSO_SEGS as u128).min(65507 / size.max(1)).max(1)
+    } else {
+        0
+    };
+    let udp_send = batch * size + segs * size;
+    let tcp_recv = TCP_RECV_BUF as u128;
+    let rr = (size * k).max(64 * 1024);
+    let hist = 2 * HIST_BYTES;
+    let total = match (cfg.test, end) {
+        (TestKind::TcpStream, End::Server) => w(fwd) * tcp_recv + w(rev) * size,
+        (TestKind::TcpStream, End::Client) => w(fwd) * size + w(rev) * tcp_recv,
+        (TestKind::TcpRr, End::Server) => w(fwd) * 2 * rr,
+        (TestKind::TcpRr, End::Client) => {
+            w(fwd) * ((size * k).max(size) + rr + hist) + fwd * k * RING_ENTRY_BYTES
+        }
+        (TestKind::TcpCrr, End::Server) => threads * (16 + 2 * size),
+        (TestKind::TcpCrr, End::Client) => fwd * (16 + 2 * size + hist),
+        (TestKind::UdpRr, End::Server) => threads * batch * dg,
+        (TestKind::UdpRr, End::Client) => w(fwd) * (dg + 65536 + hist) + fwd * k * RING_ENTRY_BYTES,
+        (TestKind::UdpStream, End::Server) => 65536 + w(fwd) * udp_recv + w(rev) * udp_send,
+        (TestKind::UdpStream, End::Client) => w(fwd) * udp_send + w(rev) * udp_recv,
+    };
+    u64::try_from(total).unwrap_or(u64::MAX)
+}
 
 /// Run a job to its end.
 pub fn run(job: Job, ctx: &mut Ctx, p: &Params) -> io::Result<()> {
@@ -127,7 +206,7 @@ fn tcp_send(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io::Resu
         }
     }
     let size = p.cfg.size as usize;
-    let buf = vec![0x5au8; size];
+    let buf = filled(size, 0x5a)?;
     let flags = if zc { sys::opt::MSG_ZEROCOPY } else { 0 } | libc::MSG_NOSIGNAL;
     let rate = p.cfg.rate.map(|r| r / 8.0 / flows.len() as f64);
     let mut sent = vec![0u64; flows.len()];
@@ -199,7 +278,7 @@ fn tcp_recv(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, _p: &Params) -> io::Res
     for (_, s) in &flows {
         blocking_tcp(s, single)?;
     }
-    let mut buf = vec![0u8; 256 * 1024];
+    let mut buf = filled(TCP_RECV_BUF, 0)?;
     let mut open = vec![true; flows.len()];
     let mut left = flows.len();
     let mut pfds = pollfds(flows.iter().map(|(_, s)| s), libc::POLLIN);
@@ -292,7 +371,7 @@ fn udp_send(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) -> io::Resu
     };
     let mut mm = Mmsg::new(BATCH, size);
     let mut big = if p.cfg.udp_gso {
-        vec![0u8; segs * size]
+        filled(segs.saturating_mul(size), 0)?
     } else {
         Vec::new()
     };
@@ -459,7 +538,7 @@ fn udp_recv(ctx: &mut Ctx, socks: Vec<UdpSocket>, p: &Params) -> io::Result<()> 
         }
     }
     let mut mm = if p.cfg.udp_gro {
-        Mmsg::new(16, 65536)
+        Mmsg::new(GRO_SLOTS, 65536)
     } else {
         Mmsg::new(BATCH, size.max(UDP_HEADER))
     };
@@ -545,8 +624,8 @@ fn tcp_rr_client(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io:
             }
         })
         .collect();
-    let req = vec![0x52u8; (size * k).max(size)];
-    let mut buf = vec![0u8; (size * k).max(64 * 1024)];
+    let req = filled(size.saturating_mul(k).max(size), 0x52)?;
+    let mut buf = filled(size.saturating_mul(k).max(64 * 1024), 0)?;
     let mut pfds = pollfds(flows.iter().map(|(_, s)| s), libc::POLLIN);
     let end = ctx.t.win_end();
     let start = ctx.t.start;
@@ -645,8 +724,9 @@ fn tcp_rr_server(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io:
     for (_, s) in &flows {
         blocking_tcp(s, single)?;
     }
-    let resp = vec![0x41u8; (size * p.cfg.outstanding as usize).max(64 * 1024)];
-    let mut buf = vec![0u8; (size * p.cfg.outstanding as usize).max(64 * 1024)];
+    let inflight = size.saturating_mul(p.cfg.outstanding as usize);
+    let resp = filled(inflight.max(64 * 1024), 0x41)?;
+    let mut buf = filled(inflight.max(64 * 1024), 0)?;
     let mut pending = vec![0usize; flows.len()];
     let mut owed = vec![0usize; flows.len()];
     let mut open = vec![true; flows.len()];
@@ -743,7 +823,7 @@ fn udp_rr_client(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) -> io:
             seq: 0,
         })
         .collect();
-    let mut req = vec![0x55u8; size.max(UDP_HEADER)];
+    let mut req = filled(size.max(UDP_HEADER), 0x55)?;
     let mut buf = vec![0u8; 65536];
     let mut pfds = pollfds(flows.iter().map(|(_, s)| s), libc::POLLIN);
     let end = ctx.t.win_end();
@@ -933,7 +1013,7 @@ fn crr_client(
     let size = p.cfg.size as usize;
     let mut req = data_preamble(p.test_id, flow).to_vec();
     req.resize(16 + size, 0x43);
-    let mut resp = vec![0u8; size];
+    let mut resp = filled(size, 0)?;
     let end = ctx.t.win_end();
     let domain = socket2::Domain::for_address(target);
     let addr = socket2::SockAddr::from(target);
@@ -981,8 +1061,8 @@ fn crr_client(
 fn crr_server(ctx: &mut Ctx, l: std::net::TcpListener, p: &Params) -> io::Result<()> {
     let size = p.cfg.size as usize;
     socket2::SockRef::from(&l).set_read_timeout(Some(TICK))?;
-    let mut req = vec![0u8; 16 + size];
-    let resp = vec![0x63u8; size];
+    let mut req = filled(size.saturating_add(16), 0)?;
+    let resp = filled(size, 0x63)?;
     let mut sink = [0u8; 64];
     let hard = ctx.t.hard_stop();
     loop {

@@ -9,6 +9,8 @@ use crate::config::TestConfig;
 use crate::report::{IntervalReport, SideReport};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
 /// Preamble magic.
@@ -101,12 +103,39 @@ pub enum Msg {
     },
 }
 
+impl Msg {
+    /// The message's `type`, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Msg::Hello { .. } => "hello",
+            Msg::Auth { .. } => "auth",
+            Msg::AuthOk { .. } => "auth_ok",
+            Msg::Setup { .. } => "setup",
+            Msg::Ready { .. } => "ready",
+            Msg::Connected => "connected",
+            Msg::Go => "go",
+            Msg::Interval { .. } => "interval",
+            Msg::ClientDone => "client_done",
+            Msg::Report { .. } => "report",
+            Msg::Error { .. } => "error",
+        }
+    }
+}
+
 /// Control-protocol failure.
 #[derive(Debug, Error)]
 pub enum ProtoError {
     /// Socket error.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] io::Error),
+    /// A total deadline passed before the peer finished a step.
+    #[error("timed out after {} waiting for {what}", secs(*after))]
+    TimedOut {
+        /// What was awaited ("the server's hello", "the client's setup").
+        what: &'static str,
+        /// The deadline's length.
+        after: Duration,
+    },
     /// The peer closed the connection.
     #[error("connection closed by peer")]
     Closed,
@@ -119,6 +148,67 @@ pub enum ProtoError {
     /// A message that is not valid JSON of a known type.
     #[error("malformed message: {0}")]
     Malformed(String),
+}
+
+/// A duration for messages: `5 s`, `0.5 s`.
+pub fn secs(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+impl ProtoError {
+    /// Turn a socket timeout into [`ProtoError::TimedOut`] naming what was
+    /// awaited and the deadline's length; other errors pass through.
+    pub fn timed_out(self, what: &'static str, after: Duration) -> ProtoError {
+        match self {
+            ProtoError::Io(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                ProtoError::TimedOut { what, after }
+            }
+            other => other,
+        }
+    }
+}
+
+/// A reader over a TCP stream with a total deadline: before each `read` the
+/// socket's timeout is set to the time left, so a peer that sends one byte at
+/// a time cannot stretch a step past the deadline. Past it, reads fail with
+/// `TimedOut`.
+#[derive(Debug)]
+pub struct DeadlineReader<'a> {
+    stream: &'a TcpStream,
+    deadline: Instant,
+}
+
+impl<'a> DeadlineReader<'a> {
+    /// Reads on `stream` until `deadline`.
+    pub fn new(stream: &'a TcpStream, deadline: Instant) -> DeadlineReader<'a> {
+        DeadlineReader { stream, deadline }
+    }
+}
+
+impl Read for DeadlineReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        // A zero timeout would mean "block for ever": never pass one.
+        self.stream
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+        let mut s = self.stream;
+        match s.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Err(io::ErrorKind::TimedOut.into()),
+            r => r,
+        }
+    }
 }
 
 /// Send the preamble.
@@ -161,17 +251,82 @@ pub fn write_msg(w: &mut impl Write, m: &Msg) -> io::Result<()> {
     w.flush()
 }
 
-/// Read one message of at most `max` bytes.
-pub fn read_msg(r: &mut impl Read, max: usize) -> Result<Msg, ProtoError> {
+/// The first allocation for a frame body; it grows (doubling, never past the
+/// announced length) only as bytes arrive, so a length prefix alone costs
+/// at most this much.
+pub const FIRST_CHUNK: usize = 64 * 1024;
+
+/// Read one frame's body of at most `max` bytes into `body` (cleared first).
+///
+/// `body`'s capacity never exceeds `max`, nor twice the bytes that actually
+/// arrived (or [`FIRST_CHUNK`]): a huge length prefix is refused before any
+/// allocation, and a peer that announces a long frame but sends little makes
+/// the reader allocate little.
+pub fn read_frame_into(
+    r: &mut impl Read,
+    max: usize,
+    body: &mut Vec<u8>,
+) -> Result<(), ProtoError> {
+    body.clear();
     let mut lb = [0u8; 4];
     read_exact_or_closed(r, &mut lb)?;
-    let len = u32::from_be_bytes(lb) as usize;
+    let len = usize::try_from(u32::from_be_bytes(lb)).unwrap_or(usize::MAX);
     if len > max {
         return Err(ProtoError::TooLarge(len));
     }
-    let mut body = vec![0u8; len];
-    read_exact_or_closed(r, &mut body)?;
-    serde_json::from_slice(&body).map_err(|e| ProtoError::Malformed(e.to_string()))
+    while body.len() < len {
+        if body.len() == body.capacity() {
+            let want = body.capacity().saturating_mul(2).max(FIRST_CHUNK).min(len);
+            body.reserve_exact(want - body.len());
+        }
+        // Zero at most one chunk ahead of the data, so slow reads stay linear.
+        let room = body.capacity().min(len).min(body.len() + FIRST_CHUNK);
+        let start = body.len();
+        body.resize(room, 0);
+        match r.read(&mut body[start..]) {
+            Ok(0) => {
+                body.truncate(start);
+                return Err(ProtoError::Closed);
+            }
+            Ok(n) => body.truncate(start + n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => body.truncate(start),
+            Err(e) => {
+                body.truncate(start);
+                return Err(ProtoError::Io(e));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decode a frame's body.
+pub fn decode(body: &[u8]) -> Result<Msg, ProtoError> {
+    serde_json::from_slice(body).map_err(|e| ProtoError::Malformed(printable(&e.to_string(), 200)))
+}
+
+/// A peer's text made safe to print on one line: control characters escaped,
+/// at most `max` characters.
+pub fn printable(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i >= max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Read one message of at most `max` bytes.
+pub fn read_msg(r: &mut impl Read, max: usize) -> Result<Msg, ProtoError> {
+    let mut body = Vec::new();
+    read_frame_into(r, max, &mut body)?;
+    decode(&body)
 }
 
 /// The 16-byte preamble of a TCP data connection.

@@ -213,10 +213,11 @@ pub fn human(r: &BenchResult) -> String {
         }
     }
     let cc = |s: &SideReport| {
+        // The server's facts are its word: print them safely.
         s.facts
             .congestion_control
-            .clone()
-            .unwrap_or_else(|| "?".into())
+            .as_deref()
+            .map_or_else(|| "?".into(), |c| crate::proto::printable(c, 32))
     };
     let _ = writeln!(
         o,

@@ -35,15 +35,16 @@ pub struct Counters {
 impl Counters {
     /// Field-wise sum.
     pub fn add(&mut self, o: &Counters) {
-        self.bytes += o.bytes;
-        self.msgs += o.msgs;
-        self.expected += o.expected;
-        self.out_of_order += o.out_of_order;
-        self.duplicates += o.duplicates;
-        self.foreign += o.foreign;
-        self.lost += o.lost;
-        self.errors += o.errors;
-        self.reads += o.reads;
+        // Saturating: a peer's report supplies some of these numbers.
+        self.bytes = self.bytes.saturating_add(o.bytes);
+        self.msgs = self.msgs.saturating_add(o.msgs);
+        self.expected = self.expected.saturating_add(o.expected);
+        self.out_of_order = self.out_of_order.saturating_add(o.out_of_order);
+        self.duplicates = self.duplicates.saturating_add(o.duplicates);
+        self.foreign = self.foreign.saturating_add(o.foreign);
+        self.lost = self.lost.saturating_add(o.lost);
+        self.errors = self.errors.saturating_add(o.errors);
+        self.reads = self.reads.saturating_add(o.reads);
     }
 
     /// Field-wise `self - o`, saturating.

@@ -1,28 +1,38 @@
 //! `nettune serve`: accepts control connections, one thread per session,
 //! each session running one test with its own data port and workers.
+//!
+//! A connection starts in a bounded pre-authentication pool (counted per
+//! source address) and has [`HANDSHAKE_TIMEOUT`] in total for its preamble,
+//! token proof and setup. Only then does it take one of the `max_sessions`
+//! session slots, so clients that never authenticate cannot crowd out those
+//! that do.
 
 use crate::auth;
 use crate::config::{FlowDir, Limits, TestConfig, TestKind, UDP_HEADER};
 use crate::cpu;
 use crate::error::EngineError;
 use crate::facts;
-use crate::proto::{self, Msg, ProtoError, CAPS, MAX_CLIENT_FRAME, PROTO_VERSION};
+use crate::proto::{self, DeadlineReader, Msg, ProtoError, CAPS, MAX_CLIENT_FRAME, PROTO_VERSION};
 use crate::report::{Role, SideReport};
-use crate::side::{reuseport_listener, reuseport_udp, spread, CpuWindow, SideRun};
+use crate::side::{reuseport_listener, reuseport_udp_from, spread, CpuWindow, SideRun};
 use crate::worker::{Event, Job, Params};
 use host::Root;
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use thiserror::Error;
 
-/// How long a client may take for each handshake step.
+/// How long a client has for the whole handshake: preamble, token proof and
+/// setup together (a total deadline, not a per-read timeout).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the server waits for all data flows to connect.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one data connection has, in total, for its 16-byte preamble.
+pub const DATA_PREAMBLE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Drain time for receivers after the sender is done.
 pub const DRAIN: Duration = Duration::from_millis(100);
 
@@ -31,11 +41,12 @@ pub const DRAIN: Duration = Duration::from_millis(100);
 pub struct ServerConfig {
     /// Control address.
     pub listen: SocketAddr,
-    /// Pre-shared token; when set, clients must prove it.
+    /// Pre-shared token; when set, clients must prove it (and the server
+    /// proves it back).
     pub token: Option<Vec<u8>>,
-    /// Per-test and per-client limits.
+    /// Per-test, per-client and pre-authentication limits.
     pub limits: Limits,
-    /// Most concurrent control sessions.
+    /// Most concurrent (authenticated) control sessions.
     pub max_sessions: usize,
     /// Root for facts and counters.
     pub root: Root,
@@ -43,10 +54,18 @@ pub struct ServerConfig {
     pub log: bool,
 }
 
+/// Connections that have not finished the handshake.
+#[derive(Debug, Default)]
+struct Preauth {
+    total: u32,
+    per_ip: HashMap<IpAddr, u32>,
+}
+
 #[derive(Debug)]
 struct Shared {
     cfg: ServerConfig,
     per_client: Mutex<HashMap<IpAddr, u32>>,
+    preauth: Mutex<Preauth>,
     sessions: AtomicUsize,
 }
 
@@ -57,9 +76,27 @@ pub struct Server {
     shared: Arc<Shared>,
 }
 
+/// Write a log line; a closed stderr must not take the server down.
+fn log(args: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "nettune serve: {args}");
+}
+
+/// The address a peer is counted under (IPv4-mapped IPv6 as IPv4).
+fn source(peer: &SocketAddr) -> IpAddr {
+    peer.ip().to_canonical()
+}
+
 impl Server {
-    /// Bind the control port.
+    /// Bind the control port. A blank token is refused: it would look
+    /// protected and run open.
     pub fn bind(cfg: ServerConfig) -> Result<Server, EngineError> {
+        if cfg
+            .token
+            .as_ref()
+            .is_some_and(|t| t.trim_ascii().is_empty())
+        {
+            return Err(EngineError::BlankToken);
+        }
         let listener = TcpListener::bind(cfg.listen).map_err(|source| EngineError::Bind {
             addr: cfg.listen.to_string(),
             source,
@@ -69,6 +106,7 @@ impl Server {
             shared: Arc::new(Shared {
                 cfg,
                 per_client: Mutex::new(HashMap::new()),
+                preauth: Mutex::new(Preauth::default()),
                 sessions: AtomicUsize::new(0),
             }),
         })
@@ -86,47 +124,146 @@ impl Server {
                 Ok(c) => c,
                 Err(e) => {
                     if self.shared.cfg.log {
-                        eprintln!("nettune serve: accept: {e}");
+                        log(format_args!("accept: {e}"));
                     }
                     std::thread::sleep(Duration::from_millis(10));
                     continue;
                 }
             };
+            let pre = match PreauthSlot::take(&self.shared, source(&peer)) {
+                Ok(p) => p,
+                Err(message) => {
+                    refuse_now(&s, "busy", message);
+                    continue;
+                }
+            };
             let sh = self.shared.clone();
-            if sh.sessions.fetch_add(1, Ordering::SeqCst) >= sh.cfg.max_sessions {
-                sh.sessions.fetch_sub(1, Ordering::SeqCst);
-                let mut s = s;
-                let _ = s.set_write_timeout(Some(Duration::from_secs(1)));
-                let _ = proto::write_preamble(&mut s);
-                let _ = proto::write_msg(
-                    &mut s,
-                    &Msg::Error {
-                        code: "busy".into(),
-                        message: format!(
-                            "server is at its limit of {} concurrent sessions",
-                            sh.cfg.max_sessions
-                        ),
-                    },
-                );
-                continue;
-            }
             let spawned = std::thread::Builder::new()
                 .name("nt-session".into())
                 .spawn(move || {
-                    let r = session(s, peer, &sh);
+                    let r = session(s, peer, &sh, pre);
                     if sh.cfg.log {
-                        match r {
-                            Ok(()) => {}
-                            Err(e) => eprintln!("nettune serve: {peer}: {e}"),
+                        if let Err(e) = r {
+                            log(format_args!("{peer}: {e}"));
                         }
                     }
-                    sh.sessions.fetch_sub(1, Ordering::SeqCst);
                 });
             if let Err(e) = spawned {
-                eprintln!("nettune serve: cannot start a session thread: {e}");
+                log(format_args!("cannot start a session thread: {e}"));
             }
         }
     }
+}
+
+/// Answer a connection with our preamble and an error, without blocking
+/// the accept loop (one non-blocking write), and close it.
+fn refuse_now(s: &TcpStream, code: &str, message: String) {
+    let mut out = Vec::new();
+    let _ = proto::write_preamble(&mut out);
+    let _ = proto::write_msg(
+        &mut out,
+        &Msg::Error {
+            code: code.into(),
+            message,
+        },
+    );
+    let _ = s.set_nonblocking(true);
+    let mut w = s;
+    let _ = w.write(&out);
+}
+
+/// A place in the pre-authentication pool, given back on drop (also when a
+/// session thread panics).
+#[derive(Debug)]
+struct PreauthSlot {
+    sh: Arc<Shared>,
+    ip: IpAddr,
+}
+
+impl PreauthSlot {
+    fn take(sh: &Arc<Shared>, ip: IpAddr) -> Result<PreauthSlot, String> {
+        let l = &sh.cfg.limits;
+        let Ok(mut p) = sh.preauth.lock() else {
+            return Err("server error (lock poisoned)".into());
+        };
+        if p.total >= l.max_unauthenticated {
+            return Err(format!(
+                "server has {} connections that have not finished the handshake (its limit); try again in {}",
+                p.total,
+                proto::secs(HANDSHAKE_TIMEOUT)
+            ));
+        }
+        let n = p.per_ip.entry(ip).or_insert(0);
+        if *n >= l.max_unauthenticated_per_ip {
+            return Err(format!(
+                "{ip} already has {n} connections that have not finished the handshake (the per-address limit); try again in {}",
+                proto::secs(HANDSHAKE_TIMEOUT)
+            ));
+        }
+        *n += 1;
+        p.total += 1;
+        Ok(PreauthSlot { sh: sh.clone(), ip })
+    }
+}
+
+impl Drop for PreauthSlot {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.sh.preauth.lock() {
+            p.total = p.total.saturating_sub(1);
+            if let Some(n) = p.per_ip.get_mut(&self.ip) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    p.per_ip.remove(&self.ip);
+                }
+            }
+        }
+    }
+}
+
+/// A session slot, given back on drop.
+#[derive(Debug)]
+struct SessionSlot<'a> {
+    sh: &'a Shared,
+}
+
+impl Drop for SessionSlot<'_> {
+    fn drop(&mut self) {
+        self.sh.sessions.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Why a session ended early.
+#[derive(Debug, Error)]
+enum SessionError {
+    /// The control connection failed or timed out.
+    #[error(transparent)]
+    Proto(#[from] ProtoError),
+    /// A socket option could not be set.
+    #[error("control socket: {0}")]
+    Io(#[from] std::io::Error),
+    /// We refused the client (and told it so).
+    #[error("refused ({code}): {message}")]
+    Refused {
+        /// Error code sent.
+        code: &'static str,
+        /// Message sent.
+        message: String,
+    },
+    /// The test failed after it was set up.
+    #[error("{0}")]
+    Test(String),
+}
+
+/// Tell the client why, and return the same as an error for the log.
+fn refuse(s: &mut TcpStream, code: &'static str, message: String) -> SessionError {
+    let _ = proto::write_msg(
+        s,
+        &Msg::Error {
+            code: code.into(),
+            message: message.clone(),
+        },
+    );
+    SessionError::Refused { code, message }
 }
 
 fn send_err(s: &mut TcpStream, code: &str, message: String) -> String {
@@ -158,18 +295,19 @@ impl Drop for ClientSlot<'_> {
     }
 }
 
-fn session(mut ctrl: TcpStream, peer: SocketAddr, sh: &Shared) -> Result<(), String> {
-    let e = |x: ProtoError| x.to_string();
-    ctrl.set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-        .map_err(|x| x.to_string())?;
-    ctrl.set_write_timeout(Some(HANDSHAKE_TIMEOUT))
-        .map_err(|x| x.to_string())?;
+/// Preamble, hello, token proofs and setup, all within one total deadline.
+/// Returns the validated configuration.
+fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<TestConfig, SessionError> {
+    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    let late = |what: &'static str| move |e: ProtoError| e.timed_out(what, HANDSHAKE_TIMEOUT);
+    ctrl.set_write_timeout(Some(HANDSHAKE_TIMEOUT))?;
     let _ = ctrl.set_nodelay(true);
-    let v = proto::read_preamble(&mut ctrl).map_err(e)?;
-    proto::write_preamble(&mut ctrl).map_err(|x| x.to_string())?;
+    let v = proto::read_preamble(&mut DeadlineReader::new(ctrl, deadline))
+        .map_err(late("the client's preamble"))?;
+    proto::write_preamble(ctrl).map_err(ProtoError::from)?;
     if v != PROTO_VERSION {
-        return Err(send_err(
-            &mut ctrl,
+        return Err(refuse(
+            ctrl,
             "version",
             format!(
                 "client speaks protocol v{v}, this server (nettune {}) speaks v{PROTO_VERSION}",
@@ -179,105 +317,116 @@ fn session(mut ctrl: TcpStream, peer: SocketAddr, sh: &Shared) -> Result<(), Str
     }
     let challenge = sh.cfg.token.as_ref().map(|_| auth::nonce());
     proto::write_msg(
-        &mut ctrl,
+        ctrl,
         &Msg::Hello {
             version: env!("CARGO_PKG_VERSION").into(),
             caps: CAPS.iter().map(|c| c.to_string()).collect(),
             challenge: challenge.clone(),
         },
     )
-    .map_err(|x| x.to_string())?;
+    .map_err(ProtoError::from)?;
     if let (Some(sn), Some(token)) = (&challenge, &sh.cfg.token) {
-        match proto::read_msg(&mut ctrl, MAX_CLIENT_FRAME).map_err(e)? {
+        let m = proto::read_msg(&mut DeadlineReader::new(ctrl, deadline), MAX_CLIENT_FRAME)
+            .map_err(late("the client's token proof"))?;
+        match m {
             Msg::Auth { nonce, proof } if nonce.len() <= 128 => {
                 if !auth::verify_client(token, sn, &nonce, &proof) {
-                    return Err(send_err(
-                        &mut ctrl,
+                    return Err(refuse(
+                        ctrl,
                         "auth",
                         "authentication failed: wrong token".into(),
                     ));
                 }
                 proto::write_msg(
-                    &mut ctrl,
+                    ctrl,
                     &Msg::AuthOk {
                         proof: auth::server_proof(token, sn, &nonce),
                     },
                 )
-                .map_err(|x| x.to_string())?;
+                .map_err(ProtoError::from)?;
             }
             _ => {
-                return Err(send_err(
-                    &mut ctrl,
+                return Err(refuse(
+                    ctrl,
                     "auth",
                     "this server requires a token (--token-file or NETTUNE_TOKEN)".into(),
                 ))
             }
         }
     }
-    let cfg = match proto::read_msg(&mut ctrl, MAX_CLIENT_FRAME).map_err(e)? {
+    let m = proto::read_msg(&mut DeadlineReader::new(ctrl, deadline), MAX_CLIENT_FRAME)
+        .map_err(late("the client's setup"))?;
+    let cfg = match m {
         Msg::Setup { config } => config,
         other => {
-            return Err(send_err(
-                &mut ctrl,
+            return Err(refuse(
+                ctrl,
                 "protocol",
-                format!("expected setup, got {}", msg_name(&other)),
+                format!("expected setup, got {}", other.name()),
             ))
         }
     };
     if let Err(x) = cfg.validate() {
-        return Err(send_err(&mut ctrl, "config", x.0));
+        return Err(refuse(ctrl, "config", x.0));
     }
     if let Err(x) = cfg.check_limits(&sh.cfg.limits) {
-        return Err(send_err(&mut ctrl, "limit", x.0));
+        return Err(refuse(ctrl, "limit", x.0));
     }
+    Ok(cfg)
+}
+
+fn session(
+    mut ctrl: TcpStream,
+    peer: SocketAddr,
+    sh: &Shared,
+    pre: PreauthSlot,
+) -> Result<(), SessionError> {
+    let cfg = handshake(&mut ctrl, sh)?;
+    // Authenticated and set up: leave the pre-authentication pool and take
+    // a session slot.
+    drop(pre);
+    if sh.sessions.fetch_add(1, Ordering::SeqCst) >= sh.cfg.max_sessions {
+        sh.sessions.fetch_sub(1, Ordering::SeqCst);
+        return Err(refuse(
+            &mut ctrl,
+            "busy",
+            format!(
+                "server is at its limit of {} concurrent sessions",
+                sh.cfg.max_sessions
+            ),
+        ));
+    }
+    let _session = SessionSlot { sh };
+    let ip = source(&peer);
     let _slot = {
         let mut m = sh
             .per_client
             .lock()
-            .map_err(|_| "lock poisoned".to_string())?;
-        let n = m.entry(peer.ip()).or_insert(0);
+            .map_err(|_| SessionError::Test("lock poisoned".into()))?;
+        let n = m.entry(ip).or_insert(0);
         if *n >= sh.cfg.limits.max_tests_per_client {
             let max = sh.cfg.limits.max_tests_per_client;
             drop(m);
-            return Err(send_err(
+            return Err(refuse(
                 &mut ctrl,
                 "limit",
-                format!(
-                    "{} already runs {max} tests here (the per-client limit)",
-                    peer.ip()
-                ),
+                format!("{ip} already runs {max} tests here (the per-client limit)"),
             ));
         }
         *n += 1;
-        ClientSlot { sh, ip: peer.ip() }
+        ClientSlot { sh, ip }
     };
     if sh.cfg.log {
-        eprintln!(
-            "nettune serve: {peer}: {} flows={} threads={} size={} duration={}ms",
+        log(format_args!(
+            "{peer}: {} flows={} threads={} size={} duration={}ms",
             cfg.test,
             cfg.total_flows(),
             cfg.threads,
             cfg.size,
             cfg.duration_ms
-        );
+        ));
     }
-    run_test(ctrl, peer, cfg, sh)
-}
-
-fn msg_name(m: &Msg) -> &'static str {
-    match m {
-        Msg::Hello { .. } => "hello",
-        Msg::Auth { .. } => "auth",
-        Msg::AuthOk { .. } => "auth_ok",
-        Msg::Setup { .. } => "setup",
-        Msg::Ready { .. } => "ready",
-        Msg::Connected => "connected",
-        Msg::Go => "go",
-        Msg::Interval { .. } => "interval",
-        Msg::ClientDone => "client_done",
-        Msg::Report { .. } => "report",
-        Msg::Error { .. } => "error",
-    }
+    run_test(ctrl, peer, cfg, sh).map_err(SessionError::Test)
 }
 
 enum Data {
@@ -286,7 +435,9 @@ enum Data {
     Udp(Vec<UdpSocket>),
 }
 
-fn bind_data(cfg: &TestConfig, ip: IpAddr) -> std::io::Result<(Data, u16)> {
+/// Open the test's data sockets on `ip`; UDP sockets take datagrams only
+/// from `peer` (the control connection's peer address).
+fn bind_data(cfg: &TestConfig, ip: IpAddr, peer: IpAddr) -> std::io::Result<(Data, u16)> {
     let any = SocketAddr::new(ip, 0);
     match cfg.test {
         TestKind::TcpStream | TestKind::TcpRr => {
@@ -310,11 +461,11 @@ fn bind_data(cfg: &TestConfig, ip: IpAddr) -> std::io::Result<(Data, u16)> {
             Ok((Data::Crr(v), port))
         }
         TestKind::UdpStream | TestKind::UdpRr => {
-            let first = reuseport_udp(any)?;
+            let first = reuseport_udp_from(any, peer)?;
             let port = first.local_addr()?.port();
             let mut v = vec![first];
             for _ in 1..cfg.threads {
-                v.push(reuseport_udp(SocketAddr::new(ip, port))?);
+                v.push(reuseport_udp_from(SocketAddr::new(ip, port), peer)?);
             }
             for s in &v {
                 crate::worker::apply_opts(std::os::fd::AsFd::as_fd(s), cfg, false);
@@ -345,13 +496,15 @@ fn accept_flows(
                 CONNECT_TIMEOUT.as_secs()
             ));
         }
-        let (mut s, _) = match l.accept() {
+        let (s, _) = match l.accept() {
             Ok(c) => c,
             Err(_) => continue,
         };
-        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+        // A total deadline per connection, so one that dribbles its preamble
+        // cannot hold the accept loop.
+        let by = (Instant::now() + DATA_PREAMBLE_TIMEOUT).min(deadline);
         let mut pre = [0u8; 16];
-        if s.read_exact(&mut pre).is_err() {
+        if DeadlineReader::new(&s, by).read_exact(&mut pre).is_err() {
             *rejected += 1;
             continue;
         }
@@ -373,11 +526,13 @@ fn accept_flows(
 
 /// Learn the client address of each UDP stream flow from its registration
 /// datagrams, and open a connected socket per flow on the data port.
+/// Registrations count only from `peer`, the control connection's address.
 fn register_udp(
     socks: &[UdpSocket],
     cfg: &TestConfig,
     tag: u32,
     local: SocketAddr,
+    peer: IpAddr,
 ) -> Result<Vec<(u32, UdpSocket)>, String> {
     let want: Vec<u32> = (0..cfg.total_flows()).collect();
     let mut addrs: HashMap<u32, SocketAddr> = HashMap::new();
@@ -400,7 +555,7 @@ fn register_udp(
                 if n >= UDP_HEADER {
                     let t = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
                     let f = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
-                    if t == tag && want.contains(&f) {
+                    if t == tag && want.contains(&f) && from.ip().to_canonical() == peer {
                         addrs.insert(f, from);
                     }
                 }
@@ -409,7 +564,7 @@ fn register_udp(
     }
     let mut out = Vec::new();
     for f in want {
-        let s = reuseport_udp(local).map_err(|e| e.to_string())?;
+        let s = reuseport_udp_from(local, peer).map_err(|e| e.to_string())?;
         crate::worker::apply_opts(std::os::fd::AsFd::as_fd(&s), cfg, false);
         s.connect(addrs[&f]).map_err(|e| e.to_string())?;
         out.push((f, s));
@@ -426,7 +581,8 @@ fn run_test(
     let test_id: u64 = rand::random::<u64>() | 1;
     let tag = proto::udp_tag(test_id);
     let ip = ctrl.local_addr().map_err(|e| e.to_string())?.ip();
-    let (data, port) = match bind_data(&cfg, ip) {
+    let peer_ip = source(&peer);
+    let (data, port) = match bind_data(&cfg, ip, peer_ip) {
         Ok(d) => d,
         Err(x) => {
             return Err(send_err(
@@ -490,7 +646,7 @@ fn run_test(
                     // receiving workers exactly as TCP flows do (a hash over
                     // SO_REUSEPORT sockets may put two flows on one).
                     let local = SocketAddr::new(ip, port);
-                    let flows = register_udp(&socks, &cfg, tag, local)?;
+                    let flows = register_udp(&socks, &cfg, tag, local, peer_ip)?;
                     let (fwd, rev): (Vec<_>, Vec<_>) = flows
                         .into_iter()
                         .partition(|(f, _)| cfg.flow_dir(*f) == FlowDir::Forward);
@@ -511,9 +667,12 @@ fn run_test(
         let _ = side.join();
         return Err(send_err(&mut ctrl, "setup", x));
     }
-    ctrl.set_read_timeout(Some(CONNECT_TIMEOUT))
-        .map_err(|x| x.to_string())?;
-    match proto::read_msg(&mut ctrl, MAX_CLIENT_FRAME) {
+    let connected = proto::read_msg(
+        &mut DeadlineReader::new(&ctrl, Instant::now() + CONNECT_TIMEOUT),
+        MAX_CLIENT_FRAME,
+    )
+    .map_err(|e| e.timed_out("the client's connected", CONNECT_TIMEOUT));
+    match connected {
         Ok(Msg::Connected) => {}
         Ok(other) => {
             side.abort_all();
@@ -521,7 +680,7 @@ fn run_test(
             return Err(send_err(
                 &mut ctrl,
                 "protocol",
-                format!("expected connected, got {}", msg_name(&other)),
+                format!("expected connected, got {}", other.name()),
             ));
         }
         Err(x) => {
@@ -600,7 +759,7 @@ fn run_test(
                 stop_at.get_or_insert(Instant::now() + DRAIN);
             }
             Ok(Event::Ctrl(other)) => {
-                aborted = Some(format!("unexpected {} mid-test", msg_name(&other)));
+                aborted = Some(format!("unexpected {} mid-test", other.name()));
                 side.abort_all();
                 break;
             }
@@ -641,7 +800,7 @@ fn run_test(
     )
     .map_err(|x| format!("sending the report: {x}"))?;
     if sh.cfg.log {
-        eprintln!("nettune serve: {peer}: {} done", cfg.test);
+        log(format_args!("{peer}: {} done", cfg.test));
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use crate::cpu::{self, CpuMark};
 use crate::report::{CpuReport, Role, WorkerReport};
 use crate::worker::{self, Event, Gate, Job, Params, Spec, Timing};
 use host::Root;
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
@@ -35,6 +35,22 @@ pub fn reuseport_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
         socket2::Type::DGRAM,
         None,
     )?;
+    s.set_reuse_port(true)?;
+    s.bind(&addr.into())?;
+    Ok(s.into())
+}
+
+/// A UDP socket bound with SO_REUSEPORT that receives only datagrams from
+/// `peer`: a socket filter, attached before the bind, drops all others in
+/// the kernel, so a spoofed source can neither register a flow nor get an
+/// echo (no reflection to third parties).
+pub fn reuseport_udp_from(addr: SocketAddr, peer: IpAddr) -> std::io::Result<UdpSocket> {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::DGRAM,
+        None,
+    )?;
+    s.attach_filter(&crate::sys::source_filter(peer))?;
     s.set_reuse_port(true)?;
     s.bind(&addr.into())?;
     Ok(s.into())
@@ -232,5 +248,55 @@ impl CpuWindow {
             .take()
             .unwrap_or_else(|| cpu::mark(&mut self.sampler));
         cpu::report(&a, &b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::time::Duration;
+
+    fn delivered(rx: &UdpSocket, from: SocketAddr) -> bool {
+        let tx = UdpSocket::bind(from).unwrap();
+        tx.send_to(b"0123456789abcdef", rx.local_addr().unwrap())
+            .unwrap();
+        rx.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut b = [0u8; 64];
+        rx.recv(&mut b).is_ok()
+    }
+
+    #[test]
+    fn udp_sockets_take_only_the_peers_datagrams() {
+        let rx = reuseport_udp_from("127.0.0.1:0".parse().unwrap(), "127.0.0.1".parse().unwrap())
+            .unwrap();
+        assert!(!delivered(&rx, "127.0.0.2:0".parse().unwrap()));
+        assert!(delivered(&rx, "127.0.0.1:0".parse().unwrap()));
+        // An IPv4-mapped peer is matched as IPv4.
+        let rx = reuseport_udp_from(
+            "127.0.0.1:0".parse().unwrap(),
+            "::ffff:127.0.0.2".parse().unwrap(),
+        )
+        .unwrap();
+        assert!(delivered(&rx, "127.0.0.2:0".parse().unwrap()));
+        assert!(!delivered(&rx, "127.0.0.1:0".parse().unwrap()));
+    }
+
+    #[test]
+    fn ipv6_filter_compares_all_four_words() {
+        let Ok(probe) = UdpSocket::bind("[::1]:0") else {
+            eprintln!("skipped: no IPv6 loopback");
+            return;
+        };
+        drop(probe);
+        let any: SocketAddr = "[::1]:0".parse().unwrap();
+        let rx = reuseport_udp_from(any, "::1".parse().unwrap()).unwrap();
+        assert!(delivered(&rx, any));
+        // One address differing in each 32-bit word in turn.
+        for other in ["1::1", "0:0:1::1", "::1:0:0:1", "::2"] {
+            let rx = reuseport_udp_from(any, other.parse().unwrap()).unwrap();
+            assert!(!delivered(&rx, any), "{other}");
+        }
     }
 }

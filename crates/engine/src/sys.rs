@@ -77,6 +77,63 @@ pub mod opt {
     pub const SO_SNDBUF: i32 = libc::SO_SNDBUF;
 }
 
+/// A classic BPF socket filter that accepts only packets whose source
+/// address is `peer` (read from the IPv4 or IPv6 header; an IPv4-mapped
+/// address counts as IPv4) and drops every other.
+pub fn source_filter(peer: std::net::IpAddr) -> Vec<libc::sock_filter> {
+    use std::net::IpAddr;
+    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    // Loads at SKF_NET_OFF + n read the network header, wherever the
+    // socket layer's data starts.
+    let net = libc::SKF_NET_OFF as u32;
+    // (offset in the network header, 32-bit word of the address)
+    let words: Vec<(u32, u32)> = match peer.to_canonical() {
+        IpAddr::V4(a) => vec![(12, u32::from_be_bytes(a.octets()))],
+        IpAddr::V6(a) => {
+            let o = a.octets();
+            (0..4)
+                .map(|i| {
+                    let w =
+                        u32::from_be_bytes([o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]]);
+                    (8 + 4 * i as u32, w)
+                })
+                .collect()
+        }
+    };
+    let n = words.len();
+    let mut prog = Vec::with_capacity(2 * n + 2);
+    for (i, (off, w)) in words.into_iter().enumerate() {
+        prog.push(libc::sock_filter {
+            code: LD_W_ABS,
+            jt: 0,
+            jf: 0,
+            k: net.wrapping_add(off),
+        });
+        // On a mismatch skip the remaining load/compare pairs and the accept.
+        prog.push(libc::sock_filter {
+            code: JEQ_K,
+            jt: 0,
+            jf: (2 * (n - 1 - i) + 1) as u8,
+            k: w,
+        });
+    }
+    prog.push(libc::sock_filter {
+        code: RET_K,
+        jt: 0,
+        jf: 0,
+        k: u32::MAX,
+    });
+    prog.push(libc::sock_filter {
+        code: RET_K,
+        jt: 0,
+        jf: 0,
+        k: 0,
+    });
+    prog
+}
+
 /// The TCP_INFO fields the engine reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TcpInfoRaw {

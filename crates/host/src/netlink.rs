@@ -460,8 +460,8 @@ impl NetlinkEthtool {
         let dev_name = name_of(&dev);
         let parent = name_of(&format!("{dev}/.."));
         let bus_info = match (&dev_name, &parent) {
-            (Some(d), _) if crate::snapshot::is_pci_address(d) => Some(d.clone()),
-            (_, Some(p)) if crate::snapshot::is_pci_address(p) => Some(p.clone()),
+            (Some(d), _) if model::parse::sysfs::is_pci_address(d) => Some(d.clone()),
+            (_, Some(p)) if model::parse::sysfs::is_pci_address(p) => Some(p.clone()),
             (d, _) => d.clone(),
         };
         let version = self

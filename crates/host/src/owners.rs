@@ -1,7 +1,7 @@
 //! Foreign owners: other software that writes IRQ affinity, sysctls or
 //! coalescing (irqbalance, tuned), found under `/proc` and `/etc/tuned`.
 
-use crate::snapshot::Ctx;
+use crate::readctx::Ctx;
 use model::snapshot::{ForeignOwners, Process, Tuned};
 
 /// Whether a process with `comm` and NUL-separated `cmdline` is the tuned daemon

@@ -8,17 +8,23 @@
 
 use crate::ethtool::{self, Ethtool, EthtoolStateExt};
 use crate::owners;
-use crate::{HostError, Root};
+pub use crate::readctx::Access;
+use crate::readctx::Ctx;
+use crate::Root;
+use model::knobpath::sysctl_path;
 use model::parse::interrupts::parse_interrupts;
 use model::parse::irqname::parse_irq_name;
+use model::parse::sysfs::{
+    is_pci_address, parse_distances, parse_i32, parse_list_or_null, parse_mem_total_kib, parse_u32,
+    parse_u64,
+};
 use model::snapshot::{
-    Cpu, CpuSummary, HostSnapshot, IfaceStats, Interface, Irq, Note, NumaNode, RxQueue, Source,
-    TxQueue, SNAPSHOT_SCHEMA_VERSION,
+    Cpu, CpuSummary, HostSnapshot, IfaceStats, Interface, Irq, NumaNode, RxQueue, Source, TxQueue,
+    SNAPSHOT_SCHEMA_VERSION,
 };
 use model::{CpuId, CpuSet, IrqNumber, NodeId, ParseError};
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Network sysctls read into [`HostSnapshot::sysctls`]; missing ones are noted.
 pub const SYSCTLS: &[&str] = &[
@@ -53,263 +59,6 @@ pub const SYSCTLS: &[&str] = &[
 
 /// Sysctls read when present, without a note when absent (removed in newer kernels).
 pub const OPTIONAL_SYSCTLS: &[&str] = &["net.ipv4.tcp_low_latency"];
-
-/// How a path was touched while reading a snapshot (for `capture`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Access {
-    /// A file was read.
-    File(PathBuf),
-    /// A directory was listed.
-    Dir(PathBuf),
-    /// A symlink's target was read.
-    Link(PathBuf),
-}
-
-/// Reads through a root, collecting notes and (optionally) the paths touched.
-pub(crate) struct Ctx<'a> {
-    pub(crate) root: &'a Root,
-    notes: RefCell<Vec<Note>>,
-    log: Option<RefCell<BTreeSet<Access>>>,
-}
-
-fn is_einval(e: &HostError) -> bool {
-    e.raw_os_error() == Some(22)
-}
-
-impl<'a> Ctx<'a> {
-    pub(crate) fn new(root: &'a Root, record: bool) -> Self {
-        Ctx {
-            root,
-            notes: RefCell::new(Vec::new()),
-            log: record.then(|| RefCell::new(BTreeSet::new())),
-        }
-    }
-
-    fn record(&self, a: Access) {
-        if let Some(l) = &self.log {
-            l.borrow_mut().insert(a);
-        }
-    }
-
-    /// Record a file as read without reading it (for `capture`).
-    pub(crate) fn touch(&self, path: impl AsRef<Path>) {
-        self.record(Access::File(path.as_ref().to_path_buf()));
-    }
-
-    /// Add a note about `path`.
-    pub(crate) fn note(&self, path: impl AsRef<Path>, message: impl Into<String>) {
-        self.notes.borrow_mut().push(Note {
-            path: path.as_ref().display().to_string(),
-            message: message.into(),
-        });
-    }
-
-    fn note_err(&self, e: &HostError) {
-        let path = e.path().map(Path::to_path_buf).unwrap_or_default();
-        let full = e.to_string();
-        let p = path.display().to_string();
-        let msg = full
-            .strip_prefix(&p)
-            .map(|m| m.trim_start_matches(':').trim().to_string())
-            .unwrap_or(full);
-        self.note(path, msg);
-    }
-
-    /// Trimmed text of a file that should exist: any failure is noted.
-    pub(crate) fn req(&self, path: impl AsRef<Path>) -> Option<String> {
-        let path = path.as_ref();
-        self.record(Access::File(path.to_path_buf()));
-        match self.root.read_trim(path) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                self.note_err(&e);
-                None
-            }
-        }
-    }
-
-    /// Trimmed text of a file that may be absent: absence (ENOENT, or EINVAL as
-    /// sysfs gives for unknown values) is silent, other failures are noted.
-    pub(crate) fn opt(&self, path: impl AsRef<Path>) -> Option<String> {
-        let path = path.as_ref();
-        self.record(Access::File(path.to_path_buf()));
-        match self.root.read_trim(path) {
-            Ok(s) => Some(s),
-            Err(e) if e.is_not_found() || is_einval(&e) => None,
-            Err(e) => {
-                self.note_err(&e);
-                None
-            }
-        }
-    }
-
-    fn parse_text<T>(
-        &self,
-        path: &Path,
-        text: Option<String>,
-        f: impl FnOnce(&str) -> Result<T, ParseError>,
-    ) -> Option<T> {
-        let text = text?;
-        match f(&text) {
-            Ok(v) => Some(v),
-            Err(source) => {
-                self.note_err(&HostError::Parse {
-                    path: path.to_path_buf(),
-                    source,
-                });
-                None
-            }
-        }
-    }
-
-    /// Parse a file that should exist.
-    pub(crate) fn req_parse<T>(
-        &self,
-        path: impl AsRef<Path>,
-        f: impl FnOnce(&str) -> Result<T, ParseError>,
-    ) -> Option<T> {
-        let path = path.as_ref();
-        let t = self.req(path);
-        self.parse_text(path, t, f)
-    }
-
-    /// Parse a file that may be absent.
-    pub(crate) fn opt_parse<T>(
-        &self,
-        path: impl AsRef<Path>,
-        f: impl FnOnce(&str) -> Result<T, ParseError>,
-    ) -> Option<T> {
-        let path = path.as_ref();
-        let t = self.opt(path);
-        self.parse_text(path, t, f)
-    }
-
-    /// Entries of a directory that should exist.
-    pub(crate) fn list_req(&self, path: impl AsRef<Path>) -> Option<Vec<String>> {
-        let path = path.as_ref();
-        self.record(Access::Dir(path.to_path_buf()));
-        match self.root.list(path) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                self.note_err(&e);
-                None
-            }
-        }
-    }
-
-    /// Entries of a directory that may be absent.
-    pub(crate) fn list_opt(&self, path: impl AsRef<Path>) -> Option<Vec<String>> {
-        let path = path.as_ref();
-        self.record(Access::Dir(path.to_path_buf()));
-        match self.root.list(path) {
-            Ok(v) => Some(v),
-            Err(e) if e.is_not_found() => None,
-            Err(e) => {
-                self.note_err(&e);
-                None
-            }
-        }
-    }
-
-    /// Last component of a symlink's target, if the link exists.
-    pub(crate) fn link_opt(&self, path: impl AsRef<Path>) -> Option<String> {
-        let path = path.as_ref();
-        self.record(Access::Link(path.to_path_buf()));
-        match self.root.link_name(path) {
-            Ok(s) => Some(s),
-            Err(e) if e.is_not_found() || is_einval(&e) => None,
-            Err(e) => {
-                self.note_err(&e);
-                None
-            }
-        }
-    }
-
-    /// The final component of the real directory `path` resolves to.
-    fn resolved_name(&self, path: impl AsRef<Path>) -> Option<String> {
-        let path = path.as_ref();
-        self.record(Access::Dir(path.to_path_buf()));
-        let real = if self.root.is_live() {
-            std::fs::canonicalize(path).ok()?
-        } else {
-            self.root.resolve(path).ok()?
-        };
-        if !real.exists() {
-            return None;
-        }
-        real.file_name().map(|s| s.to_string_lossy().into_owned())
-    }
-
-    pub(crate) fn into_parts(self) -> (Vec<Note>, Vec<Access>) {
-        let log = self
-            .log
-            .map(|l| l.into_inner().into_iter().collect())
-            .unwrap_or_default();
-        (self.notes.into_inner(), log)
-    }
-}
-
-fn parse_u64(s: &str) -> Result<u64, ParseError> {
-    s.trim()
-        .parse()
-        .map_err(|_| ParseError::invalid(1, "unsigned integer", s.trim()))
-}
-
-fn parse_u32(s: &str) -> Result<u32, ParseError> {
-    s.trim()
-        .parse()
-        .map_err(|_| ParseError::invalid(1, "unsigned integer", s.trim()))
-}
-
-fn parse_i32(s: &str) -> Result<i32, ParseError> {
-    s.trim()
-        .parse()
-        .map_err(|_| ParseError::invalid(1, "integer", s.trim()))
-}
-
-/// `nohz_full` prints `(null)` when unset.
-fn parse_list_or_null(s: &str) -> Result<CpuSet, ParseError> {
-    let s = s.trim();
-    if s == "(null)" {
-        return Ok(CpuSet::new());
-    }
-    CpuSet::parse_list(s)
-}
-
-/// A PCI address such as `0000:00:03.0`.
-pub fn is_pci_address(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 12
-        && b[4] == b':'
-        && b[7] == b':'
-        && b[10] == b'.'
-        && s.chars()
-            .enumerate()
-            .all(|(i, c)| matches!(i, 4 | 7 | 10) || c.is_ascii_hexdigit())
-}
-
-/// `nodeN/distance`: whitespace-separated distances.
-pub fn parse_distances(s: &str) -> Result<Vec<u32>, ParseError> {
-    s.split_whitespace()
-        .map(|t| t.parse().map_err(|_| ParseError::invalid(1, "distance", t)))
-        .collect()
-}
-
-/// `MemTotal` in KiB from `nodeN/meminfo` (`Node 0 MemTotal:  4941600 kB`)
-/// or `/proc/meminfo` (`MemTotal:  4941600 kB`).
-pub fn parse_mem_total_kib(s: &str) -> Result<u64, ParseError> {
-    for (i, line) in s.lines().enumerate() {
-        if let Some((head, rest)) = line.split_once(':') {
-            if head.split_whitespace().last() == Some("MemTotal") {
-                let v = rest.split_whitespace().next().unwrap_or("");
-                return v
-                    .parse()
-                    .map_err(|_| ParseError::invalid(i + 1, "MemTotal value", v));
-            }
-        }
-    }
-    Err(ParseError::format(1, "no MemTotal line"))
-}
 
 /// Read a snapshot of the host at `root`, with ethtool state from the
 /// default source: netlink on the live host, `ethtool/<iface>.json` under a
@@ -607,47 +356,14 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn Ethtool) ->
         )
     });
 
-    let mut rx_queues = Vec::new();
-    let mut tx_queues = Vec::new();
-    for e in ctx.list_req(f("queues")).unwrap_or_default() {
-        if let Some(index) = queue_index(&e, "rx-") {
-            let q = f(&format!("queues/{e}"));
-            rx_queues.push(RxQueue {
-                index,
-                rps_cpus: ctx.opt_parse(format!("{q}/rps_cpus"), CpuSet::parse_mask),
-                rps_flow_cnt: ctx.opt_parse(format!("{q}/rps_flow_cnt"), parse_u64),
-            });
-        } else if let Some(index) = queue_index(&e, "tx-") {
-            let q = f(&format!("queues/{e}"));
-            tx_queues.push(TxQueue {
-                index,
-                xps_cpus: ctx.opt_parse(format!("{q}/xps_cpus"), CpuSet::parse_mask),
-                xps_rxqs: ctx.opt_parse(format!("{q}/xps_rxqs"), CpuSet::parse_mask),
-            });
-        }
-    }
-    rx_queues.sort_by_key(|q| q.index);
-    tx_queues.sort_by_key(|q| q.index);
-
-    let mut owned: BTreeSet<IrqNumber> = BTreeSet::new();
-    if let Some((dir, _)) = &pci_dir {
-        let msi = ctx.list_opt(format!("{dir}/msi_irqs")).unwrap_or_default();
-        let msi: BTreeSet<u32> = msi.iter().filter_map(|e| e.parse().ok()).collect();
-        for n in &msi {
-            ctx.touch(format!("{dir}/msi_irqs/{n}"));
-        }
-        for irq in irqs {
-            if msi.contains(&irq.number.0) {
-                owned.insert(irq.number);
-            }
-        }
-    }
-    for irq in irqs {
-        let dev = parse_irq_name(&irq.name).device;
-        if dev.as_deref() == Some(name) || (dev.is_some() && dev == dev_name) {
-            owned.insert(irq.number);
-        }
-    }
+    let (rx_queues, tx_queues) = read_queues(ctx, &base);
+    let owned = owned_irqs(
+        ctx,
+        name,
+        pci_dir.as_ref().map(|(d, _)| d.as_str()),
+        dev_name.as_deref(),
+        irqs,
+    );
 
     let ethtool = eth.read(name);
     for m in ethtool.errors() {
@@ -695,9 +411,62 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn Ethtool) ->
     }
 }
 
-/// `/proc/sys/...` path of a dotted sysctl name.
-pub fn sysctl_path(name: &str) -> String {
-    format!("/proc/sys/{}", name.replace('.', "/"))
+/// RX and TX queues of an interface with their RPS/RFS/XPS settings, by index.
+fn read_queues(ctx: &Ctx<'_>, base: &str) -> (Vec<RxQueue>, Vec<TxQueue>) {
+    let f = |k: &str| format!("{base}/{k}");
+    let mut rx_queues = Vec::new();
+    let mut tx_queues = Vec::new();
+    for e in ctx.list_req(f("queues")).unwrap_or_default() {
+        if let Some(index) = queue_index(&e, "rx-") {
+            let q = f(&format!("queues/{e}"));
+            rx_queues.push(RxQueue {
+                index,
+                rps_cpus: ctx.opt_parse(format!("{q}/rps_cpus"), CpuSet::parse_mask),
+                rps_flow_cnt: ctx.opt_parse(format!("{q}/rps_flow_cnt"), parse_u64),
+            });
+        } else if let Some(index) = queue_index(&e, "tx-") {
+            let q = f(&format!("queues/{e}"));
+            tx_queues.push(TxQueue {
+                index,
+                xps_cpus: ctx.opt_parse(format!("{q}/xps_cpus"), CpuSet::parse_mask),
+                xps_rxqs: ctx.opt_parse(format!("{q}/xps_rxqs"), CpuSet::parse_mask),
+            });
+        }
+    }
+    rx_queues.sort_by_key(|q| q.index);
+    tx_queues.sort_by_key(|q| q.index);
+    (rx_queues, tx_queues)
+}
+
+/// The IRQs an interface owns: its PCI function's MSI vectors, and IRQs whose
+/// action name names the interface or its device.
+fn owned_irqs(
+    ctx: &Ctx<'_>,
+    name: &str,
+    pci_dir: Option<&str>,
+    dev_name: Option<&str>,
+    irqs: &[Irq],
+) -> BTreeSet<IrqNumber> {
+    let mut owned: BTreeSet<IrqNumber> = BTreeSet::new();
+    if let Some(dir) = pci_dir {
+        let msi = ctx.list_opt(format!("{dir}/msi_irqs")).unwrap_or_default();
+        let msi: BTreeSet<u32> = msi.iter().filter_map(|e| e.parse().ok()).collect();
+        for n in &msi {
+            ctx.touch(format!("{dir}/msi_irqs/{n}"));
+        }
+        for irq in irqs {
+            if msi.contains(&irq.number.0) {
+                owned.insert(irq.number);
+            }
+        }
+    }
+    for irq in irqs {
+        let dev = parse_irq_name(&irq.name).device;
+        if dev.as_deref() == Some(name) || (dev.is_some() && dev.as_deref() == dev_name) {
+            owned.insert(irq.number);
+        }
+    }
+    owned
 }
 
 fn fold_ws(s: &str) -> String {
@@ -717,49 +486,4 @@ fn read_sysctls(ctx: &Ctx<'_>) -> BTreeMap<String, String> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pci_addresses() {
-        assert!(is_pci_address("0000:00:03.0"));
-        assert!(is_pci_address("0000:af:00.1"));
-        assert!(!is_pci_address("virtio2"));
-        assert!(!is_pci_address("0000:00:03"));
-        assert!(!is_pci_address("pci0000:00"));
-    }
-
-    #[test]
-    fn distances_and_meminfo() {
-        assert_eq!(parse_distances("10 20\n").unwrap(), vec![10, 20]);
-        assert!(parse_distances("10 x").is_err());
-        assert_eq!(
-            parse_mem_total_kib("Node 0 MemTotal:        4941600 kB\nNode 0 MemFree: 1 kB\n")
-                .unwrap(),
-            4_941_600
-        );
-        assert_eq!(
-            parse_mem_total_kib("MemTotal:       16384 kB\n").unwrap(),
-            16384
-        );
-        assert!(parse_mem_total_kib("garbage").is_err());
-        assert!(parse_mem_total_kib("Node 0 MemTotal: lots kB").is_err());
-    }
-
-    #[test]
-    fn nohz_null() {
-        assert!(parse_list_or_null("(null)\n").unwrap().is_empty());
-        assert_eq!(parse_list_or_null("1-3").unwrap().to_list(), "1-3");
-    }
-
-    #[test]
-    fn sysctl_paths() {
-        assert_eq!(
-            sysctl_path("net.core.rmem_max"),
-            "/proc/sys/net/core/rmem_max"
-        );
-    }
 }

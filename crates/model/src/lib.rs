@@ -6,6 +6,7 @@
 pub mod cpuset;
 pub mod error;
 pub mod findings;
+pub mod knobpath;
 pub mod parse;
 pub mod plan;
 pub mod sample;

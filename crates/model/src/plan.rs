@@ -115,25 +115,22 @@ impl Default for HostExtras {
 }
 
 impl SoftnetTotals {
-    /// Sum `/proc/net/softnet_stat` (hex columns: processed, dropped, time_squeeze, ...).
+    /// Sum `/proc/net/softnet_stat` over CPUs (parsed by
+    /// [`parse_softnet`](crate::parse::softnet::parse_softnet)).
     pub fn parse(text: &str) -> Result<SoftnetTotals, crate::ParseError> {
-        let mut t = SoftnetTotals::default();
-        for (i, line) in text.lines().enumerate() {
-            let cols: Vec<&str> = line.split_whitespace().collect();
-            if cols.is_empty() {
-                continue;
-            }
-            if cols.len() < 3 {
-                return Err(crate::ParseError::invalid(i + 1, "softnet_stat line", line));
-            }
-            let hex = |s: &str| {
-                u64::from_str_radix(s, 16)
-                    .map_err(|_| crate::ParseError::invalid(i + 1, "hex counter", s))
-            };
-            t.dropped = t.dropped.saturating_add(hex(cols[1])?);
-            t.time_squeeze = t.time_squeeze.saturating_add(hex(cols[2])?);
-        }
-        Ok(t)
+        Ok(SoftnetTotals::sum(&crate::parse::softnet::parse_softnet(
+            text,
+        )?))
+    }
+
+    /// Sum the rows of a parsed softnet_stat.
+    pub fn sum(s: &crate::parse::softnet::Softnet) -> SoftnetTotals {
+        s.rows
+            .iter()
+            .fold(SoftnetTotals::default(), |t, r| SoftnetTotals {
+                dropped: t.dropped.saturating_add(u64::from(r.dropped)),
+                time_squeeze: t.time_squeeze.saturating_add(u64::from(r.time_squeeze)),
+            })
     }
 }
 
@@ -615,11 +612,13 @@ mod tests {
     }
 
     #[test]
-    fn softnet_totals_saturate() {
-        let line = "ffffffffffffffff ffffffffffffffff ffffffffffffffff\n";
+    fn softnet_totals_sum_32_bit_counters_without_overflow() {
+        let line = "ffffffff ffffffff fffffffe 0 0 0 0 0 0\n";
         let t = SoftnetTotals::parse(&line.repeat(2)).unwrap();
-        assert_eq!(t.dropped, u64::MAX);
-        assert_eq!(t.time_squeeze, u64::MAX);
+        assert_eq!(t.dropped, 2 * u64::from(u32::MAX));
+        assert_eq!(t.time_squeeze, 2 * u64::from(u32::MAX - 1));
+        // The kernel prints 32-bit counters; a wider value is not softnet_stat.
+        assert!(SoftnetTotals::parse("ffffffffffffffff 1 1 0 0 0 0 0 0\n").is_err());
     }
 
     #[test]

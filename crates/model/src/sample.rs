@@ -253,7 +253,26 @@ impl Sample {
         for m in &self.missing {
             notes.push(format!("{m}: not found"));
         }
+        let cpus = self.cpu_deltas(prev, secs, &mut notes);
+        let ifaces = self.iface_deltas(prev, secs);
+        let irqs = self.irq_deltas(prev, secs);
+        let counters = self.counter_deltas(prev);
+        if elapsed.0 == 0 {
+            notes.push("zero elapsed time: rates are 0".into());
+        }
+        Delta {
+            at: self.at,
+            elapsed,
+            cpus,
+            ifaces,
+            irqs,
+            counters,
+            notes,
+        }
+    }
 
+    /// Per-CPU changes; a CPU missing from `prev` (hotplug) gets a note.
+    fn cpu_deltas(&self, prev: &Sample, secs: f64, notes: &mut Vec<String>) -> Vec<CpuDelta> {
         let mut cpus = Vec::with_capacity(self.stat.cpus.len());
         for (pos, (cpu, t)) in self.stat.cpus.iter().enumerate() {
             let Some((ppos, (_, pt))) = prev
@@ -311,6 +330,11 @@ impl Sample {
             });
         }
 
+        cpus
+    }
+
+    /// Per-interface changes, in `/proc/net/dev` order.
+    fn iface_deltas(&self, prev: &Sample, secs: f64) -> Vec<IfaceDelta> {
         let mut ifaces = Vec::new();
         if let (Some(now), Some(before)) = (&self.netdev, &prev.netdev) {
             for i in &now.ifaces {
@@ -343,6 +367,11 @@ impl Sample {
             }
         }
 
+        ifaces
+    }
+
+    /// IRQs that fired, ascending number, named by interface where known.
+    fn irq_deltas(&self, prev: &Sample, secs: f64) -> Vec<IrqDelta> {
         let mut irqs = Vec::new();
         if let (Some(now), Some(before)) = (&self.interrupts, &prev.interrupts) {
             for l in &now.irqs {
@@ -392,6 +421,11 @@ impl Sample {
             irqs.sort_by_key(|i| i.irq);
         }
 
+        irqs
+    }
+
+    /// Deltas of the watched protocol counters present in both samples.
+    fn counter_deltas(&self, prev: &Sample) -> BTreeMap<String, u64> {
         let mut counters = BTreeMap::new();
         for (i, key) in WATCHED_COUNTERS.iter().enumerate() {
             if let (Some(a), Some(b)) = (self.counters[i], prev.counters[i]) {
@@ -404,18 +438,7 @@ impl Sample {
             }
         }
 
-        if elapsed.0 == 0 {
-            notes.push("zero elapsed time: rates are 0".into());
-        }
-        Delta {
-            at: self.at,
-            elapsed,
-            cpus,
-            ifaces,
-            irqs,
-            counters,
-            notes,
-        }
+        counters
     }
 }
 

@@ -1,12 +1,19 @@
 //! Pure tuning decisions: profiles turn a `HostSnapshot` into a `Plan`.
 //!
-//! * [`profile`]: built-in and user profiles (TOML), the rule catalogue.
+//! * [`profile`]: built-in and user profiles (TOML).
+//! * [`rules`]: the rules, one file each, and their catalogue.
 //! * [`planner`]: `plan(snapshot, extras, profile, options) -> Plan`.
+//! * [`context`]: what the rules share while planning.
+//! * [`placement`]: which physical core takes each queue IRQ.
 //! * [`render`]: the human diff and the reviewable shell script of a plan.
 
+pub mod context;
+pub mod placement;
 pub mod planner;
 pub mod profile;
 pub mod render;
+pub mod rules;
 
 pub use planner::{plan, PlanError};
 pub use profile::{Profile, ProfileError};
+pub use rules::{Rule, RuleId};

@@ -12,100 +12,20 @@
 //! [settings]
 //! rfs_entries = 65536
 //! ```
+//!
+//! (Over 700 lines: the last 213 are the loader's unit tests; the loader
+//! itself is about 535.)
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use thiserror::Error;
 use toml::Spanned;
 
-/// A rule of the planner: what it does, why, and where that comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RuleInfo {
-    /// Id used in profiles and plans.
-    pub id: &'static str,
-    /// Rationale, one sentence.
-    pub rationale: &'static str,
-    /// A seed or a kernel document.
-    pub source: &'static str,
-}
+pub use crate::rules::{AsRuleId, Rule, RuleId, CATALOGUE as RULES};
 
-/// Every rule, in phase order.
-pub const RULES: &[RuleInfo] = &[
-    RuleInfo {
-        id: "irqbalance",
-        rationale: "irqbalance rewrites IRQ affinity every 10 s, undoing hand placement; stop it when nettune places IRQs",
-        source: "seed 004 (irqbalance vs manual affinity); irqbalance(1)",
-    },
-    RuleInfo {
-        id: "channels",
-        rationale: "one RX/TX channel per usable physical core of the NIC's node lets RSS spread flows in hardware",
-        source: "Documentation/networking/scaling.rst (RSS); ethtool(8) -L",
-    },
-    RuleInfo {
-        id: "irq-affinity",
-        rationale: "one queue IRQ per physical core of the NIC's NUMA node; SMT siblings share a core and gain nothing for interrupts",
-        source: "seed 000 (eth0-TxRx-0 on CPU0, eth0-TxRx-1 on CPU9); Documentation/core-api/irq/irq-affinity.rst",
-    },
-    RuleInfo {
-        id: "rps",
-        rationale: "with fewer RX queues than cores, RPS spreads protocol processing over the other physical cores of the IRQ's node",
-        source: "seed 000 (rps_cpus 000001fe / 0003fc00); Documentation/networking/scaling.rst (RPS)",
-    },
-    RuleInfo {
-        id: "rfs",
-        rationale: "RFS steers each flow to the CPU where its socket is read; rps_flow_cnt = rps_sock_flow_entries / queues",
-        source: "Documentation/networking/scaling.rst (RFS)",
-    },
-    RuleInfo {
-        id: "xps",
-        rationale: "XPS mirrors the IRQ placement so a CPU transmits on the queue whose completions it handles",
-        source: "Documentation/networking/scaling.rst (XPS)",
-    },
-    RuleInfo {
-        id: "coalesce",
-        rationale: "interrupt coalescing trades latency for CPU: off and low µs for latency, adaptive or higher µs for throughput",
-        source: "seeds 001, 003 (InterruptThrottleRate); Documentation/networking/ethtool-netlink.rst (COALESCE_SET)",
-    },
-    RuleInfo {
-        id: "rings",
-        rationale: "drops at the NIC mean the RX ring overflowed between polls; larger rings absorb bursts",
-        source: "seed 002 (RX descriptors up to 4096); ethtool(8) -G",
-    },
-    RuleInfo {
-        id: "socket-buffers",
-        rationale: "TCP needs buffers of about 1.33 x the bandwidth-delay product to fill a long fat pipe",
-        source: "seed 004 (100 Mbit/s, 100 ms: 21 Mbit/s untuned, 95 Mbit/s with buffers at 1.33 x BDP)",
-    },
-    RuleInfo {
-        id: "backlog",
-        rationale: "softnet drops mean the per-CPU backlog overflowed; time_squeeze means the NAPI budget ran out with work left",
-        source: "Documentation/admin-guide/sysctl/net.rst (netdev_max_backlog, netdev_budget)",
-    },
-    RuleInfo {
-        id: "busy-poll",
-        rationale: "busy polling the device queue from the socket call avoids the interrupt and wake-up on the latency path",
-        source: "Documentation/admin-guide/sysctl/net.rst (busy_poll, busy_read)",
-    },
-    RuleInfo {
-        id: "governor",
-        rationale: "the performance governor keeps cores at full clock, as tuned's latency- and throughput-performance profiles do",
-        source: "seed 004 (tuned profile table: CPU governor performance)",
-    },
-    RuleInfo {
-        id: "pm-qos",
-        rationale: "a per-CPU resume latency limit keeps cpuidle out of deep C-states whose exit costs tens of µs",
-        source: "seed 004 (C-states, processor.max_cstate); Documentation/ABI/testing/sysfs-devices-power",
-    },
-    RuleInfo {
-        id: "module-params",
-        rationale: "InterruptThrottleRate is a module parameter: written as a modprobe.d snippet to review, effective on reload",
-        source: "seeds 001, 003 (InterruptThrottleRate 0 off, 1 dynamic, 3 conservative, 100-100000/s)",
-    },
-];
-
-/// The rule `id`, if it exists.
-pub fn rule(id: &str) -> Option<&'static RuleInfo> {
-    RULES.iter().find(|r| r.id == id)
+/// The rule spelled `id`, if it exists.
+pub fn rule(id: &str) -> Option<&'static dyn Rule> {
+    RuleId::parse(id).and_then(crate::rules::find)
 }
 
 /// Coalescing intent.
@@ -180,8 +100,8 @@ pub struct Profile {
     pub description: String,
     /// The built-in it inherits from (itself for built-ins).
     pub base: String,
-    /// Enabled rule ids.
-    pub rules: Vec<String>,
+    /// Enabled rules, in catalogue order.
+    pub rules: Vec<RuleId>,
     /// Settings.
     pub settings: Settings,
     /// The user profile's TOML text (`None` for built-ins).
@@ -190,9 +110,9 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Whether rule `id` runs.
-    pub fn enabled(&self, id: &str) -> bool {
-        self.rules.iter().any(|r| r == id)
+    /// Whether rule `id` (a [`RuleId`] or its spelling) runs.
+    pub fn enabled(&self, id: impl AsRuleId) -> bool {
+        id.rule_id().is_some_and(|id| self.rules.contains(&id))
     }
 }
 
@@ -428,34 +348,68 @@ pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
     }
     let path = std::path::Path::new(name_or_path);
     if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-        let text = read_profile(path).map_err(|message| ProfileError::Read {
+        let text = read_profile(path).map_err(|e| ProfileError::Read {
             file: name_or_path.into(),
-            message,
+            message: e.to_string(),
         })?;
         return parse_user(&text, name_or_path);
     }
     Err(ProfileError::Unknown(name_or_path.into()))
 }
 
+/// Why a profile file could not be read.
+#[derive(Debug, Error)]
+enum ReadError {
+    #[error("not a regular file")]
+    NotRegular,
+    #[error("larger than {MAX_PROFILE_BYTES} bytes")]
+    TooLarge,
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// Read a profile: a regular file (a FIFO or a device would block or never
 /// end) of at most [`MAX_PROFILE_BYTES`].
-fn read_profile(path: &std::path::Path) -> Result<String, String> {
+fn read_profile(path: &std::path::Path) -> Result<String, ReadError> {
     use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
-        return Err("not a regular file".into());
+        return Err(ReadError::NotRegular);
     }
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path)?;
     let mut text = String::new();
-    file.take(MAX_PROFILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
+    file.take(MAX_PROFILE_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_PROFILE_BYTES {
-        return Err(format!("larger than {MAX_PROFILE_BYTES} bytes"));
+        return Err(ReadError::TooLarge);
     }
     Ok(text)
 }
 
+/// Enable or disable the rules a profile names; the result is in catalogue order.
+fn apply_rules(
+    rules: &mut Vec<RuleId>,
+    named: &BTreeMap<Spanned<String>, RuleToml>,
+    key_err: &dyn Fn(std::ops::Range<usize>, &str, String) -> ProfileError,
+) -> Result<(), ProfileError> {
+    for (name, r) in named {
+        let Some(id) = RuleId::parse(name.get_ref()) else {
+            let known: Vec<&str> = RULES.iter().map(|r| r.id().as_str()).collect();
+            return Err(key_err(
+                name.span(),
+                &format!("rules.{}", name.get_ref()),
+                format!("unknown rule (rules: {})", known.join(", ")),
+            ));
+        };
+        rules.retain(|x| *x != id);
+        if r.enabled {
+            rules.push(id);
+        }
+    }
+    rules.sort_by_key(|id| crate::rules::position(*id));
+    Ok(())
+}
+
+// About 120 lines: one short block per key of [`Settings`], in its order.
 fn apply_toml(mut p: Profile, text: &str, file: &str) -> Result<Profile, ProfileError> {
     let raw: ProfileToml = toml::from_str(text).map_err(|e| ProfileError::Toml {
         file: file.into(),
@@ -487,22 +441,7 @@ fn apply_toml(mut p: Profile, text: &str, file: &str) -> Result<Profile, Profile
             ));
         }
     }
-    for (id, r) in &raw.rules {
-        if rule(id.get_ref()).is_none() {
-            let known: Vec<&str> = RULES.iter().map(|r| r.id).collect();
-            return Err(key_err(
-                id.span(),
-                &format!("rules.{}", id.get_ref()),
-                format!("unknown rule (rules: {})", known.join(", ")),
-            ));
-        }
-        p.rules.retain(|x| x != id.get_ref());
-        if r.enabled {
-            p.rules.push(id.get_ref().clone());
-        }
-    }
-    p.rules
-        .sort_by_key(|id| RULES.iter().position(|r| r.id == id).unwrap_or(usize::MAX));
+    apply_rules(&mut p.rules, &raw.rules, &key_err)?;
     let s = raw.settings;
     let st = &mut p.settings;
     // An integer setting within its range (see SETTING_RANGES).

@@ -6,6 +6,7 @@
 //! is plainly safe, comments stay on one line, and a here-document's
 //! delimiter never occurs in its body.
 
+use model::knobpath;
 use model::plan::{EthtoolGroup, Plan, Target};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -72,10 +73,10 @@ pub fn human(plan: &Plan) -> String {
     let used: BTreeSet<&str> = plan.changes.iter().map(|c| c.rule.as_str()).collect();
     if !used.is_empty() {
         let _ = writeln!(o, "\nRules:");
-        for r in crate::profile::RULES {
-            if used.contains(r.id) {
-                let _ = writeln!(o, "  {}: {}", r.id, r.rationale);
-                let _ = writeln!(o, "      source: {}", r.source);
+        for r in crate::rules::CATALOGUE {
+            if used.contains(r.id().as_str()) {
+                let _ = writeln!(o, "  {}: {}", r.id(), r.rationale());
+                let _ = writeln!(o, "      source: {}", r.source());
             }
         }
     }
@@ -122,27 +123,11 @@ fn print_cmd(value: &str) -> String {
     }
 }
 
+/// `ethtool -L/-G/-C IF ATTR VALUE`, spelled as ethtool(8) takes it.
 fn ethtool_cmd(iface: &str, group: EthtoolGroup, attr: &str, value: &str) -> String {
-    let flag = match group {
-        EthtoolGroup::Channels => "-L",
-        EthtoolGroup::Rings => "-G",
-        EthtoolGroup::Coalesce => "-C",
-    };
-    let v = if attr.starts_with("adaptive-") {
-        if value == "0" {
-            "off"
-        } else {
-            "on"
-        }
-    } else {
-        value
-    };
-    format!(
-        "ethtool {flag} {} {} {}",
-        sh_quote(iface),
-        sh_quote(attr),
-        sh_quote(v)
-    )
+    let args = knobpath::ethtool_set_args(iface, group, attr, value);
+    let quoted: Vec<String> = args.iter().map(|a| sh_quote(a)).collect();
+    format!("ethtool {}", quoted.join(" "))
 }
 
 /// `EOF`, or `EOF_1`, `EOF_2`... whichever is not a line of `body` (linear:

@@ -556,3 +556,56 @@ fn golden_plans_on_code_built_hosts() {
         }
     }
 }
+
+/// Reserving one SMT thread of every core (`--exclude-cpus 18-35` on the c4,
+/// whose siblings are N and N+18) leaves no whole physical core for IRQs.
+/// The planner indexed an empty core list and panicked; now the queue IRQs
+/// stay where they are and a note says why.
+#[test]
+fn no_whole_core_left_leaves_irqs_in_place_with_a_note() {
+    let opts = PlanOptions {
+        exclude_cpus: CpuSet::range(18, 35),
+        ..Default::default()
+    };
+    for prof in tune::profile::BUILTINS {
+        let p = tune::plan(&c4(), &extras(), &builtin(prof).unwrap(), &opts).unwrap();
+        assert!(
+            !p.changes
+                .iter()
+                .any(|c| matches!(c.target, Target::IrqAffinity { .. })),
+            "{prof}"
+        );
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.rule == "irq-affinity" && n.message.contains("no usable physical core")),
+            "{prof}: {:?}",
+            p.notes
+        );
+    }
+}
+
+/// NIC counters come from sysfs or a fixture; the rings rule added three of
+/// them unchecked, so huge values overflowed (a panic in debug builds, a wrap
+/// to "no drops" in release).
+#[test]
+fn huge_drop_counters_saturate_instead_of_overflowing() {
+    let mut snap = two_socket();
+    let s = &mut snap.interfaces[0].stats;
+    s.rx_dropped = Some(u64::MAX);
+    s.rx_missed_errors = Some(u64::MAX);
+    s.rx_fifo_errors = Some(1);
+    let p = tune::plan(
+        &snap,
+        &extras(),
+        &builtin("throughput").unwrap(),
+        &PlanOptions::default(),
+    )
+    .unwrap();
+    let rx = p
+        .changes
+        .iter()
+        .find(|c| c.rule == "rings" && c.knob == "rx")
+        .unwrap();
+    assert!(rx.reason.contains(&u64::MAX.to_string()), "{}", rx.reason);
+}

@@ -7,6 +7,7 @@ pub mod snmp;
 pub mod softirqs;
 pub mod softnet;
 pub mod stat;
+pub mod sysfs;
 
 use crate::cpuset::MAX_CPU;
 use crate::error::ParseError;

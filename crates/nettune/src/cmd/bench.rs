@@ -103,6 +103,9 @@ pub struct Args {
     /// File holding the pre-shared token (else the NETTUNE_TOKEN environment variable).
     #[arg(long, value_name = "F")]
     pub token_file: Option<PathBuf>,
+    /// Most buffer memory the test may take on this host (bytes; suffixes K, M, G).
+    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_bytes)]
+    pub max_memory: u64,
     /// Seconds to wait for the control connection.
     #[arg(long, default_value_t = 3.0, value_name = "S")]
     pub connect_timeout: f64,
@@ -215,15 +218,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = host::Root::new(&args.root);
     let cfg = config(&args, &root)?;
     let token = super::serve::load_token(args.token_file.as_ref())?;
-    if !args.connect_timeout.is_finite() || args.connect_timeout <= 0.0 {
-        anyhow::bail!("--connect-timeout must be a positive number of seconds");
-    }
+    let connect_timeout = Duration::try_from_secs_f64(args.connect_timeout)
+        .ok()
+        .filter(|d| !d.is_zero() && *d <= Duration::from_secs(3600))
+        .ok_or_else(|| {
+            anyhow::anyhow!("--connect-timeout must be a positive number of seconds, at most 3600")
+        })?;
     let opts = ClientOpts {
         host: args.host.clone(),
         port: args.port,
         token,
         root,
-        connect_timeout: Duration::from_secs_f64(args.connect_timeout),
+        connect_timeout,
+        max_memory: args.max_memory,
     };
     let human = !args.json && !args.json_stream;
     let tty = human && std::io::stderr().is_terminal();

@@ -398,6 +398,17 @@ fn counts_text(irq: &Irq) -> String {
 }
 
 fn interface(o: &mut String, s: &HostSnapshot, i: &Interface) {
+    interface_header(o, i);
+    ethtool_lines(o, i);
+    if i.irqs.is_empty() {
+        queue_table(o, i);
+    } else {
+        irq_table(o, s, i);
+    }
+}
+
+/// The three lines of driver, link and NAPI facts.
+fn interface_header(o: &mut String, i: &Interface) {
     let numa = match i.numa_node {
         Some(-1) => "-1 (unknown)".to_string(),
         Some(n) => n.to_string(),
@@ -437,30 +448,34 @@ fn interface(o: &mut String, s: &HostSnapshot, i: &Interface) {
         i.rx_queues.len(),
         i.tx_queues.len()
     );
-    ethtool_lines(o, i);
-    if i.irqs.is_empty() {
-        let mut t = Table::new(&["QUEUE", "RPS", "RFS FLOWS", "XPS"]);
-        for q in &i.rx_queues {
-            t.row(vec![
-                format!("rx-{}", q.index),
-                mask_text(&q.rps_cpus),
-                q.rps_flow_cnt.map_or("n/a".into(), |v| v.to_string()),
-                String::new(),
-            ]);
-        }
-        for q in &i.tx_queues {
-            t.row(vec![
-                format!("tx-{}", q.index),
-                String::new(),
-                String::new(),
-                mask_text(&q.xps_cpus),
-            ]);
-        }
-        if t.rows.len() > 1 {
-            o.push_str(&t.render("  "));
-        }
-        return;
+}
+
+/// RPS/RFS/XPS per queue, for a NIC without IRQs of its own.
+fn queue_table(o: &mut String, i: &Interface) {
+    let mut t = Table::new(&["QUEUE", "RPS", "RFS FLOWS", "XPS"]);
+    for q in &i.rx_queues {
+        t.row(vec![
+            format!("rx-{}", q.index),
+            mask_text(&q.rps_cpus),
+            q.rps_flow_cnt.map_or("n/a".into(), |v| v.to_string()),
+            String::new(),
+        ]);
     }
+    for q in &i.tx_queues {
+        t.row(vec![
+            format!("tx-{}", q.index),
+            String::new(),
+            String::new(),
+            mask_text(&q.xps_cpus),
+        ]);
+    }
+    if t.rows.len() > 1 {
+        o.push_str(&t.render("  "));
+    }
+}
+
+/// Queue → IRQ → affinity → node → RPS/XPS → interrupts, then queues no IRQ serves.
+fn irq_table(o: &mut String, s: &HostSnapshot, i: &Interface) {
     let mut t = Table::new(&[
         "QUEUE",
         "IRQ",

@@ -7,7 +7,7 @@
 use anyhow::Context;
 use host::journal::StateDir;
 use host::Root;
-use model::plan::{Bdp, HostExtras, NetnsScope, Plan, PlanOptions, SoftnetTotals, MAX_PLAN_BYTES};
+use model::plan::{Bdp, NetnsScope, Plan, PlanOptions, MAX_PLAN_BYTES};
 use model::snapshot::HostSnapshot;
 use model::CpuSet;
 use std::path::{Path, PathBuf};
@@ -137,69 +137,9 @@ pub(crate) fn options(flags: &PlanFlags) -> anyhow::Result<PlanOptions> {
     })
 }
 
-/// Facts beyond the snapshot: namespace, softnet totals, PM QoS files.
-pub(crate) fn read_extras(root: &Root, snap: &HostSnapshot) -> HostExtras {
-    let scope = detect_scope(root);
-    let softnet = root
-        .read("/proc/net/softnet_stat")
-        .ok()
-        .and_then(|t| SoftnetTotals::parse(&t).ok());
-    let mut pm_qos = std::collections::BTreeMap::new();
-    for c in &snap.cpus {
-        let p = format!(
-            "/sys/devices/system/cpu/cpu{}/power/pm_qos_resume_latency_us",
-            c.id.0
-        );
-        if let Ok(Some(v)) = root.read_opt(&p) {
-            pm_qos.insert(c.id.0, v);
-        }
-    }
-    HostExtras {
-        scope,
-        softnet,
-        pm_qos,
-    }
-}
-
-/// Whether the root's `/proc/self` lives in a child network namespace:
-/// `/proc/self/ns/net` differs from `/proc/1/ns/net`; when PID 1's link is
-/// unreadable (no CAP_SYS_PTRACE, as in some sandboxes), whether our namespace
-/// is one that `ip netns` created (`/run/netns/*` has the same nsfs inode).
-pub(crate) fn detect_scope(root: &Root) -> NetnsScope {
-    use std::os::unix::fs::MetadataExt;
-    match (
-        root.read_link("/proc/self/ns/net"),
-        root.read_link("/proc/1/ns/net"),
-    ) {
-        (Ok(a), Ok(b)) => {
-            return if a != b {
-                NetnsScope::Child
-            } else {
-                NetnsScope::Init
-            }
-        }
-        (Err(_), _) => return NetnsScope::Init,
-        _ => {}
-    }
-    let ino = |p: &str| {
-        root.resolve(p)
-            .ok()
-            .and_then(|r| std::fs::metadata(r).ok())
-            .map(|m| m.ino())
-    };
-    let Some(me) = ino("/proc/self/ns/net") else {
-        return NetnsScope::Init;
-    };
-    let named = root.list("/run/netns").unwrap_or_default();
-    if named
-        .iter()
-        .any(|n| ino(&format!("/run/netns/{n}")) == Some(me))
-    {
-        NetnsScope::Child
-    } else {
-        NetnsScope::Init
-    }
-}
+/// Facts beyond the snapshot (namespace, softnet totals, PM QoS files),
+/// read by host; `apply` re-plans with the same.
+pub(crate) use host::extras::read_extras;
 
 /// Snapshot the root and plan with `profile`.
 pub(crate) fn make_plan(

@@ -1,7 +1,7 @@
 //! `nettune serve`: the traffic server (and agent) that `nettune bench` talks to.
 
 use anyhow::Context;
-use engine::config::Limits;
+use engine::config::{human_bytes, parse_bytes, Limits, MAX_TEST_MS};
 use engine::proto::DEFAULT_PORT;
 use engine::{Server, ServerConfig};
 use std::net::{IpAddr, SocketAddr};
@@ -14,12 +14,17 @@ use std::process::ExitCode;
 Examples:
   nettune serve                              listen on 0.0.0.0:5290
   nettune serve --listen 10.0.0.2 --port 6000
-  NETTUNE_TOKEN=s3cret nettune serve         clients must prove the token (HMAC; never sent)
+  NETTUNE_TOKEN=s3cret nettune serve         clients must prove the token, and the server proves
+                                             it back (HMAC; the token is never sent)
   nettune serve --token-file /etc/nettune/token --max-tests-per-client 2
+  nettune serve --max-test-memory 64M        refuse tests whose buffers need more
 
 Every test gets its own data port (ephemeral, SO_REUSEPORT), a random test id that each
-data connection and UDP datagram carries, and its own worker threads. Clients that send
-garbage, stop mid-handshake or vanish mid-test are dropped without disturbing the others.")]
+data connection and UDP datagram carries, and its own worker threads. UDP data sockets take
+datagrams only from the control connection's address. A connection has 5 s in total for its
+handshake and holds no session slot until it has authenticated and sent its setup. Clients
+that send garbage, stop mid-handshake or vanish mid-test are dropped without disturbing the
+others; a test over the limits is refused with a one-line reason.")]
 pub struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "0.0.0.0", value_name = "ADDR")]
@@ -36,12 +41,24 @@ pub struct Args {
     /// Most flows in one test.
     #[arg(long, default_value_t = Limits::default().max_flows, value_name = "N")]
     pub max_flows: u32,
-    /// Longest test (warm-up + duration), seconds.
+    /// Longest test (warm-up + duration), seconds (at most 7 days).
     #[arg(long, default_value_t = 3600, value_name = "S")]
     pub max_duration: u64,
-    /// Most concurrent control sessions.
+    /// Most buffer memory the workers of one test may allocate (bytes; suffixes K, M, G).
+    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_bytes)]
+    pub max_test_memory: u64,
+    /// Largest SO_SNDBUF/SO_RCVBUF a test may ask for (bytes; suffixes K, M, G).
+    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_bytes)]
+    pub max_socket_buffer: u64,
+    /// Most concurrent authenticated control sessions (tests).
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_sessions: usize,
+    /// Most connections that have not finished the handshake, over all addresses.
+    #[arg(long, default_value_t = Limits::default().max_unauthenticated, value_name = "N")]
+    pub max_unauthenticated: u32,
+    /// Most connections that have not finished the handshake, per source address.
+    #[arg(long, default_value_t = Limits::default().max_unauthenticated_per_ip, value_name = "N")]
+    pub max_unauthenticated_per_ip: u32,
     /// Directory standing for `/` when reading host facts and counters.
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
@@ -50,24 +67,64 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Read the token from `--token-file` or `NETTUNE_TOKEN`.
+/// Largest token file read.
+const MAX_TOKEN_FILE: u64 = 64 * 1024;
+
+/// Read the token from `--token-file` or `NETTUNE_TOKEN` (surrounding
+/// whitespace trimmed). A blank one (empty or whitespace only) is an error,
+/// never "no token": it would look protected and run open.
 pub fn load_token(file: Option<&PathBuf>) -> anyhow::Result<Option<Vec<u8>>> {
+    use std::io::Read;
     if let Some(f) = file {
-        let text = std::fs::read_to_string(f)
+        let mut text = Vec::new();
+        std::fs::File::open(f)
+            .and_then(|h| h.take(MAX_TOKEN_FILE + 1).read_to_end(&mut text))
             .with_context(|| format!("reading token file {}", f.display()))?;
-        return match engine::auth::token_from_text(&text) {
+        if text.len() as u64 > MAX_TOKEN_FILE {
+            anyhow::bail!(
+                "token file {} is larger than {} (a token is one line)",
+                f.display(),
+                human_bytes(MAX_TOKEN_FILE)
+            );
+        }
+        return match engine::auth::token_from_bytes(&text) {
             Some(t) => Ok(Some(t)),
-            None => anyhow::bail!("token file {} is empty", f.display()),
+            None => anyhow::bail!(
+                "token file {} is blank (empty or whitespace only): put the token in it",
+                f.display()
+            ),
         };
     }
-    Ok(std::env::var("NETTUNE_TOKEN")
-        .ok()
-        .and_then(|t| engine::auth::token_from_text(&t)))
+    match std::env::var_os("NETTUNE_TOKEN") {
+        None => Ok(None),
+        Some(v) => {
+            use std::os::unix::ffi::OsStrExt;
+            match engine::auth::token_from_bytes(v.as_bytes()) {
+                Some(t) => Ok(Some(t)),
+                None => anyhow::bail!(
+                    "NETTUNE_TOKEN is blank (empty or whitespace only): set a token or unset it"
+                ),
+            }
+        }
+    }
 }
 
 /// Run `nettune serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let token = load_token(args.token_file.as_ref())?;
+    if args.max_duration == 0 || args.max_duration > MAX_TEST_MS / 1000 {
+        anyhow::bail!(
+            "--max-duration must be between 1 and {} s (7 days)",
+            MAX_TEST_MS / 1000
+        );
+    }
+    let max_socket_buffer = u32::try_from(args.max_socket_buffer)
+        .ok()
+        .filter(|b| *b <= i32::MAX as u32)
+        .ok_or_else(|| anyhow::anyhow!("--max-socket-buffer must be at most 2 GiB"))?;
+    if args.max_unauthenticated == 0 || args.max_unauthenticated_per_ip == 0 {
+        anyhow::bail!("--max-unauthenticated and --max-unauthenticated-per-ip must be at least 1");
+    }
     let listen = SocketAddr::new(args.listen, args.port);
     let server = Server::bind(ServerConfig {
         listen,
@@ -75,8 +132,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         limits: Limits {
             max_flows: args.max_flows,
             max_threads: Limits::default().max_threads,
-            max_duration_ms: args.max_duration.saturating_mul(1000),
+            max_duration_ms: args.max_duration * 1000,
             max_tests_per_client: args.max_tests_per_client,
+            max_test_memory: args.max_test_memory,
+            max_socket_buffer,
+            max_unauthenticated: args.max_unauthenticated,
+            max_unauthenticated_per_ip: args.max_unauthenticated_per_ip,
         },
         max_sessions: args.max_sessions,
         root: host::Root::new(&args.root),

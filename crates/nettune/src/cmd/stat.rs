@@ -41,35 +41,37 @@ pub struct Args {
     pub cpus: Option<CpuSet>,
 }
 
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+fn parse_interval(s: &str) -> anyhow::Result<Duration> {
+    let Ok(v) = s.trim().parse::<f64>() else {
+        anyhow::bail!("`{s}` is not a number of seconds");
+    };
     if !v.is_finite() || v <= 0.0 {
-        return Err(format!("interval must be more than 0 seconds, got `{s}`"));
+        anyhow::bail!("interval must be more than 0 seconds, got `{s}`");
     }
     if v < 0.01 {
-        return Err(format!("interval `{s}` is below the 0.01 s minimum"));
+        anyhow::bail!("interval `{s}` is below the 0.01 s minimum");
     }
     if v > 86_400.0 {
-        return Err(format!("interval `{s}` is above one day"));
+        anyhow::bail!("interval `{s}` is above one day");
     }
     Ok(Duration::from_secs_f64(v))
 }
 
-fn parse_count(s: &str) -> Result<u64, String> {
+fn parse_count(s: &str) -> anyhow::Result<u64> {
     match s.trim().parse::<u64>() {
-        Ok(0) => Err("count must be at least 1 (omit --count to run until Ctrl-C)".into()),
+        Ok(0) => anyhow::bail!("count must be at least 1 (omit --count to run until Ctrl-C)"),
         Ok(n) => Ok(n),
-        Err(_) => Err(format!("`{s}` is not a whole number of reports")),
+        Err(_) => anyhow::bail!("`{s}` is not a whole number of reports"),
     }
 }
 
-fn parse_cpus(s: &str) -> Result<CpuSet, String> {
-    let set = CpuSet::parse_arg(s).map_err(|e| format!("bad cpulist `{s}`: {}", e.problem))?;
+fn parse_cpus(s: &str) -> anyhow::Result<CpuSet> {
+    let set = match CpuSet::parse_arg(s) {
+        Ok(set) => set,
+        Err(e) => anyhow::bail!("bad cpulist `{s}`: {}", e.problem),
+    };
     if set.is_empty() {
-        return Err(format!("cpulist `{s}` selects no CPU"));
+        anyhow::bail!("cpulist `{s}` selects no CPU");
     }
     Ok(set)
 }
@@ -319,7 +321,7 @@ mod tests {
     fn cpus_validation() {
         assert!(parse_cpus("0-1").is_ok());
         assert!(parse_cpus("a").is_err());
-        assert_eq!(parse_count("3"), Ok(3));
+        assert_eq!(parse_count("3").unwrap(), 3);
         assert!(parse_count("0").is_err());
         assert!(parse_count("-2").is_err());
     }

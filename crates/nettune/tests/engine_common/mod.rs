@@ -160,3 +160,126 @@ pub fn dev_rx_bytes(text: &str, iface: &str) -> u64 {
 pub fn wait_briefly() {
     std::thread::sleep(Duration::from_millis(100));
 }
+
+/// A `nettune serve` child whose stderr lines arrive on a channel, optionally
+/// under an address-space limit (`ulimit -v`, KiB) so that a huge allocation
+/// fails instead of pushing the machine into the OOM killer.
+pub fn serve_logged(
+    env: &[(&str, &str)],
+    extra: &[&str],
+    vmem_kib: Option<u64>,
+) -> (Serve, std::sync::mpsc::Receiver<String>) {
+    let mut c = match vmem_kib {
+        Some(k) => {
+            let mut c = Command::new("sh");
+            c.args(["-c", &format!("ulimit -v {k} && exec \"$0\" \"$@\""), BIN]);
+            c
+        }
+        None => Command::new(BIN),
+    };
+    c.args(["serve", "--listen", "127.0.0.1", "--port", "0"])
+        .args(extra)
+        .env_remove("NETTUNE_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().expect("spawn nettune serve");
+    let stderr = child.stderr.take().unwrap();
+    let mut r = BufReader::new(stderr);
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let port = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in r.lines() {
+            let Ok(l) = l else { break };
+            if tx.send(l).is_err() {
+                // Keep draining so the server never sees a closed pipe.
+                continue;
+            }
+        }
+    });
+    (Serve { child, port }, rx)
+}
+
+/// A TCP connection to 127.0.0.1:`port` from the loopback address `from`
+/// (any 127/8 address works as a source without setup).
+pub fn connect_from(from: &str, port: u16) -> std::io::Result<std::net::TcpStream> {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+    let src: std::net::SocketAddr = format!("{from}:0").parse().unwrap();
+    s.bind(&src.into())?;
+    let dst = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    s.connect_timeout(&dst.into(), Duration::from_secs(2))?;
+    Ok(s.into())
+}
+
+/// Speak the control protocol by hand up to the server's answer to `setup`:
+/// preamble, hello, the token proof when asked, then `setup`. Returns the
+/// control stream and the server's answer (`ready` or `error`).
+pub fn raw_setup(
+    port: u16,
+    token: Option<&[u8]>,
+    cfg: &engine::TestConfig,
+) -> (std::net::TcpStream, engine::proto::Msg) {
+    raw_setup_from("127.0.0.1", port, token, cfg)
+}
+
+/// [`raw_setup`] from the loopback source address `from`.
+pub fn raw_setup_from(
+    from: &str,
+    port: u16,
+    token: Option<&[u8]>,
+    cfg: &engine::TestConfig,
+) -> (std::net::TcpStream, engine::proto::Msg) {
+    use engine::proto::{self, Msg};
+    let mut s = connect_from(from, port).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    proto::write_preamble(&mut s).unwrap();
+    assert_eq!(proto::read_preamble(&mut s).unwrap(), proto::PROTO_VERSION);
+    let challenge = match proto::read_msg(&mut s, proto::MAX_SERVER_FRAME).unwrap() {
+        Msg::Hello { challenge, .. } => challenge,
+        m => panic!("expected hello, got {m:?}"),
+    };
+    if let (Some(sn), Some(t)) = (challenge, token) {
+        let cn = engine::auth::nonce();
+        let proof = engine::auth::client_proof(t, &sn, &cn);
+        proto::write_msg(&mut s, &Msg::Auth { nonce: cn, proof }).unwrap();
+        match proto::read_msg(&mut s, proto::MAX_SERVER_FRAME).unwrap() {
+            Msg::AuthOk { .. } => {}
+            m => panic!("expected auth_ok, got {m:?}"),
+        }
+    }
+    proto::write_msg(
+        &mut s,
+        &Msg::Setup {
+            config: cfg.clone(),
+        },
+    )
+    .unwrap();
+    let answer = proto::read_msg(&mut s, proto::MAX_SERVER_FRAME)
+        .unwrap_or_else(|e| panic!("no answer to setup: {e}"));
+    (s, answer)
+}
+
+/// Whether the child process is still running.
+pub fn alive(s: &mut Serve) -> bool {
+    s.child.try_wait().unwrap().is_none()
+}
+
+/// The resident set size of a process, in KiB (`VmRSS` of /proc/PID/status).
+pub fn rss_kib(pid: u32) -> u64 {
+    let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    st.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no VmRSS in /proc/{pid}/status"))
+}
