@@ -4,6 +4,7 @@
 
 use crate::error::HostError;
 use crate::netlink::COALESCE_NAMES;
+use model::knobpath;
 use model::plan::EthtoolGroup;
 use model::snapshot::{EthtoolState, Probe};
 use std::path::PathBuf;
@@ -40,7 +41,6 @@ pub enum RingAttr {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CoalesceAttr {
     name: &'static str,
-    switch: bool,
 }
 
 /// An ethtool attribute nettune reads and sets.
@@ -92,7 +92,7 @@ impl EthtoolAttr {
             EthtoolGroup::Coalesce => COALESCE_NAMES
                 .iter()
                 .find(|(_, n, _)| *n == name)
-                .map(|&(_, name, switch)| EthtoolAttr::Coalesce(CoalesceAttr { name, switch })),
+                .map(|&(_, name, _)| EthtoolAttr::Coalesce(CoalesceAttr { name })),
         };
         found.ok_or_else(|| HostError::BadName {
             what: "ethtool attribute",
@@ -125,30 +125,14 @@ impl EthtoolAttr {
         }
     }
 
-    /// The name as ethtool(8) takes it on the command line: always with `-`
-    /// (`ethtool --help`: `-G ... [ rx-mini N ] [ rx-jumbo N ]`).
-    pub fn cli_name(self) -> &'static str {
-        match self {
-            EthtoolAttr::Rings(RingAttr::RxMini) => "rx-mini",
-            EthtoolAttr::Rings(RingAttr::RxJumbo) => "rx-jumbo",
-            a => a.name(),
-        }
+    /// The name as ethtool(8) takes it on the command line (`rx-mini`).
+    pub fn cli_name(self) -> String {
+        knobpath::ethtool_cli_attr(self.name())
     }
 
-    /// Whether ethtool(8) takes it as `on|off` (the kernel's `u8` coalescing
-    /// attributes: `adaptive-rx`, `adaptive-tx`, `cqe-mode-rx`, `cqe-mode-tx`).
+    /// Whether ethtool(8) takes it as `on|off` (`adaptive-rx`, `cqe-mode-rx`...).
     pub fn is_switch(self) -> bool {
-        matches!(self, EthtoolAttr::Coalesce(c) if c.switch)
-    }
-
-    /// A value as ethtool(8) takes it: switches `off` for 0 and `on`
-    /// otherwise (plans and snapshots store them as 0/1), numbers as they are.
-    pub fn cli_value(self, value: u64) -> String {
-        if self.is_switch() {
-            if value == 0 { "off" } else { "on" }.to_string()
-        } else {
-            value.to_string()
-        }
+        knobpath::ethtool_is_switch(self.name())
     }
 
     /// The target as messages name it, `ethtool rings eth0 rx`.
@@ -205,18 +189,14 @@ mod tests {
     fn names_are_checked_once_per_group() {
         let a = EthtoolAttr::parse(EthtoolGroup::Rings, "rx_mini").unwrap();
         assert_eq!(a, EthtoolAttr::Rings(RingAttr::RxMini));
-        assert_eq!((a.name(), a.cli_name()), ("rx_mini", "rx-mini"));
+        assert_eq!((a.name(), a.cli_name().as_str()), ("rx_mini", "rx-mini"));
         let c = EthtoolAttr::parse(EthtoolGroup::Coalesce, "adaptive-rx").unwrap();
         assert!(c.is_switch());
-        assert_eq!(
-            (c.cli_value(0), c.cli_value(1)),
-            ("off".into(), "on".into())
-        );
         let cqe = EthtoolAttr::parse(EthtoolGroup::Coalesce, "cqe-mode-rx").unwrap();
-        assert_eq!(cqe.cli_value(1), "on");
+        assert!(cqe.is_switch());
         let us = EthtoolAttr::parse(EthtoolGroup::Coalesce, "rx-usecs").unwrap();
         assert!(!us.is_switch());
-        assert_eq!(us.cli_value(50), "50");
+        assert_eq!(us.cli_name(), "rx-usecs");
         assert_eq!(
             EthtoolAttr::parse(EthtoolGroup::Channels, "combined")
                 .unwrap()

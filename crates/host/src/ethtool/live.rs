@@ -1,10 +1,12 @@
 //! [`LiveEthtool`]: the running kernel. Reads over ethtool netlink (as
 //! `inspect` does), writes with `ethtool -L/-G/-C` (the one place nettune runs
 //! ethtool(8); the interface is a checked name that never starts with `-`).
+//! The command line is [`knobpath::ethtool_set_args`], the spelling the
+//! planner's `--script` output uses too.
 
 use super::{Ethtool, EthtoolAttr, NetlinkEthtool};
 use crate::error::HostError;
-use model::plan::EthtoolGroup;
+use model::knobpath;
 use model::snapshot::EthtoolState;
 use std::path::PathBuf;
 use std::process::Command;
@@ -21,15 +23,6 @@ impl LiveEthtool {
         LiveEthtool {
             netlink: NetlinkEthtool::new(),
         }
-    }
-}
-
-/// The ethtool(8) option that sets a group.
-fn set_flag(group: EthtoolGroup) -> &'static str {
-    match group {
-        EthtoolGroup::Channels => "-L",
-        EthtoolGroup::Rings => "-G",
-        EthtoolGroup::Coalesce => "-C",
     }
 }
 
@@ -55,13 +48,8 @@ impl Ethtool for LiveEthtool {
     }
 
     fn set(&self, iface: &str, attr: EthtoolAttr, value: u64) -> Result<(), HostError> {
-        super::super::apply::targets::check_iface(iface)?;
-        run(&[
-            set_flag(attr.group()),
-            iface,
-            attr.cli_name(),
-            &attr.cli_value(value),
-        ])
-        .map(|_| ())
+        crate::apply::targets::check_iface(iface)?;
+        let args = knobpath::ethtool_set_args(iface, attr.group(), attr.name(), &value.to_string());
+        run(&args.each_ref().map(String::as_str)).map(|_| ())
     }
 }
