@@ -5,7 +5,7 @@
 //! files the sampler reads), and every symlink followed on the way is
 //! recreated as the same relative link, so the tree resolves like `/` does.
 
-use crate::ethtool::EthtoolSource;
+use crate::ethtool::Ethtool;
 use crate::snapshot::{read_snapshot_recorded, Access};
 use crate::{HostError, Root};
 use model::snapshot::HostSnapshot;
@@ -159,16 +159,12 @@ impl Copier<'_> {
 
 /// Capture the host at `/` into `out` (created if missing; existing files
 /// are overwritten), reading ethtool state from `eth`.
-pub fn capture(out: &Path, eth: &dyn EthtoolSource) -> Result<CaptureReport, HostError> {
+pub fn capture(out: &Path, eth: &dyn Ethtool) -> Result<CaptureReport, HostError> {
     capture_from(&Root::live(), out, eth)
 }
 
 /// Capture the tree at `src` (normally the live `/`) into `out`.
-pub fn capture_from(
-    src: &Root,
-    out: &Path,
-    eth: &dyn EthtoolSource,
-) -> Result<CaptureReport, HostError> {
+pub fn capture_from(src: &Root, out: &Path, eth: &dyn Ethtool) -> Result<CaptureReport, HostError> {
     fs::create_dir_all(out).map_err(|e| HostError::io(out, e))?;
     let (snapshot, accesses) = read_snapshot_recorded(src, eth);
     let src_dir = if src.is_live() {

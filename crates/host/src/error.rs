@@ -1,5 +1,6 @@
 //! Errors of OS access, each naming the path or facility involved.
 
+use rustix::io::Errno;
 use std::io;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -90,6 +91,20 @@ pub enum HostError {
         /// Why.
         why: &'static str,
     },
+    /// A plan names an IRQ of an interface that the host now gives other
+    /// IRQs (the kernel renumbered them since the plan was made): writing it
+    /// would move some other device's interrupt.
+    #[error("{path}: IRQ {irq} is not an IRQ of {iface} on this host now (its IRQs: {now}); the plan is stale, make it again")]
+    NotIfaceIrq {
+        /// The IRQ's affinity file.
+        path: PathBuf,
+        /// The IRQ.
+        irq: u32,
+        /// The interface.
+        iface: String,
+        /// The interface's IRQs now, as a list.
+        now: String,
+    },
     /// A name that becomes a file name or a command argument (module,
     /// parameter, interface, service, ethtool attribute) is not valid.
     #[error("{what} {name:?} is not a valid name ({rule})")]
@@ -110,19 +125,27 @@ impl HostError {
         match e.kind() {
             io::ErrorKind::NotFound => HostError::NotFound { path },
             io::ErrorKind::PermissionDenied => HostError::PermissionDenied { path },
-            _ if e.raw_os_error() == Some(40) => HostError::SymlinkLoop { path },
+            _ if e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => {
+                HostError::SymlinkLoop { path }
+            }
             _ => HostError::Io { path, error: e },
         }
     }
 
-    /// The raw errno, when the error came from the OS.
-    pub fn raw_os_error(&self) -> Option<i32> {
+    /// The errno, when the error came from the OS (`EPERM` for any
+    /// permission error, `ENOENT` for an absent file).
+    pub fn errno(&self) -> Option<Errno> {
         match self {
-            HostError::Io { error, .. } => error.raw_os_error(),
-            HostError::PermissionDenied { .. } => Some(1),
-            HostError::NotFound { .. } => Some(2),
+            HostError::Io { error, .. } => error.raw_os_error().map(Errno::from_raw_os_error),
+            HostError::PermissionDenied { .. } => Some(Errno::PERM),
+            HostError::NotFound { .. } => Some(Errno::NOENT),
             _ => None,
         }
+    }
+
+    /// [`HostError::errno`] as a number.
+    pub fn raw_os_error(&self) -> Option<i32> {
+        self.errno().map(Errno::raw_os_error)
     }
 
     /// Whether the error says the file is absent.
@@ -142,7 +165,8 @@ impl HostError {
             | HostError::SymlinkLoop { path }
             | HostError::NotRegular { path, .. }
             | HostError::TooLarge { path, .. }
-            | HostError::Refused { path, .. } => Some(path),
+            | HostError::Refused { path, .. }
+            | HostError::NotIfaceIrq { path, .. } => Some(path),
             HostError::BadName { .. } => None,
         }
     }

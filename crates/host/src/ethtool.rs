@@ -1,70 +1,63 @@
-//! Ethtool state of an interface (channels, rings, coalescing, features,
-//! permanent MAC) behind [`EthtoolSource`], so fixtures and fakes can stand
-//! in for the kernel.
+//! Ethtool settings of an interface (channels, rings, coalescing, features,
+//! permanent MAC) behind one trait, [`Ethtool`], that reads and writes, so a
+//! fixture stands in for the kernel in `inspect`, `capture` and `apply` alike.
 //!
-//! * live host: [`NetlinkEthtool`] (ethtool generic netlink, kernel 5.6+);
+//! * live host: [`LiveEthtool`] reads over ethtool netlink (kernel 5.6+,
+//!   [`NetlinkEthtool`]) and writes with `ethtool -L/-G/-C`;
 //! * fixture root: [`FixtureEthtool`] reads `ethtool/<iface>.json` beside
-//!   `sys/` and `proc/`, in the shape of [`EthtoolState`] as
-//!   `nettune inspect --json` prints it.
+//!   `sys/` and `proc/` (the shape of [`EthtoolState`] as
+//!   `nettune inspect --json` prints it) and edits it in place.
+//!
+//! The attributes apply reads and sets are [`EthtoolAttr`]: a group and a
+//! name checked once against the names ethtool and the kernel use.
 
+mod attr;
+mod fixture;
+mod live;
+
+use crate::error::HostError;
 use crate::Root;
 use model::snapshot::{EthtoolState, Probe};
-use std::path::PathBuf;
 
 pub use crate::netlink::NetlinkEthtool;
+pub use attr::{ChannelAttr, CoalesceAttr, EthtoolAttr, RingAttr};
+pub use fixture::{json_span, FixtureEthtool};
+pub use live::LiveEthtool;
 
-/// Where ethtool state comes from.
-pub trait EthtoolSource {
+/// Reads and sets ethtool state.
+pub trait Ethtool {
     /// The state of `iface`. Never fails as a whole: each part is a [`Probe`].
     fn read(&self, iface: &str) -> EthtoolState;
+
+    /// One attribute's current value; `None` when the driver does not report
+    /// it. The default takes it from [`Ethtool::read`].
+    fn get(&self, iface: &str, attr: EthtoolAttr) -> Result<Option<u64>, HostError> {
+        attr.value_in(iface, &self.read(iface))
+    }
+
+    /// Set one attribute.
+    fn set(&self, iface: &str, attr: EthtoolAttr, value: u64) -> Result<(), HostError>;
 }
 
-/// Reads nothing: every probe is [`Probe::Absent`].
+/// Reads nothing (every probe is [`Probe::Absent`]) and sets nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoEthtool;
 
-impl EthtoolSource for NoEthtool {
+impl Ethtool for NoEthtool {
     fn read(&self, _iface: &str) -> EthtoolState {
         EthtoolState::default()
     }
-}
 
-/// `ethtool/<iface>.json` under a fixture directory.
-#[derive(Debug, Clone)]
-pub struct FixtureEthtool {
-    dir: PathBuf,
-}
-
-impl FixtureEthtool {
-    /// Read from `<root>/ethtool/`.
-    pub fn new(root: &Root) -> Self {
-        FixtureEthtool {
-            dir: root.dir().join("ethtool"),
-        }
+    fn set(&self, iface: &str, attr: EthtoolAttr, _value: u64) -> Result<(), HostError> {
+        Err(HostError::NotFound {
+            path: attr.describe(iface).into(),
+        })
     }
 }
 
 /// Path of an interface's ethtool file inside a fixture, as shown in notes.
 pub fn fixture_path(iface: &str) -> String {
     format!("ethtool/{iface}.json")
-}
-
-impl EthtoolSource for FixtureEthtool {
-    fn read(&self, iface: &str) -> EthtoolState {
-        let path = self.dir.join(format!("{iface}.json"));
-        let shown = std::path::PathBuf::from(fixture_path(iface));
-        let text = match crate::root::read_regular(&path, &shown, crate::root::MAX_READ) {
-            Ok(t) => String::from_utf8_lossy(&t).into_owned(),
-            Err(e) if e.is_not_found() => {
-                return EthtoolState::default();
-            }
-            Err(e) => return EthtoolState::error(e.to_string()),
-        };
-        match serde_json::from_str::<EthtoolState>(&text) {
-            Ok(s) => s,
-            Err(e) => EthtoolState::error(format!("{}: not valid JSON: {e}", fixture_path(iface))),
-        }
-    }
 }
 
 /// Helpers on [`EthtoolState`].
@@ -120,10 +113,11 @@ fn err<T>(p: &Probe<T>) -> Option<&String> {
     }
 }
 
-/// The source `read_snapshot` uses: netlink live, JSON files under a fixture.
-pub fn default_source(root: &Root) -> Box<dyn EthtoolSource> {
+/// The ethtool of a root: netlink and `ethtool(8)` on the live host, the
+/// JSON files under a fixture. The one place that choice is made for ethtool.
+pub fn default_source(root: &Root) -> Box<dyn Ethtool> {
     if root.is_live() {
-        Box::new(NetlinkEthtool::new())
+        Box::new(LiveEthtool::new())
     } else {
         Box::new(FixtureEthtool::new(root))
     }

@@ -23,7 +23,7 @@
 use crate::error::HostError;
 use crate::root::read_regular;
 use model::plan::{Plan, Target};
-use model::snapshot::Fnv64;
+use model::snapshot::{Fnv64, QueueRef};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
@@ -34,13 +34,36 @@ use thiserror::Error;
 /// well under 1 MiB).
 pub const MAX_JOURNAL: u64 = 16 << 20;
 
-/// `End` status of an apply that wrote its whole plan.
-pub const APPLIED: &str = "applied";
-/// `End` status of an apply that stopped after a channel change (the rest of
-/// its plan was stale); what it wrote is in force.
-pub const STOPPED: &str = "stopped";
-/// `End` status of an apply that failed (and was rolled back, or not).
-pub const FAILED: &str = "failed";
+/// How an apply ended, as its `end` record says (`"applied"`, `"stopped"`,
+/// `"failed"` in the journal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndStatus {
+    /// It wrote its whole plan.
+    Applied,
+    /// It stopped after a channel change (the rest of its plan was stale);
+    /// what it wrote is in force.
+    Stopped,
+    /// It failed (and was rolled back, or not).
+    Failed,
+}
+
+impl EndStatus {
+    /// The name as in the journal and `history --json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndStatus::Applied => "applied",
+            EndStatus::Stopped => "stopped",
+            EndStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for EndStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// A journal problem, naming the file.
 #[derive(Debug, Error)]
@@ -127,6 +150,12 @@ pub enum Record {
         original: Option<String>,
         /// The value to write.
         intended: String,
+        /// For an IRQ's affinity: the queue the IRQ served when it was
+        /// written, so rollback and verify find that queue's IRQ after the
+        /// kernel renumbered it (absent in older journals and for IRQs whose
+        /// queue is unknown: the number is used as it is).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue: Option<QueueRef>,
     },
     /// The write of `seq` was read back and matched.
     Done {
@@ -150,8 +179,8 @@ pub enum Record {
     },
     /// The apply ended.
     End {
-        /// `applied` or `failed`.
-        status: String,
+        /// How it ended.
+        status: EndStatus,
         /// Unix time, seconds.
         at: u64,
         /// Error message when failed.
@@ -201,10 +230,10 @@ pub struct Generation {
 }
 
 impl Generation {
-    /// Whether an `End` record exists.
-    pub fn ended(&self) -> Option<&str> {
+    /// How the apply ended; `None` while it runs or after a crash.
+    pub fn ended(&self) -> Option<EndStatus> {
         self.records.iter().find_map(|r| match r {
-            Record::End { status, .. } => Some(status.as_str()),
+            Record::End { status, .. } => Some(*status),
             _ => None,
         })
     }
@@ -212,7 +241,7 @@ impl Generation {
     /// Whether the apply finished consistently: it wrote its whole plan
     /// (`applied`) or stopped on purpose after a channel change (`stopped`).
     pub fn finished(&self) -> bool {
-        matches!(self.ended(), Some(APPLIED) | Some(STOPPED))
+        matches!(self.ended(), Some(EndStatus::Applied | EndStatus::Stopped))
     }
 
     /// Whether it was rolled back.
@@ -525,6 +554,7 @@ mod tests {
             knob: "net.core.rmem_max".into(),
             original: Some("212992\n".into()),
             intended: "1000".into(),
+            queue: None,
         })
         .unwrap();
         let g = sd.load(1).unwrap();
@@ -536,6 +566,44 @@ mod tests {
         fs::write(&p, text).unwrap();
         let e = sd.load(1).unwrap_err().to_string();
         assert!(e.contains("journal.log:2") && e.contains("checksum"), "{e}");
+    }
+
+    /// Journals written before statuses were typed and IRQ records carried
+    /// their queue read as they did.
+    #[test]
+    fn journals_of_earlier_versions_still_read() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("generations/000001");
+        fs::create_dir_all(&d).unwrap();
+        let lines = [
+            r#"{"op":"begin","generation":1,"at":1795460068,"profile":"throughput","fingerprint":"f","root":"/"}"#,
+            r#"{"op":"before","seq":0,"target":{"kind":"irq_affinity","irq":266,"iface":"eth0"},"knob":"smp_affinity_list","original":"0-35\n","intended":"0"}"#,
+            r#"{"op":"done","seq":0}"#,
+            r#"{"op":"end","status":"stopped","at":1795460069,"error":"stopped after the channel change"}"#,
+        ];
+        let text: String = lines
+            .iter()
+            .map(|j| format!("{} {j}\n", checksum(j)))
+            .collect();
+        fs::write(d.join("journal.log"), text).unwrap();
+        let g = StateDir::new(t.path()).load(1).unwrap();
+        assert_eq!(g.ended(), Some(EndStatus::Stopped));
+        assert!(g.finished());
+        assert!(matches!(&g.records[1], Record::Before { queue: None, .. }));
+        // A status no nettune writes is a corrupt journal, not a guess.
+        let bad = r#"{"op":"end","status":"done","at":1,"error":null}"#;
+        fs::write(
+            d.join("journal.log"),
+            format!(
+                "{} {}\n{} {bad}\n",
+                checksum(lines[0]),
+                lines[0],
+                checksum(bad)
+            ),
+        )
+        .unwrap();
+        let e = StateDir::new(t.path()).load(1).unwrap_err();
+        assert!(matches!(e, JournalError::Corrupt { line: 2, .. }), "{e}");
     }
 
     #[test]

@@ -8,7 +8,6 @@
 //! GET requests are each one datagram out and one back. Pure encoders and
 //! decoders (`Attrs`, `parse_*`) are unit-tested on bytes.
 
-use crate::ethtool::EthtoolSource;
 use crate::Root;
 use model::snapshot::{Channels, DriverInfo, EthtoolState, Feature, Probe, Rings};
 use rustix::fd::OwnedFd;
@@ -59,7 +58,7 @@ mod eth {
 
 /// ethtool's names for `ETHTOOL_A_COALESCE_*` attributes 2..=28 (as
 /// `ethtool --json -c` prints them); `u8` ones are booleans.
-const COALESCE_NAMES: &[(u16, &str, bool)] = &[
+pub(crate) const COALESCE_NAMES: &[(u16, &str, bool)] = &[
     (2, "rx-usecs", false),
     (3, "rx-frames", false),
     (4, "rx-usecs-irq", false),
@@ -497,8 +496,10 @@ fn header(iface: &str, flags: u32) -> AttrBuf {
     a
 }
 
-impl EthtoolSource for NetlinkEthtool {
-    fn read(&self, iface: &str) -> EthtoolState {
+impl NetlinkEthtool {
+    /// The ethtool state of `iface`. Never fails as a whole: each part is a
+    /// [`Probe`].
+    pub fn state(&self, iface: &str) -> EthtoolState {
         let perm_mac = perm_addr(iface).ok().flatten();
         let driver = self.driver_info(iface);
         let sock = Sock::open(Some(netlink::GENERIC)).and_then(|s| {

@@ -6,7 +6,7 @@
 //! legitimately lack (`effective_affinity` before 4.15, `cpufreq` in VMs,
 //! `xps_cpus` on single-queue devices) are `None` without a note.
 
-use crate::ethtool::{self, EthtoolSource, EthtoolStateExt};
+use crate::ethtool::{self, Ethtool, EthtoolStateExt};
 use crate::owners;
 pub use crate::readctx::Access;
 use crate::readctx::Ctx;
@@ -69,7 +69,7 @@ pub fn read_snapshot(root: &Root) -> HostSnapshot {
 }
 
 /// Read a snapshot taking ethtool state from `eth`.
-pub fn read_snapshot_with(root: &Root, eth: &dyn EthtoolSource) -> HostSnapshot {
+pub fn read_snapshot_with(root: &Root, eth: &dyn Ethtool) -> HostSnapshot {
     let ctx = Ctx::new(root, false);
     let snap = read_into(&ctx, eth);
     let (notes, _) = ctx.into_parts();
@@ -77,14 +77,14 @@ pub fn read_snapshot_with(root: &Root, eth: &dyn EthtoolSource) -> HostSnapshot 
 }
 
 /// Read a snapshot and also return every path read (for `capture`).
-pub fn read_snapshot_recorded(root: &Root, eth: &dyn EthtoolSource) -> (HostSnapshot, Vec<Access>) {
+pub fn read_snapshot_recorded(root: &Root, eth: &dyn Ethtool) -> (HostSnapshot, Vec<Access>) {
     let ctx = Ctx::new(root, true);
     let snap = read_into(&ctx, eth);
     let (notes, log) = ctx.into_parts();
     (HostSnapshot { notes, ..snap }, log)
 }
 
-fn read_into(ctx: &Ctx<'_>, eth: &dyn EthtoolSource) -> HostSnapshot {
+fn read_into(ctx: &Ctx<'_>, eth: &dyn Ethtool) -> HostSnapshot {
     let root = ctx.root;
     let label = if root.is_live() {
         None
@@ -313,7 +313,7 @@ fn queue_index(entry: &str, prefix: &str) -> Option<u32> {
     entry.strip_prefix(prefix)?.parse().ok()
 }
 
-fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn EthtoolSource) -> Interface {
+fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn Ethtool) -> Interface {
     let base = format!("/sys/class/net/{name}");
     let f = |k: &str| format!("{base}/{k}");
     let has_device = ctx.link_opt(f("device")).is_some();

@@ -5,9 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use model::plan::{Change, CreatedKind, NetnsScope, Phase, Plan, PlanOptions, Target, ValueFormat};
-use nettune_host::apply::{
-    self, ApplyError, ApplyOptions, FixtureEthtool, Knobs, NoServices, RollbackError,
-};
+use nettune_host::apply::{self, ApplyError, ApplyOptions, Knobs, RollbackError};
 use nettune_host::journal::StateDir;
 use nettune_host::{HostError, Root};
 use std::fs;
@@ -50,13 +48,8 @@ fn fixture() -> Fx {
     }
 }
 
-fn knobs<'a>(fx: &'a Fx, eth: &'a FixtureEthtool) -> Knobs<'a> {
-    Knobs {
-        root: &fx.root,
-        ethtool: eth,
-        services: &NoServices,
-        snippet_dir: fx.t.path().join("state/modprobe.d"),
-    }
+fn knobs(fx: &Fx) -> Knobs {
+    Knobs::fixture(&fx.root, fx.t.path().join("state/modprobe.d"))
 }
 
 fn plan(changes: Vec<Change>) -> Plan {
@@ -103,8 +96,7 @@ fn outside_entries(fx: &Fx) -> Vec<PathBuf> {
 #[test]
 fn apply_refuses_every_target_that_leaves_the_root_and_writes_nothing() {
     let fx = fixture();
-    let eth = FixtureEthtool::new(fx.root.clone());
-    let k = knobs(&fx, &eth);
+    let k = knobs(&fx);
     let bad = [
         created("/../outside/x", CreatedKind::File),
         created("/etc/../../outside/x", CreatedKind::File),
@@ -158,8 +150,7 @@ fn apply_refuses_every_target_that_leaves_the_root_and_writes_nothing() {
 #[test]
 fn a_module_parameter_value_cannot_add_lines_to_the_snippet() {
     let fx = fixture();
-    let eth = FixtureEthtool::new(fx.root.clone());
-    let k = knobs(&fx, &eth);
+    let k = knobs(&fx);
     let t = Target::ModuleParam {
         module: "e1000e".into(),
         param: "InterruptThrottleRate".into(),
@@ -385,8 +376,7 @@ fn default_state_dir_is_resolved_inside_the_root() {
 #[test]
 fn rollback_refuses_an_edited_journal_before_touching_anything() {
     let fx = fixture();
-    let eth = FixtureEthtool::new(fx.root.clone());
-    let k = knobs(&fx, &eth);
+    let k = knobs(&fx);
     let state = fx.state();
     let sysctl = Target::File {
         path: "/proc/sys/net/core/rmem_max".into(),
@@ -406,6 +396,7 @@ fn rollback_refuses_an_edited_journal_before_touching_anything() {
         knob: "x".into(),
         original: None,
         intended: "x".into(),
+        queue: None,
     })
     .unwrap();
     drop(w);

@@ -8,8 +8,8 @@
 
 use model::plan::{CreatedKind, EthtoolGroup, NetnsScope, Plan, PlanOptions, Target, ValueFormat};
 use model::snapshot::Fnv64;
-use nettune_host::apply::{self, FixtureEthtool, Knobs, NoServices, RollbackError};
-use nettune_host::journal::{JournalError, Record, StateDir, MAX_JOURNAL};
+use nettune_host::apply::{self, Knobs, RollbackError};
+use nettune_host::journal::{EndStatus, JournalError, Record, StateDir, MAX_JOURNAL};
 use nettune_host::Root;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -57,11 +57,12 @@ fn valid_journal() -> String {
             knob: "k".into(),
             original: Some(orig.into()),
             intended: "1".into(),
+            queue: None,
         }));
         t.push_str(&line(&Record::Done { seq }));
     }
     t.push_str(&line(&Record::End {
-        status: "applied".into(),
+        status: EndStatus::Applied,
         at: 1_795_460_069,
         error: None,
     }));
@@ -264,18 +265,13 @@ proptest! {
                 knob: "k".into(),
                 original: original.clone(),
                 intended: "1".into(),
+                queue: None,
             }).unwrap();
         }
         drop(w);
         let outside_before = snapshot(&outside);
         let root = Root::new(&r);
-        let eth = FixtureEthtool::new(root.clone());
-        let k = Knobs {
-            root: &root,
-            ethtool: &eth,
-            services: &NoServices,
-            snippet_dir: state.path().join("modprobe.d"),
-        };
+        let k = Knobs::fixture(&root, state.path().join("modprobe.d"));
         let res = apply::rollback(&k, &state, None, force);
         prop_assert_eq!(&snapshot(&outside), &outside_before, "{:?}", res.as_ref().err());
         let mut top: Vec<String> = fs::read_dir(t.path()).unwrap()

@@ -383,6 +383,30 @@ fn a_plan_with_later_changes_stops_after_the_channel_change_unless_replan() {
     assert_same(&before, &tree(&c.root));
 }
 
+/// `apply --profile --persist` that raises channels re-plans the later phases
+/// and still installs the boot unit (the re-plan used to drop it, with the
+/// other changes planned before the channel change).
+#[test]
+fn persist_survives_the_replan_after_a_channel_change() {
+    let c = few_channels();
+    let before = tree(&c.root);
+    let out = ok(
+        &c,
+        &["apply", "--profile", "throughput", "--yes", "--persist"],
+    );
+    assert!(out.contains("ethtool channels ens1f0 combined"), "{out}");
+    let unit = c.root.join("etc/systemd/system/nettune.service");
+    assert!(unit.exists(), "{out}");
+    assert!(c.root.join("etc/nettune/plan.json").exists());
+    assert!(std::fs::symlink_metadata(
+        c.root
+            .join("etc/systemd/system/multi-user.target.wants/nettune.service")
+    )
+    .is_ok());
+    ok(&c, &["rollback"]);
+    assert_same(&before, &tree(&c.root));
+}
+
 // ---- 8. special files ------------------------------------------------------
 
 fn inspect_json_within(root: &Path, limit: Duration) -> Value {

@@ -526,3 +526,96 @@ fn refused_irq_affinity_is_unchangeable_and_the_apply_goes_on() {
     ok(&c, &["rollback"]);
     assert_same(&before, &tree(&c.root));
 }
+
+// ---- IRQs are named by interface and queue ---------------------------------
+
+/// Give the c4 copy's queue IRQs distinct original affinities (CPUs 0-17
+/// for IRQ 266, queue 0; 18-35 for IRQ 267, queue 1), so restoring them to
+/// the wrong IRQ shows.
+fn c4_distinct_irqs() -> Copy {
+    let c = copy("c4-8xlarge");
+    std::fs::write(c.root.join("proc/irq/266/smp_affinity"), "0,0003ffff\n").unwrap();
+    std::fs::write(c.root.join("proc/irq/267/smp_affinity"), "f,fffc0000\n").unwrap();
+    c
+}
+
+/// What a driver reload can do: queue 0 and queue 1 trade IRQ numbers (each
+/// queue keeps its state; only the numbers move).
+fn swap_queue_irqs(root: &Path) {
+    let irq = root.join("proc/irq");
+    std::fs::rename(irq.join("266"), irq.join("tmp")).unwrap();
+    std::fs::rename(irq.join("267"), irq.join("266")).unwrap();
+    std::fs::rename(irq.join("tmp"), irq.join("267")).unwrap();
+    let p = root.join("proc/interrupts");
+    let t = std::fs::read_to_string(&p).unwrap();
+    let t = t
+        .replace("eth0-TxRx-0", "@Q0@")
+        .replace("eth0-TxRx-1", "eth0-TxRx-0")
+        .replace("@Q0@", "eth0-TxRx-1");
+    std::fs::write(&p, t).unwrap();
+}
+
+#[test]
+fn verify_and_rollback_follow_a_queue_whose_irq_was_renumbered() {
+    let c = c4_distinct_irqs();
+    let expected = {
+        let pristine = c4_distinct_irqs();
+        swap_queue_irqs(&pristine.root);
+        tree(&pristine.root)
+    };
+    ok(&c, &["apply", "--profile", "throughput", "--yes"]);
+    let mask = |n: u32| {
+        std::fs::read_to_string(c.root.join(format!("proc/irq/{n}/smp_affinity"))).unwrap()
+    };
+    assert_eq!(
+        (mask(266), mask(267)),
+        ("00000000,00000001\n".into(), "00000000,00000200\n".into())
+    );
+    swap_queue_irqs(&c.root);
+    // Queue 0 (now IRQ 267) is still on CPU 0 and queue 1 on CPU 9: no drift.
+    let o = nettune(&c, &["verify", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{v:#}");
+    assert!(v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|i| i["target"] == "/proc/irq/267/smp_affinity_list" && i["intended"] == "0"));
+    // Each queue gets its own original back, on the IRQ it has now.
+    ok(&c, &["rollback"]);
+    assert_eq!(
+        (mask(267), mask(266)),
+        ("0,0003ffff\n".into(), "f,fffc0000\n".into())
+    );
+    assert_same(&expected, &tree(&c.root));
+}
+
+#[test]
+fn a_stale_plan_naming_another_devices_irq_writes_nothing() {
+    let c = copy("c4-8xlarge");
+    let plan = c.root.join("../plan.json");
+    std::fs::write(&plan, plan_json(&c)).unwrap();
+    // eth0's queue 0 IRQ is renumbered 266 -> 300, and 266 now serves a disk.
+    let irq = c.root.join("proc/irq");
+    std::fs::rename(irq.join("266"), irq.join("300")).unwrap();
+    std::fs::create_dir(irq.join("266")).unwrap();
+    std::fs::write(irq.join("266/smp_affinity"), "f,ffffffff\n").unwrap();
+    let msi = c.root.join("sys/devices/pci0000:00/0000:00:03.0/msi_irqs");
+    std::fs::rename(msi.join("266"), msi.join("300")).unwrap();
+    let p = c.root.join("proc/interrupts");
+    let t = std::fs::read_to_string(&p).unwrap();
+    let line = t.lines().find(|l| l.contains("eth0-TxRx-0")).unwrap();
+    let disk = line.replace("eth0-TxRx-0", "nvme0q1");
+    let moved = line.replacen(" 266:", " 300:", 1);
+    std::fs::write(&p, t.replace(line, &format!("{disk}\n{moved}"))).unwrap();
+    let before = tree(&c.root);
+    let o = nettune(&c, &["apply", "--plan", plan.to_str().unwrap(), "--yes"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("IRQ 266 is not an IRQ of eth0 on this host now") && err.contains("300"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was written"), "{err}");
+    assert_same(&before, &tree(&c.root));
+}

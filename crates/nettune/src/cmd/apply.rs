@@ -2,9 +2,11 @@
 //! [--state-dir DIR] [--dry-run] [--yes] [--force] [--persist]`: apply a plan
 //! through the rollback journal.
 
-use super::plan::{backends, knobs, make_plan, read_extras, read_plan, JournalArgs, PlanFlags};
-use host::apply::{ApplyOptions, Outcome};
-use model::plan::Phase;
+use super::plan::{make_plan, read_extras, read_plan, JournalArgs, PlanFlags};
+use host::apply::{ApplyOptions, ApplyReport, Knobs, Outcome, Progress, Stopped};
+use host::journal::StateDir;
+use host::Root;
+use model::plan::{Change, Phase, Plan};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -79,56 +81,8 @@ pub struct Args {
 /// Run `nettune apply`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (root, state) = args.journal.open()?;
-    let (plan, snap) = match (&args.profile, &args.plan) {
-        (Some(p), _) => make_plan(&root, p, &args.flags)?,
-        (None, Some(f)) => {
-            let plan = read_plan(f)?;
-            if let Some(c) = plan
-                .changes
-                .iter()
-                .find(|c| matches!(c.target, model::plan::Target::Created { .. }))
-            {
-                anyhow::bail!(
-                    "{}: names a created file ({}); only `apply --persist` creates files",
-                    f.display(),
-                    c.target.describe()
-                );
-            }
-            let snap = host::read_snapshot(&root);
-            let fp = snap.fingerprint();
-            if plan.fingerprint != fp && !args.force {
-                anyhow::bail!(
-                    "{}: made for host {} (fingerprint {}), but this host is {} (fingerprint {}); refusing (pass --force to apply anyway)",
-                    f.display(),
-                    plan.hostname.as_deref().unwrap_or("?"),
-                    plan.fingerprint,
-                    snap.source.hostname.as_deref().unwrap_or("?"),
-                    fp
-                );
-            }
-            (plan, snap)
-        }
-        (None, None) => anyhow::bail!("give --profile P or --plan FILE"),
-    };
-    let mut to_apply = plan.clone();
-    if args.persist {
-        let exe = std::env::current_exe()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| "/usr/local/bin/nettune".into());
-        let live_state = args
-            .journal
-            .state_dir
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| "/var/lib/nettune".into());
-        let json = serde_json::to_string_pretty(&plan)?;
-        to_apply.changes.extend(host::persist::persist_changes(
-            &root,
-            &json,
-            &exe,
-            &live_state,
-        )?);
-    }
+    let plan = source_plan(&args, &root)?;
+    let to_apply = with_persist(&args, &root, &plan)?;
     if to_apply.changes.is_empty() {
         println!(
             "Nothing to change: the host already matches profile {}.",
@@ -146,95 +100,167 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         print!("{}", tune::render::script(&to_apply));
         return Ok(ExitCode::SUCCESS);
     }
-    if !args.yes {
-        if !std::io::stdin().is_terminal() {
-            anyhow::bail!(
-                "refusing to apply {} change(s) without --yes: stdin is not a terminal (review with --dry-run, then pass --yes)",
-                to_apply.changes.len()
-            );
-        }
-        print!("{}", tune::render::human(&to_apply));
-        print!(
-            "\nApply {} change(s) to {}? [y/N] ",
-            to_apply.changes.len(),
-            root.dir().display()
-        );
-        std::io::stdout().flush()?;
-        let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line)?;
-        if !matches!(line.trim(), "y" | "Y" | "yes") {
-            println!("Not applied.");
-            return Ok(ExitCode::FAILURE);
-        }
+    if !args.yes && !confirm(&root, &to_apply)? {
+        println!("Not applied.");
+        return Ok(ExitCode::FAILURE);
     }
-    let (eth, svc) = backends(&root);
-    let k = knobs(&root, &state, eth.as_ref(), svc.as_ref());
-    let pause = std::env::var("NETTUNE_TEST_PAUSE_AFTER_WRITES")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    let profile_name = plan.profile.clone();
-    let profile_toml = plan.profile_toml.clone();
-    let opts_for_replan = plan.options.clone();
-    let root_for_replan = root.clone();
-    let replan = move || -> Result<Vec<model::plan::Change>, String> {
-        let profile = match &profile_toml {
-            Some(t) => tune::profile::parse_user(t, &profile_name),
-            None => tune::profile::load(&profile_name),
-        }
-        .map_err(|e| e.to_string())?;
-        let snap = host::read_snapshot(&root_for_replan);
-        let extras = read_extras(&root_for_replan, &snap);
-        tune::plan(&snap, &extras, &profile, &opts_for_replan)
-            .map(|p| {
-                p.changes
-                    .into_iter()
-                    .filter(|c| c.phase > Phase::Channels)
-                    .collect()
-            })
-            .map_err(|e| e.to_string())
-    };
-    let _ = snap;
-    // A plan file is applied exactly as reviewed: re-planning after a channel
-    // change only for --profile, or when asked with --replan.
-    let replan: Option<host::apply::Replan<'_>> = if args.plan.is_none() || args.replan {
-        Some(Box::new(replan))
-    } else {
-        None
-    };
-    let report = host::apply::apply(
-        &k,
-        &state,
-        &to_apply,
-        ApplyOptions {
-            pause_after_writes: pause,
-            replan,
-            force: args.force,
-        },
-    )?;
-    let stopped = report.stopped.as_ref().map(|s| {
-        format!(
-            "stopped after the channel change ({}): the remaining {} change(s) of {} were planned for the old queues and IRQ numbers and were not applied. Make a new plan now (`nettune plan --profile {}{} --json`) and apply it, or apply the file with --replan to re-plan them after the channel change",
-            s.after,
-            s.remaining,
-            args.plan.as_deref().map_or_else(|| "the plan".into(), |p| p.display().to_string()),
-            shell_word(&plan.profile),
-            if args.journal.root.as_os_str() == "/" {
-                String::new()
-            } else {
-                format!(" --root {}", shell_word(&args.journal.root.to_string_lossy()))
-            }
-        )
-    });
+    let report = execute(&args, &root, &state, &plan, &to_apply)?;
+    let stopped = report
+        .stopped
+        .as_ref()
+        .map(|s| stopped_message(&args, &plan, s));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(match stopped {
-            Some(m) => {
-                eprintln!("nettune: {m}");
-                ExitCode::FAILURE
-            }
-            None => ExitCode::SUCCESS,
-        });
+    } else {
+        print_report(&args, &state, &to_apply, &report);
     }
+    if let Some(m) = stopped {
+        eprintln!("nettune: {m}");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The plan: made now with `--profile`, or read from `--plan FILE` (refused
+/// when it names created files, or was made for another host without --force).
+fn source_plan(args: &Args, root: &Root) -> anyhow::Result<Plan> {
+    let f = match (&args.profile, &args.plan) {
+        (Some(p), _) => return Ok(make_plan(root, p, &args.flags)?.0),
+        (None, Some(f)) => f,
+        (None, None) => anyhow::bail!("give --profile P or --plan FILE"),
+    };
+    let plan = read_plan(f)?;
+    if let Some(c) = plan
+        .changes
+        .iter()
+        .find(|c| matches!(c.target, model::plan::Target::Created { .. }))
+    {
+        anyhow::bail!(
+            "{}: names a created file ({}); only `apply --persist` creates files",
+            f.display(),
+            c.target.describe()
+        );
+    }
+    let snap = host::read_snapshot(root);
+    let fp = snap.fingerprint();
+    if plan.fingerprint != fp && !args.force {
+        anyhow::bail!(
+            "{}: made for host {} (fingerprint {}), but this host is {} (fingerprint {}); refusing (pass --force to apply anyway)",
+            f.display(),
+            plan.hostname.as_deref().unwrap_or("?"),
+            plan.fingerprint,
+            snap.source.hostname.as_deref().unwrap_or("?"),
+            fp
+        );
+    }
+    Ok(plan)
+}
+
+/// The plan plus, with --persist, the boot unit and its files (after the
+/// plan's own changes).
+fn with_persist(args: &Args, root: &Root, plan: &Plan) -> anyhow::Result<Plan> {
+    let mut to_apply = plan.clone();
+    if args.persist {
+        let exe = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "/usr/local/bin/nettune".into());
+        let live_state = args
+            .journal
+            .state_dir
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "/var/lib/nettune".into());
+        let json = serde_json::to_string_pretty(plan)?;
+        to_apply.changes.extend(host::persist::persist_changes(
+            root,
+            &json,
+            &exe,
+            &live_state,
+        )?);
+    }
+    Ok(to_apply)
+}
+
+/// Show the plan and ask on the terminal; refused when stdin is not one.
+fn confirm(root: &Root, to_apply: &Plan) -> anyhow::Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "refusing to apply {} change(s) without --yes: stdin is not a terminal (review with --dry-run, then pass --yes)",
+            to_apply.changes.len()
+        );
+    }
+    print!("{}", tune::render::human(to_apply));
+    print!(
+        "\nApply {} change(s) to {}? [y/N] ",
+        to_apply.changes.len(),
+        root.dir().display()
+    );
+    std::io::stdout().flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+}
+
+/// Apply through the journal. After a channel change host pauses; here the
+/// later phases are re-planned from the host as it now is and the same
+/// generation goes on (--profile, or --plan with --replan), or it stops.
+fn execute(
+    args: &Args,
+    root: &Root,
+    state: &StateDir,
+    plan: &Plan,
+    to_apply: &Plan,
+) -> anyhow::Result<ApplyReport> {
+    let k = Knobs::open(root, state);
+    let opts = ApplyOptions {
+        pause_after_writes: std::env::var("NETTUNE_TEST_PAUSE_AFTER_WRITES")
+            .ok()
+            .and_then(|v| v.parse().ok()),
+        force: args.force,
+    };
+    // A plan file is applied exactly as reviewed: re-planning after a channel
+    // change only for --profile, or when asked with --replan.
+    let replan = args.plan.is_none() || args.replan;
+    Ok(
+        match host::apply::begin(&k, state, to_apply, opts)?.run()? {
+            Progress::Finished(r) => r,
+            Progress::ChannelsChanged(p) if replan => match replan_later(root, plan) {
+                // What --persist added is not the planner's: it stays.
+                Ok(mut later) => {
+                    later.extend(to_apply.changes[plan.changes.len()..].iter().cloned());
+                    p.resume(later)?
+                }
+                Err(e) => return Err(p.abort(e.into()).into()),
+            },
+            Progress::ChannelsChanged(p) if p.remaining() == 0 => p.resume(Vec::new())?,
+            Progress::ChannelsChanged(p) => p.stop()?,
+        },
+    )
+}
+
+/// What to do after an apply stopped at a channel change.
+fn stopped_message(args: &Args, plan: &Plan, s: &Stopped) -> String {
+    format!(
+        "stopped after the channel change ({}): the remaining {} change(s) of {} were planned for the old queues and IRQ numbers and were not applied. Make a new plan now (`nettune plan --profile {}{} --json`) and apply it, or apply the file with --replan to re-plan them after the channel change",
+        s.after,
+        s.remaining,
+        args.plan
+            .as_deref()
+            .map_or_else(|| "the plan".into(), |p| p.display().to_string()),
+        shell_word(&plan.profile),
+        if args.journal.root.as_os_str() == "/" {
+            String::new()
+        } else {
+            format!(
+                " --root {}",
+                shell_word(&args.journal.root.to_string_lossy())
+            )
+        }
+    )
+}
+
+/// One line per change, then the generation and how to undo it.
+fn print_report(args: &Args, state: &StateDir, to_apply: &Plan, report: &ApplyReport) {
     let mut n_applied = 0;
     let mut n_unch = 0;
     for c in &report.changes {
@@ -278,11 +304,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             state.path().join("modprobe.d").display()
         );
     }
-    if let Some(m) = stopped {
-        eprintln!("nettune: {m}");
-        return Ok(ExitCode::FAILURE);
-    }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The changes after the channels phase, planned again from the host as it is
+/// now (the channel change renumbered IRQs and added or removed queues), with
+/// the plan's own profile and options.
+fn replan_later(root: &Root, plan: &Plan) -> anyhow::Result<Vec<Change>> {
+    let profile = match &plan.profile_toml {
+        Some(t) => tune::profile::parse_user(t, &plan.profile)?,
+        None => tune::profile::load(&plan.profile)?,
+    };
+    let snap = host::read_snapshot(root);
+    let extras = read_extras(root, &snap);
+    let fresh = tune::plan(&snap, &extras, &profile, &plan.options)?;
+    Ok(fresh
+        .changes
+        .into_iter()
+        .filter(|c| c.phase > Phase::Channels)
+        .collect())
 }
 
 /// `s` as one POSIX shell word: as is when it needs no quoting, else in

@@ -3,7 +3,7 @@
 
 use super::plan::JournalArgs;
 use super::verify::printable;
-use host::journal::{format_utc, Record};
+use host::journal::{format_utc, EndStatus, Record};
 use serde::Serialize;
 use std::process::ExitCode;
 
@@ -38,12 +38,42 @@ struct Entry {
     applied_at_utc: String,
     profile: String,
     writes: usize,
-    status: String,
+    status: Status,
     rolled_back_at: Option<u64>,
     rolled_back_at_utc: Option<String>,
     /// Knobs `rollback --force` could not restore.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unrestored: Vec<String>,
+}
+
+/// How a generation's apply ended, or `incomplete` (crashed mid-apply).
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Applied,
+    Stopped,
+    Failed,
+    Incomplete,
+}
+
+impl Status {
+    fn of(end: Option<EndStatus>) -> Status {
+        match end {
+            Some(EndStatus::Applied) => Status::Applied,
+            Some(EndStatus::Stopped) => Status::Stopped,
+            Some(EndStatus::Failed) => Status::Failed,
+            None => Status::Incomplete,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Status::Applied => "applied",
+            Status::Stopped => "stopped",
+            Status::Failed => "failed",
+            Status::Incomplete => "incomplete",
+        }
+    }
 }
 
 /// Run `nettune history`.
@@ -73,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .iter()
                 .filter(|r| matches!(r, Record::Before { .. }))
                 .count(),
-            status: g.ended().unwrap_or("incomplete").to_string(),
+            status: Status::of(g.ended()),
             rolled_back_at,
             rolled_back_at_utc: rolled_back_at.map(format_utc),
             unrestored,
@@ -100,7 +130,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             e.applied_at_utc,
             printable(&e.profile),
             e.writes,
-            e.status,
+            e.status.name(),
             rolled
         );
     }

@@ -5,7 +5,6 @@
 //! Also holds the helpers `apply`, `rollback`, `verify` and `history` share.
 
 use anyhow::Context;
-use host::apply::{CliEthtool, Ethtool, FixtureEthtool, Knobs, NoServices, Services, Systemd};
 use host::journal::StateDir;
 use host::Root;
 use model::plan::{Bdp, NetnsScope, Plan, PlanOptions, MAX_PLAN_BYTES};
@@ -177,33 +176,6 @@ impl JournalArgs {
             self.state_dir.as_deref(),
         )?);
         Ok((root, state))
-    }
-}
-
-/// Ethtool and service access for a root: live tools on `/`, fixture files otherwise.
-pub(crate) fn backends(root: &Root) -> (Box<dyn Ethtool>, Box<dyn Services>) {
-    if root.is_live() {
-        (Box::new(CliEthtool), Box::new(Systemd))
-    } else {
-        (
-            Box::new(FixtureEthtool::new(root.clone())),
-            Box::new(NoServices),
-        )
-    }
-}
-
-/// Knobs over a root and state directory.
-pub(crate) fn knobs<'a>(
-    root: &'a Root,
-    state: &StateDir,
-    eth: &'a dyn Ethtool,
-    svc: &'a dyn Services,
-) -> Knobs<'a> {
-    Knobs {
-        root,
-        ethtool: eth,
-        services: svc,
-        snippet_dir: state.path().join("modprobe.d"),
     }
 }
 

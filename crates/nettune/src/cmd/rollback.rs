@@ -1,7 +1,8 @@
 //! `nettune rollback [ID] [--root DIR] [--state-dir DIR] [--force]`: restore
 //! original values from the journal, newest generation first.
 
-use super::plan::{backends, knobs, JournalArgs};
+use super::plan::JournalArgs;
+use host::apply::Knobs;
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -44,8 +45,7 @@ pub struct Args {
 /// Run `nettune rollback`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (root, state) = args.journal.open()?;
-    let (eth, svc) = backends(&root);
-    let k = knobs(&root, &state, eth.as_ref(), svc.as_ref());
+    let k = Knobs::open(&root, &state);
     let rep = host::apply::rollback(&k, &state, args.id, args.force)?;
     if rep.rolled_back.is_empty() {
         println!(

@@ -1,8 +1,8 @@
 //! `nettune verify [--root DIR] [--state-dir DIR] [--json]`: drift between
 //! the last applied generation and the host now, knob by knob.
 
-use super::plan::{backends, knobs, JournalArgs};
-use host::apply::DriftStatus;
+use super::plan::JournalArgs;
+use host::apply::{DriftStatus, Knobs};
 use serde::Serialize;
 use std::process::ExitCode;
 
@@ -46,8 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             state.path().display()
         );
     };
-    let (eth, svc) = backends(&root);
-    let k = knobs(&root, &state, eth.as_ref(), svc.as_ref());
+    let k = Knobs::open(&root, &state);
     let items = host::apply::verify(&k, g);
     let snap = host::read_snapshot(&root);
     let mut foreign = Vec::new();

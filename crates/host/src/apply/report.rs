@@ -1,0 +1,158 @@
+//! What an apply reports, and how it fails.
+
+use super::knob::CheckError;
+use super::rollback::Unrestored;
+use crate::error::HostError;
+use crate::journal::JournalError;
+use serde::Serialize;
+use thiserror::Error;
+
+/// What happened to one change.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum Outcome {
+    /// Written and read back.
+    Applied,
+    /// Already at the intended value.
+    Unchanged,
+    /// The kernel refused for good (managed IRQ); not changed.
+    Unchangeable {
+        /// The error.
+        error: String,
+    },
+    /// Not attempted (why).
+    Skipped {
+        /// Why.
+        why: String,
+    },
+}
+
+/// One line of an apply report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Applied {
+    /// Knob name.
+    pub knob: String,
+    /// Target description.
+    pub target: String,
+    /// Value before.
+    pub before: Option<String>,
+    /// Value written.
+    pub after: String,
+    /// What happened.
+    pub outcome: Outcome,
+    /// A remark (e.g. `effective_affinity` not moved yet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The result of an apply.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApplyReport {
+    /// Generation number in the journal.
+    pub generation: u32,
+    /// Per change.
+    pub changes: Vec<Applied>,
+    /// Set when the apply stopped after a channel change (no re-plan given):
+    /// the later changes were planned for the old queues and IRQ numbers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
+}
+
+/// Why an apply stopped before the end of its plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stopped {
+    /// The channel change that was applied (target description).
+    pub after: String,
+    /// Changes of the plan not applied.
+    pub remaining: usize,
+}
+
+/// A re-plan that failed, from the caller that re-plans after a channel
+/// change (see [`Paused::abort`](super::Paused::abort)).
+pub type ReplanError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What went wrong with one knob during an apply.
+#[derive(Debug, Error)]
+pub enum KnobError {
+    /// A (re-planned) change names a target or value nettune refuses to touch.
+    #[error("{0}")]
+    Refused(HostError),
+    /// Its original value could not be read.
+    #[error("reading the original value: {0}")]
+    ReadOriginal(HostError),
+    /// It does not exist.
+    #[error("knob not found (vanished since the plan was made)")]
+    Vanished,
+    /// The write failed.
+    #[error("write failed: {0}")]
+    Write(HostError),
+    /// The write did not hold.
+    #[error("{0}")]
+    Check(CheckError),
+    /// A write that follows from it (`effective_affinity` under a fixture) failed.
+    #[error("{0}")]
+    FollowUp(HostError),
+    /// Re-planning after the channel change failed.
+    #[error("re-reading IRQs after channels: {0}")]
+    Replan(ReplanError),
+}
+
+/// Why a rollback after a failed apply is incomplete.
+#[derive(Debug, Error)]
+pub enum RollbackIncomplete {
+    /// The generation's journal could not be read back.
+    #[error("{0}")]
+    Journal(JournalError),
+    /// Some knobs could not be restored.
+    #[error("{}", super::rollback::list(.0))]
+    Unrestored(Vec<Unrestored>),
+}
+
+/// An apply that failed (and was rolled back).
+#[derive(Debug, Error)]
+pub enum ApplyError {
+    /// The journal could not be written: nothing further was touched.
+    #[error("journal: {0}")]
+    Journal(JournalError),
+    /// A knob failed; the apply was rolled back.
+    #[error("{knob} ({target}): {error}; this apply (generation {generation}) was rolled back{}", incomplete(.rollback))]
+    Knob {
+        /// Knob name.
+        knob: String,
+        /// Target description.
+        target: String,
+        /// What went wrong.
+        error: Box<KnobError>,
+        /// Generation.
+        generation: u32,
+        /// What the rollback could not restore, if anything.
+        rollback: Option<Box<RollbackIncomplete>>,
+    },
+    /// A previous apply did not finish and was not rolled back.
+    #[error("generation {0} did not finish (crash, or a failed apply whose rollback was incomplete) and is not rolled back: run `nettune rollback` first, or pass --force")]
+    Incomplete(u32),
+    /// The plan names a target or value nettune refuses to touch: nothing
+    /// was written and no generation was started.
+    #[error("change {index} ({knob}): {error}; nothing was written")]
+    Refused {
+        /// 1-based position in the plan's changes.
+        index: usize,
+        /// Knob name.
+        knob: String,
+        /// Why.
+        error: HostError,
+    },
+}
+
+fn incomplete(r: &Option<Box<RollbackIncomplete>>) -> String {
+    match r {
+        None => String::new(),
+        Some(e) => format!(" (rollback incomplete: {e})"),
+    }
+}
+
+impl From<JournalError> for ApplyError {
+    fn from(e: JournalError) -> Self {
+        ApplyError::Journal(e)
+    }
+}

@@ -1,0 +1,55 @@
+//! [`LiveEthtool`]: the running kernel. Reads over ethtool netlink (as
+//! `inspect` does), writes with `ethtool -L/-G/-C` (the one place nettune runs
+//! ethtool(8); the interface is a checked name that never starts with `-`).
+//! The command line is [`knobpath::ethtool_set_args`], the spelling the
+//! planner's `--script` output uses too.
+
+use super::{Ethtool, EthtoolAttr, NetlinkEthtool};
+use crate::error::HostError;
+use model::knobpath;
+use model::snapshot::EthtoolState;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The live host's ethtool.
+#[derive(Debug, Clone, Default)]
+pub struct LiveEthtool {
+    netlink: NetlinkEthtool,
+}
+
+impl LiveEthtool {
+    /// For the live host.
+    pub fn new() -> Self {
+        LiveEthtool {
+            netlink: NetlinkEthtool::new(),
+        }
+    }
+}
+
+fn run(args: &[&str]) -> Result<String, HostError> {
+    let what = format!("ethtool {}", args.join(" "));
+    let out = Command::new("ethtool")
+        .args(args)
+        .output()
+        .map_err(|e| HostError::io(&what, e))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(HostError::Io {
+            path: PathBuf::from(what),
+            error: std::io::Error::other(err),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+impl Ethtool for LiveEthtool {
+    fn read(&self, iface: &str) -> EthtoolState {
+        self.netlink.state(iface)
+    }
+
+    fn set(&self, iface: &str, attr: EthtoolAttr, value: u64) -> Result<(), HostError> {
+        crate::apply::targets::check_iface(iface)?;
+        let args = knobpath::ethtool_set_args(iface, attr.group(), attr.name(), &value.to_string());
+        run(&args.each_ref().map(String::as_str)).map(|_| ())
+    }
+}
