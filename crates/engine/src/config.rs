@@ -5,8 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
-/// Size of the UDP sequence header (test tag u32, flow u32, seq u64).
-pub const UDP_HEADER: usize = 16;
+pub use crate::proto::UDP_HEADER;
 /// Largest UDP payload over IPv4.
 pub const UDP_MAX: u32 = 65507;
 /// Largest message size accepted for TCP tests (16 MiB).
@@ -211,7 +210,7 @@ pub struct Limits {
     /// Most concurrent tests from one client address.
     pub max_tests_per_client: u32,
     /// Most buffer memory the workers of one test may allocate, bytes
-    /// (see [`crate::jobs::buffer_bytes`]).
+    /// (see [`crate::work::buffer_bytes`]).
     pub max_test_memory: u64,
     /// Largest `SO_SNDBUF`/`SO_RCVBUF` a test may ask for, bytes (the server
     /// runs as root, where `SO_RCVBUFFORCE` passes `rmem_max`).
@@ -400,7 +399,7 @@ impl TestConfig {
                 }
             }
         }
-        let need = crate::jobs::buffer_bytes(self, End::Server);
+        let need = crate::work::buffer_bytes(self, End::Server);
         if need > l.max_test_memory {
             return Err(ConfigError(format!(
                 "this test needs {} of buffer memory on the server, above its limit of {} per test ({})",
@@ -584,8 +583,8 @@ mod tests {
         for t in TestKind::ALL {
             let c = cfg(t);
             c.check_limits(&l).unwrap();
-            assert!(crate::jobs::buffer_bytes(&c, End::Client) < 8 << 20, "{t}");
-            assert!(crate::jobs::buffer_bytes(&c, End::Server) < 8 << 20, "{t}");
+            assert!(crate::work::buffer_bytes(&c, End::Client) < 8 << 20, "{t}");
+            assert!(crate::work::buffer_bytes(&c, End::Server) < 8 << 20, "{t}");
         }
         let c = TestConfig {
             test: TestKind::TcpRr,
@@ -594,7 +593,7 @@ mod tests {
             ..TestConfig::default()
         };
         c.validate().unwrap();
-        assert_eq!(crate::jobs::buffer_bytes(&c, End::Server), 128 << 30);
+        assert_eq!(crate::work::buffer_bytes(&c, End::Server), 128 << 30);
         let e = c.check_limits(&l).unwrap_err().0;
         assert!(e.contains("128 GiB of buffer memory"), "{e}");
         assert!(e.contains("256 MiB"), "{e}");
@@ -607,7 +606,7 @@ mod tests {
             outstanding: u32::MAX,
             ..TestConfig::default()
         };
-        assert_eq!(crate::jobs::buffer_bytes(&c, End::Client), u64::MAX);
+        assert_eq!(crate::work::buffer_bytes(&c, End::Client), u64::MAX);
         assert!(c.check_limits(&l).is_err());
     }
 
