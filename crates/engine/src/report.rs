@@ -427,6 +427,59 @@ fn sum_total<'a>(ws: impl Iterator<Item = &'a WorkerReport>) -> Counters {
     c
 }
 
+/// Loss, reordering and duplicates of a udp-stream direction: `sent` by the
+/// senders, `tot` the receivers' counters over the whole run.
+fn udp_summary(sent: u64, tot: &Counters) -> UdpSummary {
+    let received = tot.msgs;
+    let lost = sent.saturating_sub(received);
+    UdpSummary {
+        sent,
+        received,
+        lost,
+        loss_pct: if sent > 0 {
+            lost as f64 * 100.0 / sent as f64
+        } else {
+            0.0
+        },
+        out_of_order: tot.out_of_order,
+        duplicates: tot.duplicates,
+        foreign: tot.foreign,
+    }
+}
+
+/// The receivers' datagram count (`app`) against the kernel's counters.
+fn kernel_check(app: u64, s: &UdpSnmp) -> KernelCheck {
+    let k = s.in_datagrams;
+    let diff = if k > 0 {
+        (k as f64 - app as f64) * 100.0 / k as f64
+    } else if app > 0 {
+        -100.0
+    } else {
+        0.0
+    };
+    let mut note = String::new();
+    if diff.abs() > 0.5 {
+        note.push_str("other UDP traffic in the receiving namespace counts too; ");
+    }
+    if s.rcvbuf_errors > 0 {
+        note.push_str(&format!(
+            "{} datagrams were dropped at the receiving socket (RcvbufErrors): raise --rcvbuf; ",
+            s.rcvbuf_errors
+        ));
+    }
+    if note.is_empty() {
+        note.push_str("receiver count and kernel InDatagrams agree");
+    }
+    KernelCheck {
+        app_received: app,
+        kernel_in_datagrams: k,
+        kernel_rcvbuf_errors: s.rcvbuf_errors,
+        difference_pct: diff,
+        agrees: diff.abs() <= 0.5,
+        note: note.trim_end_matches("; ").to_string(),
+    }
+}
+
 /// Build the final document from both sides' reports.
 pub fn summarize(
     cfg: &TestConfig,
@@ -489,63 +542,18 @@ pub fn summarize(
                     .filter(|w| w.dir == Some(dir) && w.role == Some(Role::Send))
                     .map(|w| w.total.msgs),
             );
-            let received = tot.msgs;
-            let lost = sent.saturating_sub(received);
-            let u = UdpSummary {
-                sent,
-                received,
-                lost,
-                loss_pct: if sent > 0 {
-                    lost as f64 * 100.0 / sent as f64
-                } else {
-                    0.0
-                },
-                out_of_order: tot.out_of_order,
-                duplicates: tot.duplicates,
-                foreign: tot.foreign,
-            };
             let shared_ns = loopback && cfg.direction == Direction::Bidir;
-            let kc = meas.udp_snmp.filter(|_| !shared_ns).map(|s| {
-                let app = tot.reads;
-                let k = s.in_datagrams;
-                let diff = if k > 0 {
-                    (k as f64 - app as f64) * 100.0 / k as f64
-                } else if app > 0 {
-                    -100.0
-                } else {
-                    0.0
-                };
-                let mut note = String::new();
-                if diff.abs() > 0.5 {
-                    note.push_str("other UDP traffic in the receiving namespace counts too; ");
-                }
-                if s.rcvbuf_errors > 0 {
-                    note.push_str(&format!(
-                        "{} datagrams were dropped at the receiving socket (RcvbufErrors): raise --rcvbuf; ",
-                        s.rcvbuf_errors
-                    ));
-                }
-                if note.is_empty() {
-                    note.push_str("receiver count and kernel InDatagrams agree");
-                }
-                KernelCheck {
-                    app_received: app,
-                    kernel_in_datagrams: k,
-                    kernel_rcvbuf_errors: s.rcvbuf_errors,
-                    difference_pct: diff,
-                    agrees: diff.abs() <= 0.5,
-                    note: note.trim_end_matches("; ").to_string(),
-                }
-            });
-            if let Some(k) = &kc {
-                if !k.agrees {
-                    notes.push(format!(
-                        "{dir:?} receiver counted {} datagrams, the kernel {} ({:+.2} %): {}",
-                        k.app_received, k.kernel_in_datagrams, k.difference_pct, k.note
-                    ));
-                }
+            let kc = meas
+                .udp_snmp
+                .filter(|_| !shared_ns)
+                .map(|s| kernel_check(tot.reads, &s));
+            if let Some(k) = kc.as_ref().filter(|k| !k.agrees) {
+                notes.push(format!(
+                    "{dir:?} receiver counted {} datagrams, the kernel {} ({:+.2} %): {}",
+                    k.app_received, k.kernel_in_datagrams, k.difference_pct, k.note
+                ));
             }
-            (Some(u), kc)
+            (Some(udp_summary(sent, &tot)), kc)
         } else {
             (None, None)
         };
