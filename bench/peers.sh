@@ -8,6 +8,10 @@
 # Usage (root):  bench/peers.sh [SECONDS_PER_RUN]     default 3; about 5 minutes in all
 # NTBENCH_OTHER=FILE NTBENCH_OTHER_LABEL=TEXT add a summary of another run's RR rows
 # (e.g. one taken under other load) below the table.
+# NTBENCH_BASE=/path/to/old/nettune measures that binary too, as the tool "nettune-base"
+# (its server on port 5291), alternately with this build and the peers in every
+# repetition, and prints a before/after table (medians, this ÷ base) instead of
+# rewriting bench/RESULTS.md, so before/after ratios come from one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +48,16 @@ fi
 
 cargo build --release --locked -q -p nettune
 NT="$PWD/target/release/nettune"
+BASE="${NTBENCH_BASE:-}"
+if [ -n "$BASE" ]; then
+  [ -x "$BASE" ] || { echo "peers.sh: NTBENCH_BASE=$BASE is not an executable" >&2; exit 1; }
+  BASE=$(readlink -f "$BASE")
+fi
+NTS="nettune${BASE:+ nettune-base}"
+ntbin() { if [ "$1" = nettune-base ]; then echo "$BASE"; else echo "$NT"; fi; }
+ntport() { if [ "$1" = nettune-base ]; then echo 5291; else echo 5290; fi; }
+# This build and the base in turn, first one then the other on alternate repetitions.
+ntorder() { if [ $(($1 % 2)) = 1 ]; then echo "$NTS"; else echo "$NTS" | tr ' ' '\n' | tac | tr '\n' ' '; fi; }
 
 cleanup
 ip netns add $A
@@ -72,6 +86,7 @@ servers() {  # $1: taskset CPU list for the servers ("" = unpinned)
   local pin=()
   [ -n "$1" ] && pin=(taskset -c "$1")
   inB "${pin[@]}" "$NT" serve -q --listen $IPB >/dev/null 2>&1 & PIDS+=($!)
+  if [ -n "$BASE" ]; then inB "${pin[@]}" "$BASE" serve -q --listen $IPB -p 5291 >/dev/null 2>&1 & PIDS+=($!); fi
   inB "${pin[@]}" iperf3 -s -B $IPB >/dev/null 2>&1 & PIDS+=($!)
   inB "${pin[@]}" iperf -s -B $IPB -p 5011 -w 4M >/dev/null 2>&1 & PIDS+=($!)
   inB "${pin[@]}" iperf -s -u -B $IPB -p 5012 -w 4M >/dev/null 2>&1 & PIDS+=($!)
@@ -96,6 +111,13 @@ sock_pp() {  # $1: extra args; prints "tps p50 p99" (RTT, µs)
 }
 
 ntj() { nt "$@" --json --warmup 0.5 --duration "$T" --interval "$T"; }
+# ntb TOOL [taskset -c N] bench ARGS...: run `nettune bench` of TOOL (nettune or nettune-base).
+ntb() {
+  local t=$1; shift
+  local pre=()
+  if [ "$1" = taskset ]; then pre=("$1" "$2" "$3"); shift 3; fi
+  ntj "${pre[@]}" "$(ntbin "$t")" "$@" -p "$(ntport "$t")"
+}
 
 echo "peers.sh: results in $OUT, ${T}s per run, $REPS repetitions"
 START=$(date +%s)
@@ -106,8 +128,10 @@ servers ""
 for cc in "$CC_DEFAULT" reno; do
   inA sysctl -qw net.ipv4.tcp_congestion_control="$cc"
   inB sysctl -qw net.ipv4.tcp_congestion_control="$cc"
-  for _ in $(seq $REPS); do
-    v=$(ntj "$NT" bench $IPB --test tcp-stream --flows 2 | jq '.results[0].bits_per_sec') && rec "tcp-stream-2-$cc" nettune "$v" || true
+  for r in $(seq $REPS); do
+    for t in $(ntorder "$r"); do
+      v=$(ntb $t bench $IPB --test tcp-stream --flows 2 | jq '.results[0].bits_per_sec') && rec "tcp-stream-2-$cc" $t "$v" || true
+    done
     v=$(nt iperf3 -c $IPB -P 2 -t "$T" -J | jq '.end.sum_received.bits_per_second') && rec "tcp-stream-2-$cc" iperf3 "$v" || true
     v=$(nt iperf -c $IPB -p 5011 -P 2 -t "$T" -y C | tail -1 | awk -F, '{print $NF}') && rec "tcp-stream-2-$cc" iperf2 "$v" || true
     v=$(nt nuttcp -N2 -T"$T" $IPB | grep -o '= *[0-9.]* Mbps' | tail -1 | grep -o '[0-9.]*' | awk '{print $1*1e6}') && rec "tcp-stream-2-$cc" nuttcp "$v" || true
@@ -117,20 +141,22 @@ inA sysctl -qw net.ipv4.tcp_congestion_control="$CC_DEFAULT"
 inB sysctl -qw net.ipv4.tcp_congestion_control="$CC_DEFAULT"
 
 # ---- udp-stream, 64-byte datagrams received/s --------------------------------
-for _ in $(seq $REPS); do
+for r in $(seq $REPS); do
+ for t in $(ntorder "$r"); do
   k0=$(udp_in)
-  j=$(ntj "$NT" bench $IPB --test udp-stream --size 64 --flows 2) || j=""
+  j=$(ntb $t bench $IPB --test udp-stream --size 64 --flows 2) || j=""
   k1=$(udp_in)
   if [ -n "$j" ]; then
-    rec udp64 nettune "$(jq '.results[0].per_sec' <<<"$j")"
-    rec udp64-accuracy nettune "$(jq "(.results[0].kernel_check.kernel_in_datagrams - .results[0].kernel_check.app_received) * 100 / .results[0].kernel_check.kernel_in_datagrams" <<<"$j")"
-    rec udp64-accuracy-outside nettune "$(jq --argjson k $((k1 - k0)) "(\$k - .results[0].udp.received) * 100 / \$k" <<<"$j")"
-    rec udp64-loss nettune "$(jq '.results[0].udp.loss_pct' <<<"$j")"
+    rec udp64 $t "$(jq '.results[0].per_sec' <<<"$j")"
+    rec udp64-accuracy $t "$(jq "(.results[0].kernel_check.kernel_in_datagrams - .results[0].kernel_check.app_received) * 100 / .results[0].kernel_check.kernel_in_datagrams" <<<"$j")"
+    rec udp64-accuracy-outside $t "$(jq --argjson k $((k1 - k0)) "(\$k - .results[0].udp.received) * 100 / \$k" <<<"$j")"
+    rec udp64-loss $t "$(jq '.results[0].udp.loss_pct' <<<"$j")"
   fi
-  j=$(ntj "$NT" bench $IPB --test udp-stream --size 64 --flows 1) && rec udp64-1flow nettune "$(jq '.results[0].per_sec' <<<"$j")" || true
-  j=$(ntj "$NT" bench $IPB --test udp-stream --size 64 --flows 2 --udp-gso --udp-gro) && rec udp64-gso-gro nettune "$(jq '.results[0].per_sec' <<<"$j")" || true
-  j=$(ntj "$NT" bench $IPB --test udp-stream --size 1400 --flows 2) && rec udp1400 nettune "$(jq '.results[0].bits_per_sec' <<<"$j")" || true
-  j=$(ntj "$NT" bench $IPB --test udp-stream --size 1400 --flows 2 --udp-gso --udp-gro) && rec udp1400-gso-gro nettune "$(jq '.results[0].bits_per_sec' <<<"$j")" || true
+  j=$(ntb $t bench $IPB --test udp-stream --size 64 --flows 1) && rec udp64-1flow $t "$(jq '.results[0].per_sec' <<<"$j")" || true
+  j=$(ntb $t bench $IPB --test udp-stream --size 64 --flows 2 --udp-gso --udp-gro) && rec udp64-gso-gro $t "$(jq '.results[0].per_sec' <<<"$j")" || true
+  j=$(ntb $t bench $IPB --test udp-stream --size 1400 --flows 2) && rec udp1400 $t "$(jq '.results[0].bits_per_sec' <<<"$j")" || true
+  j=$(ntb $t bench $IPB --test udp-stream --size 1400 --flows 2 --udp-gso --udp-gro) && rec udp1400-gso-gro $t "$(jq '.results[0].bits_per_sec' <<<"$j")" || true
+ done
   for tool in iperf3 iperf2 sockperf nuttcp; do
     k0=$(udp_in)
     case $tool in
@@ -147,16 +173,18 @@ done
 # ---- request/response, 1 flow; client on CPU 0, server on CPU 1 -------------
 servers 1
 for proto in tcp udp; do
-  for _ in $(seq $REPS); do
-    j=$(ntj taskset -c 0 "$NT" bench $IPB --test $proto-rr --size 1) && {
-      rec $proto-rr nettune "$(jq '.results[0].per_sec' <<<"$j")"
-      rec $proto-rr-p50 nettune "$(jq '.results[0].latency.p50_ns/1000' <<<"$j")"
-      rec $proto-rr-p99 nettune "$(jq '.results[0].latency.p99_ns/1000' <<<"$j")"
+  for r in $(seq $REPS); do
+   for t in $(ntorder "$r"); do
+    j=$(ntb $t taskset -c 0 bench $IPB --test $proto-rr --size 1) && {
+      rec $proto-rr $t "$(jq '.results[0].per_sec' <<<"$j")"
+      rec $proto-rr-p50 $t "$(jq '.results[0].latency.p50_ns/1000' <<<"$j")"
+      rec $proto-rr-p99 $t "$(jq '.results[0].latency.p99_ns/1000' <<<"$j")"
     } || true
-    j=$(ntj taskset -c 0 "$NT" bench $IPB --test $proto-rr --size 1 --busy-poll 50) && {
-      rec $proto-rr-busypoll nettune "$(jq '.results[0].per_sec' <<<"$j")"
-      rec $proto-rr-busypoll-p50 nettune "$(jq '.results[0].latency.p50_ns/1000' <<<"$j")"
+    j=$(ntb $t taskset -c 0 bench $IPB --test $proto-rr --size 1 --busy-poll 50) && {
+      rec $proto-rr-busypoll $t "$(jq '.results[0].per_sec' <<<"$j")"
+      rec $proto-rr-busypoll-p50 $t "$(jq '.results[0].latency.p50_ns/1000' <<<"$j")"
     } || true
+   done
     if [ $proto = tcp ]; then r=$(sock_pp -p 11112 --tcp) || r=""; else r=$(sock_pp -p 11111) || r=""; fi
     if [ -n "$r" ]; then
       read -r tps p50 p99 <<<"$r"
@@ -169,13 +197,42 @@ done
 
 # ---- tcp-crr ------------------------------------------------------------------
 servers ""
-for _ in $(seq $REPS); do
-  j=$(ntj "$NT" bench $IPB --test tcp-crr --flows 1) && rec tcp-crr-1 nettune "$(jq '.results[0].per_sec' <<<"$j")" || true
-  j=$(ntj "$NT" bench $IPB --test tcp-crr --flows 2) && rec tcp-crr-2 nettune "$(jq '.results[0].per_sec' <<<"$j")" || true
+for r in $(seq $REPS); do
+ for t in $(ntorder "$r"); do
+  j=$(ntb $t bench $IPB --test tcp-crr --flows 1) && rec tcp-crr-1 $t "$(jq '.results[0].per_sec' <<<"$j")" || true
+  j=$(ntb $t bench $IPB --test tcp-crr --flows 2) && rec tcp-crr-2 $t "$(jq '.results[0].per_sec' <<<"$j")" || true
+ done
 done
 
 END=$(date +%s)
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ -n "$BASE" ]; then
+  # Before/after only: medians of this build and of the base, from this one run.
+  python3 - "$DATA" "$("$NT" --version)" "$("$BASE" --version) ($BASE)" >"$OUT/before-after.md" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    m, tool, v = line.rstrip("\n").split("\t")
+    try:
+        rows.setdefault(m, {}).setdefault(tool, []).append(float(v))
+    except ValueError:
+        pass
+print(f"new: {sys.argv[2]}; base: {sys.argv[3]}\n")
+print("| measurement | new (median, range) | base (median, range) | new ÷ base |")
+print("|---|---|---|---|")
+def cell(v):
+    return f"{statistics.median(v):.4g} ({min(v):.4g}–{max(v):.4g})"
+for m, t in rows.items():
+    if "nettune" in t and "nettune-base" in t:
+        a, b = statistics.median(t["nettune"]), statistics.median(t["nettune-base"])
+        ratio = f"{a / b:.3f}" if b else "–"
+        print(f"| {m} | {cell(t['nettune'])} | {cell(t['nettune-base'])} | {ratio} |")
+PY
+  cp "$DATA" "$OUT/data.tsv" 2>/dev/null || true
+  cat "$OUT/before-after.md"
+  echo "peers.sh: before/after in $OUT/before-after.md (bench/RESULTS.md left alone) in $((END - START)) s, load $LOAD0 at the start, $LOAD1 at the end"
+  exit 0
+fi
 cp "$DATA" bench/last-peers-data.tsv
 python3 bench/render_results.py "$DATA" bench/RESULTS.md \
   --seconds "$T" --reps "$REPS" --elapsed $((END - START)) \

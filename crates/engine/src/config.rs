@@ -5,8 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
-/// Size of the UDP sequence header (test tag u32, flow u32, seq u64).
-pub const UDP_HEADER: usize = 16;
+pub use crate::proto::UDP_HEADER;
 /// Largest UDP payload over IPv4.
 pub const UDP_MAX: u32 = 65507;
 /// Largest message size accepted for TCP tests (16 MiB).
@@ -83,15 +82,33 @@ impl fmt::Display for TestKind {
 }
 
 impl FromStr for TestKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         TestKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                format!("unknown test `{s}` (expected tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr)")
-            })
+            .ok_or_else(|| ParseError::UnknownTest(s.into()))
     }
+}
+
+/// A command-line value that does not parse; each names the text given.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ParseError {
+    /// Not a test kind.
+    #[error("unknown test `{0}` (expected tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr)")]
+    UnknownTest(String),
+    /// Not a number with an SI suffix.
+    #[error("`{0}` is not a number (suffixes k, M, G, T allowed)")]
+    NotNumber(String),
+    /// Negative, infinite or NaN.
+    #[error("`{0}` must be a non-negative number")]
+    Negative(String),
+    /// Not a byte count with a binary suffix.
+    #[error("`{0}` is not a byte count (suffixes K, M, G allowed)")]
+    NotBytes(String),
+    /// Overflows 64 bits.
+    #[error("`{0}` is too large")]
+    TooLarge(String),
 }
 
 /// Which way the data of a stream test flows.
@@ -211,7 +228,7 @@ pub struct Limits {
     /// Most concurrent tests from one client address.
     pub max_tests_per_client: u32,
     /// Most buffer memory the workers of one test may allocate, bytes
-    /// (see [`crate::jobs::buffer_bytes`]).
+    /// (see [`crate::work::buffer_bytes`]).
     pub max_test_memory: u64,
     /// Largest `SO_SNDBUF`/`SO_RCVBUF` a test may ask for, bytes (the server
     /// runs as root, where `SO_RCVBUFFORCE` passes `rmem_max`).
@@ -400,7 +417,7 @@ impl TestConfig {
                 }
             }
         }
-        let need = crate::jobs::buffer_bytes(self, End::Server);
+        let need = crate::work::buffer_bytes(self, End::Server);
         if need > l.max_test_memory {
             return Err(ConfigError(format!(
                 "this test needs {} of buffer memory on the server, above its limit of {} per test ({})",
@@ -462,7 +479,7 @@ impl TestConfig {
 }
 
 /// Parse a count with an optional SI suffix (`10G`, `1.5M`, `64k`), base 1000.
-pub fn parse_si(s: &str) -> Result<f64, String> {
+pub fn parse_si(s: &str) -> Result<f64, ParseError> {
     let t = s.trim();
     let (num, mul) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
@@ -471,17 +488,15 @@ pub fn parse_si(s: &str) -> Result<f64, String> {
         Some('t' | 'T') => (&t[..t.len() - 1], 1e12),
         _ => (t, 1.0),
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number (suffixes k, M, G, T allowed)"))?;
+    let v: f64 = num.parse().map_err(|_| ParseError::NotNumber(s.into()))?;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("`{s}` must be a non-negative number"));
+        return Err(ParseError::Negative(s.into()));
     }
     Ok(v * mul)
 }
 
 /// Parse a byte size with an optional binary suffix (`128K`, `4M`, `1G`), base 1024.
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
+pub fn parse_bytes(s: &str) -> Result<u64, ParseError> {
     let t = s.trim();
     let (num, mul) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 1u64 << 10),
@@ -489,11 +504,9 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         Some('g' | 'G') => (&t[..t.len() - 1], 1 << 30),
         _ => (t, 1),
     };
-    let v: u64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a byte count (suffixes K, M, G allowed)"))?;
+    let v: u64 = num.parse().map_err(|_| ParseError::NotBytes(s.into()))?;
     v.checked_mul(mul)
-        .ok_or_else(|| format!("`{s}` is too large"))
+        .ok_or_else(|| ParseError::TooLarge(s.into()))
 }
 
 #[cfg(test)]
@@ -584,8 +597,8 @@ mod tests {
         for t in TestKind::ALL {
             let c = cfg(t);
             c.check_limits(&l).unwrap();
-            assert!(crate::jobs::buffer_bytes(&c, End::Client) < 8 << 20, "{t}");
-            assert!(crate::jobs::buffer_bytes(&c, End::Server) < 8 << 20, "{t}");
+            assert!(crate::work::buffer_bytes(&c, End::Client) < 8 << 20, "{t}");
+            assert!(crate::work::buffer_bytes(&c, End::Server) < 8 << 20, "{t}");
         }
         let c = TestConfig {
             test: TestKind::TcpRr,
@@ -594,7 +607,7 @@ mod tests {
             ..TestConfig::default()
         };
         c.validate().unwrap();
-        assert_eq!(crate::jobs::buffer_bytes(&c, End::Server), 128 << 30);
+        assert_eq!(crate::work::buffer_bytes(&c, End::Server), 128 << 30);
         let e = c.check_limits(&l).unwrap_err().0;
         assert!(e.contains("128 GiB of buffer memory"), "{e}");
         assert!(e.contains("256 MiB"), "{e}");
@@ -607,7 +620,7 @@ mod tests {
             outstanding: u32::MAX,
             ..TestConfig::default()
         };
-        assert_eq!(crate::jobs::buffer_bytes(&c, End::Client), u64::MAX);
+        assert_eq!(crate::work::buffer_bytes(&c, End::Client), u64::MAX);
         assert!(c.check_limits(&l).is_err());
     }
 
@@ -629,6 +642,20 @@ mod tests {
         assert_eq!(parse_bytes("4M").unwrap(), 4 << 20);
         assert_eq!(parse_bytes("128K").unwrap(), 128 << 10);
         assert!(parse_bytes("1.5M").is_err());
+        // The messages name the text given.
+        assert_eq!(
+            parse_si("-1").unwrap_err().to_string(),
+            "`-1` must be a non-negative number"
+        );
+        assert_eq!(
+            parse_bytes("99999999999G").unwrap_err().to_string(),
+            "`99999999999G` is too large"
+        );
+        assert!("udp-x"
+            .parse::<TestKind>()
+            .unwrap_err()
+            .to_string()
+            .contains("unknown test `udp-x`"));
     }
 
     #[test]

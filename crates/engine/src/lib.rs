@@ -1,28 +1,39 @@
-//! The traffic engine behind `nettune serve` and `nettune bench`: workers
-//! (one thread each, owning sockets, counters and an HDR histogram),
-//! workloads (tcp-stream, udp-stream, tcp-rr, udp-rr, tcp-crr), the control
-//! protocol with HMAC authentication, CPU accounting and the result document.
+//! The traffic engine behind `nettune serve` and `nettune bench`.
+//!
+//! Layers, each importing only those below it:
+//! - `proto` (the wire: control frames, data preamble, UDP header), `config`,
+//!   `report` (result types and the summary arithmetic), `render`;
+//! - `plan`: which workers each end runs, a pure function of (config, end);
+//! - `worker` (a worker's counters, histogram and clock), `work` (one poll
+//!   driver and the workloads plugged into it), `sock`, `sys` (all unsafe);
+//! - `side` (spawning a side's workers from the plan) and `session` (the one
+//!   event loop both ends run during a test);
+//! - `client` and `server`: handshake, data connections, then `session`.
 //!
 //! The shape of the protocol and of the `--json` document is in docs/engine.md.
 
-pub mod agg;
+pub(crate) mod agg;
 pub mod auth;
 pub mod client;
 pub mod config;
-pub mod cpu;
+pub(crate) mod cpu;
 pub mod error;
 pub mod facts;
-pub mod jobs;
+pub(crate) mod plan;
 pub mod proto;
 pub mod render;
 pub mod report;
 pub mod server;
-pub mod side;
-pub mod sys;
-pub mod worker;
+pub(crate) mod session;
+pub(crate) mod side;
+pub(crate) mod sock;
+mod sys;
+pub(crate) mod work;
+pub(crate) mod worker;
 
 pub use client::{run as run_client, ClientOpts};
 pub use config::{Direction, FlowDir, Limits, TestConfig, TestKind};
 pub use error::EngineError;
 pub use report::BenchResult;
 pub use server::{Server, ServerConfig};
+pub use work::buffer_bytes;

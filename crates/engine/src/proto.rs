@@ -354,6 +354,62 @@ pub fn udp_tag(test_id: u64) -> u32 {
     (test_id as u32) | 1
 }
 
+/// Bytes of the header a UDP data datagram starts with: the test's tag and
+/// the flow (u32 little-endian each), then the sequence number (u64 LE).
+pub const UDP_HEADER: usize = 16;
+
+/// Sequence number of the registration datagrams a client sends before the
+/// start (so the server learns each flow's address); never data.
+pub const REGISTRATION_SEQ: u64 = u64::MAX;
+
+/// The header of one UDP data datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpHeader {
+    /// The test's tag ([`udp_tag`]).
+    pub tag: u32,
+    /// Flow index.
+    pub flow: u32,
+    /// Sequence number within the flow ([`REGISTRATION_SEQ`] for registrations).
+    pub seq: u64,
+}
+
+impl UdpHeader {
+    /// Write the header into the first [`UDP_HEADER`] bytes of `b`; a shorter
+    /// `b` is left alone (the callers' buffers are never shorter).
+    #[inline]
+    pub fn put(self, b: &mut [u8]) {
+        if let Some(h) = b.get_mut(..UDP_HEADER) {
+            h[..4].copy_from_slice(&self.tag.to_le_bytes());
+            h[4..8].copy_from_slice(&self.flow.to_le_bytes());
+            h[8..16].copy_from_slice(&self.seq.to_le_bytes());
+        }
+    }
+
+    /// Read the header of a datagram; `None` when it is too short.
+    #[inline]
+    pub fn get(b: &[u8]) -> Option<UdpHeader> {
+        let h: &[u8; UDP_HEADER] = b.get(..UDP_HEADER)?.try_into().ok()?;
+        let [t0, t1, t2, t3, f0, f1, f2, f3, s @ ..] = *h;
+        Some(UdpHeader {
+            tag: u32::from_le_bytes([t0, t1, t2, t3]),
+            flow: u32::from_le_bytes([f0, f1, f2, f3]),
+            seq: u64::from_le_bytes(s),
+        })
+    }
+
+    /// The registration datagram of `flow`.
+    pub fn registration(tag: u32, flow: u32) -> [u8; UDP_HEADER] {
+        let mut b = [0u8; UDP_HEADER];
+        UdpHeader {
+            tag,
+            flow,
+            seq: REGISTRATION_SEQ,
+        }
+        .put(&mut b);
+        b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,6 +443,33 @@ mod tests {
             read_msg(&mut r, 1024),
             Err(ProtoError::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn udp_header_round_trip() {
+        let h = UdpHeader {
+            tag: 0x0102_0304,
+            flow: 7,
+            seq: 0x1122_3344_5566_7788,
+        };
+        let mut b = [0u8; 20];
+        h.put(&mut b);
+        assert_eq!(&b[..4], &[4, 3, 2, 1]);
+        assert_eq!(UdpHeader::get(&b), Some(h));
+        assert_eq!(UdpHeader::get(&b[..15]), None);
+        let r = UdpHeader::registration(5, 2);
+        assert_eq!(
+            UdpHeader::get(&r),
+            Some(UdpHeader {
+                tag: 5,
+                flow: 2,
+                seq: REGISTRATION_SEQ
+            })
+        );
+        // A short buffer is not written (and does not panic).
+        let mut short = [0u8; 8];
+        h.put(&mut short);
+        assert_eq!(short, [0u8; 8]);
     }
 
     #[test]

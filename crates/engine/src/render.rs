@@ -94,8 +94,27 @@ fn cpu_line(name: &str, r: &SideReport, sd: &ServiceDemand) -> String {
 
 /// The summary table printed by `nettune bench` without `--json`.
 pub fn human(r: &BenchResult) -> String {
-    let c = &r.config;
     let mut o = String::new();
+    throughput(&mut o, r);
+    latency(&mut o, r);
+    details(&mut o, r);
+    cpu(&mut o, r);
+    if !r.notes.is_empty() {
+        let _ = writeln!(o);
+        for n in &r.notes {
+            let _ = writeln!(o, "note: {n}");
+        }
+    }
+    o.lines()
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// The test line and the throughput table.
+fn throughput(o: &mut String, r: &BenchResult) {
+    let c = &r.config;
     let flows = match c.direction {
         Direction::Bidir => format!("{} flows each way", c.flows),
         _ if c.flows == 1 => "1 flow".to_string(),
@@ -134,6 +153,11 @@ pub fn human(r: &BenchResult) -> String {
             rate
         );
     }
+}
+
+/// Latency percentiles and timeouts per direction.
+fn latency(o: &mut String, r: &BenchResult) {
+    let c = &r.config;
     for d in &r.results {
         if let Some(l) = &d.latency {
             let _ = writeln!(o);
@@ -171,6 +195,10 @@ pub fn human(r: &BenchResult) -> String {
             let _ = writeln!(o, "{} {what}: {}", dir_name(d.dir), d.lost);
         }
     }
+}
+
+/// UDP loss and kernel check, TCP_INFO per direction.
+fn details(o: &mut String, r: &BenchResult) {
     let _ = writeln!(o);
     for d in &r.results {
         if let Some(u) = &d.udp {
@@ -212,6 +240,10 @@ pub fn human(r: &BenchResult) -> String {
             );
         }
     }
+}
+
+/// Congestion control and CPU of both sides.
+fn cpu(o: &mut String, r: &BenchResult) {
     let cc = |s: &SideReport| {
         // The server's facts are its word: print them safely.
         s.facts
@@ -249,15 +281,4 @@ pub fn human(r: &BenchResult) -> String {
             );
         }
     }
-    if !r.notes.is_empty() {
-        let _ = writeln!(o);
-        for n in &r.notes {
-            let _ = writeln!(o, "note: {n}");
-        }
-    }
-    o.lines()
-        .map(|l| l.trim_end())
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n"
 }

@@ -8,20 +8,23 @@
 //! that do.
 
 use crate::auth;
-use crate::config::{FlowDir, Limits, TestConfig, TestKind, UDP_HEADER};
-use crate::cpu;
+use crate::config::{End, Limits, TestConfig, TestKind};
 use crate::error::EngineError;
 use crate::facts;
-use crate::proto::{self, DeadlineReader, Msg, ProtoError, CAPS, MAX_CLIENT_FRAME, PROTO_VERSION};
-use crate::report::{Role, SideReport};
-use crate::side::{reuseport_listener, reuseport_udp_from, spread, CpuWindow, SideRun};
-use crate::worker::{Event, Job, Params};
+use crate::proto::{
+    self, DeadlineReader, Msg, ProtoError, UdpHeader, CAPS, MAX_CLIENT_FRAME, PROTO_VERSION,
+};
+use crate::report::{IntervalReport, SideReport};
+use crate::session::{self, Session};
+use crate::side::{SideRun, Sockets};
+use crate::sock::{apply_opts, reuseport_listener, reuseport_udp_from};
+use crate::worker::Params;
 use host::Root;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -132,8 +135,8 @@ impl Server {
             };
             let pre = match PreauthSlot::take(&self.shared, source(&peer)) {
                 Ok(p) => p,
-                Err(message) => {
-                    refuse_now(&s, "busy", message);
+                Err(busy) => {
+                    refuse_now(&s, "busy", busy.to_string());
                     continue;
                 }
             };
@@ -172,6 +175,28 @@ fn refuse_now(s: &TcpStream, code: &str, message: String) {
     let _ = w.write(&out);
 }
 
+/// Why the pre-authentication pool has no place for a connection.
+#[derive(Debug, Error)]
+enum Busy {
+    /// The pool is full.
+    #[error("server has {n} connections that have not finished the handshake (its limit); try again in {}", proto::secs(HANDSHAKE_TIMEOUT))]
+    Total {
+        /// Connections in the pool.
+        n: u32,
+    },
+    /// This address has its share.
+    #[error("{ip} already has {n} connections that have not finished the handshake (the per-address limit); try again in {}", proto::secs(HANDSHAKE_TIMEOUT))]
+    PerIp {
+        /// The address.
+        ip: IpAddr,
+        /// Its connections in the pool.
+        n: u32,
+    },
+    /// A thread panicked holding the pool's lock.
+    #[error("server error (lock poisoned)")]
+    Poisoned,
+}
+
 /// A place in the pre-authentication pool, given back on drop (also when a
 /// session thread panics).
 #[derive(Debug)]
@@ -181,24 +206,17 @@ struct PreauthSlot {
 }
 
 impl PreauthSlot {
-    fn take(sh: &Arc<Shared>, ip: IpAddr) -> Result<PreauthSlot, String> {
+    fn take(sh: &Arc<Shared>, ip: IpAddr) -> Result<PreauthSlot, Busy> {
         let l = &sh.cfg.limits;
         let Ok(mut p) = sh.preauth.lock() else {
-            return Err("server error (lock poisoned)".into());
+            return Err(Busy::Poisoned);
         };
         if p.total >= l.max_unauthenticated {
-            return Err(format!(
-                "server has {} connections that have not finished the handshake (its limit); try again in {}",
-                p.total,
-                proto::secs(HANDSHAKE_TIMEOUT)
-            ));
+            return Err(Busy::Total { n: p.total });
         }
         let n = p.per_ip.entry(ip).or_insert(0);
         if *n >= l.max_unauthenticated_per_ip {
-            return Err(format!(
-                "{ip} already has {n} connections that have not finished the handshake (the per-address limit); try again in {}",
-                proto::secs(HANDSHAKE_TIMEOUT)
-            ));
+            return Err(Busy::PerIp { ip, n: *n });
         }
         *n += 1;
         p.total += 1;
@@ -249,9 +267,65 @@ enum SessionError {
         /// Message sent.
         message: String,
     },
-    /// The test failed after it was set up.
+    /// The data sockets could not be opened.
+    #[error("cannot open data sockets: {0}")]
+    DataSockets(#[source] std::io::Error),
+    /// The test's data flows did not all arrive.
     #[error("{0}")]
-    Test(String),
+    Flows(#[from] FlowError),
+    /// A worker thread could not start.
+    #[error("cannot start a worker: {0}")]
+    Worker(#[source] std::io::Error),
+    /// The client left (or broke the protocol) before the start.
+    #[error("client left before the start: {0}")]
+    LeftEarly(#[source] ProtoError),
+    /// The test ended early.
+    #[error("{0}")]
+    Aborted(#[from] Abort),
+    /// The report could not be sent.
+    #[error("sending the report: {0}")]
+    Report(#[source] std::io::Error),
+    /// A thread panicked holding a lock.
+    #[error("lock poisoned")]
+    Poisoned,
+}
+
+/// Why the data flows of a test could not be set up.
+#[derive(Debug, Error)]
+enum FlowError {
+    /// Too few TCP connections in time.
+    #[error("only {have} of {want} data connections arrived within {} s", CONNECT_TIMEOUT.as_secs())]
+    TcpShort {
+        /// Arrived.
+        have: usize,
+        /// Expected.
+        want: usize,
+    },
+    /// Too few UDP registrations in time.
+    #[error("only {have} of {want} UDP flows registered")]
+    UdpShort {
+        /// Registered.
+        have: usize,
+        /// Expected.
+        want: usize,
+    },
+    /// A socket operation failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Why a running test ended early.
+#[derive(Debug, Error)]
+enum Abort {
+    /// Past the deadline.
+    #[error("test overran its deadline")]
+    Overran,
+    /// A message that has no place mid-test.
+    #[error("unexpected {0} mid-test")]
+    Unexpected(&'static str),
+    /// The control connection closed.
+    #[error("client vanished mid-test ({0})")]
+    Vanished(String),
 }
 
 /// Tell the client why, and return the same as an error for the log.
@@ -266,15 +340,16 @@ fn refuse(s: &mut TcpStream, code: &'static str, message: String) -> SessionErro
     SessionError::Refused { code, message }
 }
 
-fn send_err(s: &mut TcpStream, code: &str, message: String) -> String {
+/// Tell the client about `e` (under `code`) and return it for the log.
+fn send_err(s: &mut TcpStream, code: &str, e: SessionError) -> SessionError {
     let _ = proto::write_msg(
         s,
         &Msg::Error {
             code: code.into(),
-            message: message.clone(),
+            message: e.to_string(),
         },
     );
-    format!("{code}: {message}")
+    e
 }
 
 struct ClientSlot<'a> {
@@ -399,10 +474,7 @@ fn session(
     let _session = SessionSlot { sh };
     let ip = source(&peer);
     let _slot = {
-        let mut m = sh
-            .per_client
-            .lock()
-            .map_err(|_| SessionError::Test("lock poisoned".into()))?;
+        let mut m = sh.per_client.lock().map_err(|_| SessionError::Poisoned)?;
         let n = m.entry(ip).or_insert(0);
         if *n >= sh.cfg.limits.max_tests_per_client {
             let max = sh.cfg.limits.max_tests_per_client;
@@ -426,27 +498,27 @@ fn session(
             cfg.duration_ms
         ));
     }
-    run_test(ctrl, peer, cfg, sh).map_err(SessionError::Test)
-}
-
-enum Data {
-    Tcp(TcpListener),
-    Crr(Vec<TcpListener>),
-    Udp(Vec<UdpSocket>),
+    run_test(ctrl, peer, cfg, sh)
 }
 
 /// Open the test's data sockets on `ip`; UDP sockets take datagrams only
-/// from `peer` (the control connection's peer address).
-fn bind_data(cfg: &TestConfig, ip: IpAddr, peer: IpAddr) -> std::io::Result<(Data, u16)> {
+/// from `peer` (the control connection's peer address). For tcp-stream and
+/// tcp-rr the one listener is returned apart; its connections come later.
+fn bind_data(
+    cfg: &TestConfig,
+    ip: IpAddr,
+    peer: IpAddr,
+) -> std::io::Result<(Sockets, Option<TcpListener>, u16)> {
     let any = SocketAddr::new(ip, 0);
+    let mut socks = Sockets::default();
     match cfg.test {
         TestKind::TcpStream | TestKind::TcpRr => {
             let l = reuseport_listener(any, 1024)?;
             // Buffer sizes set on the listener reach the accepted sockets
             // before the handshake, so they shape the window scale.
-            crate::worker::apply_opts(std::os::fd::AsFd::as_fd(&l), cfg, true);
+            apply_opts(l.as_fd(), cfg, true);
             let port = l.local_addr()?.port();
-            Ok((Data::Tcp(l), port))
+            Ok((socks, Some(l), port))
         }
         TestKind::TcpCrr => {
             let first = reuseport_listener(any, 4096)?;
@@ -456,9 +528,10 @@ fn bind_data(cfg: &TestConfig, ip: IpAddr, peer: IpAddr) -> std::io::Result<(Dat
                 v.push(reuseport_listener(SocketAddr::new(ip, port), 4096)?);
             }
             for l in &v {
-                crate::worker::apply_opts(std::os::fd::AsFd::as_fd(l), cfg, true);
+                apply_opts(l.as_fd(), cfg, true);
             }
-            Ok((Data::Crr(v), port))
+            socks.listeners = v.into_iter().map(Some).collect();
+            Ok((socks, None, port))
         }
         TestKind::UdpStream | TestKind::UdpRr => {
             let first = reuseport_udp_from(any, peer)?;
@@ -468,33 +541,29 @@ fn bind_data(cfg: &TestConfig, ip: IpAddr, peer: IpAddr) -> std::io::Result<(Dat
                 v.push(reuseport_udp_from(SocketAddr::new(ip, port), peer)?);
             }
             for s in &v {
-                crate::worker::apply_opts(std::os::fd::AsFd::as_fd(s), cfg, false);
+                apply_opts(s.as_fd(), cfg, false);
             }
-            Ok((Data::Udp(v), port))
+            socks.shared_udp = v.into_iter().map(Some).collect();
+            Ok((socks, None, port))
         }
     }
 }
 
-/// Accept the test's TCP flows (matching test id, each flow once).
+/// Accept the test's TCP flows (matching test id, each flow once), by flow.
 fn accept_flows(
     l: &TcpListener,
     cfg: &TestConfig,
     test_id: u64,
     rejected: &mut u64,
-) -> Result<Vec<(u32, TcpStream)>, String> {
+) -> Result<Vec<Option<TcpStream>>, FlowError> {
     let n = cfg.total_flows() as usize;
     let mut got: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
     let deadline = Instant::now() + CONNECT_TIMEOUT;
-    socket2::SockRef::from(l)
-        .set_read_timeout(Some(Duration::from_millis(100)))
-        .map_err(|e| e.to_string())?;
+    socket2::SockRef::from(l).set_read_timeout(Some(Duration::from_millis(100)))?;
     let mut have = 0;
     while have < n {
         if Instant::now() >= deadline {
-            return Err(format!(
-                "only {have} of {n} data connections arrived within {} s",
-                CONNECT_TIMEOUT.as_secs()
-            ));
+            return Err(FlowError::TcpShort { have, want: n });
         }
         let (s, _) = match l.accept() {
             Ok(c) => c,
@@ -510,66 +579,113 @@ fn accept_flows(
         }
         match proto::parse_data_preamble(&pre) {
             Some((id, f)) if id == test_id && (f as usize) < n && got[f as usize].is_none() => {
-                crate::worker::apply_opts(std::os::fd::AsFd::as_fd(&s), cfg, true);
+                apply_opts(s.as_fd(), cfg, true);
                 got[f as usize] = Some(s);
                 have += 1;
             }
             _ => *rejected += 1,
         }
     }
-    Ok(got
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, s)| s.map(|s| (i as u32, s)))
-        .collect())
+    Ok(got)
 }
 
 /// Learn the client address of each UDP stream flow from its registration
-/// datagrams, and open a connected socket per flow on the data port.
-/// Registrations count only from `peer`, the control connection's address.
+/// datagrams, and open a connected socket per flow on the data port, so
+/// flows spread over the receiving workers exactly as TCP flows do (a hash
+/// over SO_REUSEPORT sockets may put two flows on one). Registrations count
+/// only from `peer`, the control connection's address.
 fn register_udp(
-    socks: &[UdpSocket],
+    socks: &[Option<UdpSocket>],
     cfg: &TestConfig,
     tag: u32,
     local: SocketAddr,
     peer: IpAddr,
-) -> Result<Vec<(u32, UdpSocket)>, String> {
-    let want: Vec<u32> = (0..cfg.total_flows()).collect();
+) -> Result<Vec<Option<UdpSocket>>, FlowError> {
+    let want = cfg.total_flows();
     let mut addrs: HashMap<u32, SocketAddr> = HashMap::new();
     let deadline = Instant::now() + CONNECT_TIMEOUT;
     let mut buf = vec![0u8; 65536];
-    for s in socks {
-        s.set_read_timeout(Some(Duration::from_millis(20)))
-            .map_err(|e| e.to_string())?;
+    for s in socks.iter().flatten() {
+        s.set_read_timeout(Some(Duration::from_millis(20)))?;
     }
-    while addrs.len() < want.len() {
+    while addrs.len() < want as usize {
         if Instant::now() >= deadline {
-            return Err(format!(
-                "only {} of {} UDP flows registered",
-                addrs.len(),
-                want.len()
-            ));
+            return Err(FlowError::UdpShort {
+                have: addrs.len(),
+                want: want as usize,
+            });
         }
-        for s in socks {
+        for s in socks.iter().flatten() {
             if let Ok((n, from)) = s.recv_from(&mut buf) {
-                if n >= UDP_HEADER {
-                    let t = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
-                    let f = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
-                    if t == tag && want.contains(&f) && from.ip().to_canonical() == peer {
-                        addrs.insert(f, from);
+                match UdpHeader::get(&buf[..n]) {
+                    Some(h)
+                        if h.tag == tag && h.flow < want && from.ip().to_canonical() == peer =>
+                    {
+                        addrs.insert(h.flow, from);
                     }
+                    _ => {}
                 }
             }
         }
     }
     let mut out = Vec::new();
-    for f in want {
-        let s = reuseport_udp_from(local, peer).map_err(|e| e.to_string())?;
-        crate::worker::apply_opts(std::os::fd::AsFd::as_fd(&s), cfg, false);
-        s.connect(addrs[&f]).map_err(|e| e.to_string())?;
-        out.push((f, s));
+    for f in 0..want {
+        let s = reuseport_udp_from(local, peer)?;
+        apply_opts(s.as_fd(), cfg, false);
+        if let Some(a) = addrs.get(&f) {
+            s.connect(*a)?;
+        }
+        out.push(Some(s));
     }
     Ok(out)
+}
+
+/// Open, accept or register the data flows and start the workers.
+fn start_workers(
+    side: &mut SideRun,
+    (mut socks, listener): (Sockets, Option<TcpListener>),
+    cfg: &TestConfig,
+    local: SocketAddr,
+    peer: IpAddr,
+    rejected: &mut u64,
+) -> Result<(), SessionError> {
+    let (test_id, tag) = (side.params().test_id, side.params().tag);
+    if let Some(l) = listener {
+        socks.tcp = accept_flows(&l, cfg, test_id, rejected)?;
+    }
+    if cfg.test == TestKind::UdpStream {
+        socks.udp = register_udp(&socks.shared_udp, cfg, tag, local, peer)?;
+    }
+    side.add_planned(End::Server, &mut socks)
+        .map_err(SessionError::Worker)
+}
+
+/// The server's hooks in the shared event loop.
+struct ServerSession<'a> {
+    ctrl: &'a mut TcpStream,
+}
+
+impl Session for ServerSession<'_> {
+    type Error = Abort;
+    fn poll(&mut self, _side: &SideRun) -> Result<(), Abort> {
+        Ok(())
+    }
+    fn on_interval(&mut self, rep: IntervalReport) -> Result<(), Abort> {
+        let _ = proto::write_msg(self.ctrl, &Msg::Interval { report: rep });
+        Ok(())
+    }
+    fn on_ctrl(&mut self, m: Msg) -> Result<Option<Duration>, Abort> {
+        match m {
+            Msg::ClientDone => Ok(Some(DRAIN)),
+            other => Err(Abort::Unexpected(other.name())),
+        }
+    }
+    fn on_ctrl_closed(&mut self, why: String) -> Result<(), Abort> {
+        Err(Abort::Vanished(why))
+    }
+    fn overran(&self) -> Abort {
+        Abort::Overran
+    }
 }
 
 fn run_test(
@@ -577,228 +693,92 @@ fn run_test(
     peer: SocketAddr,
     cfg: TestConfig,
     sh: &Shared,
-) -> Result<(), String> {
+) -> Result<(), SessionError> {
     let test_id: u64 = rand::random::<u64>() | 1;
     let tag = proto::udp_tag(test_id);
-    let ip = ctrl.local_addr().map_err(|e| e.to_string())?.ip();
+    let ip = ctrl.local_addr()?.ip();
     let peer_ip = source(&peer);
-    let (data, port) = match bind_data(&cfg, ip, peer_ip) {
+    let (socks, listener, port) = match bind_data(&cfg, ip, peer_ip) {
         Ok(d) => d,
         Err(x) => {
             return Err(send_err(
                 &mut ctrl,
                 "internal",
-                format!("cannot open data sockets: {x}"),
+                SessionError::DataSockets(x),
             ))
         }
     };
-    proto::write_msg(&mut ctrl, &Msg::Ready { test_id, port }).map_err(|x| x.to_string())?;
+    proto::write_msg(&mut ctrl, &Msg::Ready { test_id, port }).map_err(ProtoError::from)?;
     let mut rejected = 0u64;
     let mut side = SideRun::new(Params {
         cfg: cfg.clone(),
         test_id,
         tag,
     });
-    let add = |side: &mut SideRun, role: Role, dir: FlowDir, job: Job| {
-        side.add(role, dir, job)
-            .map_err(|x| format!("cannot start a worker: {x}"))
-    };
-    let built: Result<(), String> = (|| {
-        match data {
-            Data::Tcp(l) => {
-                let flows = accept_flows(&l, &cfg, test_id, &mut rejected)?;
-                let (fwd, rev): (Vec<_>, Vec<_>) = flows
-                    .into_iter()
-                    .partition(|(f, _)| cfg.flow_dir(*f) == FlowDir::Forward);
-                for (d, mine) in [(FlowDir::Forward, fwd), (FlowDir::Reverse, rev)] {
-                    for group in spread(mine, cfg.threads) {
-                        let (role, job) = match (cfg.test, d) {
-                            (TestKind::TcpRr, _) => (Role::Respond, Job::TcpRrServer(group)),
-                            (_, FlowDir::Forward) => (Role::Recv, Job::TcpRecv(group)),
-                            (_, FlowDir::Reverse) => (Role::Send, Job::TcpSend(group)),
-                        };
-                        add(&mut side, role, d, job)?;
-                    }
-                }
-            }
-            Data::Crr(ls) => {
-                for l in ls {
-                    add(
-                        &mut side,
-                        Role::Respond,
-                        FlowDir::Forward,
-                        Job::CrrServer(l),
-                    )?;
-                }
-            }
-            Data::Udp(socks) => {
-                if cfg.test == TestKind::UdpRr {
-                    for s in socks {
-                        add(
-                            &mut side,
-                            Role::Respond,
-                            FlowDir::Forward,
-                            Job::UdpRrServer(vec![s]),
-                        )?;
-                    }
-                } else {
-                    // One connected socket per flow, so flows spread over the
-                    // receiving workers exactly as TCP flows do (a hash over
-                    // SO_REUSEPORT sockets may put two flows on one).
-                    let local = SocketAddr::new(ip, port);
-                    let flows = register_udp(&socks, &cfg, tag, local, peer_ip)?;
-                    let (fwd, rev): (Vec<_>, Vec<_>) = flows
-                        .into_iter()
-                        .partition(|(f, _)| cfg.flow_dir(*f) == FlowDir::Forward);
-                    for group in spread(fwd, cfg.threads) {
-                        let socks = group.into_iter().map(|(_, s)| s).collect();
-                        add(&mut side, Role::Recv, FlowDir::Forward, Job::UdpRecv(socks))?;
-                    }
-                    for group in spread(rev, cfg.threads) {
-                        add(&mut side, Role::Send, FlowDir::Reverse, Job::UdpSend(group))?;
-                    }
-                }
-            }
-        }
-        Ok(())
-    })();
-    if let Err(x) = built {
-        side.abort_all();
-        let _ = side.join();
-        return Err(send_err(&mut ctrl, "setup", x));
-    }
-    let connected = proto::read_msg(
-        &mut DeadlineReader::new(&ctrl, Instant::now() + CONNECT_TIMEOUT),
-        MAX_CLIENT_FRAME,
+    let local = SocketAddr::new(ip, port);
+    let started = start_workers(
+        &mut side,
+        (socks, listener),
+        &cfg,
+        local,
+        peer_ip,
+        &mut rejected,
     )
-    .map_err(|e| e.timed_out("the client's connected", CONNECT_TIMEOUT));
-    match connected {
-        Ok(Msg::Connected) => {}
-        Ok(other) => {
-            side.abort_all();
-            let _ = side.join();
-            return Err(send_err(
+    .map_err(|e| send_err(&mut ctrl, "setup", e))
+    .and_then(|()| {
+        let connected = proto::read_msg(
+            &mut DeadlineReader::new(&ctrl, Instant::now() + CONNECT_TIMEOUT),
+            MAX_CLIENT_FRAME,
+        )
+        .map_err(|e| e.timed_out("the client's connected", CONNECT_TIMEOUT));
+        match connected {
+            Ok(Msg::Connected) => Ok(()),
+            Ok(other) => Err(refuse(
                 &mut ctrl,
                 "protocol",
                 format!("expected connected, got {}", other.name()),
-            ));
+            )),
+            Err(x) => Err(SessionError::LeftEarly(x)),
         }
-        Err(x) => {
-            side.abort_all();
-            let _ = side.join();
-            return Err(format!("client left before the start: {x}"));
-        }
+    });
+    if let Err(e) = started {
+        side.abort_all();
+        let _ = side.join();
+        return Err(e);
     }
+    proto::write_msg(&mut ctrl, &Msg::Go).map_err(ProtoError::from)?;
     let root = sh.cfg.root.clone();
-    let snmp0 = cpu::udp_snmp(&root);
-    let mut agg = side.aggregator(&cfg);
-    proto::write_msg(&mut ctrl, &Msg::Go).map_err(|x| x.to_string())?;
-    let t = side.start(Instant::now());
-    let mut cpuw = CpuWindow::new(root.clone());
-    // Control reader: forwards the client's messages (or its departure).
-    let _ = ctrl.set_read_timeout(None);
-    let reader = ctrl.try_clone().map_err(|x| x.to_string())?;
-    let tx = side.tx.clone();
-    let _ = std::thread::Builder::new()
-        .name("nt-ctrl".into())
-        .spawn(move || {
-            let mut r = reader;
-            loop {
-                match proto::read_msg(&mut r, MAX_CLIENT_FRAME) {
-                    Ok(m) => {
-                        if tx.send(Event::Ctrl(m)).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Event::CtrlClosed(e.to_string()));
-                        break;
-                    }
-                }
-            }
-        });
-    let deadline = t.hard_stop() + Duration::from_secs(10);
-    let mut stop_at: Option<Instant> = None;
-    let mut aborted: Option<String> = None;
-    loop {
-        let now = Instant::now();
-        let next_cpu = cpuw.poll(&t, now);
-        if let Some(s) = stop_at {
-            if now >= s {
-                side.stop_passive
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
-        if side.all_done() && next_cpu.is_none() {
-            break;
-        }
-        if now >= deadline {
-            aborted = Some("test overran its deadline".into());
-            side.abort_all();
-            break;
-        }
-        let mut tmo = Duration::from_millis(200);
-        for x in [next_cpu, stop_at].into_iter().flatten() {
-            tmo = tmo.min(x.saturating_duration_since(now));
-        }
-        match side.rx.recv_timeout(tmo) {
-            Ok(Event::Interval {
-                dir,
-                index,
-                c,
-                hist,
-            }) => {
-                if let Some(rep) = agg.add(dir, index, c, hist) {
-                    let _ = proto::write_msg(&mut ctrl, &Msg::Interval { report: rep });
-                }
-            }
-            Ok(Event::WorkerDone(i)) => {
-                side.worker_done(i);
-            }
-            Ok(Event::Ctrl(Msg::ClientDone)) => {
-                stop_at.get_or_insert(Instant::now() + DRAIN);
-            }
-            Ok(Event::Ctrl(other)) => {
-                aborted = Some(format!("unexpected {} mid-test", other.name()));
-                side.abort_all();
-                break;
-            }
-            Ok(Event::CtrlClosed(why)) => {
-                aborted = Some(format!("client vanished mid-test ({why})"));
-                side.abort_all();
-                break;
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    let cpu_report = cpuw.report();
-    let workers = side.join();
-    let snmp1 = cpu::udp_snmp(&root);
+    let reader = ctrl.try_clone()?;
+    let mut s = ServerSession { ctrl: &mut ctrl };
+    let (out, failure) = session::run(
+        side,
+        &cfg,
+        &root,
+        &reader,
+        (MAX_CLIENT_FRAME, |_| false),
+        Duration::from_secs(10),
+        &mut s,
+    );
     let _ = ctrl.shutdown(std::net::Shutdown::Read);
-    if let Some(why) = aborted {
+    if let Some(why) = failure {
         let _ = ctrl.shutdown(std::net::Shutdown::Both);
-        return Err(why);
+        return Err(why.into());
     }
     let report = SideReport {
         facts: facts::gather(&root),
-        workers,
-        cpu: cpu_report,
-        udp_snmp: match (snmp0, snmp1) {
-            (Some(a), Some(b)) => Some(cpu::snmp_delta(&a, &b)),
-            _ => None,
-        },
+        workers: out.workers,
+        cpu: out.cpu,
+        udp_snmp: out.udp_snmp,
         rejected_connections: rejected,
     };
-    ctrl.set_write_timeout(Some(Duration::from_secs(10)))
-        .map_err(|x| x.to_string())?;
+    ctrl.set_write_timeout(Some(Duration::from_secs(10)))?;
     proto::write_msg(
         &mut ctrl,
         &Msg::Report {
             report: Box::new(report),
         },
     )
-    .map_err(|x| format!("sending the report: {x}"))?;
+    .map_err(SessionError::Report)?;
     if sh.cfg.log {
         log(format_args!("{peer}: {} done", cfg.test));
     }

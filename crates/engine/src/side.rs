@@ -1,71 +1,21 @@
-//! What both ends share: socket setup, spawning the workers of one side,
+//! What both ends share: spawning the workers of one side from the plan,
 //! the start gate, the stop flags and CPU marks around the window.
 
 use crate::agg::Aggregator;
-use crate::config::{FlowDir, TestConfig};
+use crate::config::{End, FlowDir, TestConfig};
 use crate::cpu::{self, CpuMark};
+use crate::plan::{plan, Owns, Work, WorkerPlan};
 use crate::report::{CpuReport, Role, WorkerReport};
-use crate::worker::{self, Event, Gate, Job, Params, Spec, Timing};
+use crate::sys;
+use crate::work::{self, Job};
+use crate::worker::{Ctx, Event, Gate, Params, Timing};
 use host::Root;
-use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
-
-/// A TCP listener with SO_REUSEADDR and SO_REUSEPORT.
-pub fn reuseport_listener(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
-    let s = socket2::Socket::new(
-        socket2::Domain::for_address(addr),
-        socket2::Type::STREAM,
-        None,
-    )?;
-    s.set_reuse_address(true)?;
-    s.set_reuse_port(true)?;
-    s.bind(&addr.into())?;
-    s.listen(backlog)?;
-    Ok(s.into())
-}
-
-/// A UDP socket bound with SO_REUSEPORT.
-pub fn reuseport_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
-    let s = socket2::Socket::new(
-        socket2::Domain::for_address(addr),
-        socket2::Type::DGRAM,
-        None,
-    )?;
-    s.set_reuse_port(true)?;
-    s.bind(&addr.into())?;
-    Ok(s.into())
-}
-
-/// A UDP socket bound with SO_REUSEPORT that receives only datagrams from
-/// `peer`: a socket filter, attached before the bind, drops all others in
-/// the kernel, so a spoofed source can neither register a flow nor get an
-/// echo (no reflection to third parties).
-pub fn reuseport_udp_from(addr: SocketAddr, peer: IpAddr) -> std::io::Result<UdpSocket> {
-    let s = socket2::Socket::new(
-        socket2::Domain::for_address(addr),
-        socket2::Type::DGRAM,
-        None,
-    )?;
-    s.attach_filter(&crate::sys::source_filter(peer))?;
-    s.set_reuse_port(true)?;
-    s.bind(&addr.into())?;
-    Ok(s.into())
-}
-
-/// Flows `0..n` of direction `dir` spread round-robin over `threads` workers.
-pub fn spread<T>(items: Vec<T>, threads: u32) -> Vec<Vec<T>> {
-    let t = (threads.max(1) as usize).min(items.len().max(1));
-    let mut out: Vec<Vec<T>> = (0..t).map(|_| Vec::new()).collect();
-    for (i, x) in items.into_iter().enumerate() {
-        out[i % t].push(x);
-    }
-    out.retain(|v| !v.is_empty());
-    out
-}
 
 /// The workers of one side of one test.
 #[derive(Debug)]
@@ -102,8 +52,24 @@ impl SideRun {
         }
     }
 
+    /// The test's parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Spawn the workers `plan` gives `end`, on `socks`.
+    pub fn add_planned(&mut self, end: End, socks: &mut Sockets) -> std::io::Result<()> {
+        for w in plan(&self.params.cfg, end) {
+            let job = socks.job(&w).ok_or_else(|| {
+                std::io::Error::other(format!("no socket for {:?} worker {:?}", w.work, w.owns))
+            })?;
+            self.add(w.role, w.dir, job)?;
+        }
+        Ok(())
+    }
+
     /// Spawn a worker (it waits for [`SideRun::start`]).
-    pub fn add(&mut self, role: Role, dir: FlowDir, job: Job) -> std::io::Result<()> {
+    fn add(&mut self, role: Role, dir: FlowDir, job: Job) -> std::io::Result<()> {
         let cpus = &self.params.cfg.cpus;
         let cpu = (!cpus.is_empty()).then(|| cpus[self.next_cpu % cpus.len()]);
         self.next_cpu += 1;
@@ -119,7 +85,7 @@ impl SideRun {
             cpu,
             job,
         };
-        let h = worker::spawn(
+        let h = spawn(
             spec,
             self.params.clone(),
             self.gate.clone(),
@@ -202,6 +168,121 @@ impl SideRun {
     }
 }
 
+/// The sockets of one end, by flow or by shared index, that
+/// [`SideRun::add_planned`] hands to the planned workers.
+#[derive(Debug, Default)]
+pub(crate) struct Sockets {
+    /// TCP data connections, by flow.
+    pub tcp: Vec<Option<TcpStream>>,
+    /// Connected UDP sockets, by flow.
+    pub udp: Vec<Option<UdpSocket>>,
+    /// The data port's shared UDP sockets (udp-rr server).
+    pub shared_udp: Vec<Option<UdpSocket>>,
+    /// The data port's listeners (tcp-crr server).
+    pub listeners: Vec<Option<TcpListener>>,
+    /// Where a tcp-crr client connects.
+    pub target: Option<SocketAddr>,
+}
+
+fn take<T>(v: &mut [Option<T>], i: u32) -> Option<T> {
+    v.get_mut(i as usize)?.take()
+}
+
+impl Sockets {
+    /// The job of planned worker `w`, taking its sockets; `None` when one
+    /// is missing.
+    fn job(&mut self, w: &WorkerPlan) -> Option<Job> {
+        let flows: &[u32] = match &w.owns {
+            Owns::Flows(f) => f,
+            Owns::Shared(_) => &[],
+        };
+        let tcp = |s: &mut Sockets| -> Option<Vec<(u32, TcpStream)>> {
+            flows
+                .iter()
+                .map(|f| Some((*f, take(&mut s.tcp, *f)?)))
+                .collect()
+        };
+        let udp = |s: &mut Sockets| -> Option<Vec<(u32, UdpSocket)>> {
+            flows
+                .iter()
+                .map(|f| Some((*f, take(&mut s.udp, *f)?)))
+                .collect()
+        };
+        Some(match (w.work, &w.owns) {
+            (Work::TcpSend, _) => Job::TcpSend(tcp(self)?),
+            (Work::TcpRecv, _) => Job::TcpRecv(tcp(self)?),
+            (Work::TcpRrClient, _) => Job::TcpRrClient(tcp(self)?),
+            (Work::TcpRrServer, _) => Job::TcpRrServer(tcp(self)?),
+            (Work::UdpSend, _) => Job::UdpSend(udp(self)?),
+            (Work::UdpRrClient, _) => Job::UdpRrClient(udp(self)?),
+            (Work::UdpRecv, _) => Job::UdpRecv(udp(self)?.into_iter().map(|(_, s)| s).collect()),
+            (Work::UdpRrServer, Owns::Shared(i)) => {
+                Job::UdpRrServer(vec![take(&mut self.shared_udp, *i)?])
+            }
+            (Work::CrrServer, Owns::Shared(i)) => Job::CrrServer(take(&mut self.listeners, *i)?),
+            (Work::CrrClient, Owns::Flows(f)) => Job::CrrClient {
+                target: self.target?,
+                flow: *f.first()?,
+            },
+            (Work::UdpRrServer | Work::CrrServer | Work::CrrClient, _) => return None,
+        })
+    }
+}
+
+/// What one worker is.
+#[derive(Debug)]
+struct Spec {
+    /// Index within the side.
+    worker: u32,
+    /// Role.
+    role: Role,
+    /// Direction.
+    dir: FlowDir,
+    /// CPU to pin to.
+    cpu: Option<u32>,
+    /// Sockets.
+    job: Job,
+}
+
+/// Spawn a worker thread; it waits on `gate`, runs, and returns its report.
+fn spawn(
+    spec: Spec,
+    p: Arc<Params>,
+    gate: Arc<Gate>,
+    stop: Arc<AtomicBool>,
+    events: Sender<Event>,
+    index: usize,
+) -> std::io::Result<std::thread::JoinHandle<WorkerReport>> {
+    std::thread::Builder::new()
+        .name(format!("nt-{:?}-{}", spec.role, spec.worker).to_lowercase())
+        .spawn(move || {
+            let mut pin_err = None;
+            if let Some(cpu) = spec.cpu {
+                if let Err(e) = sys::pin_thread(cpu) {
+                    pin_err = Some(format!("pinning to CPU {cpu}: {e}"));
+                }
+            }
+            let done_tx = events.clone();
+            let start = gate.wait();
+            let t = Timing::new(&p.cfg, start.unwrap_or_else(Instant::now));
+            let mut ctx = Ctx::new(
+                (spec.worker, spec.role, spec.dir, spec.cpu),
+                t,
+                stop,
+                events,
+            );
+            let r = if start.is_none() {
+                Err(std::io::Error::other("test aborted before start"))
+            } else {
+                work::run(spec.job, &mut ctx, &p)
+            };
+            let err = pin_err.or(r.err().map(|e| e.to_string()));
+            let rep = ctx.finish(err);
+            let _ = done_tx.send(Event::WorkerDone(index));
+            rep
+        })
+}
+
 /// CPU marks at the window's edges.
 #[derive(Debug)]
 pub struct CpuWindow {
@@ -254,7 +335,8 @@ impl CpuWindow {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::*;
+    use crate::sock::reuseport_udp_from;
+    use std::net::{SocketAddr, UdpSocket};
     use std::time::Duration;
 
     fn delivered(rx: &UdpSocket, from: SocketAddr) -> bool {

@@ -34,23 +34,6 @@ pub fn set_int_opt(fd: BorrowedFd<'_>, level: i32, name: i32, val: i32) -> io::R
     .map(|_| ())
 }
 
-/// `getsockopt(fd, level, name)` for an int option.
-pub fn get_int_opt(fd: BorrowedFd<'_>, level: i32, name: i32) -> io::Result<i32> {
-    let mut val: libc::c_int = 0;
-    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: `val`/`len` are valid for writes of their sizes during the call.
-    cvt(unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            level,
-            name,
-            (&mut val as *mut i32).cast(),
-            &mut len,
-        )
-    })?;
-    Ok(val)
-}
-
 /// Option numbers used by the engine (from `<linux/udp.h>`, `<asm/socket.h>`).
 pub mod opt {
     /// `SOL_UDP`.
@@ -332,11 +315,6 @@ impl Mmsg {
         self.hdr.len()
     }
 
-    /// Slot size in bytes.
-    pub fn slot_size(&self) -> usize {
-        self.slot
-    }
-
     /// The writable bytes of slot `i`.
     pub fn slot_mut(&mut self, i: usize) -> &mut [u8] {
         &mut self.bufs[i * self.slot..(i + 1) * self.slot]
@@ -351,11 +329,6 @@ impl Mmsg {
     /// Length of received datagram `i`.
     pub fn len(&self, i: usize) -> usize {
         self.hdr[i].msg_len as usize
-    }
-
-    /// Whether there are no slots (never true).
-    pub fn is_empty(&self) -> bool {
-        self.hdr.is_empty()
     }
 
     fn prep(&mut self, n: usize, len: impl Fn(usize) -> usize, names: bool) {

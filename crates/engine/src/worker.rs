@@ -1,14 +1,15 @@
-//! Workers: one thread each, owning its sockets, counters and histogram.
-//! The hot path touches only the worker's own memory; it reads the clock once
-//! per batch or transaction and publishes a snapshot at interval boundaries.
+//! A worker's own state: one thread each, owning its counters and
+//! histogram ([`Ctx`]), the run's clock ([`Timing`]) and what it tells the
+//! session ([`Event`]). The hot path touches only the worker's own memory;
+//! it reads the clock once per batch or transaction and publishes a
+//! snapshot at interval boundaries. (Spawning is in `side`, the workloads
+//! in `work`; neither is imported here.)
 
 use crate::config::{FlowDir, TestConfig};
 use crate::proto::Msg;
 use crate::report::{hist_pairs, new_histogram, Counters, Role, TcpInfo, WorkerReport};
 use crate::sys;
 use hdrhistogram::Histogram;
-use std::net::{TcpStream, UdpSocket};
-use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
@@ -118,7 +119,7 @@ impl Gate {
         }
         self.cv.notify_all();
     }
-    fn wait(&self) -> Option<Instant> {
+    pub(crate) fn wait(&self) -> Option<Instant> {
         let Ok(mut s) = self.state.lock() else {
             return None;
         };
@@ -171,16 +172,23 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    fn new(spec: &Spec, t: Timing, stop: Arc<AtomicBool>, events: Sender<Event>) -> Ctx {
-        let latency = spec.role == Role::Request;
+    /// A worker's state before its start: `worker` is its index on its
+    /// side, `cpu` the CPU it is pinned to.
+    pub(crate) fn new(
+        (worker, role, dir, cpu): (u32, Role, FlowDir, Option<u32>),
+        t: Timing,
+        stop: Arc<AtomicBool>,
+        events: Sender<Event>,
+    ) -> Ctx {
+        let latency = role == Role::Request;
         Ctx {
             c: Counters::default(),
             t,
-            role: spec.role,
-            dir: spec.dir,
+            role,
+            dir,
             tcp_info: Vec::new(),
-            worker: spec.worker,
-            cpu: spec.cpu,
+            worker,
+            cpu,
             phase: Phase::Warmup,
             next_mark: t.win_start(),
             iv: 0,
@@ -275,7 +283,7 @@ impl Ctx {
         }
     }
 
-    fn finish(mut self, error: Option<String>) -> WorkerReport {
+    pub(crate) fn finish(mut self, error: Option<String>) -> WorkerReport {
         if self.phase != Phase::Done {
             // Ended early: close the remaining intervals (empty) so the
             // session's aggregation completes.
@@ -297,51 +305,6 @@ impl Ctx {
     }
 }
 
-/// Sockets a worker runs on.
-#[derive(Debug)]
-pub enum Job {
-    /// TCP stream sender over these (flow, socket) pairs.
-    TcpSend(Vec<(u32, TcpStream)>),
-    /// TCP stream receiver.
-    TcpRecv(Vec<(u32, TcpStream)>),
-    /// UDP stream sender over connected sockets.
-    UdpSend(Vec<(u32, UdpSocket)>),
-    /// UDP stream receiver over these sockets (any flows).
-    UdpRecv(Vec<UdpSocket>),
-    /// TCP RR client.
-    TcpRrClient(Vec<(u32, TcpStream)>),
-    /// TCP RR server.
-    TcpRrServer(Vec<(u32, TcpStream)>),
-    /// UDP RR client over connected sockets.
-    UdpRrClient(Vec<(u32, UdpSocket)>),
-    /// UDP RR server (echo) over these sockets.
-    UdpRrServer(Vec<UdpSocket>),
-    /// TCP CRR client: connect to `target` again and again as `flow`.
-    CrrClient {
-        /// Server data address.
-        target: std::net::SocketAddr,
-        /// Flow index (in the preamble).
-        flow: u32,
-    },
-    /// TCP CRR server on a SO_REUSEPORT listener.
-    CrrServer(std::net::TcpListener),
-}
-
-/// What one worker is.
-#[derive(Debug)]
-pub struct Spec {
-    /// Index within the side.
-    pub worker: u32,
-    /// Role.
-    pub role: Role,
-    /// Direction.
-    pub dir: FlowDir,
-    /// CPU to pin to.
-    pub cpu: Option<u32>,
-    /// Sockets.
-    pub job: Job,
-}
-
 /// Per-test parameters workers read.
 #[derive(Debug, Clone)]
 pub struct Params {
@@ -351,71 +314,4 @@ pub struct Params {
     pub test_id: u64,
     /// UDP tag.
     pub tag: u32,
-}
-
-/// Spawn a worker thread; it waits on `gate`, runs, and returns its report.
-pub fn spawn(
-    spec: Spec,
-    p: Arc<Params>,
-    gate: Arc<Gate>,
-    stop: Arc<AtomicBool>,
-    events: Sender<Event>,
-    index: usize,
-) -> std::io::Result<std::thread::JoinHandle<WorkerReport>> {
-    std::thread::Builder::new()
-        .name(format!("nt-{:?}-{}", spec.role, spec.worker).to_lowercase())
-        .spawn(move || {
-            let mut pin_err = None;
-            if let Some(cpu) = spec.cpu {
-                if let Err(e) = sys::pin_thread(cpu) {
-                    pin_err = Some(format!("pinning to CPU {cpu}: {e}"));
-                }
-            }
-            let done_tx = events.clone();
-            let start = gate.wait();
-            let t = Timing::new(&p.cfg, start.unwrap_or_else(Instant::now));
-            let mut ctx = Ctx::new(&spec, t, stop, events);
-            let r = if start.is_none() {
-                Err(std::io::Error::other("test aborted before start"))
-            } else {
-                crate::jobs::run(spec.job, &mut ctx, &p)
-            };
-            let err = pin_err.or(r.err().map(|e| e.to_string()));
-            let rep = ctx.finish(err);
-            let _ = done_tx.send(Event::WorkerDone(index));
-            rep
-        })
-}
-
-/// Apply the configuration's socket options to a data socket.
-pub fn apply_opts(fd: std::os::fd::BorrowedFd<'_>, cfg: &TestConfig, tcp: bool) {
-    use sys::opt::*;
-    if let Some(b) = cfg.sndbuf {
-        if sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUFFORCE, b as i32).is_err() {
-            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUF, b as i32);
-        }
-    }
-    if let Some(b) = cfg.rcvbuf {
-        if sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUFFORCE, b as i32).is_err() {
-            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUF, b as i32);
-        }
-    }
-    if cfg.busy_poll_us > 0 {
-        let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_BUSY_POLL, cfg.busy_poll_us as i32);
-    }
-    if tcp && cfg.nodelay {
-        let _ = sys::set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1);
-    }
-}
-
-/// TCP_INFO of a stream as a report row.
-pub fn tcp_info_of(flow: u32, s: &TcpStream) -> Option<TcpInfo> {
-    sys::tcp_info(s.as_fd()).ok().map(|t| TcpInfo {
-        flow,
-        retransmits: t.total_retrans,
-        rtt_us: t.rtt_us,
-        rttvar_us: t.rttvar_us,
-        cwnd: t.snd_cwnd,
-        mss: t.snd_mss,
-    })
 }

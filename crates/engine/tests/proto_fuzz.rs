@@ -9,9 +9,9 @@
 
 use nettune_engine as engine;
 
+use engine::buffer_bytes;
 use engine::client::summarize;
 use engine::config::{Direction, End, Limits, TestConfig, TestKind};
-use engine::jobs::buffer_bytes;
 use engine::proto::{
     self, read_frame_into, read_msg, read_preamble, Msg, ProtoError, FIRST_CHUNK, MAX_CLIENT_FRAME,
     MAX_SERVER_FRAME,

@@ -1,0 +1,117 @@
+//! The one poll loop every workload runs in.
+//!
+//! A workload implements [`Workload::pass`]: one walk over its sockets
+//! (send what is due, read what is there, count). [`drive`] calls it until
+//! the worker's deadline or stop flag, takes interval marks, and when a pass
+//! made no progress waits the way the pass asks: poll the sockets, sleep
+//! for pacing, or wait precisely for an open-loop send time. It is generic,
+//! so each workload gets its own copy with `pass` inlined: no dynamic
+//! dispatch, allocation or atomic operation per packet.
+
+use super::{SPIN_BELOW, TICK};
+use crate::sys;
+use crate::worker::Ctx;
+use std::io;
+use std::time::{Duration, Instant};
+
+/// How to wait after a pass that made no progress.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Idle {
+    /// Go again at once (the workload blocks in its own syscalls).
+    Again,
+    /// Poll the workload's sockets until one is ready or the next mark
+    /// (not for a lone blocking socket: its syscall already waited).
+    Poll,
+    /// Sleep this long (pacing), but not past the next mark.
+    Sleep(Duration),
+    /// Poll precisely until the next open-loop send time, if any, or the
+    /// next mark; spin for the last [`SPIN_BELOW`].
+    Due(Option<Instant>),
+}
+
+/// What one pass did.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pass {
+    /// Something was sent or received.
+    pub progressed: bool,
+    /// How to wait when nothing was.
+    pub idle: Idle,
+}
+
+impl Pass {
+    /// Progress, or else wait as `idle` says.
+    pub fn new(progressed: bool, idle: Idle) -> Pass {
+        Pass { progressed, idle }
+    }
+}
+
+/// The loop's bounds.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bounds {
+    /// Stop at this instant.
+    pub until: Instant,
+    /// One socket in blocking mode: never poll.
+    pub single: bool,
+    /// Spin (`--busy-poll`) this long before waiting.
+    pub busy: Duration,
+}
+
+/// A workload's hot path.
+pub(super) trait Workload {
+    /// One walk over the sockets.
+    fn pass(&mut self, ctx: &mut Ctx, now: Instant) -> io::Result<Pass>;
+    /// Whether every flow has ended (the loop stops).
+    fn done(&self) -> bool {
+        false
+    }
+    /// The sockets to poll, with the events wanted.
+    fn pollfds(&mut self) -> &mut [libc::pollfd] {
+        &mut []
+    }
+    /// After the loop: gather TCP_INFO, shut sockets down.
+    fn finish(&mut self, _ctx: &mut Ctx) {}
+}
+
+/// Run `w` until its bounds, the stop flag, or the end of its flows.
+pub(super) fn drive<W: Workload>(w: &mut W, ctx: &mut Ctx, b: Bounds) -> io::Result<()> {
+    let mut idle_since: Option<Instant> = None;
+    loop {
+        let now = Instant::now();
+        ctx.tick(now);
+        if now >= b.until || ctx.stopped() || w.done() {
+            break;
+        }
+        let pass = w.pass(ctx, now)?;
+        if pass.progressed || w.done() {
+            idle_since = None;
+            continue;
+        }
+        if !b.busy.is_zero() {
+            let since = *idle_since.get_or_insert(now);
+            if now.duration_since(since) < b.busy {
+                continue;
+            }
+        }
+        match pass.idle {
+            Idle::Again => {}
+            Idle::Sleep(d) => std::thread::sleep(ctx.until_mark(now, d)),
+            Idle::Poll if !b.single => {
+                let tmo = ctx.until_mark(now, TICK);
+                let ms = tmo.as_micros().div_ceil(1000).min(100) as i32;
+                sys::poll(w.pollfds(), ms)?;
+            }
+            Idle::Due(due) if !b.single => {
+                let mut tmo = ctx.until_mark(now, TICK);
+                if let Some(d) = due {
+                    tmo = tmo.min(d.saturating_duration_since(now));
+                }
+                if tmo >= SPIN_BELOW {
+                    sys::ppoll(w.pollfds(), tmo - SPIN_BELOW / 2)?;
+                }
+            }
+            Idle::Poll | Idle::Due(_) => {}
+        }
+    }
+    w.finish(ctx);
+    Ok(())
+}

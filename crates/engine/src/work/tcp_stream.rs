@@ -1,0 +1,206 @@
+//! tcp-stream: senders write one buffer per pass and flow (optionally
+//! paced, optionally MSG_ZEROCOPY); receivers read until every flow closes.
+
+use super::driver::{drive, Bounds, Idle, Pass, Workload};
+use super::{filled, gone, pace, pollfds, set_blocking, would_block, TCP_RECV_BUF};
+use crate::sock::tcp_info_of;
+use crate::sys;
+use crate::worker::{Ctx, Params};
+use std::io::{self, Read};
+use std::net::TcpStream;
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+struct Send {
+    flows: Vec<(u32, TcpStream)>,
+    buf: Vec<u8>,
+    flags: i32,
+    zc: bool,
+    zc_n: u32,
+    /// Bytes per second per flow, when paced.
+    rate: Option<f64>,
+    sent: Vec<u64>,
+    open: Vec<bool>,
+    pfds: Vec<libc::pollfd>,
+}
+
+/// Read (and drop) the zero-copy completions, so the socket's option memory
+/// does not fill.
+fn drain_errqueue(s: &TcpStream) {
+    let sr = socket2::SockRef::from(s);
+    let mut b = [std::mem::MaybeUninit::<u8>::uninit(); 64];
+    for _ in 0..256 {
+        if sr
+            .recv_with_flags(&mut b, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT)
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+impl Workload for Send {
+    #[inline]
+    fn pass(&mut self, ctx: &mut Ctx, now: Instant) -> io::Result<Pass> {
+        let size = self.buf.len() as u64;
+        let mut progressed = false;
+        let mut pace_wait: Option<Duration> = None;
+        for (i, (_, s)) in self.flows.iter().enumerate() {
+            if !self.open[i] {
+                continue;
+            }
+            if let Some(r) = self.rate {
+                if let Some(w) = pace(r, ctx.t.start, now, self.sent[i], size) {
+                    pace_wait = Some(pace_wait.map_or(w, |p| p.min(w)));
+                    continue;
+                }
+            }
+            match socket2::SockRef::from(s).send_with_flags(&self.buf, self.flags) {
+                Ok(n) => {
+                    self.sent[i] += n as u64;
+                    ctx.c.bytes += n as u64;
+                    progressed = true;
+                    if self.zc {
+                        self.zc_n += 1;
+                        if self.zc_n % 16 == 0 {
+                            drain_errqueue(s);
+                        }
+                    }
+                }
+                Err(e) if would_block(&e) => {}
+                Err(e) if self.zc && e.raw_os_error() == Some(libc::ENOBUFS) => drain_errqueue(s),
+                Err(e) if gone(&e) => {
+                    self.open[i] = false;
+                    ctx.c.errors += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let idle = match pace_wait {
+            Some(w) => Idle::Sleep(w),
+            None => Idle::Poll,
+        };
+        Ok(Pass::new(progressed, idle))
+    }
+    fn done(&self) -> bool {
+        !self.open.iter().any(|o| *o)
+    }
+    fn pollfds(&mut self) -> &mut [libc::pollfd] {
+        &mut self.pfds
+    }
+    fn finish(&mut self, ctx: &mut Ctx) {
+        for (f, s) in &self.flows {
+            if let Some(t) = tcp_info_of(*f, s) {
+                ctx.tcp_info.push(t);
+            }
+            let _ = s.shutdown(std::net::Shutdown::Write);
+        }
+    }
+}
+
+/// Send on `flows` until the send deadline.
+pub(super) fn send(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io::Result<()> {
+    let single = flows.len() == 1;
+    let zc = p.cfg.zerocopy;
+    for (_, s) in &flows {
+        set_blocking(s.into(), single)?;
+        if zc {
+            sys::set_int_opt(s.as_fd(), libc::SOL_SOCKET, sys::opt::SO_ZEROCOPY, 1)
+                .map_err(|e| io::Error::other(format!("SO_ZEROCOPY: {e}")))?;
+        }
+    }
+    let n = flows.len();
+    let mut w = Send {
+        buf: filled(p.cfg.size as usize, 0x5a)?,
+        flags: if zc { sys::opt::MSG_ZEROCOPY } else { 0 } | libc::MSG_NOSIGNAL,
+        zc,
+        zc_n: 0,
+        rate: p.cfg.rate.map(|r| r / 8.0 / n as f64),
+        sent: vec![0; n],
+        open: vec![true; n],
+        pfds: pollfds(flows.iter().map(|(_, s)| s), libc::POLLOUT),
+        flows,
+    };
+    let b = Bounds {
+        until: ctx.t.send_until(),
+        single,
+        busy: Duration::ZERO,
+    };
+    drive(&mut w, ctx, b)
+}
+
+struct Recv {
+    flows: Vec<(u32, TcpStream)>,
+    buf: Vec<u8>,
+    open: Vec<bool>,
+    left: usize,
+    pfds: Vec<libc::pollfd>,
+}
+
+impl Recv {
+    fn close(&mut self, i: usize) {
+        self.open[i] = false;
+        self.left -= 1;
+        self.pfds[i].events = 0;
+    }
+}
+
+impl Workload for Recv {
+    #[inline]
+    fn pass(&mut self, ctx: &mut Ctx, _now: Instant) -> io::Result<Pass> {
+        let mut progressed = false;
+        for i in 0..self.flows.len() {
+            if !self.open[i] {
+                continue;
+            }
+            match (&self.flows[i].1).read(&mut self.buf) {
+                Ok(0) => self.close(i),
+                Ok(n) => {
+                    ctx.c.bytes += n as u64;
+                    progressed = true;
+                }
+                Err(e) if would_block(&e) => {}
+                Err(e) if gone(&e) => {
+                    self.close(i);
+                    ctx.c.errors += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Pass::new(progressed, Idle::Poll))
+    }
+    fn done(&self) -> bool {
+        self.left == 0
+    }
+    fn pollfds(&mut self) -> &mut [libc::pollfd] {
+        &mut self.pfds
+    }
+    fn finish(&mut self, ctx: &mut Ctx) {
+        for (f, s) in &self.flows {
+            if let Some(t) = tcp_info_of(*f, s) {
+                ctx.tcp_info.push(t);
+            }
+        }
+    }
+}
+
+/// Receive on `flows` until they close or the hard stop.
+pub(super) fn recv(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>) -> io::Result<()> {
+    let single = flows.len() == 1;
+    for (_, s) in &flows {
+        set_blocking(s.into(), single)?;
+    }
+    let mut w = Recv {
+        buf: filled(TCP_RECV_BUF, 0)?,
+        open: vec![true; flows.len()],
+        left: flows.len(),
+        pfds: pollfds(flows.iter().map(|(_, s)| s), libc::POLLIN),
+        flows,
+    };
+    let b = Bounds {
+        until: ctx.t.hard_stop(),
+        single,
+        busy: Duration::ZERO,
+    };
+    drive(&mut w, ctx, b)
+}
