@@ -370,18 +370,17 @@ fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
             .and_then(|q| q.index)
     };
     match driver {
-        Some("tg3") => {
+        Some("tg3")
             if out
                 .iter()
                 .filter_map(queue_ix)
                 .min()
-                .is_some_and(|m| m >= 1)
-            {
-                for m in out.iter_mut() {
-                    if let Some(q) = m.queue.as_mut() {
-                        if q.kind != QueueKind::Other {
-                            q.index = q.index.and_then(|i| i.checked_sub(1));
-                        }
+                .is_some_and(|m| m >= 1) =>
+        {
+            for m in out.iter_mut() {
+                if let Some(q) = m.queue.as_mut() {
+                    if q.kind != QueueKind::Other {
+                        q.index = q.index.and_then(|i| i.checked_sub(1));
                     }
                 }
             }
