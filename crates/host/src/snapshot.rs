@@ -13,14 +13,15 @@ use crate::readctx::Ctx;
 use crate::Root;
 use model::knobpath::sysctl_path;
 use model::parse::interrupts::parse_interrupts;
-use model::parse::irqname::parse_irq_name;
+use model::parse::irqname::NameShape;
+use model::parse::irqname::{map_queues, parse_irq_name, MappedIrq, OwnedIrq};
 use model::parse::sysfs::{
     is_pci_address, parse_distances, parse_i32, parse_list_or_null, parse_mem_total_kib, parse_u32,
     parse_u64,
 };
 use model::snapshot::{
-    Cpu, CpuSummary, HostSnapshot, IfaceStats, Interface, Irq, NumaNode, RxQueue, Source, TxQueue,
-    SNAPSHOT_SCHEMA_VERSION,
+    Cpu, CpuSummary, HostSnapshot, IfaceStats, Interface, Irq, NumaNode, QueueSource, RxQueue,
+    Source, TxQueue, SNAPSHOT_SCHEMA_VERSION,
 };
 use model::{CpuId, CpuSet, IrqNumber, NodeId, ParseError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -106,13 +107,23 @@ fn read_into(ctx: &Ctx<'_>, eth: &dyn Ethtool) -> HostSnapshot {
     let cpus = read_cpus(ctx, &cpu, &nodes);
     let mut irqs = read_irqs(ctx);
     let mut interfaces = Vec::new();
-    for name in ctx.list_req("/sys/class/net").unwrap_or_default() {
-        interfaces.push(read_interface(ctx, &name, &irqs, eth));
+    let names = ctx.list_req("/sys/class/net").unwrap_or_default();
+    let mut mapped = Vec::new();
+    for name in &names {
+        let (iface, m) = read_interface(ctx, name, &names, &irqs, eth);
+        interfaces.push(iface);
+        mapped.push(m);
     }
-    for i in &interfaces {
+    for (i, m) in interfaces.iter().zip(mapped) {
         for n in &i.irqs {
             if let Some(irq) = irqs.iter_mut().find(|q| q.number == *n) {
                 irq.interface = Some(i.name.clone());
+            }
+        }
+        for x in m {
+            if let Some(irq) = irqs.iter_mut().find(|q| q.number.0 == x.number) {
+                irq.queue = x.queue;
+                irq.queue_source = x.source;
             }
         }
     }
@@ -293,6 +304,9 @@ fn read_irqs(ctx: &Ctx<'_>) -> Vec<Irq> {
             }
             let d = format!("/proc/irq/{}", l.number.0);
             let parsed_name = parse_irq_name(&l.name);
+            let queue = parsed_name
+                .queue
+                .filter(|_| parsed_name.shape != NameShape::Numbered);
             Irq {
                 number: l.number,
                 name: l.name.clone(),
@@ -303,7 +317,8 @@ fn read_irqs(ctx: &Ctx<'_>) -> Vec<Irq> {
                     .opt_parse(format!("{d}/effective_affinity"), CpuSet::parse_mask),
                 node: ctx.opt_parse(format!("{d}/node"), parse_i32),
                 interface: None,
-                queue: parsed_name.queue,
+                queue_source: queue.map(|_| QueueSource::Name),
+                queue,
             }
         })
         .collect()
@@ -313,7 +328,14 @@ fn queue_index(entry: &str, prefix: &str) -> Option<u32> {
     entry.strip_prefix(prefix)?.parse().ok()
 }
 
-fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn Ethtool) -> Interface {
+/// One interface, and the queues its IRQs serve (applied to the IRQs by the caller).
+fn read_interface(
+    ctx: &Ctx<'_>,
+    name: &str,
+    all_names: &[String],
+    irqs: &[Irq],
+    eth: &dyn Ethtool,
+) -> (Interface, Vec<MappedIrq>) {
     let base = format!("/sys/class/net/{name}");
     let f = |k: &str| format!("{base}/{k}");
     let has_device = ctx.link_opt(f("device")).is_some();
@@ -359,11 +381,31 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn Ethtool) ->
     let (rx_queues, tx_queues) = read_queues(ctx, &base);
     let owned = owned_irqs(
         ctx,
-        name,
-        pci_dir.as_ref().map(|(d, _)| d.as_str()),
-        dev_name.as_deref(),
+        Owner {
+            name,
+            all_names,
+            pci_dir: pci_dir.as_ref().map(|(d, _)| d.as_str()),
+            dev_name: dev_name.as_deref(),
+        },
         irqs,
     );
+    let nqueues = rx_queues.len().max(tx_queues.len());
+    let owned_named: Vec<OwnedIrq<'_>> = owned
+        .iter()
+        .filter_map(|(n, how)| {
+            irqs.iter().find(|i| i.number == *n).map(|i| OwnedIrq {
+                number: n.0,
+                name: &i.name,
+                msi: how.msi,
+                legacy: how.legacy,
+            })
+        })
+        .collect();
+    let (mapped, irq_mapping) = if has_device {
+        map_queues(&owned_named, driver.as_deref(), nqueues)
+    } else {
+        (Vec::new(), None)
+    };
 
     let ethtool = eth.read(name);
     for m in ethtool.errors() {
@@ -376,7 +418,7 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn Ethtool) ->
     }
     let mac = ctx.opt(f("address"));
     let stat = |k: &str| ctx.opt_parse(f(&format!("statistics/{k}")), parse_u64);
-    Interface {
+    let iface = Interface {
         name: name.to_string(),
         ifindex: ctx.opt_parse(f("ifindex"), parse_u32),
         driver,
@@ -398,7 +440,8 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn Ethtool) ->
         threaded: ctx.opt_parse(f("threaded"), parse_u32),
         rx_queues,
         tx_queues,
-        irqs: owned.into_iter().collect(),
+        irqs: owned.keys().copied().collect(),
+        irq_mapping,
         ethtool,
         stats: IfaceStats {
             rx_packets: stat("rx_packets"),
@@ -408,7 +451,8 @@ fn read_interface(ctx: &Ctx<'_>, name: &str, irqs: &[Irq], eth: &dyn Ethtool) ->
             rx_missed_errors: stat("rx_missed_errors"),
             rx_fifo_errors: stat("rx_fifo_errors"),
         },
-    }
+    };
+    (iface, mapped)
 }
 
 /// RX and TX queues of an interface with their RPS/RFS/XPS settings, by index.
@@ -438,32 +482,67 @@ fn read_queues(ctx: &Ctx<'_>, base: &str) -> (Vec<RxQueue>, Vec<TxQueue>) {
     (rx_queues, tx_queues)
 }
 
-/// The IRQs an interface owns: its PCI function's MSI vectors, and IRQs whose
-/// action name names the interface or its device.
-fn owned_irqs(
-    ctx: &Ctx<'_>,
-    name: &str,
-    pci_dir: Option<&str>,
-    dev_name: Option<&str>,
-    irqs: &[Irq],
-) -> BTreeSet<IrqNumber> {
-    let mut owned: BTreeSet<IrqNumber> = BTreeSet::new();
-    if let Some(dir) = pci_dir {
+/// Who is asking for IRQs: the interface and where its device sits.
+struct Owner<'a> {
+    name: &'a str,
+    all_names: &'a [String],
+    pci_dir: Option<&'a str>,
+    dev_name: Option<&'a str>,
+}
+
+/// How an IRQ came to be owned.
+#[derive(Debug, Clone, Copy, Default)]
+struct HowOwned {
+    /// One of the PCI function's `msi_irqs`.
+    msi: bool,
+    /// The function's `device/irq` (legacy INTx), read when it has no MSI vectors.
+    legacy: bool,
+}
+
+/// Most IRQs one device is taken to own; a PCI function has at most 2048
+/// MSI-X vectors.
+const MAX_OWNED: usize = 2048;
+
+/// The IRQs an interface owns: its PCI function's MSI vectors (less those
+/// whose name names another interface, as on a two-port mlx4 function), its
+/// legacy `device/irq` line when it has no MSI vectors and the line's name
+/// names it, and IRQs whose action name names the interface or its device.
+fn owned_irqs(ctx: &Ctx<'_>, who: Owner<'_>, irqs: &[Irq]) -> BTreeMap<IrqNumber, HowOwned> {
+    let mut owned: BTreeMap<IrqNumber, HowOwned> = BTreeMap::new();
+    let names_other = |irq: &Irq| {
+        parse_irq_name(&irq.name).device.is_some_and(|d| {
+            d != who.name && Some(d.as_str()) != who.dev_name && who.all_names.contains(&d)
+        })
+    };
+    let names_me = |irq: &Irq| irq.name.split(", ").any(|a| a.trim() == who.name);
+    if let Some(dir) = who.pci_dir {
         let msi = ctx.list_opt(format!("{dir}/msi_irqs")).unwrap_or_default();
-        let msi: BTreeSet<u32> = msi.iter().filter_map(|e| e.parse().ok()).collect();
+        let msi: BTreeSet<u32> = msi
+            .iter()
+            .filter_map(|e| e.parse().ok())
+            .take(MAX_OWNED)
+            .collect();
         for n in &msi {
             ctx.touch(format!("{dir}/msi_irqs/{n}"));
         }
         for irq in irqs {
-            if msi.contains(&irq.number.0) {
-                owned.insert(irq.number);
+            if msi.contains(&irq.number.0) && !names_other(irq) {
+                owned.entry(irq.number).or_default().msi = true;
+            }
+        }
+        if msi.is_empty() {
+            let line = ctx.opt_parse(format!("{dir}/irq"), parse_u32);
+            if let Some(irq) = line.and_then(|n| irqs.iter().find(|i| i.number.0 == n && n != 0)) {
+                if names_me(irq) {
+                    owned.entry(irq.number).or_default().legacy = true;
+                }
             }
         }
     }
     for irq in irqs {
         let dev = parse_irq_name(&irq.name).device;
-        if dev.as_deref() == Some(name) || (dev.is_some() && dev.as_deref() == dev_name) {
-            owned.insert(irq.number);
+        if dev.as_deref() == Some(who.name) || (dev.is_some() && dev.as_deref() == who.dev_name) {
+            owned.entry(irq.number).or_default();
         }
     }
     owned

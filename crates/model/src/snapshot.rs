@@ -152,6 +152,11 @@ pub struct Interface {
     pub tx_queues: Vec<TxQueue>,
     /// IRQs owned by this interface, ascending.
     pub irqs: Vec<IrqNumber>,
+    /// How its IRQs were mapped to queues; `None` for a device without
+    /// IRQs of its own that nettune can see as such (virtual devices) and in
+    /// snapshots written before the field existed.
+    #[serde(default)]
+    pub irq_mapping: Option<IrqMapping>,
     /// Ethtool state (channels, rings, coalescing, features).
     pub ethtool: EthtoolState,
     /// Counters from `statistics/` at snapshot time.
@@ -207,7 +212,8 @@ pub enum QueueKind {
     Rx,
     /// TX only (`virtio0-output.0`, `eth0-tx-1`).
     Tx,
-    /// Not a data queue (config, link, admin, async events).
+    /// Not a data queue (link, misc, async, event, config, mailbox,
+    /// management vectors).
     Other,
 }
 
@@ -218,6 +224,79 @@ pub struct QueueRef {
     pub kind: QueueKind,
     /// Queue index, `None` for [`QueueKind::Other`].
     pub index: Option<u32>,
+}
+
+/// How an IRQ's queue was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueSource {
+    /// The IRQ's name tells the queue (`eth0-TxRx-3`, `eth1-3` on sfc).
+    Name,
+    /// Inferred: the names do not tell, so the device's MSI vectors
+    /// (`device/msi_irqs`, ascending) less the non-queue ones serve queues
+    /// 0, 1, ... in order.
+    MsiOrder,
+    /// Inferred: the device's single legacy INTx line (`device/irq`, or the
+    /// only IRQ named after the interface outside `msi_irqs`) serves queue 0.
+    LegacyIrq,
+}
+
+impl QueueSource {
+    /// Whether the mapping is inferred rather than told by the name.
+    pub fn inferred(self) -> bool {
+        !matches!(self, QueueSource::Name)
+    }
+
+    /// A short phrase for humans.
+    pub fn describe(self) -> &'static str {
+        match self {
+            QueueSource::Name => "by IRQ name",
+            QueueSource::MsiOrder => "inferred from the order of device/msi_irqs",
+            QueueSource::LegacyIrq => "inferred: the single legacy interrupt (device/irq)",
+        }
+    }
+}
+
+/// How an interface's IRQs were mapped to its queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IrqMapping {
+    /// Every queue IRQ's name tells its queue.
+    Name,
+    /// Inferred from the order of `device/msi_irqs` (see [`QueueSource::MsiOrder`]).
+    MsiOrder,
+    /// Inferred: one legacy INTx line for queue 0 (see [`QueueSource::LegacyIrq`]).
+    LegacyIrq,
+    /// The device has a driver but no queue IRQs nettune can see (hv_netvsc
+    /// delivers through VMBus channels; some drivers name no vector after a queue).
+    NoQueueIrqs,
+    /// More unnamed vectors than queues: which serve queues cannot be told,
+    /// so none is taken for one.
+    Ambiguous,
+}
+
+impl IrqMapping {
+    /// Whether queue IRQs were inferred rather than told by their names.
+    pub fn inferred(self) -> bool {
+        matches!(self, IrqMapping::MsiOrder | IrqMapping::LegacyIrq)
+    }
+
+    /// A short phrase for humans.
+    pub fn describe(self) -> &'static str {
+        match self {
+            IrqMapping::Name => "by IRQ name",
+            IrqMapping::MsiOrder => {
+                "inferred from the order of device/msi_irqs (the IRQ names do not tell the queue)"
+            }
+            IrqMapping::LegacyIrq => {
+                "inferred: one legacy interrupt (device/irq) serves the single queue"
+            }
+            IrqMapping::NoQueueIrqs => "none: the device has no per-queue IRQs nettune can see",
+            IrqMapping::Ambiguous => {
+                "unknown: more unnamed vectors than queues, so none is taken for a queue"
+            }
+        }
+    }
 }
 
 /// One device interrupt.
@@ -240,8 +319,11 @@ pub struct Irq {
     pub node: Option<i32>,
     /// Owning interface, from `msi_irqs` or the name.
     pub interface: Option<String>,
-    /// Queue served, when the name tells it.
+    /// Queue served, when the name tells it or it could be inferred.
     pub queue: Option<QueueRef>,
+    /// How [`Irq::queue`] was found; `None` when no queue is known.
+    #[serde(default)]
+    pub queue_source: Option<QueueSource>,
 }
 
 impl Irq {

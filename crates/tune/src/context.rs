@@ -9,7 +9,7 @@ use model::knobpath;
 use model::plan::{
     Change, HostExtras, NetnsScope, Phase, PlanNote, PlanOptions, Target, ValueFormat,
 };
-use model::snapshot::{HostSnapshot, Interface, QueueKind};
+use model::snapshot::{HostSnapshot, Interface, IrqMapping, QueueKind};
 use std::collections::BTreeMap;
 
 /// The planner's state while the rules run. Rules read the inputs and add
@@ -246,7 +246,23 @@ impl<'a> Nic<'a> {
 
     fn place(&mut self, cx: &mut Ctx<'_>) {
         if self.qirqs.is_empty() {
+            if self.iface.driver.is_some() {
+                cx.note(
+                    RuleId::IrqAffinity,
+                    format!(
+                        "{}: no queue IRQs to pin ({}); its IRQs are left where they are",
+                        self.name,
+                        no_irq_reason(self.iface)
+                    ),
+                );
+            }
             return;
+        }
+        if let Some(m) = self.iface.irq_mapping.filter(|m| m.inferred()) {
+            cx.note(
+                RuleId::IrqAffinity,
+                format!("{}: queue IRQs {}", self.name, m.describe()),
+            );
         }
         let (snap, name, n) = (cx.snap, self.name, self.qirqs.len());
         if cx.cores.is_empty() {
@@ -321,4 +337,18 @@ fn nic_node(snap: &HostSnapshot, iface: &Interface) -> Option<u32> {
     let n = iface.numa_node?;
     let n = u32::try_from(n).ok()?;
     snap.nodes.iter().any(|x| x.id.0 == n).then_some(n)
+}
+
+/// Why a NIC with a driver has no queue IRQs, in words.
+pub(crate) fn no_irq_reason(iface: &Interface) -> String {
+    let driver = iface.driver.as_deref().unwrap_or("?");
+    match (driver, iface.irq_mapping) {
+        ("hv_netvsc", _) => {
+            "hv_netvsc receives through VMBus channels, not per-queue IRQs".to_string()
+        }
+        (_, Some(IrqMapping::Ambiguous)) => {
+            format!("{driver}: more unnamed vectors than queues, so none is taken for a queue")
+        }
+        _ => format!("{driver}: no IRQ of the device names or serves a queue"),
+    }
 }

@@ -54,6 +54,7 @@ fn iface(name: &str, driver: Option<&str>, node: Option<i32>, nq: u32, irqs: &[u
             })
             .collect(),
         irqs: irqs.iter().map(|&i| IrqNumber(i)).collect(),
+        irq_mapping: None,
         ethtool: EthtoolState::default(),
         stats: IfaceStats::default(),
     }
@@ -69,6 +70,7 @@ fn irq(n: u32, name: &str, iface: &str, q: Option<u32>, aff: &str) -> Irq {
         effective_affinity: None,
         node: Some(-1),
         interface: Some(iface.into()),
+        queue_source: Some(QueueSource::Name),
         queue: Some(match q {
             Some(i) => QueueRef {
                 kind: QueueKind::Combined,

@@ -1,133 +1,413 @@
-//! What an IRQ's name says about its device and queue.
+//! What an IRQ's name says about its device and queue, and how an
+//! interface's IRQs map to its queues ([`map_queues`]).
 //!
-//! Driver conventions covered: ixgbe/ixgbevf/igb/bnxt (`eth0-TxRx-3`,
-//! `eth0-rx-1`, `eth0-tx-1`), i40e/ice/iavf (`i40e-eth0-TxRx-3`), ENA
-//! (`ens5-Tx-Rx-0`), mlx5 (`mlx5_comp3@pci:0000:00:06.0`), gve
-//! (`gve-ntfy-blk3@pci:...`), bnx2x (`eth0-fp-3`), virtio
-//! (`virtio0-input.0`, `virtio0-output.0`) and single-vector NICs (`eth0`).
+//! Naming schemes, with the driver source they were checked against (the
+//! `snprintf`/`request_irq` of the vector's name; "checked" means the format
+//! string was read in the driver's source, "from memory" that it was not
+//! found in time and is written as commonly seen in `/proc/interrupts`):
+//!
+//! | driver | queue vectors | not queues |
+//! |---|---|---|
+//! | ixgbe, ixgbevf, igb, fm10k | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-TxRx-%u"`, `"%s-rx-%u"`, `"%s-tx-%u"`) | `eth0` (other/link or mailbox vector, named `netdev->name`; checked for igb) |
+//! | igc | `eth0-TxRx-0` (from memory, same code as igb) | `eth0` |
+//! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx` |
+//! | mlx4 | `mlx4-1@0000:04:00.0` (checked: `"mlx4-%d@%s"`; vector 0 is async, so comp vector N serves ring N-1), `eth0-0` once renamed by mlx4_en (from memory) | `mlx4-async@pci:...` |
+//! | mlx5 | `mlx5_comp0@pci:0000:...` (checked: `"mlx5_comp%d"`) | `mlx5_async0`, `mlx5_pages_eq`, `mlx5_cmd_eq`, `mlx5_ctrl0` |
+//! | bnxt | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-%s-%d", dev->name, "TxRx"`) | |
+//! | bnx2x, qede | `eth0-fp-0` (checked for qede: `"%s-fp-%d"`) | `eth0` (bnx2x slow path, from memory) |
+//! | tg3 | `eth0-txrx-1`, `eth0-rx-2`, `eth0-tx-3` (checked: `"%s-txrx-%d"` with the vector number, so vector N serves ring N-1) | `eth0-0` (vector 0 without rings: link/error) |
+//! | be2net | `eth0-q0` (checked: `"%s-q%d"`) | |
+//! | sfc | `eth1-0` (checked: `"%s%s-%d"` with an empty type), `eth1-rx-0`, `eth1-tx-0` | `eth1-xdp-0`, `eth1-ptp` |
+//! | ena | `eth0-Tx-Rx-0` (checked: `"%s-Tx-Rx-%d"`) | `ena-mgmnt@pci:...` (checked) |
+//! | gve | `gve-ntfy-blk0@pci:...` (checked; blocks 0..n/2 serve TX queues and n/2..n RX queues, checked in `gve_rx_idx_to_ntfy`) | `gve-mgmnt@pci:...` (checked) |
+//! | virtio_net | `virtio0-input.0`, `virtio0-output.0` (checked: `"%s-%s", dev_name, vq name`), `virtio0-virtqueues` (one shared vector) | `virtio0-config`, `virtio0-control` |
+//! | vmxnet3 | `ens192-rxtx-0`, `ens192-rx-0`, `ens192-tx-0` (checked: `"%s-rxtx-%d"`) | `ens192-event-4` (checked: `"%s-event-%d"`) |
+//! | hns3 | `hns3-0000:7d:00.0-TxRx-0` (from memory) | `hclge-misc-0000:7d:00.0` (from memory) |
+//! | e1000, e1000e | `eth0-rx-0`, `eth0-tx-0` (checked: e1000e `"%s-rx-0"`), `eth0` alone on MSI or a legacy INTx line | `eth0` beside named rx/tx vectors (other/link) |
 
-use crate::snapshot::{QueueKind, QueueRef};
+use crate::snapshot::{IrqMapping, QueueKind, QueueRef, QueueSource};
+
+/// What a name's shape says, before the other IRQs of the device are seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameShape {
+    /// A word tells the queue (`TxRx`, `rx`, `fp`, `comp`, `input`, ...).
+    Queue,
+    /// A word says it is not a queue (misc, event, config, mgmnt, ...).
+    NotQueue,
+    /// `dev-N` without a word: a queue on sfc and mlx4, the link vector
+    /// on tg3 when named vectors sit beside it.
+    Numbered,
+    /// Just the device (`eth0`): the only vector of a single-queue NIC, or
+    /// the other/mailbox vector beside named queue vectors.
+    Bare,
+    /// Nothing recognisable.
+    Unknown,
+}
 
 /// What a name tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IrqName {
-    /// Device token: an interface name (`eth0`), a virtio device (`virtio2`)
-    /// or a driver prefix (`mlx5`); `None` when nothing recognisable.
+    /// Device token: an interface name (`eth0`), a virtio device (`virtio2`),
+    /// a PCI address (hns3) or a driver prefix (`mlx5`); `None` when nothing
+    /// recognisable.
     pub device: Option<String>,
-    /// The queue served, when told.
+    /// The queue served, as far as the name alone tells (`Numbered` names
+    /// carry their number tentatively; see [`map_queues`]).
     pub queue: Option<QueueRef>,
-    /// PCI address after `@pci:`, if present.
+    /// PCI address after `@pci:` (or `@` on mlx4), if present.
     pub pci: Option<String>,
+    /// The name's shape.
+    pub shape: NameShape,
 }
 
 fn q(kind: QueueKind, index: Option<u32>) -> Option<QueueRef> {
     Some(QueueRef { kind, index })
 }
 
-/// Split `base` at the last `sep` whose tail is all digits: `("eth0-TxRx", 3)`.
-fn trailing_index(s: &str, seps: &[char]) -> Option<(String, u32)> {
-    let pos = s.rfind(|c: char| seps.contains(&c))?;
-    let idx: u32 = s[pos + 1..].parse().ok()?;
-    Some((s[..pos].to_string(), idx))
+/// Words that mark a vector that serves no data queue.
+const NOT_QUEUE_WORDS: &[&str] = &[
+    "misc", "link", "lsc", "async", "event", "config", "control", "ctrl", "mailbox", "mbx",
+    "mgmnt", "mgmt", "cmd", "pages", "ptp", "admin", "aeq", "sp", "other", "err", "ll_ts", "xdp",
+    "cmd_eq", "pages_eq",
+];
+
+/// Driver prefixes put before the interface name (i40e/ice/iavf/hns3).
+const DRIVER_PREFIXES: &[&str] = &["i40e-", "ice-", "iavf-", "ixgbe-", "igb-", "hns3-"];
+
+fn is_not_queue_word(w: &str) -> bool {
+    let w = w.to_ascii_lowercase();
+    let stem = w.trim_end_matches(|c: char| c.is_ascii_digit());
+    NOT_QUEUE_WORDS.contains(&w.as_str()) || NOT_QUEUE_WORDS.contains(&stem)
 }
 
-/// Interpret one action name from `/proc/interrupts`.
+/// Whether `s` looks like an interface name (`eth0`, `ens1f0`, `enp3s0.100`).
+fn is_ifname(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 15
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+        && s.chars().any(|c| c.is_ascii_digit())
+        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+}
+
+/// Split at the last `sep` whose tail is all digits: `("eth0-TxRx", 3)`.
+fn trailing_index<'a>(s: &'a str, seps: &[char]) -> Option<(&'a str, u32)> {
+    let pos = s.rfind(|c: char| seps.contains(&c))?;
+    let idx: u32 = s[pos + 1..].parse().ok()?;
+    Some((&s[..pos], idx))
+}
+
+fn strip_driver_prefix(dev: &str) -> &str {
+    DRIVER_PREFIXES
+        .iter()
+        .find_map(|p| dev.strip_prefix(p))
+        .unwrap_or(dev)
+}
+
+fn named(device: &str, queue: Option<QueueRef>, pci: Option<String>, shape: NameShape) -> IrqName {
+    IrqName {
+        device: Some(device.to_string()),
+        queue,
+        pci,
+        shape,
+    }
+}
+
+/// Interpret one action name from `/proc/interrupts` (the first action of a
+/// shared line).
 pub fn parse_irq_name(name: &str) -> IrqName {
     let name = name.split(", ").next().unwrap_or(name).trim();
     let (base, pci) = match name.split_once("@pci:") {
         Some((b, p)) => (b, Some(p.to_string())),
-        None => (name, None),
+        None => match name.split_once('@') {
+            Some((b, p)) if p.contains(':') => (b, Some(p.to_string())),
+            _ => (name, None),
+        },
     };
     let none = IrqName {
         device: None,
         queue: None,
         pci: pci.clone(),
+        shape: NameShape::Unknown,
     };
     if base.is_empty() {
         return none;
     }
-    if let Some(rest) = base.strip_prefix("mlx5_comp") {
-        if let Ok(i) = rest.parse() {
-            return IrqName {
-                device: Some("mlx5".into()),
-                queue: q(QueueKind::Combined, Some(i)),
+    if let Some(rest) = base.strip_prefix("mlx5_") {
+        return match rest.strip_prefix("comp").and_then(|i| i.parse().ok()) {
+            Some(i) => named(
+                "mlx5",
+                q(QueueKind::Combined, Some(i)),
                 pci,
-            };
-        }
-    }
-    if base.starts_with("mlx5_") || base.starts_with("ena-mgmnt") {
-        return IrqName {
-            device: Some(base.split('_').next().unwrap_or(base).into()),
-            queue: q(QueueKind::Other, None),
-            pci,
+                NameShape::Queue,
+            ),
+            None => named("mlx5", q(QueueKind::Other, None), pci, NameShape::NotQueue),
         };
     }
-    if let Some(rest) = base.strip_prefix("gve-ntfy-blk") {
-        if let Ok(i) = rest.parse() {
-            return IrqName {
-                device: Some("gve".into()),
-                queue: q(QueueKind::Combined, Some(i)),
+    if let Some(rest) = base.strip_prefix("mlx4-") {
+        // Vector 0 is the async EQ, completion vectors start at 1.
+        return match rest.parse::<u32>().ok() {
+            Some(i) if i >= 1 => named(
+                "mlx4",
+                q(QueueKind::Combined, Some(i - 1)),
                 pci,
-            };
-        }
+                NameShape::Queue,
+            ),
+            _ => named("mlx4", q(QueueKind::Other, None), pci, NameShape::NotQueue),
+        };
+    }
+    if let Some(rest) = base.strip_prefix("gve-") {
+        return match rest.strip_prefix("ntfy-blk").and_then(|i| i.parse().ok()) {
+            Some(i) => named(
+                "gve",
+                q(QueueKind::Combined, Some(i)),
+                pci,
+                NameShape::Queue,
+            ),
+            None => named("gve", q(QueueKind::Other, None), pci, NameShape::NotQueue),
+        };
+    }
+    if base.starts_with("ena-") || base.starts_with("hclge") || base.starts_with("hclgevf") {
+        let dev = base.split('-').next().unwrap_or(base);
+        return named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue);
     }
     if base.starts_with("virtio") {
         if let Some((dev, tail)) = base.split_once('-') {
             let (kind, idx) = match tail.split_once('.') {
                 Some(("input", i)) => (QueueKind::Rx, i.parse().ok()),
                 Some(("output", i)) => (QueueKind::Tx, i.parse().ok()),
+                // One vector shared by every virtqueue (too few MSI-X vectors).
+                None if tail == "virtqueues" => (QueueKind::Combined, Some(0)),
                 _ => (QueueKind::Other, None),
             };
-            let kind = if idx.is_none() {
-                QueueKind::Other
-            } else {
-                kind
-            };
-            return IrqName {
-                device: Some(dev.into()),
-                queue: q(kind, idx),
-                pci,
+            return match idx {
+                Some(_) => named(dev, q(kind, idx), pci, NameShape::Queue),
+                None => named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue),
             };
         }
     }
-    let patterns: [(&str, QueueKind); 8] = [
+    // `<pci>:misc`, `<pci>:mbx`, `eth0:lsc`: the word after the last ':'.
+    if let Some((head, word)) = base.rsplit_once(':') {
+        if is_not_queue_word(word) {
+            let dev = strip_driver_prefix(head);
+            return named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue);
+        }
+    }
+    let patterns: [(&str, QueueKind); 10] = [
         ("-Tx-Rx", QueueKind::Combined),
         ("-TxRx", QueueKind::Combined),
         ("-txrx", QueueKind::Combined),
+        ("-rxtx", QueueKind::Combined),
         ("-fp", QueueKind::Combined),
         ("-rx", QueueKind::Rx),
         ("-tx", QueueKind::Tx),
         ("-Rx", QueueKind::Rx),
         ("-Tx", QueueKind::Tx),
+        ("-q", QueueKind::Combined),
     ];
     if let Some((head, idx)) = trailing_index(base, &['-', '_']) {
         for (suffix, kind) in patterns {
             if let Some(dev) = head.strip_suffix(suffix) {
-                let dev = ["i40e-", "ice-", "iavf-", "ixgbe-", "igb-"]
-                    .iter()
-                    .find_map(|p| dev.strip_prefix(p))
-                    .unwrap_or(dev);
-                return IrqName {
-                    device: Some(dev.to_string()),
-                    queue: q(kind, Some(idx)),
+                let dev = strip_driver_prefix(dev);
+                return named(dev, q(kind, Some(idx)), pci, NameShape::Queue);
+            }
+        }
+        // `ens192-event-4`, `eth1-xdp-0`.
+        if let Some((dev, word)) = head.rsplit_once('-') {
+            if is_not_queue_word(word) {
+                let dev = strip_driver_prefix(dev);
+                return named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue);
+            }
+        }
+        if is_ifname(head) && !head.contains('-') {
+            return named(
+                head,
+                q(QueueKind::Combined, Some(idx)),
+                pci,
+                NameShape::Numbered,
+            );
+        }
+    }
+    // be2net: `eth0-q3` (no separator before the number).
+    if let Some((head, tail)) = base.rsplit_once("-q") {
+        if let Ok(idx) = tail.parse() {
+            if is_ifname(head) {
+                return named(
+                    head,
+                    q(QueueKind::Combined, Some(idx)),
                     pci,
-                };
+                    NameShape::Queue,
+                );
             }
         }
     }
-    if base
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
-        && base.chars().any(|c| c.is_ascii_digit())
-        && !base.contains(':')
-    {
-        return IrqName {
-            device: Some(base.to_string()),
-            queue: None,
-            pci,
-        };
+    // `eth1-ptp`, `virtio`-less `-config`, `eth0-lsc`.
+    if let Some((dev, word)) = base.rsplit_once('-') {
+        if is_not_queue_word(word) {
+            let dev = strip_driver_prefix(dev);
+            return named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue);
+        }
+    }
+    if is_ifname(base) && !base.contains('-') && !base.contains(':') {
+        return named(base, None, pci, NameShape::Bare);
     }
     none
+}
+
+/// One IRQ of an interface, as [`map_queues`] takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedIrq<'a> {
+    /// IRQ number.
+    pub number: u32,
+    /// Its `/proc/interrupts` name.
+    pub name: &'a str,
+    /// Whether it is one of the device's `msi_irqs`.
+    pub msi: bool,
+    /// Whether it is the device's `device/irq` (legacy INTx) line.
+    pub legacy: bool,
+}
+
+/// The queue of one IRQ after [`map_queues`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MappedIrq {
+    /// IRQ number.
+    pub number: u32,
+    /// Queue served (`Other` for a non-queue vector); `None` when unknown.
+    pub queue: Option<QueueRef>,
+    /// How it was found; `None` when `queue` is `None`.
+    pub source: Option<QueueSource>,
+}
+
+/// Map the IRQs of one interface (ascending by number) to its queues.
+///
+/// Names that tell the queue win; when some do, `dev-N` and bare names
+/// beside them are the link/other vector (tg3, igb, ixgbevf, e1000e). When
+/// none does, `dev-N` names are queues (sfc, mlx4 renamed). Otherwise the
+/// unnamed vectors, less the non-queue ones, serve queues 0, 1, ... in
+/// `msi_irqs` order, or the legacy INTx line serves queue 0; when there are
+/// more of them than `nqueues` (and `nqueues > 0`) nothing is guessed.
+/// `driver` renumbers the schemes whose number is not the queue (tg3: vector
+/// N serves ring N-1; gve: the first half of the notify blocks serve TX
+/// queues, the second half RX queues).
+pub fn map_queues(
+    irqs: &[OwnedIrq<'_>],
+    driver: Option<&str>,
+    nqueues: usize,
+) -> (Vec<MappedIrq>, Option<IrqMapping>) {
+    let parsed: Vec<IrqName> = irqs.iter().map(|i| parse_irq_name(i.name)).collect();
+    let has = |s: NameShape| parsed.iter().any(|p| p.shape == s);
+    let other = q(QueueKind::Other, None);
+    let mut out: Vec<MappedIrq> = irqs
+        .iter()
+        .map(|i| MappedIrq {
+            number: i.number,
+            queue: None,
+            source: None,
+        })
+        .collect();
+    let mut mapping = None;
+    if has(NameShape::Queue) || has(NameShape::Numbered) {
+        let numbered_are_queues = !has(NameShape::Queue);
+        for (m, p) in out.iter_mut().zip(&parsed) {
+            let (queue, source) = match p.shape {
+                NameShape::Queue => (p.queue, Some(QueueSource::Name)),
+                NameShape::Numbered if numbered_are_queues => (p.queue, Some(QueueSource::Name)),
+                NameShape::Unknown => (None, None),
+                _ => (other, Some(QueueSource::Name)),
+            };
+            m.queue = queue;
+            m.source = source;
+        }
+        renumber(&mut out, driver);
+        mapping = Some(IrqMapping::Name);
+    } else {
+        for (m, p) in out.iter_mut().zip(&parsed) {
+            if p.shape == NameShape::NotQueue {
+                m.queue = other;
+                m.source = Some(QueueSource::Name);
+            }
+        }
+        let cands: Vec<usize> = parsed
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| matches!(p.shape, NameShape::Bare | NameShape::Unknown))
+            .map(|(i, _)| i)
+            .collect();
+        let fits = cands.len() == 1 || nqueues == 0 || cands.len() <= nqueues;
+        if !cands.is_empty() && fits {
+            let all_legacy = cands.iter().all(|&i| irqs[i].legacy || !irqs[i].msi);
+            let source = if cands.len() == 1 && all_legacy {
+                QueueSource::LegacyIrq
+            } else {
+                QueueSource::MsiOrder
+            };
+            for (qi, &i) in cands.iter().enumerate() {
+                out[i].queue = q(QueueKind::Combined, u32::try_from(qi).ok());
+                out[i].source = Some(source);
+            }
+            mapping = Some(match source {
+                QueueSource::LegacyIrq => IrqMapping::LegacyIrq,
+                _ => IrqMapping::MsiOrder,
+            });
+        } else if !cands.is_empty() {
+            mapping = Some(IrqMapping::Ambiguous);
+        }
+    }
+    let any_queue = out
+        .iter()
+        .any(|m| m.queue.is_some_and(|q| q.kind != QueueKind::Other));
+    if !any_queue && mapping != Some(IrqMapping::Ambiguous) && driver.is_some() {
+        mapping = Some(IrqMapping::NoQueueIrqs);
+    }
+    (out, mapping)
+}
+
+/// Driver-specific numbering (see [`map_queues`]).
+fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
+    let queue_ix = |m: &MappedIrq| {
+        m.queue
+            .filter(|q| q.kind != QueueKind::Other)
+            .and_then(|q| q.index)
+    };
+    match driver {
+        Some("tg3")
+            if out
+                .iter()
+                .filter_map(queue_ix)
+                .min()
+                .is_some_and(|m| m >= 1) =>
+        {
+            for m in out.iter_mut() {
+                if let Some(q) = m.queue.as_mut() {
+                    if q.kind != QueueKind::Other {
+                        q.index = q.index.and_then(|i| i.checked_sub(1));
+                    }
+                }
+            }
+        }
+        Some("gve") => {
+            let n = out.iter().filter(|m| queue_ix(m).is_some()).count();
+            let half = u32::try_from(n / 2).unwrap_or(u32::MAX);
+            if n >= 2 && n % 2 == 0 {
+                for m in out.iter_mut() {
+                    if let Some(q) = m.queue.as_mut() {
+                        if q.kind == QueueKind::Other {
+                            continue;
+                        }
+                        match q.index {
+                            Some(i) if i < half => q.kind = QueueKind::Tx,
+                            Some(i) => {
+                                q.kind = QueueKind::Rx;
+                                q.index = Some(i - half);
+                            }
+                            None => {}
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -152,12 +432,21 @@ mod tests {
             Some(Combined),
             Some(12),
         );
+        check("ice-eth0-TxRx-0", Some("eth0"), Some(Combined), Some(0));
+        check("iavf-eth0-TxRx-1", Some("eth0"), Some(Combined), Some(1));
         check("eth1-rx-1", Some("eth1"), Some(Rx), Some(1));
         check("eth1-tx-0", Some("eth1"), Some(Tx), Some(0));
         check("eth0-fp-7", Some("eth0"), Some(Combined), Some(7));
         check("virtio2-input.0", Some("virtio2"), Some(Rx), Some(0));
         check("virtio2-output.3", Some("virtio2"), Some(Tx), Some(3));
         check("virtio2-config", Some("virtio2"), Some(Other), None);
+        check("virtio2-control", Some("virtio2"), Some(Other), None);
+        check(
+            "virtio2-virtqueues",
+            Some("virtio2"),
+            Some(Combined),
+            Some(0),
+        );
         check(
             "mlx5_comp3@pci:0000:00:06.0",
             Some("mlx5"),
@@ -171,17 +460,193 @@ mod tests {
             None,
         );
         check(
+            "mlx5_pages_eq@pci:0000:00:06.0",
+            Some("mlx5"),
+            Some(Other),
+            None,
+        );
+        check("mlx4-1@0000:04:00.0", Some("mlx4"), Some(Combined), Some(0));
+        check(
+            "mlx4-async@pci:0000:04:00.0",
+            Some("mlx4"),
+            Some(Other),
+            None,
+        );
+        check(
             "gve-ntfy-blk2@pci:0000:00:04.0",
             Some("gve"),
             Some(Combined),
             Some(2),
         );
+        check("gve-mgmnt@pci:0000:00:04.0", Some("gve"), Some(Other), None);
+        check("ena-mgmnt@pci:0000:00:05.0", Some("ena"), Some(Other), None);
+        check("eth0-txrx-1", Some("eth0"), Some(Combined), Some(1));
+        check("ens192-rxtx-0", Some("ens192"), Some(Combined), Some(0));
+        check("ens192-event-4", Some("ens192"), Some(Other), None);
+        check("eth0-q2", Some("eth0"), Some(Combined), Some(2));
+        check("eth1-3", Some("eth1"), Some(Combined), Some(3));
+        check("eth1-ptp", Some("eth1"), Some(Other), None);
+        check("eth1-xdp-0", Some("eth1"), Some(Other), None);
+        check(
+            "hns3-0000:7d:00.0-TxRx-0",
+            Some("0000:7d:00.0"),
+            Some(Combined),
+            Some(0),
+        );
+        check("hclge-misc-0000:7d:00.0", Some("hclge"), Some(Other), None);
+        check(
+            "i40e-0000:81:00.0:misc",
+            Some("0000:81:00.0"),
+            Some(Other),
+            None,
+        );
+        check(
+            "iavf-0000:00:05.0:mbx",
+            Some("0000:00:05.0"),
+            Some(Other),
+            None,
+        );
         check("eth0", Some("eth0"), None, None);
+        check("eth0, ehci_hcd:usb1", Some("eth0"), None, None);
         check("ACPI:Ged", None, None, None);
         check("", None, None, None);
         assert_eq!(
             parse_irq_name("mlx5_comp3@pci:0000:00:06.0").pci.as_deref(),
             Some("0000:00:06.0")
         );
+        assert_eq!(parse_irq_name("eth1-3").shape, NameShape::Numbered);
+        assert_eq!(parse_irq_name("eth0").shape, NameShape::Bare);
+    }
+
+    fn owned<'a>(list: &[(u32, &'a str)], msi: bool) -> Vec<OwnedIrq<'a>> {
+        list.iter()
+            .map(|&(number, name)| OwnedIrq {
+                number,
+                name,
+                msi,
+                legacy: !msi,
+            })
+            .collect()
+    }
+
+    fn queues(m: &[MappedIrq]) -> Vec<Option<(QueueKind, Option<u32>)>> {
+        m.iter()
+            .map(|x| x.queue.map(|q| (q.kind, q.index)))
+            .collect()
+    }
+
+    #[test]
+    fn sfc_numbered_vectors_are_queues() {
+        let irqs = owned(&[(40, "eth1-0"), (41, "eth1-1"), (42, "eth1-ptp")], true);
+        let (m, how) = map_queues(&irqs, Some("sfc"), 2);
+        use QueueKind::*;
+        assert_eq!(
+            queues(&m),
+            vec![
+                Some((Combined, Some(0))),
+                Some((Combined, Some(1))),
+                Some((Other, None))
+            ]
+        );
+        assert_eq!(how, Some(IrqMapping::Name));
+        assert!(m.iter().all(|x| x.source == Some(QueueSource::Name)));
+    }
+
+    #[test]
+    fn tg3_vector_zero_is_link_and_rings_start_at_vector_one() {
+        let irqs = owned(
+            &[(50, "eth0-0"), (51, "eth0-txrx-1"), (52, "eth0-rx-2")],
+            true,
+        );
+        let (m, _) = map_queues(&irqs, Some("tg3"), 2);
+        use QueueKind::*;
+        assert_eq!(
+            queues(&m),
+            vec![
+                Some((Other, None)),
+                Some((Combined, Some(0))),
+                Some((Rx, Some(1)))
+            ]
+        );
+    }
+
+    #[test]
+    fn gve_notify_blocks_split_into_tx_then_rx() {
+        let irqs = owned(
+            &[
+                (60, "gve-ntfy-blk0@pci:0000:00:04.0"),
+                (61, "gve-ntfy-blk1@pci:0000:00:04.0"),
+                (62, "gve-ntfy-blk2@pci:0000:00:04.0"),
+                (63, "gve-ntfy-blk3@pci:0000:00:04.0"),
+                (64, "gve-mgmnt@pci:0000:00:04.0"),
+            ],
+            true,
+        );
+        let (m, _) = map_queues(&irqs, Some("gve"), 2);
+        use QueueKind::*;
+        assert_eq!(
+            queues(&m),
+            vec![
+                Some((Tx, Some(0))),
+                Some((Tx, Some(1))),
+                Some((Rx, Some(0))),
+                Some((Rx, Some(1))),
+                Some((Other, None))
+            ]
+        );
+    }
+
+    #[test]
+    fn bare_name_beside_named_queues_is_the_other_vector() {
+        let irqs = owned(&[(30, "eth0-rx-0"), (31, "eth0-tx-0"), (32, "eth0")], true);
+        let (m, how) = map_queues(&irqs, Some("e1000e"), 1);
+        use QueueKind::*;
+        assert_eq!(
+            queues(&m),
+            vec![
+                Some((Rx, Some(0))),
+                Some((Tx, Some(0))),
+                Some((Other, None))
+            ]
+        );
+        assert_eq!(how, Some(IrqMapping::Name));
+    }
+
+    #[test]
+    fn legacy_single_interrupt_is_queue_zero_inferred() {
+        let irqs = owned(&[(19, "eth0")], false);
+        let (m, how) = map_queues(&irqs, Some("e1000"), 1);
+        assert_eq!(queues(&m), vec![Some((QueueKind::Combined, Some(0)))]);
+        assert_eq!(m[0].source, Some(QueueSource::LegacyIrq));
+        assert_eq!(how, Some(IrqMapping::LegacyIrq));
+    }
+
+    #[test]
+    fn unnamed_msi_vectors_map_in_order_unless_too_many() {
+        let irqs = owned(&[(70, "foo0"), (71, "foo0"), (72, "foo0:misc")], true);
+        let (m, how) = map_queues(&irqs, Some("foo"), 2);
+        use QueueKind::*;
+        assert_eq!(
+            queues(&m),
+            vec![
+                Some((Combined, Some(0))),
+                Some((Combined, Some(1))),
+                Some((Other, None))
+            ]
+        );
+        assert_eq!(m[0].source, Some(QueueSource::MsiOrder));
+        assert_eq!(how, Some(IrqMapping::MsiOrder));
+        let (m, how) = map_queues(&irqs, Some("foo"), 1);
+        assert_eq!(queues(&m), vec![None, None, Some((Other, None))]);
+        assert_eq!(how, Some(IrqMapping::Ambiguous));
+    }
+
+    #[test]
+    fn no_irqs_with_a_driver_says_so() {
+        let (m, how) = map_queues(&[], Some("hv_netvsc"), 4);
+        assert!(m.is_empty());
+        assert_eq!(how, Some(IrqMapping::NoQueueIrqs));
+        let (_, how) = map_queues(&[], None, 1);
+        assert_eq!(how, None);
     }
 }

@@ -4,7 +4,7 @@
 
 use host::Root;
 use model::findings::{findings, irq_cpus, nodes_of, Severity};
-use model::snapshot::{HostSnapshot, Interface, Irq, Probe, QueueKind};
+use model::snapshot::{HostSnapshot, Interface, Irq, IrqMapping, Probe, QueueKind};
 use model::CpuSet;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -372,7 +372,12 @@ fn mask_text(s: &Option<CpuSet>) -> String {
 }
 
 fn queue_text(irq: &Irq) -> String {
-    match irq.queue {
+    let mark = if irq.queue_source.is_some_and(|s| s.inferred()) {
+        " (inferred)"
+    } else {
+        ""
+    };
+    let text = match irq.queue {
         Some(q) => match (q.kind, q.index) {
             (QueueKind::Combined, Some(i)) => format!("rx/tx-{i}"),
             (QueueKind::Rx, Some(i)) => format!("rx-{i}"),
@@ -380,7 +385,8 @@ fn queue_text(irq: &Irq) -> String {
             _ => "other".into(),
         },
         None => "other".into(),
-    }
+    };
+    format!("{text}{mark}")
 }
 
 fn counts_text(irq: &Irq) -> String {
@@ -399,6 +405,10 @@ fn counts_text(irq: &Irq) -> String {
 
 fn interface(o: &mut String, s: &HostSnapshot, i: &Interface) {
     interface_header(o, i);
+    // Said only when the names did not tell: inferred, none or ambiguous.
+    if let Some(m) = i.irq_mapping.filter(|m| *m != IrqMapping::Name) {
+        let _ = writeln!(o, "  queue IRQs: {}", m.describe());
+    }
     ethtool_lines(o, i);
     if i.irqs.is_empty() {
         queue_table(o, i);

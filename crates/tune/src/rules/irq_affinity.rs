@@ -43,6 +43,12 @@ impl Rule for IrqAffinity {
                     .irq(IrqNumber(irq))
                     .map(|i| i.name.clone())
                     .unwrap_or_default();
+                // A queue the name did not tell is marked as inferred.
+                let inferred = snap
+                    .irq(IrqNumber(irq))
+                    .and_then(|i| i.queue_source)
+                    .filter(|s| s.inferred())
+                    .map_or(String::new(), |s| format!(" [queue {}]", s.describe()));
                 let why = match nic.node {
                     Some(h) if h == nd => format!("physical core of node {nd}, the NIC's node"),
                     Some(h) => format!("node {h} is full; nearest node {nd}"),
@@ -59,7 +65,7 @@ impl Rule for IrqAffinity {
                     },
                     cur.map(|c| c.to_list()),
                     cpu.to_string(),
-                    format!("{irq_name} (queue {q}) -> CPU {cpu}: {why}, SMT siblings left out"),
+                    format!("{irq_name} (queue {q}) -> CPU {cpu}: {why}, SMT siblings left out{inferred}"),
                     false,
                 );
                 cx.any_affinity = true;

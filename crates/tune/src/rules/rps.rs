@@ -1,7 +1,7 @@
 //! `rps`: with fewer RX queues than cores, spread receive work in software.
 
 use super::{Rule, RuleId};
-use crate::context::{Ctx, Nic};
+use crate::context::{no_irq_reason, Ctx, Nic};
 use crate::placement::node_cores;
 use model::knobpath;
 use model::plan::{Phase, Target, ValueFormat};
@@ -65,6 +65,12 @@ impl Rule for Rps {
                     format!(
                         "{name} rx-{}: no IRQ for this queue; all usable physical cores",
                         rxq.index
+                    )
+                } else if nic.iface.driver.is_some() {
+                    format!(
+                        "{name} rx-{}: no queue IRQs nettune can see ({}): RPS spreads receive work over the usable physical cores",
+                        rxq.index,
+                        no_irq_reason(nic.iface)
                     )
                 } else {
                     format!(
