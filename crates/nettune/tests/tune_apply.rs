@@ -175,7 +175,10 @@ fn apply_really_writes_the_c4_layout_and_verify_sees_drift() {
     assert_eq!(irq.trim(), "00000000,00000200");
     let eth = std::fs::read_to_string(c.root.join("ethtool/eth0.json")).unwrap();
     // Not rx-usecs 1 (dynamic ITR): seed 001 measured it the worst for CPU.
-    assert!(eth.contains("\"rx-usecs\": 50"), "ixgbevf gets a fixed 50 µs interval");
+    assert!(
+        eth.contains("\"rx-usecs\": 50"),
+        "ixgbevf gets a fixed 50 µs interval"
+    );
     let v: serde_json::Value = serde_json::from_str(&ok(&c, &["verify", "--json"])).unwrap();
     assert_eq!(v["drift"], 0);
     std::fs::write(
