@@ -7,6 +7,7 @@ pub mod cpuset;
 pub mod error;
 pub mod findings;
 pub mod knobpath;
+pub mod moderation;
 pub mod parse;
 pub mod plan;
 pub mod sample;

@@ -35,4 +35,6 @@ pub enum Command {
     Verify(cmd::verify::Args),
     /// List applies and rollbacks recorded in the journal.
     History(cmd::history::Args),
+    /// List profiles, show what one would change here, or say which is applied now.
+    Profile(cmd::profile::Args),
 }

@@ -174,7 +174,11 @@ fn apply_really_writes_the_c4_layout_and_verify_sees_drift() {
     let irq = std::fs::read_to_string(c.root.join("proc/irq/267/smp_affinity")).unwrap();
     assert_eq!(irq.trim(), "00000000,00000200");
     let eth = std::fs::read_to_string(c.root.join("ethtool/eth0.json")).unwrap();
-    assert!(eth.contains("\"rx-usecs\": 1"), "ixgbevf keeps dynamic ITR");
+    // Not rx-usecs 1 (dynamic ITR): seed 001 measured it the worst for CPU.
+    assert!(
+        eth.contains("\"rx-usecs\": 50"),
+        "ixgbevf gets a fixed 50 µs interval"
+    );
     let v: serde_json::Value = serde_json::from_str(&ok(&c, &["verify", "--json"])).unwrap();
     assert_eq!(v["drift"], 0);
     std::fs::write(

@@ -8,6 +8,7 @@
 //! * [`render`]: the human diff and the reviewable shell script of a plan.
 
 pub mod context;
+pub mod drivers;
 pub mod placement;
 pub mod planner;
 pub mod profile;

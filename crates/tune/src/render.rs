@@ -207,7 +207,7 @@ pub fn script(plan: &Plan) -> String {
                 model::plan::CreatedKind::Dir => format!("mkdir {}", sh_quote(path)),
             },
             Target::ModuleParam { module, param } => format!(
-                "{} > {}  # effective on module reload",
+                "{} > {}  # effective on module reload, which drops the link of every port it drives",
                 print_cmd(&format!("options {module} {param}={}", c.after)),
                 sh_quote(&format!("/etc/modprobe.d/nettune-{module}.conf"))
             ),

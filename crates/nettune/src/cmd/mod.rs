@@ -6,6 +6,7 @@ pub mod capture;
 pub mod history;
 pub mod inspect;
 pub mod plan;
+pub mod profile;
 pub mod rollback;
 pub mod serve;
 pub mod stat;
@@ -27,5 +28,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rollback(a) => rollback::run(a),
         Command::Verify(a) => verify::run(a),
         Command::History(a) => history::run(a),
+        Command::Profile(a) => profile::run(a),
     }
 }

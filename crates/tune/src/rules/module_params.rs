@@ -1,13 +1,19 @@
-//! `module-params`: e1000/e1000e `InterruptThrottleRate` as a modprobe.d
-//! snippet to review.
+//! `module-params`: `InterruptThrottleRate` of the e1000/e1000e/ixgbe/ixgbevf
+//! family as a modprobe.d snippet to review, one value per port, checked
+//! against what the driver's code takes ([`crate::drivers`]).
 
 use super::{Rule, RuleId};
-use crate::context::{Ctx, Nic};
+use crate::context::Ctx;
+use crate::drivers::{self, ItrVerdict};
 use model::plan::{Phase, Target};
+use model::snapshot::Interface;
 
-/// Plans a module parameter per driver (once per module).
+/// Plans a module parameter per driver (once per module, one value per port).
 #[derive(Debug)]
 pub struct ModuleParams;
+
+/// Why a reload matters, said in every planned change.
+const RELOAD: &str = "takes effect only when the module is reloaded, which drops the link of every port it drives (seed 001 lost connectivity and needed a reboot): reload from a console or reboot";
 
 impl Rule for ModuleParams {
     fn id(&self) -> RuleId {
@@ -15,43 +21,95 @@ impl Rule for ModuleParams {
     }
 
     fn rationale(&self) -> &'static str {
-        "InterruptThrottleRate is a module parameter: written as a modprobe.d snippet to review, effective on reload"
+        "InterruptThrottleRate is a per-port module parameter: one value per port, checked against the driver's code, written as a modprobe.d snippet to review; a module reload drops the link"
     }
 
     fn source(&self) -> &'static str {
-        "seeds 001, 003 (InterruptThrottleRate 0 off, 1 dynamic, 3 conservative, 100-100000/s)"
+        "seeds 001 (ixgbevf modes vs softirq %, reload needed a reboot), 003 (e1000 modes, Intel's 82547 note); e1000_param.c, ixgbevf_param.c (ranges)"
     }
 
-    fn plan_iface(&self, cx: &mut Ctx<'_>, nic: &mut Nic<'_>) {
-        let name = nic.name;
-        let driver = nic.iface.driver.as_deref().unwrap_or("");
-        match driver {
-            "e1000" | "e1000e" => {
-                let v = cx.profile.settings.interrupt_throttle_rate;
-                if cx.changes().iter().any(
-                    |c| matches!(&c.target, Target::ModuleParam { module, .. } if module == driver),
-                ) {
-                    return;
-                }
-                cx.push(
-                    Phase::Modules,
-                    self.id(),
-                    "InterruptThrottleRate",
-                    Target::ModuleParam {
-                        module: driver.into(),
-                        param: "InterruptThrottleRate".into(),
-                    },
-                    None,
-                    v.to_string(),
-                    format!("{name} ({driver}): InterruptThrottleRate={v} (0 off, 1 dynamic, 3 conservative); a snippet to review, effective on module reload"),
-                    true,
-                );
+    fn plan_host(&self, cx: &mut Ctx<'_>, ifaces: &[&Interface]) {
+        let mut seen: Vec<&str> = Vec::new();
+        for iface in ifaces {
+            let driver = iface.driver.as_deref().unwrap_or("");
+            // Once per module: the first selected port plans for all of them.
+            if seen.contains(&driver) {
+                continue;
             }
-            "ixgbe" | "ixgbevf" => cx.note(
-                self.id(),
-                format!("{name} ({driver}): the in-tree driver has no InterruptThrottleRate; coalescing goes through ethtool rx-usecs instead"),
-            ),
-            _ => {}
+            seen.push(driver);
+            plan_driver(self.id(), cx, iface, driver);
         }
     }
+}
+
+/// The change (or the note) for `driver`, first seen on `iface`.
+fn plan_driver(id: RuleId, cx: &mut Ctx<'_>, iface: &Interface, driver: &str) {
+    let name = iface.name.as_str();
+    let Some(spec) = drivers::itr_spec(driver) else {
+        return;
+    };
+    if !spec.in_tree {
+        let version = iface
+            .ethtool
+            .driver
+            .value()
+            .map(|d| d.version.as_deref().unwrap_or(""));
+        if !drivers::out_of_tree(version, cx.snap.source.kernel.as_deref()) {
+            cx.note(
+                id,
+                format!("{driver}: {name}'s driver ({}) is the in-tree one, which has no InterruptThrottleRate; coalescing goes through ethtool rx-usecs instead", version.unwrap_or("version unknown")),
+            );
+            return;
+        }
+    }
+    let wanted = cx.profile.settings.interrupt_throttle_rate;
+    let (value, clamp) = match drivers::check_itr(spec, wanted) {
+        ItrVerdict::Ok(v) => (v, None),
+        ItrVerdict::Clamped { value, why } => (value, Some(why)),
+        ItrVerdict::Refused(why) => {
+            cx.note(id, why);
+            return;
+        }
+    };
+    let ports: Vec<&str> = cx
+        .snap
+        .interfaces
+        .iter()
+        .filter(|i| i.driver.as_deref() == Some(driver))
+        .map(|i| i.name.as_str())
+        .collect();
+    let after = drivers::per_port(spec, value, ports.len());
+    let mut count = format!(
+        "{} port{} = the interfaces bound to {driver} in this snapshot ({}; ports in other network namespaces are not seen)",
+        ports.len(),
+        if ports.len() == 1 { "" } else { "s" },
+        ports.join(", ")
+    );
+    if ports.len() > spec.max_ports {
+        count.push_str(&format!(
+            "; the parameter array has {} entries, the other ports keep the default",
+            spec.max_ports
+        ));
+    }
+    let mut why = format!(
+        "{driver}: InterruptThrottleRate={after}: {} on each of {count}",
+        drivers::describe_itr(value)
+    );
+    if let Some(c) = clamp {
+        why.push_str(&format!("; {c}"));
+    }
+    why.push_str(&format!("; {RELOAD}"));
+    cx.push(
+        Phase::Modules,
+        id,
+        "InterruptThrottleRate",
+        Target::ModuleParam {
+            module: driver.into(),
+            param: "InterruptThrottleRate".into(),
+        },
+        None,
+        after,
+        why,
+        true,
+    );
 }

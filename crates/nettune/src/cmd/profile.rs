@@ -1,0 +1,243 @@
+//! `nettune profile list | show NAME | active`: the profiles, what one would
+//! change on this host, and what is applied now (like `tuned-adm list`,
+//! `tuned-adm profile_info` and `tuned-adm active`).
+
+use super::plan::{make_plan, open_root, JournalArgs, PlanFlags};
+use super::verify::printable;
+use host::journal::{format_utc, Record};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tune::profile::{self, Profile};
+
+const EXAMPLES: &str = "\
+Examples:
+  nettune profile list
+  nettune profile show throughput
+  nettune profile show latency --root tests/fixtures/c4-8xlarge
+  nettune profile show profiles/example.toml --json
+  nettune profile active
+
+`show` prints the profile's rules (rationale and source), its settings and the plan it
+would make on this host (or on --root). `active` reads the journal: the newest applied
+generation that is not rolled back, its profile and when it was applied, or `none`.
+The --json shapes are in docs/tune.md (\"nettune profile\").";
+
+/// Flags of `nettune profile`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// What to show.
+    #[command(subcommand)]
+    pub what: What,
+}
+
+/// `nettune profile` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// The built-in profiles, one line each.
+    List {
+        /// Print JSON: [{name, description, builtin}].
+        #[arg(long)]
+        json: bool,
+    },
+    /// A profile's rules and settings, and the plan it would make here.
+    Show {
+        /// latency, throughput, balanced, or a path to a TOML profile.
+        name: String,
+        /// Directory standing for `/` (a fixture or a `nettune capture`).
+        #[arg(long, default_value = "/")]
+        root: PathBuf,
+        /// Planner options.
+        #[command(flatten)]
+        flags: PlanFlags,
+        /// Print JSON: {name, description, base, rules: [{id, rationale, source}],
+        /// settings, plan}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What is applied now, from the journal.
+    Active {
+        /// `--root` and `--state-dir`.
+        #[command(flatten)]
+        journal: JournalArgs,
+        /// Print JSON: {active, generation, profile, applied_at, applied_at_utc,
+        /// status, writes}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct ListEntry {
+    name: String,
+    description: String,
+    builtin: bool,
+}
+
+#[derive(Serialize)]
+struct RuleEntry {
+    id: String,
+    rationale: &'static str,
+    source: &'static str,
+}
+
+#[derive(Serialize)]
+struct Show<'a> {
+    name: &'a str,
+    description: &'a str,
+    base: &'a str,
+    rules: Vec<RuleEntry>,
+    settings: &'a profile::Settings,
+    plan: &'a model::plan::Plan,
+}
+
+/// What `profile active` reports.
+#[derive(Serialize, Default)]
+struct Active {
+    active: bool,
+    generation: Option<u32>,
+    profile: Option<String>,
+    applied_at: Option<u64>,
+    applied_at_utc: Option<String>,
+    status: Option<String>,
+    writes: usize,
+}
+
+/// Run `nettune profile`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.what {
+        What::List { json } => list(json),
+        What::Show {
+            name,
+            root,
+            flags,
+            json,
+        } => show(&name, &root, &flags, json),
+        What::Active { journal, json } => active(&journal, json),
+    }
+}
+
+fn list(json: bool) -> anyhow::Result<ExitCode> {
+    let mut out = Vec::new();
+    for name in profile::BUILTINS {
+        let p = profile::builtin(name)?;
+        out.push(ListEntry {
+            name: p.name,
+            description: p.description,
+            builtin: true,
+        });
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("Built-in profiles (a TOML file can inherit one; see docs/tune.md):");
+    for e in &out {
+        println!("- {:<11} {}", e.name, e.description);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rules(p: &Profile) -> Vec<RuleEntry> {
+    p.rules
+        .iter()
+        .filter_map(|id| tune::rules::find(*id))
+        .map(|r| RuleEntry {
+            id: r.id().to_string(),
+            rationale: r.rationale(),
+            source: r.source(),
+        })
+        .collect()
+}
+
+fn show(
+    name: &str,
+    root: &std::path::Path,
+    flags: &PlanFlags,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let p = profile::load(name)?;
+    let shown_root = root.display().to_string();
+    let root = open_root(root)?;
+    let (plan, _) = make_plan(&root, name, flags)?;
+    let shown = Show {
+        name: &p.name,
+        description: &p.description,
+        base: &p.base,
+        rules: rules(&p),
+        settings: &p.settings,
+        plan: &plan,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&shown)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "Profile {} ({})",
+        printable(&p.name),
+        printable(&p.description)
+    );
+    if p.base != p.name {
+        println!("Inherits: {}", printable(&p.base));
+    }
+    println!("\nRules, in the order they run:");
+    for r in &shown.rules {
+        println!("  {}: {}\n      source: {}", r.id, r.rationale, r.source);
+    }
+    println!("\nSettings:");
+    if let serde_json::Value::Object(m) = serde_json::to_value(&p.settings)? {
+        for (k, v) in m {
+            println!("  {k} = {v}");
+        }
+    }
+    println!("\nOn this host (root {}):", printable(&shown_root));
+    print!("{}", tune::render::human(&plan));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn active(journal: &JournalArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let (_root, state) = journal.open()?;
+    let mut a = Active::default();
+    let gens = state.load_all()?;
+    if let Some(g) = gens.iter().rev().find(|g| g.finished() && g.active()) {
+        let (at, prof) = g
+            .begin()
+            .map(|(t, p)| (t, p.to_string()))
+            .unwrap_or_default();
+        a = Active {
+            active: true,
+            generation: Some(g.id),
+            profile: Some(prof),
+            applied_at: Some(at),
+            applied_at_utc: Some(format_utc(at)),
+            status: g.ended().map(str::to_string),
+            writes: g
+                .records
+                .iter()
+                .filter(|r| matches!(r, Record::Before { .. }))
+                .count(),
+        };
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&a)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    match (&a.profile, a.generation, &a.applied_at_utc) {
+        (Some(p), Some(g), Some(t)) => println!(
+            "Current active profile: {} (generation {g}, applied {t} UTC, {} writes{})",
+            printable(p),
+            a.writes,
+            if a.status.as_deref() == Some("stopped") {
+                ", stopped after a channel change"
+            } else {
+                ""
+            }
+        ),
+        _ => println!(
+            "No current active profile: none applied, or all rolled back ({}).",
+            state.path().display()
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
