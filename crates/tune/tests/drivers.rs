@@ -43,6 +43,7 @@ fn iface(name: &str, driver: &str, version: &str) -> Interface {
         rx_queues: vec![],
         tx_queues: vec![],
         irqs: vec![],
+        irq_mapping: None,
         ethtool,
         stats: IfaceStats::default(),
     }

@@ -211,7 +211,7 @@ fn active(journal: &JournalArgs, json: bool) -> anyhow::Result<ExitCode> {
             profile: Some(prof),
             applied_at: Some(at),
             applied_at_utc: Some(format_utc(at)),
-            status: g.ended().map(str::to_string),
+            status: g.ended().map(|s| s.name().to_string()),
             writes: g
                 .records
                 .iter()
