@@ -62,7 +62,7 @@ impl Workload for Send {
                     progressed = true;
                     if self.zc {
                         self.zc_n += 1;
-                        if self.zc_n % 16 == 0 {
+                        if self.zc_n.is_multiple_of(16) {
                             drain_errqueue(s);
                         }
                     }

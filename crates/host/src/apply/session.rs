@@ -203,7 +203,7 @@ impl<'k> Apply<'k> {
             if self.change(&c)? && c.phase == Phase::Channels {
                 channels_changed = true;
             }
-            let next_is_later = it.peek().map_or(true, |n| n.phase > Phase::Channels);
+            let next_is_later = it.peek().is_none_or(|n| n.phase > Phase::Channels);
             if pause && channels_changed && c.phase == Phase::Channels && next_is_later {
                 return Ok(Some((c, it.collect())));
             }

@@ -116,7 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let stdout = std::io::stdout();
     let mut seq = 0u64;
-    while args.count.map_or(true, |n| seq < n) {
+    while args.count.is_none_or(|n| seq < n) {
         seq += 1;
         let due = start
             + args
