@@ -494,102 +494,9 @@ pub fn summarize(
     let mut notes = Vec::new();
     let seconds = cfg.duration_ms as f64 / 1000.0;
     for dir in cfg.dirs() {
-        let server_measures = measured_by(cfg.test, dir) == End::Server;
-        let (meas, other, by) = if server_measures {
-            (&server, &client, "server")
-        } else {
-            (&client, &server, "client")
-        };
-        let mw = || {
-            meas.workers
-                .iter()
-                .filter(move |w| w.dir == Some(dir) && w.role.is_some_and(|r| r.measures()))
-        };
-        let win = sum_window(mw());
-        let tot = sum_total(mw());
-        let unit = match cfg.test {
-            TestKind::TcpStream => "bytes",
-            TestKind::UdpStream => "datagrams",
-            TestKind::TcpRr | TestKind::UdpRr => "transactions",
-            TestKind::TcpCrr => "connections",
-        };
-        let latency = if cfg.test.is_stream() {
-            None
-        } else {
-            let mut h = new_histogram();
-            for w in mw() {
-                let _ = h.add(hist_from_pairs(&w.hist));
-            }
-            Some(Latency::from_hist(&h))
-        };
-        let sender_side = if cfg.test.is_stream() { other } else { &client };
-        let tcp_info: Vec<_> = if cfg.test.is_udp() {
-            Vec::new()
-        } else {
-            sender_side
-                .workers
-                .iter()
-                .filter(|w| w.dir == Some(dir))
-                .flat_map(|w| w.tcp_info.iter().copied())
-                .collect()
-        };
-        let retransmits = ssum(tcp_info.iter().map(|t| t.retransmits as u64));
-        let (udp, kernel_check) = if cfg.test == TestKind::UdpStream {
-            let sent = ssum(
-                other
-                    .workers
-                    .iter()
-                    .filter(|w| w.dir == Some(dir) && w.role == Some(Role::Send))
-                    .map(|w| w.total.msgs),
-            );
-            let shared_ns = loopback && cfg.direction == Direction::Bidir;
-            let kc = meas
-                .udp_snmp
-                .filter(|_| !shared_ns)
-                .map(|s| kernel_check(tot.reads, &s));
-            if let Some(k) = kc.as_ref().filter(|k| !k.agrees) {
-                notes.push(format!(
-                    "{dir:?} receiver counted {} datagrams, the kernel {} ({:+.2} %): {}",
-                    k.app_received, k.kernel_in_datagrams, k.difference_pct, k.note
-                ));
-            }
-            (Some(udp_summary(sent, &tot)), kc)
-        } else {
-            (None, None)
-        };
-        let errors = ssum(
-            client
-                .workers
-                .iter()
-                .chain(&server.workers)
-                .filter(|w| w.dir == Some(dir))
-                .map(|w| w.total.errors),
-        );
-        results.push(DirSummary {
-            dir: Some(dir),
-            measured_by: by.into(),
-            seconds,
-            bytes: win.bytes,
-            bits_per_sec: win.bytes as f64 * 8.0 / seconds,
-            msgs: if cfg.test == TestKind::TcpStream {
-                0
-            } else {
-                win.msgs
-            },
-            per_sec: if cfg.test == TestKind::TcpStream {
-                0.0
-            } else {
-                win.msgs as f64 / seconds
-            },
-            unit: unit.into(),
-            udp,
-            latency,
-            tcp_info,
-            retransmits,
-            lost: win.lost,
-            errors,
-            kernel_check,
-        });
+        results.push(summarize_dir(
+            cfg, dir, &client, &server, loopback, seconds, &mut notes,
+        ));
     }
     for (side, r) in [("client", &client), ("server", &server)] {
         for w in &r.workers {
@@ -622,6 +529,115 @@ pub fn summarize(
         client,
         server_side: server,
         notes,
+    }
+}
+
+/// The summary of one direction, from the end that measures it; a UDP count
+/// that disagrees with the kernel's adds a note.
+fn summarize_dir(
+    cfg: &TestConfig,
+    dir: FlowDir,
+    client: &SideReport,
+    server: &SideReport,
+    loopback: bool,
+    seconds: f64,
+    notes: &mut Vec<String>,
+) -> DirSummary {
+    let server_measures = measured_by(cfg.test, dir) == End::Server;
+    let (meas, other, by) = if server_measures {
+        (&server, &client, "server")
+    } else {
+        (&client, &server, "client")
+    };
+    let mw = || {
+        meas.workers
+            .iter()
+            .filter(move |w| w.dir == Some(dir) && w.role.is_some_and(|r| r.measures()))
+    };
+    let win = sum_window(mw());
+    let tot = sum_total(mw());
+    let unit = match cfg.test {
+        TestKind::TcpStream => "bytes",
+        TestKind::UdpStream => "datagrams",
+        TestKind::TcpRr | TestKind::UdpRr => "transactions",
+        TestKind::TcpCrr => "connections",
+    };
+    let latency = if cfg.test.is_stream() {
+        None
+    } else {
+        let mut h = new_histogram();
+        for w in mw() {
+            let _ = h.add(hist_from_pairs(&w.hist));
+        }
+        Some(Latency::from_hist(&h))
+    };
+    let sender_side = if cfg.test.is_stream() { other } else { &client };
+    let tcp_info: Vec<_> = if cfg.test.is_udp() {
+        Vec::new()
+    } else {
+        sender_side
+            .workers
+            .iter()
+            .filter(|w| w.dir == Some(dir))
+            .flat_map(|w| w.tcp_info.iter().copied())
+            .collect()
+    };
+    let retransmits = ssum(tcp_info.iter().map(|t| t.retransmits as u64));
+    let (udp, kernel_check) = if cfg.test == TestKind::UdpStream {
+        let sent = ssum(
+            other
+                .workers
+                .iter()
+                .filter(|w| w.dir == Some(dir) && w.role == Some(Role::Send))
+                .map(|w| w.total.msgs),
+        );
+        let shared_ns = loopback && cfg.direction == Direction::Bidir;
+        let kc = meas
+            .udp_snmp
+            .filter(|_| !shared_ns)
+            .map(|s| kernel_check(tot.reads, &s));
+        if let Some(k) = kc.as_ref().filter(|k| !k.agrees) {
+            notes.push(format!(
+                "{dir:?} receiver counted {} datagrams, the kernel {} ({:+.2} %): {}",
+                k.app_received, k.kernel_in_datagrams, k.difference_pct, k.note
+            ));
+        }
+        (Some(udp_summary(sent, &tot)), kc)
+    } else {
+        (None, None)
+    };
+    let errors = ssum(
+        client
+            .workers
+            .iter()
+            .chain(&server.workers)
+            .filter(|w| w.dir == Some(dir))
+            .map(|w| w.total.errors),
+    );
+    DirSummary {
+        dir: Some(dir),
+        measured_by: by.into(),
+        seconds,
+        bytes: win.bytes,
+        bits_per_sec: win.bytes as f64 * 8.0 / seconds,
+        msgs: if cfg.test == TestKind::TcpStream {
+            0
+        } else {
+            win.msgs
+        },
+        per_sec: if cfg.test == TestKind::TcpStream {
+            0.0
+        } else {
+            win.msgs as f64 / seconds
+        },
+        unit: unit.into(),
+        udp,
+        latency,
+        tcp_info,
+        retransmits,
+        lost: win.lost,
+        errors,
+        kernel_check,
     }
 }
 

@@ -328,6 +328,28 @@ fn queue_index(entry: &str, prefix: &str) -> Option<u32> {
     entry.strip_prefix(prefix)?.parse().ok()
 }
 
+/// The driver, the PCI function's directory and address, and the device's
+/// own name, through the interface's `device` link.
+#[allow(clippy::type_complexity)]
+fn read_device(
+    ctx: &Ctx<'_>,
+    base: &str,
+) -> (Option<String>, Option<(String, String)>, Option<String>) {
+    let f = |k: &str| format!("{base}/{k}");
+    let driver = ctx.link_opt(f("device/driver"));
+    let dev_name = ctx.resolved_name(f("device"));
+    if dev_name.is_none() {
+        ctx.note(f("device"), "link target does not exist");
+    }
+    let parent = ctx.resolved_name(f("device/.."));
+    let pci_dir = match (&dev_name, &parent) {
+        (Some(d), _) if is_pci_address(d) => Some((f("device"), d.clone())),
+        (_, Some(p)) if is_pci_address(p) => Some((f("device/.."), p.clone())),
+        _ => None,
+    };
+    (driver, pci_dir, dev_name)
+}
+
 /// One interface, and the queues its IRQs serve (applied to the IRQs by the caller).
 fn read_interface(
     ctx: &Ctx<'_>,
@@ -340,18 +362,7 @@ fn read_interface(
     let f = |k: &str| format!("{base}/{k}");
     let has_device = ctx.link_opt(f("device")).is_some();
     let (driver, pci_dir, dev_name) = if has_device {
-        let driver = ctx.link_opt(f("device/driver"));
-        let dev_name = ctx.resolved_name(f("device"));
-        if dev_name.is_none() {
-            ctx.note(f("device"), "link target does not exist");
-        }
-        let parent = ctx.resolved_name(f("device/.."));
-        let pci_dir = match (&dev_name, &parent) {
-            (Some(d), _) if is_pci_address(d) => Some((f("device"), d.clone())),
-            (_, Some(p)) if is_pci_address(p) => Some((f("device/.."), p.clone())),
-            _ => None,
-        };
-        (driver, pci_dir, dev_name)
+        read_device(ctx, &base)
     } else {
         (None, None, None)
     };

@@ -77,6 +77,8 @@ fn slow_loris(port: u16, from: &'static str, n: usize, stop: Arc<AtomicBool>) ->
     })
 }
 
+// One long scenario on purpose (about 200 lines): every abuse runs against the
+// same server process so that its RSS growth covers all of them together.
 #[test]
 fn server_survives_abuse_with_bounded_memory() {
     let t0 = Instant::now();

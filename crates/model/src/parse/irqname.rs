@@ -133,20 +133,31 @@ pub fn parse_irq_name(name: &str) -> IrqName {
     if base.is_empty() {
         return none;
     }
+    by_driver_prefix(base, &pci)
+        .or_else(|| by_suffix(base, &pci))
+        .unwrap_or(none)
+}
+
+/// Names that start with a driver's own prefix: mlx5, mlx4, gve, ena/hclge
+/// management vectors, virtio.
+fn by_driver_prefix(base: &str, pci: &Option<String>) -> Option<IrqName> {
+    let pci = pci.clone();
     if let Some(rest) = base.strip_prefix("mlx5_") {
-        return match rest.strip_prefix("comp").and_then(|i| i.parse().ok()) {
-            Some(i) => named(
-                "mlx5",
-                q(QueueKind::Combined, Some(i)),
-                pci,
-                NameShape::Queue,
-            ),
-            None => named("mlx5", q(QueueKind::Other, None), pci, NameShape::NotQueue),
-        };
+        return Some(
+            match rest.strip_prefix("comp").and_then(|i| i.parse().ok()) {
+                Some(i) => named(
+                    "mlx5",
+                    q(QueueKind::Combined, Some(i)),
+                    pci,
+                    NameShape::Queue,
+                ),
+                None => named("mlx5", q(QueueKind::Other, None), pci, NameShape::NotQueue),
+            },
+        );
     }
     if let Some(rest) = base.strip_prefix("mlx4-") {
         // Vector 0 is the async EQ, completion vectors start at 1.
-        return match rest.parse::<u32>().ok() {
+        return Some(match rest.parse::<u32>().ok() {
             Some(i) if i >= 1 => named(
                 "mlx4",
                 q(QueueKind::Combined, Some(i - 1)),
@@ -154,22 +165,29 @@ pub fn parse_irq_name(name: &str) -> IrqName {
                 NameShape::Queue,
             ),
             _ => named("mlx4", q(QueueKind::Other, None), pci, NameShape::NotQueue),
-        };
+        });
     }
     if let Some(rest) = base.strip_prefix("gve-") {
-        return match rest.strip_prefix("ntfy-blk").and_then(|i| i.parse().ok()) {
-            Some(i) => named(
-                "gve",
-                q(QueueKind::Combined, Some(i)),
-                pci,
-                NameShape::Queue,
-            ),
-            None => named("gve", q(QueueKind::Other, None), pci, NameShape::NotQueue),
-        };
+        return Some(
+            match rest.strip_prefix("ntfy-blk").and_then(|i| i.parse().ok()) {
+                Some(i) => named(
+                    "gve",
+                    q(QueueKind::Combined, Some(i)),
+                    pci,
+                    NameShape::Queue,
+                ),
+                None => named("gve", q(QueueKind::Other, None), pci, NameShape::NotQueue),
+            },
+        );
     }
     if base.starts_with("ena-") || base.starts_with("hclge") || base.starts_with("hclgevf") {
         let dev = base.split('-').next().unwrap_or(base);
-        return named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue);
+        return Some(named(
+            dev,
+            q(QueueKind::Other, None),
+            pci,
+            NameShape::NotQueue,
+        ));
     }
     if base.starts_with("virtio") {
         if let Some((dev, tail)) = base.split_once('-') {
@@ -180,17 +198,29 @@ pub fn parse_irq_name(name: &str) -> IrqName {
                 None if tail == "virtqueues" => (QueueKind::Combined, Some(0)),
                 _ => (QueueKind::Other, None),
             };
-            return match idx {
+            return Some(match idx {
                 Some(_) => named(dev, q(kind, idx), pci, NameShape::Queue),
                 None => named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue),
-            };
+            });
         }
     }
+    None
+}
+
+/// Names of the `<dev>-<word>-<n>` families, `<dev>:<word>` non-queue
+/// vectors, and a bare interface name.
+fn by_suffix(base: &str, pci: &Option<String>) -> Option<IrqName> {
+    let pci = pci.clone();
     // `<pci>:misc`, `<pci>:mbx`, `eth0:lsc`: the word after the last ':'.
     if let Some((head, word)) = base.rsplit_once(':') {
         if is_not_queue_word(word) {
             let dev = strip_driver_prefix(head);
-            return named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue);
+            return Some(named(
+                dev,
+                q(QueueKind::Other, None),
+                pci,
+                NameShape::NotQueue,
+            ));
         }
     }
     let patterns: [(&str, QueueKind); 10] = [
@@ -209,35 +239,40 @@ pub fn parse_irq_name(name: &str) -> IrqName {
         for (suffix, kind) in patterns {
             if let Some(dev) = head.strip_suffix(suffix) {
                 let dev = strip_driver_prefix(dev);
-                return named(dev, q(kind, Some(idx)), pci, NameShape::Queue);
+                return Some(named(dev, q(kind, Some(idx)), pci, NameShape::Queue));
             }
         }
         // `ens192-event-4`, `eth1-xdp-0`.
         if let Some((dev, word)) = head.rsplit_once('-') {
             if is_not_queue_word(word) {
                 let dev = strip_driver_prefix(dev);
-                return named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue);
+                return Some(named(
+                    dev,
+                    q(QueueKind::Other, None),
+                    pci,
+                    NameShape::NotQueue,
+                ));
             }
         }
         if is_ifname(head) && !head.contains('-') {
-            return named(
+            return Some(named(
                 head,
                 q(QueueKind::Combined, Some(idx)),
                 pci,
                 NameShape::Numbered,
-            );
+            ));
         }
     }
     // be2net: `eth0-q3` (no separator before the number).
     if let Some((head, tail)) = base.rsplit_once("-q") {
         if let Ok(idx) = tail.parse() {
             if is_ifname(head) {
-                return named(
+                return Some(named(
                     head,
                     q(QueueKind::Combined, Some(idx)),
                     pci,
                     NameShape::Queue,
-                );
+                ));
             }
         }
     }
@@ -245,13 +280,18 @@ pub fn parse_irq_name(name: &str) -> IrqName {
     if let Some((dev, word)) = base.rsplit_once('-') {
         if is_not_queue_word(word) {
             let dev = strip_driver_prefix(dev);
-            return named(dev, q(QueueKind::Other, None), pci, NameShape::NotQueue);
+            return Some(named(
+                dev,
+                q(QueueKind::Other, None),
+                pci,
+                NameShape::NotQueue,
+            ));
         }
     }
     if is_ifname(base) && !base.contains('-') && !base.contains(':') {
-        return named(base, None, pci, NameShape::Bare);
+        return Some(named(base, None, pci, NameShape::Bare));
     }
-    none
+    None
 }
 
 /// One IRQ of an interface, as [`map_queues`] takes it.
