@@ -3,6 +3,7 @@
 use crate::config::{FlowDir, TestConfig};
 use crate::report::{new_histogram, Counters, IntervalReport};
 use hdrhistogram::Histogram;
+use model::Nanos;
 use std::collections::BTreeMap;
 
 #[derive(Debug)]
@@ -91,8 +92,8 @@ impl Aggregator {
             } else {
                 0
             },
-            p50_ns: p50,
-            p99_ns: p99,
+            p50_ns: p50.map(Nanos),
+            p99_ns: p99.map(Nanos),
         })
     }
 }

@@ -3,6 +3,7 @@
 use crate::config::{Direction, FlowDir, TestKind};
 use crate::report::{BenchResult, IntervalReport, ServiceDemand, SideReport};
 use model::units::{fmt_bits_per_sec, fmt_si};
+use model::Nanos;
 use std::fmt::Write;
 
 fn dir_name(d: Option<FlowDir>) -> &'static str {
@@ -13,8 +14,8 @@ fn dir_name(d: Option<FlowDir>) -> &'static str {
 }
 
 /// Nanoseconds as `12.3 µs` / `1.23 ms` / `850 ns`.
-pub fn fmt_ns(ns: u64) -> String {
-    let v = ns as f64;
+pub fn fmt_ns(ns: Nanos) -> String {
+    let v = ns.0 as f64;
     if v >= 1e9 {
         format!("{:.2} s", v / 1e9)
     } else if v >= 1e6 {
@@ -22,7 +23,7 @@ pub fn fmt_ns(ns: u64) -> String {
     } else if v >= 1e3 {
         format!("{:.1} µs", v / 1e3)
     } else {
-        format!("{ns} ns")
+        format!("{} ns", ns.0)
     }
 }
 

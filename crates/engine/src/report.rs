@@ -6,6 +6,7 @@ use crate::config::{Direction, FlowDir, TestConfig, TestKind};
 use crate::facts::HostFacts;
 use crate::plan::measured_by;
 use hdrhistogram::Histogram;
+use model::Nanos;
 use serde::{Deserialize, Serialize};
 
 /// Version of the `--json` document shape.
@@ -92,21 +93,21 @@ pub struct Latency {
     /// Samples.
     pub count: u64,
     /// Smallest.
-    pub min_ns: u64,
+    pub min_ns: Nanos,
     /// Mean.
     pub mean_ns: f64,
     /// 50th percentile.
-    pub p50_ns: u64,
+    pub p50_ns: Nanos,
     /// 90th.
-    pub p90_ns: u64,
+    pub p90_ns: Nanos,
     /// 99th.
-    pub p99_ns: u64,
+    pub p99_ns: Nanos,
     /// 99.9th.
-    pub p999_ns: u64,
+    pub p999_ns: Nanos,
     /// 99.99th.
-    pub p9999_ns: u64,
+    pub p9999_ns: Nanos,
     /// Largest.
-    pub max_ns: u64,
+    pub max_ns: Nanos,
     /// Every non-empty bucket: `[highest equivalent value ns, count]`, ascending.
     pub histogram: Vec<[u64; 2]>,
 }
@@ -148,14 +149,14 @@ impl Latency {
         }
         Latency {
             count: h.len(),
-            min_ns: h.min(),
+            min_ns: Nanos(h.min()),
             mean_ns: h.mean(),
-            p50_ns: h.value_at_quantile(0.50),
-            p90_ns: h.value_at_quantile(0.90),
-            p99_ns: h.value_at_quantile(0.99),
-            p999_ns: h.value_at_quantile(0.999),
-            p9999_ns: h.value_at_quantile(0.9999),
-            max_ns: h.max(),
+            p50_ns: Nanos(h.value_at_quantile(0.50)),
+            p90_ns: Nanos(h.value_at_quantile(0.90)),
+            p99_ns: Nanos(h.value_at_quantile(0.99)),
+            p999_ns: Nanos(h.value_at_quantile(0.999)),
+            p9999_ns: Nanos(h.value_at_quantile(0.9999)),
+            max_ns: Nanos(h.max()),
             histogram: hist_pairs(h),
         }
     }
@@ -225,9 +226,9 @@ pub struct IntervalReport {
     /// UDP: datagrams the sequence numbers say went missing in this interval.
     pub lost_estimate: i64,
     /// RR/CRR: median latency, ns.
-    pub p50_ns: Option<u64>,
+    pub p50_ns: Option<Nanos>,
     /// RR/CRR: 99th percentile latency, ns.
-    pub p99_ns: Option<u64>,
+    pub p99_ns: Option<Nanos>,
 }
 
 /// CPU use of one logical CPU over the window, percent.
