@@ -6,7 +6,7 @@ use crate::config::{Direction, FlowDir, TestConfig, TestKind};
 use crate::facts::HostFacts;
 use crate::plan::measured_by;
 use hdrhistogram::Histogram;
-use model::Nanos;
+use model::{Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
 /// Version of the `--json` document shape.
@@ -353,7 +353,7 @@ pub struct DirSummary {
     /// Window length, seconds.
     pub seconds: f64,
     /// Payload bytes in the window.
-    pub bytes: u64,
+    pub bytes: Bytes,
     /// Payload bits per second.
     pub bits_per_sec: f64,
     /// Datagrams, transactions or connections in the window.
@@ -514,7 +514,7 @@ pub fn summarize(
     if loopback {
         notes.push("client and server run on one host: both CPU reports show the same CPUs".into());
     }
-    let bytes = ssum(results.iter().map(|r| r.bytes));
+    let bytes = ssum(results.iter().map(|r| r.bytes.0));
     let msgs = ssum(results.iter().map(|r| r.msgs));
     let sd = |r: &SideReport| service_demand(cfg.test, r.cpu.host_busy_us, bytes, msgs);
     BenchResult {
@@ -619,7 +619,7 @@ fn summarize_dir(
         dir: Some(dir),
         measured_by: by.into(),
         seconds,
-        bytes: win.bytes,
+        bytes: Bytes(win.bytes),
         bits_per_sec: win.bytes as f64 * 8.0 / seconds,
         msgs: if cfg.test == TestKind::TcpStream {
             0

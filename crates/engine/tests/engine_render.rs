@@ -98,7 +98,7 @@ fn rr_result() -> BenchResult {
     );
     r.results[0].msgs = 1000;
     r.results[0].per_sec = 500.0;
-    r.results[0].bytes = 1000;
+    r.results[0].bytes = model::Bytes(1000);
     r.results[0].bits_per_sec = 4000.0;
     r.results[0].latency = Some(Latency::from_hist(&h));
     r.results[0].tcp_info = vec![TcpInfo {
