@@ -28,7 +28,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 fn is_einval(e: &HostError) -> bool {
-    e.raw_os_error() == Some(22)
+    e.errno() == Some(rustix::io::Errno::INVAL)
 }
 
 impl<'a> Ctx<'a> {
