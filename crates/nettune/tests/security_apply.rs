@@ -9,123 +9,13 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_nettune"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-/// A temp dir holding `root/` (a copy of a fixture) and `state/`.
-struct Copy {
-    t: tempfile::TempDir,
-    root: PathBuf,
-    state: PathBuf,
-}
-
-impl Copy {
-    /// A path next to the root (outside it).
-    fn outside(&self, name: &str) -> PathBuf {
-        self.t.path().join(name)
-    }
-}
-
-fn copy(name: &str) -> Copy {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("root");
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(fixture(name))
-        .arg(&root)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let state = t.path().join("state");
-    Copy { t, root, state }
-}
-
-#[derive(Debug, PartialEq)]
-enum Entry {
-    File { mode: u32, bytes: Vec<u8> },
-    Dir { mode: u32 },
-    Link(PathBuf),
-}
-
-fn tree(dir: &Path) -> BTreeMap<PathBuf, Entry> {
-    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<PathBuf, Entry>) {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            let rel = p.strip_prefix(base).unwrap().to_path_buf();
-            let m = std::fs::symlink_metadata(&p).unwrap();
-            let mode = m.permissions().mode();
-            if m.file_type().is_symlink() {
-                out.insert(rel, Entry::Link(std::fs::read_link(&p).unwrap()));
-            } else if m.is_dir() {
-                out.insert(rel, Entry::Dir { mode });
-                walk(base, &p, out);
-            } else if m.is_file() {
-                let bytes = std::fs::read(&p).unwrap();
-                out.insert(rel, Entry::File { mode, bytes });
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-fn assert_same(before: &BTreeMap<PathBuf, Entry>, after: &BTreeMap<PathBuf, Entry>) {
-    let mut diffs = Vec::new();
-    for (k, v) in before {
-        match after.get(k) {
-            None => diffs.push(format!("missing {}", k.display())),
-            Some(w) if w != v => diffs.push(format!("changed {}", k.display())),
-            _ => {}
-        }
-    }
-    for k in after.keys() {
-        if !before.contains_key(k) {
-            diffs.push(format!("added {}", k.display()));
-        }
-    }
-    assert!(diffs.is_empty(), "tree differs:\n{}", diffs.join("\n"));
-}
-
-fn nettune(c: &Copy, args: &[&str]) -> Output {
-    bin()
-        .args(args)
-        .arg("--root")
-        .arg(&c.root)
-        .arg("--state-dir")
-        .arg(&c.state)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn ok(c: &Copy, args: &[&str]) -> String {
-    let o = nettune(c, args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o));
-    String::from_utf8(o.stdout).unwrap()
-}
+mod fixture_copy;
+use fixture_copy::{assert_same, bin, copy, nettune, ok, text, tree, Copy};
 
 fn plan_value(root: &Path, profile: &str) -> Value {
     let o = bin()
