@@ -180,14 +180,54 @@ fn cli_ndjson_on_a_recorded_root() {
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
+    let mut elapsed = 0;
     for l in lines {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
         assert_eq!(v["ifaces"].as_array().unwrap().len(), 1);
         assert_eq!(v["ifaces"][0]["name"], "nt1");
         // A recorded tree does not move.
         assert_eq!(v["ifaces"][0]["rx_packets"], 0);
-        assert!(v["elapsed"].as_u64().unwrap() >= 40_000_000);
+        elapsed += v["elapsed"].as_u64().unwrap();
     }
+    // Reports are due at start + k x interval: one late report makes the
+    // next interval shorter, but two intervals together span about 100 ms.
+    assert!(
+        elapsed >= 80_000_000,
+        "{elapsed} ns over two 50 ms intervals"
+    );
+}
+
+#[test]
+fn interval_and_count_as_mpstat_takes_them() {
+    let root = set("b");
+    let out = nettune(&[
+        "stat",
+        "0.05",
+        "3",
+        "--json",
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 3);
+    let both = nettune(&[
+        "stat",
+        "1",
+        "--interval",
+        "2",
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    assert!(!both.status.success());
+    assert!(
+        String::from_utf8_lossy(&both.stderr).contains("cannot be used with"),
+        "{}",
+        String::from_utf8_lossy(&both.stderr)
+    );
 }
 
 #[test]

@@ -3,8 +3,19 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+const EXAMPLES: &str = "\
+Examples:
+  nettune capture --out /tmp/host-a
+  nettune inspect --root /tmp/host-a              the same view, read from the capture
+  nettune stat --root /tmp/host-a -c 1            the counters as they were
+
+Records every file `inspect` reads (plus the counters `stat` reads), the sysfs symlinks
+between them and ethtool state as ethtool/IF.json, so the tree can be sent and read back
+with --root. The directory must not exist yet.";
+
 /// Flags of `nettune capture`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Directory to write (`sys/`, `proc/`, `etc/`, `ethtool/`, `LABEL`).
     #[arg(long)]

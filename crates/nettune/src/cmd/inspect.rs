@@ -11,8 +11,21 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+const EXAMPLES: &str = "\
+Examples:
+  nettune inspect                                 this host
+  nettune inspect --iface eth0 --iface eth1       two NICs only
+  nettune inspect --json | jq '.interfaces[].irqs'
+  nettune inspect --root tests/fixtures/c4-8xlarge  a recorded or synthesized host
+
+Shows NUMA nodes, cores and SMT siblings; per NIC its driver, PCI address, node, ethtool
+channels, rings, coalescing and features, and a queue -> IRQ -> affinity -> node -> RPS/XPS ->
+interrupts table (a queue mapping inferred from MSI order or a legacy IRQ is marked); key
+sysctls; irqbalance and tuned; and findings. The --json shape is in docs/snapshot.md.";
+
 /// Flags of `nettune inspect`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Directory standing for `/` (a fixture or a `nettune capture`).
     #[arg(long, default_value = "/")]

@@ -18,9 +18,28 @@ use std::time::{Duration, Instant};
 /// How many IRQs the human screen lists per interval.
 pub const TOP_IRQS: usize = 10;
 
+const EXAMPLES: &str = "\
+Examples:
+  nettune stat                          one report a second until Ctrl-C
+  nettune stat 1 5                      five reports a second apart (as mpstat takes them)
+  nettune stat -i 0.5 --iface eth0      twice a second, one NIC
+  nettune stat --cpus 0-3 --json        NDJSON, CPUs 0-3 only (shape: docs/stat.md)
+  nettune stat --root DIR -c 1          a tree recorded by `nettune capture`
+
+Per interval: per-CPU %usr/%sys/%irq/%soft/%steal/%idle and NET_RX/NET_TX softirqs/s;
+softnet processed, dropped, time_squeeze and RPS per CPU; per NIC packets/s, bit/s and
+drops; the busiest IRQs with their queue; UDP/TCP error counters that moved.";
+
 /// Flags of `nettune stat`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
+    /// Seconds between reports, as mpstat takes it (`nettune stat 1 5`).
+    #[arg(value_name = "INTERVAL", value_parser = parse_interval, conflicts_with = "interval")]
+    pub interval_pos: Option<Duration>,
+    /// Number of reports, as mpstat takes it (`nettune stat 1 5`).
+    #[arg(value_name = "COUNT", value_parser = parse_count, conflicts_with = "count")]
+    pub count_pos: Option<u64>,
     /// Seconds between reports (fractions allowed, e.g. 0.5).
     #[arg(long, short = 'i', default_value = "1", value_parser = parse_interval)]
     pub interval: Duration,
@@ -87,7 +106,13 @@ pub fn filter(d: &mut Delta, ifaces: &[String], cpus: Option<&CpuSet>) {
 }
 
 /// Run `nettune stat`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(i) = args.interval_pos {
+        args.interval = i;
+    }
+    if args.count_pos.is_some() {
+        args.count = args.count_pos;
+    }
     let mut sampler = Sampler::new(Root::new(&args.root));
     let mut prev = sampler
         .sample()
