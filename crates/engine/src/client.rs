@@ -1,7 +1,7 @@
 //! `nettune bench`: connect to a server, run one test, build the result.
 
 use crate::auth;
-use crate::config::{human_bytes, End, FlowDir, Limits, TestConfig, TestKind};
+use crate::config::{human_bytes, End, Family, FlowDir, Limits, TestConfig, TestKind};
 use crate::error::EngineError;
 use crate::facts;
 use crate::proto::{
@@ -11,12 +11,14 @@ pub use crate::report::{service_demand, summarize};
 use crate::report::{BenchResult, IntervalReport, SideReport};
 use crate::session::{self, Session};
 use crate::side::{SideRun, Sockets};
-use crate::sock::apply_opts;
+use crate::sock::{apply_opts, Source};
 use crate::worker::Params;
 use host::Root;
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How to reach the server.
@@ -34,6 +36,16 @@ pub struct ClientOpts {
     pub connect_timeout: Duration,
     /// Most buffer memory the test may take on this host, bytes.
     pub max_memory: u64,
+    /// Only this address family (`-4`/`-6`); `None`: the first address the
+    /// name resolves to (of `source.addr`'s family when that is set).
+    pub family: Option<Family>,
+    /// Source address and device of every socket (`--bind`, `--bind-dev`).
+    pub source: Source,
+    /// First client port of stream flows (`--cport`): flow i uses PORT + i.
+    pub cport: Option<u16>,
+    /// Set (by a SIGINT handler) to stop the test early: the client asks
+    /// the server to stop too and returns what was measured so far.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl ClientOpts {
@@ -46,6 +58,10 @@ impl ClientOpts {
             root: Root::new("/"),
             connect_timeout: Duration::from_secs(3),
             max_memory: Limits::default().max_test_memory,
+            family: None,
+            source: Source::default(),
+            cport: None,
+            interrupt: None,
         }
     }
 }
@@ -90,6 +106,9 @@ pub fn needed_caps(cfg: &TestConfig) -> Vec<&'static str> {
         (cfg.udp_gro, "udp-gro"),
         (cfg.zerocopy, "zerocopy"),
         (cfg.busy_poll_us > 0, "busy-poll"),
+        (cfg.congestion.is_some(), "congestion"),
+        (cfg.tos.is_some(), "tos"),
+        (cfg.mss.is_some(), "mss"),
     ] {
         if on {
             v.push(cap);
@@ -98,26 +117,74 @@ pub fn needed_caps(cfg: &TestConfig) -> Vec<&'static str> {
     v
 }
 
-/// Connect and authenticate; returns the control stream, its address and the
-/// server's capabilities.
-fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr, Vec<String>), EngineError> {
-    let addr = (o.host.as_str(), o.port)
+/// The server's address: the first of the name's addresses of the family
+/// `-4`/`-6` (or `--bind`) asks for.
+fn resolve(o: &ClientOpts) -> Result<SocketAddr, EngineError> {
+    let want = o.family.or(o.source.addr.map(Family::of));
+    if let (Some(f), Some(b)) = (o.family, o.source.addr) {
+        if Family::of(b) != f {
+            return Err(EngineError::Run(format!(
+                "--bind {b} is not an {} address",
+                f.label()
+            )));
+        }
+    }
+    let all: Vec<SocketAddr> = (o.host.as_str(), o.port)
         .to_socket_addrs()
         .map_err(|e| EngineError::Resolve {
             host: o.host.clone(),
             reason: e.to_string(),
         })?
-        .next()
-        .ok_or_else(|| EngineError::Resolve {
-            host: o.host.clone(),
-            reason: "no addresses".into(),
-        })?;
-    let mut s = TcpStream::connect_timeout(&addr, o.connect_timeout).map_err(|source| {
-        EngineError::Connect {
-            addr: addr.to_string(),
-            source,
-        }
+        .map(|a| SocketAddr::new(a.ip().to_canonical(), a.port()))
+        .collect();
+    match want {
+        None => all.first().copied(),
+        Some(f) => all.iter().copied().find(|a| Family::of(a.ip()) == f),
+    }
+    .ok_or_else(|| EngineError::Resolve {
+        host: o.host.clone(),
+        reason: match want {
+            None => "no addresses".into(),
+            Some(f) => format!("no {} address", f.label()),
+        },
+    })
+}
+
+/// The control connection, from `--bind`/`--bind-dev` when given.
+fn connect_control(o: &ClientOpts, addr: SocketAddr) -> Result<TcpStream, EngineError> {
+    let conn = |source| EngineError::Connect {
+        addr: addr.to_string(),
+        source,
+    };
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        None,
+    )
+    .map_err(conn)?;
+    o.source
+        .apply(&s, addr, 0)
+        .map_err(|e| EngineError::Run(format!("control connection to {addr}: {e}")))?;
+    s.connect_timeout(&addr.into(), o.connect_timeout)
+        .map_err(conn)?;
+    Ok(s.into())
+}
+
+/// Connect and authenticate; returns the control stream, its address and the
+/// server's capabilities.
+fn handshake(
+    o: &ClientOpts,
+    cfg: &TestConfig,
+) -> Result<(TcpStream, SocketAddr, Vec<String>), EngineError> {
+    let addr = resolve(o)?;
+    cfg.check_family(addr.is_ipv6()).map_err(|e| {
+        EngineError::Run(format!(
+            "{e} ({} is {})",
+            addr.ip(),
+            Family::of(addr.ip()).label()
+        ))
     })?;
+    let mut s = connect_control(o, addr)?;
     let _ = s.set_nodelay(true);
     s.set_write_timeout(Some(HANDSHAKE_TIMEOUT))
         .map_err(io_run("control socket"))?;
@@ -193,22 +260,54 @@ fn handshake(o: &ClientOpts) -> Result<(TcpStream, SocketAddr, Vec<String>), Eng
     Ok((s, addr, caps))
 }
 
-fn udp_flow_socket(cfg: &TestConfig, server: SocketAddr) -> Result<UdpSocket, EngineError> {
-    let bind: SocketAddr = if server.is_ipv4() {
-        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
-    } else {
-        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
-    };
-    let s = UdpSocket::bind(bind).map_err(io_run("UDP socket"))?;
-    apply_opts(s.as_fd(), cfg, false);
+fn udp_flow_socket(
+    cfg: &TestConfig,
+    server: SocketAddr,
+    src: &Source,
+    port: u16,
+) -> Result<UdpSocket, EngineError> {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(server),
+        socket2::Type::DGRAM,
+        None,
+    )
+    .map_err(io_run("UDP socket"))?;
+    src.apply(&s, server, port).map_err(io_run("UDP socket"))?;
+    if !(src.addr.is_some() || port != 0) {
+        let any: SocketAddr = if server.is_ipv4() {
+            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+        } else {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        };
+        s.bind(&any.into()).map_err(io_run("UDP socket"))?;
+    }
+    apply_opts(s.as_fd(), cfg, false).map_err(|e| EngineError::Run(e.to_string()))?;
+    let s: UdpSocket = s.into();
     s.connect(server).map_err(io_run("UDP connect"))?;
     Ok(s)
+}
+
+/// The client port of `flow` with `--cport` (stream tests only), checked.
+fn flow_port(cfg: &TestConfig, cport: Option<u16>, flow: u32) -> Result<u16, EngineError> {
+    let Some(p) = cport.filter(|_| cfg.test.is_stream()) else {
+        return Ok(0);
+    };
+    u32::from(p)
+        .checked_add(flow)
+        .and_then(|x| u16::try_from(x).ok())
+        .ok_or_else(|| {
+            EngineError::Run(format!(
+                "--cport {p} with {} flows runs past port 65535",
+                cfg.total_flows()
+            ))
+        })
 }
 
 /// Open the test's data sockets to `data` (TCP connections with their
 /// preambles, or connected UDP sockets); returns them and, for udp-stream,
 /// a clone of each flow's socket to send its registration on.
 fn connect_flows(
+    o: &ClientOpts,
     cfg: &TestConfig,
     data: SocketAddr,
     test_id: u64,
@@ -227,7 +326,11 @@ fn connect_flows(
                     None,
                 )
                 .map_err(io_run("TCP socket"))?;
-                apply_opts(s.as_fd(), cfg, true);
+                let port = flow_port(cfg, o.cport, f)?;
+                o.source
+                    .apply(&s, data, port)
+                    .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
+                apply_opts(s.as_fd(), cfg, true).map_err(|e| EngineError::Run(e.to_string()))?;
                 s.connect_timeout(&data.into(), Duration::from_secs(5))
                     .map_err(|e| EngineError::Run(format!("data connection to {data}: {e}")))?;
                 let mut s: TcpStream = s.into();
@@ -236,7 +339,9 @@ fn connect_flows(
                 socks.tcp.push(Some(s));
             }
             TestKind::UdpStream | TestKind::UdpRr => {
-                let s = udp_flow_socket(cfg, data)?;
+                let port = flow_port(cfg, o.cport, f)?;
+                let s = udp_flow_socket(cfg, data, &o.source, port)
+                    .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
                 if cfg.test == TestKind::UdpStream {
                     reg.push((f, s.try_clone().map_err(io_run("UDP socket"))?));
                 }
@@ -262,6 +367,7 @@ fn await_go(
     addr: &SocketAddr,
     reg: &[(u32, UdpSocket)],
     tag: u32,
+    interrupt: Option<&AtomicBool>,
 ) -> Result<(), EngineError> {
     register(reg, tag);
     proto::write_msg(ctrl, &Msg::Connected).map_err(|e| perr(addr)(e.into()))?;
@@ -272,6 +378,9 @@ fn await_go(
         match proto::read_msg(ctrl, MAX_SERVER_FRAME) {
             Ok(Msg::Go) => return Ok(()),
             Ok(other) => return Err(server_error(other)),
+            Err(_) if interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) => {
+                return Err(EngineError::Interrupted("before the test started"))
+            }
             Err(ProtoError::Io(e))
                 if matches!(
                     e.kind(),
@@ -295,11 +404,39 @@ struct ClientSession<'a> {
     from_server: std::collections::HashSet<(Option<FlowDir>, u64)>,
     sent_done: bool,
     server_report: Option<SideReport>,
+    /// Raised by Ctrl-C.
+    interrupt: Option<Arc<AtomicBool>>,
+    /// The server understands `stop`.
+    can_stop: bool,
+    /// When the user interrupted the test.
+    interrupted_at: Option<Instant>,
+    /// When the measured window starts.
+    win_start: Instant,
+    /// Seconds into the window when the user interrupted the test.
+    cut_at: Option<f64>,
 }
 
 impl Session for ClientSession<'_> {
     type Error = EngineError;
     fn poll(&mut self, side: &SideRun) -> Result<(), EngineError> {
+        if self.interrupted_at.is_none()
+            && self
+                .interrupt
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
+        {
+            let now = Instant::now();
+            self.interrupted_at = Some(now);
+            self.cut_at = Some(now.saturating_duration_since(self.win_start).as_secs_f64());
+            side.abort_all();
+            if !self.can_stop {
+                return Err(EngineError::Interrupted(
+                    "(the server is an older nettune that cannot stop a test early)",
+                ));
+            }
+            proto::write_msg(&mut self.ctrl, &Msg::Stop)
+                .map_err(|e| EngineError::Run(format!("control connection lost: {e}")))?;
+        }
         if !self.sent_done && side.active_done() {
             self.sent_done = true;
             proto::write_msg(&mut self.ctrl, &Msg::ClientDone)
@@ -311,6 +448,11 @@ impl Session for ClientSession<'_> {
         self.server_report.is_some()
     }
     fn on_interval(&mut self, rep: IntervalReport) -> Result<(), EngineError> {
+        // After Ctrl-C the workers close their remaining intervals empty:
+        // those did not happen.
+        if self.cut_at.is_some_and(|at| rep.start_s >= at) {
+            return Ok(());
+        }
         (self.on_interval)(&rep);
         self.intervals.push(rep);
         Ok(())
@@ -359,6 +501,25 @@ fn preflight(o: &ClientOpts, cfg: &TestConfig) -> Result<(), EngineError> {
     cfg.validate().map_err(|e| EngineError::Run(e.0))?;
     if o.token.as_ref().is_some_and(|t| t.trim_ascii().is_empty()) {
         return Err(EngineError::BlankToken);
+    }
+    if let Some(p) = o.cport {
+        if !cfg.test.is_stream() {
+            return Err(EngineError::Run(format!(
+                "--cport applies to stream tests (tcp-stream, udp-stream), not {}",
+                cfg.test
+            )));
+        }
+        if p == 0 {
+            return Err(EngineError::Run(
+                "--cport must be a port from 1 to 65535".into(),
+            ));
+        }
+        flow_port(cfg, o.cport, cfg.total_flows().saturating_sub(1))?;
+    }
+    if let Some(c) = &cfg.congestion {
+        if let Some(why) = crate::sock::congestion_refused(c, &o.root) {
+            return Err(EngineError::Run(format!("--congestion: {why}")));
+        }
     }
     let need = crate::work::buffer_bytes(cfg, End::Client);
     if need > o.max_memory {
@@ -414,19 +575,20 @@ pub fn run(
     on_interval: &mut dyn FnMut(&IntervalReport),
 ) -> Result<BenchResult, EngineError> {
     preflight(o, cfg)?;
-    let (mut ctrl, addr, caps) = handshake(o)?;
+    let (mut ctrl, addr, caps) = handshake(o, cfg)?;
     let (test_id, port) = setup(&mut ctrl, &addr, &caps, cfg)?;
     let tag = proto::udp_tag(test_id);
     let mut side = SideRun::new(Params {
         cfg: cfg.clone(),
         test_id,
         tag,
+        src: o.source.clone(),
     });
-    let started = connect_flows(cfg, SocketAddr::new(addr.ip(), port), test_id).and_then(
+    let started = connect_flows(o, cfg, SocketAddr::new(addr.ip(), port), test_id).and_then(
         |(mut socks, reg)| {
             side.add_planned(End::Client, &mut socks)
                 .map_err(io_run("starting a worker"))?;
-            await_go(&mut ctrl, &addr, &reg, tag)
+            await_go(&mut ctrl, &addr, &reg, tag, o.interrupt.as_deref())
         },
     );
     if let Err(e) = started {
@@ -443,7 +605,13 @@ pub fn run(
         from_server: std::collections::HashSet::new(),
         sent_done: false,
         server_report: None,
+        interrupt: o.interrupt.clone(),
+        can_stop: caps.iter().any(|c| c == "stop"),
+        interrupted_at: None,
+        win_start: Instant::now() + Duration::from_millis(cfg.warmup_ms),
+        cut_at: None,
     };
+    let start_time = std::time::SystemTime::now();
     let last: fn(&Msg) -> bool = |m| matches!(m, Msg::Report { .. } | Msg::Error { .. });
     let (out, failure) = session::run(
         side,
@@ -474,7 +642,7 @@ pub fn run(
             .cmp(&(b.index, b.dir.map(|d| d == FlowDir::Reverse)))
     });
     let loopback = addr.ip().is_loopback();
-    Ok(summarize(
+    let mut res = summarize(
         cfg,
         format!("{}:{}", o.host, o.port),
         test_id,
@@ -482,5 +650,11 @@ pub fn run(
         server,
         intervals,
         loopback,
-    ))
+    );
+    res.start_time = crate::report::rfc3339_utc(start_time);
+    res.family = Some(Family::of(addr.ip()));
+    if let Some(at) = s.cut_at {
+        crate::report::cut_short(&mut res, at);
+    }
+    Ok(res)
 }

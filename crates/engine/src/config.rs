@@ -6,8 +6,15 @@ use std::str::FromStr;
 use thiserror::Error;
 
 pub use crate::proto::UDP_HEADER;
-/// Largest UDP payload over IPv4.
+/// Largest UDP payload over IPv4 (65535 − 20-byte IP header − 8-byte UDP header).
 pub const UDP_MAX: u32 = 65507;
+/// Largest UDP payload over IPv6 (65535 payload length − 8-byte UDP header;
+/// no jumbograms).
+pub const UDP_MAX_V6: u32 = 65527;
+/// Longest `--congestion` name (the kernel's TCP_CA_NAME_MAX is 16, NUL included).
+pub const CONGESTION_NAME_MAX: usize = 15;
+/// Smallest and largest `--mss` the kernel accepts (TCP_MIN_MSS, MAX_TCP_WINDOW).
+pub const MSS_RANGE: (u32, u32) = (88, 32767);
 /// Largest message size accepted for TCP tests (16 MiB).
 pub const TCP_MAX: u32 = 16 << 20;
 /// Longest warm-up, duration or interval any test may ask for (7 days), so
@@ -111,6 +118,35 @@ pub enum ParseError {
     TooLarge(String),
 }
 
+/// An IP address family (`-4` / `-6`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// IPv4.
+    Ipv4,
+    /// IPv6.
+    Ipv6,
+}
+
+impl Family {
+    /// The family of an address (IPv4-mapped IPv6 counts as IPv4).
+    pub fn of(ip: std::net::IpAddr) -> Family {
+        if ip.to_canonical().is_ipv4() {
+            Family::Ipv4
+        } else {
+            Family::Ipv6
+        }
+    }
+
+    /// `IPv4` or `IPv6`, for messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::Ipv4 => "IPv4",
+            Family::Ipv6 => "IPv6",
+        }
+    }
+}
+
 /// Which way the data of a stream test flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -173,6 +209,16 @@ pub struct TestConfig {
     pub sndbuf: Option<u32>,
     /// SO_RCVBUF for data sockets (bytes).
     pub rcvbuf: Option<u32>,
+    /// TCP_CONGESTION of data connections, on both ends (None: the
+    /// namespace's default).
+    #[serde(default)]
+    pub congestion: Option<String>,
+    /// IP_TOS / IPV6_TCLASS byte of data sockets, on both ends.
+    #[serde(default)]
+    pub tos: Option<u8>,
+    /// TCP_MAXSEG of data connections, on both ends.
+    #[serde(default)]
+    pub mss: Option<u32>,
 }
 
 impl Default for TestConfig {
@@ -196,6 +242,9 @@ impl Default for TestConfig {
             udp_gro: false,
             sndbuf: None,
             rcvbuf: None,
+            congestion: None,
+            tos: None,
+            mss: None,
         }
     }
 }
@@ -276,9 +325,9 @@ impl TestConfig {
         if self.size == 0 {
             return err("--size must be at least 1 byte".into());
         }
-        if t.is_udp() && self.size > UDP_MAX {
+        if t.is_udp() && self.size > UDP_MAX_V6 {
             return err(format!(
-                "--size {} is above the largest UDP datagram ({UDP_MAX} bytes, 64 KiB minus headers)",
+                "--size {} is above the largest UDP datagram ({UDP_MAX_V6} bytes over IPv6, {UDP_MAX} over IPv4: 64 KiB minus headers)",
                 self.size
             ));
         }
@@ -376,6 +425,44 @@ impl TestConfig {
         }
         if self.udp_gso && (self.size as usize) * 2 > UDP_MAX as usize {
             return err("--udp-gso needs --size of at most half of 64 KiB".into());
+        }
+        if let Some(c) = &self.congestion {
+            let ok = !c.is_empty()
+                && c.len() <= CONGESTION_NAME_MAX
+                && c.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+            if !ok {
+                return err(format!(
+                    "--congestion `{}` is not an algorithm name (letters, digits, _ and -, at most {CONGESTION_NAME_MAX})",
+                    crate::proto::printable(c, 40)
+                ));
+            }
+            if t.is_udp() {
+                return err("--congestion applies to TCP tests only".into());
+            }
+        }
+        if let Some(m) = self.mss {
+            if t.is_udp() {
+                return err("--mss applies to TCP tests only".into());
+            }
+            if m < MSS_RANGE.0 || m > MSS_RANGE.1 {
+                return err(format!(
+                    "--mss {m} is outside {}..={} bytes",
+                    MSS_RANGE.0, MSS_RANGE.1
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Check what depends on the address family of the data path: the
+    /// largest UDP datagram is 65507 bytes over IPv4 and 65527 over IPv6.
+    pub fn check_family(&self, ipv6: bool) -> Result<(), ConfigError> {
+        if self.test.is_udp() && !ipv6 && self.size > UDP_MAX {
+            return Err(ConfigError(format!(
+                "--size {} is above the largest UDP datagram over IPv4 ({UDP_MAX} bytes; IPv6 carries up to {UDP_MAX_V6}, try -6)",
+                self.size
+            )));
         }
         Ok(())
     }

@@ -84,6 +84,9 @@ pub enum EngineError {
         /// Message.
         message: String,
     },
+    /// The user interrupted the run before anything was measured.
+    #[error("interrupted {0}")]
+    Interrupted(&'static str),
     /// A data-path or local failure.
     #[error("{0}")]
     Run(String),

@@ -19,6 +19,7 @@ pub mod config;
 pub(crate) mod cpu;
 pub mod error;
 pub mod facts;
+pub mod interrupt;
 pub(crate) mod plan;
 pub mod proto;
 pub mod render;
@@ -32,8 +33,9 @@ pub(crate) mod work;
 pub(crate) mod worker;
 
 pub use client::{run as run_client, ClientOpts};
-pub use config::{Direction, FlowDir, Limits, TestConfig, TestKind};
+pub use config::{Direction, Family, FlowDir, Limits, TestConfig, TestKind};
 pub use error::EngineError;
 pub use report::BenchResult;
 pub use server::{Server, ServerConfig};
+pub use sock::Source;
 pub use work::buffer_bytes;

@@ -39,6 +39,10 @@ pub const CAPS: &[&str] = &[
     "zerocopy",
     "busy-poll",
     "auth-hmac-sha256",
+    "stop",
+    "congestion",
+    "tos",
+    "mss",
 ];
 
 /// A control message.
@@ -89,6 +93,9 @@ pub enum Msg {
     },
     /// Client → server: the client's active workers finished.
     ClientDone,
+    /// Client → server: the user interrupted the test (Ctrl-C); stop every
+    /// worker now and send the report of what was measured so far.
+    Stop,
     /// Server → client: the server's report; the test is over.
     Report {
         /// The report.
@@ -116,6 +123,7 @@ impl Msg {
             Msg::Go => "go",
             Msg::Interval { .. } => "interval",
             Msg::ClientDone => "client_done",
+            Msg::Stop => "stop",
             Msg::Report { .. } => "report",
             Msg::Error { .. } => "error",
         }

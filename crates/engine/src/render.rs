@@ -130,7 +130,10 @@ fn throughput(o: &mut String, r: &BenchResult) {
         c.threads,
         if c.threads == 1 { "" } else { "s" },
         c.size,
-        c.duration_ms as f64 / 1000.0,
+        r.results
+            .first()
+            .filter(|_| r.interrupted)
+            .map_or(c.duration_ms as f64 / 1000.0, |d| d.seconds),
         c.warmup_ms as f64 / 1000.0
     );
     let _ = writeln!(o);
@@ -282,4 +285,62 @@ fn cpu(o: &mut String, r: &BenchResult) {
             );
         }
     }
+}
+
+/// The header line of `nettune bench --csv` (columns in docs/engine.md).
+pub const CSV_HEADER: &str = "kind,dir,index,start_s,end_s,bytes,bits_per_sec,msgs,per_sec,lost,errors,p50_ns,p99_ns,retransmits";
+
+fn csv_opt(v: Option<u64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// One `interval` row of `--csv`: `lost` is the loss estimate of udp-stream
+/// intervals, else the timed-out requests or failed connections.
+pub fn csv_interval_row(t: TestKind, i: &IntervalReport) -> String {
+    let lost = if t == TestKind::UdpStream {
+        i.lost_estimate.to_string()
+    } else {
+        i.counters.lost.to_string()
+    };
+    format!(
+        "interval,{},{},{:.3},{:.3},{},{:.0},{},{:.1},{},{},{},{},",
+        dir_name(i.dir),
+        i.index,
+        i.start_s,
+        i.end_s,
+        i.counters.bytes,
+        i.bits_per_sec,
+        i.counters.msgs,
+        i.per_sec,
+        lost,
+        i.counters.errors,
+        csv_opt(i.p50_ns.map(|n| n.0)),
+        csv_opt(i.p99_ns.map(|n| n.0)),
+    )
+}
+
+/// The `result` rows of `--csv`, one per direction: the window's totals
+/// (`start_s` 0, `end_s` the seconds measured; `lost` is the UDP loss of
+/// udp-stream, else timed-out requests or failed connections).
+pub fn csv_result_rows(r: &BenchResult) -> Vec<String> {
+    r.results
+        .iter()
+        .map(|d| {
+            let lost = d.udp.map(|u| u.lost).unwrap_or(d.lost);
+            format!(
+                "result,{},,0.000,{:.3},{},{:.0},{},{:.1},{},{},{},{},{}",
+                dir_name(d.dir),
+                d.seconds,
+                d.bytes.0,
+                d.bits_per_sec,
+                d.msgs,
+                d.per_sec,
+                lost,
+                d.errors,
+                csv_opt(d.latency.as_ref().map(|l| l.p50_ns.0)),
+                csv_opt(d.latency.as_ref().map(|l| l.p99_ns.0)),
+                d.retransmits,
+            )
+        })
+        .collect()
 }

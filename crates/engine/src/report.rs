@@ -387,6 +387,17 @@ pub struct BenchResult {
     pub version: String,
     /// Server address as given.
     pub server: String,
+    /// Wall-clock time of the start (`go`), RFC 3339 in UTC
+    /// (`2026-11-23T21:40:00Z`).
+    #[serde(default)]
+    pub start_time: String,
+    /// Address family of the control and data connections.
+    #[serde(default)]
+    pub family: Option<crate::config::Family>,
+    /// Whether the user stopped the test early (Ctrl-C); the results then
+    /// cover the part of the window measured until then.
+    #[serde(default)]
+    pub interrupted: bool,
     /// Test id the server assigned.
     pub test_id: u64,
     /// Full configuration.
@@ -521,6 +532,9 @@ pub fn summarize(
         schema_version: RESULT_SCHEMA_VERSION,
         version: env!("CARGO_PKG_VERSION").into(),
         server: server_addr,
+        start_time: String::new(),
+        family: None,
+        interrupted: false,
         test_id,
         config: cfg.clone(),
         results,
@@ -642,6 +656,59 @@ fn summarize_dir(
     }
 }
 
+/// Mark a result as stopped early after `window_s` seconds of its measured
+/// window: rates are over that time, intervals that had not started are
+/// dropped, and a note says so.
+pub fn cut_short(r: &mut BenchResult, window_s: f64) {
+    let full = r.config.duration_ms as f64 / 1000.0;
+    let secs = window_s.clamp(0.0, full);
+    r.interrupted = true;
+    for d in &mut r.results {
+        d.seconds = secs;
+        let per = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+        d.bits_per_sec = per(d.bytes.0 as f64 * 8.0);
+        d.per_sec = if r.config.test == TestKind::TcpStream {
+            0.0
+        } else {
+            per(d.msgs as f64)
+        };
+    }
+    r.intervals.retain(|i| i.start_s < secs);
+    r.notes.push(if secs > 0.0 {
+        format!(
+            "interrupted after {secs:.2} s of the {full:.2} s window: the results cover that part"
+        )
+    } else {
+        "interrupted during the warm-up: nothing was measured".to_string()
+    });
+}
+
+/// `t` as RFC 3339 in UTC, to the second (`2026-11-23T21:40:00Z`); times
+/// before 1970 print as the epoch.
+pub fn rfc3339_utc(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// netperf-style service demand: busy CPU µs of the host over the window per unit of work.
 pub fn service_demand(t: TestKind, busy_us: f64, bytes: u64, msgs: u64) -> ServiceDemand {
     let per = |units: f64| (units > 0.0 && busy_us > 0.0).then(|| busy_us / units);
@@ -661,5 +728,69 @@ pub fn service_demand(t: TestKind, busy_us: f64, bytes: u64, msgs: u64) -> Servi
         } else {
             None
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn start_time_is_rfc3339_utc() {
+        let at = |s: u64| rfc3339_utc(UNIX_EPOCH + Duration::from_secs(s));
+        // Expected values from `date -u -d ... +%s`.
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(1_795_470_000), "2026-11-23T21:40:00Z");
+        assert_eq!(at(951_868_799), "2000-02-29T23:59:59Z");
+        assert_eq!(at(4_107_542_400), "2100-03-01T00:00:00Z");
+        assert_eq!(
+            rfc3339_utc(UNIX_EPOCH - Duration::from_secs(5)),
+            "1970-01-01T00:00:00Z"
+        );
+    }
+
+    #[test]
+    fn cut_short_rates_over_the_measured_part() {
+        let cfg = TestConfig {
+            test: TestKind::UdpRr,
+            duration_ms: 10_000,
+            interval_ms: 1_000,
+            ..TestConfig::default()
+        };
+        let mut r = BenchResult {
+            config: cfg,
+            results: vec![DirSummary {
+                bytes: Bytes(1000),
+                msgs: 500,
+                seconds: 10.0,
+                ..DirSummary::default()
+            }],
+            intervals: (0..10)
+                .map(|i| IntervalReport {
+                    index: i,
+                    start_s: i as f64,
+                    end_s: i as f64 + 1.0,
+                    ..IntervalReport::default()
+                })
+                .collect(),
+            ..BenchResult::default()
+        };
+        cut_short(&mut r, 2.5);
+        assert!(r.interrupted);
+        assert_eq!(r.results[0].seconds, 2.5);
+        assert_eq!(r.results[0].per_sec, 200.0);
+        assert_eq!(r.results[0].bits_per_sec, 3200.0);
+        assert_eq!(r.intervals.len(), 3);
+        assert!(
+            r.notes[0].contains("interrupted after 2.50 s"),
+            "{:?}",
+            r.notes
+        );
+        let mut w = r.clone();
+        cut_short(&mut w, -1.0);
+        assert_eq!(w.results[0].per_sec, 0.0);
+        assert!(w.intervals.is_empty());
     }
 }

@@ -99,7 +99,10 @@ pub(crate) fn run<S: Session>(
     let mut failure = None;
     loop {
         let now = Instant::now();
-        let next_cpu = cpuw.poll(&t, now);
+        // A stopped test (Ctrl-C on the client) closes its CPU window when
+        // its workers have ended, not at the planned end.
+        let stopped = side.abort.load(Ordering::Relaxed) && side.all_done();
+        let next_cpu = if stopped { None } else { cpuw.poll(&t, now) };
         if let Err(e) = s.poll(&side) {
             failure = Some(e);
             break;

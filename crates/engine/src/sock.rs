@@ -37,8 +37,69 @@ pub(crate) fn reuseport_udp_from(addr: SocketAddr, peer: IpAddr) -> std::io::Res
     Ok(s.into())
 }
 
-/// Apply the configuration's socket options to a data socket.
-pub(crate) fn apply_opts(fd: std::os::fd::BorrowedFd<'_>, cfg: &TestConfig, tcp: bool) {
+/// Where a client's data and control sockets come from: `--bind ADDR`
+/// (source address) and `--bind-dev IF` (SO_BINDTODEVICE).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Source {
+    /// Source address (port 0 unless a flow has `--cport`).
+    pub addr: Option<IpAddr>,
+    /// Interface the sockets are bound to.
+    pub dev: Option<String>,
+}
+
+impl Source {
+    /// Bind `s` to the device, and to the source address and `port` when
+    /// either is set (the unspecified address of `to`'s family otherwise).
+    pub(crate) fn apply(
+        &self,
+        s: &socket2::Socket,
+        to: SocketAddr,
+        port: u16,
+    ) -> std::io::Result<()> {
+        if let Some(d) = &self.dev {
+            s.bind_device(Some(d.as_bytes()))
+                .map_err(|e| std::io::Error::new(e.kind(), format!("--bind-dev {d}: {e}")))?;
+        }
+        if self.addr.is_some() || port != 0 {
+            let ip = self.addr.unwrap_or(match to {
+                SocketAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+                SocketAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+            });
+            let a = SocketAddr::new(ip, port);
+            s.bind(&a.into()).map_err(|e| {
+                let what = if e.kind() == std::io::ErrorKind::AddrInUse {
+                    "is already in use"
+                } else {
+                    "cannot be bound"
+                };
+                std::io::Error::new(e.kind(), format!("source address {a} {what}: {e}"))
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// A socket option the test asked for that this host refused.
+#[derive(Debug, thiserror::Error)]
+#[error("{flag} {value}: {source}")]
+pub struct OptError {
+    /// The flag (`--congestion`).
+    pub flag: &'static str,
+    /// Its value as given.
+    pub value: String,
+    /// The OS error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Apply the configuration's socket options to a data socket. Buffer sizes,
+/// busy polling and TCP_NODELAY are best effort; `--congestion`, `--tos`
+/// and `--mss` were asked for by name, so a refusal is an error.
+pub(crate) fn apply_opts(
+    fd: std::os::fd::BorrowedFd<'_>,
+    cfg: &TestConfig,
+    tcp: bool,
+) -> Result<(), OptError> {
     use sys::opt::*;
     if let Some(b) = cfg.sndbuf {
         if sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUFFORCE, b as i32).is_err() {
@@ -56,6 +117,66 @@ pub(crate) fn apply_opts(fd: std::os::fd::BorrowedFd<'_>, cfg: &TestConfig, tcp:
     if tcp && cfg.nodelay {
         let _ = sys::set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1);
     }
+    let s = socket2::SockRef::from(&fd);
+    if let Some(t) = cfg.tos {
+        let r = match s.domain() {
+            Ok(d) if d == socket2::Domain::IPV6 => s.set_tclass_v6(u32::from(t)),
+            _ => s.set_tos(u32::from(t)),
+        };
+        r.map_err(|source| OptError {
+            flag: "--tos",
+            value: t.to_string(),
+            source,
+        })?;
+    }
+    if tcp {
+        if let Some(c) = &cfg.congestion {
+            s.set_tcp_congestion(c.as_bytes())
+                .map_err(|source| OptError {
+                    flag: "--congestion",
+                    value: c.clone(),
+                    source,
+                })?;
+        }
+        if let Some(m) = cfg.mss {
+            s.set_mss(m).map_err(|source| OptError {
+                flag: "--mss",
+                value: m.to_string(),
+                source,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Why `--congestion ALGO` cannot be used on this host, in one line naming
+/// it and listing `net.ipv4.tcp_available_congestion_control` (read from
+/// `root`); `None` when a scratch TCP socket takes it.
+pub(crate) fn congestion_refused(algo: &str, root: &host::Root) -> Option<String> {
+    let probe = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+        .or_else(|_| socket2::Socket::new(socket2::Domain::IPV6, socket2::Type::STREAM, None));
+    let e = match probe.and_then(|s| s.set_tcp_congestion(algo.as_bytes())) {
+        Ok(()) => return None,
+        Err(e) => e,
+    };
+    let avail = root
+        .read_opt("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .ok()
+        .flatten()
+        .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unreadable".into());
+    let why = match e.raw_os_error() {
+        Some(libc::ENOENT) => "unknown congestion control algorithm".to_string(),
+        Some(libc::EPERM) => {
+            "congestion control algorithm not allowed here (net.ipv4.tcp_allowed_congestion_control)"
+                .to_string()
+        }
+        _ => format!("congestion control algorithm refused ({e})"),
+    };
+    Some(format!(
+        "{why} `{}` (available: {avail})",
+        crate::proto::printable(algo, 40)
+    ))
 }
 
 /// TCP_INFO of a stream as a report row.
@@ -68,4 +189,10 @@ pub(crate) fn tcp_info_of(flow: u32, s: &TcpStream) -> Option<TcpInfo> {
         cwnd: t.snd_cwnd,
         mss: t.snd_mss,
     })
+}
+
+impl From<OptError> for std::io::Error {
+    fn from(e: OptError) -> std::io::Error {
+        std::io::Error::new(e.source.kind(), e.to_string())
+    }
 }

@@ -468,7 +468,9 @@ mod tests {
                     a = u32::from(*b);
                 }
                 c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => {
-                    let Some(w) = pkt.get(off..off + 4) else { return 0 };
+                    let Some(w) = pkt.get(off..off + 4) else {
+                        return 0;
+                    };
                     a = u32::from_be_bytes(w.try_into().unwrap());
                 }
                 c if c == libc::BPF_ALU | libc::BPF_RSH | libc::BPF_K => a >>= i.k,
@@ -525,19 +527,16 @@ mod tests {
     /// Whether a datagram from `from` reaches a socket bound to `to` that
     /// carries the filter for `peer` (the real kernel, loopback only).
     fn delivered(to: SocketAddr, peer: IpAddr, from: SocketAddr) -> bool {
-        let s = socket2::Socket::new(
-            socket2::Domain::for_address(to),
-            socket2::Type::DGRAM,
-            None,
-        )
-        .unwrap();
+        let s = socket2::Socket::new(socket2::Domain::for_address(to), socket2::Type::DGRAM, None)
+            .unwrap();
         if to.is_ipv6() {
             s.set_only_v6(false).unwrap();
         }
         s.attach_filter(&source_filter(peer)).unwrap();
         s.bind(&to.into()).unwrap();
         let rx: UdpSocket = s.into();
-        rx.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        rx.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
         let mut dst = rx.local_addr().unwrap();
         if from.is_ipv4() && dst.is_ipv6() {
             dst = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), dst.port());
@@ -574,6 +573,10 @@ mod tests {
         // IPv6 peer.
         assert!(delivered(lo6, IpAddr::V6(Ipv6Addr::LOCALHOST), lo6));
         assert!(!delivered(lo6, "::2".parse().unwrap(), lo6));
-        assert!(!delivered(any6, IpAddr::V6(Ipv6Addr::LOCALHOST), v4("127.0.0.1")));
+        assert!(!delivered(
+            any6,
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+            v4("127.0.0.1")
+        ));
     }
 }

@@ -314,4 +314,6 @@ pub struct Params {
     pub test_id: u64,
     /// UDP tag.
     pub tag: u32,
+    /// Where this end's new connections come from (tcp-crr clients).
+    pub src: crate::sock::Source,
 }

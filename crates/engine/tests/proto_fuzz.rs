@@ -71,6 +71,11 @@ fn arb_config() -> impl Strategy<Value = TestConfig> {
             prop::option::of(any::<u32>()),
             prop::option::of(any::<u32>()),
         ),
+        (
+            prop::option::of("[ -~]{0,20}"),
+            prop::option::of(any::<u8>()),
+            prop::option::of(any::<u32>()),
+        ),
     )
         .prop_map(
             |(
@@ -85,6 +90,7 @@ fn arb_config() -> impl Strategy<Value = TestConfig> {
                     sndbuf,
                     rcvbuf,
                 ),
+                (congestion, tos, mss),
             )| TestConfig {
                 test,
                 flows,
@@ -104,6 +110,9 @@ fn arb_config() -> impl Strategy<Value = TestConfig> {
                 udp_gro,
                 sndbuf,
                 rcvbuf,
+                congestion,
+                tos,
+                mss,
             },
         )
 }

@@ -47,6 +47,10 @@ pub const DRAIN: Duration = Duration::from_millis(100);
 pub struct ServerConfig {
     /// Control address.
     pub listen: SocketAddr,
+    /// With `listen` on `[::]`: also take IPv4 clients (IPV6_V6ONLY off),
+    /// and fall back to `0.0.0.0` when this host has no IPv6. Off, an IPv6
+    /// address listens for IPv6 only.
+    pub dual_stack: bool,
     /// Pre-shared token; when set, clients must prove it (and the server
     /// proves it back).
     pub token: Option<Vec<u8>>,
@@ -79,7 +83,25 @@ struct Shared {
 #[derive(Debug)]
 pub struct Server {
     listener: TcpListener,
+    ipv4_fallback: bool,
     shared: Arc<Shared>,
+}
+
+/// The control listener: SO_REUSEADDR, and on IPv6 IPV6_V6ONLY unless
+/// `dual_stack`.
+fn listen_socket(addr: SocketAddr, dual_stack: bool) -> std::io::Result<TcpListener> {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        None,
+    )?;
+    if addr.is_ipv6() {
+        s.set_only_v6(!dual_stack)?;
+    }
+    s.set_reuse_address(true)?;
+    s.bind(&addr.into())?;
+    s.listen(1024)?;
+    Ok(s.into())
 }
 
 /// Write a log line; a closed stderr must not take the server down.
@@ -103,11 +125,37 @@ impl Server {
         {
             return Err(EngineError::BlankToken);
         }
-        let listener = TcpListener::bind(cfg.listen).map_err(|source| EngineError::Bind {
-            addr: cfg.listen.to_string(),
-            source,
-        })?;
+        let first = listen_socket(cfg.listen, cfg.dual_stack);
+        let v6_any = cfg.listen.ip() == IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED);
+        let (listener, ipv4_fallback) = match first {
+            Ok(l) => (l, false),
+            Err(e)
+                if cfg.dual_stack
+                    && v6_any
+                    && matches!(
+                        e.raw_os_error(),
+                        Some(libc::EAFNOSUPPORT | libc::EADDRNOTAVAIL | libc::EPROTONOSUPPORT)
+                    ) =>
+            {
+                let v4 = SocketAddr::new(
+                    IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+                    cfg.listen.port(),
+                );
+                let l = listen_socket(v4, false).map_err(|source| EngineError::Bind {
+                    addr: v4.to_string(),
+                    source,
+                })?;
+                (l, true)
+            }
+            Err(source) => {
+                return Err(EngineError::Bind {
+                    addr: cfg.listen.to_string(),
+                    source,
+                })
+            }
+        };
         Ok(Server {
+            ipv4_fallback,
             listener,
             shared: Arc::new(Shared {
                 cfg,
@@ -121,6 +169,12 @@ impl Server {
     /// The bound address.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// Whether a dual-stack `[::]` listener fell back to IPv4 because this
+    /// host has no IPv6.
+    pub fn ipv4_fallback(&self) -> bool {
+        self.ipv4_fallback
     }
 
     /// Serve forever.
@@ -372,6 +426,17 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<TestConfig, SessionErr
     if let Err(x) = cfg.check_limits(&sh.cfg.limits) {
         return Err(refuse(ctrl, "limit", x.0));
     }
+    // The data path has the control connection's family (an IPv4 client of
+    // a dual-stack listener arrives v4-mapped, and its data goes over IPv4).
+    let v6 = ctrl.local_addr()?.ip().to_canonical().is_ipv6();
+    if let Err(x) = cfg.check_family(v6) {
+        return Err(refuse(ctrl, "config", x.0));
+    }
+    if let Some(c) = &cfg.congestion {
+        if let Some(why) = crate::sock::congestion_refused(c, &sh.cfg.root) {
+            return Err(refuse(ctrl, "config", format!("this server: {why}")));
+        }
+    }
     Ok(cfg)
 }
 
@@ -441,7 +506,7 @@ fn bind_data(
             let l = reuseport_listener(any, 1024)?;
             // Buffer sizes set on the listener reach the accepted sockets
             // before the handshake, so they shape the window scale.
-            apply_opts(l.as_fd(), cfg, true);
+            apply_opts(l.as_fd(), cfg, true)?;
             let port = l.local_addr()?.port();
             Ok((socks, Some(l), port))
         }
@@ -453,7 +518,7 @@ fn bind_data(
                 v.push(reuseport_listener(SocketAddr::new(ip, port), 4096)?);
             }
             for l in &v {
-                apply_opts(l.as_fd(), cfg, true);
+                apply_opts(l.as_fd(), cfg, true)?;
             }
             socks.listeners = v.into_iter().map(Some).collect();
             Ok((socks, None, port))
@@ -466,7 +531,7 @@ fn bind_data(
                 v.push(reuseport_udp_from(SocketAddr::new(ip, port), peer)?);
             }
             for s in &v {
-                apply_opts(s.as_fd(), cfg, false);
+                apply_opts(s.as_fd(), cfg, false)?;
             }
             socks.shared_udp = v.into_iter().map(Some).collect();
             Ok((socks, None, port))
@@ -504,7 +569,7 @@ fn accept_flows(
         }
         match proto::parse_data_preamble(&pre) {
             Some((id, f)) if id == test_id && (f as usize) < n && got[f as usize].is_none() => {
-                apply_opts(s.as_fd(), cfg, true);
+                apply_opts(s.as_fd(), cfg, true).map_err(std::io::Error::from)?;
                 got[f as usize] = Some(s);
                 have += 1;
             }
@@ -556,7 +621,7 @@ fn register_udp(
     let mut out = Vec::new();
     for f in 0..want {
         let s = reuseport_udp_from(local, peer)?;
-        apply_opts(s.as_fd(), cfg, false);
+        apply_opts(s.as_fd(), cfg, false).map_err(std::io::Error::from)?;
         if let Some(a) = addrs.get(&f) {
             s.connect(*a)?;
         }
@@ -588,6 +653,8 @@ fn start_workers(
 /// The server's hooks in the shared event loop.
 struct ServerSession<'a> {
     ctrl: &'a mut TcpStream,
+    /// The side's stop flags, raised when the client says `stop`.
+    stop: [Arc<std::sync::atomic::AtomicBool>; 2],
 }
 
 impl Session for ServerSession<'_> {
@@ -602,6 +669,12 @@ impl Session for ServerSession<'_> {
     fn on_ctrl(&mut self, m: Msg) -> Result<Option<Duration>, Abort> {
         match m {
             Msg::ClientDone => Ok(Some(DRAIN)),
+            Msg::Stop => {
+                for f in &self.stop {
+                    f.store(true, Ordering::Relaxed);
+                }
+                Ok(None)
+            }
             other => Err(Abort::Unexpected(other.name())),
         }
     }
@@ -621,7 +694,8 @@ fn run_test(
 ) -> Result<(), SessionError> {
     let test_id: u64 = rand::random::<u64>() | 1;
     let tag = proto::udp_tag(test_id);
-    let ip = ctrl.local_addr()?.ip();
+    // IPv4 clients of a dual-stack listener get IPv4 data sockets.
+    let ip = ctrl.local_addr()?.ip().to_canonical();
     let peer_ip = source(&peer);
     let (socks, listener, port) = match bind_data(&cfg, ip, peer_ip) {
         Ok(d) => d,
@@ -639,6 +713,7 @@ fn run_test(
         cfg: cfg.clone(),
         test_id,
         tag,
+        src: crate::sock::Source::default(),
     });
     let local = SocketAddr::new(ip, port);
     let started = start_workers(
@@ -674,7 +749,10 @@ fn run_test(
     proto::write_msg(&mut ctrl, &Msg::Go).map_err(ProtoError::from)?;
     let root = sh.cfg.root.clone();
     let reader = ctrl.try_clone()?;
-    let mut s = ServerSession { ctrl: &mut ctrl };
+    let mut s = ServerSession {
+        ctrl: &mut ctrl,
+        stop: [side.abort.clone(), side.stop_passive.clone()],
+    };
     let (out, failure) = session::run(
         side,
         &cfg,

@@ -29,7 +29,10 @@ impl Client<'_> {
         let s = socket2::Socket::new(self.domain, socket2::Type::STREAM, None)?;
         s.set_write_timeout(Some(Duration::from_secs(1)))?;
         s.set_read_timeout(Some(Duration::from_secs(1)))?;
-        apply_opts(s.as_fd(), &self.p.cfg, true);
+        if let Some(to) = self.addr.as_socket() {
+            self.p.src.apply(&s, to, 0)?;
+        }
+        apply_opts(s.as_fd(), &self.p.cfg, true)?;
         s.connect(&self.addr)?;
         let mut s: TcpStream = s.into();
         s.write_all(&self.req)?;
@@ -97,7 +100,7 @@ impl Server<'_> {
     fn once(&mut self, mut s: TcpStream) -> io::Result<bool> {
         s.set_read_timeout(Some(Duration::from_secs(1)))?;
         s.set_write_timeout(Some(Duration::from_secs(1)))?;
-        apply_opts(s.as_fd(), &self.p.cfg, true);
+        let _ = apply_opts(s.as_fd(), &self.p.cfg, true);
         s.read_exact(&mut self.req)?;
         let mut pre = [0u8; 16];
         pre.copy_from_slice(&self.req[..16]);

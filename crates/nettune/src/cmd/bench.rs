@@ -5,7 +5,7 @@ use anyhow::Context;
 use engine::config::{parse_bytes, parse_si, Direction, TestConfig, TestKind};
 use engine::proto::DEFAULT_PORT;
 use engine::report::IntervalReport;
-use engine::ClientOpts;
+use engine::{ClientOpts, Family, Source};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +25,13 @@ Examples (run `nettune serve` on host B first):
   nettune bench B --test tcp-crr --flows 2                    connections/s
   nettune bench B --json > result.json                        one document: both hosts, config, histogram
   nettune bench B --json-stream | jq .                        NDJSON: intervals, then the result
+  nettune bench B --csv > run.csv                             one row per interval, then per result
+  nettune bench -6 B --test udp-rr                            over IPv6 (B's AAAA address)
+  nettune bench B --bind 10.0.0.1 --cport 5001 --flows 2      source address; flows from ports 5001, 5002
+  nettune bench B --congestion bbr --tos 0x10 --mss 1400      socket options on both ends
+
+Ctrl-C stops the test and prints what was measured so far (exit status 130); a second
+Ctrl-C exits at once.
 
 Numbers take suffixes: --rate 10G (bits/s for streams, transactions/s for RR), --size 64K.
 Throughput and loss are measured where the packets arrive; RR/CRR latency at the client.
@@ -33,6 +40,30 @@ CPU: per-CPU usr/sys/irq/softirq of both hosts over the window, and service dema
 pub struct Args {
     /// Server running `nettune serve`.
     pub host: String,
+    /// Use IPv4 only (HOST resolves to its IPv4 address).
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Use IPv6 only (HOST resolves to its IPv6 address).
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// Source address of the control and data connections.
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<std::net::IpAddr>,
+    /// Bind every socket to this interface (SO_BINDTODEVICE).
+    #[arg(long, value_name = "IF")]
+    pub bind_dev: Option<String>,
+    /// First client port of stream flows: flow i uses PORT + i.
+    #[arg(long, value_name = "PORT")]
+    pub cport: Option<u16>,
+    /// TCP congestion control of data connections on both ends (e.g. cubic, bbr).
+    #[arg(long, value_name = "ALGO")]
+    pub congestion: Option<String>,
+    /// IP TOS / IPv6 traffic class byte of data sockets on both ends (e.g. 0x10, 184).
+    #[arg(long, value_name = "BYTE", value_parser = parse_tos)]
+    pub tos: Option<u8>,
+    /// TCP maximum segment size of data connections on both ends (TCP_MAXSEG).
+    #[arg(long, value_name = "BYTES")]
+    pub mss: Option<u32>,
     /// Server control port.
     #[arg(long, short, default_value_t = DEFAULT_PORT, value_name = "P")]
     pub port: u16,
@@ -100,6 +131,9 @@ pub struct Args {
     /// Print NDJSON: one line per interval, then the result.
     #[arg(long)]
     pub json_stream: bool,
+    /// Print CSV: a header, one row per interval, then one row per result.
+    #[arg(long, conflicts_with_all = ["json", "json_stream"])]
+    pub csv: bool,
     /// File holding the pre-shared token (else the NETTUNE_TOKEN environment variable).
     #[arg(long, value_name = "F")]
     pub token_file: Option<PathBuf>,
@@ -112,6 +146,16 @@ pub struct Args {
     /// Directory standing for `/` when reading host facts and counters.
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
+}
+
+/// A TOS byte in decimal or `0x` hex.
+fn parse_tos(s: &str) -> Result<u8, String> {
+    let t = s.trim();
+    let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u8::from_str_radix(h, 16),
+        None => t.parse(),
+    };
+    v.map_err(|_| format!("`{s}` is not a byte (0-255, or 0x00-0xff)"))
 }
 
 fn ms(what: &str, s: f64) -> anyhow::Result<u64> {
@@ -208,6 +252,9 @@ pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
         udp_gro: a.udp_gro,
         sndbuf: buf("sndbuf", a.sndbuf)?,
         rcvbuf,
+        congestion: a.congestion.clone(),
+        tos: a.tos,
+        mss: a.mss,
     };
     cfg.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(cfg)
@@ -231,8 +278,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         root,
         connect_timeout,
         max_memory: args.max_memory,
+        family: if args.ipv4 {
+            Some(Family::Ipv4)
+        } else if args.ipv6 {
+            Some(Family::Ipv6)
+        } else {
+            None
+        },
+        source: Source {
+            addr: args.bind,
+            dev: args.bind_dev.clone(),
+        },
+        cport: args.cport,
+        interrupt: engine::interrupt::sigint_flag().ok(),
     };
-    let human = !args.json && !args.json_stream;
+    let csv = args.csv;
+    let human = !args.json && !args.json_stream && !csv;
     let tty = human && std::io::stderr().is_terminal();
     let total = (cfg.warmup_ms + cfg.duration_ms) as f64 / 1000.0;
     let pb = if tty {
@@ -246,8 +307,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let test = cfg.test;
     let stream = args.json_stream;
+    if csv {
+        writeln!(out, "{}", engine::render::CSV_HEADER)?;
+    }
     let mut on_interval = |i: &IntervalReport| {
-        if stream {
+        if csv {
+            let _ = writeln!(out, "{}", engine::render::csv_interval_row(test, i));
+            let _ = out.flush();
+        } else if stream {
             let mut v = serde_json::to_value(i).unwrap_or_default();
             if let Some(m) = v.as_object_mut() {
                 m.insert("type".into(), "interval".into());
@@ -277,8 +344,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
+    if let Err(engine::EngineError::Interrupted(when)) = &result {
+        eprintln!("nettune bench: interrupted {when}");
+        return Ok(ExitCode::from(engine::interrupt::EXIT_INTERRUPTED));
+    }
     let result = result.context(format!("{} against {}", cfg.test, args.host))?;
-    if args.json {
+    if csv {
+        for row in engine::render::csv_result_rows(&result) {
+            writeln!(out, "{row}")?;
+        }
+    } else if args.json {
         serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else if stream {
@@ -287,6 +362,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         writeln!(out)?;
         write!(out, "{}", engine::render::human(&result))?;
+    }
+    out.flush()?;
+    if result.interrupted {
+        return Ok(ExitCode::from(engine::interrupt::EXIT_INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@ use anyhow::Context;
 use engine::config::{human_bytes, parse_bytes, Limits, MAX_TEST_MS};
 use engine::proto::DEFAULT_PORT;
 use engine::{Server, ServerConfig};
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,7 +12,9 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
-  nettune serve                              listen on 0.0.0.0:5290
+  nettune serve                              listen on [::]:5290, IPv6 and IPv4 (dual-stack)
+  nettune serve -4                           IPv4 only (0.0.0.0:5290)
+  nettune serve -6                           IPv6 only ([::]:5290, IPV6_V6ONLY)
   nettune serve --listen 10.0.0.2 --port 6000
   NETTUNE_TOKEN=s3cret nettune serve         clients must prove the token, and the server proves
                                              it back (HMAC; the token is never sent)
@@ -26,9 +28,15 @@ handshake and holds no session slot until it has authenticated and sent its setu
 that send garbage, stop mid-handshake or vanish mid-test are dropped without disturbing the
 others; a test over the limits is refused with a one-line reason.")]
 pub struct Args {
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0", value_name = "ADDR")]
-    pub listen: IpAddr,
+    /// Address to listen on [default: [::] dual-stack, or 0.0.0.0 when the host has no IPv6].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<IpAddr>,
+    /// Listen on IPv4 only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Listen on IPv6 only (IPV6_V6ONLY).
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
     /// Control port.
     #[arg(long, short, default_value_t = DEFAULT_PORT, value_name = "P")]
     pub port: u16,
@@ -125,9 +133,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.max_unauthenticated == 0 || args.max_unauthenticated_per_ip == 0 {
         anyhow::bail!("--max-unauthenticated and --max-unauthenticated-per-ip must be at least 1");
     }
-    let listen = SocketAddr::new(args.listen, args.port);
+    let ip = match (args.listen, args.ipv4, args.ipv6) {
+        (None, true, _) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        (None, _, _) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        (Some(ip), v4, v6) => {
+            let fam = if ip.to_canonical().is_ipv4() {
+                "IPv4"
+            } else {
+                "IPv6"
+            };
+            if (v4 && fam != "IPv4") || (v6 && fam != "IPv6") {
+                anyhow::bail!(
+                    "--listen {ip} is an {fam} address, but {} asks for {}",
+                    if v4 { "-4" } else { "-6" },
+                    if v4 { "IPv4" } else { "IPv6" }
+                );
+            }
+            ip
+        }
+    };
+    let listen = SocketAddr::new(ip, args.port);
     let server = Server::bind(ServerConfig {
         listen,
+        dual_stack: !args.ipv6,
         token: token.clone(),
         limits: Limits {
             max_flows: args.max_flows,
@@ -144,6 +172,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         log: !args.quiet,
     })?;
     let addr = server.local_addr().unwrap_or(listen);
+
     eprintln!(
         "nettune serve: listening on {addr} (protocol v{}){}",
         engine::proto::PROTO_VERSION,
@@ -153,6 +182,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ""
         }
     );
+    if server.ipv4_fallback() {
+        eprintln!("nettune serve: IPv6 is not available here; IPv4 only");
+    }
     server.serve()?;
     Ok(ExitCode::SUCCESS)
 }
