@@ -294,6 +294,74 @@ impl TwoHosts {
     }
 }
 
+/// IPv6 addresses of a [`TwoHosts`] link, from [`TwoHosts::add_ipv6`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv6Pair {
+    /// Address of `nt0` in `a`.
+    pub a: std::net::Ipv6Addr,
+    /// Address of `nt1` in `b`.
+    pub b: std::net::Ipv6Addr,
+}
+
+impl TwoHosts {
+    /// Whether IPv6 is enabled in both namespaces
+    /// (`net.ipv6.conf.all.disable_ipv6` is 0 and `/proc/net/if_inet6` exists).
+    pub fn ipv6_enabled(&self) -> bool {
+        [&self.a, &self.b].iter().all(|ns| {
+            ns.sh("cat /proc/sys/net/ipv6/conf/all/disable_ipv6 && test -e /proc/net/if_inet6")
+                .is_ok_and(|v| v.trim() == "0")
+        })
+    }
+
+    /// Give the veth ends IPv6 addresses in a /64 of fd00:198:18::/48 (a
+    /// unique local range) derived from their IPv4 /30, with `nodad` so they
+    /// are usable at once (no duplicate address detection delay).
+    pub fn add_ipv6(&self) -> Result<Ipv6Pair, LabError> {
+        let n = u32::from(self.a_end.addr) >> 2;
+        let net = |host: u16| {
+            std::net::Ipv6Addr::new(0xfd00, 0x198, 0x18, (n & 0xffff) as u16, 0, 0, 0, host)
+        };
+        let pair = Ipv6Pair {
+            a: net(1),
+            b: net(2),
+        };
+        self.a.ip(&[
+            "-6",
+            "addr",
+            "add",
+            &format!("{}/64", pair.a),
+            "dev",
+            &self.a_end.iface,
+            "nodad",
+        ])?;
+        self.b.ip(&[
+            "-6",
+            "addr",
+            "add",
+            &format!("{}/64", pair.b),
+            "dev",
+            &self.b_end.iface,
+            "nodad",
+        ])?;
+        Ok(pair)
+    }
+
+    /// Add one more IPv6 address (with `nodad`) to `a`'s link end, e.g. to
+    /// send from an address that is not the test's.
+    pub fn add_ipv6_to_a(&self, addr: std::net::Ipv6Addr) -> Result<(), LabError> {
+        self.a.ip(&[
+            "-6",
+            "addr",
+            "add",
+            &format!("{addr}/64"),
+            "dev",
+            &self.a_end.iface,
+            "nodad",
+        ])?;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

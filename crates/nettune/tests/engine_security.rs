@@ -456,3 +456,92 @@ fn handshake_timeout_names_what_and_where() {
     assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
     assert!(!err.contains("temporarily unavailable"), "{err}");
 }
+
+// Issue 9: the UDP source filter over IPv6. The client side must run inside
+// a namespace (it sends from two IPv6 addresses of its own), so the test
+// re-runs this test binary there, with only `ipv6_spoof_child` selected.
+
+/// The client half of `udp_rr_does_not_echo_to_other_ipv6_addresses`: runs
+/// only when that test starts it inside namespace `a` (NT_V6_CHILD =
+/// "legit|other|server|port").
+#[test]
+#[ignore = "run by udp_rr_does_not_echo_to_other_ipv6_addresses inside a namespace"]
+fn ipv6_spoof_child() {
+    let Ok(spec) = std::env::var("NT_V6_CHILD") else {
+        return;
+    };
+    let f: Vec<&str> = spec.split('|').collect();
+    let (legit, other, server): (std::net::Ipv6Addr, std::net::Ipv6Addr, std::net::Ipv6Addr) = (
+        f[0].parse().unwrap(),
+        f[1].parse().unwrap(),
+        f[2].parse().unwrap(),
+    );
+    let port: u16 = f[3].parse().unwrap();
+    let cfg = TestConfig {
+        test: TestKind::UdpRr,
+        size: 32,
+        warmup_ms: 0,
+        duration_ms: 3000,
+        ..TestConfig::default()
+    };
+    let (mut ctrl, answer) = raw_setup_at((legit, 0).into(), (server, port).into(), None, &cfg);
+    let Msg::Ready { test_id, port } = answer else {
+        panic!("expected ready, got {answer:?}");
+    };
+    proto::write_msg(&mut ctrl, &Msg::Connected).unwrap();
+    wait_go(&mut ctrl, || {});
+    let req = udp_header(proto::udp_tag(test_id), 0, 1, 32);
+    let echo = |from: std::net::Ipv6Addr| {
+        let u = UdpSocket::bind((from, 0)).unwrap();
+        u.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        u.send_to(&req, (server, port)).unwrap();
+        let mut buf = [0u8; 64];
+        u.recv(&mut buf).is_ok()
+    };
+    assert!(echo(legit), "the control peer's address gets answers");
+    assert!(!echo(other), "the server echoed to a third party over IPv6");
+    println!("ipv6 spoof check passed");
+}
+
+#[test]
+fn udp_rr_does_not_echo_to_other_ipv6_addresses() {
+    if !lab::require_root("engine_security::udp_rr_does_not_echo_to_other_ipv6_addresses") {
+        return;
+    }
+    let lab = lab::TwoHosts::create("nt6sec", 1).unwrap();
+    if !lab.ipv6_enabled() {
+        eprintln!("skipping udp_rr_does_not_echo_to_other_ipv6_addresses: IPv6 is disabled in the namespaces");
+        return;
+    }
+    let v6 = lab.add_ipv6().unwrap();
+    let mut other = v6.a.segments();
+    other[7] = 3;
+    let other = std::net::Ipv6Addr::from(other);
+    lab.add_ipv6_to_a(other).unwrap();
+    let mut server = lab.b.spawn(BIN, &["serve", "--port", "0"]).unwrap();
+    let stderr = server.child().unwrap().stderr.take().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stderr), &mut line).unwrap();
+    let port = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|a| a.rsplit(':').next())
+        .unwrap_or_else(|| panic!("no port in {line:?}"))
+        .to_string();
+    let exe = std::env::current_exe().unwrap();
+    let out = lab
+        .a
+        .command(exe.to_str().unwrap())
+        .args(["--exact", "ipv6_spoof_child", "--ignored", "--nocapture"])
+        .env("NT_V6_CHILD", format!("{}|{other}|{}|{port}", v6.a, v6.b))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("ipv6 spoof check passed"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -47,6 +47,41 @@ pub fn serve(env: &[(&str, &str)], extra: &[&str]) -> Serve {
     Serve { child, port }
 }
 
+/// Start a server with exactly these `serve` flags (plus `--port 0 -q`),
+/// e.g. none for the default dual-stack listener, or `["-6"]`.
+pub fn serve_with(flags: &[&str]) -> Serve {
+    let mut c = Command::new(BIN);
+    c.arg("serve")
+        .args(flags)
+        .args(["--port", "0", "-q"])
+        .env_remove("NETTUNE_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn nettune serve");
+    let stderr = child.stderr.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stderr).read_line(&mut line).unwrap();
+    let port = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    Serve { child, port }
+}
+
+/// Whether this host can use IPv6 on loopback (`::1`); prints why a test
+/// skips when it cannot.
+pub fn ipv6_loopback(test: &str) -> bool {
+    let ok = std::net::UdpSocket::bind("[::1]:0").is_ok()
+        && std::net::TcpListener::bind("[::1]:0").is_ok();
+    if !ok {
+        eprintln!("skipping {test}: IPv6 is disabled here (no ::1)");
+    }
+    ok
+}
+
 /// Quick timing flags for tests: 0.6 s window after 0.2 s warm-up.
 pub const QUICK: &[&str] = &["--duration", "0.6", "--warmup", "0.2", "--interval", "0.3"];
 
@@ -239,8 +274,36 @@ pub fn raw_setup_from(
     token: Option<&[u8]>,
     cfg: &engine::TestConfig,
 ) -> (std::net::TcpStream, engine::proto::Msg) {
+    let s = connect_from(from, port).unwrap();
+    raw_setup_on(s, token, cfg)
+}
+
+/// [`raw_setup`] from `src` to `dst`, any family.
+pub fn raw_setup_at(
+    src: std::net::SocketAddr,
+    dst: std::net::SocketAddr,
+    token: Option<&[u8]>,
+    cfg: &engine::TestConfig,
+) -> (std::net::TcpStream, engine::proto::Msg) {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(dst),
+        socket2::Type::STREAM,
+        None,
+    )
+    .unwrap();
+    s.bind(&src.into()).unwrap();
+    s.connect_timeout(&dst.into(), Duration::from_secs(2))
+        .unwrap();
+    raw_setup_on(s.into(), token, cfg)
+}
+
+/// The handshake of [`raw_setup`] on a connected stream.
+pub fn raw_setup_on(
+    mut s: std::net::TcpStream,
+    token: Option<&[u8]>,
+    cfg: &engine::TestConfig,
+) -> (std::net::TcpStream, engine::proto::Msg) {
     use engine::proto::{self, Msg};
-    let mut s = connect_from(from, port).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     proto::write_preamble(&mut s).unwrap();
     assert_eq!(proto::read_preamble(&mut s).unwrap(), proto::PROTO_VERSION);
