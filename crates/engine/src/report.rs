@@ -163,7 +163,7 @@ impl Latency {
 }
 
 /// TCP_INFO of one connection at the end of the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TcpInfo {
     /// Flow index.
     pub flow: u32,
@@ -177,6 +177,9 @@ pub struct TcpInfo {
     pub cwnd: u32,
     /// Send MSS, bytes.
     pub mss: u32,
+    /// Congestion control of the connection (TCP_CONGESTION), when read.
+    #[serde(default)]
+    pub congestion: Option<String>,
 }
 
 /// One worker's results.
@@ -594,7 +597,7 @@ fn summarize_dir(
             .workers
             .iter()
             .filter(|w| w.dir == Some(dir))
-            .flat_map(|w| w.tcp_info.iter().copied())
+            .flat_map(|w| w.tcp_info.iter().cloned())
             .collect()
     };
     let retransmits = ssum(tcp_info.iter().map(|t| t.retransmits as u64));

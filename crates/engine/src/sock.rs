@@ -188,6 +188,9 @@ pub(crate) fn tcp_info_of(flow: u32, s: &TcpStream) -> Option<TcpInfo> {
         rttvar_us: t.rttvar_us,
         cwnd: t.snd_cwnd,
         mss: t.snd_mss,
+        congestion: socket2::SockRef::from(s).tcp_congestion().ok().map(|n| {
+            String::from_utf8_lossy(n.split(|b| *b == 0).next().unwrap_or(&[])).into_owned()
+        }),
     })
 }
 
