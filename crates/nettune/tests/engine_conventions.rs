@@ -352,3 +352,92 @@ fn server_refuses_an_algorithm_it_does_not_have() {
         m => panic!("expected error, got {m:?}"),
     }
 }
+
+#[test]
+fn bind_sets_the_source_of_control_and_data() {
+    let s = serve(&[], &["-q"]);
+    let port = s.port.to_string();
+    // The server takes UDP only from the control connection's address, so
+    // udp tests pass only if data leaves from --bind as the control did.
+    for (test, extra) in [
+        ("udp-stream", &["--size", "256", "--rate", "20M"][..]),
+        ("udp-rr", &[][..]),
+        ("tcp-crr", &[][..]),
+    ] {
+        let mut args = vec![
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--bind",
+            "127.0.0.2",
+            "--test",
+            test,
+            "--json",
+        ];
+        args.extend_from_slice(QUICK);
+        args.extend_from_slice(extra);
+        sane(&json(&bench(&args, &[])), test);
+    }
+    // A family mismatch and an address we do not have are one line each.
+    let out = bench(&["-6", "::1", "-p", &port, "--bind", "127.0.0.2"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not an IPv6 address"), "{err}");
+    let out = bench(&["127.0.0.1", "-p", &port, "--bind", "192.0.2.1"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("192.0.2.1") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
+fn bind_dev_picks_the_interface() {
+    if !lab::require_root("engine_conventions::bind_dev_picks_the_interface") {
+        return;
+    }
+    let lab = lab::TwoHosts::create("ntbdev", 1).unwrap();
+    let _server = lab
+        .b
+        .spawn(BIN, &["serve", "--port", "5290", "-q"])
+        .unwrap();
+    let addr = lab.b_end.addr.to_string();
+    let mut up = false;
+    for _ in 0..50 {
+        if lab
+            .b
+            .sh("ss -ltnH 'sport = :5290'")
+            .unwrap()
+            .contains("5290")
+        {
+            up = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(up, "server did not start in the namespace");
+    let run = |dev: &str, test: &str| {
+        let mut args = vec![
+            "bench",
+            addr.as_str(),
+            "--bind-dev",
+            dev,
+            "--test",
+            test,
+            "--connect-timeout",
+            "1",
+            "--json",
+        ];
+        args.extend_from_slice(QUICK);
+        lab.a.command(BIN).args(&args).output().unwrap()
+    };
+    for test in ["tcp-stream", "udp-rr", "tcp-crr"] {
+        sane(&json(&run("nt0", test)), test);
+    }
+    // Bound to lo, the server's address is out of reach.
+    let out = run("lo", "tcp-stream");
+    assert_eq!(out.status.code(), Some(1));
+    let out = run("nosuchif0", "tcp-stream");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--bind-dev nosuchif0"), "{err}");
+}
