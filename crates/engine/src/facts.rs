@@ -1,5 +1,6 @@
 //! Host facts reported with every result: kernel, CPUs, congestion control,
-//! interfaces with their queues, offloads and IRQ affinities. Taken from
+//! interfaces with their MTU, queues, offloads, interrupt moderation and IRQ
+//! affinities. Taken from
 //! [`host::snapshot::read_snapshot`] (the same data `nettune inspect` shows).
 
 use host::Root;
@@ -33,6 +34,11 @@ pub struct IfaceFacts {
     /// Offloads that are on (`ethtool -k` names), when ethtool could read them.
     #[serde(default)]
     pub offloads_on: Vec<String>,
+    /// Interrupt moderation (`ethtool -c`): the attributes the driver
+    /// reports, by ethtool's names (`rx-usecs`, `adaptive-rx`, ...; booleans
+    /// 0/1); empty when the driver has none or ethtool could not read them.
+    #[serde(default)]
+    pub coalesce: std::collections::BTreeMap<String, u64>,
     /// IRQs and their affinities.
     pub irqs: Vec<IrqAffinity>,
 }
@@ -84,7 +90,12 @@ pub fn from_snapshot(s: &HostSnapshot) -> HostFacts {
                     .collect(),
                 _ => Vec::new(),
             };
+            let coalesce = match &i.ethtool.coalesce {
+                Probe::Ok { value } => value.clone(),
+                _ => Default::default(),
+            };
             IfaceFacts {
+                coalesce,
                 name: i.name.clone(),
                 driver: i.driver.clone(),
                 mtu: i.mtu,
@@ -109,4 +120,30 @@ pub fn from_snapshot(s: &HostSnapshot) -> HostFacts {
 /// Gather facts of the host (or fixture) at `root`; never fails.
 pub fn gather(root: &Root) -> HostFacts {
     from_snapshot(&host::snapshot::read_snapshot(root))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn facts_carry_mtu_offloads_and_interrupt_moderation() {
+        // Synthesized from seed 000 (ixgbevf on EC2, kernel 4.4).
+        let root = Root::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/c4-8xlarge"
+        ));
+        let f = gather(&root);
+        let eth0 = f.interfaces.iter().find(|i| i.name == "eth0").unwrap();
+        assert_eq!(eth0.mtu, Some(9001));
+        assert_eq!(eth0.coalesce.get("rx-usecs"), Some(&1));
+        assert_eq!(eth0.coalesce.get("tx-usecs"), Some(&1));
+        assert!(
+            eth0.offloads_on.iter().any(|o| o == "rx-checksum"),
+            "{eth0:?}"
+        );
+        let j = serde_json::to_value(&f).unwrap();
+        assert!(j["interfaces"][0]["coalesce"].is_object(), "{j}");
+    }
 }

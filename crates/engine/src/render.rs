@@ -246,6 +246,72 @@ fn details(o: &mut String, r: &BenchResult) {
     }
 }
 
+/// Short names of the offloads that matter most for a benchmark.
+const OFFLOAD_SHORT: &[(&str, &str)] = &[
+    ("rx-gro", "gro"),
+    ("rx-gro-hw", "gro-hw"),
+    ("rx-lro", "lro"),
+    ("tx-tcp-segmentation", "tso"),
+    ("tx-generic-segmentation", "gso"),
+    ("tx-udp-segmentation", "usso"),
+    ("rx-checksum", "rxcsum"),
+];
+
+/// Interrupt moderation attributes shown in the summary, in this order.
+const COALESCE_SHOWN: &[&str] = &[
+    "adaptive-rx",
+    "rx-usecs",
+    "rx-frames",
+    "adaptive-tx",
+    "tx-usecs",
+    "tx-frames",
+];
+
+/// One line per interface that is up (at most 4 per side): MTU, interrupt
+/// moderation and the main offloads. The server's facts are its word:
+/// every name is printed safely.
+fn nic_lines(o: &mut String, side: &str, s: &SideReport) {
+    let up: Vec<_> = s
+        .facts
+        .interfaces
+        .iter()
+        .filter(|i| i.operstate.as_deref() == Some("up"))
+        .collect();
+    for i in up.iter().take(4) {
+        let mtu = i.mtu.map_or_else(|| "?".into(), |m| m.to_string());
+        let co: Vec<String> = COALESCE_SHOWN
+            .iter()
+            .filter_map(|k| i.coalesce.get(*k).map(|v| format!("{k} {v}")))
+            .collect();
+        let off: Vec<&str> = OFFLOAD_SHORT
+            .iter()
+            .filter(|(long, _)| i.offloads_on.iter().any(|x| x == long))
+            .map(|(_, short)| *short)
+            .collect();
+        let _ = writeln!(
+            o,
+            "NIC {side} {} ({}): mtu {mtu} · coalesce {} · offloads {}",
+            crate::proto::printable(&i.name, 32),
+            i.driver
+                .as_deref()
+                .map_or_else(|| "?".into(), |d| crate::proto::printable(d, 32)),
+            if co.is_empty() {
+                "-".into()
+            } else {
+                co.join(", ")
+            },
+            if off.is_empty() {
+                "-".into()
+            } else {
+                off.join(" ")
+            },
+        );
+    }
+    if up.len() > 4 {
+        let _ = writeln!(o, "NIC {side}: {} more up (see --json)", up.len() - 4);
+    }
+}
+
 /// Congestion control and CPU of both sides.
 fn cpu(o: &mut String, r: &BenchResult) {
     let cc = |s: &SideReport| {
@@ -261,6 +327,9 @@ fn cpu(o: &mut String, r: &BenchResult) {
         cc(&r.client),
         cc(&r.server_side)
     );
+    for (name, side) in [("client", &r.client), ("server", &r.server_side)] {
+        nic_lines(o, name, side);
+    }
     let _ = writeln!(o);
     let _ = writeln!(
         o,

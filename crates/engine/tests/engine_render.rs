@@ -23,6 +23,9 @@ fn facts(name: &str) -> HostFacts {
             rx_queues: 2,
             tx_queues: 2,
             offloads_on: vec!["rx-gro".into(), "tx-tcp-segmentation".into()],
+            coalesce: [("adaptive-rx".to_string(), 0), ("rx-usecs".to_string(), 50)]
+                .into_iter()
+                .collect(),
             irqs: vec![IrqAffinity {
                 irq: 25,
                 cpus: "0".into(),
@@ -108,6 +111,7 @@ fn rr_result() -> BenchResult {
         rttvar_us: 10,
         cwnd: 10,
         mss: 1448,
+        congestion: Some("cubic".into()),
     }];
     r.client_service_demand = engine::client::service_demand(cfg.test, 2_200_000.0, 1000, 1000);
     r.server_service_demand = r.client_service_demand;

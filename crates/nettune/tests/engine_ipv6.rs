@@ -170,6 +170,17 @@ fn every_test_type_over_ipv6_veth() {
         let r = json(&out);
         sane(&r, test);
         assert_eq!(r["family"], "ipv6", "{test} {extra:?}");
+        // Both ends' facts name their link end with its MTU, offloads and
+        // interrupt moderation (veth has none: an empty object).
+        for (side, name) in [("client", "nt0"), ("server_side", "nt1")] {
+            let ifs = r[side]["facts"]["interfaces"].as_array().unwrap();
+            let i = ifs.iter().find(|i| i["name"] == name).unwrap();
+            assert_eq!(i["mtu"], 1500, "{side}: {i}");
+            assert!(
+                i["coalesce"].is_object() && i["offloads_on"].is_array(),
+                "{side}: {i}"
+            );
+        }
         let dev1 = rx_ns.sh("cat /proc/net/dev").unwrap();
         let rx = dev_rx_bytes(&dev1, rx_if) - dev_rx_bytes(&dev0, rx_if);
         let d = &r["results"][0];
