@@ -1,6 +1,15 @@
 //! The engine's only `unsafe` code: thin wrappers over Linux syscalls that
 //! `socket2`/`rustix` do not cover (sendmmsg/recvmmsg batches, TCP_INFO,
-//! UDP GSO/GRO and busy-poll socket options, per-thread rusage, CPU pinning).
+//! UDP GSO/GRO and busy-poll socket options, per-thread rusage, `poll` over
+//! the workloads' stored `pollfd` arrays). CPU pinning, timer slack and the
+//! clock tick go through rustix.
+//!
+//! Left here on purpose: rustix 1.1 has `sendmmsg` but no `recvmmsg`, and its
+//! `MMsgHdr` borrows its buffers per call, so [`Mmsg`]'s preallocated,
+//! reused headers (no allocation per batch) stay on libc; rustix's `poll`
+//! takes `PollFd`s that borrow each socket, which the workloads (owning
+//! their sockets and a `pollfd` array side by side) cannot hold without
+//! rebuilding the array on every wait.
 //!
 //! Audit rule: every `unsafe` block passes pointers to memory owned by `self`
 //! or by a live borrow for the duration of the call, and lengths that match
@@ -185,34 +194,23 @@ pub fn process_rusage() -> Rusage {
     rusage(libc::RUSAGE_SELF)
 }
 
-/// `sysconf(_SC_CLK_TCK)`: the unit of `/proc/stat` (USER_HZ), 100 if unknown.
+/// `AT_CLKTCK` (what `sysconf(_SC_CLK_TCK)` returns): the unit of
+/// `/proc/stat` (USER_HZ), 100 if unknown.
 pub fn clock_ticks() -> u64 {
-    // SAFETY: sysconf has no memory arguments.
-    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if v > 0 {
-        v as u64
-    } else {
-        100
+    match rustix::param::clock_ticks_per_second() {
+        0 => 100,
+        v => v,
     }
 }
 
 /// Pin the calling thread to one CPU.
 pub fn pin_thread(cpu: u32) -> io::Result<()> {
-    if cpu as usize >= libc::CPU_SETSIZE as usize {
+    if cpu as usize >= rustix::thread::CpuSet::MAX_CPU {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    // SAFETY: cpu_set_t is plain old data; CPU_SET stays within its bits
-    // (checked above); sched_setaffinity reads `size_of` bytes of `set`.
-    unsafe {
-        let mut set: libc::cpu_set_t = zeroed();
-        libc::CPU_SET(cpu as usize, &mut set);
-        cvt(libc::sched_setaffinity(
-            0,
-            size_of::<libc::cpu_set_t>(),
-            &set,
-        ))
-        .map(|_| ())
-    }
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu as usize);
+    rustix::thread::sched_setaffinity(None, &set).map_err(io::Error::from)
 }
 
 /// `poll(2)` over `(fd, events)`; returns the revents in place.
@@ -258,12 +256,10 @@ pub fn ppoll(fds: &mut [libc::pollfd], timeout: std::time::Duration) -> io::Resu
     Ok(r as usize)
 }
 
-/// `prctl(PR_SET_TIMERSLACK)` for the calling thread (default slack is 50 µs).
+/// `prctl(PR_SET_TIMERSLACK)` for the calling thread (default slack is
+/// 50 µs; 0 restores the thread's default).
 pub fn set_timer_slack_ns(ns: u64) {
-    // SAFETY: PR_SET_TIMERSLACK takes an integer argument, no pointers.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0);
-    }
+    let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(ns));
 }
 
 /// Preallocated buffers and headers for `recvmmsg`/`sendmmsg` batches.
@@ -545,6 +541,27 @@ mod tests {
         tx.send_to(b"x", dst).unwrap();
         let mut b = [0u8; 8];
         rx.recv(&mut b).is_ok()
+    }
+
+    #[test]
+    fn rustix_wrappers_behave_as_the_libc_ones_did() {
+        // Pinning a fresh thread to CPU 0 leaves exactly CPU 0 in its mask.
+        std::thread::spawn(|| {
+            pin_thread(0).unwrap();
+            let set = rustix::thread::sched_getaffinity(None).unwrap();
+            assert!(set.is_set(0));
+            assert_eq!(set.count(), 1);
+            // Out of the set's range: EINVAL, as before.
+            let e = pin_thread(u32::MAX).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+            set_timer_slack_ns(1);
+            assert_eq!(rustix::thread::current_timer_slack().unwrap(), 1);
+        })
+        .join()
+        .unwrap();
+        // SAFETY: sysconf has no memory arguments (test-only comparison).
+        let libc_hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        assert_eq!(clock_ticks(), libc_hz as u64);
     }
 
     fn ipv6_loopback() -> bool {
