@@ -2,6 +2,8 @@
 //! what was measured and exits 130, `--csv`, a wall-clock start time,
 //! `--cport`, and per-socket `--congestion`/`--tos`/`--mss` on both ends.
 
+#![allow(clippy::unwrap_used)]
+
 mod engine_common;
 use engine_common::*;
 use std::process::{Command, Stdio};

@@ -3,6 +3,8 @@
 //! IPv6 addresses; IPv4 clients of the dual-stack listener; the family's
 //! UDP size limit; `serve -6` refusing IPv4.
 
+#![allow(clippy::unwrap_used)]
+
 mod engine_common;
 use engine_common::*;
 use std::time::Duration;
