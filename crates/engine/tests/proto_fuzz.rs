@@ -134,6 +134,7 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         Just(Msg::Connected),
         Just(Msg::Go),
         Just(Msg::ClientDone),
+        Just(Msg::Stop),
         (text, text).prop_map(|(code, message)| Msg::Error { code, message }),
     ]
 }

@@ -82,6 +82,14 @@ fn serve_6_is_ipv6_only_and_serve_4_ipv4_only() {
     let s4 = serve_with(&["-4"]);
     assert!(std::net::TcpStream::connect(("::1", s4.port)).is_err());
     assert!(std::net::TcpStream::connect(("127.0.0.1", s4.port)).is_ok());
+    // --listen of the other family is a one-line error.
+    let out = std::process::Command::new(BIN)
+        .args(["serve", "-4", "--listen", "::1", "--port", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--listen ::1 is an IPv6 address"), "{err}");
     // bench -4 against an IPv6 literal has no address to use.
     let port = s4.port.to_string();
     let out = bench(&["-4", "::1", "-p", &port], &[]);
