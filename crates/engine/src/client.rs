@@ -311,7 +311,18 @@ fn connect_flows(
     cfg: &TestConfig,
     data: SocketAddr,
     test_id: u64,
+    local: Option<std::net::IpAddr>,
 ) -> Result<(Sockets, Vec<(u32, UdpSocket)>), EngineError> {
+    // With --cport, bind the control connection's own source address rather
+    // than the wildcard, which would collide with every socket (TIME_WAIT
+    // ones included) holding that port on any other local address.
+    let src = match (o.cport, o.source.addr, local) {
+        (Some(_), None, Some(ip)) => Source {
+            addr: Some(ip),
+            dev: o.source.dev.clone(),
+        },
+        _ => o.source.clone(),
+    };
     let mut socks = Sockets {
         target: Some(data),
         ..Sockets::default()
@@ -327,8 +338,7 @@ fn connect_flows(
                 )
                 .map_err(io_run("TCP socket"))?;
                 let port = flow_port(cfg, o.cport, f)?;
-                o.source
-                    .apply(&s, data, port)
+                src.apply(&s, data, port)
                     .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
                 apply_opts(s.as_fd(), cfg, true).map_err(|e| EngineError::Run(e.to_string()))?;
                 s.connect_timeout(&data.into(), Duration::from_secs(5))
@@ -340,7 +350,7 @@ fn connect_flows(
             }
             TestKind::UdpStream | TestKind::UdpRr => {
                 let port = flow_port(cfg, o.cport, f)?;
-                let s = udp_flow_socket(cfg, data, &o.source, port)
+                let s = udp_flow_socket(cfg, data, &src, port)
                     .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
                 if cfg.test == TestKind::UdpStream {
                     reg.push((f, s.try_clone().map_err(io_run("UDP socket"))?));
@@ -584,7 +594,8 @@ pub fn run(
         tag,
         src: o.source.clone(),
     });
-    let started = connect_flows(o, cfg, SocketAddr::new(addr.ip(), port), test_id).and_then(
+    let local = ctrl.local_addr().ok().map(|a| a.ip());
+    let started = connect_flows(o, cfg, SocketAddr::new(addr.ip(), port), test_id, local).and_then(
         |(mut socks, reg)| {
             side.add_planned(End::Client, &mut socks)
                 .map_err(io_run("starting a worker"))?;

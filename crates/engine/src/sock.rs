@@ -66,6 +66,12 @@ impl Source {
                 SocketAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
             });
             let a = SocketAddr::new(ip, port);
+            // A fixed TCP port (--cport) may still have TIME_WAIT sockets
+            // from an earlier run; SO_REUSEADDR lets the bind pass those
+            // (a socket that still listens or is connected on it refuses).
+            if port != 0 && s.r#type().is_ok_and(|t| t == socket2::Type::STREAM) {
+                s.set_reuse_address(true)?;
+            }
             s.bind(&a.into()).map_err(|e| {
                 let what = if e.kind() == std::io::ErrorKind::AddrInUse {
                     "is already in use"

@@ -171,9 +171,15 @@ fn free_ports(n: u16) -> u16 {
     for _ in 0..50 {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let p = l.local_addr().unwrap().port();
-        if p.checked_add(n).is_some()
-            && (1..n).all(|i| std::net::TcpListener::bind(("127.0.0.1", p + i)).is_ok())
-        {
+        drop(l);
+        // Free on both loopback addresses the tests use (this host may hold
+        // many TIME_WAIT sockets of other tests).
+        let free = |port: u16| {
+            ["127.0.0.1", "127.0.0.2"]
+                .iter()
+                .all(|a| std::net::TcpListener::bind((*a, port)).is_ok())
+        };
+        if p.checked_add(n).is_some() && (0..n).all(|i| free(p + i)) {
             return p;
         }
     }
@@ -186,6 +192,18 @@ fn cport_gives_flows_consecutive_source_ports() {
     let port = s.port.to_string();
     let p = free_ports(2);
     let cport = p.to_string();
+    // A TIME_WAIT socket on PORT of another local address (127.0.0.2,
+    // its client closed first) must not block the bind: binding the
+    // wildcard address did.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let c = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let src: std::net::SocketAddr = format!("127.0.0.2:{p}").parse().unwrap();
+    c.bind(&src.into()).unwrap();
+    c.connect(&l.local_addr().unwrap().into()).unwrap();
+    let (peer, _) = l.accept().unwrap();
+    drop(c);
+    std::thread::sleep(Duration::from_millis(50));
+    drop(peer);
     let child = Command::new(BIN)
         .args([
             "bench",
@@ -232,6 +250,16 @@ fn cport_gives_flows_consecutive_source_ports() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(seen, [true, true], "flows from ports {want:?}");
+    // Run again at once: the first run's TIME_WAIT sockets on those ports
+    // do not block the bind.
+    let mut args = vec!["127.0.0.1", "-p", &port, "--flows", "2", "--cport", &cport];
+    args.extend_from_slice(QUICK);
+    let out = bench(&args, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
