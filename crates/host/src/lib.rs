@@ -12,6 +12,7 @@ pub mod owners;
 pub mod persist;
 mod readctx;
 pub mod root;
+pub mod rtt;
 pub mod sampler;
 pub mod snapshot;
 

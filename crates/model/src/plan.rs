@@ -84,9 +84,13 @@ pub struct PlanOptions {
     /// CPUs reserved for the application (`--exclude-cpus`).
     #[serde(default)]
     pub exclude_cpus: CpuSet,
-    /// Bandwidth-delay product input (`--bdp RATE,RTT`).
+    /// Bandwidth-delay product input (`--bdp RATE,RTT` or `--bdp RATE,HOST`).
     #[serde(default)]
     pub bdp: Option<Bdp>,
+    /// With `--bdp RATE,HOST`: how `bdp.rtt_us` was measured (absent when the
+    /// RTT was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_measured: Option<RttMeasured>,
     /// Namespace scope forced by `--netns-scope`; `None` = detected.
     #[serde(default)]
     pub netns: Option<NetnsScope>,
@@ -169,6 +173,94 @@ pub enum BdpError {
     /// The RTT is outside 1 µs..=[`MAX_RTT_US`].
     #[error("RTT `{0}` is outside 1us..10s")]
     RttRange(String),
+    /// A measured RTT's record (in a plan file) is malformed.
+    #[error("rtt_measured: {0}")]
+    Measured(&'static str),
+}
+
+/// How the RTT of `--bdp RATE,HOST` was measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RttMeasured {
+    /// The host as given.
+    pub host: String,
+    /// The address probed.
+    pub address: String,
+    /// `nettune` (request/response against `nettune serve`) or `icmp` (echo).
+    pub method: String,
+    /// Probes (ICMP echoes or transactions) answered.
+    pub samples: u64,
+    /// Median round-trip time, µs (what `bdp.rtt_us` holds).
+    pub median_us: u64,
+}
+
+/// Longest host name `--bdp RATE,HOST` takes (DNS's limit).
+pub const MAX_HOST_LEN: usize = 253;
+
+impl RttMeasured {
+    /// Check a record read from a plan file.
+    pub fn validate(&self) -> Result<(), BdpError> {
+        if self.host.is_empty() || self.host.len() > MAX_HOST_LEN || !is_host(&self.host) {
+            return Err(BdpError::Measured("host is not a host name or address"));
+        }
+        if self.address.len() > 64 || self.address.parse::<std::net::IpAddr>().is_err() {
+            return Err(BdpError::Measured("address is not an IP address"));
+        }
+        if !matches!(self.method.as_str(), "nettune" | "icmp") {
+            return Err(BdpError::Measured("method is neither nettune nor icmp"));
+        }
+        if !(1..=MAX_RTT_US).contains(&self.median_us) {
+            return Err(BdpError::Measured("median_us is outside 1us..10s"));
+        }
+        Ok(())
+    }
+}
+
+/// What `--bdp` asks for: an RTT given, or a host to measure it to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BdpSpec {
+    /// `RATE,RTT`.
+    Given(Bdp),
+    /// `RATE,HOST`: measure the RTT to HOST.
+    Measure {
+        /// Path rate in bits per second (range-checked).
+        rate_bps: u64,
+        /// Host name or address (`[v6]` allowed).
+        host: String,
+    },
+}
+
+/// Whether `s` can be a host name or IP address (not a mistyped duration:
+/// a name starts with a letter; `10.0.0.2`, `::1` and `[::1]` are addresses).
+fn is_host(s: &str) -> bool {
+    let bare = s.trim_start_matches('[').trim_end_matches(']');
+    if bare.parse::<std::net::IpAddr>().is_ok() {
+        return true;
+    }
+    s.len() <= MAX_HOST_LEN
+        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
+}
+
+impl BdpSpec {
+    /// Parse `RATE,RTT` ([`Bdp::parse`]) or `RATE,HOST`, where HOST is a name
+    /// starting with a letter or an IP address; anything else is an RTT error.
+    pub fn parse(s: &str) -> Result<BdpSpec, BdpError> {
+        let (rate, second) = s.split_once(',').ok_or_else(|| BdpError::Shape(clip(s)))?;
+        let second = second.trim();
+        if parse_rtt(second).is_ok() || !is_host(second) {
+            return Bdp::parse(s).map(BdpSpec::Given);
+        }
+        let rate = rate.trim();
+        let rate_bps = parse_rate(rate)?;
+        if !(BDP_MIN_RATE_BPS as f64..=BDP_MAX_RATE_BPS as f64).contains(&rate_bps) {
+            return Err(BdpError::RateRange(clip(rate)));
+        }
+        Ok(BdpSpec::Measure {
+            rate_bps: rate_bps as u64,
+            host: second.to_string(),
+        })
+    }
 }
 
 fn clip(s: &str) -> String {
@@ -548,6 +640,9 @@ impl Plan {
         if let Some(b) = &plan.options.bdp {
             b.validate()?;
         }
+        if let Some(m) = &plan.options.rtt_measured {
+            m.validate()?;
+        }
         Ok(plan)
     }
 
@@ -573,6 +668,58 @@ mod tests {
         assert!(Bdp::parse("10gbit").is_err());
         assert!(Bdp::parse("10gbit,1h").is_err());
         assert!(Bdp::parse("0,1ms").is_err());
+    }
+
+    #[test]
+    fn bdp_second_part_is_an_rtt_or_a_host_to_measure() {
+        let m = |h: &str| BdpSpec::Measure {
+            rate_bps: 10_000_000_000,
+            host: h.into(),
+        };
+        assert_eq!(
+            BdpSpec::parse("10gbit,20ms").unwrap(),
+            BdpSpec::Given(Bdp::parse("10gbit,20ms").unwrap())
+        );
+        assert_eq!(BdpSpec::parse("10gbit,peer-b").unwrap(), m("peer-b"));
+        assert_eq!(BdpSpec::parse("10gbit, 10.0.0.2").unwrap(), m("10.0.0.2"));
+        assert_eq!(BdpSpec::parse("10gbit,::1").unwrap(), m("::1"));
+        assert_eq!(BdpSpec::parse("10gbit,[fe80::1]").unwrap(), m("[fe80::1]"));
+        // Mistyped durations stay RTT errors, not host names.
+        for bad in ["10gbit,1h", "10gbit,-5ms", "10gbit,5 ms"] {
+            let e = BdpSpec::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("RTT"), "{bad}: {e}");
+        }
+        assert!(BdpSpec::parse("fast,peer").is_err());
+        assert!(BdpSpec::parse("10tbit,peer").is_err());
+        assert!(BdpSpec::parse(&format!("1gbit,a{}", "b".repeat(300))).is_err());
+        let ok = RttMeasured {
+            host: "peer-b".into(),
+            address: "10.0.0.2".into(),
+            method: "icmp".into(),
+            samples: 5,
+            median_us: 120,
+        };
+        assert!(ok.validate().is_ok());
+        for bad in [
+            RttMeasured {
+                host: "a\nb".into(),
+                ..ok.clone()
+            },
+            RttMeasured {
+                address: "x".into(),
+                ..ok.clone()
+            },
+            RttMeasured {
+                method: "guess".into(),
+                ..ok.clone()
+            },
+            RttMeasured {
+                median_us: 0,
+                ..ok.clone()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -3,9 +3,24 @@
 use crate::cmd;
 use clap::{Parser, Subcommand};
 
+const EXAMPLES: &str = "\
+Examples:
+  nettune inspect                               this host: CPUs, NICs, queues, IRQs
+  nettune plan --profile throughput             what the profile would change here
+  nettune apply --profile throughput --yes      apply it, journaled
+  nettune verify                                drift since (exit 3 on drift)
+  nettune serve                                 on host B, then on host A:
+  nettune bench B --test tcp-rr
+  nettune completions bash > /etc/bash_completion.d/nettune
+
+Exit codes: 0 success, 1 error, 2 usage error, 3 drift (verify), 130 interrupted
+(bench); see docs/exit-codes.md. `man nettune-COMMAND` or `nettune COMMAND --help`
+for each command.";
+
 /// Measure, explain, tune and prove a Linux host's network path.
 #[derive(Debug, Parser)]
 #[command(name = "nettune", version, about, long_about = None, propagate_version = true)]
+#[command(after_help = EXAMPLES)]
 pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]
@@ -37,4 +52,9 @@ pub enum Command {
     History(cmd::history::Args),
     /// List profiles, show what one would change here, or say which is applied now.
     Profile(cmd::profile::Args),
+    /// Print a shell completion script (bash, zsh, fish).
+    Completions(cmd::completions::Args),
+    /// Write man pages generated from these definitions into a directory.
+    #[command(hide = true)]
+    Man(cmd::man::Args),
 }

@@ -510,7 +510,7 @@ fn verify_escapes_control_bytes_read_from_knob_files() {
     )
     .unwrap();
     let o = nettune(&c, &["verify"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(
         !o.stdout.iter().any(|&b| b < 0x20 && b != b'\n'),
         "raw control bytes in: {:?}",

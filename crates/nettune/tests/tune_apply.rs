@@ -79,7 +79,7 @@ fn apply_really_writes_the_c4_layout_and_verify_sees_drift() {
     )
     .unwrap();
     let o = nettune(&c, &["verify"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(3));
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(s.contains("DRIFT") && s.contains("rx-1/rps_cpus"), "{s}");
     // A knob that disappeared is n/a, not drift.

@@ -170,7 +170,7 @@ fn apply_verify_rollback_inside_a_namespace() {
         .sh("echo 1 > /sys/class/net/nt1/queues/rx-2/rps_cpus")
         .unwrap();
     let v = in_ns(&lab, state.path(), &["verify"]);
-    assert_eq!(v.status.code(), Some(2), "{}", text(&v));
+    assert_eq!(v.status.code(), Some(3), "{}", text(&v));
     let t = text(&v);
     assert!(t.contains("DRIFT") && t.contains("rx-2/rps_cpus"), "{t}");
     assert_eq!(t.matches("DRIFT").count(), 1, "{t}");

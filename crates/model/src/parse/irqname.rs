@@ -14,7 +14,7 @@
 //! | mlx4 | `mlx4-1@0000:04:00.0` (checked: `"mlx4-%d@%s"`; vector 0 is async, so comp vector N serves ring N-1), `eth0-0` once renamed by mlx4_en (from memory) | `mlx4-async@pci:...` |
 //! | mlx5 | `mlx5_comp0@pci:0000:...` (checked: `"mlx5_comp%d"`) | `mlx5_async0`, `mlx5_pages_eq`, `mlx5_cmd_eq`, `mlx5_ctrl0` |
 //! | bnxt | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-%s-%d", dev->name, "TxRx"`) | |
-//! | bnx2x, qede | `eth0-fp-0` (checked for qede: `"%s-fp-%d"`) | `eth0` (bnx2x slow path, from memory) |
+//! | bnx2x, qede | `eth0-fp-0` (checked for qede: `"%s-fp-%d"`) | `eth0` (bnx2x slow path, from memory), `sp-0-3b:00.00` (qed slow path `"sp-%d-%02x:%02x.%02x"`, from memory) |
 //! | tg3 | `eth0-txrx-1`, `eth0-rx-2`, `eth0-tx-3` (checked: `"%s-txrx-%d"` with the vector number, so vector N serves ring N-1) | `eth0-0` (vector 0 without rings: link/error) |
 //! | be2net | `eth0-q0` (checked: `"%s-q%d"`) | |
 //! | sfc | `eth1-0` (checked: `"%s%s-%d"` with an empty type), `eth1-rx-0`, `eth1-tx-0` | `eth1-xdp-0`, `eth1-ptp` |
@@ -179,6 +179,17 @@ fn by_driver_prefix(base: &str, pci: &Option<String>) -> Option<IrqName> {
                 None => named("gve", q(QueueKind::Other, None), pci, NameShape::NotQueue),
             },
         );
+    }
+    // qed (under qede): the slow-path vector `sp-<hwfn>-<bus>:<slot>.<pf>`.
+    if let Some((hwfn, bdf)) = base.strip_prefix("sp-").and_then(|r| r.split_once('-')) {
+        if !hwfn.is_empty() && hwfn.bytes().all(|b| b.is_ascii_digit()) && bdf.contains(':') {
+            return Some(named(
+                "qed",
+                q(QueueKind::Other, None),
+                pci,
+                NameShape::NotQueue,
+            ));
+        }
     }
     if base.starts_with("ena-") || base.starts_with("hclge") || base.starts_with("hclgevf") {
         let dev = base.split('-').next().unwrap_or(base);
@@ -477,6 +488,10 @@ mod tests {
         check("eth1-rx-1", Some("eth1"), Some(Rx), Some(1));
         check("eth1-tx-0", Some("eth1"), Some(Tx), Some(0));
         check("eth0-fp-7", Some("eth0"), Some(Combined), Some(7));
+        check("sp-0-3b:00.00", Some("qed"), Some(Other), None);
+        check("sp-1-81:00.01", Some("qed"), Some(Other), None);
+        // An interface that happens to be called `sp-...` is not qed's.
+        check("sp-lan-rx-0", Some("sp-lan"), Some(Rx), Some(0));
         check("virtio2-input.0", Some("virtio2"), Some(Rx), Some(0));
         check("virtio2-output.3", Some("virtio2"), Some(Tx), Some(3));
         check("virtio2-config", Some("virtio2"), Some(Other), None);

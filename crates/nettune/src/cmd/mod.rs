@@ -3,8 +3,10 @@
 pub mod apply;
 pub mod bench;
 pub mod capture;
+pub mod completions;
 pub mod history;
 pub mod inspect;
+pub mod man;
 pub mod plan;
 pub mod profile;
 pub mod rollback;
@@ -29,5 +31,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(a) => verify::run(a),
         Command::History(a) => history::run(a),
         Command::Profile(a) => profile::run(a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
     }
 }

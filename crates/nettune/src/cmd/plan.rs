@@ -1,5 +1,5 @@
 //! `nettune plan --profile P [--root DIR] [--iface IF...] [--cpus LIST]
-//! [--exclude-cpus LIST] [--bdp RATE,RTT] [--json | --script]`: compute a
+//! [--exclude-cpus LIST] [--bdp RATE,RTT|RATE,HOST] [--json | --script]`: compute a
 //! tuning plan from a snapshot and show it as a diff with reasons.
 //!
 //! Also holds the helpers `apply`, `rollback`, `verify` and `history` share.
@@ -7,11 +7,14 @@
 use anyhow::Context;
 use host::journal::StateDir;
 use host::Root;
-use model::plan::{Bdp, NetnsScope, Plan, PlanOptions, MAX_PLAN_BYTES};
+use model::plan::{
+    Bdp, BdpSpec, NetnsScope, Plan, PlanNote, PlanOptions, RttMeasured, MAX_PLAN_BYTES,
+};
 use model::snapshot::HostSnapshot;
 use model::CpuSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -24,6 +27,10 @@ Examples:
 
   # Keep CPUs 2-3 for the application, size buffers for 10 Gbit/s at 20 ms
   nettune plan --profile throughput --exclude-cpus 2-3 --bdp 10gbit,20ms
+
+  # ... or measure the RTT to the peer: a short tcp-rr against `nettune serve` on it,
+  # else 5 ICMP echoes within 2 s; the median is used and shown with its source
+  nettune plan --profile throughput --bdp 10gbit,peer-b
 
   # Your own profile: inherit a built-in, override settings, disable rules
   nettune plan --profile profiles/example.toml
@@ -49,8 +56,9 @@ pub struct PlanFlags {
     #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub exclude_cpus: Option<String>,
     /// Bandwidth-delay product input, e.g. 10gbit,1ms or 100mbit,100ms
-    /// (rate 1kbit..2tbit, RTT 1us..10s).
-    #[arg(long, value_name = "RATE,RTT", allow_hyphen_values = true)]
+    /// (rate 1kbit..2tbit, RTT 1us..10s); or RATE,HOST (a name or address) to
+    /// measure the RTT: `nettune serve` on HOST's port 5290 (tcp-rr), else ICMP echo.
+    #[arg(long, value_name = "RATE,RTT|RATE,HOST", allow_hyphen_values = true)]
     pub bdp: Option<String>,
     /// Namespace scope: auto (compare /proc/self/ns/net with /proc/1/ns/net), init or child.
     #[arg(long, value_enum, default_value = "auto")]
@@ -117,18 +125,119 @@ fn cpus(flag: &str, s: &Option<String>) -> anyhow::Result<Option<CpuSet>> {
         .transpose()
 }
 
+/// ICMP probes for `--bdp RATE,HOST` without a nettune server, and their total deadline.
+const ICMP_PROBES: u32 = 5;
+const ICMP_DEADLINE: Duration = Duration::from_secs(2);
+/// The tcp-rr run against a nettune server: connect timeout and measured time.
+const RR_CONNECT: Duration = Duration::from_secs(1);
+const RR_MS: u64 = 300;
+
+/// `--bdp`: as given, or with the RTT measured to HOST (and how).
+fn bdp_option(s: &str) -> anyhow::Result<(Bdp, Option<RttMeasured>)> {
+    match BdpSpec::parse(s).map_err(|e| anyhow::anyhow!("--bdp: {e}"))? {
+        BdpSpec::Given(b) => Ok((b, None)),
+        BdpSpec::Measure { rate_bps, host } => {
+            let m = measure_rtt(&host)?;
+            let bdp = Bdp {
+                rate_bps,
+                rtt_us: m.median_us,
+            };
+            bdp.validate()
+                .map_err(|e| anyhow::anyhow!("--bdp: measured to {host}: {e}"))?;
+            Ok((bdp, Some(m)))
+        }
+    }
+}
+
+/// The RTT to `host`: the p50 of a short tcp-rr against `nettune serve` on
+/// it (the engine's client), else the median of ICMP echoes.
+fn measure_rtt(host: &str) -> anyhow::Result<RttMeasured> {
+    let port = engine::proto::DEFAULT_PORT;
+    let addrs = host::rtt::resolve(host, port).map_err(|e| anyhow::anyhow!("--bdp: {e}"))?;
+    let Some(addr) = addrs.first().copied() else {
+        anyhow::bail!("--bdp: {host} resolves to no address");
+    };
+    let server = match rr_p50(addr) {
+        Ok(us) => {
+            return Ok(RttMeasured {
+                host: host.to_string(),
+                address: addr.ip().to_string(),
+                method: "nettune".into(),
+                samples: us.1,
+                median_us: us.0,
+            })
+        }
+        Err(e) => format!("{e:#}"),
+    };
+    match host::rtt::icmp_echo(addr.ip(), ICMP_PROBES, ICMP_DEADLINE) {
+        Ok(e) => Ok(RttMeasured {
+            host: host.to_string(),
+            address: e.addr.to_string(),
+            method: "icmp".into(),
+            samples: e.rtts.len() as u64,
+            median_us: e.median_us().unwrap_or(1),
+        }),
+        Err(icmp) => anyhow::bail!(
+            "--bdp: cannot measure the RTT to {host} ({}): no nettune server on port {port} ({server}), and {icmp}; give it instead, e.g. --bdp RATE,20ms",
+            addr.ip()
+        ),
+    }
+}
+
+/// p50 (µs, at least 1) and count of 1-byte transactions against `nettune serve`.
+fn rr_p50(addr: std::net::SocketAddr) -> anyhow::Result<(u64, u64)> {
+    let mut o = engine::ClientOpts::new(addr.ip().to_string(), addr.port());
+    o.connect_timeout = RR_CONNECT;
+    o.token = super::serve::load_token(None)?;
+    let cfg = engine::TestConfig {
+        test: engine::TestKind::TcpRr,
+        size: 1,
+        duration_ms: RR_MS,
+        warmup_ms: 0,
+        interval_ms: RR_MS,
+        nodelay: true,
+        ..Default::default()
+    };
+    let r = engine::run_client(&o, &cfg, &mut |_| {})?;
+    let lat = r
+        .results
+        .iter()
+        .find_map(|d| d.latency.as_ref())
+        .filter(|l| l.count > 0)
+        .ok_or_else(|| anyhow::anyhow!("the server answered no transaction"))?;
+    Ok(((lat.p50_ns.0 / 1000).max(1), lat.count))
+}
+
+/// A note in the plan saying where `--bdp`'s RTT came from.
+pub(crate) fn rtt_note(plan: &mut Plan) {
+    let Some(m) = &plan.options.rtt_measured else {
+        return;
+    };
+    let how = match m.method.as_str() {
+        "nettune" => "the p50 of a 1-byte tcp-rr against nettune serve",
+        _ => "the median of ICMP echo replies",
+    };
+    plan.notes.push(PlanNote {
+        rule: "bdp".into(),
+        message: format!(
+            "RTT to {} ({}) measured: {} µs, {how} ({} sample(s)); --bdp uses it",
+            m.host, m.address, m.median_us, m.samples
+        ),
+    });
+}
+
 /// Planner options from the flags.
 pub(crate) fn options(flags: &PlanFlags) -> anyhow::Result<PlanOptions> {
+    let (bdp, rtt_measured) = match flags.bdp.as_deref().map(bdp_option).transpose()? {
+        Some((b, m)) => (Some(b), m),
+        None => (None, None),
+    };
     Ok(PlanOptions {
         ifaces: flags.iface.clone(),
         cpus: cpus("--cpus", &flags.cpus)?,
         exclude_cpus: cpus("--exclude-cpus", &flags.exclude_cpus)?.unwrap_or_default(),
-        bdp: flags
-            .bdp
-            .as_deref()
-            .map(Bdp::parse)
-            .transpose()
-            .map_err(|e| anyhow::anyhow!("--bdp: {e}"))?,
+        bdp,
+        rtt_measured,
         netns: match flags.netns_scope {
             ScopeArg::Auto => None,
             ScopeArg::Init => Some(NetnsScope::Init),
@@ -151,7 +260,8 @@ pub(crate) fn make_plan(
     let opts = options(flags)?;
     let snap = host::read_snapshot(root);
     let extras = read_extras(root, &snap);
-    let plan = tune::plan(&snap, &extras, &profile, &opts)?;
+    let mut plan = tune::plan(&snap, &extras, &profile, &opts)?;
+    rtt_note(&mut plan);
     Ok((plan, snap))
 }
 

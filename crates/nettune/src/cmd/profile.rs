@@ -36,12 +36,16 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
     /// The built-in profiles, one line each.
+    #[command(after_help = "Examples:\n  nettune profile list\n  nettune profile list --json")]
     List {
         /// Print JSON: [{name, description, builtin}].
         #[arg(long)]
         json: bool,
     },
     /// A profile's rules and settings, and the plan it would make here.
+    #[command(after_help = "Examples:\n  nettune profile show throughput\n  \
+nettune profile show latency --root tests/fixtures/c4-8xlarge\n  \
+nettune profile show profiles/example.toml --json")]
     Show {
         /// latency, throughput, balanced, or a path to a TOML profile.
         name: String,
@@ -57,6 +61,7 @@ pub enum What {
         json: bool,
     },
     /// What is applied now, from the journal.
+    #[command(after_help = "Examples:\n  nettune profile active\n  nettune profile active --json")]
     Active {
         /// `--root` and `--state-dir`.
         #[command(flatten)]

@@ -8,8 +8,11 @@ use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
 Examples:
-  nettune verify            # exit 0: no drift; exit 2: something changed
+  nettune verify            # exit 0: no drift; exit 3: something changed
   nettune verify --json
+  nettune verify --root /tmp/c4 || echo \"drift or error: $?\"
+
+Exit codes: 0 no drift, 1 error (e.g. no applied plan), 2 usage error, 3 drift.
 
 Each knob the last apply wrote is read again: ok, DRIFT (current vs intended),
 n/a (the knob no longer exists) or unchangeable (managed IRQ). Foreign writers
@@ -105,11 +108,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("  foreign writer: {}", printable(f));
         }
     }
-    Ok(if drift > 0 {
-        ExitCode::from(2)
+    Ok(ExitCode::from(if drift > 0 {
+        crate::exit::DRIFT
     } else {
-        ExitCode::SUCCESS
-    })
+        crate::exit::OK
+    }))
 }
 
 /// Text from knob files and journals made safe for a terminal: control

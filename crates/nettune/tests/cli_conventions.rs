@@ -1,0 +1,195 @@
+//! Issue 9 items 6 and 7: exit codes (verify's drift is not clap's usage
+//! error), examples in every command's long help, shell completions and man
+//! pages generated from the clap definitions.
+
+#![allow(clippy::unwrap_used)]
+
+use clap::CommandFactory;
+use nettune::cli::Cli;
+
+mod fixture_copy;
+use fixture_copy::{bin, copy, nettune, ok, text};
+
+/// Every subcommand path (`["plan"]`, `["profile", "show"]`, ...), hidden ones
+/// included, without clap's generated `help`.
+fn subcommand_paths() -> Vec<Vec<String>> {
+    fn walk(c: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        for s in c.get_subcommands() {
+            if s.get_name() == "help" {
+                continue;
+            }
+            let mut p = prefix.to_vec();
+            p.push(s.get_name().to_string());
+            walk(s, &p, out);
+            out.push(p);
+        }
+    }
+    let mut c = Cli::command();
+    c.build();
+    let mut out = Vec::new();
+    walk(&c, &[], &mut out);
+    out
+}
+
+#[test]
+fn every_subcommand_long_help_has_examples() {
+    let paths = subcommand_paths();
+    // The walk sees nested commands too, so a new one is covered by itself.
+    assert!(paths.iter().any(|p| p == &["profile", "show"]), "{paths:?}");
+    assert!(paths.iter().any(|p| p == &["verify"]), "{paths:?}");
+    let mut top = Cli::command();
+    let help = top.render_long_help().to_string();
+    assert!(help.contains("Examples:"), "nettune --help:\n{help}");
+    let mut missing = Vec::new();
+    for p in &paths {
+        let mut c = Cli::command();
+        c.build();
+        let mut sub = &mut c;
+        for name in p {
+            sub = sub.find_subcommand_mut(name).unwrap();
+        }
+        let help = sub.render_long_help().to_string();
+        if !help.contains("Examples") {
+            missing.push(p.join(" "));
+        }
+    }
+    assert!(missing.is_empty(), "no Examples in --help of: {missing:?}");
+}
+
+#[test]
+fn help_of_the_binary_shows_examples_for_every_command() {
+    for p in subcommand_paths() {
+        let o = bin().args(&p).arg("--help").output().unwrap();
+        assert!(o.status.success(), "{p:?}: {}", text(&o));
+        let s = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            s.contains("Examples"),
+            "nettune {} --help:\n{s}",
+            p.join(" ")
+        );
+    }
+}
+
+#[test]
+fn verify_exits_3_on_drift_distinct_from_usage_error_2_and_error_1() {
+    let c = copy("c4-8xlarge");
+    // No applied plan yet: an error, exit 1.
+    let o = nettune(&c, &["verify"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    ok(&c, &["apply", "--profile", "throughput", "--yes"]);
+    let o = nettune(&c, &["verify"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    std::fs::write(
+        c.root.join("sys/class/net/eth0/queues/rx-1/rps_cpus"),
+        "0\n",
+    )
+    .unwrap();
+    let o = nettune(&c, &["verify"]);
+    assert_eq!(o.status.code(), Some(3), "drift: {}", text(&o));
+    let o = nettune(&c, &["verify", "--json"]);
+    assert_eq!(o.status.code(), Some(3), "drift --json: {}", text(&o));
+    // clap's usage error keeps 2, so a script can tell the two apart.
+    let o = nettune(&c, &["verify", "--no-such-flag"]);
+    assert_eq!(o.status.code(), Some(2), "usage: {}", text(&o));
+    assert_eq!(nettune::exit::DRIFT, 3);
+    assert_ne!(nettune::exit::DRIFT, nettune::exit::USAGE);
+}
+
+#[test]
+fn exit_codes_doc_lists_every_command() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/exit-codes.md"),
+    )
+    .unwrap();
+    let mut c = Cli::command();
+    c.build();
+    for s in c.get_subcommands() {
+        let name = s.get_name();
+        if name == "help" {
+            continue;
+        }
+        assert!(
+            doc.contains(&format!("`nettune {name}")),
+            "docs/exit-codes.md does not cover `nettune {name}`"
+        );
+    }
+}
+
+#[test]
+fn completions_name_every_subcommand() {
+    let mut c = Cli::command();
+    c.build();
+    let visible: Vec<String> = c
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for shell in ["bash", "zsh", "fish"] {
+        let o = bin().args(["completions", shell]).output().unwrap();
+        assert!(o.status.success(), "{shell}: {}", text(&o));
+        let s = String::from_utf8(o.stdout).unwrap();
+        assert!(s.contains("nettune"), "{shell}");
+        for name in &visible {
+            assert!(s.contains(name.as_str()), "{shell} completion lacks {name}");
+        }
+        // Flags of a subcommand are completed too (fish spells them `-l NAME`).
+        let long = if shell == "fish" { "-l " } else { "--" };
+        for flag in ["profile", "state-dir"] {
+            assert!(s.contains(&format!("{long}{flag}")), "{shell}: no {flag}");
+        }
+    }
+    let o = bin().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "unknown shell is a usage error");
+}
+
+#[test]
+fn man_pages_render_for_the_command_and_each_subcommand() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("man");
+    let o = bin().args(["man", "--out"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let main = std::fs::read_to_string(out.join("nettune.1")).unwrap();
+    assert!(main.contains(".TH nettune 1"), "{main}");
+    for p in subcommand_paths() {
+        let mut c = Cli::command();
+        c.build();
+        let mut sub = &c;
+        for name in &p {
+            sub = sub.find_subcommand(name).unwrap();
+        }
+        if sub.is_hide_set() {
+            continue;
+        }
+        let stem = format!("nettune-{}", p.join("-"));
+        let page = std::fs::read_to_string(out.join(format!("{stem}.1")))
+            .unwrap_or_else(|e| panic!("{stem}.1: {e}"));
+        assert!(page.contains(&format!(".TH {stem} 1")), "{stem}: {page}");
+        assert!(page.contains("Examples"), "{stem} has no examples");
+        if p.len() == 1 {
+            // The main page lists the subcommand.
+            // roff escapes the hyphen: nettune\-plan(1).
+            let listed = format!("{}(1)", stem.replace('-', "\\-"));
+            assert!(main.contains(&listed), "{listed} not in nettune.1");
+        }
+    }
+    assert!(
+        !out.join("nettune-man.1").exists(),
+        "the hidden command has no page"
+    );
+    // man(1) renders it, when installed.
+    if std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let r = std::process::Command::new("man")
+            .arg("-l")
+            .arg(out.join("nettune-verify.1"))
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap();
+        let s = String::from_utf8_lossy(&r.stdout);
+        assert!(r.status.success() && s.contains("drift"), "{s}");
+    }
+}
