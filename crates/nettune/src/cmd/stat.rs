@@ -4,7 +4,7 @@
 //! shape in `docs/stat.md`).
 
 use anyhow::{bail, Context};
-use host::sampler::{Delta, Sampler, ERROR_COUNTERS};
+use host::sampler::{Delta, Sampler, ERROR_COUNTERS, STAT_SCHEMA_VERSION};
 use host::Root;
 use model::snapshot::{QueueKind, QueueRef};
 use model::units::fmt_bits_per_sec;
@@ -25,10 +25,13 @@ Examples:
   nettune stat -i 0.5 --iface eth0      twice a second, one NIC
   nettune stat --cpus 0-3 --json        NDJSON, CPUs 0-3 only (shape: docs/stat.md)
   nettune stat --root DIR -c 1          a tree recorded by `nettune capture`
+  nettune stat --no-nic-stats           without the driver counters (no ethtool -S runs)
 
 Per interval: per-CPU %usr/%sys/%irq/%soft/%steal/%idle and NET_RX/NET_TX softirqs/s;
 softnet processed, dropped, time_squeeze and RPS per CPU; per NIC packets/s, bit/s and
-drops; the busiest IRQs with their queue; UDP/TCP error counters that moved.";
+drops; per queue packets/s and drops/s from the driver's counters (ethtool -S) with the
+queue's IRQ and packets per interrupt; driver drop/error counters that moved; the busiest
+IRQs with their queue; UDP/TCP error counters that moved.";
 
 /// Flags of `nettune stat`.
 #[derive(Debug, clap::Args)]
@@ -58,6 +61,28 @@ pub struct Args {
     /// Only these CPUs in the CPU section, as a cpulist (`0-3,8`).
     #[arg(long, value_parser = parse_cpus)]
     pub cpus: Option<CpuSet>,
+    /// Do not read the driver counters (`ethtool -S`, one run per interface
+    /// and interval): no per-queue section.
+    #[arg(long)]
+    pub no_nic_stats: bool,
+}
+
+/// One `--json` line: a [`Delta`] with the shape's version first.
+#[derive(Debug, serde::Serialize)]
+pub struct JsonLine<'a> {
+    /// [`STAT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The interval.
+    #[serde(flatten)]
+    pub delta: &'a Delta,
+}
+
+/// The `--json` line of `d` (without the newline).
+pub fn json_line(d: &Delta) -> serde_json::Result<String> {
+    serde_json::to_string(&JsonLine {
+        schema_version: STAT_SCHEMA_VERSION,
+        delta: d,
+    })
 }
 
 fn parse_interval(s: &str) -> anyhow::Result<Duration> {
@@ -99,6 +124,8 @@ fn parse_cpus(s: &str) -> anyhow::Result<CpuSet> {
 pub fn filter(d: &mut Delta, ifaces: &[String], cpus: Option<&CpuSet>) {
     if !ifaces.is_empty() {
         d.ifaces.retain(|i| ifaces.contains(&i.name));
+        d.queues.retain(|q| ifaces.contains(&q.iface));
+        d.nic_counters.retain(|i, _| ifaces.contains(i));
     }
     if let Some(set) = cpus {
         d.cpus.retain(|c| set.contains(c.cpu.0));
@@ -114,6 +141,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         args.count = args.count_pos;
     }
     let mut sampler = Sampler::new(Root::new(&args.root));
+    if !args.no_nic_stats {
+        sampler = sampler.with_nic_stats(&args.iface);
+    }
     let mut prev = sampler
         .sample()
         .with_context(|| format!("reading counters under {}", args.root.display()))?;
@@ -155,7 +185,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         prev = now;
         filter(&mut d, &args.iface, args.cpus.as_ref());
         let text = if args.json {
-            let mut line = serde_json::to_string(&d)?;
+            let mut line = json_line(&d)?;
             line.push('\n');
             line
         } else {
@@ -276,6 +306,7 @@ pub fn render(d: &Delta, seq: u64) -> String {
             );
         }
     }
+    queues_section(&mut o, d);
     if d.irqs.is_empty() {
         let _ = writeln!(o, "IRQs: none fired");
     } else {
@@ -327,6 +358,48 @@ pub fn render(d: &Delta, seq: u64) -> String {
         let _ = writeln!(o, "note: {n}");
     }
     o
+}
+
+/// Per-queue packets/s and drops/s, with the queue's IRQ and packets per
+/// interrupt; then the driver's trouble counters that moved.
+fn queues_section(o: &mut String, d: &Delta) {
+    if !d.queues.is_empty() {
+        let _ = writeln!(
+            o,
+            "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
+            "NIC queue", "queue", "pkt/s", "drops/s", "IRQ", "irq/s", "pkt/irq"
+        );
+        for q in &d.queues {
+            let irq_s = match (q.interrupts, d.elapsed.0) {
+                (Some(n), e) if e > 0 => rate(n as f64 / secs(d.elapsed)),
+                _ => "-".into(),
+            };
+            let _ = writeln!(
+                o,
+                "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
+                q.iface,
+                format!("{}-{}", q.dir.name(), q.index),
+                opt_rate(q.packets_per_s),
+                opt_rate(q.drops_per_s),
+                q.irq.map_or_else(|| "-".into(), |i| i.0.to_string()),
+                irq_s,
+                q.packets_per_interrupt
+                    .map_or_else(|| "-".into(), |v| format!("{v:.1}")),
+            );
+        }
+    }
+    let moved: Vec<String> = d
+        .nic_counters
+        .iter()
+        .flat_map(|(iface, m)| {
+            m.iter()
+                .filter(|(k, _)| crate::cmd::inspect::is_trouble(k))
+                .map(move |(k, v)| format!("{iface} {k} +{v}"))
+        })
+        .collect();
+    if !moved.is_empty() {
+        let _ = writeln!(o, "NIC driver drops/errors: {}", moved.join("  "));
+    }
 }
 
 #[cfg(test)]
