@@ -80,6 +80,11 @@ struct NicReader {
     unsupported: Vec<String>,
 }
 
+/// Every file a [`Sampler`] reads, in reading order (`/proc/stat` first).
+pub const SAMPLER_FILES: [&str; 7] = [
+    STAT, SOFTIRQS, INTERRUPTS, NETDEV, SOFTNET, SNMP, NETSTAT,
+];
+
 const STAT: &str = "/proc/stat";
 const SOFTIRQS: &str = "/proc/softirqs";
 const INTERRUPTS: &str = "/proc/interrupts";
@@ -148,7 +153,7 @@ impl Sampler {
     }
 
     /// Interfaces whose driver counters are read, in order.
-    fn nic_ifaces(&self) -> Vec<String> {
+    pub(crate) fn nic_ifaces(&self) -> Vec<String> {
         let Some(n) = &self.nic else {
             return Vec::new();
         };
@@ -195,7 +200,7 @@ impl Sampler {
     }
 
     /// RX queue count per interface (`/sys/class/net/IF/queues/rx-N`), read once.
-    fn rx_queue_counts(&mut self) -> Arc<BTreeMap<String, u32>> {
+    pub(crate) fn rx_queue_counts(&mut self) -> Arc<BTreeMap<String, u32>> {
         if let Some(d) = &self.rx_queues {
             return d.clone();
         }
@@ -245,7 +250,7 @@ impl Sampler {
         })
     }
 
-    fn devices(&mut self) -> Arc<BTreeMap<String, String>> {
+    pub(crate) fn devices(&mut self) -> Arc<BTreeMap<String, String>> {
         if let Some(d) = &self.devices {
             return d.clone();
         }

@@ -24,7 +24,8 @@ Examples:
   nettune stat 1 5                      five reports a second apart (as mpstat takes them)
   nettune stat -i 0.5 --iface eth0      twice a second, one NIC
   nettune stat --cpus 0-3 --json        NDJSON, CPUs 0-3 only (shape: docs/stat.md)
-  nettune stat --root DIR -c 1          a tree recorded by `nettune capture`
+  nettune stat --root DIR -c 1          a tree recorded by `nettune capture`; with samples
+                                        recorded (capture --samples N), their N-1 intervals
   nettune stat --no-nic-stats           without the driver counters (no ethtool -S runs)
 
 Per interval: per-CPU %usr/%sys/%irq/%soft/%steal/%idle and NET_RX/NET_TX softirqs/s;
@@ -140,7 +141,15 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if args.count_pos.is_some() {
         args.count = args.count_pos;
     }
-    let mut sampler = Sampler::new(Root::new(&args.root));
+    let root = Root::new(&args.root);
+    if !root.is_live() {
+        let recorded = host::capture::read_samples(&root)
+            .with_context(|| format!("reading the samples recorded under {}", args.root.display()))?;
+        if !recorded.is_empty() {
+            return replay(&args, &recorded);
+        }
+    }
+    let mut sampler = Sampler::new(root);
     if !args.no_nic_stats {
         sampler = sampler.with_nic_stats(&args.iface);
     }
@@ -169,7 +178,6 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let start = Instant::now();
-    let stdout = std::io::stdout();
     let mut seq = 0u64;
     while args.count.is_none_or(|n| seq < n) {
         seq += 1;
@@ -181,21 +189,55 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             std::thread::sleep(wait);
         }
         let now = sampler.sample()?;
-        let mut d = now.delta(&prev);
+        let d = now.delta(&prev);
         prev = now;
-        filter(&mut d, &args.iface, args.cpus.as_ref());
-        let text = if args.json {
-            let mut line = json_line(&d)?;
-            line.push('\n');
-            line
-        } else {
-            render(&d, seq)
-        };
-        let mut out = stdout.lock();
-        match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
-            Err(e) => return Err(e).context("writing to stdout"),
+        if !emit(&args, d, seq)? {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Filter and print one interval; `false` when stdout is gone.
+fn emit(args: &Args, mut d: Delta, seq: u64) -> anyhow::Result<bool> {
+    filter(&mut d, &args.iface, args.cpus.as_ref());
+    let text = if args.json {
+        let mut line = json_line(&d)?;
+        line.push('\n');
+        line
+    } else {
+        render(&d, seq)
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(e).context("writing to stdout"),
+    }
+}
+
+/// The intervals between samples recorded by `nettune capture --samples`,
+/// at most `--count`, printed at once (the interval is the recorded one).
+fn replay(args: &Args, samples: &[host::sampler::Sample]) -> anyhow::Result<ExitCode> {
+    if samples.len() < 2 {
+        bail!(
+            "{} holds one recorded sample: an interval needs two (capture --samples 2 or more)",
+            args.root.display()
+        );
+    }
+    if let Some(nd) = &samples[0].netdev {
+        if let Some(want) = args.iface.iter().find(|w| nd.get(w).is_none()) {
+            bail!("no interface `{want}` in the recorded /proc/net/dev");
+        }
+    }
+    for (k, w) in samples.windows(2).enumerate() {
+        let seq = k as u64 + 1;
+        if args.count.is_some_and(|n| seq > n) {
+            break;
+        }
+        if !emit(args, w[1].delta(&w[0]), seq)? {
+            break;
         }
     }
     Ok(ExitCode::SUCCESS)
