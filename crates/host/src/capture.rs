@@ -277,7 +277,9 @@ pub fn check_sampling(n: u32, interval: Duration) -> Result<(), String> {
         return Err("--samples must be at least 1".into());
     }
     if n > MAX_SAMPLES {
-        return Err(format!("--samples {n} is above the maximum of {MAX_SAMPLES}"));
+        return Err(format!(
+            "--samples {n} is above the maximum of {MAX_SAMPLES}"
+        ));
     }
     if interval < MIN_SAMPLE_INTERVAL || interval > MAX_SAMPLE_INTERVAL {
         return Err(format!(
@@ -458,7 +460,9 @@ pub fn read_samples(root: &Root) -> Result<Vec<Sample>, HostError> {
     for e in &index.samples {
         let plain = !e.dir.is_empty()
             && e.dir.len() <= 16
-            && e.dir.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            && e.dir
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if !plain {
             return Err(bad_index(
                 &shown,
@@ -487,9 +491,9 @@ pub fn read_samples(root: &Root) -> Result<Vec<Sample>, HostError> {
         if !ifaces.is_empty() {
             sampler = sampler.with_nic_stats(&ifaces);
         }
-        let mut s = sampler.sample().map_err(|err| {
-            bad_index(&PathBuf::from(SAMPLES_DIR).join(&e.dir), err.to_string())
-        })?;
+        let mut s = sampler
+            .sample()
+            .map_err(|err| bad_index(&PathBuf::from(SAMPLES_DIR).join(&e.dir), err.to_string()))?;
         s.at = Nanos(e.at);
         s.devices = devices.clone();
         s.rx_queue_counts = queues.clone();
@@ -530,8 +534,7 @@ mod tests {
             r.join("sys/class/net/ens5"),
         )
         .unwrap();
-        std::os::unix::fs::symlink("../../../0000:00:05.0", dev.join("net/ens5/device"))
-            .unwrap();
+        std::os::unix::fs::symlink("../../../0000:00:05.0", dev.join("net/ens5/device")).unwrap();
         fs::create_dir_all(r.join("ethtool")).unwrap();
         fs::write(
             r.join("ethtool/ens5.json"),
@@ -551,12 +554,18 @@ mod tests {
         let eth = FixtureEthtool::new(&root);
         let rep =
             capture_samples(&root, out.path(), &eth, 3, Duration::from_millis(100), true).unwrap();
-        assert_eq!((rep.samples, rep.nic_ifaces.as_slice()), (3, &["ens5".to_string()][..]));
+        assert_eq!(
+            (rep.samples, rep.nic_ifaces.as_slice()),
+            (3, &["ens5".to_string()][..])
+        );
         // Replaying needs the capture's sys/ for the device map: copy it.
         capture_from(&root, out.path(), &eth).unwrap();
         let got = read_samples(&Root::new(out.path())).unwrap();
         assert_eq!(got.len(), 3);
-        let live = Sampler::new(root.clone()).with_nic_stats(&[]).sample().unwrap();
+        let live = Sampler::new(root.clone())
+            .with_nic_stats(&[])
+            .sample()
+            .unwrap();
         for s in &got {
             assert_eq!(s.stat, live.stat);
             assert_eq!(s.softirqs, live.softirqs);
@@ -569,7 +578,10 @@ mod tests {
             assert_eq!(s.devices, live.devices);
             assert_eq!(s.rx_queue_counts, live.rx_queue_counts);
         }
-        assert_eq!(got[0].devices.get("0000:00:05.0").map(String::as_str), Some("ens5"));
+        assert_eq!(
+            got[0].devices.get("0000:00:05.0").map(String::as_str),
+            Some("ens5")
+        );
         // Recorded times, about 100 ms apart.
         let gap = got[1].at.0 - got[0].at.0;
         assert!((80_000_000..2_000_000_000).contains(&gap), "{gap}");
@@ -605,7 +617,11 @@ mod tests {
             interval_ns: 2_000_000_000,
             samples: entries,
         };
-        fs::write(base.join("index.json"), serde_json::to_string(&index).unwrap()).unwrap();
+        fs::write(
+            base.join("index.json"),
+            serde_json::to_string(&index).unwrap(),
+        )
+        .unwrap();
         let s = read_samples(&Root::new(out.path())).unwrap();
         let d = s[1].delta(&s[0]);
         assert_eq!(d.nic_counters["ens5"]["pps_allowance_exceeded"], 900);
@@ -631,7 +647,14 @@ mod tests {
 
     #[test]
     fn bad_sampling_and_bad_indexes_are_one_line_errors() {
-        for (n, ms) in [(0, 1000), (MAX_SAMPLES + 1, 1000), (2, 0), (2, 50), (2, 601_000), (3600, 10_000)] {
+        for (n, ms) in [
+            (0, 1000),
+            (MAX_SAMPLES + 1, 1000),
+            (2, 0),
+            (2, 50),
+            (2, 601_000),
+            (3600, 10_000),
+        ] {
             let e = check_sampling(n, Duration::from_millis(ms)).unwrap_err();
             assert!(!e.contains('\n') && e.starts_with("--"), "{e}");
         }

@@ -81,9 +81,7 @@ struct NicReader {
 }
 
 /// Every file a [`Sampler`] reads, in reading order (`/proc/stat` first).
-pub const SAMPLER_FILES: [&str; 7] = [
-    STAT, SOFTIRQS, INTERRUPTS, NETDEV, SOFTNET, SNMP, NETSTAT,
-];
+pub const SAMPLER_FILES: [&str; 7] = [STAT, SOFTIRQS, INTERRUPTS, NETDEV, SOFTNET, SNMP, NETSTAT];
 
 const STAT: &str = "/proc/stat";
 const SOFTIRQS: &str = "/proc/softirqs";

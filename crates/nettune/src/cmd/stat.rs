@@ -143,8 +143,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     let root = Root::new(&args.root);
     if !root.is_live() {
-        let recorded = host::capture::read_samples(&root)
-            .with_context(|| format!("reading the samples recorded under {}", args.root.display()))?;
+        let recorded = host::capture::read_samples(&root).with_context(|| {
+            format!("reading the samples recorded under {}", args.root.display())
+        })?;
         if !recorded.is_empty() {
             return replay(&args, &recorded);
         }
