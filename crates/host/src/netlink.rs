@@ -253,7 +253,7 @@ impl Decoder {
     /// The host's decoder.
     pub const NATIVE: Decoder = Decoder(Endian::NATIVE);
 
-    fn attr<'a>(self, buf: &'a [u8], ty: u16) -> Option<&'a [u8]> {
+    fn attr(self, buf: &[u8], ty: u16) -> Option<&[u8]> {
         attrs_in(buf, self.0)
             .find(|(t, _)| *t == ty)
             .map(|(_, p)| p)
