@@ -49,6 +49,41 @@ fn live_capture_with_samples_replays_its_intervals() {
         assert_eq!(l["schema_version"], 1);
         assert_eq!(l["elapsed"], w[1].at.0 - w[0].at.0);
     }
+    // The driver counters were recorded (capture and each sample) and replay.
+    if Command::new("ethtool").arg("--version").output().is_ok() {
+        let snap = host::read_snapshot(&host::Root::new(&out));
+        let with_stats: Vec<&str> = snap
+            .interfaces
+            .iter()
+            .filter(|i| {
+                i.ethtool
+                    .stats
+                    .value()
+                    .is_some_and(|s| !s.driver.is_empty())
+            })
+            .map(|i| i.name.as_str())
+            .collect();
+        let live = host::read_snapshot(&host::Root::live());
+        let live_with: Vec<&str> = live
+            .interfaces
+            .iter()
+            .filter(|i| {
+                i.ethtool
+                    .stats
+                    .value()
+                    .is_some_and(|s| !s.driver.is_empty())
+            })
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(with_stats, live_with);
+        for i in &with_stats {
+            assert!(
+                samples[0].nic.contains_key(*i),
+                "{i}: {:?}",
+                samples[0].nic.keys()
+            );
+        }
+    }
     let o = nettune(&["stat", "--root", dir, "-c", "1"]);
     let human = String::from_utf8(o.stdout).unwrap();
     assert_eq!(human.matches("--- interval").count(), 1, "{human}");
