@@ -118,3 +118,40 @@ fn bad_sample_flags_are_one_line_errors() {
         );
     }
 }
+
+#[test]
+fn recorded_fixture_gives_exact_rates() {
+    // tests/fixtures/nic-ena-allowance (samples-make.py): 3 samples 1 s apart.
+    let root = host::Root::new(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/nic-ena-allowance"),
+    );
+    let s = host::capture::read_samples(&root).unwrap();
+    assert_eq!(s.len(), 3);
+    for w in s.windows(2) {
+        let d = w[1].delta(&w[0]);
+        assert_eq!(d.elapsed.0, 1_000_000_000);
+        assert_eq!(d.nic_counters["ens5"]["pps_allowance_exceeded"], 1840);
+        assert!(!d.nic_counters["ens5"].contains_key("bw_in_allowance_exceeded"));
+        let rx: Vec<_> = d
+            .queues
+            .iter()
+            .filter(|q| q.dir == model::parse::ethtool_stats::QueueDir::Rx)
+            .map(|q| {
+                (
+                    q.index,
+                    q.packets_per_s,
+                    q.irq.map(|i| i.0),
+                    q.packets_per_interrupt,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rx,
+            (0..4)
+                .map(|i| (i, Some(100_000.0), Some(27 + i), Some(50.0)))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(d.iface("ens5").unwrap().rx_pps, 400_000.0);
+    }
+}
