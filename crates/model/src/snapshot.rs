@@ -6,6 +6,7 @@
 //! recorded in [`HostSnapshot::notes`]; nothing here is ever a guess.
 
 use crate::cpuset::CpuSet;
+pub use crate::parse::ethtool_stats::NicStats;
 use crate::units::{CpuId, IrqNumber, NodeId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -358,6 +359,11 @@ pub enum Probe<T> {
 }
 
 impl<T> Probe<T> {
+    /// Whether it was not attempted.
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Probe::Absent)
+    }
+
     /// The value, if read.
     pub fn value(&self) -> Option<&T> {
         match self {
@@ -389,6 +395,12 @@ pub struct EthtoolState {
     /// Permanent MAC (`ethtool -P`).
     #[serde(default)]
     pub perm_mac: Option<String>,
+    /// The driver's own counters (`ethtool -S`, and the standard groups of
+    /// `ethtool -S --all-groups`); [`Probe::Absent`] in fixtures and
+    /// snapshots written before the field existed (and then left out of the
+    /// JSON, so older files keep their exact shape).
+    #[serde(default, skip_serializing_if = "Probe::is_absent")]
+    pub stats: Probe<NicStats>,
 }
 
 /// `ethtool -i`.
