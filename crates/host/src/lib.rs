@@ -3,11 +3,13 @@
 
 pub mod apply;
 pub mod capture;
+pub mod doctor_facts;
 pub mod error;
 pub mod ethtool;
 pub mod extras;
 pub mod journal;
 pub mod netlink;
+pub mod nldump;
 pub mod owners;
 pub mod persist;
 mod readctx;

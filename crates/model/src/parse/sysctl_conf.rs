@@ -90,10 +90,17 @@ pub const SYSCTL_DIRS: &[&str] = &[
 /// [`SYSCTL_DIRS`]), the first directory holding a name winning, sorted by
 /// file name. Later files override earlier ones.
 pub fn order_sysctl_files(listing: &[(&str, Vec<String>)]) -> Vec<String> {
+    order_config_files(listing, ".conf")
+}
+
+/// The systemd drop-in order for any configuration directory set
+/// (sysctl.d, modprobe.d, udev rules.d): names ending in `suffix`, the
+/// first directory holding a name masking the others, sorted by file name.
+pub fn order_config_files(listing: &[(&str, Vec<String>)], suffix: &str) -> Vec<String> {
     let mut chosen: std::collections::BTreeMap<&str, String> = std::collections::BTreeMap::new();
     for (dir, names) in listing {
         for n in names {
-            if n.ends_with(".conf") && !n.starts_with('.') {
+            if n.ends_with(suffix) && !n.starts_with('.') {
                 chosen
                     .entry(n.as_str())
                     .or_insert_with(|| format!("{}/{n}", dir.trim_end_matches('/')));
