@@ -1,6 +1,7 @@
 //! Pure parsers of `/proc` and `/sys` text.
 
 pub mod conntrack;
+pub mod ethtool_stats;
 pub mod inet_sockets;
 pub mod interrupts;
 pub mod irqname;
