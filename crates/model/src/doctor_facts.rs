@@ -11,7 +11,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::parse::conntrack::ConntrackStat;
-use crate::parse::sockstat::SockStat;
+use crate::parse::sockstat::Sockstat;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -276,7 +276,7 @@ pub struct Conntrack {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TcpMemory {
     /// `/proc/net/sockstat`.
-    pub sockstat: SockStat,
+    pub sockstat: Sockstat,
     /// `tcp_mem`: (low, pressure, high) in pages.
     pub tcp_mem: Option<[u64; 3]>,
     /// `tcp_max_orphans`.
