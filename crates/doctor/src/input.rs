@@ -51,6 +51,10 @@ pub struct Input {
     /// Files the caller could not read or parse: (path, reason). A rule that
     /// needs one skips with this reason.
     pub unreadable: Vec<(String, String)>,
+    /// Host facts beyond the snapshot (`host::doctor_facts::read_doctor_facts`):
+    /// power states, busiest network processes, qdiscs, boot files, conntrack,
+    /// TCP memory and socket RTTs, platform; each part names its file when missing.
+    pub facts: model::doctor_facts::DoctorFacts,
 }
 
 impl Input {
@@ -67,6 +71,7 @@ impl Input {
             sockstat: None,
             root_arg: None,
             unreadable: Vec::new(),
+            facts: model::doctor_facts::DoctorFacts::default(),
         }
     }
 

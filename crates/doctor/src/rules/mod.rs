@@ -17,6 +17,17 @@ mod softirq_concentrated;
 mod softnet_drops;
 mod udp_rcvbuf_errors;
 // (rules of the doctor framework above, of other units below)
+mod app_on_irq_cpu;
+mod boot_override;
+mod bufferbloat;
+mod cloud_allowance;
+mod conntrack_full;
+mod cpu_power;
+mod enhanced_networking_off;
+mod nic_drops;
+mod offload_off;
+mod ring_small;
+mod tcp_memory_pressure;
 
 /// Declares [`DoctorId`] with its kebab-case ids, from one list.
 macro_rules! doctor_ids {
@@ -63,6 +74,28 @@ doctor_ids! {
     /// UDP RcvbufErrors growing.
     UdpRcvbufErrors => "udp-rcvbuf-errors",
     // (ids of the doctor framework above, of other units below)
+    /// NIC receive drops (missed, no buffer, FIFO).
+    NicDrops => "nic-drops",
+    /// RX ring well below its maximum while the NIC drops.
+    RingSmall => "ring-small",
+    /// The cloud instance's allowance counters rise.
+    CloudAllowance => "cloud-allowance",
+    /// Power saving on CPUs under a latency goal.
+    CpuPower => "cpu-power",
+    /// A cloud guest on a paravirtual NIC where SR-IOV/ENA/gVNIC is offered.
+    EnhancedNetworkingOff => "enhanced-networking-off",
+    /// A busy network process pinned to the NIC's interrupt CPUs or a remote node.
+    AppOnIrqCpu => "app-on-irq-cpu",
+    /// Checksum, GRO, TSO or GSO off where supported.
+    OffloadOff => "offload-off",
+    /// A deep FIFO qdisc where fq_codel or fq is available.
+    Bufferbloat => "bufferbloat",
+    /// Boot-time configuration overrides a knob the plan sets.
+    BootOverride => "boot-override",
+    /// Conntrack table near full or dropping.
+    ConntrackFull => "conntrack-full",
+    /// TCP memory near tcp_mem or orphans near tcp_max_orphans.
+    TcpMemoryPressure => "tcp-memory-pressure",
 }
 
 impl fmt::Display for DoctorId {
@@ -122,6 +155,17 @@ pub static CATALOGUE: &[&dyn DoctorRule] = &[
     &softnet_drops::SoftnetDrops,
     &udp_rcvbuf_errors::UdpRcvbufErrors,
     // (rules of the doctor framework above, of other units below)
+    &nic_drops::NicDrops,
+    &ring_small::RingSmall,
+    &cloud_allowance::CloudAllowance,
+    &cpu_power::CpuPower,
+    &enhanced_networking_off::EnhancedNetworkingOff,
+    &app_on_irq_cpu::AppOnIrqCpu,
+    &offload_off::OffloadOff,
+    &bufferbloat::Bufferbloat,
+    &boot_override::BootOverride,
+    &conntrack_full::ConntrackFull,
+    &tcp_memory_pressure::TcpMemoryPressure,
 ];
 
 /// The rule with id `id`.

@@ -139,6 +139,7 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
             .unreadable
             .push((host::sockstat::SOCKSTAT.to_string(), e.to_string())),
     }
+    input.facts = host::doctor_facts::read_doctor_facts(&root, &input.snapshot);
     let report = doctor::diagnose(&input);
     let mut out = std::io::stdout().lock();
     if args.json {
