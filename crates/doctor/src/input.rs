@@ -45,6 +45,9 @@ pub struct Input {
     pub bdp: Option<Bdp>,
     /// `/proc/net/sockstat` at the end of the window (TIME_WAIT, orphans, TCP memory).
     pub sockstat: Option<Sockstat>,
+    /// The plan of the newest generation in force in the journal
+    /// (`/var/lib/nettune`), if any.
+    pub applied: Option<Plan>,
     /// How the root was named on the command line (`--root DIR`), repeated in
     /// the `nettune plan` commands of fixes; `None` for the live host.
     pub root_arg: Option<String>,
@@ -69,6 +72,7 @@ impl Input {
             profile_arg: None,
             bdp: None,
             sockstat: None,
+            applied: None,
             root_arg: None,
             unreadable: Vec::new(),
             facts: model::doctor_facts::DoctorFacts::default(),
@@ -248,7 +252,7 @@ impl<'a> Cx<'a> {
             c.push_str(&format!(" --root {r}"));
         }
         if let Some(b) = &self.input.bdp {
-            c.push_str(&format!(" --bdp {}bit,{}us", b.rate_bps, b.rtt_us));
+            c.push_str(&format!(" --bdp {}", bdp_arg(b)));
         }
         if let Some(i) = iface {
             c.push_str(&format!(" --iface {i}"));
@@ -329,4 +333,27 @@ fn physical_cores(s: &HostSnapshot, usable: &CpuSet) -> usize {
         }
     }
     n
+}
+
+/// `--bdp` as a user would write it (`100mbit,100ms`).
+pub fn bdp_arg(b: &Bdp) -> String {
+    let r = b.rate_bps;
+    let rate = [
+        (1_000_000_000_000, "tbit"),
+        (1_000_000_000, "gbit"),
+        (1_000_000, "mbit"),
+        (1_000, "kbit"),
+    ]
+    .iter()
+    .find(|(d, _)| r.is_multiple_of(*d))
+    .map_or_else(|| format!("{r}bit"), |(d, u)| format!("{}{u}", r / d));
+    let t = b.rtt_us;
+    let rtt = if t.is_multiple_of(1_000_000) {
+        format!("{}s", t / 1_000_000)
+    } else if t.is_multiple_of(1000) {
+        format!("{}ms", t / 1000)
+    } else {
+        format!("{t}us")
+    };
+    format!("{rate},{rtt}")
 }

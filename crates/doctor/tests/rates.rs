@@ -191,3 +191,98 @@ fn udp_rcvbuf_errors_fire_when_growing() {
         .iter()
         .any(|e| e.what == "Udp.RcvbufErrors" && e.value.starts_with("30000")));
 }
+
+#[test]
+fn listen_drops_fire_when_growing() {
+    let mut i = input("kvm-2vcpu-6.18");
+    let base = |c: &mut Counters| {
+        c.tick(
+            0,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.tick(
+            1,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.add("TcpExt.ListenOverflows", 0)
+            .add("TcpExt.ListenDrops", 0);
+    };
+    i.samples = run(2, 2, base);
+    assert!(!report(&i).has(DoctorId::ListenDrops));
+    i.samples = run(2, 2, |c| {
+        base(c);
+        c.add("TcpExt.ListenOverflows", 40)
+            .add("TcpExt.ListenDrops", 40);
+    });
+    let r = report(&i);
+    let f = r.of(DoctorId::ListenDrops).next().expect("fires");
+    assert!(
+        f.title.contains("80 connection attempts dropped"),
+        "{}",
+        f.title
+    );
+    assert!(f.evidence.iter().any(|e| e.what == "net.core.somaxconn"));
+}
+
+/// Retransmits with SACK reordering and OFO queueing; `drop` adds softnet drops.
+fn reorder_window(drop: u32) -> Vec<host::sampler::Sample> {
+    run(2, 3, |c| {
+        c.tick(
+            0,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.tick(
+            1,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.add("Tcp.RetransSegs", 9_000)
+            .add("TcpExt.TCPSACKReorder", 3_000)
+            .add("TcpExt.TCPOFOQueue", 20_000)
+            .add("TcpExt.TCPBacklogDrop", 0)
+            .add("TcpExt.TCPRcvQDrop", 0);
+        c.softnet[0].1 += drop;
+    })
+}
+
+#[test]
+fn tcp_reordering_fires_without_drops_and_not_with_them() {
+    let mut i = input("kvm-2vcpu-6.18");
+    i.snapshot
+        .sysctls
+        .insert("net.ipv4.tcp_congestion_control".into(), "bbr".into());
+    i.samples = reorder_window(0);
+    let r = report(&i);
+    let f = r.of(DoctorId::TcpReordering).next().expect("fires");
+    assert!(
+        f.title
+            .contains("27000 retransmits with 9000 SACK reorderings"),
+        "{}",
+        f.title
+    );
+    assert!(f.fix.text.contains("cubic"));
+    i.samples = reorder_window(50);
+    assert!(
+        !report(&i).has(DoctorId::TcpReordering),
+        "drops: loss, not reordering"
+    );
+    i.samples = run(2, 3, |c| {
+        c.add("Tcp.RetransSegs", 9_000)
+            .add("TcpExt.TCPSACKReorder", 0);
+    });
+    assert!(
+        !report(&i).has(DoctorId::TcpReordering),
+        "no reordering seen"
+    );
+}
