@@ -521,3 +521,81 @@ fn cloud_allowance_shows_which_limit_binds_from_the_window() {
     i.samples[1] = ena_sample(110, (10, 640), (10, 640), 100);
     assert!(!diagnose(&i).has(DoctorId::CloudAllowance));
 }
+
+#[test]
+fn buffers_below_bdp_from_the_sockets_rtt_and_link_speed() {
+    // c4.8xlarge: 10 Gbit/s eth0, a replication socket at 80 ms RTT, kernel
+    // 4.4's 6 MiB tcp_rmem/tcp_wmem maxima: BDP = 10^10 × 0.08 / 8 = 100 MB.
+    let fx = Fx::c4_busy();
+    let r = diagnose(&fx.input());
+    let f = found(&r, DoctorId::BuffersBelowBdp);
+    assert_eq!(f.len(), 1, "{:?}", r.skipped(DoctorId::BuffersBelowBdp));
+    assert!(
+        f[0].title
+            .contains("10000 Mbit/s × 80.0 ms = 100000000 bytes"),
+        "{}",
+        f[0].title
+    );
+    assert!(f[0]
+        .evidence
+        .iter()
+        .any(|e| e.what == "net.ipv4.tcp_rmem max" && e.value == "6291456 bytes"));
+    assert!(f[0].evidence.iter().any(|e| e
+        .what
+        .starts_with("RTT of 10.0.100.101:6379 → 172.31.5.9:40002")));
+    assert_eq!(
+        f[0].fix.command.as_deref(),
+        Some("nettune plan --profile balanced --bdp 10000mbit,80000us")
+    );
+    // The command's --bdp parses as the planner takes it.
+    assert!(model::plan::Bdp::parse("10000mbit,80000us").is_ok());
+    // Only a same-zone socket (250 µs): 312500 bytes, within 6 MiB.
+    fx.write(
+        "netlink/inet_diag.json",
+        r#"[{"local":"10.0.100.101","local_port":6379,"remote":"10.0.100.102","remote_port":40001,"rtt_us":250,"rttvar_us":50,"snd_cwnd":10,"snd_mss":8949,"bytes_acked":912345,"bytes_received":812345,"delivery_rate":null}]"#,
+    );
+    let r = diagnose(&fx.input());
+    assert!(!r.has(DoctorId::BuffersBelowBdp));
+    assert_eq!(r.skipped(DoctorId::BuffersBelowBdp), None);
+    // Loopback sockets never cross the NIC: nothing to take an RTT from.
+    fx.write(
+        "netlink/inet_diag.json",
+        r#"[{"local":"127.0.0.1","local_port":6379,"remote":"127.0.0.1","remote_port":40001,"rtt_us":80000,"rttvar_us":50,"snd_cwnd":10,"snd_mss":8949,"bytes_acked":null,"bytes_received":null,"delivery_rate":null}]"#,
+    );
+    assert!(diagnose(&fx.input())
+        .skipped(DoctorId::BuffersBelowBdp)
+        .unwrap()
+        .contains("non-loopback"));
+}
+
+#[test]
+fn boot_override_prefers_the_applied_plan() {
+    let fx = Fx::c4_busy();
+    let mut i = fx.input();
+    // An applied plan holding one of the recommended plan's changes.
+    let rec = diagnose(&i);
+    let plan_change = rec
+        .of(DoctorId::BootOverride)
+        .flat_map(|f| f.fix.changes.iter())
+        .find(|c| c.knob == "net.core.rps_sock_flow_entries")
+        .cloned()
+        .unwrap();
+    let mut applied = rec_plan(&i);
+    applied.changes = vec![plan_change];
+    i.applied = Some(applied);
+    let f = found(&diagnose(&i), DoctorId::BootOverride);
+    assert_eq!(f.len(), 1, "only the applied plan's one change: {f:#?}");
+    assert!(f[0].evidence[0].what.ends_with("in the applied plan"));
+}
+
+/// The recommended plan doctor computes for `i` (balanced, no intent).
+fn rec_plan(i: &Input) -> model::plan::Plan {
+    let p = tune::profile::builtin("balanced").unwrap();
+    tune::plan(
+        &i.snapshot,
+        &i.extras,
+        &p,
+        &model::plan::PlanOptions::default(),
+    )
+    .unwrap()
+}

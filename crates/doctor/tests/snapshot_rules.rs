@@ -196,10 +196,10 @@ fn timewait_exhaustion_fires_with_reuse_off_and_clears_with_its_fix() {
 #[test]
 fn buffers_below_bdp_with_the_seed_path_and_not_for_a_short_one() {
     let mut i = input("c4-8xlarge");
-    assert_eq!(
-        report(&i).skipped(DoctorId::BuffersBelowBdp),
-        Some("no --bdp RATE,RTT given")
-    );
+    assert!(report(&i)
+        .skipped(DoctorId::BuffersBelowBdp)
+        .unwrap()
+        .starts_with("no --bdp RATE,RTT given"));
     // Seed 004: 100 Mbit/s at 100 ms.
     i.bdp = Some(Bdp::parse("100mbit,100ms").unwrap());
     let r = report(&i);

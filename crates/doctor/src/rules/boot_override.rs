@@ -1,4 +1,4 @@
-//! `boot-override`: a knob the recommended plan sets is also set, to
+//! `boot-override`: a knob the applied (else the recommended) plan sets is also set, to
 //! another value, by boot-time configuration (`/etc/sysctl.conf`,
 //! `sysctl.d`, `modprobe.d`, a udev rule or the active tuned profile), so
 //! whichever runs later at boot wins.
@@ -160,10 +160,16 @@ impl DoctorRule for BootOverride {
         "tuned's issue tracker (values in /etc/sysctl.d silently override the profile at boot, DESIGN.md); sysctl.d(5), modprobe.d(5), udev(7)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
-        let plan = cx
-            .plan
-            .as_ref()
-            .map_err(|e| Skip(format!("no plan to compare: {e}")))?;
+        // The plan in force (the journal's newest generation) if any, else the recommended one.
+        let (plan, which) = match &cx.input.applied {
+            Some(p) => (p, "applied plan".to_string()),
+            None => (
+                cx.plan
+                    .as_ref()
+                    .map_err(|e| Skip(format!("no plan to compare: {e}")))?,
+                format!("{} plan", cx.plan_profile),
+            ),
+        };
         let boot = &cx.input.facts.boot;
         for c in &plan.changes {
             let driver = match &c.target {
@@ -185,7 +191,7 @@ impl DoctorRule for BootOverride {
                 ),
             )
             .evidence(
-                format!("{} in the {} plan", c.knob, cx.plan_profile),
+                format!("{} in the {which}", c.knob),
                 c.after.clone(),
                 format!("nettune plan (rule {})", c.rule),
             );

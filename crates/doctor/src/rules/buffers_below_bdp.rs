@@ -1,5 +1,6 @@
 //! `buffers-below-bdp`: socket buffer maxima below the bandwidth-delay
-//! product of `--bdp RATE,RTT`.
+//! product of `--bdp RATE,RTT`, or without it of the link speed and the
+//! RTTs the host's own TCP sockets report (`bdp_from_sockets.rs`).
 
 use super::{DoctorId, DoctorRule, Skip};
 use crate::finding::{Finding, Severity};
@@ -28,7 +29,7 @@ impl DoctorRule for BuffersBelowBdp {
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let Some(bdp) = cx.input.bdp else {
-            return Err(Skip::because("no --bdp RATE,RTT given"));
+            return super::bdp_from_sockets::check_from_sockets(self, cx, out);
         };
         let need = bdp.bytes();
         let s = &cx.snap().sysctls;

@@ -24,6 +24,7 @@ mod timewait_exhaustion;
 mod udp_rcvbuf_errors;
 // (rules of the doctor framework above, of other units below)
 mod app_on_irq_cpu;
+mod bdp_from_sockets;
 mod boot_override;
 mod bufferbloat;
 mod cloud_allowance;
