@@ -599,3 +599,42 @@ fn rec_plan(i: &Input) -> model::plan::Plan {
     )
     .unwrap()
 }
+
+/// A sample holding only driver counters of `iface`.
+fn nic_sample(secs: u64, iface: &str, counters: &[(&str, u64)]) -> model::sample::Sample {
+    let mut s = model::sample::Sample {
+        at: model::Nanos(secs * 1_000_000_000),
+        ..Default::default()
+    };
+    let mut st = model::parse::ethtool_stats::NicStats::default();
+    for (k, v) in counters {
+        st.driver.insert((*k).to_string(), *v);
+    }
+    s.nic.insert(iface.to_string(), st);
+    s
+}
+
+#[test]
+fn nic_drops_and_ring_small_are_warnings_when_drops_grow_in_the_window() {
+    let fx = Fx::new("c4-8xlarge", None);
+    let mut i = fx.input();
+    i.samples = vec![
+        nic_sample(10, "eth0", &[("rx_no_buffer_count", 100)]),
+        nic_sample(13, "eth0", &[("rx_no_buffer_count", 3100)]),
+    ];
+    let r = diagnose(&i);
+    let f = found(&r, DoctorId::NicDrops);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert_eq!(
+        f[0].title,
+        "eth0: the NIC dropped 3000 received packets in 3 s (1000/s)"
+    );
+    let ring = found(&r, DoctorId::RingSmall);
+    assert_eq!(ring.len(), 1);
+    assert_eq!(ring[0].severity, Severity::Warning);
+    // A window where the counter stood still: nothing.
+    i.samples[1] = nic_sample(13, "eth0", &[("rx_no_buffer_count", 100)]);
+    let r = diagnose(&i);
+    assert!(!r.has(DoctorId::NicDrops) && !r.has(DoctorId::RingSmall));
+}
