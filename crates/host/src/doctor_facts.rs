@@ -386,6 +386,8 @@ fn read_available_qdiscs(ctx: &Ctx<'_>, snap: &HostSnapshot) -> Fact<Vec<String>
     }
     for m in list(ctx, "/sys/module").unwrap_or_default() {
         if let Some(k) = m.strip_prefix("sch_") {
+            // The entry itself is the fact: record it so a capture keeps it.
+            ctx.record(Access::Dir(format!("/sys/module/{m}").into()));
             known = true;
             kinds.insert(k.to_string());
         }
