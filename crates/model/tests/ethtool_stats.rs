@@ -111,3 +111,40 @@ fn truncated_or_mutated_text_never_panics() {
     let _ = parse_ethtool_stats(&t.replace(": ", ":"));
     let _ = parse_ethtool_stats(&t.replace('0', "\u{0}"));
 }
+
+mod prop {
+    use nettune_model::parse::ethtool_stats::{
+        parse_ethtool_stats, queue_name, queues, MAX_COUNTERS,
+    };
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    proptest! {
+        #[test]
+        fn any_text_parses_or_errs_without_panic(t in ".{0,400}") {
+            if let Ok(s) = parse_ethtool_stats(&t) {
+                prop_assert!(s.driver.len() + s.standard.len() <= MAX_COUNTERS);
+                let _ = s.queues();
+            }
+        }
+
+        #[test]
+        fn names_split_into_parts_of_the_name(name in "[a-z_\\[\\]0-9.:\\- ]{0,40}") {
+            if let Some(q) = queue_name(&name) {
+                prop_assert!(!q.metric.is_empty());
+                prop_assert!(name.contains(q.metric));
+                prop_assert!(name.contains(&q.index.to_string()));
+            }
+        }
+
+        #[test]
+        fn per_queue_raw_counters_are_the_queue_names(
+            m in proptest::collection::btree_map("[a-z_0-9\\-.]{1,24}", any::<u64>(), 0..40)
+        ) {
+            let m: BTreeMap<String, u64> = m;
+            let qs = queues(&m);
+            let raw: usize = qs.iter().map(|q| q.raw.len()).sum();
+            prop_assert_eq!(raw, m.keys().filter(|k| queue_name(k).is_some()).count());
+        }
+    }
+}

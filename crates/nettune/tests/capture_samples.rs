@@ -49,6 +49,41 @@ fn live_capture_with_samples_replays_its_intervals() {
         assert_eq!(l["schema_version"], 1);
         assert_eq!(l["elapsed"], w[1].at.0 - w[0].at.0);
     }
+    // The driver counters were recorded (capture and each sample) and replay.
+    if Command::new("ethtool").arg("--version").output().is_ok() {
+        let snap = host::read_snapshot(&host::Root::new(&out));
+        let with_stats: Vec<&str> = snap
+            .interfaces
+            .iter()
+            .filter(|i| {
+                i.ethtool
+                    .stats
+                    .value()
+                    .is_some_and(|s| !s.driver.is_empty())
+            })
+            .map(|i| i.name.as_str())
+            .collect();
+        let live = host::read_snapshot(&host::Root::live());
+        let live_with: Vec<&str> = live
+            .interfaces
+            .iter()
+            .filter(|i| {
+                i.ethtool
+                    .stats
+                    .value()
+                    .is_some_and(|s| !s.driver.is_empty())
+            })
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(with_stats, live_with);
+        for i in &with_stats {
+            assert!(
+                samples[0].nic.contains_key(*i),
+                "{i}: {:?}",
+                samples[0].nic.keys()
+            );
+        }
+    }
     let o = nettune(&["stat", "--root", dir, "-c", "1"]);
     let human = String::from_utf8(o.stdout).unwrap();
     assert_eq!(human.matches("--- interval").count(), 1, "{human}");
@@ -81,5 +116,42 @@ fn bad_sample_flags_are_one_line_errors() {
             !std::path::Path::new(dir).exists(),
             "{args:?} wrote before checking"
         );
+    }
+}
+
+#[test]
+fn recorded_fixture_gives_exact_rates() {
+    // tests/fixtures/nic-ena-allowance (samples-make.py): 3 samples 1 s apart.
+    let root = host::Root::new(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/nic-ena-allowance"),
+    );
+    let s = host::capture::read_samples(&root).unwrap();
+    assert_eq!(s.len(), 3);
+    for w in s.windows(2) {
+        let d = w[1].delta(&w[0]);
+        assert_eq!(d.elapsed.0, 1_000_000_000);
+        assert_eq!(d.nic_counters["ens5"]["pps_allowance_exceeded"], 1840);
+        assert!(!d.nic_counters["ens5"].contains_key("bw_in_allowance_exceeded"));
+        let rx: Vec<_> = d
+            .queues
+            .iter()
+            .filter(|q| q.dir == model::parse::ethtool_stats::QueueDir::Rx)
+            .map(|q| {
+                (
+                    q.index,
+                    q.packets_per_s,
+                    q.irq.map(|i| i.0),
+                    q.packets_per_interrupt,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rx,
+            (0..4)
+                .map(|i| (i, Some(100_000.0), Some(27 + i), Some(50.0)))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(d.iface("ens5").unwrap().rx_pps, 400_000.0);
     }
 }

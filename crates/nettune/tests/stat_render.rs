@@ -348,3 +348,28 @@ fn human_screen_per_queue_section() {
     filter(&mut d, &["nt1".to_string()], None);
     assert!(d.queues.is_empty() && d.nic_counters.is_empty());
 }
+
+#[test]
+fn many_quiet_queues_are_folded() {
+    use model::parse::ethtool_stats::QueueDir;
+    use model::sample::QueueDelta;
+    let mut d = recorded_delta();
+    d.queues = (0..40)
+        .map(|i| QueueDelta {
+            iface: "eth0".into(),
+            dir: QueueDir::Rx,
+            index: i,
+            packets: Some(if i == 7 { 500 } else { 0 }),
+            drops: Some(0),
+            packets_per_s: Some(if i == 7 { 500.0 } else { 0.0 }),
+            drops_per_s: Some(0.0),
+            irq: None,
+            interrupts: None,
+            packets_per_interrupt: None,
+        })
+        .collect();
+    let s = render(&d, 1);
+    assert!(s.contains("eth0         rx-7"), "{s}");
+    assert!(!s.contains("rx-8 "), "{s}");
+    assert!(s.contains("(+39 quiet queues)"), "{s}");
+}

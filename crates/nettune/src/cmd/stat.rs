@@ -4,7 +4,7 @@
 //! shape in `docs/stat.md`).
 
 use anyhow::{bail, Context};
-use host::sampler::{Delta, Sampler, ERROR_COUNTERS, STAT_SCHEMA_VERSION};
+use host::sampler::{Delta, QueueDelta, Sampler, ERROR_COUNTERS, STAT_SCHEMA_VERSION};
 use host::Root;
 use model::snapshot::{QueueKind, QueueRef};
 use model::units::fmt_bits_per_sec;
@@ -17,6 +17,10 @@ use std::time::{Duration, Instant};
 
 /// How many IRQs the human screen lists per interval.
 pub const TOP_IRQS: usize = 10;
+
+/// Above this many queues, the human screen hides the quiet ones (no
+/// packets, no drops, no interrupts in the interval).
+pub const TOP_QUEUES: usize = 16;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -412,7 +416,16 @@ fn queues_section(o: &mut String, d: &Delta) {
             "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
             "NIC queue", "queue", "pkt/s", "drops/s", "IRQ", "irq/s", "pkt/irq"
         );
-        for q in &d.queues {
+        // Many queues (mlx5 has 2 per channel): hide the quiet ones.
+        let quiet = |q: &&QueueDelta| {
+            q.packets.unwrap_or(0) == 0 && q.drops.unwrap_or(0) == 0 && q.interrupts.is_none()
+        };
+        let shown: Vec<&QueueDelta> = if d.queues.len() > TOP_QUEUES {
+            d.queues.iter().filter(|q| !quiet(q)).collect()
+        } else {
+            d.queues.iter().collect()
+        };
+        for q in &shown {
             let irq_s = match (q.interrupts, d.elapsed.0) {
                 (Some(n), e) if e > 0 => rate(n as f64 / secs(d.elapsed)),
                 _ => "-".into(),
@@ -428,6 +441,13 @@ fn queues_section(o: &mut String, d: &Delta) {
                 irq_s,
                 q.packets_per_interrupt
                     .map_or_else(|| "-".into(), |v| format!("{v:.1}")),
+            );
+        }
+        if shown.len() < d.queues.len() {
+            let _ = writeln!(
+                o,
+                "             (+{} quiet queues)",
+                d.queues.len() - shown.len()
             );
         }
     }
