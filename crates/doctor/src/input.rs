@@ -151,6 +151,8 @@ pub struct Cx<'a> {
     pub plan_profile: String,
     /// The plan for that profile on this host, or why there is none.
     pub plan: Result<Plan, String>,
+    /// The resolved profile of `plan_profile`.
+    profile: Option<Profile>,
     /// `model::findings::findings` of the snapshot.
     pub host_findings: Vec<model::findings::Finding>,
     /// Online CPUs without isolated ones.
@@ -179,6 +181,7 @@ impl<'a> Cx<'a> {
             ..PlanOptions::default()
         };
         let plan = profile
+            .clone()
             .and_then(|p| tune::plan(s, &input.extras, &p, &opts).map_err(|e| e.to_string()));
         let usable = s.cpu.online.difference(&s.cpu.isolated);
         let cores = physical_cores(s, &usable);
@@ -187,6 +190,7 @@ impl<'a> Cx<'a> {
             window,
             plan_profile,
             plan,
+            profile: profile.ok(),
             host_findings: model::findings::findings(s),
             usable,
             cores,
@@ -260,17 +264,35 @@ impl<'a> Cx<'a> {
         c
     }
 
-    /// Changes of the plan made by `rules`, about `iface` when given.
+    /// Changes of the plan made by `rules`, about `iface` when given. An
+    /// interface the default plan leaves out (a virtual device: veth, bond)
+    /// is planned alone, as `--iface IF` does.
     pub fn plan_changes(&self, rules: &[RuleId], iface: Option<&str>) -> Vec<Change> {
         let Ok(plan) = &self.plan else {
             return Vec::new();
         };
-        plan.changes
-            .iter()
-            .filter(|c| rules.iter().any(|r| r.as_str() == c.rule))
-            .filter(|c| iface.is_none_or(|i| change_is_about(c, i)))
-            .cloned()
-            .collect()
+        let pick = |p: &Plan| -> Vec<Change> {
+            p.changes
+                .iter()
+                .filter(|c| rules.iter().any(|r| r.as_str() == c.rule))
+                .filter(|c| iface.is_none_or(|i| change_is_about(c, i)))
+                .cloned()
+                .collect()
+        };
+        let found = pick(plan);
+        match (iface, &self.profile) {
+            (Some(i), Some(profile)) if found.is_empty() && self.snap().interface(i).is_some() => {
+                let opts = PlanOptions {
+                    ifaces: vec![i.to_string()],
+                    bdp: self.input.bdp,
+                    ..PlanOptions::default()
+                };
+                tune::plan(self.snap(), &self.input.extras, profile, &opts)
+                    .map(|p| pick(&p))
+                    .unwrap_or_default()
+            }
+            _ => found,
+        }
     }
 
     /// A fix from the plan: the changes of `rules` (about `iface`), the
