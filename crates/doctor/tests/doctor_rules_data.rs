@@ -638,3 +638,35 @@ fn nic_drops_and_ring_small_are_warnings_when_drops_grow_in_the_window() {
     let r = diagnose(&i);
     assert!(!r.has(DoctorId::NicDrops) && !r.has(DoctorId::RingSmall));
 }
+
+#[test]
+fn cloud_allowance_on_the_recorded_ena_capture_says_the_pps_allowance_binds() {
+    // nic-ena-allowance: 3 recorded samples, 400K pps of 64-byte packets on
+    // ens5, pps_allowance_exceeded rising (samples-make.py, invented numbers).
+    let dir = fixtures().join("nic-ena-allowance");
+    let mut i = input_of(&dir);
+    i.samples = host::capture::read_samples(&Root::new(&dir)).unwrap();
+    assert!(i.samples.len() >= 2);
+    let f = found(&diagnose(&i), DoctorId::CloudAllowance);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].severity, Severity::Warning);
+    let arith = f[0]
+        .evidence
+        .iter()
+        .find(|e| e.what == "received: pps × packet size × 8")
+        .unwrap();
+    assert!(
+        arith
+            .value
+            .starts_with("400000 pps × 64 B × 8 = 204.8 Mbit/s"),
+        "{}",
+        arith.value
+    );
+    assert!(
+        arith
+            .value
+            .ends_with("the packet-rate allowance binds, not bandwidth"),
+        "{}",
+        arith.value
+    );
+}
