@@ -240,3 +240,36 @@ fn capture_of_an_overlaid_fixture_replays_the_same_facts() {
     assert_eq!(a.platform, b.platform);
     assert_eq!(a.available_qdiscs, b.available_qdiscs);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Any bytes in any of the files the readers parse: no panic, and a part
+    /// either reads or is missing with its file named.
+    #[test]
+    fn garbage_in_every_file_never_panics(
+        texts in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200), 14)
+    ) {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        let files = [
+            "proc/net/sockstat", "proc/net/tcp", "proc/net/udp6", "proc/net/stat/nf_conntrack",
+            "proc/sys/net/netfilter/nf_conntrack_count", "proc/sys/net/netfilter/nf_conntrack_max",
+            "proc/sys/net/ipv4/tcp_mem", "proc/7/stat", "proc/7/status",
+            "etc/sysctl.d/10-x.conf", "etc/modprobe.d/x.conf", "etc/udev/rules.d/x.rules",
+            "usr/lib/tuned/p/tuned.conf", "netlink/qdisc.json",
+        ];
+        for (f, b) in files.iter().zip(&texts) {
+            let p = r.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, b).unwrap();
+        }
+        std::fs::create_dir_all(r.join("proc/7/fd")).unwrap();
+        std::os::unix::fs::symlink("socket:[1]", r.join("proc/7/fd/3")).unwrap();
+        std::fs::create_dir_all(r.join("etc/tuned")).unwrap();
+        std::fs::write(r.join("etc/tuned/active_profile"), "p\n").unwrap();
+        let f = facts(r);
+        for e in [f.conntrack.get().err(), f.tcp_memory.get().err(), f.qdiscs.get().err()].into_iter().flatten() {
+            proptest::prop_assert!(e.contains('/'), "{}", e);
+        }
+    }
+}
