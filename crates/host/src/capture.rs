@@ -175,6 +175,8 @@ pub fn capture(out: &Path, eth: &dyn Ethtool) -> Result<CaptureReport, HostError
 pub fn capture_from(src: &Root, out: &Path, eth: &dyn Ethtool) -> Result<CaptureReport, HostError> {
     fs::create_dir_all(out).map_err(|e| HostError::io(out, e))?;
     let (snapshot, accesses) = read_snapshot_recorded(src, eth);
+    // doctor's facts: the files they read, and their netlink parts as JSON.
+    let (facts, doctor_reads) = crate::doctor_facts::read_doctor_facts_recorded(src, &snapshot);
     let src_dir = if src.is_live() {
         PathBuf::from("/")
     } else {
@@ -188,7 +190,7 @@ pub fn capture_from(src: &Root, out: &Path, eth: &dyn Ethtool) -> Result<Capture
         skipped: Vec::new(),
     };
     let extra = EXTRA_FILES.iter().map(|p| Access::File(PathBuf::from(p)));
-    for a in accesses.into_iter().chain(extra) {
+    for a in accesses.into_iter().chain(doctor_reads).chain(extra) {
         match a {
             Access::File(p) => c.file(&p)?,
             Access::Dir(p) => {
@@ -197,6 +199,7 @@ pub fn capture_from(src: &Root, out: &Path, eth: &dyn Ethtool) -> Result<Capture
             Access::Link(p) => c.link(&p)?,
         }
     }
+    crate::doctor_facts::write_netlink_fixtures(out, &facts)?;
     let eth_dir = out.join("ethtool");
     fs::create_dir_all(&eth_dir).map_err(|e| HostError::io(&eth_dir, e))?;
     for i in &snapshot.interfaces {

@@ -3,11 +3,13 @@
 
 pub mod apply;
 pub mod capture;
+pub mod doctor_facts;
 pub mod error;
 pub mod ethtool;
 pub mod extras;
 pub mod journal;
 pub mod netlink;
+pub mod nldump;
 pub mod owners;
 pub mod persist;
 mod readctx;
@@ -15,6 +17,7 @@ pub mod root;
 pub mod rtt;
 pub mod sampler;
 pub mod snapshot;
+pub mod sockstat;
 
 pub use error::HostError;
 pub use root::Root;

@@ -4,6 +4,7 @@
 //! [`ParseError`] that names what was wrong; callers attach the file path.
 
 pub mod cpuset;
+pub mod doctor_facts;
 pub mod error;
 pub mod findings;
 pub mod knobpath;

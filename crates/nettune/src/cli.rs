@@ -52,6 +52,8 @@ pub enum Command {
     History(cmd::history::Args),
     /// List profiles, show what one would change here, or say which is applied now.
     Profile(cmd::profile::Args),
+    /// Diagnose the host: findings with evidence and fixes, from a snapshot and sampled counters.
+    Doctor(cmd::doctor::Args),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(cmd::completions::Args),
     /// Write man pages generated from these definitions into a directory.

@@ -1,14 +1,22 @@
 //! Pure parsers of `/proc` and `/sys` text.
 
+pub mod conntrack;
 pub mod ethtool_stats;
+pub mod inet_sockets;
 pub mod interrupts;
 pub mod irqname;
+pub mod modprobe_conf;
 pub mod netdev;
+pub mod procpid;
 pub mod snmp;
+pub mod sockstat;
 pub mod softirqs;
 pub mod softnet;
 pub mod stat;
+pub mod sysctl_conf;
 pub mod sysfs;
+pub mod tuned_conf;
+pub mod udev_rules;
 
 use crate::cpuset::MAX_CPU;
 use crate::error::ParseError;

@@ -4,6 +4,7 @@ pub mod apply;
 pub mod bench;
 pub mod capture;
 pub mod completions;
+pub mod doctor;
 pub mod history;
 pub mod inspect;
 pub mod man;
@@ -33,5 +34,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Profile(a) => profile::run(a),
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
+        Command::Doctor(a) => doctor::run(a),
     }
 }

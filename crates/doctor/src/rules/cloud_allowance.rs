@@ -1,0 +1,164 @@
+//! `cloud-allowance`: the ENA driver's allowance counters rise: the
+//! instance's packet-rate, bandwidth, conntrack or link-local limit, not the
+//! host's tuning, is the ceiling (seed 000's "400K PPS(??)" plateau). The
+//! finding shows which limit binds: pps × packet size × 8 against the
+//! bandwidth the link offers.
+
+use super::{DoctorId, DoctorRule, Skip};
+use crate::finding::{Finding, Fix, Severity};
+use crate::input::Cx;
+
+/// ENA's allowance counters (`ethtool -S`), with what each limit is.
+pub const ALLOWANCE_COUNTERS: &[(&str, &str)] = &[
+    ("pps_allowance_exceeded", "packets per second"),
+    ("bw_in_allowance_exceeded", "inbound bandwidth"),
+    ("bw_out_allowance_exceeded", "outbound bandwidth"),
+    ("conntrack_allowance_exceeded", "tracked connections"),
+    (
+        "linklocal_allowance_exceeded",
+        "packets to link-local services (DNS, IMDS, NTP)",
+    ),
+];
+
+/// Instance allowance limits hit.
+#[derive(Debug)]
+pub struct CloudAllowance;
+
+impl DoctorRule for CloudAllowance {
+    fn id(&self) -> DoctorId {
+        DoctorId::CloudAllowance
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn title(&self) -> &'static str {
+        "the cloud instance's network allowance is the ceiling"
+    }
+    fn rationale(&self) -> &'static str {
+        "ENA counts packets the hypervisor queued or dropped because the instance exceeded its packets-per-second, bandwidth, conntrack or link-local allowance; no host tuning raises these limits"
+    }
+    fn source(&self) -> &'static str {
+        "seed 000 (c4.8xlarge plateau at 400K PPS, four instances reached what one could not); AWS ENA driver docs (ethtool -S allowance counters)"
+    }
+    fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
+        let mut any_stats = false;
+        for iface in &cx.snap().interfaces {
+            let name = iface.name.as_str();
+            let boot = iface.ethtool.stats.value();
+            let moved = cx
+                .window
+                .as_ref()
+                .and_then(|w| w.total.nic_counters.get(name));
+            if boot.is_some() || moved.is_some() {
+                any_stats = true;
+            }
+            let mut hit: Vec<(&str, &str, Option<u64>, Option<u64>)> = Vec::new();
+            for (k, what) in ALLOWANCE_COUNTERS {
+                let b = boot.and_then(|s| s.driver.get(*k)).copied();
+                let w = moved.and_then(|m| m.get(*k)).copied();
+                if b.unwrap_or(0) > 0 || w.unwrap_or(0) > 0 {
+                    hit.push((k, what, b, w));
+                }
+            }
+            if hit.is_empty() {
+                continue;
+            }
+            let rising = hit.iter().any(|h| h.3.unwrap_or(0) > 0);
+            let limits: Vec<&str> = hit
+                .iter()
+                .filter(|h| !rising || h.3.unwrap_or(0) > 0)
+                .map(|h| h.1)
+                .collect();
+            let mut f = Finding::new(
+                self,
+                name,
+                if rising {
+                    format!(
+                        "{name}: the instance exceeded its {} allowance during the window",
+                        limits.join(" and ")
+                    )
+                } else {
+                    format!(
+                        "{name}: the instance exceeded its {} allowance since the driver loaded",
+                        limits.join(" and ")
+                    )
+                },
+            );
+            if !rising {
+                f = f.severity(Severity::Info);
+            }
+            for (k, _, b, w) in &hit {
+                if let Some(b) = b {
+                    f = f.evidence(
+                        format!("{k} since driver load"),
+                        b.to_string(),
+                        format!("ethtool -S {name}"),
+                    );
+                }
+                if let Some(w) = w.filter(|w| *w > 0) {
+                    f = f.evidence(
+                        format!("{k} in the window"),
+                        w.to_string(),
+                        format!("ethtool -S {name}"),
+                    );
+                }
+            }
+            f = arithmetic(cx, iface, f);
+            out.push(f.fix(Fix {
+                text: "The limit belongs to the instance, not the host: move to an instance size with a higher allowance, spread the load over more instances or more ENIs (seed 000: four instances reached 400K pps where one could not), or send fewer, larger packets (batching, jumbo frames within the VPC).".into(),
+                app: Some("fewer, larger messages: batch writes (sendmmsg, pipelining); `nettune bench --size` to find the packet size where the bandwidth allowance, not the pps one, binds".into()),
+                ..Fix::default()
+            }));
+        }
+        if !any_stats {
+            return Err(Skip::because(
+                "no NIC driver counters (ethtool -S; ethtool/IF.json \"stats\" under a fixture)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Evidence of which limit binds: per direction, pps × mean packet size × 8
+/// against the link speed, from the window's rates.
+fn arithmetic(cx: &Cx<'_>, iface: &model::snapshot::Interface, mut f: Finding) -> Finding {
+    let name = iface.name.as_str();
+    let Some(d) = cx.window.as_ref().and_then(|w| w.total.iface(name)) else {
+        return f.evidence(
+            "which limit binds",
+            "unknown: rates need samples (doctor --sample S on the live host)",
+            "/proc/net/dev",
+        );
+    };
+    for (dir, pps, packets, bytes) in [
+        ("received", d.rx_pps, d.rx_packets.0, d.rx_bytes.0),
+        ("sent", d.tx_pps, d.tx_packets.0, d.tx_bytes.0),
+    ] {
+        if packets == 0 {
+            continue;
+        }
+        let size = bytes as f64 / packets as f64;
+        let bits = pps * size * 8.0;
+        let vs = match iface.speed_mbps.filter(|s| *s > 0) {
+            Some(mbps) => {
+                let share = bits / (mbps as f64 * 1e6) * 100.0;
+                let binds = if share < 50.0 {
+                    "far below the link: the packet-rate allowance binds, not bandwidth"
+                } else {
+                    "near the link rate: the bandwidth allowance binds"
+                };
+                format!(", {share:.1} % of the {mbps} Mbit/s link: {binds}")
+            }
+            None => String::from(" (link speed unknown)"),
+        };
+        f = f.evidence(
+            format!("{dir}: pps × packet size × 8"),
+            format!(
+                "{pps:.0} pps × {size:.0} B × 8 = {:.1} Mbit/s{vs}",
+                bits / 1e6
+            ),
+            format!("/proc/net/dev, /sys/class/net/{name}/speed"),
+        );
+    }
+    f
+}

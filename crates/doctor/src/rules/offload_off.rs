@@ -1,0 +1,80 @@
+//! `offload-off`: receive checksum, GRO, TSO or GSO turned off on a NIC
+//! whose driver supports them (the feature is not `[fixed]`).
+
+use super::{DoctorId, DoctorRule, Skip};
+use crate::finding::{Finding, Fix, Severity};
+use crate::input::Cx;
+
+/// Offloads checked, by ethtool's feature name and its `ethtool -K` keyword.
+pub const OFFLOADS: &[(&str, &str)] = &[
+    ("rx-checksum", "rx"),
+    ("rx-gro", "gro"),
+    ("tx-tcp-segmentation", "tso"),
+    ("tx-generic-segmentation", "gso"),
+];
+
+/// Offloads off where the driver supports them.
+#[derive(Debug)]
+pub struct OffloadOff;
+
+impl DoctorRule for OffloadOff {
+    fn id(&self) -> DoctorId {
+        DoctorId::OffloadOff
+    }
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn title(&self) -> &'static str {
+        "checksum, GRO, TSO or GSO offload off where the driver supports it"
+    }
+    fn rationale(&self) -> &'static str {
+        "without receive checksum offload the CPU checksums every packet; without GRO, TSO or GSO the stack handles each MTU-sized packet on its own instead of 64 KB batches, multiplying per-packet cost"
+    }
+    fn source(&self) -> &'static str {
+        "seed 003 (XsumRX turned off on bad advice); Documentation/networking/segmentation-offloads.rst, checksum-offloads.rst"
+    }
+    fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
+        let mut any = false;
+        for iface in cx.snap().interfaces.iter().filter(|i| i.driver.is_some()) {
+            let Some(feats) = iface.ethtool.features.value() else {
+                continue;
+            };
+            any = true;
+            let name = iface.name.as_str();
+            let off: Vec<(&str, &str)> = OFFLOADS
+                .iter()
+                .filter(|(k, _)| feats.get(*k).is_some_and(|f| !f.active && !f.fixed))
+                .copied()
+                .collect();
+            if off.is_empty() {
+                continue;
+            }
+            let mut f = Finding::new(
+                self,
+                name,
+                format!(
+                    "{name}: {} off although the driver supports {}",
+                    off.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", "),
+                    if off.len() == 1 { "it" } else { "them" }
+                ),
+            );
+            for (k, _) in &off {
+                f = f.evidence(*k, "off (not fixed)", format!("ethtool -k {name}"));
+            }
+            let args: Vec<String> = off.iter().map(|(_, kw)| format!("{kw} on")).collect();
+            out.push(f.fix(Fix {
+                text: format!(
+                    "Turn them back on: `ethtool -K {name} {}`, and remove whatever turns them off at boot (a udev rule, a NetworkManager ethtool setting).",
+                    args.join(" ")
+                ),
+                ..Fix::default()
+            }));
+        }
+        if !any {
+            return Err(Skip::because(
+                "no NIC reported its features (ethtool -k; ethtool/IF.json under a fixture)",
+            ));
+        }
+        Ok(())
+    }
+}
