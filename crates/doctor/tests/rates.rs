@@ -342,3 +342,43 @@ fn tcp_reordering_fires_without_drops_and_not_with_them() {
         "no reordering seen"
     );
 }
+
+/// The human screen of rate findings: grouped by severity, evidence with its
+/// counter, the fix's plan changes and the application's option indented.
+#[test]
+fn human_screen_of_rate_findings() {
+    let mut i = input("kvm-2vcpu-6.18");
+    i.samples = run(2, 3, |c| {
+        c.tick(
+            0,
+            Ticks {
+                usr: 65,
+                sys: 33,
+                softirq: 2,
+                ..Ticks::default()
+            },
+        );
+        c.tick(
+            1,
+            Ticks {
+                usr: 30,
+                sys: 62,
+                softirq: 8,
+                ..Ticks::default()
+            },
+        );
+        c.net_rx[0] += 300;
+        c.net_rx[1] += 12_800;
+        c.softnet[0].0 += 300;
+        c.softnet[1].0 += 15_900;
+        let p = c.netdev.first().map_or(0, |x| x.1);
+        c.netdev = vec![("eth0".into(), p + 16_200, 0)];
+        c.add("Udp.InDatagrams", 60_000)
+            .add("Udp.RcvbufErrors", 900);
+    });
+    let r = report(&i);
+    insta::assert_snapshot!(nettune_doctor::render::human(
+        "nettune doctor: test window",
+        &r
+    ));
+}
