@@ -382,3 +382,54 @@ fn human_screen_of_rate_findings() {
         &r
     ));
 }
+
+/// Counters a hostile capture could hold (drops near 2^63 on two NICs,
+/// interrupt counts near 2^64): every rule runs, nothing overflows.
+#[test]
+fn hostile_counters_do_not_panic() {
+    let mut i = input("kvm-2vcpu-6.18");
+    let mut a = Counters::cpus(2);
+    a.netdev = vec![("eth0".into(), 1, 0), ("eth1".into(), 1, 0)];
+    a.interrupts = vec![(38, "virtio2-input.0".into(), vec![0, 0])];
+    let mut b = a.clone();
+    b.tick(
+        0,
+        Ticks {
+            softirq: 90,
+            idle: 10,
+            ..Ticks::default()
+        },
+    );
+    b.tick(
+        1,
+        Ticks {
+            idle: 100,
+            ..Ticks::default()
+        },
+    );
+    b.net_rx[0] = u64::MAX / 2;
+    b.softnet[0] = (u32::MAX, u32::MAX, u32::MAX);
+    b.netdev = vec![("eth0".into(), 2, 1 << 63), ("eth1".into(), 2, 1 << 63)];
+    b.interrupts = vec![(
+        38,
+        "virtio2-input.0".into(),
+        vec![u64::MAX - 1, u64::MAX - 1],
+    )];
+    b.add("Tcp.RetransSegs", i64::MAX)
+        .add("TcpExt.TCPSACKReorder", i64::MAX)
+        .add("TcpExt.TCPBacklogDrop", i64::MAX)
+        .add("TcpExt.TCPRcvQDrop", i64::MAX)
+        .add("Udp.RcvbufErrors", i64::MAX)
+        .add("Udp.InDatagrams", i64::MAX);
+    a.add("Tcp.RetransSegs", 0)
+        .add("TcpExt.TCPSACKReorder", 0)
+        .add("TcpExt.TCPBacklogDrop", 0)
+        .add("TcpExt.TCPRcvQDrop", 0)
+        .add("Udp.RcvbufErrors", 0)
+        .add("Udp.InDatagrams", 0);
+    i.samples = samples(&[a, b]);
+    let r = report(&i);
+    assert!(r.has(DoctorId::SoftnetDrops));
+    assert!(r.has(DoctorId::UdpRcvbufErrors));
+    assert!(!r.has(DoctorId::TcpReordering), "drops rule it out");
+}
