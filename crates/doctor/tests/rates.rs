@@ -342,3 +342,94 @@ fn tcp_reordering_fires_without_drops_and_not_with_them() {
         "no reordering seen"
     );
 }
+
+/// The human screen of rate findings: grouped by severity, evidence with its
+/// counter, the fix's plan changes and the application's option indented.
+#[test]
+fn human_screen_of_rate_findings() {
+    let mut i = input("kvm-2vcpu-6.18");
+    i.samples = run(2, 3, |c| {
+        c.tick(
+            0,
+            Ticks {
+                usr: 65,
+                sys: 33,
+                softirq: 2,
+                ..Ticks::default()
+            },
+        );
+        c.tick(
+            1,
+            Ticks {
+                usr: 30,
+                sys: 62,
+                softirq: 8,
+                ..Ticks::default()
+            },
+        );
+        c.net_rx[0] += 300;
+        c.net_rx[1] += 12_800;
+        c.softnet[0].0 += 300;
+        c.softnet[1].0 += 15_900;
+        let p = c.netdev.first().map_or(0, |x| x.1);
+        c.netdev = vec![("eth0".into(), p + 16_200, 0)];
+        c.add("Udp.InDatagrams", 60_000)
+            .add("Udp.RcvbufErrors", 900);
+    });
+    let r = report(&i);
+    insta::assert_snapshot!(nettune_doctor::render::human(
+        "nettune doctor: test window",
+        &r
+    ));
+}
+
+/// Counters a hostile capture could hold (drops near 2^63 on two NICs,
+/// interrupt counts near 2^64): every rule runs, nothing overflows.
+#[test]
+fn hostile_counters_do_not_panic() {
+    let mut i = input("kvm-2vcpu-6.18");
+    let mut a = Counters::cpus(2);
+    a.netdev = vec![("eth0".into(), 1, 0), ("eth1".into(), 1, 0)];
+    a.interrupts = vec![(38, "virtio2-input.0".into(), vec![0, 0])];
+    let mut b = a.clone();
+    b.tick(
+        0,
+        Ticks {
+            softirq: 90,
+            idle: 10,
+            ..Ticks::default()
+        },
+    );
+    b.tick(
+        1,
+        Ticks {
+            idle: 100,
+            ..Ticks::default()
+        },
+    );
+    b.net_rx[0] = u64::MAX / 2;
+    b.softnet[0] = (u32::MAX, u32::MAX, u32::MAX);
+    b.netdev = vec![("eth0".into(), 2, 1 << 63), ("eth1".into(), 2, 1 << 63)];
+    b.interrupts = vec![(
+        38,
+        "virtio2-input.0".into(),
+        vec![u64::MAX - 1, u64::MAX - 1],
+    )];
+    b.add("Tcp.RetransSegs", i64::MAX)
+        .add("TcpExt.TCPSACKReorder", i64::MAX)
+        .add("TcpExt.TCPBacklogDrop", i64::MAX)
+        .add("TcpExt.TCPRcvQDrop", i64::MAX)
+        .add("Udp.RcvbufErrors", i64::MAX)
+        .add("Udp.InDatagrams", i64::MAX);
+    a.add("Tcp.RetransSegs", 0)
+        .add("TcpExt.TCPSACKReorder", 0)
+        .add("TcpExt.TCPBacklogDrop", 0)
+        .add("TcpExt.TCPRcvQDrop", 0)
+        .add("Udp.RcvbufErrors", 0)
+        .add("Udp.InDatagrams", 0);
+    i.samples = samples(&[a, b]);
+    let r = report(&i);
+    assert!(r.has(DoctorId::SoftnetDrops));
+    assert!(r.has(DoctorId::UdpRcvbufErrors));
+    assert!(!r.has(DoctorId::TcpReordering), "drops rule it out");
+}

@@ -198,6 +198,12 @@ pub fn find(id: DoctorId) -> Option<&'static dyn DoctorRule> {
     CATALOGUE.iter().copied().find(|r| r.id() == id)
 }
 
+/// Sum of counters that a capture may make hostile: saturates instead of
+/// overflowing.
+pub(crate) fn sat_sum(it: impl Iterator<Item = u64>) -> u64 {
+    it.fold(0, u64::saturating_add)
+}
+
 /// `n` with `unit`, and an `s` unless it is 1 (`3 IRQs`).
 pub(crate) fn plural(n: usize, unit: &str) -> String {
     format!("{n} {unit}{}", if n == 1 { "" } else { "s" })

@@ -205,12 +205,12 @@ fn busiest_iface(cx: &Cx<'_>, hot: &CpuSet) -> Option<String> {
         let Some(i) = irq.iface.as_deref() else {
             continue;
         };
-        let n: u64 = irq
-            .per_cpu
-            .iter()
-            .filter(|c| hot.contains(c.cpu.0))
-            .map(|c| c.count)
-            .sum();
+        let n = super::sat_sum(
+            irq.per_cpu
+                .iter()
+                .filter(|c| hot.contains(c.cpu.0))
+                .map(|c| c.count),
+        );
         if n > 0 && best.is_none_or(|(_, b)| n > b) {
             best = Some((i, n));
         }
@@ -232,12 +232,12 @@ fn layout(cx: &Cx<'_>, hot: &CpuSet, iface: Option<&str>) -> Vec<(String, String
     let mut out = Vec::new();
     if let Some(w) = &cx.window {
         for irq in &w.total.irqs {
-            let on_hot: u64 = irq
-                .per_cpu
-                .iter()
-                .filter(|c| hot.contains(c.cpu.0))
-                .map(|c| c.count)
-                .sum();
+            let on_hot = super::sat_sum(
+                irq.per_cpu
+                    .iter()
+                    .filter(|c| hot.contains(c.cpu.0))
+                    .map(|c| c.count),
+            );
             if on_hot == 0 || irq.iface.is_none() || irq.per_s < 1.0 {
                 continue;
             }

@@ -41,9 +41,9 @@ impl DoctorRule for SoftnetDrops {
         if rows.is_empty() {
             return Err(Skip::because("/proc/net/softnet_stat: not in the samples"));
         }
-        let dropped: u64 = rows.iter().map(|(_, s)| s.dropped).sum();
-        let squeeze: u64 = rows.iter().map(|(_, s)| s.time_squeeze).sum();
-        let flow: u64 = rows.iter().filter_map(|(_, s)| s.flow_limit).sum();
+        let dropped = super::sat_sum(rows.iter().map(|(_, s)| s.dropped));
+        let squeeze = super::sat_sum(rows.iter().map(|(_, s)| s.time_squeeze));
+        let flow = super::sat_sum(rows.iter().filter_map(|(_, s)| s.flow_limit));
         let squeeze_rate = squeeze as f64 / w.seconds;
         let squeeze_intervals = w
             .intervals

@@ -45,16 +45,16 @@ impl DoctorRule for TcpReordering {
             return Ok(());
         }
         // Loss anywhere on this host rules reordering out as the explanation.
-        let softnet_drops: u64 = w
-            .total
-            .cpus
-            .iter()
-            .filter_map(|c| c.softnet.map(|s| s.dropped))
-            .sum();
-        let iface_drops: u64 = w.total.ifaces.iter().map(|i| i.rx_drop).sum();
-        let sock_drops = w.counter("TcpExt.TCPBacklogDrop").unwrap_or(0)
-            + w.counter("TcpExt.TCPRcvQDrop").unwrap_or(0);
-        if softnet_drops + iface_drops + sock_drops > 0 {
+        let drops = super::sat_sum(
+            w.total
+                .cpus
+                .iter()
+                .filter_map(|c| c.softnet.map(|s| s.dropped))
+                .chain(w.total.ifaces.iter().map(|i| i.rx_drop))
+                .chain(w.counter("TcpExt.TCPBacklogDrop"))
+                .chain(w.counter("TcpExt.TCPRcvQDrop")),
+        );
+        if drops > 0 {
             return Ok(());
         }
         let cc = cx

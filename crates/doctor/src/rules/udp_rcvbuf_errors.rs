@@ -52,7 +52,7 @@ impl DoctorRule for UdpRcvbufErrors {
             self,
             "host",
             format!(
-                "UDP: {errs} datagrams dropped at full receive buffers ({:.2} % of those received) in {:.1} s",
+                "UDP: {errs} datagrams dropped at full receive buffers ({:.2} % of those that arrived) in {:.1} s",
                 100.0 * loss,
                 w.seconds
             ),
