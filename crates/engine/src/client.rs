@@ -46,6 +46,8 @@ pub struct ClientOpts {
     /// Set (by a SIGINT handler) to stop the test early: the client asks
     /// the server to stop too and returns what was measured so far.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Run the doctor rules on both ends over the window (`--doctor`).
+    pub doctor: bool,
 }
 
 impl ClientOpts {
@@ -62,6 +64,7 @@ impl ClientOpts {
             source: Source::default(),
             cport: None,
             interrupt: None,
+            doctor: false,
         }
     }
 }
@@ -549,6 +552,7 @@ fn setup(
     addr: &SocketAddr,
     caps: &[String],
     cfg: &TestConfig,
+    doctor: bool,
 ) -> Result<(u64, u16), EngineError> {
     if let Some(missing) = needed_caps(cfg)
         .into_iter()
@@ -563,6 +567,7 @@ fn setup(
         ctrl,
         &Msg::Setup {
             config: cfg.clone(),
+            doctor,
         },
     )
     .map_err(|e| perr(addr)(e.into()))?;
@@ -586,7 +591,9 @@ pub fn run(
 ) -> Result<BenchResult, EngineError> {
     preflight(o, cfg)?;
     let (mut ctrl, addr, caps) = handshake(o, cfg)?;
-    let (test_id, port) = setup(&mut ctrl, &addr, &caps, cfg)?;
+    // An older server does not know doctor: the test runs, with a note.
+    let server_doctor = o.doctor && caps.iter().any(|c| c == crate::diagnosis::CAP);
+    let (test_id, port) = setup(&mut ctrl, &addr, &caps, cfg, server_doctor)?;
     let tag = proto::udp_tag(test_id);
     let mut side = SideRun::new(Params {
         cfg: cfg.clone(),
@@ -628,6 +635,7 @@ pub fn run(
         side,
         cfg,
         &root,
+        o.doctor,
         &ctrl,
         (MAX_SERVER_FRAME, last),
         Duration::from_secs(20),
@@ -637,15 +645,40 @@ pub fn run(
     if let Some(f) = failure {
         return Err(f);
     }
-    let Some(server) = s.server_report else {
+    let Some(mut server) = s.server_report else {
         return Err(EngineError::Run("no report from the server".into()));
     };
+    let mut doctor_notes = Vec::new();
+    let doctor = o.doctor.then(|| {
+        let peer = server.doctor.take();
+        crate::diagnosis::BenchDoctor {
+            client: out
+                .doctor_samples
+                .map(|samples| crate::diagnosis::diagnose(&root, samples)),
+            server: match peer {
+                Some(v) => crate::diagnosis::from_peer(v, &mut doctor_notes),
+                None => {
+                    doctor_notes.push(if server_doctor {
+                        "the server sent no doctor report: its findings are missing".to_string()
+                    } else {
+                        format!(
+                            "{addr} does not run doctor (an older nettune?): only this host's findings are shown"
+                        )
+                    });
+                    None
+                }
+            },
+        }
+    });
+    // A server that was not asked must not slip a report in.
+    server.doctor = None;
     let client = SideReport {
         facts: facts::gather(&root),
         workers: out.workers,
         cpu: out.cpu,
         udp_snmp: out.udp_snmp,
         rejected_connections: 0,
+        doctor: None,
     };
     let mut intervals = s.intervals;
     intervals.sort_by(|a, b| {
@@ -667,5 +700,7 @@ pub fn run(
     if let Some(at) = s.cut_at {
         crate::report::cut_short(&mut res, at);
     }
+    res.notes.extend(doctor_notes);
+    res.doctor = doctor;
     Ok(res)
 }

@@ -17,6 +17,13 @@ pub struct CpuMark {
     ru: sys::Rusage,
 }
 
+impl CpuMark {
+    /// The host sample of this mark, when it could be read.
+    pub fn sample(&self) -> Option<&Sample> {
+        self.sample.as_ref().ok()
+    }
+}
+
 /// Sample the host and rusage now.
 pub fn mark(sampler: &mut Sampler) -> CpuMark {
     CpuMark {

@@ -43,6 +43,7 @@ pub const CAPS: &[&str] = &[
     "congestion",
     "tos",
     "mss",
+    crate::diagnosis::CAP,
 ];
 
 /// A control message.
@@ -74,6 +75,11 @@ pub enum Msg {
     Setup {
         /// Configuration.
         config: TestConfig,
+        /// Run the doctor rules over the window and send their report with
+        /// the final report (only to a server offering the `doctor`
+        /// capability; absent means false).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        doctor: bool,
     },
     /// Server → client: data sockets are listening.
     Ready {

@@ -69,6 +69,7 @@ fn side(name: &str) -> SideReport {
         cpu: cpu(),
         udp_snmp: None,
         rejected_connections: 0,
+        doctor: None,
     }
 }
 
