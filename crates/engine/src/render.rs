@@ -131,7 +131,7 @@ fn findings(o: &mut String, end: &str, r: Option<&doctor::Report>) {
     for f in &r.findings {
         let _ = writeln!(
             o,
-            "  {:<8} {}  {}: {}",
+            "  {:<8} {} [{}] {}",
             f.severity.as_str(),
             f.id,
             printable(&f.subject, 60),
