@@ -167,7 +167,7 @@ pub(crate) fn run<S: Session>(
     let workers = side.join();
     let snmp1 = cpu::udp_snmp(root);
     let udp_snmp = match (snmp0, snmp1) {
-        (Some(a), Some(b)) => Some(cpu::snmp_delta(&a, &b)),
+        (Some(a), Some(b)) => Some(b.since(&a).into()),
         _ => None,
     };
     (

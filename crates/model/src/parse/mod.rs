@@ -9,6 +9,7 @@ pub mod softirqs;
 pub mod softnet;
 pub mod stat;
 pub mod sysfs;
+pub mod udp_snmp;
 
 use crate::cpuset::MAX_CPU;
 use crate::error::ParseError;
