@@ -582,6 +582,30 @@ fn setup(
     }
 }
 
+/// The server's doctor report for `--doctor`: read from what it sent, or
+/// `None` with a note saying why there is none (`offered`: whether it
+/// listed the `doctor` capability, so was asked).
+fn server_findings(
+    addr: &SocketAddr,
+    offered: bool,
+    sent: Option<serde_json::Value>,
+    notes: &mut Vec<String>,
+) -> Option<doctor::Report> {
+    match sent {
+        Some(v) => crate::diagnosis::from_peer(v, notes),
+        None if offered => {
+            notes.push("the server sent no doctor report: its findings are missing".into());
+            None
+        }
+        None => {
+            notes.push(format!(
+                "{addr} does not run doctor (an older nettune?): only this host's findings are shown"
+            ));
+            None
+        }
+    }
+}
+
 /// Run one test against a server. `on_interval` sees every interval of both
 /// sides as it completes.
 pub fn run(
@@ -655,19 +679,7 @@ pub fn run(
             client: out
                 .doctor_samples
                 .map(|samples| crate::diagnosis::diagnose(&root, samples)),
-            server: match peer {
-                Some(v) => crate::diagnosis::from_peer(v, &mut doctor_notes),
-                None => {
-                    doctor_notes.push(if server_doctor {
-                        "the server sent no doctor report: its findings are missing".to_string()
-                    } else {
-                        format!(
-                            "{addr} does not run doctor (an older nettune?): only this host's findings are shown"
-                        )
-                    });
-                    None
-                }
-            },
+            server: server_findings(&addr, server_doctor, peer, &mut doctor_notes),
         }
     });
     // A server that was not asked must not slip a report in.
@@ -703,4 +715,28 @@ pub fn run(
     res.notes.extend(doctor_notes);
     res.doctor = doctor;
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_server_without_doctor_is_a_note_not_a_failure() {
+        let addr: SocketAddr = "192.0.2.1:5290".parse().unwrap();
+        let mut notes = Vec::new();
+        assert!(server_findings(&addr, false, None, &mut notes).is_none());
+        assert_eq!(
+            notes,
+            ["192.0.2.1:5290 does not run doctor (an older nettune?): only this host's findings are shown"]
+        );
+        let mut notes = Vec::new();
+        assert!(server_findings(&addr, true, None, &mut notes).is_none());
+        assert!(notes[0].contains("sent no doctor report"), "{notes:?}");
+        let mut notes = Vec::new();
+        let v = serde_json::json!({"schema_version": 1, "findings": [], "skipped": []});
+        let r = server_findings(&addr, true, Some(v), &mut notes).unwrap();
+        assert!(r.findings.is_empty() && notes.is_empty());
+    }
 }

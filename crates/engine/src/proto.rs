@@ -444,6 +444,34 @@ mod tests {
     }
 
     #[test]
+    fn an_older_server_reads_a_setup_asking_for_doctor() {
+        // `setup` as servers before `--doctor` decoded it.
+        #[derive(Deserialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Old {
+            Setup {
+                #[allow(dead_code)]
+                config: TestConfig,
+            },
+        }
+        let new = Msg::Setup {
+            config: TestConfig::default(),
+            doctor: true,
+        };
+        let body = serde_json::to_vec(&new).unwrap();
+        assert!(String::from_utf8_lossy(&body).contains("\"doctor\":true"));
+        assert!(serde_json::from_slice::<Old>(&body).is_ok());
+        // And without it the field is left out, as before.
+        let plain = Msg::Setup {
+            config: TestConfig::default(),
+            doctor: false,
+        };
+        let body = serde_json::to_vec(&plain).unwrap();
+        assert!(!String::from_utf8_lossy(&body).contains("doctor"));
+        assert_eq!(decode(&body).unwrap(), plain);
+    }
+
+    #[test]
     fn garbage_is_rejected() {
         let mut r: &[u8] = b"GET / HTTP/1.1\r\n";
         assert!(matches!(read_preamble(&mut r), Err(ProtoError::NotNettune)));
