@@ -121,13 +121,16 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
         Some(dir) => super::plan::open_root(dir)?,
         None => Root::live(),
     };
+    // Sample first: the host's facts (sockstat in particular) are read at
+    // the end of the window, as `bench --doctor` reads them.
+    let samples = sample.map(|span| sample_live(&root, span)).transpose()?;
     let mut input = engine::diagnosis::read_host(&root).into_input();
     input.profile = profile;
     input.profile_arg = args.profile.clone();
     input.bdp = bdp;
     input.root_arg = args.root.as_ref().map(|d| d.display().to_string());
-    match sample {
-        Some(span) => input.samples = sample_live(&root, span)?,
+    match samples {
+        Some(s) => input.samples = s,
         None => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
     }
     let report = doctor::diagnose(&input);
