@@ -29,7 +29,7 @@ Examples (run `nettune serve` on host B first):
   nettune bench -6 B --test udp-rr                            over IPv6 (B's AAAA address)
   nettune bench B --bind 10.0.0.1 --cport 5001 --flows 2      source address; flows from ports 5001, 5002
   nettune bench B --congestion bbr --tos 0x10 --mss 1400      socket options on both ends
-  nettune bench B --test udp-stream --size 64 --doctor        doctor findings of both hosts over the window
+  nettune bench B --test udp-stream --size 64 --doctor        findings of both hosts too
 
 Ctrl-C stops the test and prints what was measured so far (exit status 130); a second
 Ctrl-C exits at once.
