@@ -9,6 +9,7 @@
 //!   its stable JSON shape (`docs/doctor.md`).
 //! * [`rules`]: the rules, one file each, and their [`rules::CATALOGUE`].
 //! * [`render`]: the human text of a report.
+//! * [`collect`]: an [`Input`] from facts the caller read through `host`.
 //!
 //! ```
 //! use nettune_doctor::{diagnose, Input};
@@ -20,6 +21,7 @@
 //! }
 //! ```
 
+pub mod collect;
 pub mod finding;
 pub mod input;
 pub mod render;

@@ -46,6 +46,8 @@ pub struct ClientOpts {
     /// Set (by a SIGINT handler) to stop the test early: the client asks
     /// the server to stop too and returns what was measured so far.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Run the doctor rules on both ends over the window (`--doctor`).
+    pub doctor: bool,
 }
 
 impl ClientOpts {
@@ -62,6 +64,7 @@ impl ClientOpts {
             source: Source::default(),
             cport: None,
             interrupt: None,
+            doctor: false,
         }
     }
 }
@@ -549,6 +552,7 @@ fn setup(
     addr: &SocketAddr,
     caps: &[String],
     cfg: &TestConfig,
+    doctor: bool,
 ) -> Result<(u64, u16), EngineError> {
     if let Some(missing) = needed_caps(cfg)
         .into_iter()
@@ -563,6 +567,7 @@ fn setup(
         ctrl,
         &Msg::Setup {
             config: cfg.clone(),
+            doctor,
         },
     )
     .map_err(|e| perr(addr)(e.into()))?;
@@ -577,6 +582,30 @@ fn setup(
     }
 }
 
+/// The server's doctor report for `--doctor`: read from what it sent, or
+/// `None` with a note saying why there is none (`offered`: whether it
+/// listed the `doctor` capability, so was asked).
+fn server_findings(
+    addr: &SocketAddr,
+    offered: bool,
+    sent: Option<serde_json::Value>,
+    notes: &mut Vec<String>,
+) -> Option<doctor::Report> {
+    match sent {
+        Some(v) => crate::diagnosis::from_peer(v, notes),
+        None if offered => {
+            notes.push("the server sent no doctor report: its findings are missing".into());
+            None
+        }
+        None => {
+            notes.push(format!(
+                "{addr} does not run doctor (an older nettune?): only this host's findings are shown"
+            ));
+            None
+        }
+    }
+}
+
 /// Run one test against a server. `on_interval` sees every interval of both
 /// sides as it completes.
 pub fn run(
@@ -586,7 +615,9 @@ pub fn run(
 ) -> Result<BenchResult, EngineError> {
     preflight(o, cfg)?;
     let (mut ctrl, addr, caps) = handshake(o, cfg)?;
-    let (test_id, port) = setup(&mut ctrl, &addr, &caps, cfg)?;
+    // An older server does not know doctor: the test runs, with a note.
+    let server_doctor = o.doctor && caps.iter().any(|c| c == crate::diagnosis::CAP);
+    let (test_id, port) = setup(&mut ctrl, &addr, &caps, cfg, server_doctor)?;
     let tag = proto::udp_tag(test_id);
     let mut side = SideRun::new(Params {
         cfg: cfg.clone(),
@@ -628,6 +659,7 @@ pub fn run(
         side,
         cfg,
         &root,
+        o.doctor,
         &ctrl,
         (MAX_SERVER_FRAME, last),
         Duration::from_secs(20),
@@ -637,15 +669,28 @@ pub fn run(
     if let Some(f) = failure {
         return Err(f);
     }
-    let Some(server) = s.server_report else {
+    let Some(mut server) = s.server_report else {
         return Err(EngineError::Run("no report from the server".into()));
     };
+    let mut doctor_notes = Vec::new();
+    let doctor = o.doctor.then(|| {
+        let peer = server.doctor.take();
+        crate::diagnosis::BenchDoctor {
+            client: out
+                .doctor_samples
+                .map(|samples| crate::diagnosis::diagnose(&root, samples)),
+            server: server_findings(&addr, server_doctor, peer, &mut doctor_notes),
+        }
+    });
+    // A server that was not asked must not slip a report in.
+    server.doctor = None;
     let client = SideReport {
         facts: facts::gather(&root),
         workers: out.workers,
         cpu: out.cpu,
         udp_snmp: out.udp_snmp,
         rejected_connections: 0,
+        doctor: None,
     };
     let mut intervals = s.intervals;
     intervals.sort_by(|a, b| {
@@ -667,5 +712,31 @@ pub fn run(
     if let Some(at) = s.cut_at {
         crate::report::cut_short(&mut res, at);
     }
+    res.notes.extend(doctor_notes);
+    res.doctor = doctor;
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_server_without_doctor_is_a_note_not_a_failure() {
+        let addr: SocketAddr = "192.0.2.1:5290".parse().unwrap();
+        let mut notes = Vec::new();
+        assert!(server_findings(&addr, false, None, &mut notes).is_none());
+        assert_eq!(
+            notes,
+            ["192.0.2.1:5290 does not run doctor (an older nettune?): only this host's findings are shown"]
+        );
+        let mut notes = Vec::new();
+        assert!(server_findings(&addr, true, None, &mut notes).is_none());
+        assert!(notes[0].contains("sent no doctor report"), "{notes:?}");
+        let mut notes = Vec::new();
+        let v = serde_json::json!({"schema_version": 1, "findings": [], "skipped": []});
+        let r = server_findings(&addr, true, Some(v), &mut notes).unwrap();
+        assert!(r.findings.is_empty() && notes.is_empty());
+    }
 }

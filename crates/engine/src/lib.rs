@@ -17,6 +17,7 @@ pub mod auth;
 pub mod client;
 pub mod config;
 pub(crate) mod cpu;
+pub mod diagnosis;
 pub mod error;
 pub mod facts;
 pub mod interrupt;

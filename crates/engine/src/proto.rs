@@ -43,6 +43,7 @@ pub const CAPS: &[&str] = &[
     "congestion",
     "tos",
     "mss",
+    crate::diagnosis::CAP,
 ];
 
 /// A control message.
@@ -74,6 +75,11 @@ pub enum Msg {
     Setup {
         /// Configuration.
         config: TestConfig,
+        /// Run the doctor rules over the window and send their report with
+        /// the final report (only to a server offering the `doctor`
+        /// capability; absent means false).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        doctor: bool,
     },
     /// Server → client: data sockets are listening.
     Ready {
@@ -435,6 +441,34 @@ mod tests {
         assert_eq!(read_preamble(&mut r).unwrap(), PROTO_VERSION);
         assert_eq!(read_msg(&mut r, 1024).unwrap(), m);
         assert!(matches!(read_msg(&mut r, 1024), Err(ProtoError::Closed)));
+    }
+
+    #[test]
+    fn an_older_server_reads_a_setup_asking_for_doctor() {
+        // `setup` as servers before `--doctor` decoded it.
+        #[derive(Deserialize)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        enum Old {
+            Setup {
+                #[allow(dead_code)]
+                config: TestConfig,
+            },
+        }
+        let new = Msg::Setup {
+            config: TestConfig::default(),
+            doctor: true,
+        };
+        let body = serde_json::to_vec(&new).unwrap();
+        assert!(String::from_utf8_lossy(&body).contains("\"doctor\":true"));
+        assert!(serde_json::from_slice::<Old>(&body).is_ok());
+        // And without it the field is left out, as before.
+        let plain = Msg::Setup {
+            config: TestConfig::default(),
+            doctor: false,
+        };
+        let body = serde_json::to_vec(&plain).unwrap();
+        assert!(!String::from_utf8_lossy(&body).contains("doctor"));
+        assert_eq!(decode(&body).unwrap(), plain);
     }
 
     #[test]

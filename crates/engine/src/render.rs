@@ -1,6 +1,7 @@
 //! The human summary of a [`BenchResult`] and one-line interval text.
 
 use crate::config::{Direction, FlowDir, TestKind};
+use crate::proto::printable;
 use crate::report::{BenchResult, IntervalReport, ServiceDemand, SideReport};
 use model::units::{fmt_bits_per_sec, fmt_si};
 use model::Nanos;
@@ -106,11 +107,46 @@ pub fn human(r: &BenchResult) -> String {
             let _ = writeln!(o, "note: {n}");
         }
     }
+    if let Some(d) = &r.doctor {
+        findings(&mut o, "client", d.client.as_ref());
+        findings(&mut o, "server", d.server.as_ref());
+    }
     o.lines()
         .map(|l| l.trim_end())
         .collect::<Vec<_>>()
         .join("\n")
         + "\n"
+}
+
+/// `--doctor`: one end's findings, one line each (severity, id, subject,
+/// title) and the fix's command under it. The text may come from the
+/// server: control characters are escaped and lines bounded.
+fn findings(o: &mut String, end: &str, r: Option<&doctor::Report>) {
+    let _ = writeln!(o);
+    let Some(r) = r else {
+        let _ = writeln!(o, "Findings ({end}): none received");
+        return;
+    };
+    let _ = writeln!(o, "Findings ({end}): {}", doctor::render::summary(r));
+    for f in &r.findings {
+        let _ = writeln!(
+            o,
+            "  {:<8} {} [{}] {}",
+            f.severity.as_str(),
+            f.id,
+            printable(&f.subject, 60),
+            printable(&f.title, 200)
+        );
+        let fix = f
+            .fix
+            .command
+            .as_deref()
+            .or(f.fix.app.as_deref())
+            .unwrap_or(&f.fix.text);
+        if !fix.is_empty() {
+            let _ = writeln!(o, "           fix: {}", printable(fix, 300));
+        }
+    }
 }
 
 /// The test line and the throughput table.

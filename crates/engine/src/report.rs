@@ -296,6 +296,11 @@ pub struct SideReport {
     pub udp_snmp: Option<UdpSnmp>,
     /// Data connections refused for a wrong test id or bad preamble.
     pub rejected_connections: u64,
+    /// The server's doctor report (`--doctor`), as sent; the client moves
+    /// it to [`BenchResult::doctor`] after reading it with
+    /// [`crate::diagnosis::from_peer`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doctor: Option<serde_json::Value>,
 }
 
 /// Service demand as netperf computes it: host CPU time over the window
@@ -419,6 +424,10 @@ pub struct BenchResult {
     pub server_service_demand: ServiceDemand,
     /// Warnings (e.g. both ends on one host share its CPUs).
     pub notes: Vec<String>,
+    /// `--doctor`: both ends' doctor reports over their windows (absent
+    /// without `--doctor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doctor: Option<crate::diagnosis::BenchDoctor>,
 }
 
 /// A sum that saturates: the server's report supplies some of the numbers.
@@ -547,6 +556,7 @@ pub fn summarize(
         client,
         server_side: server,
         notes,
+        doctor: None,
     }
 }
 

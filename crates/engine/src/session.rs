@@ -45,16 +45,21 @@ pub(crate) struct Outcome {
     pub cpu: CpuReport,
     /// UDP snmp delta over the run.
     pub udp_snmp: Option<UdpSnmp>,
+    /// Host samples over the window, for doctor (when it was asked for).
+    pub doctor_samples: Option<Vec<host::sampler::Sample>>,
 }
 
 /// Start `side`'s workers now and run the test to its end: reads control
 /// messages (frames of at most `max_frame`; a message for which `last` is
 /// true is the peer's last) on a thread of their own, and gives up `grace`
-/// after the workers' hard stop. Always joins the workers.
+/// after the workers' hard stop. Always joins the workers. `doctor`: also
+/// keep host samples over the window for the doctor rules.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run<S: Session>(
     mut side: SideRun,
     cfg: &TestConfig,
     root: &Root,
+    doctor: bool,
     ctrl: &TcpStream,
     (max_frame, last): (usize, fn(&Msg) -> bool),
     grace: Duration,
@@ -63,7 +68,13 @@ pub(crate) fn run<S: Session>(
     let snmp0 = cpu::udp_snmp(root);
     let mut agg = side.aggregator(cfg);
     let t = side.start(Instant::now());
-    let mut cpuw = CpuWindow::new(root.clone());
+    let doctor_step = doctor.then(|| {
+        crate::diagnosis::step(
+            Duration::from_millis(cfg.duration_ms),
+            Duration::from_millis(cfg.interval_ms),
+        )
+    });
+    let mut cpuw = CpuWindow::new(root.clone(), doctor_step);
     let _ = ctrl.set_read_timeout(None);
     match ctrl.try_clone() {
         Ok(reader) => {
@@ -152,11 +163,11 @@ pub(crate) fn run<S: Session>(
     if failure.is_some() {
         side.abort_all();
     }
-    let cpu = cpuw.report();
+    let (cpu, doctor_samples) = cpuw.report();
     let workers = side.join();
     let snmp1 = cpu::udp_snmp(root);
     let udp_snmp = match (snmp0, snmp1) {
-        (Some(a), Some(b)) => Some(cpu::snmp_delta(&a, &b)),
+        (Some(a), Some(b)) => Some(b.since(&a).into()),
         _ => None,
     };
     (
@@ -164,6 +175,7 @@ pub(crate) fn run<S: Session>(
             workers,
             cpu,
             udp_snmp,
+            doctor_samples,
         },
         failure,
     )

@@ -9,13 +9,14 @@ use crate::report::{CpuReport, Role, WorkerReport};
 use crate::sys;
 use crate::work::{self, Job};
 use crate::worker::{Ctx, Event, Gate, Params, Timing};
+use host::sampler::Sample;
 use host::Root;
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The workers of one side of one test.
 #[derive(Debug)]
@@ -283,52 +284,97 @@ fn spawn(
         })
 }
 
-/// CPU marks at the window's edges.
+/// CPU marks at the window's edges, and (for `--doctor`) host samples at
+/// the start, every step and the end of the window.
 #[derive(Debug)]
 pub struct CpuWindow {
     sampler: host::sampler::Sampler,
     start: Option<CpuMark>,
     end: Option<CpuMark>,
+    doctor: Option<DoctorSamples>,
+}
+
+/// The samples doctor rates are computed from.
+#[derive(Debug)]
+struct DoctorSamples {
+    step: Duration,
+    next: Option<Instant>,
+    samples: Vec<Sample>,
 }
 
 impl CpuWindow {
-    /// Not yet started.
-    pub fn new(root: Root) -> CpuWindow {
+    /// Not yet started; `doctor_step`: also keep a sample every step.
+    pub fn new(root: Root, doctor_step: Option<Duration>) -> CpuWindow {
         CpuWindow {
             sampler: host::sampler::Sampler::new(root),
             start: None,
             end: None,
+            doctor: doctor_step.map(|step| DoctorSamples {
+                step,
+                next: None,
+                samples: Vec::new(),
+            }),
         }
+    }
+    /// A mark now, kept for doctor too.
+    fn mark(&mut self) -> CpuMark {
+        let m = cpu::mark(&mut self.sampler);
+        if let (Some(d), Some(s)) = (&mut self.doctor, m.sample()) {
+            d.samples.push(s.clone());
+        }
+        m
     }
     /// Take the marks that are due at `now`; returns the next due instant.
     pub fn poll(&mut self, t: &Timing, now: Instant) -> Option<Instant> {
         if self.start.is_none() {
             if now >= t.win_start() {
-                self.start = Some(cpu::mark(&mut self.sampler));
+                self.start = Some(self.mark());
+                if let Some(d) = &mut self.doctor {
+                    d.next = Some(t.win_start() + d.step);
+                }
             } else {
                 return Some(t.win_start());
             }
         }
         if self.end.is_none() {
             if now >= t.win_end() {
-                self.end = Some(cpu::mark(&mut self.sampler));
+                self.end = Some(self.mark());
             } else {
-                return Some(t.win_end());
+                let mut due = t.win_end();
+                if let Some(d) = &mut self.doctor {
+                    if let Some(next) = d.next.filter(|n| *n < t.win_end()) {
+                        if now >= next {
+                            if let Ok(s) = self.sampler.sample() {
+                                d.samples.push(s);
+                            }
+                            let mut n = next;
+                            while n <= now {
+                                n += d.step;
+                            }
+                            d.next = Some(n);
+                        }
+                    }
+                    if let Some(n) = d.next {
+                        due = due.min(n);
+                    }
+                }
+                return Some(due);
             }
         }
         None
     }
-    /// The report (marks missing ones now).
-    pub fn report(mut self) -> CpuReport {
-        let a = self
-            .start
-            .take()
-            .unwrap_or_else(|| cpu::mark(&mut self.sampler));
-        let b = self
-            .end
-            .take()
-            .unwrap_or_else(|| cpu::mark(&mut self.sampler));
-        cpu::report(&a, &b)
+    /// The report (marks missing ones now), and doctor's samples when it
+    /// keeps them.
+    pub fn report(mut self) -> (CpuReport, Option<Vec<Sample>>) {
+        let a = match self.start.take() {
+            Some(a) => a,
+            None => self.mark(),
+        };
+        let b = match self.end.take() {
+            Some(b) => b,
+            None => self.mark(),
+        };
+        (cpu::report(&a, &b), self.doctor.map(|d| d.samples))
     }
 }
 

@@ -69,6 +69,7 @@ fn side(name: &str) -> SideReport {
         cpu: cpu(),
         udp_snmp: None,
         rejected_connections: 0,
+        doctor: None,
     }
 }
 
@@ -198,4 +199,53 @@ fn json_shape() {
     assert_eq!(v["config"]["test"], "udp-stream");
     let back: BenchResult = serde_json::from_value(v).unwrap();
     assert_eq!(back, r);
+}
+
+/// A doctor report with one finding; `title` may hold what a hostile
+/// server would send.
+fn report(id: &str, title: &str, command: Option<&str>) -> doctor::Report {
+    serde_json::from_value(serde_json::json!({
+        "schema_version": 1,
+        "findings": [{"id": id, "severity": "critical", "title": title, "subject": "host",
+            "evidence": [{"what": "Udp.RcvbufErrors", "value": "1200/s", "source": "/proc/net/snmp"}],
+            "why": "w", "fix": {"text": "raise the buffer", "changes": [], "command": command,
+            "app": "--rcvbuf 4M"}, "source": "s"}],
+        "skipped": [{"id": "rps-off", "reason": "/sys/class/net: not found"}]
+    }))
+    .unwrap()
+}
+
+#[test]
+fn human_summary_with_doctor_findings() {
+    let mut r = udp_result();
+    r.doctor = Some(engine::diagnosis::BenchDoctor {
+        client: Some(report(
+            "softirq-concentrated",
+            "receive processing on CPU 1",
+            Some("nettune plan --profile balanced"),
+        )),
+        server: Some(report(
+            "udp-rcvbuf-errors",
+            "UDP: 1200 datagrams dropped\x1b[2J",
+            None,
+        )),
+    });
+    let text = engine::render::human(&r);
+    // A server's control characters are shown escaped, never sent to the terminal.
+    assert!(!text.contains('\x1b'), "{text}");
+    insta::assert_snapshot!(text);
+    // And the document round-trips with both reports.
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        v["doctor"]["server"]["findings"][0]["id"],
+        "udp-rcvbuf-errors"
+    );
+    let back: BenchResult = serde_json::from_value(v).unwrap();
+    assert_eq!(back, r);
+    r.doctor = Some(engine::diagnosis::BenchDoctor::default());
+    let text = engine::render::human(&r);
+    assert!(
+        text.ends_with("Findings (client): none received\n\nFindings (server): none received\n"),
+        "{text}"
+    );
 }

@@ -129,7 +129,7 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         }),
         (text, text).prop_map(|(nonce, proof)| Msg::Auth { nonce, proof }),
         text.prop_map(|proof| Msg::AuthOk { proof }),
-        arb_config().prop_map(|config| Msg::Setup { config }),
+        (arb_config(), any::<bool>()).prop_map(|(config, doctor)| Msg::Setup { config, doctor }),
         (any::<u64>(), any::<u16>()).prop_map(|(test_id, port)| Msg::Ready { test_id, port }),
         Just(Msg::Connected),
         Just(Msg::Go),
@@ -212,7 +212,8 @@ proptest! {
         prop_assert_eq!(read_preamble(&mut r).unwrap(), proto::PROTO_VERSION);
         let back = read_msg(&mut r, MAX_SERVER_FRAME).unwrap();
         // f64 rates may not round-trip bit for bit through JSON; compare the rest.
-        if let (Msg::Setup { config: a }, Msg::Setup { config: b }) = (&m, &back) {
+        if let (Msg::Setup { config: a, doctor: da }, Msg::Setup { config: b, doctor: db }) = (&m, &back) {
+            prop_assert_eq!(da, db);
             prop_assert_eq!(&a.test, &b.test);
             prop_assert_eq!(a.duration_ms, b.duration_ms);
             prop_assert_eq!(a.warmup_ms, b.warmup_ms);
@@ -234,7 +235,7 @@ proptest! {
             let res = read_frame_into(&mut r, MAX_CLIENT_FRAME, &mut body);
             prop_assert!(body.capacity() <= MAX_CLIENT_FRAME);
             if res.is_ok() {
-                if let Ok(Msg::Setup { config }) = proto::decode(&body) {
+                if let Ok(Msg::Setup { config, .. }) = proto::decode(&body) {
                     server_checks(&config)?;
                 }
             }

@@ -350,8 +350,9 @@ impl Drop for ClientSlot<'_> {
 }
 
 /// Preamble, hello, token proofs and setup, all within one total deadline.
-/// Returns the validated configuration.
-fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<TestConfig, SessionError> {
+/// Returns the validated configuration and whether the client asked for
+/// the doctor rules (`--doctor`).
+fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), SessionError> {
     let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
     let late = |what: &'static str| move |e: ProtoError| e.timed_out(what, HANDSHAKE_TIMEOUT);
     ctrl.set_write_timeout(Some(HANDSHAKE_TIMEOUT))?;
@@ -410,8 +411,8 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<TestConfig, SessionErr
     }
     let m = proto::read_msg(&mut DeadlineReader::new(ctrl, deadline), MAX_CLIENT_FRAME)
         .map_err(late("the client's setup"))?;
-    let cfg = match m {
-        Msg::Setup { config } => config,
+    let (cfg, doctor) = match m {
+        Msg::Setup { config, doctor } => (config, doctor),
         other => {
             return Err(refuse(
                 ctrl,
@@ -437,7 +438,7 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<TestConfig, SessionErr
             return Err(refuse(ctrl, "config", format!("this server: {why}")));
         }
     }
-    Ok(cfg)
+    Ok((cfg, doctor))
 }
 
 fn session(
@@ -446,7 +447,7 @@ fn session(
     sh: &Shared,
     pre: PreauthSlot,
 ) -> Result<(), SessionError> {
-    let cfg = handshake(&mut ctrl, sh)?;
+    let (cfg, doctor) = handshake(&mut ctrl, sh)?;
     // Authenticated and set up: leave the pre-authentication pool and take
     // a session slot.
     drop(pre);
@@ -488,7 +489,7 @@ fn session(
             cfg.duration_ms
         ));
     }
-    run_test(ctrl, peer, cfg, sh)
+    run_test(ctrl, peer, (cfg, doctor), sh)
 }
 
 /// Open the test's data sockets on `ip`; UDP sockets take datagrams only
@@ -689,7 +690,7 @@ impl Session for ServerSession<'_> {
 fn run_test(
     mut ctrl: TcpStream,
     peer: SocketAddr,
-    cfg: TestConfig,
+    (cfg, doctor): (TestConfig, bool),
     sh: &Shared,
 ) -> Result<(), SessionError> {
     let test_id: u64 = rand::random::<u64>() | 1;
@@ -757,6 +758,7 @@ fn run_test(
         side,
         &cfg,
         &root,
+        doctor,
         &reader,
         (MAX_CLIENT_FRAME, |_| false),
         Duration::from_secs(10),
@@ -773,6 +775,10 @@ fn run_test(
         cpu: out.cpu,
         udp_snmp: out.udp_snmp,
         rejected_connections: rejected,
+        doctor: out
+            .doctor_samples
+            .map(|samples| crate::diagnosis::diagnose(&root, samples))
+            .and_then(|r| serde_json::to_value(r).ok()),
     };
     ctrl.set_write_timeout(Some(Duration::from_secs(10)))?;
     proto::write_msg(

@@ -17,6 +17,7 @@ pub mod sysctl_conf;
 pub mod sysfs;
 pub mod tuned_conf;
 pub mod udev_rules;
+pub mod udp_snmp;
 
 use crate::cpuset::MAX_CPU;
 use crate::error::ParseError;

@@ -29,6 +29,7 @@ Examples (run `nettune serve` on host B first):
   nettune bench -6 B --test udp-rr                            over IPv6 (B's AAAA address)
   nettune bench B --bind 10.0.0.1 --cport 5001 --flows 2      source address; flows from ports 5001, 5002
   nettune bench B --congestion bbr --tos 0x10 --mss 1400      socket options on both ends
+  nettune bench B --test udp-stream --size 64 --doctor        findings of both hosts too
 
 Ctrl-C stops the test and prints what was measured so far (exit status 130); a second
 Ctrl-C exits at once.
@@ -143,6 +144,10 @@ pub struct Args {
     /// Seconds to wait for the control connection.
     #[arg(long, default_value_t = 3.0, value_name = "S")]
     pub connect_timeout: f64,
+    /// Run the doctor rules on both hosts over the measured window and show
+    /// their findings after the summary (in --json: `doctor`; not in --csv).
+    #[arg(long)]
+    pub doctor: bool,
     /// Directory standing for `/` when reading host facts and counters.
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
@@ -291,6 +296,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         cport: args.cport,
         interrupt: engine::interrupt::sigint_flag().ok(),
+        doctor: args.doctor,
     };
     let csv = args.csv;
     let human = !args.json && !args.json_stream && !csv;

@@ -121,26 +121,18 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
         Some(dir) => super::plan::open_root(dir)?,
         None => Root::live(),
     };
-    let snapshot = host::read_snapshot(&root);
-    let extras = host::extras::read_extras(&root, &snapshot);
-    let mut input = doctor::Input::new(snapshot);
-    input.extras = extras;
+    // Sample first: the host's facts (sockstat in particular) are read at
+    // the end of the window, as `bench --doctor` reads them.
+    let samples = sample.map(|span| sample_live(&root, span)).transpose()?;
+    let mut input = engine::diagnosis::read_host(&root).into_input();
     input.profile = profile;
     input.profile_arg = args.profile.clone();
     input.bdp = bdp;
     input.root_arg = args.root.as_ref().map(|d| d.display().to_string());
-    match sample {
-        Some(span) => input.samples = sample_live(&root, span)?,
+    match samples {
+        Some(s) => input.samples = s,
         None => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
     }
-    match host::sockstat::read_sockstat(&root) {
-        Ok(s) => input.sockstat = s,
-        Err(e) => input
-            .unreadable
-            .push((host::sockstat::SOCKSTAT.to_string(), e.to_string())),
-    }
-    input.applied = applied_plan(&root);
-    input.facts = host::doctor_facts::read_doctor_facts(&root, &input.snapshot);
     let report = doctor::diagnose(&input);
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -150,17 +142,6 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
         write!(out, "{}", doctor::render::human(&header, &report))?;
     }
     Ok(ExitCode::from(report.exit_code()))
-}
-
-/// The plan of the newest finished generation still in force in the
-/// journal under the root, if any (a missing or unreadable journal is none).
-fn applied_plan(root: &Root) -> Option<model::plan::Plan> {
-    let dir = host::apply::default_state_dir(root, None).ok()?;
-    let gens = host::journal::StateDir::new(dir).load_all().ok()?;
-    gens.iter()
-        .rev()
-        .find(|g| g.finished() && g.active())
-        .and_then(|g| g.plan())
 }
 
 /// Samples a second apart (or `span` apart when shorter) over `span`.

@@ -324,6 +324,7 @@ pub fn raw_setup_on(
         &mut s,
         &Msg::Setup {
             config: cfg.clone(),
+            doctor: false,
         },
     )
     .unwrap();
