@@ -5,6 +5,7 @@
 
 pub mod cpuset;
 pub mod error;
+pub mod experiment;
 pub mod findings;
 pub mod knobpath;
 pub mod moderation;
