@@ -232,7 +232,8 @@ pub struct LabTopology {
     pub queues: u32,
     /// Link rate, Mbit/s.
     pub rate_mbit: Option<f64>,
-    /// One-way delay, ms.
+    /// Delay added on the path in one direction (as `netem delay` on one
+    /// interface), so the round trip grows by this much, ms.
     pub delay_ms: f64,
     /// Jitter, ms.
     pub jitter_ms: f64,
