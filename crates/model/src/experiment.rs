@@ -536,9 +536,15 @@ fn line_of(text: &str, offset: usize) -> usize {
 fn key_at(text: &str, span: &Range<usize>) -> String {
     let start = span.start.min(text.len());
     let before = text.get(..start).unwrap_or("");
+    // Headers up to and including the error's own line (a missing key is
+    // reported at its table's header).
+    let line_end = text
+        .get(start..)
+        .and_then(|r| r.find('\n'))
+        .map_or(text.len(), |i| start + i);
     let mut header = String::new();
     let mut counts: Vec<(String, usize)> = Vec::new();
-    for line in before.lines() {
+    for line in text.get(..line_end).unwrap_or("").lines() {
         let t = line.trim();
         if let Some(name) = t.strip_prefix("[[").and_then(|r| r.split("]]").next()) {
             let name = name.trim().to_string();

@@ -133,6 +133,12 @@ fn errors_name_the_line_and_key() {
         ("bad agent", VALID.replace("[hosts.lab]\nhosts = 2\nqueues = 2\nrate_mbit = 100\ndelay_ms = 10\njitter_ms = 1\nloss_pct = 0.1\n", "[hosts]\nagents = [\"not an address\"]\n")),
         ("jitter above delay", VALID.replace("jitter_ms = 1", "jitter_ms = 50")),
         ("max_repeats without until_ci", VALID.replace("until_ci = 5.0\n", "")),
+        ("unknown key in an inline table", VALID.replace("interval_ms = 10", "interval_ms = 10, count = 3")),
+        ("unknown table", VALID.replace("[responses]", "[respones]")),
+        ("missing key", VALID.replace("test = \"tcp-rr\"\n", "")),
+        ("duplicate key", VALID.replace("warmup = 2", "warmup = 2\nwarmup = 3")),
+        ("probe kind", VALID.replace("kind = \"icmp\"", "kind = \"udp\"")),
+        ("until_ci out of range", VALID.replace("until_ci = 5.0", "until_ci = 0.0")),
     ];
     let mut out = String::new();
     for (name, text) in &cases {
@@ -204,4 +210,25 @@ fn the_shipped_examples_parse() {
             "time-wait"
         ]
     );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Any edit of a valid file parses or gives one line naming a line of the file.
+    #[test]
+    fn edits_never_panic_and_errors_stay_one_line(
+        at in 0usize..2000,
+        cut in 0usize..8,
+        insert in "[ -~\n]{0,6}",
+    ) {
+        let at = at % VALID.len();
+        let end = (at + cut).min(VALID.len());
+        let text = format!("{}{}{}", &VALID[..at], insert, &VALID[end..]);
+        if let Err(e) = parse(&text) {
+            let msg = e.to_string();
+            proptest::prop_assert!(!msg.contains('\n'), "{}", msg);
+            proptest::prop_assert!(e.line >= 1 && e.line <= text.lines().count() + 1, "{}", msg);
+        }
+    }
 }
