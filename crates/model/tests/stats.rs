@@ -388,3 +388,14 @@ proptest! {
         prop_assert_eq!(z.verdict, flipped);
     }
 }
+
+/// The JSON shape of a comparison (what results and reports will store),
+/// pinned: a renamed field or verdict spelling shows here.
+#[test]
+fn comparison_json_shape() {
+    let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+    let cell = [110.0, 112.0, 108.0, 111.0, 109.0];
+    let c = compare(&cell, &base, Direction::HigherIsBetter, &cfg(500, 1)).unwrap();
+    assert_eq!(c.verdict, Verdict::Gain);
+    insta::assert_json_snapshot!(c);
+}
