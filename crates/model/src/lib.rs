@@ -6,6 +6,7 @@
 pub mod cpuset;
 pub mod doctor_facts;
 pub mod error;
+pub mod experiment;
 pub mod findings;
 pub mod knobpath;
 pub mod moderation;
