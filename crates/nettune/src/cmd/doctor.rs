@@ -131,7 +131,13 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
     input.root_arg = args.root.as_ref().map(|d| d.display().to_string());
     match sample {
         Some(span) => input.samples = sample_live(&root, span)?,
-        None => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
+        None => match host::capture::read_samples(&root) {
+            // One sample leaves the rate rules skipped with "one sample only".
+            Ok(s) if !s.is_empty() => input.samples = s,
+            Ok(_) => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
+            // A corrupt index: the rate rules skip naming the file, the others run.
+            Err(e) => input.no_samples = format!("samples in the capture: {e}"),
+        },
     }
     match host::sockstat::read_sockstat(&root) {
         Ok(s) => input.sockstat = s,
@@ -165,7 +171,9 @@ fn applied_plan(root: &Root) -> Option<model::plan::Plan> {
 
 /// Samples a second apart (or `span` apart when shorter) over `span`.
 fn sample_live(root: &Root, span: Duration) -> anyhow::Result<Vec<host::sampler::Sample>> {
-    let mut sampler = Sampler::new(root.clone());
+    // Driver counters (`ethtool -S`) of every interface too, so nic-drops and
+    // cloud-allowance see their growth over the window, as in a capture.
+    let mut sampler = Sampler::new(root.clone()).with_nic_stats(&[]);
     let steps = span.as_secs_f64().ceil().max(1.0) as u32;
     let step = span / steps;
     let start = Instant::now();
