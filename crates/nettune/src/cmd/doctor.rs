@@ -32,7 +32,9 @@ Examples:
   # Are the socket buffers big enough for 100 Mbit/s at 100 ms?
   nettune doctor --bdp 100mbit,100ms
 
-  # A capture someone sent (rate rules are skipped when it holds no samples)
+  # A capture someone sent: record 10 s of counters there, diagnose it here (the
+  # rate rules run on its samples; without --samples they are skipped)
+  nettune capture --out /tmp/host-a --samples 11 --interval 1
   nettune doctor --root /tmp/host-a --json
 
   # Inside a network namespace: its /proc/net counters and sysctls
