@@ -171,8 +171,9 @@ fn applied_plan(root: &Root) -> Option<model::plan::Plan> {
         .and_then(|g| g.plan())
 }
 
-/// Samples a second apart (or `span` apart when shorter) over `span`.
-fn sample_live(root: &Root, span: Duration) -> anyhow::Result<Vec<host::sampler::Sample>> {
+/// Samples a second apart (or `span` apart when shorter) over `span`, each
+/// with the driver counters of every interface but `lo`.
+pub fn sample_live(root: &Root, span: Duration) -> anyhow::Result<Vec<host::sampler::Sample>> {
     // Driver counters (`ethtool -S`) of every interface too, so nic-drops and
     // cloud-allowance see their growth over the window, as in a capture.
     let mut sampler = Sampler::new(root.clone()).with_nic_stats(&[]);
