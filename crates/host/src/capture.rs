@@ -31,6 +31,9 @@ pub const EXTRA_FILES: &[&str] = &[
     "/proc/net/softnet_stat",
     "/proc/net/snmp",
     "/proc/net/netstat",
+    // TIME_WAIT, orphan and TCP memory counts (doctor's timewait-exhaustion
+    // and tcp-memory-pressure).
+    "/proc/net/sockstat",
 ];
 
 /// What a capture wrote.

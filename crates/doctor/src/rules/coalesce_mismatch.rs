@@ -1,13 +1,70 @@
 //! `coalesce-mismatch`: interrupt coalescing that contradicts the goal:
 //! adaptive moderation or a high `rx-usecs` under `--profile latency`, or
-//! `rx-usecs 0` (an interrupt per packet) at a high packet rate.
+//! `rx-usecs 0` (an interrupt per packet) at a high packet rate; an
+//! `InterruptThrottleRate` in `modprobe.d` for a NIC's ixgbe/ixgbevf/e1000
+//! family driver that is dynamic under a latency goal or that the driver
+//! rejects (its ranges in `tune::drivers`).
 
 use super::{DoctorId, DoctorRule, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
+use model::doctor_facts::BootConfig;
+use tune::drivers::{itr_spec, ItrSpec};
 use tune::planner::DRIVERS_RX_USECS_1_DYNAMIC;
 use tune::profile::CoalesceIntent;
 use tune::RuleId;
+
+/// Module parameter of the Intel drivers that sets interrupt moderation at load.
+pub const ITR_PARAM: &str = "InterruptThrottleRate";
+
+/// `InterruptThrottleRate` values of the dynamic modes (1 dynamic, 3 dynamic
+/// conservative): adaptive moderation, like `adaptive-rx on`.
+pub const ITR_DYNAMIC: &[u32] = &[1, 3];
+
+/// One `InterruptThrottleRate` setting of `driver` in `modprobe.d` that
+/// contradicts the goal: (reason, the value as written, file:line).
+fn modprobe_itr(
+    boot: &BootConfig,
+    driver: &str,
+    spec: &ItrSpec,
+    latency: bool,
+) -> Vec<(String, String, String)> {
+    let module = driver.replace('-', "_");
+    let mut out = Vec::new();
+    for o in boot.modprobe.iter().filter(|o| o.module == module) {
+        for (_, v) in o.params.iter().filter(|(k, _)| k == ITR_PARAM) {
+            let at = format!("{}:{}", o.file, o.line);
+            let mut why = Vec::new();
+            // One entry per port, in probe order; any of them can bite.
+            for entry in v.trim().trim_matches('"').split(',') {
+                let e = entry.trim();
+                match e.parse::<u32>() {
+                    Ok(n) if spec.modes.contains(&n) || (spec.min..=spec.max).contains(&n) => {
+                        if latency && ITR_DYNAMIC.contains(&n) {
+                            why.push(format!(
+                                "{ITR_PARAM}={n} ({at}) is {driver}'s dynamic moderation under a latency goal"
+                            ));
+                        }
+                    }
+                    _ => {
+                        let modes: Vec<String> = spec.modes.iter().map(u32::to_string).collect();
+                        why.push(format!(
+                            "{ITR_PARAM}={e} ({at}) is a value {driver} rejects (it takes {} or {}-{}; anything else becomes its default)",
+                            modes.join(", "),
+                            spec.min,
+                            spec.max
+                        ));
+                    }
+                }
+            }
+            why.dedup();
+            for w in why {
+                out.push((w, v.clone(), at.clone()));
+            }
+        }
+    }
+    out
+}
 
 /// Packets per second on one NIC from which `rx-usecs 0` is a mismatch.
 pub const NO_MODERATION_PPS: f64 = 100_000.0;
@@ -43,12 +100,20 @@ impl DoctorRule for CoalesceMismatch {
             .profile
             .as_ref()
             .map_or(0, |p| u64::from(p.settings.coalesce_usecs));
+        let empty = std::collections::BTreeMap::new();
         for i in &cx.snap().interfaces {
-            let Some(co) = i.ethtool.coalesce.value() else {
-                continue;
-            };
             let driver = i.driver.as_deref().unwrap_or("");
             let name = i.name.as_str();
+            // modprobe.d of the NIC's driver (only drivers a NIC here uses:
+            // options of an absent module change nothing).
+            let itr = itr_spec(driver)
+                .map(|spec| modprobe_itr(&cx.input.facts.boot, driver, spec, latency))
+                .unwrap_or_default();
+            let co = match i.ethtool.coalesce.value() {
+                Some(co) => co,
+                None if itr.is_empty() => continue,
+                None => &empty,
+            };
             let get = |k: &str| co.get(k).copied();
             let dynamic_itr =
                 DRIVERS_RX_USECS_1_DYNAMIC.contains(&driver) && get("rx-usecs") == Some(1);
@@ -82,6 +147,19 @@ impl DoctorRule for CoalesceMismatch {
                     pps.unwrap_or(0.0)
                 ));
             }
+            let in_tree_note = itr_spec(driver).filter(|s| !s.in_tree).and_then(|_| {
+                let version = i.ethtool.driver.value().and_then(|d| d.version.as_deref());
+                let kernel = cx.snap().source.kernel.as_deref();
+                (!tune::drivers::out_of_tree(version, kernel)).then(|| {
+                    format!(
+                        "{driver} {}: the in-tree driver ignores {ITR_PARAM}; it takes effect once Intel's out-of-tree {driver} is installed",
+                        version.unwrap_or("(version unknown)")
+                    )
+                })
+            });
+            for (w, _, _) in &itr {
+                why.push(w.clone());
+            }
             if why.is_empty() {
                 continue;
             }
@@ -102,11 +180,35 @@ impl DoctorRule for CoalesceMismatch {
                     "/proc/net/dev",
                 );
             }
+            let mut seen = Vec::new();
+            for (_, v, at) in &itr {
+                if !seen.contains(&at) {
+                    seen.push(at);
+                    f = f.evidence(format!("{driver} {ITR_PARAM}"), v.clone(), at.clone());
+                }
+            }
+            if let (Some(note), false) = (&in_tree_note, itr.is_empty()) {
+                f = f.evidence(
+                    format!("{driver} version"),
+                    note.clone(),
+                    format!("ethtool -i {name}"),
+                );
+            }
+            let text = if itr.is_empty() {
+                "Set coalescing for the goal: adaptive off and a few µs for latency; adaptive or tens of µs for throughput.".to_string()
+            } else {
+                format!(
+                    "Set coalescing for the goal: adaptive off and a few µs for latency; adaptive or tens of µs for throughput. In modprobe.d, give {driver} an {ITR_PARAM} it takes that fits the goal (0 or a fixed rate for latency), or remove it and set coalescing with ethtool -C; it applies when the module loads."
+                )
+            };
             let fix = cx.plan_fix(
                 &[RuleId::Coalesce, RuleId::ModuleParams],
                 Some(name),
-                "Set coalescing for the goal: adaptive off and a few µs for latency; adaptive or tens of µs for throughput.",
-                &format!("ethtool -C {name} adaptive-rx off rx-usecs {}", max_us.max(8)),
+                &text,
+                &format!(
+                    "ethtool -C {name} adaptive-rx off rx-usecs {}",
+                    max_us.max(8)
+                ),
             );
             out.push(f.fix(fix));
         }

@@ -32,7 +32,9 @@ Examples:
   # Are the socket buffers big enough for 100 Mbit/s at 100 ms?
   nettune doctor --bdp 100mbit,100ms
 
-  # A capture someone sent (rate rules are skipped when it holds no samples)
+  # A capture someone sent: record 10 s of counters there, diagnose it here (the
+  # rate rules run on its samples; without --samples they are skipped)
+  nettune capture --out /tmp/host-a --samples 11 --interval 1
   nettune doctor --root /tmp/host-a --json
 
   # Inside a network namespace: its /proc/net counters and sysctls
@@ -131,7 +133,13 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
     input.root_arg = args.root.as_ref().map(|d| d.display().to_string());
     match samples {
         Some(s) => input.samples = s,
-        None => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
+        None => match host::capture::read_samples(&root) {
+            // One sample leaves the rate rules skipped with "one sample only".
+            Ok(s) if !s.is_empty() => input.samples = s,
+            Ok(_) => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
+            // A corrupt index: the rate rules skip naming the file, the others run.
+            Err(e) => input.no_samples = format!("samples in the capture: {e}"),
+        },
     }
     let report = doctor::diagnose(&input);
     let mut out = std::io::stdout().lock();
@@ -144,9 +152,12 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(report.exit_code()))
 }
 
-/// Samples a second apart (or `span` apart when shorter) over `span`.
-fn sample_live(root: &Root, span: Duration) -> anyhow::Result<Vec<host::sampler::Sample>> {
-    let mut sampler = Sampler::new(root.clone());
+/// Samples a second apart (or `span` apart when shorter) over `span`, each
+/// with the driver counters of every interface but `lo`.
+pub fn sample_live(root: &Root, span: Duration) -> anyhow::Result<Vec<host::sampler::Sample>> {
+    // Driver counters (`ethtool -S`) of every interface too, so nic-drops and
+    // cloud-allowance see their growth over the window, as in a capture.
+    let mut sampler = Sampler::new(root.clone()).with_nic_stats(&[]);
     let steps = span.as_secs_f64().ceil().max(1.0) as u32;
     let step = span / steps;
     let start = Instant::now();
