@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod top;
 
 use clap::Parser;
 

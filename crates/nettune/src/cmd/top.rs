@@ -1,0 +1,150 @@
+//! `nettune top`: the live terminal view. Parses flags, checks the terminal,
+//! and runs a thin loop: sample, feed the [`App`], draw its screen, handle
+//! keys. The model, drawing and key handling live in `crate::top`.
+
+use crate::top::draw::draw;
+use crate::top::findings::InspectFindings;
+use crate::top::{Action, App};
+use anyhow::{bail, Context};
+use host::sampler::Sampler;
+use host::Root;
+use ratatui::crossterm::event::{self, Event};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// How often the host snapshot (queues, IRQ affinities) is read again.
+pub const SNAPSHOT_EVERY: Duration = Duration::from_secs(30);
+
+const EXAMPLES: &str = "\
+Examples:
+  nettune top                       every CPU and the first NIC with queues, once a second
+  nettune top --iface eth0          only eth0 in the NIC panel
+  nettune top --interval 2          a refresh every 2 s
+
+Keys: q/Esc/Ctrl-C quit, s cycles the sort (id, softirq, busy), tab or 1-9 picks the NIC,
+f or space freezes the screen, ? shows help. Needs a terminal of at least 80x20; for a pipe,
+a log or a script use `nettune stat` (and `nettune stat --json`). Screen layout: docs/top.md.";
+
+/// Flags of `nettune top`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Seconds between refreshes (0.2 to 60, fractions allowed).
+    #[arg(long, short = 'i', default_value = "1", value_parser = parse_interval)]
+    pub interval: Duration,
+    /// Only these interfaces in the NIC panel (repeat or comma-separate).
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub iface: Vec<String>,
+    /// Directory standing for `/`; top reads the live host only (`/`), so a
+    /// capture is refused with a pointer to `nettune stat --root`.
+    #[arg(long, default_value = "/")]
+    pub root: PathBuf,
+}
+
+fn parse_interval(s: &str) -> anyhow::Result<Duration> {
+    let Ok(v) = s.trim().parse::<f64>() else {
+        bail!("`{s}` is not a number of seconds");
+    };
+    if !v.is_finite() || !(0.2..=60.0).contains(&v) {
+        bail!("interval must be between 0.2 and 60 seconds, got `{s}`");
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// The refusal when stdout is not a terminal.
+pub const NOT_A_TERMINAL: &str = "`nettune top` draws on a terminal and stdout is not one; \
+for a pipe, a log or a script use `nettune stat` (or `nettune stat --json`)";
+
+/// Run `nettune top`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if !std::io::stdout().is_terminal() {
+        bail!(NOT_A_TERMINAL);
+    }
+    let root = Root::new(&args.root);
+    if !root.is_live() {
+        bail!(
+            "`nettune top` shows the live host only; for the counters of {} use `nettune stat --root {}`",
+            args.root.display(),
+            args.root.display()
+        );
+    }
+    let snapshot = host::read_snapshot(&root);
+    let mut sampler = Sampler::new(root.clone());
+    let first = sampler
+        .sample()
+        .with_context(|| format!("reading counters under {}", args.root.display()))?;
+    for want in &args.iface {
+        let in_netdev = first.netdev.as_ref().is_some_and(|n| n.get(want).is_some());
+        if snapshot.interface(want).is_none() && !in_netdev {
+            let have: Vec<&str> = snapshot
+                .interfaces
+                .iter()
+                .map(|i| i.name.as_str())
+                .collect();
+            bail!("no interface `{want}` (have: {})", have.join(", "));
+        }
+    }
+    let mut app = App::new(
+        first.at,
+        snapshot,
+        args.iface.clone(),
+        Box::new(InspectFindings),
+    );
+    let mut terminal = ratatui::try_init().context("setting up the terminal")?;
+    let res = event_loop(&mut terminal, &mut app, &mut sampler, first, &args, &root);
+    ratatui::restore();
+    res
+}
+
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    sampler: &mut Sampler,
+    mut prev: host::sampler::Sample,
+    args: &Args,
+    root: &Root,
+) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
+    let mut last_snapshot = Instant::now();
+    let mut seq: u32 = 0;
+    loop {
+        terminal
+            .draw(|f| draw(f, &app.screen()))
+            .context("drawing")?;
+        let due = start + args.interval.saturating_mul(seq.saturating_add(1));
+        let wait = due.saturating_duration_since(Instant::now());
+        if event::poll(wait).context("waiting for a key")? {
+            if let Event::Key(k) = event::read().context("reading a key")? {
+                if app.key(k) == Action::Quit {
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
+            continue;
+        }
+        seq = seq.saturating_add(1);
+        let now = sampler.sample()?;
+        let d = now.delta(&prev);
+        prev = now;
+        app.push(d);
+        if last_snapshot.elapsed() >= SNAPSHOT_EVERY {
+            app.set_snapshot(host::read_snapshot(root));
+            last_snapshot = Instant::now();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_bounds() {
+        assert_eq!(parse_interval("1").unwrap(), Duration::from_secs(1));
+        assert_eq!(parse_interval("0.5").unwrap(), Duration::from_millis(500));
+        for bad in ["0", "0.1", "-1", "61", "nan", "inf", "x", ""] {
+            assert!(parse_interval(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The findings panel's data: a [`FindingSource`] turns a window (the host
+//! snapshot and the last deltas) into [`TopFinding`]s; the [`Board`] keeps
+//! when each appeared and shows a cleared one for a while after it clears.
+
+use host::sampler::Delta;
+use model::snapshot::HostSnapshot;
+use model::Nanos;
+use std::collections::BTreeMap;
+
+/// How long a cleared finding stays on the panel, dimmed.
+pub const CLEARED_FOR: Nanos = Nanos(10_000_000_000);
+
+/// Severity as the panel shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Costs performance now.
+    Critical,
+    /// Likely costs performance.
+    Warning,
+    /// Worth knowing.
+    Info,
+}
+
+impl Level {
+    /// Four letters for the panel.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Level::Critical => "CRIT",
+            Level::Warning => "WARN",
+            Level::Info => "info",
+        }
+    }
+}
+
+/// One finding as the panel shows it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TopFinding {
+    /// Severity (sorts first).
+    pub level: Level,
+    /// Stable rule id (`softirq-concentrated`).
+    pub id: String,
+    /// What it is about (`eth0`, `cpu1`).
+    pub subject: String,
+    /// One line: the title with its main number.
+    pub title: String,
+}
+
+impl TopFinding {
+    /// The identity that tells a finding that stays from a new one.
+    fn key(&self) -> (String, String) {
+        (self.id.clone(), self.subject.clone())
+    }
+}
+
+/// Where findings come from. `window` holds the last deltas, oldest first
+/// (empty before the first interval).
+pub trait FindingSource: std::fmt::Debug {
+    /// The findings for this window.
+    fn findings(&mut self, snapshot: &HostSnapshot, window: &[Delta]) -> Vec<TopFinding>;
+}
+
+/// The snapshot-only findings `nettune inspect` shows (`model::findings`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct InspectFindings;
+
+impl FindingSource for InspectFindings {
+    fn findings(&mut self, snapshot: &HostSnapshot, _window: &[Delta]) -> Vec<TopFinding> {
+        model::findings::findings(snapshot)
+            .into_iter()
+            .map(|f| TopFinding {
+                level: match f.severity {
+                    model::findings::Severity::Warn => Level::Warning,
+                    model::findings::Severity::Info => Level::Info,
+                },
+                id: f.code.as_str().to_string(),
+                subject: f.subject,
+                title: f.message,
+            })
+            .collect()
+    }
+}
+
+/// A fixed list (tests, and a source that has nothing to say).
+#[derive(Debug, Default, Clone)]
+pub struct FixedFindings(pub Vec<TopFinding>);
+
+impl FindingSource for FixedFindings {
+    fn findings(&mut self, _: &HostSnapshot, _: &[Delta]) -> Vec<TopFinding> {
+        self.0.clone()
+    }
+}
+
+/// One row of the panel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardRow {
+    /// The finding.
+    pub finding: TopFinding,
+    /// Active: seconds since it appeared. Cleared: seconds since it cleared.
+    pub age_s: u64,
+    /// It no longer fires (shown dimmed for [`CLEARED_FOR`]).
+    pub cleared: bool,
+}
+
+/// Findings over time: which are active since when, which cleared lately.
+#[derive(Debug, Default, Clone)]
+pub struct Board {
+    active: BTreeMap<(String, String), (TopFinding, Nanos)>,
+    cleared: BTreeMap<(String, String), (TopFinding, Nanos)>,
+    now: Nanos,
+}
+
+impl Board {
+    /// Take the findings of the window ending at `now` (monotonic).
+    pub fn update(&mut self, now: Nanos, current: Vec<TopFinding>) {
+        self.now = now;
+        let mut next = BTreeMap::new();
+        for f in current {
+            let k = f.key();
+            let since = self.active.get(&k).map_or(now, |(_, t)| *t);
+            self.cleared.remove(&k);
+            next.insert(k, (f, since));
+        }
+        for (k, (f, _)) in std::mem::take(&mut self.active) {
+            if !next.contains_key(&k) {
+                self.cleared.insert(k, (f, now));
+            }
+        }
+        self.active = next;
+        self.cleared
+            .retain(|_, (_, at)| now.0.saturating_sub(at.0) < CLEARED_FOR.0);
+    }
+
+    /// Active findings (by severity, id, subject), then the lately cleared.
+    pub fn rows(&self) -> Vec<BoardRow> {
+        let secs = |t: Nanos| self.now.0.saturating_sub(t.0) / 1_000_000_000;
+        let mut active: Vec<BoardRow> = self
+            .active
+            .values()
+            .map(|(f, since)| BoardRow {
+                finding: f.clone(),
+                age_s: secs(*since),
+                cleared: false,
+            })
+            .collect();
+        active.sort_by(|a, b| a.finding.cmp(&b.finding));
+        let mut cleared: Vec<BoardRow> = self
+            .cleared
+            .values()
+            .map(|(f, at)| BoardRow {
+                finding: f.clone(),
+                age_s: secs(*at),
+                cleared: true,
+            })
+            .collect();
+        cleared.sort_by(|a, b| a.age_s.cmp(&b.age_s).then(a.finding.cmp(&b.finding)));
+        active.extend(cleared);
+        active
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(id: &str, subject: &str, level: Level) -> TopFinding {
+        TopFinding {
+            level,
+            id: id.into(),
+            subject: subject.into(),
+            title: format!("{id} on {subject}"),
+        }
+    }
+
+    fn s(n: u64) -> Nanos {
+        Nanos(n * 1_000_000_000)
+    }
+
+    #[test]
+    fn findings_appear_stay_and_clear() {
+        let mut b = Board::default();
+        b.update(s(1), vec![f("rps-off", "eth0", Level::Warning)]);
+        b.update(
+            s(4),
+            vec![
+                f("rps-off", "eth0", Level::Warning),
+                f("softnet-drops", "cpu1", Level::Critical),
+            ],
+        );
+        let rows = b.rows();
+        assert_eq!(rows.len(), 2);
+        // Critical first; rps-off has been there for 3 s, the new one for 0.
+        assert_eq!(rows[0].finding.id, "softnet-drops");
+        assert_eq!(rows[0].age_s, 0);
+        assert_eq!(rows[1].age_s, 3);
+        b.update(s(6), vec![f("softnet-drops", "cpu1", Level::Critical)]);
+        let rows = b.rows();
+        assert_eq!(rows.len(), 2);
+        assert!(!rows[0].cleared);
+        assert!(rows[1].cleared && rows[1].finding.id == "rps-off");
+        assert_eq!(rows[1].age_s, 0);
+        // Gone from the panel CLEARED_FOR after it cleared.
+        b.update(s(16), vec![f("softnet-drops", "cpu1", Level::Critical)]);
+        assert_eq!(b.rows().len(), 1);
+        assert_eq!(b.rows()[0].age_s, 12);
+    }
+
+    #[test]
+    fn a_finding_that_returns_is_active_again() {
+        let mut b = Board::default();
+        b.update(s(1), vec![f("rps-off", "eth0", Level::Warning)]);
+        b.update(s(2), vec![]);
+        assert!(b.rows()[0].cleared);
+        b.update(s(3), vec![f("rps-off", "eth0", Level::Warning)]);
+        let rows = b.rows();
+        assert_eq!(rows.len(), 1);
+        assert!(!rows[0].cleared);
+        assert_eq!(rows[0].age_s, 0);
+    }
+}
