@@ -14,10 +14,11 @@
 mod attr;
 mod fixture;
 mod live;
+pub mod stats;
 
 use crate::error::HostError;
 use crate::Root;
-use model::snapshot::{EthtoolState, Probe};
+use model::snapshot::{EthtoolState, NicStats, Probe};
 
 pub use crate::netlink::NetlinkEthtool;
 pub use attr::{ChannelAttr, CoalesceAttr, EthtoolAttr, RingAttr};
@@ -33,6 +34,13 @@ pub trait Ethtool {
     /// it. The default takes it from [`Ethtool::read`].
     fn get(&self, iface: &str, attr: EthtoolAttr) -> Result<Option<u64>, HostError> {
         attr.value_in(iface, &self.read(iface))
+    }
+
+    /// The driver's counters of `iface` alone (`ethtool -S`, without the
+    /// standard groups): what the sampler reads every interval. The default
+    /// takes them from [`Ethtool::read`].
+    fn driver_stats(&self, iface: &str) -> Probe<NicStats> {
+        self.read(iface).stats
     }
 
     /// Set one attribute.
@@ -83,8 +91,11 @@ impl EthtoolStateExt for EthtoolState {
             coalesce: Probe::Error {
                 message: message.clone(),
             },
-            features: Probe::Error { message },
+            features: Probe::Error {
+                message: message.clone(),
+            },
             perm_mac: None,
+            stats: Probe::Error { message },
         }
     }
 
@@ -102,6 +113,7 @@ impl EthtoolStateExt for EthtoolState {
         push(err(&self.rings));
         push(err(&self.coalesce));
         push(err(&self.features));
+        push(err(&self.stats));
         out
     }
 }

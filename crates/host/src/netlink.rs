@@ -520,6 +520,7 @@ impl NetlinkEthtool {
                     coalesce: Probe::Unsupported { reason: u() },
                     features: Probe::Unsupported { reason: u() },
                     perm_mac,
+                    stats: Probe::Absent,
                 };
             }
             Err(e) => {
@@ -531,6 +532,7 @@ impl NetlinkEthtool {
                     coalesce: Probe::Error { message: m() },
                     features: Probe::Error { message: m() },
                     perm_mac,
+                    stats: Probe::Absent,
                 };
             }
         };
@@ -573,6 +575,7 @@ impl NetlinkEthtool {
             coalesce,
             features,
             perm_mac,
+            stats: Probe::Absent,
         }
     }
 }

@@ -9,6 +9,11 @@
 //! file leaves its section empty and adds a note. The JSON shape of [`Delta`]
 //! is documented in `docs/stat.md`.
 //!
+//! [`Sampler::with_nic_stats`] also reads each interface's driver counters
+//! (`ethtool -S` on the live host, `ethtool/IF.json` under a fixture or
+//! capture), which gives per-queue packets and drops in [`Delta::queues`].
+//! It costs one ethtool(8) run per interface and sample, so it is opt-in.
+//!
 //! ```no_run
 //! # fn main() -> Result<(), nettune_host::HostError> {
 //! use nettune_host::{sampler::Sampler, Root};
@@ -24,22 +29,56 @@
 //! ```
 
 use crate::error::HostError;
+use crate::ethtool::{Ethtool, FixtureEthtool, LiveEthtool};
 use crate::root::Root;
+use model::parse::ethtool_stats::NicStats;
 use model::parse::interrupts::parse_interrupts;
 use model::parse::netdev::parse_netdev;
 use model::parse::snmp::for_each_counter;
 use model::parse::softirqs::parse_softirqs;
 use model::parse::softnet::parse_softnet;
 use model::parse::stat::parse_proc_stat;
+use model::snapshot::Probe;
 use model::Nanos;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 pub use model::sample::{
-    CpuCount, CpuDelta, Delta, IfaceDelta, IrqDelta, Sample, SoftnetDelta, SoftnetRates,
-    ERROR_COUNTERS, WATCHED_COUNTERS,
+    CpuCount, CpuDelta, Delta, IfaceDelta, IrqDelta, QueueDelta, Sample, SoftnetDelta,
+    SoftnetRates, ERROR_COUNTERS, STAT_SCHEMA_VERSION, WATCHED_COUNTERS,
 };
+
+/// Most interfaces whose driver counters one sample reads.
+pub const MAX_NIC_STATS_IFACES: usize = 64;
+
+/// Total time one sample may spend reading driver counters; interfaces
+/// left when it runs out are skipped (and noted) for that sample.
+pub const NIC_STATS_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Where driver counters come from.
+enum NicSource {
+    Live(LiveEthtool),
+    Fixture(FixtureEthtool),
+}
+
+impl NicSource {
+    fn stats(&self, iface: &str) -> Probe<NicStats> {
+        match self {
+            NicSource::Live(l) => l.driver_stats(iface),
+            NicSource::Fixture(f) => f.driver_stats(iface),
+        }
+    }
+}
+
+/// Driver-counter reading state of a sampler.
+struct NicReader {
+    source: NicSource,
+    /// Interfaces asked for; `None`: every one under `/sys/class/net` but `lo`.
+    only: Option<Vec<String>>,
+    /// Interfaces whose driver reports no counters: not asked again.
+    unsupported: Vec<String>,
+}
 
 const STAT: &str = "/proc/stat";
 const SOFTIRQS: &str = "/proc/softirqs";
@@ -50,11 +89,21 @@ const SNMP: &str = "/proc/net/snmp";
 const NETSTAT: &str = "/proc/net/netstat";
 
 /// Reads [`Sample`]s from a root. Keeps one read buffer across samples.
-#[derive(Debug)]
 pub struct Sampler {
     root: Root,
     buf: String,
     devices: Option<Arc<BTreeMap<String, String>>>,
+    rx_queues: Option<Arc<BTreeMap<String, u32>>>,
+    nic: Option<NicReader>,
+}
+
+impl std::fmt::Debug for Sampler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sampler")
+            .field("root", &self.root)
+            .field("nic_stats", &self.nic.is_some())
+            .finish()
+    }
 }
 
 /// `CLOCK_MONOTONIC` now.
@@ -75,7 +124,98 @@ impl Sampler {
             root,
             buf: String::with_capacity(16 * 1024),
             devices: None,
+            rx_queues: None,
+            nic: None,
         }
+    }
+
+    /// Also read the driver counters of `ifaces` (every interface under
+    /// `/sys/class/net` but `lo` when empty, at most
+    /// [`MAX_NIC_STATS_IFACES`]) into [`Sample::nic`]: `ethtool -S` on the
+    /// live host, the `stats` of `ethtool/IF.json` under another root.
+    pub fn with_nic_stats(mut self, ifaces: &[String]) -> Sampler {
+        let source = if self.root.is_live() {
+            NicSource::Live(LiveEthtool::new())
+        } else {
+            NicSource::Fixture(FixtureEthtool::new(&self.root))
+        };
+        self.nic = Some(NicReader {
+            source,
+            only: (!ifaces.is_empty()).then(|| ifaces.to_vec()),
+            unsupported: Vec::new(),
+        });
+        self
+    }
+
+    /// Interfaces whose driver counters are read, in order.
+    fn nic_ifaces(&self) -> Vec<String> {
+        let Some(n) = &self.nic else {
+            return Vec::new();
+        };
+        let mut v = match &n.only {
+            Some(v) => v.clone(),
+            None => self
+                .root
+                .list("/sys/class/net")
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|i| i != "lo")
+                .collect(),
+        };
+        v.retain(|i| !n.unsupported.contains(i));
+        v.truncate(MAX_NIC_STATS_IFACES);
+        v
+    }
+
+    fn read_nic(&mut self, missing: &mut Vec<String>) -> BTreeMap<String, NicStats> {
+        let mut out = BTreeMap::new();
+        let ifaces = self.nic_ifaces();
+        let Some(n) = &mut self.nic else {
+            return out;
+        };
+        let start = std::time::Instant::now();
+        for iface in ifaces {
+            if start.elapsed() >= NIC_STATS_BUDGET {
+                missing.push(format!(
+                    "ethtool -S {iface} (skipped: {} s budget spent)",
+                    NIC_STATS_BUDGET.as_secs()
+                ));
+                continue;
+            }
+            match n.source.stats(&iface) {
+                Probe::Ok { value } => {
+                    out.insert(iface, value);
+                }
+                Probe::Unsupported { .. } => n.unsupported.push(iface),
+                Probe::Absent => {}
+                Probe::Error { message } => missing.push(message),
+            }
+        }
+        out
+    }
+
+    /// RX queue count per interface (`/sys/class/net/IF/queues/rx-N`), read once.
+    fn rx_queue_counts(&mut self) -> Arc<BTreeMap<String, u32>> {
+        if let Some(d) = &self.rx_queues {
+            return d.clone();
+        }
+        let mut map = BTreeMap::new();
+        for iface in self.root.list("/sys/class/net").unwrap_or_default() {
+            let q = Path::new("/sys/class/net").join(&iface).join("queues");
+            let n = self
+                .root
+                .list(&q)
+                .unwrap_or_default()
+                .iter()
+                .filter(|e| e.starts_with("rx-"))
+                .count();
+            if n > 0 {
+                map.insert(iface, u32::try_from(n).unwrap_or(u32::MAX));
+            }
+        }
+        let d = Arc::new(map);
+        self.rx_queues = Some(d.clone());
+        d
     }
 
     /// The root read from.
@@ -161,6 +301,8 @@ impl Sampler {
             })?;
         }
         let devices = self.devices();
+        let rx_queue_counts = self.rx_queue_counts();
+        let nic = self.read_nic(&mut missing);
         Ok(Sample {
             at,
             stat,
@@ -171,6 +313,8 @@ impl Sampler {
             counters,
             devices,
             missing,
+            nic,
+            rx_queue_counts,
         })
     }
 }

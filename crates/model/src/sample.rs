@@ -6,13 +6,15 @@
 //! counters are taken modulo 2^32. The JSON shape of [`Delta`] is documented
 //! in `docs/stat.md`.
 
+use crate::moderation::packets_per_interrupt;
+use crate::parse::ethtool_stats::{NicStats, QueueDir};
 use crate::parse::interrupts::Interrupts;
 use crate::parse::irqname::parse_irq_name;
 use crate::parse::netdev::NetDev;
 use crate::parse::softirqs::Softirqs;
 use crate::parse::softnet::{Softnet, SoftnetRow};
 use crate::parse::stat::{CpuPercent, CpuTimes, ProcStat};
-use crate::snapshot::QueueRef;
+use crate::snapshot::{QueueKind, QueueRef};
 use crate::{Bytes, CpuId, IrqNumber, Nanos, Packets};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -53,9 +55,14 @@ pub const ERROR_COUNTERS: [&str; 10] = [
     "TcpExt.TCPRcvQDrop",
 ];
 
+/// Version of the `nettune stat --json` line shape (a [`Delta`] with this
+/// number as `schema_version`); bump on incompatible changes.
+pub const STAT_SCHEMA_VERSION: u32 = 1;
+
 /// The counters at one instant. Fields are public so tests and embedders can
-/// build or adjust samples (e.g. set [`Sample::at`] for deterministic rates).
-#[derive(Debug, Clone)]
+/// build or adjust samples (e.g. set [`Sample::at`] for deterministic rates);
+/// build one with `..Sample::default()` so fields added later do not break you.
+#[derive(Debug, Clone, Default)]
 pub struct Sample {
     /// `CLOCK_MONOTONIC` time of the read, comparable across processes.
     pub at: Nanos,
@@ -74,8 +81,16 @@ pub struct Sample {
     /// Device (`virtio2`, or a PCI address `0000:00:06.0`) → interface, from
     /// the `/sys/class/net/*/device` links, read once per [`Sampler`].
     pub devices: Arc<BTreeMap<String, String>>,
-    /// Optional files that were missing.
+    /// Optional files that were missing (paths), and driver counters that
+    /// could not be read (messages naming the `ethtool -S` run).
     pub missing: Vec<String>,
+    /// Driver counters (`ethtool -S`) by interface, when the sampler was
+    /// asked to read them (`Sampler::with_nic_stats`); empty otherwise.
+    pub nic: BTreeMap<String, NicStats>,
+    /// Number of RX queues (`/sys/class/net/IF/queues/rx-N`) by interface,
+    /// read once per sampler; used to tie a single-queue NIC's packets to
+    /// its one IRQ.
+    pub rx_queue_counts: Arc<BTreeMap<String, u32>>,
 }
 
 /// Change of one CPU over an interval.
@@ -195,6 +210,39 @@ pub struct IrqDelta {
     pub per_cpu: Vec<CpuCount>,
 }
 
+/// Change of one NIC queue over an interval, from the driver's per-queue
+/// counters (`ethtool -S`, normalized by `parse::ethtool_stats::queues`),
+/// with the IRQ that serves it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueDelta {
+    /// Interface.
+    pub iface: String,
+    /// Receive or transmit queue.
+    pub dir: QueueDir,
+    /// Queue index.
+    pub index: u32,
+    /// Packets in the interval; `None` when the driver reports none for
+    /// this queue (a single-queue NIC without per-queue counters takes the
+    /// interface's packets from `/proc/net/dev`).
+    pub packets: Option<u64>,
+    /// Drops in the interval; `None` when the driver reports none.
+    pub drops: Option<u64>,
+    /// `packets` per second.
+    pub packets_per_s: Option<f64>,
+    /// `drops` per second.
+    pub drops_per_s: Option<f64>,
+    /// The IRQ serving the queue, by its name (a receive queue takes a
+    /// combined `TxRx` vector; a transmit queue only a TX-only vector), or
+    /// the interface's only queue IRQ when it has one RX queue. `None` when
+    /// unknown or when it did not fire in the interval.
+    pub irq: Option<IrqNumber>,
+    /// Interrupts of `irq` in the interval.
+    pub interrupts: Option<u64>,
+    /// `packets ÷ interrupts` (AP-450's packets per interrupt), to one
+    /// decimal; `None` unless both are known and interrupts > 0.
+    pub packets_per_interrupt: Option<f64>,
+}
+
 /// Everything that changed between two samples; the unit `nettune stat`
 /// prints and the traffic engine records. Stable shape: `docs/stat.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -211,6 +259,15 @@ pub struct Delta {
     pub irqs: Vec<IrqDelta>,
     /// Deltas of [`WATCHED_COUNTERS`] present in both samples.
     pub counters: BTreeMap<String, u64>,
+    /// Per-queue packets and drops of NICs whose driver counters were read
+    /// in both samples (plus single-queue NICs with a known IRQ), by
+    /// interface, direction, index.
+    #[serde(default)]
+    pub queues: Vec<QueueDelta>,
+    /// Driver counters (`ethtool -S`) that moved, by interface then name:
+    /// the increase over the interval. Counters that stayed still are left out.
+    #[serde(default)]
+    pub nic_counters: BTreeMap<String, BTreeMap<String, u64>>,
     /// What could not be computed, and why.
     pub notes: Vec<String>,
 }
@@ -238,6 +295,32 @@ fn softnet_row(s: &Sample, cpu: CpuId, pos: usize) -> Option<SoftnetRow> {
     }
 }
 
+fn queue_delta(
+    iface: &str,
+    dir: QueueDir,
+    index: u32,
+    packets: Option<u64>,
+    drops: Option<u64>,
+    irq: Option<&IrqDelta>,
+    secs: f64,
+) -> QueueDelta {
+    let interrupts = irq.map(|i| i.count);
+    QueueDelta {
+        iface: iface.to_string(),
+        dir,
+        index,
+        packets,
+        drops,
+        packets_per_s: packets.map(|p| rate(p, secs)),
+        drops_per_s: drops.map(|d| rate(d, secs)),
+        irq: irq.map(|i| i.irq),
+        interrupts,
+        packets_per_interrupt: packets
+            .zip(interrupts)
+            .and_then(|(p, n)| packets_per_interrupt(p, n)),
+    }
+}
+
 fn wrap32(now: u32, prev: u32) -> u64 {
     u64::from(now.wrapping_sub(prev))
 }
@@ -251,12 +334,18 @@ impl Sample {
         let secs = elapsed.as_secs_f64();
         let mut notes = Vec::new();
         for m in &self.missing {
-            notes.push(format!("{m}: not found"));
+            if m.starts_with('/') {
+                notes.push(format!("{m}: not found"));
+            } else {
+                notes.push(m.clone());
+            }
         }
         let cpus = self.cpu_deltas(prev, secs, &mut notes);
         let ifaces = self.iface_deltas(prev, secs);
         let irqs = self.irq_deltas(prev, secs);
         let counters = self.counter_deltas(prev);
+        let nic_counters = self.nic_counter_deltas(prev);
+        let queues = self.queue_deltas(prev, secs, &ifaces, &irqs);
         if elapsed.0 == 0 {
             notes.push("zero elapsed time: rates are 0".into());
         }
@@ -267,8 +356,124 @@ impl Sample {
             ifaces,
             irqs,
             counters,
+            queues,
+            nic_counters,
             notes,
         }
+    }
+
+    /// Driver counters that moved, per interface (read in both samples).
+    fn nic_counter_deltas(&self, prev: &Sample) -> BTreeMap<String, BTreeMap<String, u64>> {
+        let mut out = BTreeMap::new();
+        for (iface, now) in &self.nic {
+            let Some(before) = prev.nic.get(iface) else {
+                continue;
+            };
+            let moved: BTreeMap<String, u64> = now
+                .driver
+                .iter()
+                .filter_map(|(k, v)| {
+                    let d = v.saturating_sub(*before.driver.get(k)?);
+                    (d > 0).then(|| (k.clone(), d))
+                })
+                .collect();
+            if !moved.is_empty() {
+                out.insert(iface.clone(), moved);
+            }
+        }
+        out
+    }
+
+    /// Per-queue deltas with the serving IRQ and packets per interrupt.
+    fn queue_deltas(
+        &self,
+        prev: &Sample,
+        secs: f64,
+        ifaces: &[IfaceDelta],
+        irqs: &[IrqDelta],
+    ) -> Vec<QueueDelta> {
+        let mut out = Vec::new();
+        let irq_for = |iface: &str, dir: QueueDir, index: u32| {
+            irqs.iter().find(|i| {
+                i.iface.as_deref() == Some(iface)
+                    && i.queue.is_some_and(|q| {
+                        q.index == Some(index)
+                            && match dir {
+                                QueueDir::Rx => {
+                                    matches!(q.kind, QueueKind::Rx | QueueKind::Combined)
+                                }
+                                QueueDir::Tx => q.kind == QueueKind::Tx,
+                            }
+                    })
+            })
+        };
+        // The one queue IRQ of a single-queue interface (any name but a
+        // non-queue vector's), when exactly one fired.
+        let single_irq = |iface: &str| {
+            if self.rx_queue_counts.get(iface) != Some(&1) {
+                return None;
+            }
+            let mut it = irqs.iter().filter(|i| {
+                i.iface.as_deref() == Some(iface)
+                    && i.queue.is_none_or(|q| q.kind != QueueKind::Other)
+            });
+            let first = it.next()?;
+            it.next().is_none().then_some(first)
+        };
+        let mut seen: Vec<&str> = Vec::new();
+        for (iface, now) in &self.nic {
+            let Some(before) = prev.nic.get(iface) else {
+                continue;
+            };
+            let before: BTreeMap<(QueueDir, u32), _> = before
+                .queues()
+                .into_iter()
+                .map(|q| ((q.dir, q.index), q))
+                .collect();
+            let nq = now.queues();
+            let rx_queues = nq.iter().filter(|q| q.dir == QueueDir::Rx).count();
+            for q in nq {
+                let Some(b) = before.get(&(q.dir, q.index)) else {
+                    continue;
+                };
+                let packets = q.packets.zip(b.packets).map(|(a, b)| a.saturating_sub(b));
+                let drops = q.drops.zip(b.drops).map(|(a, b)| a.saturating_sub(b));
+                let irq = irq_for(iface, q.dir, q.index).or_else(|| {
+                    (q.dir == QueueDir::Rx && rx_queues == 1)
+                        .then(|| single_irq(iface))
+                        .flatten()
+                });
+                out.push(queue_delta(
+                    iface, q.dir, q.index, packets, drops, irq, secs,
+                ));
+            }
+            seen.push(iface);
+        }
+        // Single-queue NICs without per-queue driver counters: the
+        // interface's received packets and drops against its one IRQ.
+        for i in ifaces {
+            if seen.contains(&i.name.as_str())
+                || self
+                    .nic
+                    .get(&i.name)
+                    .is_some_and(|n| !n.queues().is_empty())
+            {
+                continue;
+            }
+            if let Some(irq) = single_irq(&i.name) {
+                out.push(queue_delta(
+                    &i.name,
+                    QueueDir::Rx,
+                    0,
+                    Some(i.rx_packets.0),
+                    Some(i.rx_drop),
+                    Some(irq),
+                    secs,
+                ));
+            }
+        }
+        out.sort_by(|a, b| (&a.iface, a.dir, a.index).cmp(&(&b.iface, b.dir, b.index)));
+        out
     }
 
     /// Per-CPU changes; a CPU missing from `prev` (hotplug) gets a note.
@@ -483,8 +688,7 @@ mod tests {
             netdev: None,
             softnet: None,
             counters: [Some(v); WATCHED_COUNTERS.len()],
-            devices: Arc::default(),
-            missing: vec![],
+            ..Sample::default()
         };
         let d = mk(i64::MAX).delta(&mk(-5));
         assert!(d.counters.values().all(|v| *v == 0), "{:?}", d.counters);

@@ -6,6 +6,7 @@
 //! recorded in [`HostSnapshot::notes`]; nothing here is ever a guess.
 
 use crate::cpuset::CpuSet;
+pub use crate::parse::ethtool_stats::NicStats;
 use crate::units::{CpuId, IrqNumber, NodeId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -389,6 +390,11 @@ pub struct EthtoolState {
     /// Permanent MAC (`ethtool -P`).
     #[serde(default)]
     pub perm_mac: Option<String>,
+    /// The driver's own counters (`ethtool -S`, and the standard groups of
+    /// `ethtool -S --all-groups`); [`Probe::Absent`] in fixtures and
+    /// snapshots written before the field existed.
+    #[serde(default)]
+    pub stats: Probe<NicStats>,
 }
 
 /// `ethtool -i`.

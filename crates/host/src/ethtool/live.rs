@@ -2,12 +2,13 @@
 //! `inspect` does), writes with `ethtool -L/-G/-C` (the one place nettune runs
 //! ethtool(8); the interface is a checked name that never starts with `-`).
 //! The command line is [`knobpath::ethtool_set_args`], the spelling the
-//! planner's `--script` output uses too.
+//! planner's `--script` output uses too. The driver's counters come from
+//! `ethtool -S` (see [`super::stats`]).
 
 use super::{Ethtool, EthtoolAttr, NetlinkEthtool};
 use crate::error::HostError;
 use model::knobpath;
-use model::snapshot::EthtoolState;
+use model::snapshot::{EthtoolState, NicStats, Probe};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -44,7 +45,13 @@ fn run(args: &[&str]) -> Result<String, HostError> {
 
 impl Ethtool for LiveEthtool {
     fn read(&self, iface: &str) -> EthtoolState {
-        self.netlink.state(iface)
+        let mut st = self.netlink.state(iface);
+        st.stats = super::stats::live_stats(iface, true);
+        st
+    }
+
+    fn driver_stats(&self, iface: &str) -> Probe<NicStats> {
+        super::stats::live_stats(iface, false)
     }
 
     fn set(&self, iface: &str, attr: EthtoolAttr, value: u64) -> Result<(), HostError> {

@@ -1,5 +1,6 @@
 //! Pure parsers of `/proc` and `/sys` text.
 
+pub mod ethtool_stats;
 pub mod interrupts;
 pub mod irqname;
 pub mod netdev;
