@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use host::sampler::{CpuCount, CpuDelta, Delta, IfaceDelta, IrqDelta, SoftnetRates};
+use model::parse::ethtool_stats::QueueDir;
 use model::parse::stat::{CpuPercent, CpuTimes};
 use model::snapshot::HostSnapshot;
 use model::{Bytes, CpuId, IrqNumber, Nanos, Packets};
@@ -117,6 +118,8 @@ fn delta(at_s: u64, cpus: Vec<CpuDelta>, ifaces: Vec<IfaceDelta>, irqs: Vec<IrqD
         irqs,
         counters: Default::default(),
         notes: vec![],
+        queues: vec![],
+        nic_counters: Default::default(),
     }
 }
 
@@ -238,7 +241,10 @@ fn two_nics() -> (HostSnapshot, Delta, QueueRates) {
     for (k, n) in ens5.irqs.iter().enumerate() {
         let i = irq(&snap, *n, 2_000 * (k as u64 + 1), &[k as u32 % 8]);
         if let Some(idx) = i.queue.and_then(|q| q.index) {
-            q.insert(("ens5".to_string(), idx), 50_000.0 * (idx as f64 + 1.0));
+            q.insert(
+                ("ens5".to_string(), QueueDir::Rx, idx),
+                50_000.0 * (idx as f64 + 1.0),
+            );
         }
         irqs.push(i);
     }
@@ -435,4 +441,33 @@ fn iface_filter_limits_the_tabs() {
     assert_eq!(s.nics, ["ens5"]);
     assert_eq!(s.selected, 0, "a stale NIC index is clamped");
     assert_eq!(s.nic.unwrap().name, "ens5");
+}
+
+#[test]
+fn queue_deltas_reach_the_queue_rows() {
+    let snap = fixture("kvm-2vcpu-6.18");
+    let mut app = App::new(Nanos(0), snap, vec![], Box::new(FixedFindings::default()));
+    let mut d = kvm_delta(1, 10.0);
+    for (dir, pps) in [(QueueDir::Rx, 8_000.0), (QueueDir::Tx, 7_000.0)] {
+        d.queues.push(host::sampler::QueueDelta {
+            iface: "eth0".into(),
+            dir,
+            index: 0,
+            packets: Some(pps as u64),
+            drops: None,
+            packets_per_s: Some(pps),
+            drops_per_s: None,
+            irq: None,
+            interrupts: None,
+            packets_per_interrupt: None,
+        });
+    }
+    app.push(d);
+    let s = app.screen();
+    let nic = s.nic.unwrap();
+    assert!(nic.heat_by_pps);
+    let pps = |label: &str| nic.queues.iter().find(|q| q.queue == label).unwrap().pps;
+    assert_eq!(pps("rx-0"), Some(8_000.0));
+    assert_eq!(pps("tx-0"), Some(7_000.0));
+    assert_eq!(pps("other"), None);
 }

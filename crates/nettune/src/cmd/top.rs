@@ -22,6 +22,7 @@ Examples:
   nettune top                       every CPU and the first NIC with queues, once a second
   nettune top --iface eth0          only eth0 in the NIC panel
   nettune top --interval 2          a refresh every 2 s
+  nettune top --no-queue-stats      no `ethtool -S` per interval (heat by interrupts/s)
 
 Keys: q/Esc/Ctrl-C quit, s cycles the sort (id, softirq, busy), tab or 1-9 picks the NIC,
 f or space freezes the screen, ? shows help. Needs a terminal of at least 80x20; for a pipe,
@@ -37,6 +38,11 @@ pub struct Args {
     /// Only these interfaces in the NIC panel (repeat or comma-separate).
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub iface: Vec<String>,
+    /// Do not run `ethtool -S` each interval: per-queue packets/s stay
+    /// unknown and the heat map goes by interrupts/s (saves a fork per NIC
+    /// with queues per interval).
+    #[arg(long)]
+    pub no_queue_stats: bool,
     /// Directory standing for `/`; top reads the live host only (`/`), so a
     /// capture is refused with a pointer to `nettune stat --root`.
     #[arg(long, default_value = "/")]
@@ -72,6 +78,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let snapshot = host::read_snapshot(&root);
     let mut sampler = Sampler::new(root.clone());
+    // Per-queue packets come from the driver counters of the NICs with queue
+    // IRQs (the ones with a queue table), one `ethtool -S` each per interval.
+    let queue_nics: Vec<String> = snapshot
+        .interfaces
+        .iter()
+        .filter(|i| !i.irqs.is_empty())
+        .filter(|i| args.iface.is_empty() || args.iface.contains(&i.name))
+        .map(|i| i.name.clone())
+        .collect();
+    if !args.no_queue_stats && !queue_nics.is_empty() {
+        sampler = sampler.with_nic_stats(&queue_nics);
+    }
     let first = sampler
         .sample()
         .with_context(|| format!("reading counters under {}", args.root.display()))?;

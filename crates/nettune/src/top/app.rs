@@ -5,7 +5,7 @@
 
 use super::findings::{Board, BoardRow, FindingSource};
 use super::keys::{Action, View};
-use super::screen::{nic_names, Inputs, QueueRates, Screen};
+use super::screen::{nic_names, queue_rates, Inputs, QueueRates, Screen};
 use host::sampler::Delta;
 use model::snapshot::HostSnapshot;
 use ratatui::crossterm::event::KeyEvent;
@@ -71,21 +71,17 @@ impl App {
         self.live.findings = self.board.rows();
     }
 
-    /// A new interval: it becomes the live delta and joins the window; the
-    /// findings run on the window.
+    /// A new interval: it becomes the live delta (with its per-queue packet
+    /// rates) and joins the window; the findings run on the window.
     pub fn push(&mut self, delta: Delta) {
         let now = delta.at;
         if self.window.len() == WINDOW {
             self.window.pop_front();
         }
         self.window.push_back(delta.clone());
+        self.live.queue_pps = queue_rates(&delta);
         self.live.delta = Some(delta);
         self.refresh_findings(now);
-    }
-
-    /// Per-queue packet rates of the last interval.
-    pub fn set_queue_pps(&mut self, q: QueueRates) {
-        self.live.queue_pps = q;
     }
 
     /// A newer snapshot (IRQ affinities and queues change under irqbalance

@@ -5,15 +5,28 @@
 use super::findings::BoardRow;
 use super::keys::{SortKey, View};
 use host::sampler::Delta;
+use model::parse::ethtool_stats::QueueDir;
 use model::parse::stat::CpuPercent;
 use model::snapshot::{HostSnapshot, QueueKind, QueueRef};
 use model::{CpuId, CpuSet};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-/// Received packets per second of one queue: (interface, queue index) → rate.
-/// Filled from the NIC driver's per-queue statistics where they are known.
-pub type QueueRates = BTreeMap<(String, u32), f64>;
+/// Packets per second of one queue: (interface, direction, queue index) →
+/// rate, from the NIC driver's per-queue counters where they are known.
+pub type QueueRates = BTreeMap<(String, QueueDir, u32), f64>;
+
+/// The per-queue packet rates of `d` (its [`QueueDelta`](host::sampler::QueueDelta)s
+/// that have one).
+pub fn queue_rates(d: &Delta) -> QueueRates {
+    d.queues
+        .iter()
+        .filter_map(|q| {
+            q.packets_per_s
+                .map(|r| ((q.iface.clone(), q.dir, q.index), r))
+        })
+        .collect()
+}
 
 /// Everything a screen is built from.
 #[derive(Debug, Clone, Copy)]
@@ -72,7 +85,8 @@ pub struct QueueRow {
     pub cpus_from_affinity: bool,
     /// Interrupts per second.
     pub irq_per_s: f64,
-    /// Received packets per second, where the driver counts per queue.
+    /// Packets per second where the driver counts per queue: received for
+    /// an RX or combined queue, sent for a TX queue.
     pub pps: Option<f64>,
     /// 0..=1: this queue's share of the busiest queue (by packets/s where
     /// known, else interrupts/s); the heat-map shade.
@@ -235,7 +249,11 @@ fn nic_view(inp: &Inputs<'_>, name: &str, sort: SortKey) -> NicView {
             (per_cpu.iter().map(|(_, c)| *c).collect(), false)
         };
         let index = queue.and_then(|q| q.index);
-        let pps = index.and_then(|i| inp.queue_pps.get(&(name.to_string(), i)).copied());
+        let dir = match queue.map(|q| q.kind) {
+            Some(QueueKind::Tx) => QueueDir::Tx,
+            _ => QueueDir::Rx,
+        };
+        let pps = index.and_then(|i| inp.queue_pps.get(&(name.to_string(), dir, i)).copied());
         queues.push(QueueRow {
             queue: queue_label(queue),
             index,
