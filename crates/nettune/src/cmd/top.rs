@@ -111,7 +111,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Box::new(InspectFindings),
     );
     let mut terminal = ratatui::try_init().context("setting up the terminal")?;
-    let res = event_loop(&mut terminal, &mut app, &mut sampler, first, &args, &root);
+    app.sample(first);
+    let res = event_loop(&mut terminal, &mut app, &mut sampler, &args, &root);
     ratatui::restore();
     res
 }
@@ -120,7 +121,6 @@ fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
     sampler: &mut Sampler,
-    mut prev: host::sampler::Sample,
     args: &Args,
     root: &Root,
 ) -> anyhow::Result<ExitCode> {
@@ -142,10 +142,7 @@ fn event_loop(
             continue;
         }
         seq = seq.saturating_add(1);
-        let now = sampler.sample()?;
-        let d = now.delta(&prev);
-        prev = now;
-        app.push(d);
+        app.sample(sampler.sample()?);
         if last_snapshot.elapsed() >= SNAPSHOT_EVERY {
             app.set_snapshot(host::read_snapshot(root));
             last_snapshot = Instant::now();

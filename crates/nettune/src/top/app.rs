@@ -3,16 +3,17 @@
 //! board, the view, and the data frozen on screen. The event loop in
 //! `cmd::top` feeds it deltas and keys and draws [`App::screen`].
 
-use super::findings::{Board, BoardRow, FindingSource};
+use super::findings::{Board, BoardRow, FindingSource, Window};
 use super::keys::{Action, View};
 use super::screen::{nic_names, queue_rates, Inputs, QueueRates, Screen};
-use host::sampler::Delta;
+use host::sampler::{Delta, Sample};
 use model::snapshot::HostSnapshot;
 use ratatui::crossterm::event::KeyEvent;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// How many deltas the findings see (the last N intervals).
+/// How many intervals the findings see (the last N deltas, between the
+/// last N + 1 samples).
 pub const WINDOW: usize = 5;
 
 /// What one screen shows; copied aside when the screen is frozen.
@@ -32,6 +33,7 @@ pub struct App {
     live: Shown,
     frozen: Option<Shown>,
     window: VecDeque<Delta>,
+    samples: VecDeque<Sample>,
     board: Board,
     source: Box<dyn FindingSource>,
     ifaces: Vec<String>,
@@ -56,6 +58,7 @@ impl App {
             },
             frozen: None,
             window: VecDeque::with_capacity(WINDOW),
+            samples: VecDeque::with_capacity(WINDOW + 1),
             board: Board::default(),
             source,
             ifaces,
@@ -65,10 +68,26 @@ impl App {
     }
 
     fn refresh_findings(&mut self, now: model::Nanos) {
-        let window: Vec<Delta> = self.window.iter().cloned().collect();
-        let current = self.source.findings(&self.live.snapshot, &window);
+        let deltas = self.window.make_contiguous();
+        let samples = self.samples.make_contiguous();
+        let current = self
+            .source
+            .findings(&self.live.snapshot, Window { samples, deltas });
         self.board.update(now, current);
         self.live.findings = self.board.rows();
+    }
+
+    /// A new sample from the live sampler: the interval from the previous
+    /// one is [`push`](App::push)ed (the first sample only starts the window).
+    pub fn sample(&mut self, s: Sample) {
+        let delta = self.samples.back().map(|prev| s.delta(prev));
+        if self.samples.len() > WINDOW {
+            self.samples.pop_front();
+        }
+        self.samples.push_back(s);
+        if let Some(d) = delta {
+            self.push(d);
+        }
     }
 
     /// A new interval: it becomes the live delta (with its per-queue packet
@@ -131,5 +150,77 @@ impl App {
             },
             self.view,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::top::findings::{Level, TopFinding};
+    use host::sampler::Sampler;
+    use host::Root;
+    use std::path::Path;
+    use std::sync::Mutex;
+
+    /// Counts what the source was given; fires one finding per sample held.
+    #[derive(Debug, Default)]
+    struct Spy(Arc<Mutex<Vec<(usize, usize)>>>);
+
+    impl FindingSource for Spy {
+        fn findings(&mut self, _: &HostSnapshot, w: Window<'_>) -> Vec<TopFinding> {
+            if let Ok(mut v) = self.0.lock() {
+                v.push((w.samples.len(), w.deltas.len()));
+            }
+            vec![TopFinding {
+                level: Level::Info,
+                id: "spy".into(),
+                subject: format!("{}", w.samples.len()),
+                title: String::new(),
+            }]
+        }
+    }
+
+    fn recorded(set: &str, at_s: u64) -> Sample {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../host/src/sampler/testdata/kvm-6.18-iperf3")
+            .join(set);
+        let mut s = Sampler::new(Root::new(dir)).sample().unwrap();
+        s.at = model::Nanos(at_s * 1_000_000_000);
+        s
+    }
+
+    #[test]
+    fn samples_make_deltas_and_a_bounded_window() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut app = App::new(
+            model::Nanos(0),
+            host::read_snapshot(&Root::new(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/kvm-2vcpu-6.18"),
+            )),
+            vec![],
+            Box::new(Spy(seen.clone())),
+        );
+        app.sample(recorded("a", 1));
+        assert!(
+            app.screen().elapsed_s.is_none(),
+            "one sample is no interval"
+        );
+        for k in 0..8u64 {
+            let set = if k % 2 == 0 { "b" } else { "a" };
+            app.sample(recorded(set, 2 + k));
+        }
+        let s = app.screen();
+        assert_eq!(s.elapsed_s, Some(1.0));
+        assert_eq!(s.cpus.len(), 2);
+        assert_eq!(app.window().count(), WINDOW);
+        let seen = seen.lock().unwrap().clone();
+        // At start (nothing), then one call per interval with the window growing
+        // to WINDOW deltas between WINDOW + 1 samples.
+        assert_eq!(seen.first(), Some(&(0, 0)));
+        assert_eq!(seen.get(1), Some(&(2, 1)));
+        assert_eq!(seen.last(), Some(&(WINDOW + 1, WINDOW)));
+        assert_eq!(seen.len(), 9);
+        // The finding that changed subject each interval: one active row.
+        assert_eq!(s.findings.iter().filter(|r| !r.cleared).count(), 1);
     }
 }

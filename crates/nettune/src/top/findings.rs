@@ -2,7 +2,7 @@
 //! snapshot and the last deltas) into [`TopFinding`]s; the [`Board`] keeps
 //! when each appeared and shows a cleared one for a while after it clears.
 
-use host::sampler::Delta;
+use host::sampler::{Delta, Sample};
 use model::snapshot::HostSnapshot;
 use model::Nanos;
 use std::collections::BTreeMap;
@@ -52,11 +52,21 @@ impl TopFinding {
     }
 }
 
-/// Where findings come from. `window` holds the last deltas, oldest first
-/// (empty before the first interval).
+/// The last intervals the findings look at, oldest first; both empty before
+/// the first interval.
+#[derive(Debug, Clone, Copy)]
+pub struct Window<'a> {
+    /// The samples the intervals lie between (one more than `deltas` on a
+    /// live host; empty when the deltas were made elsewhere, as in tests).
+    pub samples: &'a [Sample],
+    /// The intervals.
+    pub deltas: &'a [Delta],
+}
+
+/// Where findings come from.
 pub trait FindingSource: std::fmt::Debug {
-    /// The findings for this window.
-    fn findings(&mut self, snapshot: &HostSnapshot, window: &[Delta]) -> Vec<TopFinding>;
+    /// The findings for the snapshot and this window.
+    fn findings(&mut self, snapshot: &HostSnapshot, window: Window<'_>) -> Vec<TopFinding>;
 }
 
 /// The snapshot-only findings `nettune inspect` shows (`model::findings`).
@@ -64,7 +74,7 @@ pub trait FindingSource: std::fmt::Debug {
 pub struct InspectFindings;
 
 impl FindingSource for InspectFindings {
-    fn findings(&mut self, snapshot: &HostSnapshot, _window: &[Delta]) -> Vec<TopFinding> {
+    fn findings(&mut self, snapshot: &HostSnapshot, _window: Window<'_>) -> Vec<TopFinding> {
         model::findings::findings(snapshot)
             .into_iter()
             .map(|f| TopFinding {
@@ -85,7 +95,7 @@ impl FindingSource for InspectFindings {
 pub struct FixedFindings(pub Vec<TopFinding>);
 
 impl FindingSource for FixedFindings {
-    fn findings(&mut self, _: &HostSnapshot, _: &[Delta]) -> Vec<TopFinding> {
+    fn findings(&mut self, _: &HostSnapshot, _: Window<'_>) -> Vec<TopFinding> {
         self.0.clone()
     }
 }
