@@ -14,6 +14,7 @@ mod readctx;
 pub mod root;
 pub mod sampler;
 pub mod snapshot;
+pub mod sockstat;
 
 pub use error::HostError;
 pub use root::Root;

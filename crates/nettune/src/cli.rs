@@ -39,4 +39,6 @@ pub enum Command {
     History(cmd::history::Args),
     /// List profiles, show what one would change here, or say which is applied now.
     Profile(cmd::profile::Args),
+    /// Diagnose the host: findings with evidence and fixes, from a snapshot and sampled counters.
+    Doctor(cmd::doctor::Args),
 }

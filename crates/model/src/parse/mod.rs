@@ -5,6 +5,7 @@ pub mod interrupts;
 pub mod irqname;
 pub mod netdev;
 pub mod snmp;
+pub mod sockstat;
 pub mod softirqs;
 pub mod softnet;
 pub mod stat;

@@ -3,6 +3,7 @@
 pub mod apply;
 pub mod bench;
 pub mod capture;
+pub mod doctor;
 pub mod history;
 pub mod inspect;
 pub mod plan;
@@ -31,5 +32,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(a) => verify::run(a),
         Command::History(a) => history::run(a),
         Command::Profile(a) => profile::run(a),
+        Command::Doctor(a) => doctor::run(a),
     }
 }

@@ -1,0 +1,327 @@
+//! What the rules look at ([`Input`]) and what is computed from it once per
+//! run ([`Cx`]).
+//!
+//! [`Input`] is plain data the caller fills: the snapshot is required, every
+//! other fact is optional, so a rule that needs a missing fact skips with a
+//! reason instead of guessing. To add a fact: a public `Option` (or `Vec`)
+//! field here, its default in [`Input::new`], the caller's read in `host`,
+//! and the rules that use it call [`Cx::need`] on it.
+
+use crate::finding::Fix;
+use crate::rules::Skip;
+use model::parse::sockstat::Sockstat;
+use model::plan::{Bdp, Change, HostExtras, Plan, PlanOptions, Target};
+use model::sample::{Delta, Sample};
+use model::snapshot::HostSnapshot;
+use model::CpuSet;
+use tune::profile::Profile;
+use tune::RuleId;
+
+/// Skip reason of rate rules when no samples were given.
+pub const NO_SAMPLES: &str = "no samples (a live host samples for --sample S seconds)";
+/// Skip reason of rate rules for a capture without counter samples.
+pub const NO_SAMPLES_IN_CAPTURE: &str = "no samples in the capture";
+
+/// Everything doctor knows about the host. Build with [`Input::new`] and set
+/// the fields you have.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The host snapshot (`host::read_snapshot`).
+    pub snapshot: HostSnapshot,
+    /// The planner's extras (`host::extras::read_extras`).
+    pub extras: HostExtras,
+    /// Counter samples in time order (`host::sampler`); two or more make a
+    /// window of rates. Fewer: the rate rules skip with [`Input::no_samples`].
+    pub samples: Vec<Sample>,
+    /// Why there are no samples, for the rate rules' skip reason.
+    pub no_samples: String,
+    /// The `--profile` intent; `None` = none given (fixes are planned with
+    /// `balanced`, intent-specific rules stay quiet).
+    pub profile: Option<Profile>,
+    /// How the profile was named on the command line (a built-in's name or a
+    /// TOML path), repeated in fix commands; `None` = the profile's name.
+    pub profile_arg: Option<String>,
+    /// `--bdp RATE,RTT`.
+    pub bdp: Option<Bdp>,
+    /// `/proc/net/sockstat` at the end of the window (TIME_WAIT, orphans, TCP memory).
+    pub sockstat: Option<Sockstat>,
+    /// How the root was named on the command line (`--root DIR`), repeated in
+    /// the `nettune plan` commands of fixes; `None` for the live host.
+    pub root_arg: Option<String>,
+    /// Files the caller could not read or parse: (path, reason). A rule that
+    /// needs one skips with this reason.
+    pub unreadable: Vec<(String, String)>,
+}
+
+impl Input {
+    /// An input with only the snapshot: no samples, no intent, default extras.
+    pub fn new(snapshot: HostSnapshot) -> Input {
+        Input {
+            snapshot,
+            extras: HostExtras::default(),
+            samples: Vec::new(),
+            no_samples: NO_SAMPLES.to_string(),
+            profile: None,
+            profile_arg: None,
+            bdp: None,
+            sockstat: None,
+            root_arg: None,
+            unreadable: Vec::new(),
+        }
+    }
+
+    /// Why `path` could not be read, if the caller said so.
+    pub fn unreadable(&self, path: &str) -> Option<&str> {
+        self.unreadable
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, r)| r.as_str())
+    }
+}
+
+/// The sampled window: the whole span and each interval.
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// First sample to last.
+    pub total: Delta,
+    /// Each consecutive pair, in order.
+    pub intervals: Vec<Delta>,
+    /// Length of the window in seconds (> 0).
+    pub seconds: f64,
+}
+
+impl Window {
+    /// The window over `samples` (time order); `None` with fewer than two
+    /// samples or no time between the first and the last.
+    pub fn from_samples(samples: &[Sample]) -> Option<Window> {
+        let (first, last) = (samples.first()?, samples.last()?);
+        if samples.len() < 2 {
+            return None;
+        }
+        let total = last.delta(first);
+        let seconds = total.elapsed.as_secs_f64();
+        if seconds <= 0.0 {
+            return None;
+        }
+        let intervals = samples.windows(2).map(|w| w[1].delta(&w[0])).collect();
+        Some(Window {
+            total,
+            intervals,
+            seconds,
+        })
+    }
+
+    /// Total of watched counter `name` (`Udp.RcvbufErrors`) over the window.
+    pub fn counter(&self, name: &str) -> Option<u64> {
+        self.total.counters.get(name).copied()
+    }
+
+    /// `counter(name)` per second.
+    pub fn counter_rate(&self, name: &str) -> Option<f64> {
+        self.counter(name).map(|v| v as f64 / self.seconds)
+    }
+
+    /// In how many intervals counter `name` grew.
+    pub fn intervals_growing(&self, name: &str) -> usize {
+        self.intervals
+            .iter()
+            .filter(|d| d.counters.get(name).is_some_and(|v| *v > 0))
+            .count()
+    }
+}
+
+/// The input with what several rules need computed once: the window, the
+/// plan for the intent, the snapshot findings of `model::findings`.
+#[derive(Debug)]
+pub struct Cx<'a> {
+    /// The input.
+    pub input: &'a Input,
+    /// The sampled window, if there are two or more samples.
+    pub window: Option<Window>,
+    /// The profile fixes are planned with (the intent, else `balanced`).
+    pub plan_profile: String,
+    /// The plan for that profile on this host, or why there is none.
+    pub plan: Result<Plan, String>,
+    /// `model::findings::findings` of the snapshot.
+    pub host_findings: Vec<model::findings::Finding>,
+    /// Online CPUs without isolated ones.
+    pub usable: CpuSet,
+    /// Physical cores among them (SMT siblings counted once).
+    pub cores: usize,
+}
+
+impl<'a> Cx<'a> {
+    /// Compute the shared parts of `input`.
+    pub fn new(input: &'a Input) -> Cx<'a> {
+        let s = &input.snapshot;
+        let window = Window::from_samples(&input.samples);
+        let profile = match &input.profile {
+            Some(p) => Ok(p.clone()),
+            None => tune::profile::builtin("balanced").map_err(|e| e.to_string()),
+        };
+        let plan_profile = input.profile_arg.clone().unwrap_or_else(|| {
+            input
+                .profile
+                .as_ref()
+                .map_or_else(|| "balanced".to_string(), |p| p.name.clone())
+        });
+        let opts = PlanOptions {
+            bdp: input.bdp,
+            ..PlanOptions::default()
+        };
+        let plan = profile
+            .and_then(|p| tune::plan(s, &input.extras, &p, &opts).map_err(|e| e.to_string()));
+        let usable = s.cpu.online.difference(&s.cpu.isolated);
+        let cores = physical_cores(s, &usable);
+        Cx {
+            input,
+            window,
+            plan_profile,
+            plan,
+            host_findings: model::findings::findings(s),
+            usable,
+            cores,
+        }
+    }
+
+    /// Physical cores among the usable CPUs of `cpus`.
+    pub fn cores_in(&self, cpus: &CpuSet) -> usize {
+        physical_cores(self.snap(), &self.usable.intersection(cpus))
+    }
+
+    /// Usable physical cores of `iface`'s NUMA node (all usable ones when the
+    /// node is unknown or the host has one node): the cores its queues and
+    /// RPS are planned on.
+    pub fn iface_cores(&self, iface: &model::snapshot::Interface) -> usize {
+        let s = self.snap();
+        let multi = s.nodes.iter().filter(|n| !n.cpus.is_empty()).count() > 1;
+        let node = iface
+            .numa_node
+            .and_then(|n| u32::try_from(n).ok())
+            .and_then(|n| s.nodes.iter().find(|x| x.id.0 == n));
+        match node {
+            Some(n) if multi => self.cores_in(&n.cpus),
+            _ => self.cores,
+        }
+    }
+
+    /// The snapshot.
+    pub fn snap(&self) -> &'a HostSnapshot {
+        &self.input.snapshot
+    }
+
+    /// The window, or the skip reason of a rate rule.
+    pub fn need_window(&self) -> Result<&Window, Skip> {
+        self.window.as_ref().ok_or_else(|| {
+            Skip(if self.input.samples.len() == 1 {
+                "one sample only: rates need two".to_string()
+            } else {
+                self.input.no_samples.clone()
+            })
+        })
+    }
+
+    /// `fact`, or a skip naming `path` (with the caller's reason when it had one).
+    pub fn need<'b, T>(&self, fact: &'b Option<T>, path: &str) -> Result<&'b T, Skip> {
+        fact.as_ref().ok_or_else(|| {
+            Skip(match self.input.unreadable(path) {
+                Some(r) => format!("{path}: {r}"),
+                None => format!("{path}: not found"),
+            })
+        })
+    }
+
+    /// The intent's name, if one was given.
+    pub fn intent(&self) -> Option<&str> {
+        self.input.profile.as_ref().map(|p| p.base.as_str())
+    }
+
+    /// `nettune plan --profile P [--root DIR] [--bdp ..] [--iface IF]`.
+    pub fn plan_command(&self, iface: Option<&str>) -> String {
+        let mut c = format!("nettune plan --profile {}", self.plan_profile);
+        if let Some(r) = &self.input.root_arg {
+            c.push_str(&format!(" --root {r}"));
+        }
+        if let Some(b) = &self.input.bdp {
+            c.push_str(&format!(" --bdp {}bit,{}us", b.rate_bps, b.rtt_us));
+        }
+        if let Some(i) = iface {
+            c.push_str(&format!(" --iface {i}"));
+        }
+        c
+    }
+
+    /// Changes of the plan made by `rules`, about `iface` when given.
+    pub fn plan_changes(&self, rules: &[RuleId], iface: Option<&str>) -> Vec<Change> {
+        let Ok(plan) = &self.plan else {
+            return Vec::new();
+        };
+        plan.changes
+            .iter()
+            .filter(|c| rules.iter().any(|r| r.as_str() == c.rule))
+            .filter(|c| iface.is_none_or(|i| change_is_about(c, i)))
+            .cloned()
+            .collect()
+    }
+
+    /// A fix from the plan: the changes of `rules` (about `iface`), the
+    /// command that makes them and `text`; when the plan has none of them,
+    /// `text` alone with `fallback` appended.
+    pub fn plan_fix(
+        &self,
+        rules: &[RuleId],
+        iface: Option<&str>,
+        text: &str,
+        fallback: &str,
+    ) -> Fix {
+        let changes = self.plan_changes(rules, iface);
+        if changes.is_empty() {
+            let mut t = text.to_string();
+            if !fallback.is_empty() {
+                t.push(' ');
+                t.push_str(fallback);
+            }
+            return Fix {
+                text: t,
+                ..Fix::default()
+            };
+        }
+        Fix {
+            text: format!(
+                "{text} The {} plan makes {} change{} for it: review with the command, then run `nettune apply` with the same flags.",
+                self.plan_profile,
+                changes.len(),
+                if changes.len() == 1 { "" } else { "s" }
+            ),
+            command: Some(self.plan_command(iface)),
+            changes,
+            app: None,
+        }
+    }
+}
+
+/// Whether a plan change concerns interface `iface`.
+fn change_is_about(c: &Change, iface: &str) -> bool {
+    match &c.target {
+        Target::File { path, .. } => path.contains(&format!("/net/{iface}/")),
+        Target::IrqAffinity { iface: i, .. } | Target::Ethtool { iface: i, .. } => i == iface,
+        _ => false,
+    }
+}
+
+/// `usable` counted once per physical core (SMT siblings together).
+fn physical_cores(s: &HostSnapshot, usable: &CpuSet) -> usize {
+    let mut seen = CpuSet::new();
+    let mut n = 0;
+    for c in usable.iter() {
+        if seen.contains(c) {
+            continue;
+        }
+        n += 1;
+        seen.insert(c);
+        if let Some(cpu) = s.cpu(c) {
+            seen = seen.union(&cpu.siblings);
+        }
+    }
+    n
+}

@@ -1,0 +1,166 @@
+//! The diagnosis rules, one file each: a unit type implementing
+//! [`DoctorRule`], listed once in [`CATALOGUE`].
+//!
+//! To add a rule: a file here with the unit type, a [`DoctorId`] variant in
+//! `doctor_ids!` and one line in [`CATALOGUE`]; a fixture test that fires it
+//! and one that does not (`docs/doctor.md`, "Adding a rule").
+
+use crate::finding::{Finding, Severity};
+use crate::input::Cx;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+mod irq_remote_node;
+mod irq_stacked;
+mod rps_off;
+mod softirq_concentrated;
+mod softnet_drops;
+mod udp_rcvbuf_errors;
+// (rules of the doctor framework above, of other units below)
+
+/// Declares [`DoctorId`] with its kebab-case ids, from one list.
+macro_rules! doctor_ids {
+    ($($(#[$doc:meta])* $variant:ident => $id:literal,)*) => {
+        /// A rule's stable id; JSON and the human output spell it in kebab-case.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum DoctorId {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl DoctorId {
+            /// Every id.
+            pub const ALL: &'static [DoctorId] = &[$(DoctorId::$variant,)*];
+
+            /// The id's spelling (`softirq-concentrated`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(DoctorId::$variant => $id,)*
+                }
+            }
+
+            /// The id spelled `s`, if there is one.
+            pub fn parse(s: &str) -> Option<DoctorId> {
+                match s {
+                    $($id => Some(DoctorId::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+doctor_ids! {
+    /// NET_RX softirq time concentrated on few CPUs while others idle.
+    SoftirqConcentrated => "softirq-concentrated",
+    /// Fewer RX queues than usable cores and RPS off.
+    RpsOff => "rps-off",
+    /// A queue IRQ on a NUMA node other than the NIC's.
+    IrqRemoteNode => "irq-remote-node",
+    /// Several queue IRQs of one NIC on one CPU or on SMT siblings.
+    IrqStacked => "irq-stacked",
+    /// softnet backlog drops or time_squeeze growing.
+    SoftnetDrops => "softnet-drops",
+    /// UDP RcvbufErrors growing.
+    UdpRcvbufErrors => "udp-rcvbuf-errors",
+    // (ids of the doctor framework above, of other units below)
+}
+
+impl fmt::Display for DoctorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for DoctorId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for DoctorId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        DoctorId::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown doctor rule `{s}`")))
+    }
+}
+
+/// A rule could not run; the reason names what it lacked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip(pub String);
+
+impl Skip {
+    /// A skip with `reason`.
+    pub fn because(reason: impl Into<String>) -> Skip {
+        Skip(reason.into())
+    }
+}
+
+/// A diagnosis rule: what it is, why, where that comes from, and its check.
+pub trait DoctorRule: Sync {
+    /// Its stable id.
+    fn id(&self) -> DoctorId;
+    /// The usual severity of its findings (a finding may raise or lower it).
+    fn severity(&self) -> Severity;
+    /// What it detects, in a few words.
+    fn title(&self) -> &'static str;
+    /// Why it matters, one or two sentences.
+    fn rationale(&self) -> &'static str;
+    /// A seed or a kernel document.
+    fn source(&self) -> &'static str;
+    /// Push findings; `Err(Skip)` when an input it needs is missing (then
+    /// nothing pushed is kept).
+    fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip>;
+}
+
+/// Every rule, in the order its findings are reported within a severity.
+pub static CATALOGUE: &[&dyn DoctorRule] = &[
+    &softirq_concentrated::SoftirqConcentrated,
+    &rps_off::RpsOff,
+    &irq_remote_node::IrqRemoteNode,
+    &irq_stacked::IrqStacked,
+    &softnet_drops::SoftnetDrops,
+    &udp_rcvbuf_errors::UdpRcvbufErrors,
+    // (rules of the doctor framework above, of other units below)
+];
+
+/// The rule with id `id`.
+pub fn find(id: DoctorId) -> Option<&'static dyn DoctorRule> {
+    CATALOGUE.iter().copied().find(|r| r.id() == id)
+}
+
+/// `n` with `unit`, and an `s` unless it is 1 (`3 IRQs`).
+pub(crate) fn plural(n: usize, unit: &str) -> String {
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+}
+
+/// Snapshot findings of `model::findings` rule `code`.
+pub(crate) fn host_findings<'c>(
+    cx: &'c Cx<'_>,
+    code: model::findings::FindingId,
+) -> impl Iterator<Item = &'c model::findings::Finding> {
+    cx.host_findings.iter().filter(move |f| f.code == code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_has_every_rule_once() {
+        assert_eq!(CATALOGUE.len(), DoctorId::ALL.len());
+        for &id in DoctorId::ALL {
+            assert_eq!(CATALOGUE.iter().filter(|r| r.id() == id).count(), 1, "{id}");
+            assert_eq!(DoctorId::parse(id.as_str()), Some(id));
+            let json = serde_json::to_string(&id).unwrap();
+            assert_eq!(json, format!("\"{id}\""));
+            assert_eq!(serde_json::from_str::<DoctorId>(&json).unwrap(), id);
+            let r = find(id).unwrap();
+            assert!(
+                !r.rationale().is_empty() && !r.source().is_empty() && !r.title().is_empty(),
+                "{id}"
+            );
+        }
+        assert!(serde_json::from_str::<DoctorId>("\"rps-offf\"").is_err());
+    }
+}

@@ -1,0 +1,89 @@
+//! `rps-off`: fewer RX queues than usable cores and RPS off (from the
+//! snapshot finding `few-queues-no-rps`); a warning when the window shows the
+//! NIC receiving.
+
+use super::{host_findings, DoctorId, DoctorRule, Skip};
+use crate::finding::{Finding, Severity};
+use crate::input::Cx;
+use model::findings::FindingId;
+use tune::RuleId;
+
+/// Packets per second received by one NIC above which `rps-off` is a warning.
+pub const RPS_OFF_BUSY_PPS: f64 = 10_000.0;
+
+/// Fewer RX queues than cores and no RPS.
+#[derive(Debug)]
+pub struct RpsOff;
+
+impl DoctorRule for RpsOff {
+    fn id(&self) -> DoctorId {
+        DoctorId::RpsOff
+    }
+    fn severity(&self) -> Severity {
+        Severity::Info
+    }
+    fn title(&self) -> &'static str {
+        "fewer RX queues than cores and RPS off"
+    }
+    fn rationale(&self) -> &'static str {
+        "with fewer RX queues than cores and no RPS, protocol processing is limited to the CPUs taking the queue IRQs while the other cores cannot help"
+    }
+    fn source(&self) -> &'static str {
+        "seed 000 (RPS on the NIC's node lifted the single-core ceiling on c4.8xlarge); Documentation/networking/scaling.rst (RPS)"
+    }
+    fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
+        for hf in host_findings(cx, FindingId::FewQueuesNoRps) {
+            let name = hf.subject.as_str();
+            let Some(iface) = cx.snap().interface(name) else {
+                continue;
+            };
+            // The snapshot finding compares with online CPUs; RPS helps only
+            // with fewer queues than usable physical cores.
+            let cores = cx.iface_cores(iface);
+            if iface.rx_queues.len() >= cores {
+                continue;
+            }
+            let pps = cx
+                .window
+                .as_ref()
+                .and_then(|w| w.total.iface(name))
+                .map(|d| d.rx_pps);
+            let mut f = Finding::new(
+                self,
+                name,
+                format!(
+                    "{name}: {} for {cores} usable physical cores of its node, RPS off",
+                    super::plural(iface.rx_queues.len(), "RX queue")
+                ),
+            )
+            .evidence(
+                "layout",
+                hf.message.clone(),
+                "/proc/interrupts, /sys/class/net/*/queues",
+            )
+            .evidence(
+                "rps_cpus of every RX queue",
+                "0 (off)",
+                format!("/sys/class/net/{name}/queues/rx-*/rps_cpus"),
+            );
+            if let Some(pps) = pps {
+                f = f.evidence(
+                    format!("{name} received"),
+                    format!("{pps:.0} packets/s"),
+                    "/proc/net/dev",
+                );
+                if pps >= RPS_OFF_BUSY_PPS {
+                    f = f.severity(Severity::Warning);
+                }
+            }
+            let fix = cx.plan_fix(
+                &[RuleId::Rps, RuleId::Rfs],
+                Some(name),
+                "Turn RPS on: each RX queue's rps_cpus to the physical cores of the NIC's node (and RFS to keep flows on their application's CPU).",
+                &format!("Write a mask of the NIC node's physical cores to /sys/class/net/{name}/queues/rx-N/rps_cpus."),
+            );
+            out.push(f.fix(fix));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,193 @@
+//! Rate rules on synthetic counter windows (written as /proc text, read by
+//! the sampler): each fires on its pathology and stays quiet without it.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::*;
+use nettune_doctor::{DoctorId, Severity};
+
+/// 100 ticks a second per CPU; CPU `hot` spends `pct` in softirq, the others
+/// `cold` % softirq and `usr` % user; NET_RX counted where the softirq runs.
+fn softirq_window(
+    n: usize,
+    hot: usize,
+    pct: u64,
+    cold: u64,
+    usr: u64,
+) -> Vec<host::sampler::Sample> {
+    run(n, 3, |c| {
+        for cpu in 0..n {
+            let s = if cpu == hot { pct } else { cold };
+            let u = if cpu == hot { 0 } else { usr };
+            c.tick(
+                cpu,
+                Ticks {
+                    usr: u,
+                    softirq: s,
+                    idle: 100 - s - u,
+                    ..Ticks::default()
+                },
+            );
+            c.net_rx[cpu] += s * 300;
+            c.softnet[cpu].0 += (s * 1000) as u32;
+        }
+        c.netdev = vec![(
+            "eth0".into(),
+            c.netdev.first().map_or(0, |x| x.1) + 200_000,
+            0,
+        )];
+    })
+}
+
+#[test]
+fn softirq_concentrated_fires_on_one_hot_cpu_of_the_seed_vm() {
+    let mut i = input("kvm-2vcpu-6.18");
+    i.samples = softirq_window(2, 1, 59, 2, 5);
+    let r = report(&i);
+    let f = r.of(DoctorId::SoftirqConcentrated).next().expect("fires");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("CPU 1 at 59 %"), "{}", f.title);
+    assert!(f.evidence.iter().any(|e| e.source == "/proc/softirqs"));
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.what == "layout" && e.value.contains("eth0 RPS: rx-0 off")),
+        "{:?}",
+        f.evidence
+    );
+    // The balanced plan turns RPS on for eth0, and the fix carries it.
+    assert!(f.fix.changes.iter().any(|c| c.rule == "rps"), "{:?}", f.fix);
+    assert_eq!(
+        f.fix.command.as_deref(),
+        Some("nettune plan --profile balanced --iface eth0")
+    );
+}
+
+#[test]
+fn softirq_concentrated_is_critical_when_the_cpu_is_saturated() {
+    let mut i = input("kvm-2vcpu-6.18");
+    i.samples = softirq_window(2, 0, 90, 1, 0);
+    let r = report(&i);
+    assert_eq!(
+        r.of(DoctorId::SoftirqConcentrated).next().unwrap().severity,
+        Severity::Critical
+    );
+    assert_eq!(r.exit_code(), 2);
+}
+
+#[test]
+fn softirq_spread_evenly_or_low_does_not_fire() {
+    let mut i = input("kvm-2vcpu-6.18");
+    i.samples = softirq_window(2, 0, 40, 38, 10);
+    assert!(!report(&i).has(DoctorId::SoftirqConcentrated));
+    i.samples = softirq_window(2, 0, 10, 0, 0);
+    assert!(!report(&i).has(DoctorId::SoftirqConcentrated));
+}
+
+#[test]
+fn rate_rules_skip_without_samples_and_with_one() {
+    let mut i = input("kvm-2vcpu-6.18");
+    let r = report(&i);
+    assert!(r
+        .skipped(DoctorId::SoftirqConcentrated)
+        .unwrap()
+        .contains("no samples"));
+    i.samples = softirq_window(2, 1, 59, 2, 5).into_iter().take(1).collect();
+    let r = report(&i);
+    assert_eq!(
+        r.skipped(DoctorId::SoftnetDrops),
+        Some("one sample only: rates need two")
+    );
+}
+
+#[test]
+fn softnet_drops_fire_on_drops_and_stay_quiet_on_a_clean_window() {
+    let mut i = input("c4-8xlarge");
+    i.samples = run(2, 3, |c| {
+        c.tick(
+            0,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.tick(
+            1,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.softnet[0].0 += 100_000;
+    });
+    assert!(!report(&i).has(DoctorId::SoftnetDrops));
+    i.samples = run(2, 3, |c| {
+        c.tick(
+            0,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.tick(
+            1,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.softnet[0].0 += 100_000;
+        c.softnet[0].1 += 250;
+        c.softnet[0].2 += 40;
+    });
+    let r = report(&i);
+    let f = r.of(DoctorId::SoftnetDrops).next().expect("fires");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.title.contains("750 backlog drops, 120 squeezes"),
+        "{}",
+        f.title
+    );
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.what.starts_with("CPU 0") && e.value == "750 / 120 / 0"));
+}
+
+#[test]
+fn udp_rcvbuf_errors_fire_when_growing() {
+    let mut i = input("kvm-2vcpu-6.18");
+    let quiet = |c: &mut Counters| {
+        c.tick(
+            0,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.tick(
+            1,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+        c.add("Udp.InDatagrams", 500_000).add("Udp.RcvbufErrors", 0);
+    };
+    i.samples = run(2, 3, quiet);
+    assert!(!report(&i).has(DoctorId::UdpRcvbufErrors));
+    i.samples = run(2, 3, |c| {
+        quiet(c);
+        c.add("Udp.RcvbufErrors", 10_000);
+    });
+    let r = report(&i);
+    let f = r.of(DoctorId::UdpRcvbufErrors).next().expect("fires");
+    // 30000 of 1.53 M datagrams: 1.96 %, above the 1 % critical line.
+    assert_eq!(f.severity, Severity::Critical);
+    assert!(f.fix.app.as_deref().unwrap().contains("--rcvbuf"));
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.what == "Udp.RcvbufErrors" && e.value.starts_with("30000")));
+}

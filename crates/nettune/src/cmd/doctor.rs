@@ -1,0 +1,190 @@
+//! `nettune doctor [--root DIR] [--sample S] [--bdp RATE,RTT] [--profile P]
+//! [--json]`: read a snapshot (and, live, S seconds of counters) through
+//! `host`, let `doctor` decide, print the findings. Exit status 0 when
+//! nothing is above info, 1 on warnings, 2 on critical findings, 3 when
+//! doctor could not run (a one-line error).
+
+use host::sampler::Sampler;
+use host::Root;
+use model::plan::Bdp;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Default `--sample`, seconds.
+pub const DEFAULT_SAMPLE_S: f64 = 3.0;
+/// Longest `--sample`: an hour.
+pub const MAX_SAMPLE_S: f64 = 3600.0;
+/// Shortest `--sample`: two clock ticks of `/proc/stat` (USER_HZ 100).
+pub const MIN_SAMPLE_S: f64 = 0.02;
+/// Exit status when doctor could not run.
+pub const EXIT_ERROR: u8 = 3;
+
+const EXAMPLES: &str = "\
+Examples:
+  # Snapshot plus 3 s of counters on this host; exit 0 / 1 / 2 by the worst finding
+  nettune doctor
+
+  # Sample 10 s while the load runs, with the latency intent (coalescing, C-states)
+  nettune doctor --sample 10 --profile latency
+
+  # Are the socket buffers big enough for 100 Mbit/s at 100 ms?
+  nettune doctor --bdp 100mbit,100ms
+
+  # A capture someone sent (rate rules are skipped when it holds no samples)
+  nettune doctor --root /tmp/host-a --json
+
+  # Inside a network namespace: its /proc/net counters and sysctls
+  ip netns exec ns1 nettune doctor
+
+Each finding has a stable id, a severity (critical, warning, info), the evidence with the
+file or counter each number came from, why it matters, the fix (plan changes and the
+`nettune plan` command that makes them, or the application's socket option) and its
+source. Exit status: 0 nothing above info, 1 warnings, 2 critical, 3 doctor could not
+run. JSON shape: docs/doctor.md.";
+
+/// Flags of `nettune doctor`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Directory standing for `/` (a fixture or a `nettune capture`); default the live host.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Seconds of counters to sample on the live host (default 3; up to 3600).
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    pub sample: Option<String>,
+    /// Bandwidth-delay product the socket buffers must hold, e.g. 100mbit,100ms.
+    #[arg(long, value_name = "RATE,RTT", allow_hyphen_values = true)]
+    pub bdp: Option<String>,
+    /// The intent: latency, throughput, balanced or a TOML profile; fixes are
+    /// planned with it (default balanced).
+    #[arg(long, short, value_name = "P")]
+    pub profile: Option<String>,
+    /// Print the report as JSON (shape: docs/doctor.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--sample S` checked: more than 0, at most an hour.
+pub fn parse_sample(s: &str) -> anyhow::Result<Duration> {
+    let Ok(v) = s.trim().parse::<f64>() else {
+        anyhow::bail!("--sample `{s}`: not a number of seconds");
+    };
+    if !v.is_finite() || v <= 0.0 {
+        anyhow::bail!("--sample `{s}`: must be more than 0 seconds");
+    }
+    if v < MIN_SAMPLE_S {
+        anyhow::bail!("--sample `{s}`: below the {MIN_SAMPLE_S} s minimum");
+    }
+    if v > MAX_SAMPLE_S {
+        anyhow::bail!("--sample `{s}`: above the {MAX_SAMPLE_S} s maximum");
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// Run `nettune doctor`; errors are one line and exit status 3.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match run_inner(args) {
+        Ok(c) => Ok(c),
+        Err(e) => {
+            eprintln!("nettune: doctor: {e:#}");
+            Ok(ExitCode::from(EXIT_ERROR))
+        }
+    }
+}
+
+fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
+    let profile = args
+        .profile
+        .as_deref()
+        .map(tune::profile::load)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
+    let bdp = args
+        .bdp
+        .as_deref()
+        .map(Bdp::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--bdp: {e}"))?;
+    let sample = match (&args.root, &args.sample) {
+        (Some(_), Some(_)) => {
+            anyhow::bail!("--sample: not with --root (a capture's own samples are used)")
+        }
+        (Some(_), None) => None,
+        (None, s) => Some(match s {
+            Some(s) => parse_sample(s)?,
+            None => Duration::from_secs_f64(DEFAULT_SAMPLE_S),
+        }),
+    };
+    let root = match &args.root {
+        Some(dir) => super::plan::open_root(dir)?,
+        None => Root::live(),
+    };
+    let snapshot = host::read_snapshot(&root);
+    let extras = host::extras::read_extras(&root, &snapshot);
+    let mut input = doctor::Input::new(snapshot);
+    input.extras = extras;
+    input.profile = profile;
+    input.profile_arg = args.profile.clone();
+    input.bdp = bdp;
+    input.root_arg = args.root.as_ref().map(|d| d.display().to_string());
+    match sample {
+        Some(span) => input.samples = sample_live(&root, span)?,
+        None => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
+    }
+    match host::sockstat::read_sockstat(&root) {
+        Ok(s) => input.sockstat = s,
+        Err(e) => input
+            .unreadable
+            .push((host::sockstat::SOCKSTAT.to_string(), e.to_string())),
+    }
+    let report = doctor::diagnose(&input);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        let header = header(&input, &args, sample);
+        write!(out, "{}", doctor::render::human(&header, &report))?;
+    }
+    Ok(ExitCode::from(report.exit_code()))
+}
+
+/// Samples a second apart (or `span` apart when shorter) over `span`.
+fn sample_live(root: &Root, span: Duration) -> anyhow::Result<Vec<host::sampler::Sample>> {
+    let mut sampler = Sampler::new(root.clone());
+    let steps = span.as_secs_f64().ceil().max(1.0) as u32;
+    let step = span / steps;
+    let start = Instant::now();
+    let mut out = Vec::with_capacity(steps as usize + 1);
+    out.push(sampler.sample()?);
+    for i in 1..=steps {
+        let due = start + step * i;
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+        out.push(sampler.sample()?);
+    }
+    Ok(out)
+}
+
+fn header(input: &doctor::Input, args: &Args, sample: Option<Duration>) -> String {
+    let s = &input.snapshot.source;
+    let host = s.hostname.as_deref().unwrap_or("host");
+    let kernel = s
+        .kernel
+        .as_deref()
+        .map(|k| format!(" (kernel {k})"))
+        .unwrap_or_default();
+    let what = match (&args.root, sample) {
+        (Some(d), _) => format!("root {}", d.display()),
+        (None, Some(d)) => format!("sampled {:.1} s", d.as_secs_f64()),
+        (None, None) => "no samples".to_string(),
+    };
+    let intent = args
+        .profile
+        .as_deref()
+        .unwrap_or("none (fixes planned with balanced)");
+    format!("nettune doctor: {host}{kernel}, {what}, intent {intent}")
+}
