@@ -3,7 +3,7 @@
 //! keys. The model, drawing and key handling live in `crate::top`.
 
 use crate::top::draw::draw;
-use crate::top::findings::InspectFindings;
+use crate::top::findings::DoctorFindings;
 use crate::top::{Action, App};
 use anyhow::{bail, Context};
 use host::sampler::Sampler;
@@ -108,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         first.at,
         snapshot,
         args.iface.clone(),
-        Box::new(InspectFindings),
+        Box::new(DoctorFindings::new(root.clone())),
     );
     let mut terminal = ratatui::try_init().context("setting up the terminal")?;
     app.sample(first);

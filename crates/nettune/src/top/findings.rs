@@ -3,6 +3,8 @@
 //! when each appeared and shows a cleared one for a while after it clears.
 
 use host::sampler::{Delta, Sample};
+use host::Root;
+use model::plan::HostExtras;
 use model::snapshot::HostSnapshot;
 use model::Nanos;
 use std::collections::BTreeMap;
@@ -69,23 +71,74 @@ pub trait FindingSource: std::fmt::Debug {
     fn findings(&mut self, snapshot: &HostSnapshot, window: Window<'_>) -> Vec<TopFinding>;
 }
 
-/// The snapshot-only findings `nettune inspect` shows (`model::findings`).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct InspectFindings;
+/// The `nettune doctor` rules on the window: every rule of
+/// `doctor::CATALOGUE`, on the snapshot, the last samples and the host
+/// facts the rules read beside them. Those facts are read through the
+/// `host` crate: the planner's extras every [`EXTRAS_EVERY`], the socket
+/// summary (`/proc/net/sockstat`) every interval.
+#[derive(Debug)]
+pub struct DoctorFindings {
+    root: Root,
+    extras: Option<(Nanos, HostExtras)>,
+}
 
-impl FindingSource for InspectFindings {
-    fn findings(&mut self, snapshot: &HostSnapshot, _window: Window<'_>) -> Vec<TopFinding> {
-        model::findings::findings(snapshot)
-            .into_iter()
-            .map(|f| TopFinding {
-                level: match f.severity {
-                    model::findings::Severity::Warn => Level::Warning,
-                    model::findings::Severity::Info => Level::Info,
-                },
-                id: f.code.as_str().to_string(),
-                subject: f.subject,
-                title: f.message,
-            })
+/// How often [`DoctorFindings`] reads the planner's extras again.
+pub const EXTRAS_EVERY: Nanos = Nanos(30_000_000_000);
+
+impl DoctorFindings {
+    /// Rules on the host at `root`.
+    pub fn new(root: Root) -> DoctorFindings {
+        DoctorFindings { root, extras: None }
+    }
+
+    /// The doctor report for this window (what [`FindingSource::findings`]
+    /// maps to panel rows).
+    pub fn report(&mut self, snapshot: &HostSnapshot, window: Window<'_>) -> doctor::Report {
+        let now = window.samples.last().map_or(Nanos(0), |s| s.at);
+        let extras = match &self.extras {
+            Some((at, e)) if now.0.saturating_sub(at.0) < EXTRAS_EVERY.0 => e.clone(),
+            _ => {
+                let e = host::extras::read_extras(&self.root, snapshot);
+                self.extras = Some((now, e.clone()));
+                e
+            }
+        };
+        let mut input = doctor::Input::new(snapshot.clone());
+        input.extras = extras;
+        input.samples = window.samples.to_vec();
+        if input.samples.len() < 2 {
+            input.no_samples = "waiting for the first interval".into();
+        }
+        match host::sockstat::read_sockstat(&self.root) {
+            Ok(s) => input.sockstat = s,
+            Err(e) => input
+                .unreadable
+                .push((host::sockstat::SOCKSTAT.to_string(), e.to_string())),
+        }
+        doctor::diagnose(&input)
+    }
+}
+
+/// A doctor finding as a panel row.
+pub fn from_doctor(f: &doctor::Finding) -> TopFinding {
+    TopFinding {
+        level: match f.severity {
+            doctor::Severity::Critical => Level::Critical,
+            doctor::Severity::Warning => Level::Warning,
+            doctor::Severity::Info => Level::Info,
+        },
+        id: f.id.as_str().to_string(),
+        subject: f.subject.clone(),
+        title: f.title.clone(),
+    }
+}
+
+impl FindingSource for DoctorFindings {
+    fn findings(&mut self, snapshot: &HostSnapshot, window: Window<'_>) -> Vec<TopFinding> {
+        self.report(snapshot, window)
+            .findings
+            .iter()
+            .map(from_doctor)
             .collect()
     }
 }
