@@ -471,3 +471,21 @@ fn queue_deltas_reach_the_queue_rows() {
     assert_eq!(pps("tx-0"), Some(7_000.0));
     assert_eq!(pps("other"), None);
 }
+
+#[test]
+fn panel_heights_fill_the_terminal() {
+    let (snap, d) = busy_c4();
+    let (snap2, d2, q2) = two_nics();
+    let screens = [
+        build(&snap, Some(&d), &QueueRates::new(), View::default()),
+        build(&snap2, Some(&d2), &q2, View::default()),
+        build(&snap, None, &QueueRates::new(), View::default()),
+    ];
+    for s in &screens {
+        for h in nettune::top::draw::MIN_HEIGHT..=120 {
+            let (c, n, f) = nettune::top::draw::heights(s, h);
+            assert_eq!(c + n + f, h - 2, "h={h}: {c}+{n}+{f}");
+            assert!(c >= 4 && n >= 3 && f >= 3, "h={h}: {c}+{n}+{f}");
+        }
+    }
+}

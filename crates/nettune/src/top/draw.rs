@@ -49,7 +49,7 @@ pub fn draw(f: &mut Frame<'_>, s: &Screen) {
 
 /// Heights of the CPU, NIC and findings panels for a terminal `h` rows high
 /// (at least [`MIN_HEIGHT`]): each gets what it needs when there is room,
-/// the findings panel takes what is left over.
+/// and the findings panel takes what is left over.
 pub fn heights(s: &Screen, h: u16) -> (u16, u16, u16) {
     let avail = h.saturating_sub(2);
     let clamp16 = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
@@ -61,10 +61,11 @@ pub fn heights(s: &Screen, h: u16) -> (u16, u16, u16) {
     let rest = avail.saturating_sub(find_h);
     let (cpu_h, nic_h);
     if cpu_want.saturating_add(nic_want) <= rest {
-        // Spare rows: the findings panel up to what it wants, then the NIC panel.
+        // Spare rows go to the findings panel, so findings that appear
+        // later do not move the other panels.
         cpu_h = cpu_want;
-        find_h = find_want.min(avail.saturating_sub(cpu_h + nic_want));
-        nic_h = avail.saturating_sub(cpu_h + find_h);
+        nic_h = nic_want;
+        find_h = avail.saturating_sub(cpu_h + nic_h);
     } else {
         cpu_h = cpu_want
             .min((rest / 2).max(rest.saturating_sub(nic_want)))
