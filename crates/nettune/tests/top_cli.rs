@@ -52,3 +52,13 @@ fn help_has_examples() {
         "{out}"
     );
 }
+
+#[test]
+fn a_capture_root_is_refused_with_a_pointer_to_stat() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, _, err) = nettune(&["top", "--root", d]);
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("nettune stat --root {d}")), "{err}");
+}

@@ -65,9 +65,6 @@ for a pipe, a log or a script use `nettune stat` (or `nettune stat --json`)";
 
 /// Run `nettune top`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !std::io::stdout().is_terminal() {
-        bail!(NOT_A_TERMINAL);
-    }
     let root = Root::new(&args.root);
     if !root.is_live() {
         bail!(
@@ -75,6 +72,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.root.display(),
             args.root.display()
         );
+    }
+    if !std::io::stdout().is_terminal() {
+        bail!(NOT_A_TERMINAL);
     }
     let snapshot = host::read_snapshot(&root);
     let mut sampler = Sampler::new(root.clone());
@@ -124,14 +124,12 @@ fn event_loop(
     args: &Args,
     root: &Root,
 ) -> anyhow::Result<ExitCode> {
-    let start = Instant::now();
+    let mut due = Instant::now() + args.interval;
     let mut last_snapshot = Instant::now();
-    let mut seq: u32 = 0;
     loop {
         terminal
             .draw(|f| draw(f, &app.screen()))
             .context("drawing")?;
-        let due = start + args.interval.saturating_mul(seq.saturating_add(1));
         let wait = due.saturating_duration_since(Instant::now());
         if event::poll(wait).context("waiting for a key")? {
             if let Event::Key(k) = event::read().context("reading a key")? {
@@ -141,7 +139,13 @@ fn event_loop(
             }
             continue;
         }
-        seq = seq.saturating_add(1);
+        // The next sample an interval on; after a stall (a stopped process,
+        // a busy host) start again from now rather than catch up in a burst.
+        due += args.interval;
+        let now = Instant::now();
+        if due < now {
+            due = now + args.interval;
+        }
         app.sample(sampler.sample()?);
         if last_snapshot.elapsed() >= SNAPSHOT_EVERY {
             app.set_snapshot(host::read_snapshot(root));
