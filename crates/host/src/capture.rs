@@ -4,14 +4,22 @@
 //! Only the files the snapshot reader touched are copied (plus the counter
 //! files the sampler reads), and every symlink followed on the way is
 //! recreated as the same relative link, so the tree resolves like `/` does.
+//!
+//! [`capture_samples`] also records N sets of the sampler's counters under
+//! `samples/`, and [`read_samples`] gives them back as the sampler's
+//! [`Sample`]s, so rate-based rules run on a capture as they do live.
 
 use crate::ethtool::Ethtool;
+use crate::sampler::{monotonic_now, Sample, Sampler, SAMPLER_FILES};
 use crate::snapshot::{read_snapshot_recorded, Access};
 use crate::{HostError, Root};
-use model::snapshot::HostSnapshot;
+use model::snapshot::{EthtoolState, HostSnapshot, Probe};
+use model::Nanos;
+use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// Counter files copied besides what the snapshot reads, so that doctor-like
 /// consumers of a capture see softnet, softirq and protocol counters.
@@ -212,4 +220,460 @@ pub fn capture_from(src: &Root, out: &Path, eth: &dyn Ethtool) -> Result<Capture
         links: c.links,
         skipped: c.skipped,
     })
+}
+
+/// Most samples one capture records.
+pub const MAX_SAMPLES: u32 = 3600;
+
+/// Shortest interval between recorded samples.
+pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Longest interval between recorded samples.
+pub const MAX_SAMPLE_INTERVAL: Duration = Duration::from_secs(600);
+
+/// Longest a whole sample recording may last (samples × interval).
+pub const MAX_SAMPLING: Duration = Duration::from_secs(3600);
+
+/// Version of `samples/index.json`.
+pub const SAMPLES_SCHEMA_VERSION: u32 = 1;
+
+/// Where the recorded samples live inside a capture.
+pub const SAMPLES_DIR: &str = "samples";
+
+/// `samples/index.json`: the recorded samples in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SamplesIndex {
+    /// [`SAMPLES_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The interval asked for, ns.
+    pub interval_ns: u64,
+    /// One entry per sample, in time order.
+    pub samples: Vec<SampleEntry>,
+}
+
+/// One recorded sample.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleEntry {
+    /// Its directory under `samples/` (`0000`, `0001`, ...).
+    pub dir: String,
+    /// `CLOCK_MONOTONIC` ns when `/proc/stat` was read (what `Sample::at` holds).
+    pub at: u64,
+}
+
+/// What [`capture_samples`] wrote.
+#[derive(Debug)]
+pub struct SamplesReport {
+    /// Samples recorded.
+    pub samples: usize,
+    /// Interfaces whose driver counters were recorded in the first sample.
+    pub nic_ifaces: Vec<String>,
+}
+
+/// Check a sample count and interval the way `nettune capture` takes them:
+/// 1 to [`MAX_SAMPLES`] samples, [`MIN_SAMPLE_INTERVAL`] to
+/// [`MAX_SAMPLE_INTERVAL`] apart, at most [`MAX_SAMPLING`] in all.
+pub fn check_sampling(n: u32, interval: Duration) -> Result<(), String> {
+    if n == 0 {
+        return Err("--samples must be at least 1".into());
+    }
+    if n > MAX_SAMPLES {
+        return Err(format!(
+            "--samples {n} is above the maximum of {MAX_SAMPLES}"
+        ));
+    }
+    if interval < MIN_SAMPLE_INTERVAL || interval > MAX_SAMPLE_INTERVAL {
+        return Err(format!(
+            "--interval must be {} to {} seconds, got {}",
+            MIN_SAMPLE_INTERVAL.as_secs_f64(),
+            MAX_SAMPLE_INTERVAL.as_secs(),
+            interval.as_secs_f64()
+        ));
+    }
+    let total = interval.saturating_mul(n.saturating_sub(1));
+    if total > MAX_SAMPLING {
+        return Err(format!(
+            "--samples {n} x --interval {} s lasts {:.0} s, more than {} s",
+            interval.as_secs_f64(),
+            total.as_secs_f64(),
+            MAX_SAMPLING.as_secs()
+        ));
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, text: &[u8]) -> Result<(), HostError> {
+    if let Some(p) = path.parent() {
+        fs::create_dir_all(p).map_err(|e| HostError::io(p, e))?;
+    }
+    fs::write(path, text).map_err(|e| HostError::io(path, e))
+}
+
+/// Record one sample of `src` into `dir`: the files the sampler reads, as
+/// they are, and the driver counters of `ifaces` as `ethtool/IF.json`.
+/// Returns its monotonic time and the interfaces whose counters were written.
+fn record_sample(
+    src: &Root,
+    dir: &Path,
+    eth: &dyn Ethtool,
+    ifaces: &[String],
+) -> Result<(u64, Vec<String>), HostError> {
+    let mut at = None;
+    for path in SAMPLER_FILES {
+        let text = match src.read(path) {
+            Ok(t) => t,
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => return Err(e),
+        };
+        // The sampler's time: just after reading /proc/stat.
+        if at.is_none() {
+            at = Some(monotonic_now().0);
+        }
+        write_file(&dir.join(path.trim_start_matches('/')), text.as_bytes())?;
+    }
+    let mut written = Vec::new();
+    for iface in ifaces {
+        let stats = eth.driver_stats(iface);
+        if !matches!(stats, Probe::Ok { .. }) {
+            continue;
+        }
+        let st = EthtoolState {
+            stats,
+            ..EthtoolState::default()
+        };
+        let mut text = serde_json::to_string_pretty(&st).unwrap_or_default();
+        text.push('\n');
+        write_file(
+            &dir.join(crate::ethtool::fixture_path(iface)),
+            text.as_bytes(),
+        )?;
+        written.push(iface.clone());
+    }
+    Ok((at.unwrap_or(0), written))
+}
+
+/// Record `n` samples of `src`, `interval` apart, under `out/samples/`
+/// (see `docs/snapshot.md`, "Recorded samples"), with the driver counters
+/// of every interface but `lo` (at most 64) from `eth` when `nic_stats`.
+/// Checked by [`check_sampling`] first.
+pub fn capture_samples(
+    src: &Root,
+    out: &Path,
+    eth: &dyn Ethtool,
+    n: u32,
+    interval: Duration,
+    nic_stats: bool,
+) -> Result<SamplesReport, HostError> {
+    check_sampling(n, interval).map_err(|why| HostError::Io {
+        path: out.join(SAMPLES_DIR),
+        error: std::io::Error::other(why),
+    })?;
+    let base = out.join(SAMPLES_DIR);
+    fs::create_dir_all(&base).map_err(|e| HostError::io(&base, e))?;
+    let ifaces: Vec<String> = if nic_stats {
+        let mut v: Vec<String> = src
+            .list("/sys/class/net")
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|i| i != "lo")
+            .collect();
+        v.truncate(crate::sampler::MAX_NIC_STATS_IFACES);
+        v
+    } else {
+        Vec::new()
+    };
+    let start = Instant::now();
+    let mut index = SamplesIndex {
+        schema_version: SAMPLES_SCHEMA_VERSION,
+        interval_ns: u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX),
+        samples: Vec::new(),
+    };
+    let mut first_ifaces = Vec::new();
+    for k in 0..n {
+        let due = start + interval.saturating_mul(k);
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let name = format!("{k:04}");
+        let (at, written) = record_sample(src, &base.join(&name), eth, &ifaces)?;
+        if k == 0 {
+            first_ifaces = written;
+        }
+        index.samples.push(SampleEntry { dir: name, at });
+    }
+    let mut text = serde_json::to_string_pretty(&index).unwrap_or_default();
+    text.push('\n');
+    write_file(&base.join("index.json"), text.as_bytes())?;
+    Ok(SamplesReport {
+        samples: index.samples.len(),
+        nic_ifaces: first_ifaces,
+    })
+}
+
+fn bad_index(path: &Path, why: String) -> HostError {
+    HostError::Io {
+        path: path.to_path_buf(),
+        error: std::io::Error::other(why),
+    }
+}
+
+/// The samples recorded in the capture at `root` (by `nettune capture
+/// --samples N`), as the sampler read them: each [`Sample`] is what
+/// `Sampler::new(..).with_nic_stats(..).sample()` gives on the recorded
+/// files, with its recorded time, and the device and queue maps of the
+/// capture's `sys/`. Empty when the capture has no `samples/` (or `root` is
+/// the live host). A corrupt index, a sample directory that is not a plain
+/// name, times going backwards or a sample without `/proc/stat` is an error
+/// naming the file.
+pub fn read_samples(root: &Root) -> Result<Vec<Sample>, HostError> {
+    if root.is_live() {
+        return Ok(Vec::new());
+    }
+    let shown = PathBuf::from(SAMPLES_DIR).join("index.json");
+    let path = root.dir().join(&shown);
+    let bytes = match crate::root::read_regular(&path, &shown, crate::root::MAX_READ) {
+        Ok(b) => b,
+        Err(e) if e.is_not_found() => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let index: SamplesIndex = serde_json::from_slice(&bytes)
+        .map_err(|e| bad_index(&shown, format!("not a samples index: {e}")))?;
+    if index.schema_version != SAMPLES_SCHEMA_VERSION {
+        return Err(bad_index(
+            &shown,
+            format!(
+                "schema_version {} (this nettune reads {SAMPLES_SCHEMA_VERSION})",
+                index.schema_version
+            ),
+        ));
+    }
+    if index.samples.len() > MAX_SAMPLES as usize {
+        return Err(bad_index(
+            &shown,
+            format!("{} samples, more than {MAX_SAMPLES}", index.samples.len()),
+        ));
+    }
+    let mut meta = Sampler::new(root.clone());
+    let devices = meta.devices();
+    let queues = meta.rx_queue_counts();
+    let mut out = Vec::with_capacity(index.samples.len());
+    let mut last = 0u64;
+    for e in &index.samples {
+        let plain = !e.dir.is_empty()
+            && e.dir.len() <= 16
+            && e.dir
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !plain {
+            return Err(bad_index(
+                &shown,
+                format!("sample directory {:?} is not a plain name", e.dir),
+            ));
+        }
+        if e.at < last {
+            return Err(bad_index(
+                &shown,
+                format!("sample {} goes back in time", e.dir),
+            ));
+        }
+        last = e.at;
+        let dir = root.dir().join(SAMPLES_DIR).join(&e.dir);
+        // The interfaces whose driver counters this sample recorded.
+        let ifaces: Vec<String> = Root::new(&dir)
+            .list("/ethtool")
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|f| f.strip_suffix(".json").map(str::to_string))
+            .filter(|i| crate::apply::targets::check_iface(i).is_ok())
+            .take(crate::sampler::MAX_NIC_STATS_IFACES)
+            .collect();
+        let mut sampler = Sampler::new(Root::new(&dir));
+        // with_nic_stats(&[]) would mean every interface of its own sys/.
+        if !ifaces.is_empty() {
+            sampler = sampler.with_nic_stats(&ifaces);
+        }
+        let mut s = sampler
+            .sample()
+            .map_err(|err| bad_index(&PathBuf::from(SAMPLES_DIR).join(&e.dir), err.to_string()))?;
+        s.at = Nanos(e.at);
+        s.devices = devices.clone();
+        s.rx_queue_counts = queues.clone();
+        out.push(s);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ethtool::FixtureEthtool;
+
+    fn testdata(set: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/sampler/testdata/kvm-6.18-iperf3")
+            .join(set)
+    }
+
+    /// A source root: a recorded counter set, one NIC `ens5` with a
+    /// `device` link and 1 RX queue, and its driver counters.
+    fn source(set: &str, pps_exceeded: u64) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        for f in SAMPLER_FILES {
+            let from = testdata(set).join(f.trim_start_matches('/'));
+            if from.exists() {
+                let to = r.join(f.trim_start_matches('/'));
+                fs::create_dir_all(to.parent().unwrap()).unwrap();
+                fs::copy(from, to).unwrap();
+            }
+        }
+        let dev = r.join("sys/devices/pci0000:00/0000:00:05.0");
+        fs::create_dir_all(dev.join("net/ens5/queues/rx-0")).unwrap();
+        fs::create_dir_all(r.join("sys/class/net")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../devices/pci0000:00/0000:00:05.0/net/ens5",
+            r.join("sys/class/net/ens5"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("../../../0000:00:05.0", dev.join("net/ens5/device")).unwrap();
+        fs::create_dir_all(r.join("ethtool")).unwrap();
+        fs::write(
+            r.join("ethtool/ens5.json"),
+            format!(
+                r#"{{"stats": {{"status": "ok", "value": {{"driver": {{"pps_allowance_exceeded": {pps_exceeded}, "queue_0_rx_cnt": 10}}}}}}}}"#
+            ),
+        )
+        .unwrap();
+        t
+    }
+
+    #[test]
+    fn samples_read_back_as_the_sampler_reads_them() {
+        let src = source("a", 5);
+        let root = Root::new(src.path());
+        let out = tempfile::tempdir().unwrap();
+        let eth = FixtureEthtool::new(&root);
+        let rep =
+            capture_samples(&root, out.path(), &eth, 3, Duration::from_millis(100), true).unwrap();
+        assert_eq!(
+            (rep.samples, rep.nic_ifaces.as_slice()),
+            (3, &["ens5".to_string()][..])
+        );
+        // Replaying needs the capture's sys/ for the device map: copy it.
+        capture_from(&root, out.path(), &eth).unwrap();
+        let got = read_samples(&Root::new(out.path())).unwrap();
+        assert_eq!(got.len(), 3);
+        let live = Sampler::new(root.clone())
+            .with_nic_stats(&[])
+            .sample()
+            .unwrap();
+        for s in &got {
+            assert_eq!(s.stat, live.stat);
+            assert_eq!(s.softirqs, live.softirqs);
+            assert_eq!(s.interrupts, live.interrupts);
+            assert_eq!(s.netdev, live.netdev);
+            assert_eq!(s.softnet, live.softnet);
+            assert_eq!(s.counters, live.counters);
+            assert_eq!(s.missing, live.missing);
+            assert_eq!(s.nic, live.nic);
+            assert_eq!(s.devices, live.devices);
+            assert_eq!(s.rx_queue_counts, live.rx_queue_counts);
+        }
+        assert_eq!(
+            got[0].devices.get("0000:00:05.0").map(String::as_str),
+            Some("ens5")
+        );
+        // Recorded times, about 100 ms apart.
+        let gap = got[1].at.0 - got[0].at.0;
+        assert!((80_000_000..2_000_000_000).contains(&gap), "{gap}");
+    }
+
+    #[test]
+    fn rates_from_recorded_samples() {
+        // Two samples recorded from two states of a host: the interval's
+        // deltas come out of the capture as they would live.
+        let (a, b) = (source("a", 5), source("b", 905));
+        let out = tempfile::tempdir().unwrap();
+        let base = out.path().join(SAMPLES_DIR);
+        let ifaces = ["ens5".to_string()];
+        let mut entries = Vec::new();
+        for (k, src) in [&a, &b].into_iter().enumerate() {
+            let root = Root::new(src.path());
+            let (at, _) = record_sample(
+                &root,
+                &base.join(format!("{k:04}")),
+                &FixtureEthtool::new(&root),
+                &ifaces,
+            )
+            .unwrap();
+            entries.push(SampleEntry {
+                dir: format!("{k:04}"),
+                at,
+            });
+        }
+        // Exactly two seconds apart, so the rates are exact.
+        entries[1].at = entries[0].at + 2_000_000_000;
+        let index = SamplesIndex {
+            schema_version: 1,
+            interval_ns: 2_000_000_000,
+            samples: entries,
+        };
+        fs::write(
+            base.join("index.json"),
+            serde_json::to_string(&index).unwrap(),
+        )
+        .unwrap();
+        let s = read_samples(&Root::new(out.path())).unwrap();
+        let d = s[1].delta(&s[0]);
+        assert_eq!(d.nic_counters["ens5"]["pps_allowance_exceeded"], 900);
+        let want = Sampler::new(Root::new(testdata("b")))
+            .sample()
+            .unwrap()
+            .delta(&Sampler::new(Root::new(testdata("a"))).sample().unwrap());
+        assert_eq!(d.ifaces, {
+            let mut w = want.ifaces.clone();
+            for i in &mut w {
+                // want's elapsed differs: compare counts, recompute rates.
+                i.rx_pps = i.rx_packets.0 as f64 / 2.0;
+                i.tx_pps = i.tx_packets.0 as f64 / 2.0;
+                i.rx_bps = i.rx_bytes.to_bits().0 as f64 / 2.0;
+                i.tx_bps = i.tx_bytes.to_bits().0 as f64 / 2.0;
+                i.rx_drop_per_s = i.rx_drop as f64 / 2.0;
+                i.tx_drop_per_s = i.tx_drop as f64 / 2.0;
+            }
+            w
+        });
+        assert_eq!(d.counters, want.counters);
+    }
+
+    #[test]
+    fn bad_sampling_and_bad_indexes_are_one_line_errors() {
+        for (n, ms) in [
+            (0, 1000),
+            (MAX_SAMPLES + 1, 1000),
+            (2, 0),
+            (2, 50),
+            (2, 601_000),
+            (3600, 10_000),
+        ] {
+            let e = check_sampling(n, Duration::from_millis(ms)).unwrap_err();
+            assert!(!e.contains('\n') && e.starts_with("--"), "{e}");
+        }
+        assert!(check_sampling(5, Duration::from_secs(1)).is_ok());
+        let out = tempfile::tempdir().unwrap();
+        let root = Root::new(out.path());
+        assert!(read_samples(&root).unwrap().is_empty());
+        fs::create_dir_all(out.path().join(SAMPLES_DIR)).unwrap();
+        let idx = out.path().join(SAMPLES_DIR).join("index.json");
+        for bad in [
+            "{",
+            r#"{"schema_version": 9, "interval_ns": 1, "samples": []}"#,
+            r#"{"schema_version": 1, "interval_ns": 1, "samples": [{"dir": "../x", "at": 1}]}"#,
+            r#"{"schema_version": 1, "interval_ns": 1, "samples": [{"dir": "a", "at": 5}, {"dir": "b", "at": 1}]}"#,
+            r#"{"schema_version": 1, "interval_ns": 1, "samples": [{"dir": "0000", "at": 1}]}"#,
+        ] {
+            fs::write(&idx, bad).unwrap();
+            let e = read_samples(&root).unwrap_err().to_string();
+            assert!(e.starts_with("samples/"), "{bad}: {e}");
+        }
+    }
 }

@@ -116,18 +116,90 @@ fn align4(n: usize) -> usize {
     (n + 3) & !3
 }
 
-/// Builder of netlink attributes.
-#[derive(Debug, Default)]
-pub struct AttrBuf(Vec<u8>);
+/// Byte order of netlink headers, attributes and bitset words. The kernel
+/// speaks the host's own order ([`Endian::NATIVE`]: big-endian on s390x and
+/// ppc64, little-endian on x86 and arm64); the decoders take it as a
+/// parameter so a big-endian capture can be decoded and tested anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    /// Least significant byte first.
+    Little,
+    /// Most significant byte first.
+    Big,
+}
+
+impl Endian {
+    /// The order of this host, which its kernel uses on netlink.
+    pub const NATIVE: Endian = if cfg!(target_endian = "big") {
+        Endian::Big
+    } else {
+        Endian::Little
+    };
+
+    fn u16_bytes(self, v: u16) -> [u8; 2] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+
+    fn u32_bytes(self, v: u32) -> [u8; 4] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+
+    /// The first two bytes of `p` as a u16.
+    pub fn u16(self, p: &[u8]) -> Option<u16> {
+        let b: [u8; 2] = p.get(..2)?.try_into().ok()?;
+        Some(match self {
+            Endian::Little => u16::from_le_bytes(b),
+            Endian::Big => u16::from_be_bytes(b),
+        })
+    }
+
+    /// The first four bytes of `p` as a u32.
+    pub fn u32(self, p: &[u8]) -> Option<u32> {
+        let b: [u8; 4] = p.get(..4)?.try_into().ok()?;
+        Some(match self {
+            Endian::Little => u32::from_le_bytes(b),
+            Endian::Big => u32::from_be_bytes(b),
+        })
+    }
+}
+
+/// Builder of netlink attributes, in the host's byte order unless built
+/// with [`AttrBuf::with_endian`].
+#[derive(Debug)]
+pub struct AttrBuf {
+    bytes: Vec<u8>,
+    endian: Endian,
+}
+
+impl Default for AttrBuf {
+    fn default() -> Self {
+        AttrBuf::with_endian(Endian::NATIVE)
+    }
+}
 
 impl AttrBuf {
+    /// An empty buffer encoding in `endian` (tests build foreign captures).
+    pub fn with_endian(endian: Endian) -> Self {
+        AttrBuf {
+            bytes: Vec::new(),
+            endian,
+        }
+    }
+
     /// Append an attribute with raw payload.
     pub fn put(&mut self, ty: u16, payload: &[u8]) -> &mut Self {
-        let len = 4 + payload.len();
-        self.0.extend_from_slice(&(len as u16).to_le_bytes());
-        self.0.extend_from_slice(&ty.to_le_bytes());
-        self.0.extend_from_slice(payload);
-        self.0.resize(align4(self.0.len()), 0);
+        let len = u16::try_from(4 + payload.len()).unwrap_or(u16::MAX);
+        let e = self.endian;
+        self.bytes.extend_from_slice(&e.u16_bytes(len));
+        self.bytes.extend_from_slice(&e.u16_bytes(ty));
+        self.bytes.extend_from_slice(payload);
+        self.bytes.resize(align4(self.bytes.len()), 0);
         self
     }
     /// Append a NUL-terminated string.
@@ -138,47 +210,226 @@ impl AttrBuf {
     }
     /// Append a u32.
     pub fn put_u32(&mut self, ty: u16, v: u32) -> &mut Self {
-        self.put(ty, &v.to_le_bytes())
+        let b = self.endian.u32_bytes(v);
+        self.put(ty, &b)
     }
     /// Append a nested attribute.
     pub fn nest(&mut self, ty: u16, inner: &AttrBuf) -> &mut Self {
-        self.put(ty | NLA_F_NESTED, &inner.0)
+        self.put(ty | NLA_F_NESTED, &inner.bytes)
     }
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.0
+        &self.bytes
     }
 }
 
-/// Iterate over the attributes in `buf` as `(type, payload)`; stops at the
-/// first malformed one.
+/// Iterate over the attributes in `buf` (host byte order) as `(type,
+/// payload)`; stops at the first malformed one.
 pub fn attrs(buf: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
-    let mut off = 0;
+    attrs_in(buf, Endian::NATIVE)
+}
+
+/// [`attrs`] in byte order `e`.
+pub fn attrs_in(buf: &[u8], e: Endian) -> impl Iterator<Item = (u16, &[u8])> {
+    let mut off = 0usize;
     std::iter::from_fn(move || {
-        if off + 4 > buf.len() {
+        let rest = buf.get(off..)?;
+        let len = usize::from(e.u16(rest)?);
+        let ty = e.u16(rest.get(2..)?)? & NLA_TYPE_MASK;
+        if len < 4 || len > rest.len() {
             return None;
         }
-        let len = u16::from_le_bytes([buf[off], buf[off + 1]]) as usize;
-        let ty = u16::from_le_bytes([buf[off + 2], buf[off + 3]]) & NLA_TYPE_MASK;
-        if len < 4 || off + len > buf.len() {
-            return None;
-        }
-        let payload = &buf[off + 4..off + len];
-        off += align4(len);
+        let payload = &rest[4..len];
+        off = off.checked_add(align4(len))?;
         Some((ty, payload))
     })
 }
 
-fn attr(buf: &[u8], ty: u16) -> Option<&[u8]> {
-    attrs(buf).find(|(t, _)| *t == ty).map(|(_, p)| p)
+/// Pure decoders of ethtool netlink replies in one byte order.
+#[derive(Debug, Clone, Copy)]
+pub struct Decoder(pub Endian);
+
+impl Decoder {
+    /// The host's decoder.
+    pub const NATIVE: Decoder = Decoder(Endian::NATIVE);
+
+    fn attr(self, buf: &[u8], ty: u16) -> Option<&[u8]> {
+        attrs_in(buf, self.0)
+            .find(|(t, _)| *t == ty)
+            .map(|(_, p)| p)
+    }
+
+    fn u32_attr(self, buf: &[u8], ty: u16) -> Option<u32> {
+        self.attr(buf, ty).and_then(|p| self.0.u32(p))
+    }
+
+    /// Decode a `CHANNELS_GET` reply's attributes.
+    pub fn channels(self, a: &[u8]) -> Channels {
+        let u = |t| self.u32_attr(a, t);
+        Channels {
+            rx_max: u(2),
+            tx_max: u(3),
+            other_max: u(4),
+            combined_max: u(5),
+            rx: u(6),
+            tx: u(7),
+            other: u(8),
+            combined: u(9),
+        }
+    }
+
+    /// Decode a `RINGS_GET` reply's attributes.
+    pub fn rings(self, a: &[u8]) -> Rings {
+        let u = |t| self.u32_attr(a, t);
+        Rings {
+            rx_max: u(2),
+            rx_mini_max: u(3),
+            rx_jumbo_max: u(4),
+            tx_max: u(5),
+            rx: u(6),
+            rx_mini: u(7),
+            rx_jumbo: u(8),
+            tx: u(9),
+        }
+    }
+
+    /// Decode a `COALESCE_GET` reply's attributes: only those the driver sent.
+    pub fn coalesce(self, a: &[u8]) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for (ty, p) in attrs_in(a, self.0) {
+            if let Some((_, name, is_bool)) = COALESCE_NAMES.iter().find(|(t, _, _)| *t == ty) {
+                let v = if *is_bool {
+                    p.first().map(|b| u64::from(*b))
+                } else {
+                    self.0.u32(p).map(u64::from)
+                };
+                if let Some(v) = v {
+                    out.insert((*name).to_string(), v);
+                }
+            }
+        }
+        out
+    }
+
+    /// Decode a `STRSET_GET` reply into the strings of its first set, by index.
+    pub fn strset(self, a: &[u8]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let Some(strings) = self
+            .attr(a, eth::STRSET_STRINGSETS)
+            .and_then(|sets| self.attr(sets, eth::STRINGSETS_STRINGSET))
+            .and_then(|set| self.attr(set, eth::STRINGSET_STRINGS))
+        else {
+            return out;
+        };
+        for (ty, s) in attrs_in(strings, self.0) {
+            if ty != eth::STRINGS_STRING {
+                continue;
+            }
+            let (Some(i), Some(v)) = (
+                self.u32_attr(s, eth::STRING_INDEX),
+                self.attr(s, eth::STRING_VALUE),
+            ) else {
+                continue;
+            };
+            let i = i as usize;
+            if i >= 4096 {
+                continue;
+            }
+            if out.len() <= i {
+                out.resize(i + 1, String::new());
+            }
+            out[i] = as_str(v);
+        }
+        out
+    }
+
+    /// A compact bitset's `VALUE`: an array of u32 words in this byte
+    /// order, bit `i` in word `i / 32` (what `ethnl_put_bitset32` sends).
+    fn compact_bits(self, a: &[u8], ty: u16) -> Vec<u32> {
+        self.attr(a, ty)
+            .and_then(|b| self.attr(b, eth::BITSET_VALUE))
+            .map(|v| v.chunks_exact(4).filter_map(|w| self.0.u32(w)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Decode a compact `FEATURES_GET` reply with the feature names: a
+    /// feature is fixed when it is not in `hw` (changeable) or is in
+    /// `nochange`, as `ethtool -k` prints `[fixed]`.
+    pub fn features(self, a: &[u8], names: &[String]) -> BTreeMap<String, Feature> {
+        let hw = self.compact_bits(a, eth::FEATURES_HW);
+        let active = self.compact_bits(a, eth::FEATURES_ACTIVE);
+        let nochange = self.compact_bits(a, eth::FEATURES_NOCHANGE);
+        let size = self
+            .attr(a, eth::FEATURES_ACTIVE)
+            .and_then(|b| self.u32_attr(b, eth::BITSET_SIZE))
+            .map_or(names.len(), |s| s as usize);
+        let mut out = BTreeMap::new();
+        for (i, name) in names.iter().enumerate().take(size) {
+            if name.is_empty() {
+                continue;
+            }
+            out.insert(
+                name.clone(),
+                Feature {
+                    active: bit(&active, i),
+                    fixed: !bit(&hw, i) || bit(&nochange, i),
+                },
+            );
+        }
+        out
+    }
+
+    /// Split a datagram of netlink messages and find the reply to `seq`:
+    /// `Some(Ok(body))` for its payload (after the 16-byte header),
+    /// `Some(Err)` for an error or a malformed message, `None` when the
+    /// datagram holds no answer to `seq` (an ACK of 0 included).
+    pub fn reply(self, buf: &[u8], seq: u32) -> Option<Result<Vec<u8>, NlError>> {
+        let e = self.0;
+        let mut off = 0usize;
+        while let Some(m) = buf.get(off..).filter(|m| m.len() >= 16) {
+            let len = e.u32(m).map_or(0, |l| l as usize);
+            let mty = e.u16(&m[4..]).unwrap_or(0);
+            let mseq = e.u32(&m[8..]).unwrap_or(0);
+            if len < 16 || len > m.len() {
+                return Some(Err(NlError::Malformed(format!("message length {len}"))));
+            }
+            let body = &m[16..len];
+            if mseq == seq {
+                if mty == NLMSG_ERROR {
+                    let code = e.u32(body).map_or(0, |c| c as i32);
+                    if code != 0 {
+                        return Some(Err(NlError::Errno(code.saturating_neg())));
+                    }
+                } else {
+                    return Some(Ok(body.to_vec()));
+                }
+            }
+            off = off.checked_add(align4(len))?;
+        }
+        None
+    }
+
+    /// An nlmsghdr (16 bytes) followed by `payload`, in this byte order.
+    pub fn message(self, ty: u16, flags: u16, seq: u32, payload: &[u8]) -> Vec<u8> {
+        let e = self.0;
+        let len = u32::try_from(16 + payload.len()).unwrap_or(u32::MAX);
+        let mut msg = Vec::with_capacity(16 + payload.len());
+        msg.extend_from_slice(&e.u32_bytes(len));
+        msg.extend_from_slice(&e.u16_bytes(ty));
+        msg.extend_from_slice(&e.u16_bytes(flags));
+        msg.extend_from_slice(&e.u32_bytes(seq));
+        msg.extend_from_slice(&e.u32_bytes(0));
+        msg.extend_from_slice(payload);
+        msg
+    }
 }
 
-fn as_u32(p: &[u8]) -> Option<u32> {
-    Some(u32::from_le_bytes(p.get(..4)?.try_into().ok()?))
+fn attr(buf: &[u8], ty: u16) -> Option<&[u8]> {
+    Decoder::NATIVE.attr(buf, ty)
 }
 
 fn as_u16(p: &[u8]) -> Option<u16> {
-    Some(u16::from_le_bytes(p.get(..2)?.try_into().ok()?))
+    Endian::NATIVE.u16(p)
 }
 
 fn as_str(p: &[u8]) -> String {
@@ -186,124 +437,33 @@ fn as_str(p: &[u8]) -> String {
     String::from_utf8_lossy(&p[..end]).into_owned()
 }
 
-fn u32_attr(buf: &[u8], ty: u16) -> Option<u32> {
-    attr(buf, ty).and_then(as_u32)
-}
-
-/// Decode a `CHANNELS_GET` reply's attributes.
+/// Decode a `CHANNELS_GET` reply's attributes (host byte order).
 pub fn parse_channels(a: &[u8]) -> Channels {
-    Channels {
-        rx_max: u32_attr(a, 2),
-        tx_max: u32_attr(a, 3),
-        other_max: u32_attr(a, 4),
-        combined_max: u32_attr(a, 5),
-        rx: u32_attr(a, 6),
-        tx: u32_attr(a, 7),
-        other: u32_attr(a, 8),
-        combined: u32_attr(a, 9),
-    }
+    Decoder::NATIVE.channels(a)
 }
 
-/// Decode a `RINGS_GET` reply's attributes.
+/// Decode a `RINGS_GET` reply's attributes (host byte order).
 pub fn parse_rings(a: &[u8]) -> Rings {
-    Rings {
-        rx_max: u32_attr(a, 2),
-        rx_mini_max: u32_attr(a, 3),
-        rx_jumbo_max: u32_attr(a, 4),
-        tx_max: u32_attr(a, 5),
-        rx: u32_attr(a, 6),
-        rx_mini: u32_attr(a, 7),
-        rx_jumbo: u32_attr(a, 8),
-        tx: u32_attr(a, 9),
-    }
+    Decoder::NATIVE.rings(a)
 }
 
-/// Decode a `COALESCE_GET` reply's attributes: only those the driver sent.
+/// Decode a `COALESCE_GET` reply's attributes (host byte order).
 pub fn parse_coalesce(a: &[u8]) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for (ty, p) in attrs(a) {
-        if let Some((_, name, is_bool)) = COALESCE_NAMES.iter().find(|(t, _, _)| *t == ty) {
-            let v = if *is_bool {
-                p.first().map(|b| u64::from(*b))
-            } else {
-                as_u32(p).map(u64::from)
-            };
-            if let Some(v) = v {
-                out.insert((*name).to_string(), v);
-            }
-        }
-    }
-    out
+    Decoder::NATIVE.coalesce(a)
 }
 
-/// Decode a `STRSET_GET` reply into the strings of its first set, by index.
+/// Decode a `STRSET_GET` reply (host byte order).
 pub fn parse_strset(a: &[u8]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let Some(sets) = attr(a, eth::STRSET_STRINGSETS) else {
-        return out;
-    };
-    let Some(set) = attr(sets, eth::STRINGSETS_STRINGSET) else {
-        return out;
-    };
-    let Some(strings) = attr(set, eth::STRINGSET_STRINGS) else {
-        return out;
-    };
-    for (ty, s) in attrs(strings) {
-        if ty != eth::STRINGS_STRING {
-            continue;
-        }
-        let (Some(i), Some(v)) = (u32_attr(s, eth::STRING_INDEX), attr(s, eth::STRING_VALUE))
-        else {
-            continue;
-        };
-        let i = i as usize;
-        if i >= 4096 {
-            continue;
-        }
-        if out.len() <= i {
-            out.resize(i + 1, String::new());
-        }
-        out[i] = as_str(v);
-    }
-    out
+    Decoder::NATIVE.strset(a)
 }
 
-/// A compact bitset (`SIZE` + `VALUE`) as a bit test.
-fn compact_bits(a: &[u8], ty: u16) -> Vec<u8> {
-    attr(a, ty)
-        .and_then(|b| attr(b, eth::BITSET_VALUE))
-        .map(<[u8]>::to_vec)
-        .unwrap_or_default()
-}
-
-fn bit(v: &[u8], i: usize) -> bool {
-    v.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0)
-}
-
-/// Decode a compact `FEATURES_GET` reply with the feature names: a feature
-/// is fixed when it is not in `hw` (changeable) or is in `nochange`, as
-/// `ethtool -k` prints `[fixed]`.
+/// Decode a compact `FEATURES_GET` reply (host byte order).
 pub fn parse_features(a: &[u8], names: &[String]) -> BTreeMap<String, Feature> {
-    let hw = compact_bits(a, eth::FEATURES_HW);
-    let active = compact_bits(a, eth::FEATURES_ACTIVE);
-    let nochange = compact_bits(a, eth::FEATURES_NOCHANGE);
-    let size = attr(a, eth::FEATURES_ACTIVE)
-        .and_then(|b| u32_attr(b, eth::BITSET_SIZE))
-        .map_or(names.len(), |s| s as usize);
-    let mut out = BTreeMap::new();
-    for (i, name) in names.iter().enumerate().take(size) {
-        if name.is_empty() {
-            continue;
-        }
-        out.insert(
-            name.clone(),
-            Feature {
-                active: bit(&active, i),
-                fixed: !bit(&hw, i) || bit(&nochange, i),
-            },
-        );
-    }
-    out
+    Decoder::NATIVE.features(a, names)
+}
+
+fn bit(words: &[u32], i: usize) -> bool {
+    words.get(i / 32).is_some_and(|w| w & (1 << (i % 32)) != 0)
 }
 
 /// Format a hardware address.
@@ -340,13 +500,7 @@ impl Sock {
     /// 16-byte nlmsghdr).
     fn request(&self, ty: u16, payload: &[u8]) -> Result<Vec<u8>, NlError> {
         let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-        let mut msg = Vec::with_capacity(16 + payload.len());
-        msg.extend_from_slice(&((16 + payload.len()) as u32).to_le_bytes());
-        msg.extend_from_slice(&ty.to_le_bytes());
-        msg.extend_from_slice(&NLM_F_REQUEST.to_le_bytes());
-        msg.extend_from_slice(&seq.to_le_bytes());
-        msg.extend_from_slice(&0u32.to_le_bytes());
-        msg.extend_from_slice(payload);
+        let msg = Decoder::NATIVE.message(ty, NLM_F_REQUEST, seq, payload);
         rustix::net::sendto(
             &self.fd,
             &msg,
@@ -358,29 +512,8 @@ impl Sock {
         loop {
             let (_, n) = rustix::net::recv(&self.fd, &mut buf[..], RecvFlags::empty())
                 .map_err(|e| NlError::Io(format!("netlink recv: {e}")))?;
-            let mut off = 0;
-            while off + 16 <= n {
-                let len = as_u32(&buf[off..]).unwrap_or(0) as usize;
-                let mty = as_u16(&buf[off + 4..]).unwrap_or(0);
-                let mseq = as_u32(&buf[off + 8..]).unwrap_or(0);
-                if len < 16 || off + len > n {
-                    return Err(NlError::Malformed(format!("message length {len}")));
-                }
-                let body = &buf[off + 16..off + len];
-                if mseq == seq {
-                    if mty == NLMSG_ERROR {
-                        let code = body
-                            .get(..4)
-                            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                            .unwrap_or(0);
-                        if code != 0 {
-                            return Err(NlError::Errno(-code));
-                        }
-                    } else {
-                        return Ok(body.to_vec());
-                    }
-                }
-                off += align4(len);
+            if let Some(r) = Decoder::NATIVE.reply(buf.get(..n).unwrap_or_default(), seq) {
+                return r;
             }
         }
     }
@@ -591,7 +724,7 @@ mod tests {
         assert_eq!(a.bytes().len() % 4, 0);
         let got: Vec<(u16, Vec<u8>)> = attrs(a.bytes()).map(|(t, p)| (t, p.to_vec())).collect();
         assert_eq!(got[0], (2, b"eth0\0".to_vec()));
-        assert_eq!(as_u32(&got[1].1), Some(4));
+        assert_eq!(Endian::NATIVE.u32(&got[1].1), Some(4));
         assert_eq!(got[2], (11, vec![1]));
         // Truncated buffers stop iteration instead of panicking.
         let b = a.bytes();
@@ -631,7 +764,7 @@ mod tests {
         let bits = |v: u8| {
             let mut b = AttrBuf::default();
             b.put_u32(eth::BITSET_SIZE, 3)
-                .put(eth::BITSET_VALUE, &[v, 0, 0, 0]);
+                .put(eth::BITSET_VALUE, &Endian::NATIVE.u32_bytes(u32::from(v)));
             b
         };
         let mut a = AttrBuf::default();
@@ -681,6 +814,117 @@ mod tests {
             vec![String::new(), "rx-gro".to_string()]
         );
         assert!(parse_strset(&[]).is_empty());
+    }
+
+    /// A CHANNELS_GET reply as a big-endian kernel (s390x, ppc64) sends it:
+    /// `combined_max` (5) = 2 and `combined` (9) = 2, written out by hand.
+    const BE_CHANNELS: [u8; 16] = [
+        0, 8, 0, 5, 0, 0, 0, 2, // len 8, type 5, u32 2
+        0, 8, 0, 9, 0, 0, 0, 2, // len 8, type 9, u32 2
+    ];
+
+    #[test]
+    fn big_endian_capture_decodes() {
+        let c = Decoder(Endian::Big).channels(&BE_CHANNELS);
+        assert_eq!((c.combined, c.combined_max, c.rx), (Some(2), Some(2), None));
+        // The same bytes read little-endian are garbage: the order matters.
+        let wrong = Decoder(Endian::Little).channels(&BE_CHANNELS);
+        assert_eq!(wrong.combined, None);
+        // A little-endian host builds and decodes its own order.
+        let mut le = AttrBuf::with_endian(Endian::Little);
+        le.put_u32(5, 2).put_u32(9, 2);
+        assert_eq!(Decoder(Endian::Little).channels(le.bytes()), c);
+        let mut be = AttrBuf::with_endian(Endian::Big);
+        be.put_u32(5, 2).put_u32(9, 2);
+        assert_eq!(be.bytes(), BE_CHANNELS);
+    }
+
+    #[test]
+    fn big_endian_bitsets_are_u32_words() {
+        // 34 features; bits 0 and 33 active. ethnl_put_bitset32 sends u32
+        // words in host order: on big-endian bit 0 is in the 4th byte.
+        let names: Vec<String> = (0..34).map(|i| format!("f{i}")).collect();
+        let bits = |words: [u32; 2], e: Endian| {
+            let mut v = Vec::new();
+            for w in words {
+                v.extend_from_slice(&e.u32_bytes(w));
+            }
+            let mut b = AttrBuf::with_endian(e);
+            b.put_u32(eth::BITSET_SIZE, 34).put(eth::BITSET_VALUE, &v);
+            b
+        };
+        for e in [Endian::Big, Endian::Little] {
+            let mut a = AttrBuf::with_endian(e);
+            a.nest(eth::FEATURES_HW, &bits([u32::MAX, 3], e))
+                .nest(eth::FEATURES_ACTIVE, &bits([1, 2], e))
+                .nest(eth::FEATURES_NOCHANGE, &bits([0, 0], e));
+            let f = Decoder(e).features(a.bytes(), &names);
+            let on: Vec<&str> = f
+                .iter()
+                .filter(|(_, v)| v.active)
+                .map(|(k, _)| k.as_str())
+                .collect();
+            assert_eq!(on, ["f0", "f33"], "{e:?}");
+            assert!(f.values().all(|v| !v.fixed), "{e:?}");
+        }
+        // The raw big-endian bytes of the ACTIVE words, by hand.
+        let mut be = AttrBuf::with_endian(Endian::Big);
+        be.put_u32(eth::BITSET_SIZE, 34)
+            .put(eth::BITSET_VALUE, &[0, 0, 0, 1, 0, 0, 0, 2]);
+        let mut a = AttrBuf::with_endian(Endian::Big);
+        a.nest(eth::FEATURES_ACTIVE, &be);
+        let f = Decoder(Endian::Big).features(a.bytes(), &names);
+        assert!(f["f0"].active && f["f33"].active && !f["f1"].active && !f["f24"].active);
+    }
+
+    #[test]
+    fn big_endian_messages_and_errors() {
+        let be = Decoder(Endian::Big);
+        // An NLMSG_ERROR carrying -EOPNOTSUPP, as a big-endian kernel sends it.
+        let mut err = vec![0, 0, 0, 36, 0, 2, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0];
+        err.extend_from_slice(&(-95i32).to_be_bytes());
+        err.extend_from_slice(&[0; 16]);
+        assert_eq!(be.reply(&err, 7), Some(Err(NlError::Errno(95))));
+        assert_eq!(be.reply(&err, 8), None);
+        let ok = be.message(0x1c, 0, 9, &BE_CHANNELS);
+        assert_eq!(&ok[..4], &[0, 0, 0, 32]);
+        assert_eq!(be.reply(&ok, 9), Some(Ok(BE_CHANNELS.to_vec())));
+        // A length past the datagram is malformed, not a panic.
+        let mut cut = ok.clone();
+        cut.truncate(20);
+        assert!(matches!(
+            be.reply(&cut, 9),
+            Some(Err(NlError::Malformed(_)))
+        ));
+        for n in 0..ok.len() {
+            let _ = Decoder(Endian::Little).reply(&ok[..n], 9);
+        }
+    }
+
+    #[test]
+    fn big_endian_strset_rings_coalesce() {
+        let e = Endian::Big;
+        let mut s0 = AttrBuf::with_endian(e);
+        s0.put_u32(eth::STRING_INDEX, 1)
+            .put_str(eth::STRING_VALUE, "rx-gro");
+        let mut strings = AttrBuf::with_endian(e);
+        strings.nest(eth::STRINGS_STRING, &s0);
+        let mut set = AttrBuf::with_endian(e);
+        set.put_u32(eth::STRINGSET_ID, 4)
+            .nest(eth::STRINGSET_STRINGS, &strings);
+        let mut sets = AttrBuf::with_endian(e);
+        sets.nest(eth::STRINGSETS_STRINGSET, &set);
+        let mut a = AttrBuf::with_endian(e);
+        a.nest(eth::STRSET_STRINGSETS, &sets);
+        assert_eq!(Decoder(e).strset(a.bytes()), ["", "rx-gro"]);
+        let mut r = AttrBuf::with_endian(e);
+        r.put_u32(2, 4096).put_u32(6, 512);
+        let r = Decoder(e).rings(r.bytes());
+        assert_eq!((r.rx, r.rx_max), (Some(512), Some(4096)));
+        let mut co = AttrBuf::with_endian(e);
+        co.put_u32(2, 50).put(11, &[1]);
+        let co = Decoder(e).coalesce(co.bytes());
+        assert_eq!((co["rx-usecs"], co["adaptive-rx"]), (50, 1));
     }
 
     #[test]

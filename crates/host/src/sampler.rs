@@ -80,6 +80,9 @@ struct NicReader {
     unsupported: Vec<String>,
 }
 
+/// Every file a [`Sampler`] reads, in reading order (`/proc/stat` first).
+pub const SAMPLER_FILES: [&str; 7] = [STAT, SOFTIRQS, INTERRUPTS, NETDEV, SOFTNET, SNMP, NETSTAT];
+
 const STAT: &str = "/proc/stat";
 const SOFTIRQS: &str = "/proc/softirqs";
 const INTERRUPTS: &str = "/proc/interrupts";
@@ -148,7 +151,7 @@ impl Sampler {
     }
 
     /// Interfaces whose driver counters are read, in order.
-    fn nic_ifaces(&self) -> Vec<String> {
+    pub(crate) fn nic_ifaces(&self) -> Vec<String> {
         let Some(n) = &self.nic else {
             return Vec::new();
         };
@@ -195,7 +198,7 @@ impl Sampler {
     }
 
     /// RX queue count per interface (`/sys/class/net/IF/queues/rx-N`), read once.
-    fn rx_queue_counts(&mut self) -> Arc<BTreeMap<String, u32>> {
+    pub(crate) fn rx_queue_counts(&mut self) -> Arc<BTreeMap<String, u32>> {
         if let Some(d) = &self.rx_queues {
             return d.clone();
         }
@@ -245,7 +248,7 @@ impl Sampler {
         })
     }
 
-    fn devices(&mut self) -> Arc<BTreeMap<String, String>> {
+    pub(crate) fn devices(&mut self) -> Arc<BTreeMap<String, String>> {
         if let Some(d) = &self.devices {
             return d.clone();
         }
@@ -505,6 +508,83 @@ mod tests {
         std::fs::write(t.path().join("proc/net/snmp"), "Udp: A\n").unwrap();
         let e = s.sample().unwrap_err();
         assert!(e.to_string().contains("/proc/net/snmp"), "{e}");
+    }
+
+    #[test]
+    fn nic_stats_from_a_fixture_root() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        std::fs::create_dir_all(r.join("proc")).unwrap();
+        std::fs::create_dir_all(r.join("ethtool")).unwrap();
+        for q in ["rx-0", "tx-0"] {
+            std::fs::create_dir_all(r.join("sys/class/net/eth0/queues").join(q)).unwrap();
+        }
+        std::fs::create_dir_all(r.join("sys/class/net/lo")).unwrap();
+        std::fs::write(r.join("proc/stat"), "cpu 1 0 0 0\ncpu0 1 0 0 0\n").unwrap();
+        let stats = |v: u64| {
+            format!(
+                r#"{{"stats": {{"status": "ok", "value": {{"driver": {{"rx_queue_0_packets": {v}, "rx_queue_0_drops": 1}}}}}}}}"#
+            )
+        };
+        std::fs::write(r.join("ethtool/eth0.json"), stats(10)).unwrap();
+        // Without with_nic_stats nothing is read.
+        let plain = Sampler::new(Root::new(r)).sample().unwrap();
+        assert!(plain.nic.is_empty());
+        let mut s = Sampler::new(Root::new(r)).with_nic_stats(&[]);
+        let a = s.sample().unwrap();
+        assert_eq!(a.nic["eth0"].driver["rx_queue_0_packets"], 10);
+        assert_eq!(a.rx_queue_counts.get("eth0"), Some(&1));
+        std::fs::write(r.join("ethtool/eth0.json"), stats(25)).unwrap();
+        let mut b = s.sample().unwrap();
+        b.at = Nanos(a.at.0 + 1_000_000_000);
+        let d = b.delta(&a);
+        assert_eq!(d.queues.len(), 1, "{:?}", d.queues);
+        assert_eq!(
+            (d.queues[0].packets, d.queues[0].drops),
+            (Some(15), Some(0))
+        );
+        assert_eq!(d.nic_counters["eth0"]["rx_queue_0_packets"], 15);
+        // A corrupt file is a note, not a failure.
+        std::fs::write(r.join("ethtool/eth0.json"), "{").unwrap();
+        let c = s.sample().unwrap();
+        assert!(c.nic.is_empty());
+        assert!(
+            c.delta(&b)
+                .notes
+                .iter()
+                .any(|n| n.contains("ethtool/eth0.json")),
+            "{:?}",
+            c.missing
+        );
+    }
+
+    #[test]
+    fn live_nic_stats() {
+        if std::process::Command::new("ethtool")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("skipped: ethtool(8) is not installed");
+            return;
+        }
+        let mut s = Sampler::new(Root::live()).with_nic_stats(&["lo".to_string()]);
+        // lo has no driver statistics: unsupported, not an error, not asked again.
+        let a = s.sample().unwrap();
+        assert!(a.nic.is_empty() && a.missing.is_empty(), "{:?}", a.missing);
+        assert!(s.nic_ifaces().is_empty());
+        let Some(eth) = Root::live()
+            .list("/sys/class/net")
+            .unwrap()
+            .into_iter()
+            .find(|i| i != "lo" && Path::new("/sys/class/net").join(i).join("device").exists())
+        else {
+            eprintln!("skipped: no NIC with a device");
+            return;
+        };
+        let mut s = Sampler::new(Root::live()).with_nic_stats(std::slice::from_ref(&eth));
+        let a = s.sample().unwrap();
+        assert!(!a.nic[&eth].driver.is_empty(), "{eth}: {:?}", a.missing);
     }
 
     #[test]

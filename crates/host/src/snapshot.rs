@@ -420,7 +420,9 @@ fn read_interface(
 
     let ethtool = eth.read(name);
     for m in ethtool.errors() {
-        let path = if ctx.root.is_live() {
+        let path = if ctx.root.is_live() && m.starts_with("ethtool -S") {
+            format!("ethtool -S ({name})")
+        } else if ctx.root.is_live() {
             format!("ethtool netlink ({name})")
         } else {
             ethtool::fixture_path(name)

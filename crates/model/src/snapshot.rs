@@ -359,6 +359,11 @@ pub enum Probe<T> {
 }
 
 impl<T> Probe<T> {
+    /// Whether it was not attempted.
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Probe::Absent)
+    }
+
     /// The value, if read.
     pub fn value(&self) -> Option<&T> {
         match self {
@@ -392,8 +397,9 @@ pub struct EthtoolState {
     pub perm_mac: Option<String>,
     /// The driver's own counters (`ethtool -S`, and the standard groups of
     /// `ethtool -S --all-groups`); [`Probe::Absent`] in fixtures and
-    /// snapshots written before the field existed.
-    #[serde(default)]
+    /// snapshots written before the field existed (and then left out of the
+    /// JSON, so older files keep their exact shape).
+    #[serde(default, skip_serializing_if = "Probe::is_absent")]
     pub stats: Probe<NicStats>,
 }
 

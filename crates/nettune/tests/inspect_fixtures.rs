@@ -127,3 +127,59 @@ fn findings_rfs_and_drops() {
     sorted.sort();
     assert_eq!(sev, sorted);
 }
+
+#[test]
+fn driver_counters_per_queue_nic_ena() {
+    // tests/fixtures/nic-ena/ethtool/ens5.json: ena's counter names, 4 queues.
+    let snap = host::read_snapshot(&fixture("nic-ena"));
+    let text = render(&snap);
+    let ens5 = &text[text.find("ens5: driver ena").unwrap()..];
+    assert!(
+        ens5.contains("stats: 129 driver counters (ethtool -S)"),
+        "{ens5}"
+    );
+    // Packets, bytes, drops (ena has no per-queue drop counter), raw counters.
+    for (q, raw) in [("rx-0", 13), ("rx-3", 13), ("tx-0", 15), ("tx-3", 15)] {
+        let row: Vec<&str> = ens5
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{q} ")))
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert_eq!(row, [q, "0", "0", "-", &raw.to_string()], "{ens5}");
+    }
+    assert!(ens5.contains("driver drop/error counters: all 0"), "{ens5}");
+    let st = snap
+        .interface("ens5")
+        .unwrap()
+        .ethtool
+        .stats
+        .value()
+        .unwrap();
+    assert_eq!(st.driver["pps_allowance_exceeded"], 0);
+}
+
+#[test]
+fn nonzero_driver_trouble_counters_are_listed() {
+    let mut snap = host::read_snapshot(&fixture("nic-ena"));
+    let i = snap
+        .interfaces
+        .iter_mut()
+        .find(|i| i.name == "ens5")
+        .unwrap();
+    let model::snapshot::Probe::Ok { value } = &mut i.ethtool.stats else {
+        panic!("no stats");
+    };
+    value.driver.insert("pps_allowance_exceeded".into(), 1840);
+    value.driver.insert("queue_2_rx_cnt".into(), 77);
+    let text = render(&snap);
+    assert!(
+        text.contains("driver drop/error counters: pps_allowance_exceeded 1840"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("rx-2   77")),
+        "{text}"
+    );
+}

@@ -12,7 +12,13 @@ fn repo() -> PathBuf {
 
 const FIXTURES: &[&str] = &["kvm-2vcpu-6.18", "c4-8xlarge", "two-socket-16q"];
 /// Maps whose keys are data, written `*` in the shape.
-const DYNAMIC: &[&str] = &["sysctls", "coalesce.value", "features.value"];
+const DYNAMIC: &[&str] = &[
+    "sysctls",
+    "coalesce.value",
+    "features.value",
+    "stats.value.driver",
+    "stats.value.standard",
+];
 
 struct Decl {
     types: BTreeSet<String>,

@@ -112,6 +112,24 @@ fn stat_sees_iperf3_load_in_a_namespace() {
         for c in d["cpus"].as_array().unwrap() {
             net_rx += c["net_rx"].as_u64().unwrap();
         }
+        assert_eq!(d["schema_version"], 1);
+        // veth's driver counters (ethtool -S in the namespace): per-queue
+        // drops of both RX queues; no per-queue packet counter (its
+        // xdp_packets count only the NAPI path), and two queues, so the
+        // interface's packets are not given to one.
+        if have("ethtool") {
+            let rx: Vec<&serde_json::Value> = d["queues"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|q| q["iface"] == "nt1" && q["dir"] == "rx")
+                .collect();
+            assert_eq!(rx.len(), 2, "{d}");
+            for (i, q) in rx.iter().enumerate() {
+                assert_eq!(q["index"], i);
+                assert!(q["drops"].is_u64() && q["packets"].is_null(), "{q}");
+            }
+        }
     }
     eprintln!("stat: {rx_sum} nt1 rx packets, kernel: {kernel}, NET_RX softirqs: {net_rx}");
     assert!(net_rx > 0, "no NET_RX softirqs during the load: {text}");

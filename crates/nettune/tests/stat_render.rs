@@ -7,7 +7,7 @@
 use host::sampler::{Delta, Sampler};
 use host::Root;
 use model::Nanos;
-use nettune::cmd::stat::{filter, render};
+use nettune::cmd::stat::{filter, json_line, render};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -71,8 +71,21 @@ fn json_shape() {
     top.sort();
     assert_eq!(
         top,
-        ["at", "counters", "cpus", "elapsed", "ifaces", "irqs", "notes"]
+        [
+            "at",
+            "counters",
+            "cpus",
+            "elapsed",
+            "ifaces",
+            "irqs",
+            "nic_counters",
+            "notes",
+            "queues"
+        ]
     );
+    // The recorded set has no driver counters: no queues, nothing moved.
+    assert_eq!(v["queues"], serde_json::json!([]));
+    assert_eq!(v["nic_counters"], serde_json::json!({}));
     assert_eq!(v["elapsed"], 1_000_000_000u64);
     let cpu = &v["cpus"][0];
     let mut ck = keys(cpu);
@@ -183,6 +196,7 @@ fn cli_ndjson_on_a_recorded_root() {
     let mut elapsed = 0;
     for l in lines {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["schema_version"], 1, "{l}");
         assert_eq!(v["ifaces"].as_array().unwrap().len(), 1);
         assert_eq!(v["ifaces"][0]["name"], "nt1");
         // A recorded tree does not move.
@@ -251,4 +265,111 @@ fn cli_rejects_bad_flags() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn json_lines_carry_schema_version_first() {
+    let d = recorded_delta();
+    let line = json_line(&d).unwrap();
+    assert!(line.starts_with("{\"schema_version\":1,\"at\":"), "{line}");
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    // Everything else is the Delta, unchanged.
+    let mut without = v.as_object().unwrap().clone();
+    without.remove("schema_version");
+    let plain: serde_json::Value =
+        serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+    assert_eq!(serde_json::Value::Object(without), plain);
+    assert_eq!(model::sample::STAT_SCHEMA_VERSION, 1);
+}
+
+#[test]
+fn human_screen_per_queue_section() {
+    use model::parse::ethtool_stats::QueueDir;
+    use model::sample::QueueDelta;
+    let mut d = recorded_delta();
+    d.queues = vec![
+        QueueDelta {
+            iface: "eth0".into(),
+            dir: QueueDir::Rx,
+            index: 1,
+            packets: Some(81_000),
+            drops: Some(30),
+            packets_per_s: Some(81_000.0),
+            drops_per_s: Some(30.0),
+            irq: Some(model::IrqNumber(28)),
+            interrupts: Some(1620),
+            packets_per_interrupt: Some(50.0),
+        },
+        QueueDelta {
+            iface: "eth0".into(),
+            dir: QueueDir::Tx,
+            index: 1,
+            packets: None,
+            drops: None,
+            packets_per_s: None,
+            drops_per_s: None,
+            irq: None,
+            interrupts: None,
+            packets_per_interrupt: None,
+        },
+    ];
+    d.nic_counters.insert(
+        "eth0".into(),
+        [
+            ("rx_queue_1_drops".to_string(), 30),
+            ("rx_queue_1_packets".to_string(), 81_000),
+            ("pps_allowance_exceeded".to_string(), 12),
+        ]
+        .into(),
+    );
+    let s = render(&d, 4);
+    let rows: Vec<Vec<&str>> = s
+        .lines()
+        .skip_while(|l| !l.starts_with("NIC queue"))
+        .take(3)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec!["NIC", "queue", "queue", "pkt/s", "drops/s", "IRQ", "irq/s", "pkt/irq"],
+            vec!["eth0", "rx-1", "81.0k", "30", "28", "1620", "50.0"],
+            vec!["eth0", "tx-1", "-", "-", "-", "-", "-"],
+        ],
+        "{s}"
+    );
+    // Trouble counters that moved are listed; traffic counters are not.
+    assert!(
+        s.contains(
+            "NIC driver drops/errors: eth0 pps_allowance_exceeded +12  eth0 rx_queue_1_drops +30"
+        ),
+        "{s}"
+    );
+    filter(&mut d, &["nt1".to_string()], None);
+    assert!(d.queues.is_empty() && d.nic_counters.is_empty());
+}
+
+#[test]
+fn many_quiet_queues_are_folded() {
+    use model::parse::ethtool_stats::QueueDir;
+    use model::sample::QueueDelta;
+    let mut d = recorded_delta();
+    d.queues = (0..40)
+        .map(|i| QueueDelta {
+            iface: "eth0".into(),
+            dir: QueueDir::Rx,
+            index: i,
+            packets: Some(if i == 7 { 500 } else { 0 }),
+            drops: Some(0),
+            packets_per_s: Some(if i == 7 { 500.0 } else { 0.0 }),
+            drops_per_s: Some(0.0),
+            irq: None,
+            interrupts: None,
+            packets_per_interrupt: None,
+        })
+        .collect();
+    let s = render(&d, 1);
+    assert!(s.contains("eth0         rx-7"), "{s}");
+    assert!(!s.contains("rx-8 "), "{s}");
+    assert!(s.contains("(+39 quiet queues)"), "{s}");
 }

@@ -20,8 +20,9 @@ Examples:
 
 Shows NUMA nodes, cores and SMT siblings; per NIC its driver, PCI address, node, ethtool
 channels, rings, coalescing and features, and a queue -> IRQ -> affinity -> node -> RPS/XPS ->
-interrupts table (a queue mapping inferred from MSI order or a legacy IRQ is marked); key
-sysctls; irqbalance and tuned; and findings. The --json shape is in docs/snapshot.md.";
+interrupts table (a queue mapping inferred from MSI order or a legacy IRQ is marked); the
+driver's own counters (ethtool -S) per queue, and its drop/error counters that are not zero;
+key sysctls; irqbalance and tuned; and findings. The --json shape is in docs/snapshot.md.";
 
 /// Flags of `nettune inspect`.
 #[derive(Debug, clap::Args)]
@@ -360,19 +361,93 @@ fn ethtool_lines(o: &mut String, i: &Interface) {
         ("coalesce", coalesce, kind(&e.coalesce)),
         ("features", features, kind(&e.features)),
     ];
-    for (label, text, k) in &parts {
+    let stats = probe_text(&e.stats, |s| {
+        format!(
+            "{} driver counters (ethtool -S), {} in standard groups",
+            s.driver.len(),
+            s.standard.len()
+        )
+    });
+    for (label, text, k) in parts
+        .iter()
+        .chain(std::iter::once(&("stats", stats, kind(&e.stats))))
+    {
         if *k == Kind::Shown {
             let _ = writeln!(o, "  {label}: {text}");
         }
     }
+    // Statistics not read (fixtures recorded before them) are not listed.
+    let stats_unsupported = kind(&e.stats) == Kind::Unsupported;
     for (k, word) in [
         (Kind::Unsupported, "unsupported"),
         (Kind::Absent, "not read"),
     ] {
-        let names: Vec<&str> = parts.iter().filter(|p| p.2 == k).map(|p| p.0).collect();
+        let mut names: Vec<&str> = parts.iter().filter(|p| p.2 == k).map(|p| p.0).collect();
+        if k == Kind::Unsupported && stats_unsupported {
+            names.push("stats");
+        }
         if !names.is_empty() {
             let _ = writeln!(o, "  {word}: {}", names.join(", "));
         }
+    }
+}
+
+/// Words in a driver counter's name that mark it as counting trouble.
+pub const TROUBLE_WORDS: &[&str] = &[
+    "drop",
+    "miss",
+    "err",
+    "fail",
+    "exceeded",
+    "no_buf",
+    "out_of_buffer",
+    "timeout",
+    "fifo",
+    "discard",
+    "overrun",
+    "crc",
+    "busy",
+    "bad",
+];
+
+/// Whether a driver counter counts trouble (drops, errors, allowance hits).
+pub fn is_trouble(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    TROUBLE_WORDS.iter().any(|w| n.contains(w))
+}
+
+/// Per-queue packets, bytes and drops from the driver's counters, and the
+/// NIC-wide trouble counters that are not zero.
+fn driver_stats_lines(o: &mut String, i: &Interface) {
+    let Some(st) = i.ethtool.stats.value() else {
+        return;
+    };
+    let qs = st.queues();
+    if !qs.is_empty() {
+        let mut t = Table::new(&["QUEUE", "PACKETS", "BYTES", "DROPS", "COUNTERS"]);
+        for q in &qs {
+            let n = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+            t.row(vec![
+                format!("{}-{}", q.dir.name(), q.index),
+                n(q.packets),
+                n(q.bytes),
+                n(q.drops),
+                q.raw.len().to_string(),
+            ]);
+        }
+        let _ = writeln!(o, "  driver counters per queue (ethtool -S):");
+        o.push_str(&t.render("    "));
+    }
+    let trouble: Vec<String> = st
+        .driver
+        .iter()
+        .filter(|(k, v)| **v > 0 && is_trouble(k))
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    if trouble.is_empty() {
+        let _ = writeln!(o, "  driver drop/error counters: all 0");
+    } else {
+        let _ = writeln!(o, "  driver drop/error counters: {}", trouble.join(", "));
     }
 }
 
@@ -428,6 +503,7 @@ fn interface(o: &mut String, s: &HostSnapshot, i: &Interface) {
     } else {
         irq_table(o, s, i);
     }
+    driver_stats_lines(o, i);
 }
 
 /// The three lines of driver, link and NAPI facts.

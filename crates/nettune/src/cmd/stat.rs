@@ -4,7 +4,7 @@
 //! shape in `docs/stat.md`).
 
 use anyhow::{bail, Context};
-use host::sampler::{Delta, Sampler, ERROR_COUNTERS};
+use host::sampler::{Delta, QueueDelta, Sampler, ERROR_COUNTERS, STAT_SCHEMA_VERSION};
 use host::Root;
 use model::snapshot::{QueueKind, QueueRef};
 use model::units::fmt_bits_per_sec;
@@ -18,17 +18,25 @@ use std::time::{Duration, Instant};
 /// How many IRQs the human screen lists per interval.
 pub const TOP_IRQS: usize = 10;
 
+/// Above this many queues, the human screen hides the quiet ones (no
+/// packets, no drops, no interrupts in the interval).
+pub const TOP_QUEUES: usize = 16;
+
 const EXAMPLES: &str = "\
 Examples:
   nettune stat                          one report a second until Ctrl-C
   nettune stat 1 5                      five reports a second apart (as mpstat takes them)
   nettune stat -i 0.5 --iface eth0      twice a second, one NIC
   nettune stat --cpus 0-3 --json        NDJSON, CPUs 0-3 only (shape: docs/stat.md)
-  nettune stat --root DIR -c 1          a tree recorded by `nettune capture`
+  nettune stat --root DIR -c 1          a tree recorded by `nettune capture`; with samples
+                                        recorded (capture --samples N), their N-1 intervals
+  nettune stat --no-nic-stats           without the driver counters (no ethtool -S runs)
 
 Per interval: per-CPU %usr/%sys/%irq/%soft/%steal/%idle and NET_RX/NET_TX softirqs/s;
 softnet processed, dropped, time_squeeze and RPS per CPU; per NIC packets/s, bit/s and
-drops; the busiest IRQs with their queue; UDP/TCP error counters that moved.";
+drops; per queue packets/s and drops/s from the driver's counters (ethtool -S) with the
+queue's IRQ and packets per interrupt; driver drop/error counters that moved; the busiest
+IRQs with their queue; UDP/TCP error counters that moved.";
 
 /// Flags of `nettune stat`.
 #[derive(Debug, clap::Args)]
@@ -58,6 +66,28 @@ pub struct Args {
     /// Only these CPUs in the CPU section, as a cpulist (`0-3,8`).
     #[arg(long, value_parser = parse_cpus)]
     pub cpus: Option<CpuSet>,
+    /// Do not read the driver counters (`ethtool -S`, one run per interface
+    /// and interval): no per-queue section.
+    #[arg(long)]
+    pub no_nic_stats: bool,
+}
+
+/// One `--json` line: a [`Delta`] with the shape's version first.
+#[derive(Debug, serde::Serialize)]
+pub struct JsonLine<'a> {
+    /// [`STAT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The interval.
+    #[serde(flatten)]
+    pub delta: &'a Delta,
+}
+
+/// The `--json` line of `d` (without the newline).
+pub fn json_line(d: &Delta) -> serde_json::Result<String> {
+    serde_json::to_string(&JsonLine {
+        schema_version: STAT_SCHEMA_VERSION,
+        delta: d,
+    })
 }
 
 fn parse_interval(s: &str) -> anyhow::Result<Duration> {
@@ -99,6 +129,8 @@ fn parse_cpus(s: &str) -> anyhow::Result<CpuSet> {
 pub fn filter(d: &mut Delta, ifaces: &[String], cpus: Option<&CpuSet>) {
     if !ifaces.is_empty() {
         d.ifaces.retain(|i| ifaces.contains(&i.name));
+        d.queues.retain(|q| ifaces.contains(&q.iface));
+        d.nic_counters.retain(|i, _| ifaces.contains(i));
     }
     if let Some(set) = cpus {
         d.cpus.retain(|c| set.contains(c.cpu.0));
@@ -113,7 +145,19 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if args.count_pos.is_some() {
         args.count = args.count_pos;
     }
-    let mut sampler = Sampler::new(Root::new(&args.root));
+    let root = Root::new(&args.root);
+    if !root.is_live() {
+        let recorded = host::capture::read_samples(&root).with_context(|| {
+            format!("reading the samples recorded under {}", args.root.display())
+        })?;
+        if !recorded.is_empty() {
+            return replay(&args, &recorded);
+        }
+    }
+    let mut sampler = Sampler::new(root);
+    if !args.no_nic_stats {
+        sampler = sampler.with_nic_stats(&args.iface);
+    }
     let mut prev = sampler
         .sample()
         .with_context(|| format!("reading counters under {}", args.root.display()))?;
@@ -139,7 +183,6 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let start = Instant::now();
-    let stdout = std::io::stdout();
     let mut seq = 0u64;
     while args.count.is_none_or(|n| seq < n) {
         seq += 1;
@@ -151,21 +194,55 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             std::thread::sleep(wait);
         }
         let now = sampler.sample()?;
-        let mut d = now.delta(&prev);
+        let d = now.delta(&prev);
         prev = now;
-        filter(&mut d, &args.iface, args.cpus.as_ref());
-        let text = if args.json {
-            let mut line = serde_json::to_string(&d)?;
-            line.push('\n');
-            line
-        } else {
-            render(&d, seq)
-        };
-        let mut out = stdout.lock();
-        match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
-            Err(e) => return Err(e).context("writing to stdout"),
+        if !emit(&args, d, seq)? {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Filter and print one interval; `false` when stdout is gone.
+fn emit(args: &Args, mut d: Delta, seq: u64) -> anyhow::Result<bool> {
+    filter(&mut d, &args.iface, args.cpus.as_ref());
+    let text = if args.json {
+        let mut line = json_line(&d)?;
+        line.push('\n');
+        line
+    } else {
+        render(&d, seq)
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(e).context("writing to stdout"),
+    }
+}
+
+/// The intervals between samples recorded by `nettune capture --samples`,
+/// at most `--count`, printed at once (the interval is the recorded one).
+fn replay(args: &Args, samples: &[host::sampler::Sample]) -> anyhow::Result<ExitCode> {
+    if samples.len() < 2 {
+        bail!(
+            "{} holds one recorded sample: an interval needs two (capture --samples 2 or more)",
+            args.root.display()
+        );
+    }
+    if let Some(nd) = &samples[0].netdev {
+        if let Some(want) = args.iface.iter().find(|w| nd.get(w).is_none()) {
+            bail!("no interface `{want}` in the recorded /proc/net/dev");
+        }
+    }
+    for (k, w) in samples.windows(2).enumerate() {
+        let seq = k as u64 + 1;
+        if args.count.is_some_and(|n| seq > n) {
+            break;
+        }
+        if !emit(args, w[1].delta(&w[0]), seq)? {
+            break;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -276,6 +353,7 @@ pub fn render(d: &Delta, seq: u64) -> String {
             );
         }
     }
+    queues_section(&mut o, d);
     if d.irqs.is_empty() {
         let _ = writeln!(o, "IRQs: none fired");
     } else {
@@ -327,6 +405,64 @@ pub fn render(d: &Delta, seq: u64) -> String {
         let _ = writeln!(o, "note: {n}");
     }
     o
+}
+
+/// Per-queue packets/s and drops/s, with the queue's IRQ and packets per
+/// interrupt; then the driver's trouble counters that moved.
+fn queues_section(o: &mut String, d: &Delta) {
+    if !d.queues.is_empty() {
+        let _ = writeln!(
+            o,
+            "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
+            "NIC queue", "queue", "pkt/s", "drops/s", "IRQ", "irq/s", "pkt/irq"
+        );
+        // Many queues (mlx5 has 2 per channel): hide the quiet ones.
+        let quiet = |q: &&QueueDelta| {
+            q.packets.unwrap_or(0) == 0 && q.drops.unwrap_or(0) == 0 && q.interrupts.is_none()
+        };
+        let shown: Vec<&QueueDelta> = if d.queues.len() > TOP_QUEUES {
+            d.queues.iter().filter(|q| !quiet(q)).collect()
+        } else {
+            d.queues.iter().collect()
+        };
+        for q in &shown {
+            let irq_s = match (q.interrupts, d.elapsed.0) {
+                (Some(n), e) if e > 0 => rate(n as f64 / secs(d.elapsed)),
+                _ => "-".into(),
+            };
+            let _ = writeln!(
+                o,
+                "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
+                q.iface,
+                format!("{}-{}", q.dir.name(), q.index),
+                opt_rate(q.packets_per_s),
+                opt_rate(q.drops_per_s),
+                q.irq.map_or_else(|| "-".into(), |i| i.0.to_string()),
+                irq_s,
+                q.packets_per_interrupt
+                    .map_or_else(|| "-".into(), |v| format!("{v:.1}")),
+            );
+        }
+        if shown.len() < d.queues.len() {
+            let _ = writeln!(
+                o,
+                "             (+{} quiet queues)",
+                d.queues.len() - shown.len()
+            );
+        }
+    }
+    let moved: Vec<String> = d
+        .nic_counters
+        .iter()
+        .flat_map(|(iface, m)| {
+            m.iter()
+                .filter(|(k, _)| crate::cmd::inspect::is_trouble(k))
+                .map(move |(k, v)| format!("{iface} {k} +{v}"))
+        })
+        .collect();
+    if !moved.is_empty() {
+        let _ = writeln!(o, "NIC driver drops/errors: {}", moved.join("  "));
+    }
 }
 
 #[cfg(test)]
