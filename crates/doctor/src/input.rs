@@ -45,6 +45,9 @@ pub struct Input {
     pub bdp: Option<Bdp>,
     /// `/proc/net/sockstat` at the end of the window (TIME_WAIT, orphans, TCP memory).
     pub sockstat: Option<Sockstat>,
+    /// The plan of the newest generation in force in the journal
+    /// (`/var/lib/nettune`), if any.
+    pub applied: Option<Plan>,
     /// How the root was named on the command line (`--root DIR`), repeated in
     /// the `nettune plan` commands of fixes; `None` for the live host.
     pub root_arg: Option<String>,
@@ -65,6 +68,7 @@ impl Input {
             profile_arg: None,
             bdp: None,
             sockstat: None,
+            applied: None,
             root_arg: None,
             unreadable: Vec::new(),
         }
@@ -142,6 +146,8 @@ pub struct Cx<'a> {
     pub plan_profile: String,
     /// The plan for that profile on this host, or why there is none.
     pub plan: Result<Plan, String>,
+    /// The resolved profile of `plan_profile`.
+    profile: Option<Profile>,
     /// `model::findings::findings` of the snapshot.
     pub host_findings: Vec<model::findings::Finding>,
     /// Online CPUs without isolated ones.
@@ -170,6 +176,7 @@ impl<'a> Cx<'a> {
             ..PlanOptions::default()
         };
         let plan = profile
+            .clone()
             .and_then(|p| tune::plan(s, &input.extras, &p, &opts).map_err(|e| e.to_string()));
         let usable = s.cpu.online.difference(&s.cpu.isolated);
         let cores = physical_cores(s, &usable);
@@ -178,6 +185,7 @@ impl<'a> Cx<'a> {
             window,
             plan_profile,
             plan,
+            profile: profile.ok(),
             host_findings: model::findings::findings(s),
             usable,
             cores,
@@ -243,7 +251,7 @@ impl<'a> Cx<'a> {
             c.push_str(&format!(" --root {r}"));
         }
         if let Some(b) = &self.input.bdp {
-            c.push_str(&format!(" --bdp {}bit,{}us", b.rate_bps, b.rtt_us));
+            c.push_str(&format!(" --bdp {}", bdp_arg(b)));
         }
         if let Some(i) = iface {
             c.push_str(&format!(" --iface {i}"));
@@ -251,17 +259,35 @@ impl<'a> Cx<'a> {
         c
     }
 
-    /// Changes of the plan made by `rules`, about `iface` when given.
+    /// Changes of the plan made by `rules`, about `iface` when given. An
+    /// interface the default plan leaves out (a virtual device: veth, bond)
+    /// is planned alone, as `--iface IF` does.
     pub fn plan_changes(&self, rules: &[RuleId], iface: Option<&str>) -> Vec<Change> {
         let Ok(plan) = &self.plan else {
             return Vec::new();
         };
-        plan.changes
-            .iter()
-            .filter(|c| rules.iter().any(|r| r.as_str() == c.rule))
-            .filter(|c| iface.is_none_or(|i| change_is_about(c, i)))
-            .cloned()
-            .collect()
+        let pick = |p: &Plan| -> Vec<Change> {
+            p.changes
+                .iter()
+                .filter(|c| rules.iter().any(|r| r.as_str() == c.rule))
+                .filter(|c| iface.is_none_or(|i| change_is_about(c, i)))
+                .cloned()
+                .collect()
+        };
+        let found = pick(plan);
+        match (iface, &self.profile) {
+            (Some(i), Some(profile)) if found.is_empty() && self.snap().interface(i).is_some() => {
+                let opts = PlanOptions {
+                    ifaces: vec![i.to_string()],
+                    bdp: self.input.bdp,
+                    ..PlanOptions::default()
+                };
+                tune::plan(self.snap(), &self.input.extras, profile, &opts)
+                    .map(|p| pick(&p))
+                    .unwrap_or_default()
+            }
+            _ => found,
+        }
     }
 
     /// A fix from the plan: the changes of `rules` (about `iface`), the
@@ -324,4 +350,27 @@ fn physical_cores(s: &HostSnapshot, usable: &CpuSet) -> usize {
         }
     }
     n
+}
+
+/// `--bdp` as a user would write it (`100mbit,100ms`).
+pub fn bdp_arg(b: &Bdp) -> String {
+    let r = b.rate_bps;
+    let rate = [
+        (1_000_000_000_000, "tbit"),
+        (1_000_000_000, "gbit"),
+        (1_000_000, "mbit"),
+        (1_000, "kbit"),
+    ]
+    .iter()
+    .find(|(d, _)| r.is_multiple_of(*d))
+    .map_or_else(|| format!("{r}bit"), |(d, u)| format!("{}{u}", r / d));
+    let t = b.rtt_us;
+    let rtt = if t.is_multiple_of(1_000_000) {
+        format!("{}s", t / 1_000_000)
+    } else if t.is_multiple_of(1000) {
+        format!("{}ms", t / 1000)
+    } else {
+        format!("{t}us")
+    };
+    format!("{rate},{rtt}")
 }

@@ -71,12 +71,26 @@ mod nettune_doctor_report {
 
 #[test]
 fn human_screens() {
-    for (name, dir) in [
-        ("c4_8xlarge", "tests/fixtures/c4-8xlarge"),
-        ("two_socket_sfc", "tests/fixtures/nic-sfc-2node"),
-        ("ena", "tests/fixtures/nic-ena"),
+    for (name, args) in [
+        ("c4_8xlarge", &["--root", "tests/fixtures/c4-8xlarge"][..]),
+        (
+            "two_socket_sfc",
+            &["--root", "tests/fixtures/nic-sfc-2node"][..],
+        ),
+        ("ena", &["--root", "tests/fixtures/nic-ena"][..]),
+        (
+            "two_socket_32c_latency_bdp",
+            &[
+                "--root",
+                "tests/fixtures/tuner-two-socket-32c",
+                "--profile",
+                "latency",
+                "--bdp",
+                "100mbit,100ms",
+            ][..],
+        ),
     ] {
-        let o = doctor(&["--root", dir]);
+        let o = doctor(args);
         assert!(
             o.stderr.is_empty(),
             "{}",
@@ -160,9 +174,9 @@ fn help_has_examples() {
     assert!(h.contains("Exit status"), "{h}");
 }
 
-/// After `apply` of the throughput plan to a copy of each fixture (the
-/// c4.8xlarge and two-socket shapes among them), doctor finds nothing above
-/// info there: no false positives on a tuned host.
+/// After `apply` of a plan to a copy of each fixture (the c4.8xlarge and
+/// two-socket shapes among them), doctor with the same intent finds nothing
+/// above info there: no false positives on a tuned host.
 #[test]
 fn tuned_fixtures_have_nothing_above_info() {
     for f in [
@@ -174,25 +188,59 @@ fn tuned_fixtures_have_nothing_above_info() {
         "nic-mlx5",
         "kvm-2vcpu-6.18",
     ] {
-        let c = copy(f);
-        let before = bin()
-            .arg("doctor")
-            .arg("--root")
-            .arg(&c.root)
-            .output()
-            .unwrap();
-        ok(&c, &["apply", "--profile", "throughput", "--yes"]);
-        let o = bin()
-            .args(["doctor", "--profile", "throughput", "--root"])
-            .arg(&c.root)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&o.stdout);
-        assert_eq!(code(&o), 0, "{f} after apply:\n{text}");
-        assert!(
-            !text.contains("WARNING") && !text.contains("CRITICAL"),
-            "{f}: {text}"
-        );
-        assert!(code(&before) <= 1, "{f}");
+        for intent in [
+            &["--profile", "throughput", "--bdp", "100mbit,100ms"][..],
+            &["--profile", "latency"][..],
+        ] {
+            let c = copy(f);
+            let mut apply = vec!["apply", "--yes"];
+            apply.extend_from_slice(intent);
+            ok(&c, &apply);
+            let o = bin()
+                .arg("doctor")
+                .args(intent)
+                .arg("--root")
+                .arg(&c.root)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(code(&o), 0, "{f} {intent:?} after apply:\n{text}");
+            assert!(
+                !text.contains("WARNING") && !text.contains("CRITICAL"),
+                "{f}: {text}"
+            );
+        }
     }
+}
+
+/// A fixture with a corrupt /proc/net/sockstat and a missing softnet file:
+/// the rules needing them are skipped naming the file, the others run.
+#[test]
+fn corrupt_capture_skips_what_it_cannot_read() {
+    let c = copy("kvm-2vcpu-6.18");
+    std::fs::write(c.root.join("proc/net/sockstat"), "TCP: tw banana\n").unwrap();
+    let _ = std::fs::remove_file(c.root.join("proc/net/softnet_stat"));
+    let o = bin()
+        .args(["doctor", "--json", "--root"])
+        .arg(&c.root)
+        .output()
+        .unwrap();
+    assert!(code(&o) <= 1, "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let skipped = v["skipped"].as_array().unwrap();
+    let tw = skipped
+        .iter()
+        .find(|s| s["id"] == "timewait-exhaustion")
+        .unwrap();
+    let reason = tw["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("/proc/net/sockstat") && reason.contains("banana"),
+        "{reason}"
+    );
+    // Snapshot rules still ran.
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["id"] == "rps-off"));
 }

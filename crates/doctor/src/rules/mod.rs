@@ -10,11 +10,17 @@ use crate::input::Cx;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+mod buffers_below_bdp;
+mod coalesce_mismatch;
+mod irq_owner_conflict;
 mod irq_remote_node;
 mod irq_stacked;
+mod listen_drops;
 mod rps_off;
 mod softirq_concentrated;
 mod softnet_drops;
+mod tcp_reordering;
+mod timewait_exhaustion;
 mod udp_rcvbuf_errors;
 // (rules of the doctor framework above, of other units below)
 
@@ -62,6 +68,18 @@ doctor_ids! {
     SoftnetDrops => "softnet-drops",
     /// UDP RcvbufErrors growing.
     UdpRcvbufErrors => "udp-rcvbuf-errors",
+    /// irqbalance or tuned owning knobs a plan (or a hand) also sets.
+    IrqOwnerConflict => "irq-owner-conflict",
+    /// TCP ListenOverflows/ListenDrops growing.
+    ListenDrops => "listen-drops",
+    /// Ephemeral ports held by TIME_WAIT.
+    TimewaitExhaustion => "timewait-exhaustion",
+    /// Retransmits that are reordering, not loss.
+    TcpReordering => "tcp-reordering",
+    /// Socket buffer maxima below the BDP.
+    BuffersBelowBdp => "buffers-below-bdp",
+    /// Coalescing against the goal.
+    CoalesceMismatch => "coalesce-mismatch",
     // (ids of the doctor framework above, of other units below)
 }
 
@@ -121,6 +139,12 @@ pub static CATALOGUE: &[&dyn DoctorRule] = &[
     &irq_stacked::IrqStacked,
     &softnet_drops::SoftnetDrops,
     &udp_rcvbuf_errors::UdpRcvbufErrors,
+    &irq_owner_conflict::IrqOwnerConflict,
+    &listen_drops::ListenDrops,
+    &timewait_exhaustion::TimewaitExhaustion,
+    &tcp_reordering::TcpReordering,
+    &buffers_below_bdp::BuffersBelowBdp,
+    &coalesce_mismatch::CoalesceMismatch,
     // (rules of the doctor framework above, of other units below)
 ];
 

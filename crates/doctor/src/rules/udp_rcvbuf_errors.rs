@@ -75,17 +75,46 @@ impl DoctorRule for UdpRcvbufErrors {
         if loss >= CRITICAL_LOSS {
             f = f.severity(Severity::Critical);
         }
-        let mut fix = cx.plan_fix(
-            &[RuleId::SocketBuffers],
-            None,
-            "Give the receiving sockets a larger buffer: SO_RCVBUF in the application (capped by net.core.rmem_max, which the plan raises), or a larger net.core.rmem_default for applications that do not set it.",
-            "sysctl -w net.core.rmem_max=4194304 so SO_RCVBUF can reach 4 MiB.",
-        );
+        let rmem_max = cx
+            .snap()
+            .sysctls
+            .get("net.core.rmem_max")
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let fallback = match rmem_max {
+            Some(m) if m >= 4 << 20 => {
+                format!("net.core.rmem_max ({m}) already lets SO_RCVBUF reach 4 MiB.")
+            }
+            _ => "sysctl -w net.core.rmem_max=4194304 so SO_RCVBUF can reach 4 MiB.".to_string(),
+        };
+        // Of the plan's socket-buffer changes only the receive cap matters
+        // here (tcp_wmem and friends do not help a UDP receiver).
+        let changes: Vec<_> = cx
+            .plan_changes(&[RuleId::SocketBuffers], None)
+            .into_iter()
+            .filter(|c| c.knob == "net.core.rmem_max")
+            .collect();
+        let text = "Give the receiving sockets a larger buffer: SO_RCVBUF in the application (capped by net.core.rmem_max), or a larger net.core.rmem_default for applications that do not set it.";
+        let mut fix = if changes.is_empty() {
+            Fix {
+                text: format!("{text} {fallback}"),
+                ..Fix::default()
+            }
+        } else {
+            Fix {
+                text: format!(
+                    "{text} The {} plan raises net.core.rmem_max.",
+                    cx.plan_profile
+                ),
+                command: Some(cx.plan_command(None)),
+                changes,
+                app: None,
+            }
+        };
         fix.app = Some(
             "setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"
                 .to_string(),
         );
-        out.push(f.fix(Fix { ..fix }));
+        out.push(f.fix(fix));
         Ok(())
     }
 }

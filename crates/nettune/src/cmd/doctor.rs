@@ -139,6 +139,7 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
             .unreadable
             .push((host::sockstat::SOCKSTAT.to_string(), e.to_string())),
     }
+    input.applied = applied_plan(&root);
     let report = doctor::diagnose(&input);
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -148,6 +149,17 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
         write!(out, "{}", doctor::render::human(&header, &report))?;
     }
     Ok(ExitCode::from(report.exit_code()))
+}
+
+/// The plan of the newest finished generation still in force in the
+/// journal under the root, if any (a missing or unreadable journal is none).
+fn applied_plan(root: &Root) -> Option<model::plan::Plan> {
+    let dir = host::apply::default_state_dir(root, None).ok()?;
+    let gens = host::journal::StateDir::new(dir).load_all().ok()?;
+    gens.iter()
+        .rev()
+        .find(|g| g.finished() && g.active())
+        .and_then(|g| g.plan())
 }
 
 /// Samples a second apart (or `span` apart when shorter) over `span`.

@@ -1,0 +1,293 @@
+//! Snapshot rules on fixture roots (the c4.8xlarge and two-socket shapes
+//! among them), each fired by the fixture's own layout or by an edit of it,
+//! and quiet once the edit removes the cause.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+use common::*;
+use model::parse::sockstat::parse_sockstat;
+use model::plan::Bdp;
+use model::CpuSet;
+use nettune_doctor::{DoctorId, Input, Severity};
+
+fn set_affinity(i: &mut Input, irq: u32, cpus: &str) {
+    let c = CpuSet::parse_list(cpus).unwrap();
+    let q = i
+        .snapshot
+        .irqs
+        .iter_mut()
+        .find(|q| q.number.0 == irq)
+        .unwrap();
+    q.smp_affinity = Some(c.clone());
+    q.effective_affinity = Some(c);
+}
+
+#[test]
+fn rps_off_on_c4_8xlarge_and_not_once_rps_is_on() {
+    let mut i = input("c4-8xlarge");
+    let r = report(&i);
+    let f = r.of(DoctorId::RpsOff).next().expect("fires");
+    assert_eq!(f.severity, Severity::Info);
+    assert_eq!(f.subject, "eth0");
+    // The seed's masks: node 0's and node 1's other physical cores.
+    let masks: Vec<&str> = f
+        .fix
+        .changes
+        .iter()
+        .filter(|c| c.knob == "rps_cpus")
+        .map(|c| c.after.as_str())
+        .collect();
+    assert_eq!(masks.len(), 2, "{:?}", f.fix.changes);
+    for q in &mut i.snapshot.interfaces[0].rx_queues {
+        q.rps_cpus = Some(CpuSet::parse_list("1-8").unwrap());
+    }
+    let name = i.snapshot.interfaces[0].name.clone();
+    assert_eq!(name, "eth0");
+    assert!(!report(&i).has(DoctorId::RpsOff));
+}
+
+#[test]
+fn rps_off_does_not_fire_with_a_queue_per_core() {
+    // ENA: 4 queues for 4 physical cores (8 SMT threads).
+    assert!(!report(&input("nic-ena")).has(DoctorId::RpsOff));
+}
+
+#[test]
+fn irq_remote_node_on_the_two_node_sfc_and_not_when_local() {
+    let mut i = input("nic-sfc-2node");
+    let r = report(&i);
+    let f = r.of(DoctorId::IrqRemoteNode).next().expect("fires");
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(
+        f.evidence.iter().filter(|e| e.what == "queue IRQ").count(),
+        4
+    );
+    assert!(f.fix.changes.iter().all(|c| c.rule == "irq-affinity"));
+    for (irq, cpu) in [(60, "1"), (61, "3"), (62, "5"), (63, "7")] {
+        set_affinity(&mut i, irq, cpu);
+    }
+    let r = report(&i);
+    assert!(!r.has(DoctorId::IrqRemoteNode));
+    assert!(!r.has(DoctorId::IrqStacked));
+}
+
+#[test]
+fn irq_remote_node_is_info_for_a_deliberate_spill() {
+    // two-socket-16q: 16 queues, the NIC's node has fewer cores; the
+    // throughput plan puts the rest on node 0.
+    let mut i = input("two-socket-16q");
+    let plan = {
+        let cx = nettune_doctor::Cx::new(&i);
+        cx.plan.clone().unwrap()
+    };
+    for c in plan.changes.iter().filter(|c| c.rule == "irq-affinity") {
+        if let model::plan::Target::IrqAffinity { irq, .. } = c.target {
+            set_affinity(&mut i, irq, &c.after);
+        }
+    }
+    let r = report(&i);
+    assert!(r
+        .of(DoctorId::IrqRemoteNode)
+        .all(|f| f.severity == Severity::Info));
+}
+
+#[test]
+fn irq_stacked_on_ena_and_not_when_spread() {
+    let mut i = input("nic-ena");
+    let r = report(&i);
+    let f = r.of(DoctorId::IrqStacked).next().expect("fires");
+    assert!(f.evidence[0]
+        .value
+        .contains("all 4 queue IRQs are affine to CPU 0"));
+    // Two of four on one CPU: still stacked (4 queues, 4 cores).
+    for (irq, cpu) in [(27, "0"), (28, "0"), (29, "2"), (30, "3")] {
+        set_affinity(&mut i, irq, cpu);
+    }
+    let r = report(&i);
+    let f = r
+        .of(DoctorId::IrqStacked)
+        .next()
+        .expect("partial stacking fires");
+    assert!(
+        f.evidence[0].value.contains("IRQs 27, 28"),
+        "{:?}",
+        f.evidence
+    );
+    set_affinity(&mut i, 28, "1");
+    assert!(!report(&i).has(DoctorId::IrqStacked));
+}
+
+#[test]
+fn irq_owner_conflict_irqbalance_over_an_applied_plan() {
+    let mut i = input("tuner-two-socket-32c");
+    assert!(i.snapshot.owners.irqbalance.is_some());
+    let r = report(&i);
+    let f = r.of(DoctorId::IrqOwnerConflict).next().expect("fires");
+    assert_eq!(f.severity, Severity::Info, "only planned so far");
+    let plan = nettune_doctor::Cx::new(&i).plan.clone().unwrap();
+    i.applied = Some(plan);
+    let r = report(&i);
+    let f = r.of(DoctorId::IrqOwnerConflict).next().unwrap();
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.fix.changes.iter().any(|c| c.rule == "irqbalance"),
+        "{:?}",
+        f.fix
+    );
+    // No irqbalance: nothing to conflict with.
+    i.snapshot.owners.irqbalance = None;
+    assert!(!report(&i).has(DoctorId::IrqOwnerConflict));
+    assert!(!report(&input("c4-8xlarge")).has(DoctorId::IrqOwnerConflict));
+}
+
+fn tw(i: &mut Input, tw: u64, reuse: &str, range: &str) {
+    i.sockstat = Some(
+        parse_sockstat(&format!(
+            "sockets: used 9\nTCP: inuse 3 orphan 0 tw {tw} alloc 5 mem 2\nUDP: inuse 0 mem 0\n"
+        ))
+        .unwrap(),
+    );
+    i.snapshot
+        .sysctls
+        .insert("net.ipv4.tcp_tw_reuse".into(), reuse.into());
+    i.snapshot
+        .sysctls
+        .insert("net.ipv4.ip_local_port_range".into(), range.into());
+}
+
+#[test]
+fn timewait_exhaustion_fires_with_reuse_off_and_clears_with_its_fix() {
+    let mut i = input("kvm-2vcpu-6.18");
+    assert!(report(&i)
+        .skipped(DoctorId::TimewaitExhaustion)
+        .unwrap()
+        .contains("/proc/net/sockstat"));
+    // The fixture's own range and default reuse (2 = loopback only).
+    tw(&mut i, 27_000, "2", "32768\t60999");
+    let r = report(&i);
+    let f = r.of(DoctorId::TimewaitExhaustion).next().expect("fires");
+    assert_eq!(f.severity, Severity::Critical, "{}", f.title);
+    assert!(f
+        .title
+        .contains("27000 TIME_WAIT sockets against 28232 ephemeral ports"));
+    assert!(f.fix.app.as_deref().unwrap().contains("tcp_tw_reuse=1"));
+    tw(&mut i, 12_000, "0", "32768\t60999");
+    assert_eq!(r.exit_code(), 2);
+    assert_eq!(
+        report(&i)
+            .of(DoctorId::TimewaitExhaustion)
+            .next()
+            .unwrap()
+            .severity,
+        Severity::Warning
+    );
+    tw(&mut i, 27_000, "1", "32768\t60999");
+    assert!(!report(&i).has(DoctorId::TimewaitExhaustion), "reuse on");
+    tw(&mut i, 20_000, "0", "1024 65535");
+    assert!(!report(&i).has(DoctorId::TimewaitExhaustion), "wide range");
+    tw(&mut i, 10_000, "0", "32768\t60999");
+    assert!(!report(&i).has(DoctorId::TimewaitExhaustion), "35 %");
+    tw(&mut i, 27_000, "0", "zz");
+    assert!(report(&i)
+        .skipped(DoctorId::TimewaitExhaustion)
+        .unwrap()
+        .contains("`zz`"));
+}
+
+#[test]
+fn buffers_below_bdp_with_the_seed_path_and_not_for_a_short_one() {
+    let mut i = input("c4-8xlarge");
+    assert_eq!(
+        report(&i).skipped(DoctorId::BuffersBelowBdp),
+        Some("no --bdp RATE,RTT given")
+    );
+    // Seed 004: 100 Mbit/s at 100 ms.
+    i.bdp = Some(Bdp::parse("100mbit,100ms").unwrap());
+    let r = report(&i);
+    let f = r.of(DoctorId::BuffersBelowBdp).next().expect("fires");
+    assert!(f.title.contains("1250000 bytes"), "{}", f.title);
+    // Kernel 4.4's tcp_rmem max (6 MiB) is enough; rmem_max/wmem_max are not.
+    assert!(
+        f.evidence.iter().any(|e| e.what == "net.core.rmem_max"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(!f
+        .evidence
+        .iter()
+        .any(|e| e.what.starts_with("net.ipv4.tcp_rmem")));
+    assert!(
+        f.fix.changes.iter().any(|c| c.knob == "net.core.rmem_max"),
+        "{:?}",
+        f.fix
+    );
+    assert!(f
+        .fix
+        .command
+        .as_deref()
+        .unwrap()
+        .contains("--bdp 100mbit,100ms"));
+    i.bdp = Some(Bdp::parse("10mbit,1ms").unwrap());
+    assert!(!report(&i).has(DoctorId::BuffersBelowBdp));
+}
+
+#[test]
+fn coalesce_mismatch_under_a_latency_goal_only() {
+    let mut i = input("two-socket-16q");
+    assert!(!report(&i).has(DoctorId::CoalesceMismatch), "no intent");
+    i.profile = Some(tune::profile::builtin("throughput").unwrap());
+    assert!(!report(&i).has(DoctorId::CoalesceMismatch), "throughput");
+    i.profile = Some(tune::profile::builtin("latency").unwrap());
+    let r = report(&i);
+    let f = r.of(DoctorId::CoalesceMismatch).next().expect("fires");
+    assert!(f.title.contains("adaptive-rx on"), "{}", f.title);
+    assert!(f.fix.changes.iter().any(|c| c.rule == "coalesce"));
+    // c4.8xlarge's ixgbevf: rx-usecs 1 is dynamic ITR (seed 001).
+    let mut c4 = input("c4-8xlarge");
+    c4.profile = Some(tune::profile::builtin("latency").unwrap());
+    let r = report(&c4);
+    assert!(r
+        .of(DoctorId::CoalesceMismatch)
+        .next()
+        .unwrap()
+        .title
+        .contains("dynamic ITR"));
+}
+
+#[test]
+fn coalesce_mismatch_no_moderation_at_a_high_packet_rate() {
+    // kvm-2vcpu's virtio eth0 reports rx-usecs 0.
+    let mut i = input("kvm-2vcpu-6.18");
+    let traffic = |pps: u64| {
+        move |c: &mut Counters| {
+            c.tick(
+                0,
+                Ticks {
+                    idle: 100,
+                    ..Ticks::default()
+                },
+            );
+            c.tick(
+                1,
+                Ticks {
+                    idle: 100,
+                    ..Ticks::default()
+                },
+            );
+            let p = c.netdev.first().map_or(0, |x| x.1);
+            c.netdev = vec![("eth0".into(), p + pps, 0)];
+        }
+    };
+    i.samples = run(2, 2, traffic(5_000));
+    assert!(!report(&i).has(DoctorId::CoalesceMismatch));
+    i.samples = run(2, 2, traffic(300_000));
+    let r = report(&i);
+    let f = r.of(DoctorId::CoalesceMismatch).next().expect("fires");
+    assert!(
+        f.title
+            .contains("rx-usecs 0 (an interrupt per packet) at 300000"),
+        "{}",
+        f.title
+    );
+}
