@@ -54,11 +54,29 @@ fn help_has_examples() {
 }
 
 #[test]
-fn a_capture_root_is_refused_with_a_pointer_to_stat() {
+fn a_root_without_samples_is_refused_with_a_pointer_to_stat() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let (code, _, err) = nettune(&["top", "--root", d]);
     assert_eq!(code, 1);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(&format!("nettune stat --root {d}")), "{err}");
+}
+
+#[test]
+fn a_capture_with_samples_is_taken_for_replay() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/nic-ena-allowance"
+    );
+    let (code, _, err) = nettune(&["top", "--root", dir]);
+    // Accepted as a replay: what stops it here is only the missing terminal.
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("not a terminal") || err.contains("stdout is not one"),
+        "{err}"
+    );
+    let (code, _, err) = nettune(&["top", "--root", dir, "--iface", "nope0"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not one") || err.contains("nope0"), "{err}");
 }

@@ -489,3 +489,39 @@ fn panel_heights_fill_the_terminal() {
         }
     }
 }
+
+/// A capture's recorded samples replayed through the app, as `top --root`
+/// does: ENA at 400k pps, 100k per queue (tests/fixtures/nic-ena-allowance).
+#[test]
+fn replay_of_a_capture() {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nic-ena-allowance");
+    let root = host::Root::new(&dir);
+    let samples = host::capture::read_samples(&root).unwrap();
+    assert_eq!(samples.len(), 3);
+    let snap = host::read_snapshot(&root);
+    let mut app = App::new(
+        samples[0].at,
+        snap,
+        vec![],
+        Box::new(nettune::top::findings::DoctorFindings::new(root.clone())),
+    );
+    let total = samples.len() - 1;
+    app.replay = Some((0, total));
+    for (k, s) in samples.into_iter().enumerate() {
+        app.sample(s);
+        if k > 0 {
+            app.replay = Some((k, total));
+        }
+    }
+    let s = app.screen();
+    let nic = s.nic.as_ref().unwrap();
+    assert_eq!(nic.name, "ens5");
+    assert!(nic.heat_by_pps);
+    assert!(
+        nic.queues.iter().any(|q| q.pps == Some(100_000.0)),
+        "{:?}",
+        nic.queues
+    );
+    insta::assert_snapshot!("replay_nic_ena_allowance", render(&s, 120, 40).backend());
+}

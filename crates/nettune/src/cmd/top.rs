@@ -6,7 +6,7 @@ use crate::top::draw::draw;
 use crate::top::findings::DoctorFindings;
 use crate::top::{Action, App};
 use anyhow::{bail, Context};
-use host::sampler::Sampler;
+use host::sampler::{Sample, Sampler};
 use host::Root;
 use ratatui::crossterm::event::{self, Event};
 use std::io::IsTerminal;
@@ -23,6 +23,7 @@ Examples:
   nettune top --iface eth0          only eth0 in the NIC panel
   nettune top --interval 2          a refresh every 2 s
   nettune top --no-queue-stats      no `ethtool -S` per interval (heat by interrupts/s)
+  nettune top --root DIR            replay a capture made with `nettune capture --samples N`
 
 Keys: q/Esc/Ctrl-C quit, s cycles the sort (id, softirq, busy), tab or 1-9 picks the NIC,
 f or space freezes the screen, ? shows help. Needs a terminal of at least 80x20; for a pipe,
@@ -43,8 +44,8 @@ pub struct Args {
     /// with queues per interval).
     #[arg(long)]
     pub no_queue_stats: bool,
-    /// Directory standing for `/`; top reads the live host only (`/`), so a
-    /// capture is refused with a pointer to `nettune stat --root`.
+    /// Replay a capture made with `nettune capture --samples N`: its
+    /// recorded intervals, one per `--interval`, then the last one stays.
     #[arg(long, default_value = "/")]
     pub root: PathBuf,
 }
@@ -66,17 +67,42 @@ for a pipe, a log or a script use `nettune stat` (or `nettune stat --json`)";
 /// Run `nettune top`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = Root::new(&args.root);
-    if !root.is_live() {
-        bail!(
-            "`nettune top` shows the live host only; for the counters of {} use `nettune stat --root {}`",
-            args.root.display(),
-            args.root.display()
-        );
-    }
+    let replay = if root.is_live() {
+        None
+    } else {
+        let samples = host::capture::read_samples(&root)
+            .with_context(|| format!("reading the samples of {}", args.root.display()))?;
+        if samples.len() < 2 {
+            bail!(
+                "{} holds no recorded intervals (record them with `nettune capture --samples N`); \
+                 for its counters use `nettune stat --root {}`",
+                args.root.display(),
+                args.root.display()
+            );
+        }
+        Some(samples)
+    };
     if !std::io::stdout().is_terminal() {
         bail!(NOT_A_TERMINAL);
     }
     let snapshot = host::read_snapshot(&root);
+    if let Some(samples) = replay {
+        check_ifaces(&args.iface, &snapshot, &samples[0])?;
+        let total = samples.len() - 1;
+        let mut app = App::new(
+            samples[0].at,
+            snapshot,
+            args.iface.clone(),
+            Box::new(DoctorFindings::new(root.clone())),
+        );
+        app.replay = Some((0, total));
+        let mut samples = samples.into_iter();
+        if let Some(first) = samples.next() {
+            app.sample(first);
+        }
+        let mut feed = Feed::Replay(samples);
+        return with_terminal(|t| event_loop(t, &mut app, &mut feed, &args, &root));
+    }
     let mut sampler = Sampler::new(root.clone());
     // Per-queue packets come from the driver counters of the NICs with queue
     // IRQs (the ones with a queue table), one `ethtool -S` each per interval.
@@ -93,34 +119,58 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let first = sampler
         .sample()
         .with_context(|| format!("reading counters under {}", args.root.display()))?;
-    for want in &args.iface {
-        let in_netdev = first.netdev.as_ref().is_some_and(|n| n.get(want).is_some());
-        if snapshot.interface(want).is_none() && !in_netdev {
-            let have: Vec<&str> = snapshot
-                .interfaces
-                .iter()
-                .map(|i| i.name.as_str())
-                .collect();
-            bail!("no interface `{want}` (have: {})", have.join(", "));
-        }
-    }
+    check_ifaces(&args.iface, &snapshot, &first)?;
     let mut app = App::new(
         first.at,
         snapshot,
         args.iface.clone(),
         Box::new(DoctorFindings::new(root.clone())),
     );
-    let mut terminal = ratatui::try_init().context("setting up the terminal")?;
     app.sample(first);
-    let res = event_loop(&mut terminal, &mut app, &mut sampler, &args, &root);
+    let mut feed = Feed::Live(sampler);
+    with_terminal(|t| event_loop(t, &mut app, &mut feed, &args, &root))
+}
+
+/// Every `--iface` names an interface of the snapshot or of `/proc/net/dev`.
+fn check_ifaces(
+    want: &[String],
+    snapshot: &model::snapshot::HostSnapshot,
+    first: &Sample,
+) -> anyhow::Result<()> {
+    for w in want {
+        let in_netdev = first.netdev.as_ref().is_some_and(|n| n.get(w).is_some());
+        if snapshot.interface(w).is_none() && !in_netdev {
+            let have: Vec<&str> = snapshot
+                .interfaces
+                .iter()
+                .map(|i| i.name.as_str())
+                .collect();
+            bail!("no interface `{w}` (have: {})", have.join(", "));
+        }
+    }
+    Ok(())
+}
+
+/// Set the terminal up, run `f`, and restore the terminal whatever `f` did.
+fn with_terminal(
+    f: impl FnOnce(&mut ratatui::DefaultTerminal) -> anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
+    let mut terminal = ratatui::try_init().context("setting up the terminal")?;
+    let res = f(&mut terminal);
     ratatui::restore();
     res
+}
+
+/// Where samples come from: the live sampler, or a capture's recorded ones.
+enum Feed {
+    Live(Sampler),
+    Replay(std::vec::IntoIter<Sample>),
 }
 
 fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
-    sampler: &mut Sampler,
+    feed: &mut Feed,
     args: &Args,
     root: &Root,
 ) -> anyhow::Result<ExitCode> {
@@ -146,10 +196,23 @@ fn event_loop(
         if due < now {
             due = now + args.interval;
         }
-        app.sample(sampler.sample()?);
-        if last_snapshot.elapsed() >= SNAPSHOT_EVERY {
-            app.set_snapshot(host::read_snapshot(root));
-            last_snapshot = Instant::now();
+        match feed {
+            Feed::Live(sampler) => {
+                app.sample(sampler.sample()?);
+                if last_snapshot.elapsed() >= SNAPSHOT_EVERY {
+                    app.set_snapshot(host::read_snapshot(root));
+                    last_snapshot = Instant::now();
+                }
+            }
+            // One recorded interval per tick; at the end the last one stays.
+            Feed::Replay(samples) => {
+                if let Some(s) = samples.next() {
+                    app.sample(s);
+                    if let Some((at, of)) = app.replay {
+                        app.replay = Some((at + 1, of));
+                    }
+                }
+            }
         }
     }
 }

@@ -30,6 +30,8 @@ struct Shown {
 pub struct App {
     /// What the user chose.
     pub view: View,
+    /// Replaying a capture: intervals fed so far and in all (shown in the title).
+    pub replay: Option<(usize, usize)>,
     live: Shown,
     frozen: Option<Shown>,
     window: VecDeque<Delta>,
@@ -50,6 +52,7 @@ impl App {
     ) -> App {
         let mut app = App {
             view: View::default(),
+            replay: None,
             live: Shown {
                 snapshot: Arc::new(snapshot),
                 delta: None,
@@ -140,7 +143,7 @@ impl App {
     /// The screen to draw now.
     pub fn screen(&self) -> Screen {
         let s = self.shown();
-        Screen::build(
+        let mut screen = Screen::build(
             &Inputs {
                 snapshot: &s.snapshot,
                 delta: s.delta.as_ref(),
@@ -149,7 +152,9 @@ impl App {
                 ifaces: &self.ifaces,
             },
             self.view,
-        )
+        );
+        screen.replay = self.replay;
+        screen
     }
 }
 

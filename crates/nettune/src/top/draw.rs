@@ -102,6 +102,20 @@ fn draw_title(f: &mut Frame<'_>, area: Rect, s: &Screen) {
             s.view.sort.label()
         )),
     ];
+    if let Some((at, of)) = s.replay {
+        let text = if at >= of {
+            format!(" REPLAY {at}/{of}, end ")
+        } else {
+            format!(" REPLAY {at}/{of} ")
+        };
+        spans.push(Span::styled(
+            text,
+            Style::new()
+                .fg(Color::Black)
+                .bg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
+        ));
+    }
     if s.view.frozen {
         spans.push(Span::styled(
             " FROZEN ",

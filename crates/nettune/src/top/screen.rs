@@ -141,6 +141,8 @@ pub struct Screen {
     pub selected: usize,
     /// Findings panel rows.
     pub findings: Vec<BoardRow>,
+    /// Replaying a capture: intervals shown so far and in all.
+    pub replay: Option<(usize, usize)>,
 }
 
 /// The NICs top can show, in tab order: those with IRQs first (the physical
@@ -330,6 +332,7 @@ impl Screen {
             nic,
             selected,
             findings: inp.findings.to_vec(),
+            replay: None,
         }
     }
 }
