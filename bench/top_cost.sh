@@ -10,8 +10,9 @@
 # after a 2 s warm-up, so start-up (snapshot, terminal set-up) is left out.
 # The CPU time of reaped children (top's `ethtool -S` per NIC with queues per
 # interval) is cutime+cstime of /proc/PID/stat and is added in the last column.
-# The doctor sampling is the same sampler at 1 Hz: `nettune stat --interval 1`
-# with stdout on /dev/null, measured the same way. When the binary has a
+# The doctor sampling is the same sampler at 1 Hz: `nettune stat --interval 1
+# --no-nic-stats` (doctor reads no driver counters) with stdout on /dev/null,
+# measured the same way. When the binary has a
 # `doctor` command, `doctor --sample SECONDS` is measured as a whole process
 # too (wait4 rusage, bench/cpu_cost.py: start-up, snapshot and rules included).
 #
@@ -28,7 +29,8 @@ hz=$(getconf CLK_TCK)
 sess="nt-cost-$$"
 
 # ns on CPU of every thread of $1, and utime+stime ticks of the process.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d", s}'; }
+# (A thread may end between the glob and the read: its file is then skipped.)
+cpu_ns() { { cat /proc/"$1"/task/*/schedstat 2>/dev/null || true; } | awk '{s += $1} END {printf "%d", s}'; }
 cpu_ticks() { awk '{print $14 + $15}' /proc/"$1"/stat; }
 # utime+stime ticks of its reaped children (top's `ethtool -S` runs).
 child_ticks() { awk '{print $16 + $17}' /proc/"$1"/stat; }
@@ -65,11 +67,13 @@ for extra in "" "--no-queue-stats"; do
   cleanup
 done
 
-# 2. The sampler at 1 Hz, as doctor --sample runs it.
+# 2. The sampler at 1 Hz, as doctor --sample runs it (no driver counters).
 count=$((secs + warm + 2))
-"$bin" stat --interval 1 --count "$count" --json > /dev/null &
+nonic=
+if "$bin" stat --help | grep -q -- --no-nic-stats; then nonic=--no-nic-stats; fi
+"$bin" stat --interval 1 --count "$count" --json $nonic > /dev/null &
 stat_pid=$!
-measure "$stat_pid" "\`nettune stat --interval 1 --json\` (the sampler at 1 Hz)"
+measure "$stat_pid" "\`nettune stat --interval 1 --json${nonic:+ $nonic}\` (the sampler at 1 Hz)"
 kill "$stat_pid" 2>/dev/null || true
 wait "$stat_pid" 2>/dev/null || true
 stat_pid=
