@@ -36,6 +36,8 @@ pub enum Command {
     Capture(cmd::capture::Args),
     /// Per-CPU and per-NIC counters each interval, like mpstat + /proc/interrupts + softnet.
     Stat(cmd::stat::Args),
+    /// Live terminal view: CPU bars, NIC queues as a heat map, softnet, findings.
+    Top(cmd::top::Args),
     /// Run the traffic server (and agent) that `nettune bench` talks to.
     Serve(cmd::serve::Args),
     /// Measure throughput, packet rate, request/response latency or connection rate.

@@ -13,6 +13,7 @@ pub mod profile;
 pub mod rollback;
 pub mod serve;
 pub mod stat;
+pub mod top;
 pub mod verify;
 
 use crate::cli::{Cli, Command};
@@ -24,6 +25,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inspect(a) => inspect::run(a),
         Command::Capture(a) => capture::run(a),
         Command::Stat(a) => stat::run(a),
+        Command::Top(a) => top::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Plan(a) => plan::run(a),
