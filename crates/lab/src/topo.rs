@@ -595,6 +595,22 @@ mod tests {
     }
 
     #[test]
+    fn largest_lab_builds_and_every_host_answers_the_hub() {
+        if !require_root("lab::topo::largest_lab_builds_and_every_host_answers_the_hub") {
+            return;
+        }
+        let lab = Lab::build(LabSpec::new(8, 16)).unwrap();
+        assert_eq!(lab.links().len(), 7);
+        let q = lab.hosts()[0].sh("ls /sys/class/net/v7/queues").unwrap();
+        assert!(q.contains("rx-15") && q.contains("tx-15"), "{q}");
+        for i in 1..8 {
+            let addr = lab.addr(i).unwrap();
+            let out = lab.hosts()[0].sh(&format!("ping -c1 -W1 {addr}")).unwrap();
+            assert!(out.contains("1 received"), "0->{i}: {out}");
+        }
+    }
+
+    #[test]
     fn rate_installs_tbf_on_both_ends() {
         if !require_root("lab::topo::rate_installs_tbf_on_both_ends") {
             return;
