@@ -11,6 +11,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use thiserror::Error;
 
+mod topo;
+pub use topo::{DelayMechanism, Lab, LabSpec, Link, Reaped, MARKER_DIR};
+
 /// A lab operation that failed.
 #[derive(Debug, Error)]
 pub enum LabError {
@@ -29,6 +32,36 @@ pub enum LabError {
     Spawn {
         /// The command line.
         cmd: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A [`LabSpec`] field out of its allowed range.
+    #[error("lab spec: {field} = {value} is out of range (allowed: {allowed})")]
+    Spec {
+        /// The field (`hosts`, `queues`, `rate`, `loss`...).
+        field: &'static str,
+        /// The value given.
+        value: String,
+        /// The allowed range, in words.
+        allowed: &'static str,
+    },
+    /// Delay, jitter or loss was asked for and the kernel has no netem
+    /// (and the userspace delay line is not built yet).
+    #[error(
+        "lab spec asks for {asked}, but this kernel has no netem (`tc qdisc add ... netem` failed: {reason}) and the userspace delay line is not available yet"
+    )]
+    NoDelayMechanism {
+        /// What was asked for (`delay 50 ms`, `loss 1 %`...).
+        asked: String,
+        /// Why the netem probe failed.
+        reason: String,
+    },
+    /// A lab marker file under the marker directory could not be handled.
+    #[error("lab marker {path}: {source}")]
+    Marker {
+        /// The marker file or directory.
+        path: String,
         /// The OS error.
         #[source]
         source: std::io::Error,
@@ -113,11 +146,15 @@ impl Netns {
     /// Create `PREFIX-PID-SEQ` with its loopback up. Use a prefix unique to
     /// the test suite (e.g. `ntstat`), so leftovers are easy to attribute.
     pub fn create(prefix: &str) -> Result<Netns, LabError> {
-        let name = format!(
+        Netns::create_named(format!(
             "{prefix}-{}-{}",
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)
-        );
+        ))
+    }
+
+    /// Create the namespace `name` exactly, with its loopback up.
+    pub(crate) fn create_named(name: String) -> Result<Netns, LabError> {
         run(Command::new("ip").args(["netns", "add", &name]))?;
         let ns = Netns { name };
         ns.ip(&["link", "set", "lo", "up"])?;
@@ -252,46 +289,59 @@ impl TwoHosts {
         let b = Netns::create(prefix)?;
         let n =
             (std::process::id().wrapping_mul(64) + PAIR.fetch_add(1, Ordering::Relaxed)) % 32768;
-        let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + n * 4;
-        let (addr_a, addr_b) = (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2));
-        let q = queues.max(1).to_string();
-        a.ip(&[
-            "link",
-            "add",
-            "nt0",
-            "numtxqueues",
-            &q,
-            "numrxqueues",
-            &q,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            "nt1",
-            "netns",
-            b.name(),
-            "numtxqueues",
-            &q,
-            "numrxqueues",
-            &q,
-        ])?;
-        a.ip(&["addr", "add", &format!("{addr_a}/30"), "dev", "nt0"])?;
-        b.ip(&["addr", "add", &format!("{addr_b}/30"), "dev", "nt1"])?;
-        a.ip(&["link", "set", "nt0", "up"])?;
-        b.ip(&["link", "set", "nt1", "up"])?;
-        Ok(TwoHosts {
-            a_end: End {
-                iface: "nt0".into(),
-                addr: addr_a,
-            },
-            b_end: End {
-                iface: "nt1".into(),
-                addr: addr_b,
-            },
-            a,
-            b,
-        })
+        let (a_end, b_end) = veth(&a, "nt0", &b, "nt1", queues, n)?;
+        Ok(TwoHosts { a_end, b_end, a, b })
     }
+}
+
+/// Join `a` and `b` with a veth pair `a_if` (in a) / `b_if` (in b), each with
+/// `queues` RX and TX queues, addressed from /30 number `slot` of
+/// 198.18.0.0/15 (`slot` below 32768), and up.
+fn veth(
+    a: &Netns,
+    a_if: &str,
+    b: &Netns,
+    b_if: &str,
+    queues: u32,
+    slot: u32,
+) -> Result<(End, End), LabError> {
+    let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + (slot % 32768) * 4;
+    let (addr_a, addr_b) = (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2));
+    let q = queues.max(1).to_string();
+    a.ip(&[
+        "link",
+        "add",
+        a_if,
+        "numtxqueues",
+        &q,
+        "numrxqueues",
+        &q,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        b_if,
+        "netns",
+        b.name(),
+        "numtxqueues",
+        &q,
+        "numrxqueues",
+        &q,
+    ])?;
+    a.ip(&["addr", "add", &format!("{addr_a}/30"), "dev", a_if])?;
+    b.ip(&["addr", "add", &format!("{addr_b}/30"), "dev", b_if])?;
+    a.ip(&["link", "set", a_if, "up"])?;
+    b.ip(&["link", "set", b_if, "up"])?;
+    Ok((
+        End {
+            iface: a_if.into(),
+            addr: addr_a,
+        },
+        End {
+            iface: b_if.into(),
+            addr: addr_b,
+        },
+    ))
 }
 
 /// IPv6 addresses of a [`TwoHosts`] link, from [`TwoHosts::add_ipv6`].
