@@ -39,4 +39,5 @@ pub use error::EngineError;
 pub use report::BenchResult;
 pub use server::{Server, ServerConfig};
 pub use sock::Source;
+pub use sys::open_tun;
 pub use work::buffer_bytes;

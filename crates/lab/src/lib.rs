@@ -11,7 +11,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use thiserror::Error;
 
+mod delay;
 mod topo;
+pub use delay::{DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B};
 pub use topo::{DelayMechanism, Lab, LabSpec, Link, Reaped, MARKER_DIR};
 
 /// A lab operation that failed.
@@ -56,6 +58,15 @@ pub enum LabError {
         asked: String,
         /// Why the netem probe failed.
         reason: String,
+    },
+    /// The userspace delay line could not be set up.
+    #[error("delay line: {what}: {source}")]
+    DelayLine {
+        /// What was being done (`open TUN ntdl1x0a`...).
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
     },
     /// A lab marker file under the marker directory could not be handled.
     #[error("lab marker {path}: {source}")]
