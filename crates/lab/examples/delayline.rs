@@ -60,14 +60,7 @@ fn rtt(delay_ms: u64) {
 fn loss_values(json: &str) -> Vec<f64> {
     json.split("\"loss_pct\":")
         .skip(1)
-        .filter_map(|s| {
-            s.trim_start()
-                .split(|c: char| c == ',' || c == '}')
-                .next()?
-                .trim()
-                .parse()
-                .ok()
-        })
+        .filter_map(|s| s.trim_start().split([',', '}']).next()?.trim().parse().ok())
         .collect()
 }
 
