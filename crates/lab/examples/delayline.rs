@@ -88,13 +88,30 @@ fn rates(bin: &str, rates: &[String]) {
             .a_to_b
             .overflow
             .load(std::sync::atomic::Ordering::Relaxed);
+        let werr = dl
+            .stats()
+            .a_to_b
+            .write_errors
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let dev = &dl.devices()[0];
+        let tx = dl
+            .a()
+            .ip(&["-s", "link", "show", dev])
+            .unwrap_or_default()
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("TX:"))
+            .nth(1)
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         match out {
             Ok(o) if o.status.success() => {
                 let text = String::from_utf8_lossy(&o.stdout);
                 let loss = loss_values(&text);
                 let worst = loss.iter().copied().fold(0.0, f64::max);
                 println!(
-                    "udp-stream --size 1200 --rate {r} over 10 ms: loss {worst:.3} % (values {loss:?}), queue overflow drops {}",
+                    "udp-stream --size 1200 --rate {r} over 10 ms: loss {worst:.3} % (values {loss:?}), queue overflow drops {}; forwarder write errors so far {werr}; A device TX (bytes packets errors dropped ...) {tx}",
                     after.saturating_sub(before)
                 );
             }

@@ -75,6 +75,8 @@ pub struct DirStats {
     pub lost: AtomicU64,
     /// Packets dropped because the queue was full.
     pub overflow: AtomicU64,
+    /// Packets dropped because writing them to the far device failed.
+    pub write_errors: AtomicU64,
 }
 
 /// Counters of both directions (`a_to_b`, `b_to_a`).
@@ -284,6 +286,8 @@ fn flush(to: &OwnedFd, q: &mut Queue, st: &DirStats) {
         // link would.
         if rustix::io::write(to, &p).is_ok() {
             st.forwarded.fetch_add(1, Ordering::Relaxed);
+        } else {
+            st.write_errors.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
