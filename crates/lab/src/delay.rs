@@ -196,11 +196,34 @@ impl Drop for DelayLine {
     }
 }
 
-/// One direction's time-ordered queue. Keys are (due, arrival sequence),
-/// so with no jitter packets leave in arrival order.
+/// A held packet, ordered by (due time, arrival sequence) only.
+struct Held {
+    due: Instant,
+    seq: u64,
+    packet: Vec<u8>,
+}
+
+impl PartialEq for Held {
+    fn eq(&self, o: &Self) -> bool {
+        (self.due, self.seq) == (o.due, o.seq)
+    }
+}
+impl Eq for Held {}
+impl PartialOrd for Held {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Held {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.due, self.seq).cmp(&(o.due, o.seq))
+    }
+}
+
+/// One direction's time-ordered queue (a min-heap on due time, ties in
+/// arrival order, so with no jitter packets leave in the order they came).
 struct Queue {
-    heap: BinaryHeap<Reverse<(Instant, u64)>>,
-    packets: std::collections::HashMap<u64, Vec<u8>>,
+    heap: BinaryHeap<Reverse<Held>>,
     bytes: usize,
     next: u64,
 }
@@ -209,33 +232,33 @@ impl Queue {
     fn new() -> Queue {
         Queue {
             heap: BinaryHeap::new(),
-            packets: std::collections::HashMap::new(),
             bytes: 0,
             next: 0,
         }
     }
 
-    fn push(&mut self, due: Instant, p: Vec<u8>) {
-        self.bytes = self.bytes.saturating_add(p.len());
-        let k = self.next;
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    fn push(&mut self, due: Instant, packet: Vec<u8>) {
+        self.bytes = self.bytes.saturating_add(packet.len());
+        let seq = self.next;
         self.next = self.next.wrapping_add(1);
-        self.heap.push(Reverse((due, k)));
-        self.packets.insert(k, p);
+        self.heap.push(Reverse(Held { due, seq, packet }));
     }
 
     fn next_due(&self) -> Option<Instant> {
-        self.heap.peek().map(|Reverse((t, _))| *t)
+        self.heap.peek().map(|Reverse(h)| h.due)
     }
 
     fn pop_due(&mut self, now: Instant) -> Option<Vec<u8>> {
-        match self.heap.peek() {
-            Some(Reverse((t, _))) if *t <= now => {}
-            _ => return None,
+        if self.next_due()? > now {
+            return None;
         }
-        let Reverse((_, k)) = self.heap.pop()?;
-        let p = self.packets.remove(&k)?;
-        self.bytes = self.bytes.saturating_sub(p.len());
-        Some(p)
+        let Reverse(h) = self.heap.pop()?;
+        self.bytes = self.bytes.saturating_sub(h.packet.len());
+        Some(h.packet)
     }
 }
 
@@ -268,7 +291,7 @@ fn ingest(
             st.lost.fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        if q.packets.len() >= spec.limit_packets || q.bytes.saturating_add(n) > spec.limit_bytes {
+        if q.len() >= spec.limit_packets || q.bytes.saturating_add(n) > spec.limit_bytes {
             st.overflow.fetch_add(1, Ordering::Relaxed);
             continue;
         }
@@ -339,5 +362,83 @@ fn forward(a: OwnedFd, b: OwnedFd, spec: DelaySpec, stop: &AtomicBool, st: &Dela
                 break;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_releases_in_due_order_and_ties_in_arrival_order() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut q = Queue::new();
+        q.push(t0 + ms(5), vec![1]);
+        q.push(t0 + ms(5), vec![2, 2]);
+        q.push(t0 + ms(1), vec![3]);
+        assert_eq!(q.bytes, 4);
+        assert_eq!(q.pop_due(t0), None, "nothing due yet");
+        assert_eq!(q.pop_due(t0 + ms(1)), Some(vec![3]));
+        assert_eq!(q.pop_due(t0 + ms(4)), None);
+        assert_eq!(q.pop_due(t0 + ms(5)), Some(vec![1]));
+        assert_eq!(q.pop_due(t0 + ms(5)), Some(vec![2, 2]));
+        assert_eq!((q.len(), q.bytes), (0, 0));
+    }
+
+    #[test]
+    fn jittered_due_times_stay_in_the_band_and_clamp_at_zero() {
+        let now = Instant::now();
+        let mut rng = StdRng::seed_from_u64(7);
+        let spec = DelaySpec {
+            delay: Duration::from_millis(10),
+            jitter: Duration::from_millis(4),
+            ..DelaySpec::default()
+        };
+        let mut spread = (Duration::MAX, Duration::ZERO);
+        for _ in 0..1000 {
+            let d = due(now, &spec, &mut rng) - now;
+            assert!(
+                d >= Duration::from_millis(6) && d <= Duration::from_millis(14),
+                "{d:?}"
+            );
+            spread = (spread.0.min(d), spread.1.max(d));
+        }
+        assert!(
+            spread.1 - spread.0 > Duration::from_millis(6),
+            "jitter is drawn: {spread:?}"
+        );
+        let wide = DelaySpec {
+            delay: Duration::from_millis(1),
+            jitter: Duration::from_millis(5),
+            ..DelaySpec::default()
+        };
+        for _ in 0..1000 {
+            assert!(due(now, &wide, &mut rng) >= now);
+        }
+    }
+
+    #[test]
+    fn ingest_applies_the_queue_limits() {
+        // A non-blocking datagram socket stands in for the TUN fd (one
+        // packet per read, EAGAIN when empty).
+        let (r, w) = std::os::unix::net::UnixDatagram::pair().expect("socketpair");
+        r.set_nonblocking(true).expect("nonblocking");
+        let r = OwnedFd::from(r);
+        let spec = DelaySpec {
+            delay: Duration::from_secs(1),
+            limit_packets: 2,
+            ..DelaySpec::default()
+        };
+        let st = DirStats::default();
+        let mut q = Queue::new();
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut buf = vec![0u8; 16];
+        for _ in 0..3 {
+            w.send(&[9u8; 16]).expect("send");
+            ingest(&r, &mut q, &mut buf, &spec, &mut rng, &st);
+        }
+        assert_eq!(q.len(), 2);
+        assert_eq!(st.overflow.load(Ordering::Relaxed), 1);
     }
 }
