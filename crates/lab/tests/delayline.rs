@@ -138,3 +138,26 @@ fn teardown_leaves_no_namespace_or_device() {
         assert!(!root.contains(d.as_str()), "{d} removed");
     }
 }
+
+#[test]
+fn jitter_spreads_the_rtt_within_its_band() {
+    if !require_root("jitter_spreads_the_rtt_within_its_band") {
+        return;
+    }
+    let spec = DelaySpec {
+        delay: Duration::from_millis(20),
+        jitter: Duration::from_millis(10),
+        ..DelaySpec::default()
+    };
+    let dl = DelayLine::create("ntdl", spec).expect("delay line");
+    let (got, mut rtts) = ping(&dl, 20, "0.05", 2);
+    assert!(got >= 16, "most pings cross: {got}/20");
+    rtts.sort_by(f64::total_cmp);
+    let (lo, hi) = (rtts[0], rtts[rtts.len() - 1]);
+    assert!(lo >= 20.0, "no RTT under 2 × (20 - 10) ms: {rtts:?}");
+    assert!(
+        rtts[rtts.len() / 2] < 70.0,
+        "median within the band: {rtts:?}"
+    );
+    assert!(hi - lo > 5.0, "the RTT varies with ±10 ms jitter: {rtts:?}");
+}
