@@ -145,7 +145,9 @@ pub fn run_text(cmd: &mut Command) -> Result<String, LabError> {
     Ok(String::from_utf8_lossy(&run(cmd)?.stdout).into_owned())
 }
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
+/// One sequence for every namespace and lab name this process makes, so a
+/// lab `P-PID-N` (hosts `P-PID-N-hI`) never shares `N` with a [`Netns`].
+pub(crate) static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// A network namespace owned by this process, deleted on drop.
 #[derive(Debug)]
@@ -445,9 +447,11 @@ mod tests {
             assert!(q.contains("rx-1") && q.contains("tx-1"), "{q}");
         }
         let list = run_text(Command::new("ip").args(["netns", "list"])).unwrap();
-        assert!(
-            !list.contains(&names.0) && !list.contains(&names.1),
-            "{list}"
-        );
+        let left: Vec<&str> = list
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|n| *n == names.0 || *n == names.1)
+            .collect();
+        assert!(left.is_empty(), "{left:?} left in {list}");
     }
 }

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Directory holding one marker file per live lab (`NAME.pid`, holding the
@@ -156,8 +156,6 @@ pub struct Lab {
     marker: Option<PathBuf>,
 }
 
-static LAB_SEQ: AtomicU32 = AtomicU32::new(0);
-
 /// Start time (clock ticks after boot, field 22 of `/proc/PID/stat`) of a
 /// live process; `None` when it does not exist or the file does not parse.
 fn start_time(pid: u32) -> Option<u64> {
@@ -258,7 +256,7 @@ impl Lab {
         let name = format!(
             "{}-{pid}-{}",
             spec.prefix,
-            LAB_SEQ.fetch_add(1, Ordering::Relaxed)
+            crate::SEQ.fetch_add(1, Ordering::Relaxed)
         );
         std::fs::create_dir_all(MARKER_DIR).map_err(|source| LabError::Marker {
             path: MARKER_DIR.into(),
