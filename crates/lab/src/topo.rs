@@ -693,6 +693,19 @@ mod tests {
         // A process inside the stale lab, as a killed run would leave.
         let mut sleeper = stale.command("sleep").arg("30").spawn().unwrap();
         let stale_name = stale.name().to_string();
+        // `ip netns exec` enters the namespace before it execs sleep: wait
+        // until the kernel lists a process there, as a killed run leaves it.
+        let entered = std::time::Instant::now() + Duration::from_secs(5);
+        while run_text(Command::new("ip").args(["netns", "pids", &stale_name]))
+            .map(|p| p.trim().is_empty())
+            .unwrap_or(true)
+        {
+            assert!(
+                std::time::Instant::now() < entered,
+                "sleep never entered {stale_name}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         std::mem::forget(stale); // the reaper, not Drop, must remove it
 
         let reaped = Lab::reap_stale("ntreap").unwrap();
