@@ -168,10 +168,17 @@ fn json_has_a_wall_clock_start_time() {
 
 /// A port with `n` free ports after it, found by binding ephemeral ports.
 fn free_ports(n: u16) -> u16 {
-    for _ in 0..50 {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let p = l.local_addr().unwrap().port();
-        drop(l);
+    // Below the ephemeral range: TIME_WAIT sockets of earlier connection
+    // tests (tcp-crr) hold ephemeral ports, and a listener cannot bind them.
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let base = 10_000u16.min(low.saturating_sub(n));
+    let span = low.saturating_sub(n).saturating_sub(base).max(1);
+    let start = (std::process::id() % u32::from(span)) as u16;
+    for k in 0..200u16 {
+        let p = base + (start.wrapping_add(k.wrapping_mul(97)) % span);
         // Free on both loopback addresses the tests use (this host may hold
         // many TIME_WAIT sockets of other tests).
         let free = |port: u16| {
