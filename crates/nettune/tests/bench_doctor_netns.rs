@@ -21,20 +21,7 @@ fn udp_rcvbuf_errors_in_the_receivers_report_follows_the_kernel() {
         .b
         .spawn(BIN, &["serve", "--port", "5290", "-q"])
         .unwrap();
-    let mut up = false;
-    for _ in 0..50 {
-        if lab
-            .b
-            .sh("ss -ltnH 'sport = :5290'")
-            .unwrap()
-            .contains("5290")
-        {
-            up = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(up, "server did not start in the namespace");
+    wait_listening(&lab.b, 5290);
     // The default buffer: a socket that never sets SO_RCVBUF gets
     // rmem_default; SO_RCVBUF doubles what it is given, so ask for half.
     let rmem: u64 = lab

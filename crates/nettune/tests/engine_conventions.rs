@@ -440,20 +440,7 @@ fn bind_dev_picks_the_interface() {
         .spawn(BIN, &["serve", "--port", "5290", "-q"])
         .unwrap();
     let addr = lab.b_end.addr.to_string();
-    let mut up = false;
-    for _ in 0..50 {
-        if lab
-            .b
-            .sh("ss -ltnH 'sport = :5290'")
-            .unwrap()
-            .contains("5290")
-        {
-            up = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(up, "server did not start in the namespace");
+    wait_listening(&lab.b, 5290);
     let run = |dev: &str, test: &str| {
         let mut args = vec![
             "bench",

@@ -7,7 +7,6 @@
 
 mod engine_common;
 use engine_common::*;
-use std::time::Duration;
 
 /// Every test type, and --reverse/--bidir where they exist.
 const CASES: &[(&str, &[&str])] = &[
@@ -151,20 +150,7 @@ fn every_test_type_over_ipv6_veth() {
         .b
         .spawn(BIN, &["serve", "--port", "5290", "-q"])
         .unwrap();
-    let mut up = false;
-    for _ in 0..50 {
-        if lab
-            .b
-            .sh("ss -ltnH 'sport = :5290'")
-            .unwrap()
-            .contains("5290")
-        {
-            up = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(up, "server did not start in the namespace");
+    wait_listening(&lab.b, 5290);
     let addr = v6.b.to_string();
     for (test, extra) in CASES {
         let (rx_ns, rx_if) = if extra.contains(&"--reverse") {

@@ -4,7 +4,6 @@
 
 mod engine_common;
 use engine_common::*;
-use std::time::Duration;
 
 #[test]
 fn every_test_type_over_veth() {
@@ -17,21 +16,7 @@ fn every_test_type_over_veth() {
         .spawn(BIN, &["serve", "--port", "5290", "-q"])
         .unwrap();
     let addr = lab.b_end.addr.to_string();
-    // Wait until the server listens.
-    let mut up = false;
-    for _ in 0..50 {
-        if lab
-            .b
-            .sh("ss -ltnH 'sport = :5290'")
-            .unwrap()
-            .contains("5290")
-        {
-            up = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(up, "server did not start in the namespace");
+    wait_listening(&lab.b, 5290);
     for (test, extra) in [
         ("tcp-stream", vec!["--flows", "2"]),
         ("udp-stream", vec!["--size", "64"]),

@@ -347,3 +347,15 @@ pub fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no VmRSS in /proc/{pid}/status"))
 }
+
+/// Wait (at most 2.5 s) until a server in `ns` listens on TCP `port`.
+pub fn wait_listening(ns: &lab::Netns, port: u16) {
+    let query = format!("ss -ltnH 'sport = :{port}'");
+    for _ in 0..50 {
+        if ns.sh(&query).unwrap().contains(&port.to_string()) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("server did not start in the namespace");
+}
