@@ -116,11 +116,22 @@ fn softirq_concentrated_fires_and_clears_after_apply() {
             .unwrap();
     }
     let load = ["--test", "tcp-stream", "--flows", "16", "--duration", "3.5"];
-    let b = bench(&lab, &load);
-    std::thread::sleep(Duration::from_millis(1200));
-    let (code, r) = doctor(&lab.b, "2");
-    finish(b);
-    let f = finding(&r, "softirq-concentrated").unwrap_or_else(|| panic!("{r:#}"));
+    // Under a full parallel suite the steered CPU may not be the busy one
+    // for a whole 2 s window; allow up to three windows, as "clears" does.
+    let mut fired = None;
+    let mut last_report = Value::Null;
+    for _ in 0..3 {
+        let b = bench(&lab, &load);
+        std::thread::sleep(Duration::from_millis(1200));
+        let (code, r) = doctor(&lab.b, "2");
+        finish(b);
+        if let Some(f) = finding(&r, "softirq-concentrated") {
+            fired = Some((code, f.clone()));
+            break;
+        }
+        last_report = r;
+    }
+    let (code, f) = fired.unwrap_or_else(|| panic!("never fired: {last_report:#}"));
     assert!(code >= 1);
     assert_eq!(f["subject"], "nt1");
     let cmd = f["fix"]["command"].as_str().unwrap().to_string();
