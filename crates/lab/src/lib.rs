@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use thiserror::Error;
 
 mod delay;
+pub mod exec;
 mod topo;
 pub use delay::{DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B};
 pub use topo::{DelayMechanism, Lab, LabSpec, Link, Reaped, MARKER_DIR};

@@ -12,6 +12,7 @@ pub mod knobpath;
 pub mod moderation;
 pub mod parse;
 pub mod plan;
+pub mod results;
 pub mod sample;
 pub mod snapshot;
 pub mod stats;

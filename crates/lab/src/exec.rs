@@ -1,0 +1,105 @@
+//! What the experiment runner needs from the hosts it runs on, as one trait,
+//! so the runner can be tested against a fake (as trippy tests its tracer)
+//! and run for real in a lab of namespaces (`NetnsExecutor`, which runs the
+//! `nettune` binary inside each namespace) or on remote agents later.
+//!
+//! Every call is bounded by a deadline; texts returned are the JSON the
+//! corresponding `nettune ... --json` command prints, treated as hostile
+//! input by the caller.
+
+use std::fmt;
+use std::time::Duration;
+use thiserror::Error;
+
+/// A host of the experiment: an index into the executor's hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HostId(pub usize);
+
+impl fmt::Display for HostId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "h{}", self.0)
+    }
+}
+
+/// An executor call that failed.
+#[derive(Debug, Error)]
+pub enum ExecError {
+    /// No such host.
+    #[error("no host {0}")]
+    NoHost(HostId),
+    /// The command ran and failed; `what` names it (`bench on h0 to h1`).
+    #[error("{what} failed (exit {code:?}): {stderr}")]
+    Failed {
+        /// Which call, on which host.
+        what: String,
+        /// Exit code, `None` when killed.
+        code: Option<i32>,
+        /// Its stderr, trimmed and bounded.
+        stderr: String,
+    },
+    /// The deadline passed; the command was killed.
+    #[error("{what} did not finish within {after:?}")]
+    Timeout {
+        /// Which call.
+        what: String,
+        /// The deadline.
+        after: Duration,
+    },
+    /// The host cannot take the change (a knob it lacks, a congestion control
+    /// not available); the cell becomes n/a with this reason.
+    #[error("{0}")]
+    NotApplicable(String),
+    /// The run was cancelled (Ctrl-C).
+    #[error("cancelled")]
+    Cancelled,
+    /// Starting the command or reading its output failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// Which call.
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Lab set-up or teardown failed.
+    #[error(transparent)]
+    Lab(#[from] crate::LabError),
+}
+
+/// The operations the runner performs on hosts.
+pub trait Executor {
+    /// Number of hosts.
+    fn hosts(&self) -> usize;
+
+    /// Name of a host for messages and results (its namespace name).
+    fn host_name(&self, host: HostId) -> String;
+
+    /// `nettune bench ARGS --json` run on `client` against the server on
+    /// `server` (the executor adds the address and `--json`); returns the
+    /// bench JSON text.
+    fn bench(
+        &mut self,
+        client: HostId,
+        server: HostId,
+        args: &[String],
+        deadline: Duration,
+    ) -> Result<String, ExecError>;
+
+    /// `nettune inspect --json` on `host`: the host snapshot JSON text.
+    fn inspect(&mut self, host: HostId) -> Result<String, ExecError>;
+
+    /// `nettune doctor ARGS --json` on `host`; returns its JSON text (doctor's
+    /// severity exit codes 0..=2 are not failures).
+    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError>;
+
+    /// `nettune plan ARGS --json` on `host`; returns the plan JSON text.
+    fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError>;
+
+    /// Apply a plan (the `nettune plan --json` shape) on `host` through the
+    /// journal of that host's state directory. A change the host refuses
+    /// because it lacks the knob is [`ExecError::NotApplicable`].
+    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError>;
+
+    /// Roll back, on `host`, everything applied since the last rollback.
+    fn rollback(&mut self, host: HostId) -> Result<(), ExecError>;
+}
