@@ -13,6 +13,7 @@ use thiserror::Error;
 
 mod delay;
 pub mod exec;
+pub mod runner;
 mod topo;
 pub use delay::{DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B};
 pub use topo::{DelayMechanism, Lab, LabSpec, Link, Reaped, MARKER_DIR};
