@@ -13,8 +13,10 @@ use thiserror::Error;
 
 mod delay;
 pub mod exec;
+mod netns_exec;
 mod topo;
 pub use delay::{DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B};
+pub use netns_exec::NetnsExecutor;
 pub use topo::{DelayMechanism, Lab, LabSpec, Link, Reaped, MARKER_DIR};
 
 /// A lab operation that failed.
