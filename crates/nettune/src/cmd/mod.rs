@@ -5,6 +5,7 @@ pub mod bench;
 pub mod capture;
 pub mod completions;
 pub mod doctor;
+pub mod experiment;
 pub mod history;
 pub mod inspect;
 pub mod man;
@@ -37,5 +38,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Experiment(a) => experiment::run(a),
     }
 }
