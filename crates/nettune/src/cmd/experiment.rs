@@ -408,10 +408,10 @@ pub fn table(r: &ExperimentResults) -> String {
     for c in &r.cells {
         match &c.status {
             CellStatus::NotApplicable { reason } => {
-                out.push_str(&format!("n/a: {}: {reason}\n", c.label));
+                out.push_str(&format!("n/a: {} ({reason})\n", c.label));
             }
             CellStatus::Failed { error } => {
-                out.push_str(&format!("failed: {}: {error}\n", c.label));
+                out.push_str(&format!("failed: {} ({error})\n", c.label));
             }
             CellStatus::Interrupted => {
                 out.push_str(&format!("interrupted: {}\n", c.label));
