@@ -170,6 +170,30 @@ fn the_result_table_shows_medians_intervals_changes_and_verdicts() {
     insta::assert_snapshot!(nettune::cmd::experiment::table(&r));
 }
 
+#[test]
+fn a_change_from_a_zero_baseline_is_shown_as_a_difference() {
+    let exp = model::experiment::parse(TABLE).unwrap();
+    let mut r = rx::results_skeleton(&exp, Machine::default(), String::new());
+    for c in &mut r.cells {
+        let tw = c
+            .levels
+            .iter()
+            .any(|(k, l)| k == "tcp_tw_reuse" && l == "1");
+        for b in [800.0, 810.0, 790.0] {
+            c.runs.push(run(if tw { b } else { 0.0 }, 100.0));
+        }
+        c.status = CellStatus::Done;
+    }
+    runner::recompute_all(&mut r, &model::stats::BootstrapConfig::default(), None);
+    let t = nettune::cmd::experiment::table(&r);
+    let row = t
+        .lines()
+        .find(|l| l.contains("transactions  tcp_tw_reuse=1 congestion_control=cubic"))
+        .unwrap();
+    assert!(row.contains("+800/s [790, 810]"), "{t}");
+    assert!(row.ends_with("gain"), "{t}");
+}
+
 /// Reads a sysctl inside host `i` of the lab.
 fn sysctl(s: &lab::LabSession, i: usize, key: &str) -> String {
     s.lab().hosts()[i]

@@ -322,8 +322,18 @@ fn stat_row(label: &str, s: &MetricStats) -> Vec<String> {
     });
     let (change, verdict) = match &s.vs_baseline {
         Some(c) => (
+            // In %, or as a difference when the baseline's median is 0.
             c.change_pct.as_ref().map_or_else(
-                || "-".to_string(),
+                || {
+                    let d = &c.difference;
+                    let sign = if d.estimate >= 0.0 { "+" } else { "" };
+                    format!(
+                        "{sign}{} [{}, {}]",
+                        fmt_value(d.estimate, &s.unit),
+                        fmt_num(d.lo, &s.unit),
+                        fmt_num(d.hi, &s.unit)
+                    )
+                },
                 |p| format!("{:+.1} % [{:+.1}, {:+.1}]", p.estimate, p.lo, p.hi),
             ),
             c.verdict.to_string(),
