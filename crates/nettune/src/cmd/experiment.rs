@@ -125,7 +125,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for r in session.reaped() {
         eprintln!("nettune: removed a stale lab: {r:?}");
     }
-    let mut exec = session.executor()?.with_cancel(cancel.clone());
+    // Ctrl-C stops a running bench at once, but not the rollback after it.
+    let mut exec = runner::SplitExecutor {
+        bench: session.executor()?.with_cancel(cancel.clone()),
+        rest: session.executor()?,
+    };
     if let Some(info) = results.lab.as_mut() {
         info.delay_mechanism = match session.lab().delay_mechanism() {
             _ if topo.delay_ms == 0.0 && topo.jitter_ms == 0.0 && topo.loss_pct == 0.0 => {
