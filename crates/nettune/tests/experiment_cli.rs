@@ -274,3 +274,75 @@ metrics = ["transactions", "latency_p50"]
         .collect();
     assert_eq!(after, before);
 }
+
+fn runs_in(dir: &std::path::Path) -> usize {
+    std::fs::read_to_string(dir.join("results.json"))
+        .ok()
+        .and_then(|t| model::results::ExperimentResults::from_json(&t).ok())
+        .map_or(0, |r| r.cells.iter().map(|c| c.runs.len()).sum())
+}
+
+#[test]
+fn ctrl_c_exits_130_after_rollback_and_resume_finishes_the_experiment() {
+    if !lab::require_root(
+        "experiment_cli::ctrl_c_exits_130_after_rollback_and_resume_finishes_the_experiment",
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("tiny.toml");
+    std::fs::write(
+        &file,
+        "name = \"tiny\"\nrepeats = 2\nwarmup = 0\n[hosts.lab]\nhosts = 2\npath = \"loopback\"\n[[workload]]\nname = \"rr\"\ntest = \"tcp-rr\"\nduration_s = 1\n[[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 1]\n[responses]\nmetrics = [\"transactions\"]\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let mut child = Command::new(BIN)
+        .arg("experiment")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while runs_in(&out) < 1 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no run written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = child.id().to_string();
+    let killed = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("--resume"), "{err}");
+    let r = model::results::ExperimentResults::from_json(
+        &std::fs::read_to_string(out.join("results.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(r.interrupted, "{r:?}");
+    assert_eq!(netns_with(&format!("ntexp-{pid}-")), 0, "the lab stays");
+
+    let o = Command::new(BIN)
+        .arg("experiment")
+        .arg(&file)
+        .arg("--resume")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = model::results::ExperimentResults::from_json(
+        &std::fs::read_to_string(out.join("results.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(!r.interrupted && r.finished.is_some());
+    assert!(r.cells.iter().all(|c| c.status == CellStatus::Done));
+    assert!(r.cells.iter().all(|c| c.runs.len() == 2));
+}
