@@ -881,6 +881,11 @@ fn run_overhead(
             }
         }
     }
+    if rows.is_empty() {
+        results.notes.push(
+            "no lab overhead rows: the loopback runs or the baseline cell measured nothing".into(),
+        );
+    }
     results.overhead = rows;
     save(results, &opts.out_dir)?;
     Ok(Outcome::Completed)

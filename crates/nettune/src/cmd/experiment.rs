@@ -434,6 +434,9 @@ pub fn table(r: &ExperimentResults) -> String {
             CellStatus::Done => {}
         }
     }
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
     if !r.overhead.is_empty() {
         out.push_str(
             "\nlab overhead (baseline cell; loopback inside one namespace vs the lab path):\n",
