@@ -297,7 +297,7 @@ fn ctrl_c_exits_130_after_rollback_and_resume_finishes_the_experiment() {
     )
     .unwrap();
     let out = tmp.path().join("out");
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .arg("experiment")
         .arg(&file)
         .arg("--out")
