@@ -14,6 +14,7 @@ use thiserror::Error;
 mod delay;
 pub mod exec;
 mod netns_exec;
+pub mod runner;
 mod session;
 mod topo;
 pub use delay::{DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B};
