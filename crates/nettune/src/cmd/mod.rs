@@ -7,6 +7,7 @@ pub mod completions;
 pub mod doctor;
 pub mod history;
 pub mod inspect;
+pub mod lab;
 pub mod man;
 pub mod plan;
 pub mod profile;
@@ -37,5 +38,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Lab(a) => lab::run(a),
     }
 }
