@@ -129,7 +129,10 @@ fn lab_results() -> ExperimentResults {
         overhead: vec![],
         doctor_before: None,
         doctor_after: None,
-        plans: BTreeMap::new(),
+        plans: BTreeMap::from([(
+            "doctor plan".to_string(),
+            serde_json::json!({"profile": "balanced", "changes": []}),
+        )]),
         notes: vec!["doctor's plan (4 change(s) from softirq-concentrated) applied in ntlab-100-0-h1 through its journal and rolled back at the end".into()],
     }
 }
@@ -143,6 +146,15 @@ fn before_after_table() {
     assert!(text.contains("regression"), "{text}");
     assert!(text.contains("no change"), "{text}");
     insta::assert_snapshot!("lab_before_after", text);
+}
+
+#[test]
+fn nothing_applied_says_the_verdicts_are_noise() {
+    let mut r = lab_results();
+    r.plans.clear();
+    let text = render_table(&r);
+    assert!(text.contains("nothing was applied"), "{text}");
+    assert!(!render_table(&lab_results()).contains("nothing was applied"));
 }
 
 #[test]

@@ -978,6 +978,12 @@ pub fn render_table(r: &ExperimentResults) -> String {
             ]);
         }
         let _ = writeln!(out, "\n{} against {}:", c.label, BASELINE);
+        if r.plans.is_empty() {
+            let _ = writeln!(
+                out,
+                "(nothing was applied: both cells ran the same lab, so any verdict here is noise)"
+            );
+        }
         table(&mut out, &rows);
         let _ = writeln!(
             out,
