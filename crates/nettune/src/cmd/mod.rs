@@ -10,6 +10,7 @@ pub mod inspect;
 pub mod man;
 pub mod plan;
 pub mod profile;
+pub mod report;
 pub mod rollback;
 pub mod serve;
 pub mod stat;
@@ -37,5 +38,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Report(a) => report::run(a),
     }
 }
