@@ -67,6 +67,8 @@ fn fails_with(args: &[&str], want: &str) {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("nettune: report: "), "{err}");
     assert!(err.contains(want), "{err}");
+    // The cause is said once (anyhow's `{:#}` prints every source in the chain).
+    assert_eq!(err.matches(want).count(), 1, "{err}");
 }
 
 #[test]
@@ -96,7 +98,7 @@ fn a_file_that_is_not_results_is_one_line() {
     .unwrap();
     fails_with(
         &["report", dir.path().to_str().unwrap()],
-        "results.json: results file is not valid",
+        "results file is not valid",
     );
 }
 
@@ -123,5 +125,19 @@ fn help_has_examples() {
     assert!(
         help.contains("Examples:") && help.contains("nettune report nettune-report"),
         "{help}"
+    );
+}
+
+#[test]
+fn an_unwritable_output_is_one_line() {
+    let dir = results_dir();
+    fails_with(
+        &[
+            "report",
+            dir.path().to_str().unwrap(),
+            "--html",
+            "/nonexistent/dir/page.html",
+        ],
+        "cannot write /nonexistent/dir/page.html: No such file or directory",
     );
 }

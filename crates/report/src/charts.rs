@@ -167,9 +167,9 @@ fn render(
             .fill(&WHITE)
             .and_then(|()| draw(&root, &title))
             .and_then(|()| root.present());
-        drawn.map_err(|source| ReportError::Chart {
+        drawn.map_err(|error| ReportError::Chart {
             chart: id.clone(),
-            source,
+            error,
         })?;
     }
     let svg = tag(svg, &id, &title);

@@ -49,12 +49,13 @@ pub enum ReportError {
         path: PathBuf,
     },
     /// The results file could not be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {error}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
-        /// The error.
-        source: std::io::Error,
+        /// The error (in the message, not a `source`, so that `{:#}` does
+        /// not print it twice).
+        error: std::io::Error,
     },
     /// The results file is larger than [`MAX_RESULTS_BYTES`].
     #[error("{}: larger than {MAX_RESULTS_BYTES} bytes, not read", path.display())]
@@ -63,28 +64,29 @@ pub enum ReportError {
         path: PathBuf,
     },
     /// Not a results file of this shape, or a newer schema.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Results {
         /// The file.
         path: PathBuf,
         /// What was wrong.
-        source: ResultsError,
+        error: ResultsError,
     },
     /// A report file could not be written.
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}: {error}", path.display())]
     Write {
         /// The file.
         path: PathBuf,
-        /// The error.
-        source: std::io::Error,
+        /// The error (in the message, not a `source`, so that `{:#}` does
+        /// not print it twice).
+        error: std::io::Error,
     },
     /// A chart could not be drawn.
-    #[error("chart {chart}: {source}")]
+    #[error("chart {chart}: {error}")]
     Chart {
         /// The chart's id.
         chart: String,
         /// plotters' error.
-        source: plotters::drawing::DrawingAreaErrorKind<std::io::Error>,
+        error: plotters::drawing::DrawingAreaErrorKind<std::io::Error>,
     },
 }
 
@@ -103,19 +105,19 @@ pub fn read_results(dir: &Path) -> Result<ExperimentResults, ReportError> {
                 path: dir.to_path_buf(),
             })
         }
-        Err(source) => return Err(ReportError::Read { path, source }),
+        Err(error) => return Err(ReportError::Read { path, error }),
     };
     let mut text = String::new();
     let read = file
         .take(MAX_RESULTS_BYTES.saturating_add(1))
         .read_to_string(&mut text);
-    if let Err(source) = read {
-        return Err(ReportError::Read { path, source });
+    if let Err(error) = read {
+        return Err(ReportError::Read { path, error });
     }
     if text.len() as u64 > MAX_RESULTS_BYTES {
         return Err(ReportError::TooLarge { path });
     }
-    ExperimentResults::from_json(&text).map_err(|source| ReportError::Results { path, source })
+    ExperimentResults::from_json(&text).map_err(|error| ReportError::Results { path, error })
 }
 
 /// Render `results` and write the page to `html` and the summary to
@@ -133,9 +135,9 @@ pub fn write_reports(
 
 /// Write one rendered report to `path`, naming it in the error.
 pub fn write_file(path: &Path, text: &str) -> Result<(), ReportError> {
-    std::fs::write(path, text).map_err(|source| ReportError::Write {
+    std::fs::write(path, text).map_err(|error| ReportError::Write {
         path: path.to_path_buf(),
-        source,
+        error,
     })
 }
 

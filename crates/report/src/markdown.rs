@@ -104,7 +104,7 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
     for (k, v) in facts(r) {
         let _ = writeln!(out, "- {k}: {}", md(&v));
     }
-    out.push_str("\nThe charts are in report.html beside this file.\n\n");
+    out.push_str("\nThe charts are in the HTML report (report.html by default).\n\n");
     if !r.workloads.is_empty() {
         out.push_str("Workloads:\n\n");
         for w in r.workloads.iter().take(MAX_ROWS) {
