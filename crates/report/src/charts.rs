@@ -188,9 +188,36 @@ fn ran_cells(r: &ExperimentResults, max: usize) -> Vec<&CellResult> {
     cells
 }
 
-/// A cell's short name on an axis or in a legend.
+/// A cell's short name on an axis or in a legend: its index and its levels'
+/// values (the knobs are named in the axis description), else its label.
 pub(crate) fn cell_tick(c: &CellResult) -> String {
-    format!("#{} {}", c.index, esc::label(&c.label, 16))
+    let name = if c.levels.is_empty() {
+        c.label.clone()
+    } else {
+        let values: Vec<&str> = c.levels.iter().take(8).map(|(_, v)| v.as_str()).collect();
+        values.join(" · ")
+    };
+    format!("#{} {}", c.index, esc::label(&name, 22))
+}
+
+/// A cell's name in a chart title: its index and label.
+fn cell_title(c: &CellResult) -> String {
+    format!("#{} {}", c.index, esc::label(&c.label, 60))
+}
+
+/// The axis description of cells: the knobs whose levels the ticks show.
+fn cells_desc(r: &ExperimentResults) -> String {
+    let knobs: Vec<String> = r
+        .factors
+        .iter()
+        .take(8)
+        .map(|f| esc::label(&f.knob, 30))
+        .collect();
+    if knobs.is_empty() {
+        "cell".into()
+    } else {
+        format!("cell ({})", knobs.join(" · "))
+    }
 }
 
 /// All charts of the report, in page order.
@@ -318,11 +345,16 @@ fn bars(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
             };
             chart
                 .configure_mesh()
+.label_style((FONT, 12))
+.axis_desc_style((FONT, 13))
                 .disable_x_mesh()
                 .light_line_style(GRID)
                 .x_labels(n.max(1))
                 .x_label_formatter(&fmt)
-                .x_desc("cell (blue: baseline; green: gain, red: regression, grey: no change or no comparison)")
+                .x_desc(format!(
+                    "{} · blue: baseline, green: gain, red: regression, grey: no change or no comparison",
+                    cells_desc(r)
+                ))
                 .y_desc(y_desc)
                 .draw()?;
             chart
@@ -409,6 +441,8 @@ fn line_chart(spec: LineChart<'_>) -> Result<Option<Chart>, ReportError> {
             .build_cartesian_2d(x0..x1, y0..y1)?;
         chart
             .configure_mesh()
+            .label_style((FONT, 12))
+            .axis_desc_style((FONT, 13))
             .light_line_style(GRID)
             .x_desc(x_desc)
             .y_desc(y_desc)
@@ -536,7 +570,7 @@ fn softirq(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
             (
                 format!(
                     "Softirq % per CPU over time: cell {}, {} run {}",
-                    cell_tick(c),
+                    cell_title(c),
                     esc::label(w, 30),
                     run.repeat
                 ),
@@ -559,7 +593,7 @@ fn softirq(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
             (
                 format!(
                     "Softirq % per CPU per run: cell {}, {}",
-                    cell_tick(c),
+                    cell_title(c),
                     esc::label(w, 30)
                 ),
                 "run (repeat number)",
@@ -725,12 +759,14 @@ fn heatmap(r: &ExperimentResults) -> Result<Option<Chart>, ReportError> {
         };
         chart
             .configure_mesh()
+            .label_style((FONT, 12))
+            .axis_desc_style((FONT, 13))
             .disable_mesh()
             .x_labels(nx)
             .y_labels(ny)
             .x_label_formatter(&xfmt)
             .y_label_formatter(&yfmt)
-            .x_desc("cell")
+            .x_desc(cells_desc(r))
             .y_desc("CPU (softirq % of the CPU)")
             .draw()?;
         chart.draw_series(cells.iter().enumerate().flat_map(|(i, (_, m))| {

@@ -24,6 +24,7 @@ impl Scale {
             "bit/s" if m >= 1e3 => (1e3, "kbit/s"),
             "1/s" if m >= 1e6 => (1e6, "M/s"),
             "1/s" if m >= 1e3 => (1e3, "k/s"),
+            "1/s" => (1.0, "/s"),
             "µs" | "us" if m >= 1e6 => (1e6, "s"),
             "µs" | "us" if m >= 1e3 => (1e3, "ms"),
             _ => (1.0, unit),
@@ -43,6 +44,8 @@ impl Scale {
     pub fn fmt(&self, v: f64) -> String {
         if self.unit.is_empty() {
             num(self.apply(v))
+        } else if self.unit.starts_with('/') {
+            format!("{}{}", num(self.apply(v)), self.unit)
         } else {
             format!("{} {}", num(self.apply(v)), self.unit)
         }
@@ -53,6 +56,8 @@ impl Scale {
         let r = format!("[{}, {}]", num(self.apply(lo)), num(self.apply(hi)));
         if self.unit.is_empty() {
             r
+        } else if self.unit.starts_with('/') {
+            format!("{r}{}", self.unit)
         } else {
             format!("{r} {}", self.unit)
         }
@@ -120,6 +125,8 @@ mod tests {
         assert_eq!(s.fmt(58.14e6), "58.1 Mbit/s");
         assert_eq!(s.fmt_range(55e6, 61.26e6), "[55.0, 61.3] Mbit/s");
         assert_eq!(Scale::for_unit("µs", 1500.0).fmt(1500.0), "1.50 ms");
+        assert_eq!(Scale::for_unit("1/s", 802.0).fmt(802.0), "802/s");
+        assert_eq!(Scale::for_unit("1/s", 802.0).fmt_range(674.0, 936.0), "[674, 936]/s");
         assert_eq!(num(f64::NAN), "n/a");
         assert_eq!(num(-0.0), "0");
         assert_eq!(pct(12.34), "+12.3 %");

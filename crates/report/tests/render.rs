@@ -74,7 +74,11 @@ fn every_chart_is_present_and_labelled() {
     }
     assert_eq!(page.matches("<svg ").count(), expected.len());
     // The n/a cell is charted nowhere and listed with its reason.
-    assert!(!page.contains("#3 rps_cpus=0-3</text>"));
+    // Bars and heat-map columns are named by index and level values.
+    assert!(page.contains("\n#0 off\n</text>"));
+    assert!(page.contains("\n#2 1\n</text>"));
+    assert!(!page.contains("\n#3 0-3\n</text>"));
+    assert!(page.contains("cell (rps_cpus)"));
     assert!(page.contains("rps_cpus 0-3: CPUs 2-3 are not online (this host has 2)"));
     // Axis descriptions with units and legends.
     for text in [
