@@ -72,9 +72,9 @@ pub(crate) fn num(v: f64) -> String {
     let a = v.abs();
     let s = if a >= 1e15 {
         format!("{v:.3e}")
-    } else if a >= 100.0 || a == 0.0 {
+    } else if a >= 99.95 || a == 0.0 {
         format!("{v:.0}")
-    } else if a >= 10.0 {
+    } else if a >= 9.995 {
         format!("{v:.1}")
     } else if a >= 0.01 {
         format!("{v:.2}")
@@ -126,11 +126,16 @@ mod tests {
         assert_eq!(s.fmt_range(55e6, 61.26e6), "[55.0, 61.3] Mbit/s");
         assert_eq!(Scale::for_unit("µs", 1500.0).fmt(1500.0), "1.50 ms");
         assert_eq!(Scale::for_unit("1/s", 802.0).fmt(802.0), "802/s");
-        assert_eq!(Scale::for_unit("1/s", 802.0).fmt_range(674.0, 936.0), "[674, 936]/s");
+        assert_eq!(
+            Scale::for_unit("1/s", 802.0).fmt_range(674.0, 936.0),
+            "[674, 936]/s"
+        );
         assert_eq!(num(f64::NAN), "n/a");
         assert_eq!(num(-0.0), "0");
         assert_eq!(pct(12.34), "+12.3 %");
         assert_eq!(pct(-3.0), "-3.00 %");
         assert_eq!(num(1e300), "1.000e300");
+        assert_eq!(num(99.96), "100");
+        assert_eq!(num(9.996), "10.0");
     }
 }

@@ -360,3 +360,39 @@ proptest! {
         let _ = render_html(&r);
     }
 }
+
+/// A REAL results.json: `nettune experiment` (the runner, 2026-11-24
+/// 01:00 UTC) on the development VM (kernel 6.18.44, 2 CPUs) in a
+/// two-namespace lab, one repeat of tcp-rr with tcp_tw_reuse 0 and 1
+/// (`tests/fixtures/real-tiny-results.json`, copied as written). Checks the
+/// renderer against what the runner really writes, not only against the
+/// synthetic fixture.
+#[test]
+fn a_real_results_file_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/real-tiny-results.json"
+        ),
+        dir.path().join("results.json"),
+    )
+    .unwrap();
+    let r = read_results(dir.path()).unwrap();
+    let page = render_html(&r).unwrap();
+    for id in [
+        "chart-bars-0",
+        "chart-throughput-0",
+        "chart-softirq-0",
+        "chart-cdf-0",
+        "chart-heatmap",
+    ] {
+        assert!(svg_tag(&page, id).is_some(), "no {id}");
+    }
+    let md = render_markdown(&r);
+    assert!(
+        md.contains("| #0 tcp_tw_reuse=0 | done | rr | transactions | 1 |"),
+        "{md}"
+    );
+    assert!(md.contains("## Lab overhead"), "{md}");
+}
