@@ -14,7 +14,7 @@ use model::stats::Verdict;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::data::{decimate, measured, workload_names};
+use crate::data::{decimate, measured, workload_names, MAX_METRICS, MAX_WORKLOADS};
 use crate::esc;
 use crate::num::{metric_name, Scale};
 use crate::ReportError;
@@ -243,7 +243,13 @@ fn stat_pairs(r: &ExperimentResults) -> Vec<(String, Metric)> {
                 }
             }
         }
-        metrics.sort_by_key(|m| r.metrics.iter().position(|x| x == m).unwrap_or(usize::MAX));
+        metrics.sort_by_key(|m| {
+            r.metrics
+                .iter()
+                .take(MAX_METRICS)
+                .position(|x| x == m)
+                .unwrap_or(usize::MAX)
+        });
         pairs.extend(metrics.into_iter().map(|m| (w.clone(), m)));
     }
     pairs.truncate(MAX_BAR_CHARTS);
@@ -479,7 +485,7 @@ fn counts_transactions(r: &ExperimentResults, workload: &str) -> bool {
 /// line per cell (its first measured run).
 fn throughput(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
     let mut out = Vec::new();
-    for (k, w) in workload_names(r, usize::MAX)
+    for (k, w) in workload_names(r, MAX_WORKLOADS)
         .into_iter()
         .filter(|w| {
             r.cells
@@ -544,7 +550,7 @@ fn throughput(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
 /// Per-CPU softirq % over time, one chart per cell (its first measured run
 /// with a softirq series), or per run from the runs' CPU accounting.
 fn softirq(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
-    let workloads = workload_names(r, usize::MAX);
+    let workloads = workload_names(r, MAX_WORKLOADS);
     let mut out = Vec::new();
     for c in ran_cells(r, usize::MAX) {
         if out.len() >= MAX_SOFTIRQ_CHARTS {
@@ -630,7 +636,7 @@ fn softirq(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
 /// per cell (its first measured run with a CDF).
 fn cdfs(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
     let mut out = Vec::new();
-    for (k, w) in workload_names(r, usize::MAX)
+    for (k, w) in workload_names(r, MAX_WORKLOADS)
         .into_iter()
         .filter(|w| {
             r.cells

@@ -7,6 +7,12 @@ use serde_json::Value;
 
 /// At most this many findings per report, changes per plan, rows per table.
 pub(crate) const MAX_ROWS: usize = 2000;
+/// Workloads considered (names in file order, then any the runs name).
+pub(crate) const MAX_WORKLOADS: usize = 64;
+/// Metrics considered for ordering.
+pub(crate) const MAX_METRICS: usize = 16;
+/// Plans and hosts shown.
+pub(crate) const MAX_SECTIONS: usize = 64;
 /// Host facts shown per host, in bytes of pretty JSON.
 pub(crate) const MAX_FACTS_BYTES: usize = 64 * 1024;
 

@@ -7,7 +7,7 @@ use model::results::ExperimentResults;
 use model::stats::Verdict;
 
 use crate::charts::{self, Chart};
-use crate::data::{changes, facts_text, findings, Finding, MAX_ROWS};
+use crate::data::{changes, facts_text, findings, Finding, MAX_ROWS, MAX_SECTIONS};
 use crate::esc::html as h;
 use crate::markdown::{cleared, facts, unit_of};
 use crate::num::{metric_name, num, Scale};
@@ -226,9 +226,12 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
 
     if !r.plans.is_empty() {
         out.push_str("<section id=\"plans\">\n<h2>Plans applied</h2>\n");
-        for (label, plan) in r.plans.iter().take(MAX_ROWS) {
+        let mut budget = MAX_ROWS;
+        for (label, plan) in r.plans.iter().take(MAX_SECTIONS) {
             let _ = writeln!(out, "<h3>{}</h3>", h(label));
-            let list = changes(plan);
+            let mut list = changes(plan);
+            list.truncate(budget);
+            budget = budget.saturating_sub(list.len());
             if list.is_empty() {
                 out.push_str("<p>No changes.</p>\n");
                 continue;
@@ -285,7 +288,7 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
 
     if !r.host_facts.is_empty() {
         out.push_str("<section id=\"hosts\">\n<h2>Host facts</h2>\n");
-        for (host, facts) in r.host_facts.iter().take(MAX_ROWS) {
+        for (host, facts) in r.host_facts.iter().take(MAX_SECTIONS) {
             let _ = writeln!(
                 out,
                 "<details><summary>{}</summary>\n<pre>{}</pre>\n</details>",

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use model::results::{ExperimentResults, ResultsKind};
 
-use crate::data::{changes, findings, Finding, MAX_ROWS};
+use crate::data::{changes, findings, Finding, MAX_ROWS, MAX_SECTIONS};
 use crate::esc::md;
 use crate::num::{metric_name, num, Scale};
 use crate::{seed004, table};
@@ -210,9 +210,12 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
 
     if !r.plans.is_empty() {
         out.push_str("## Plans applied\n\n");
-        for (label, plan) in r.plans.iter().take(MAX_ROWS) {
+        let mut budget = MAX_ROWS;
+        for (label, plan) in r.plans.iter().take(MAX_SECTIONS) {
             let _ = writeln!(out, "### {}\n", md(label));
-            let list = changes(plan);
+            let mut list = changes(plan);
+            list.truncate(budget);
+            budget = budget.saturating_sub(list.len());
             if list.is_empty() {
                 out.push_str("No changes.\n\n");
                 continue;
@@ -265,7 +268,12 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
         out.push('\n');
     }
     if !r.host_facts.is_empty() {
-        let hosts: Vec<String> = r.host_facts.keys().take(MAX_ROWS).map(|h| md(h)).collect();
+        let hosts: Vec<String> = r
+            .host_facts
+            .keys()
+            .take(MAX_SECTIONS)
+            .map(|h| md(h))
+            .collect();
         let _ = writeln!(
             out,
             "Host facts ({}) are in report.html and results.json.",

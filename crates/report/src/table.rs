@@ -4,7 +4,7 @@
 use model::results::{CellResult, CellStatus, ExperimentResults};
 use model::stats::Verdict;
 
-use crate::data::{workload_names, MAX_ROWS};
+use crate::data::{workload_names, MAX_METRICS, MAX_ROWS, MAX_WORKLOADS};
 use crate::num::{metric_name, num, pct, Scale};
 
 /// One row: a metric of a workload in a cell. Text is raw (not escaped).
@@ -49,7 +49,7 @@ fn sorted_cells(r: &ExperimentResults) -> Vec<&CellResult> {
 
 /// The rows, and how many were left out past [`MAX_ROWS`].
 pub(crate) fn rows(r: &ExperimentResults) -> (Vec<Row>, usize) {
-    let workloads = workload_names(r, usize::MAX);
+    let workloads = workload_names(r, MAX_WORKLOADS);
     let mut out = Vec::new();
     let mut left_out = 0usize;
     for c in sorted_cells(r) {

@@ -255,8 +255,32 @@ fn huge_series_are_decimated() {
     run.latency_cdf = (0..200_000)
         .map(|i| [f64::from(i), f64::from(i) / 200_000.0])
         .collect();
+    // Many distinct workloads, repeated metrics, many plans of many changes.
+    let template = r.cells[1].runs[1].clone();
+    r.cells[1].runs.extend((0..20_000).map(|i| {
+        let mut run = template.clone();
+        run.workload = format!("w{i}");
+        run.intervals.truncate(2);
+        run
+    }));
+    r.metrics = vec![model::experiment::Metric::Retransmits; 100_000];
+    let changes: Vec<serde_json::Value> = (0..3000)
+        .map(|i| serde_json::json!({"knob": format!("k{i}"), "before": "0", "after": "1"}))
+        .collect();
+    for p in 0..300 {
+        r.plans.insert(
+            format!("plan {p}"),
+            serde_json::json!({ "changes": changes }),
+        );
+    }
     let page = render_html(&r).unwrap();
     assert!(page.len() < 4_000_000, "page is {} bytes", page.len());
+    let md = render_markdown(&r);
+    assert!(md.len() < 1_000_000, "markdown is {} bytes", md.len());
+    assert!(
+        md.matches("| k1 |").count() <= 1,
+        "plan rows are not capped in all"
+    );
 }
 
 fn arb_f64() -> impl Strategy<Value = f64> {
@@ -395,4 +419,80 @@ fn a_real_results_file_renders() {
         "{md}"
     );
     assert!(md.contains("## Lab overhead"), "{md}");
+}
+
+/// Arbitrary JSON, a few levels deep.
+fn arb_json() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        (-1e300f64..1e300).prop_map(Value::from),
+        arb_text().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec(
+                (
+                    prop_oneof![
+                        Just("findings".to_string()),
+                        Just("changes".to_string()),
+                        Just("id".to_string()),
+                        Just("target".to_string()),
+                        Just("kind".to_string()),
+                        Just("client".to_string()),
+                        "[a-z]{1,6}",
+                    ],
+                    inner
+                ),
+                0..4
+            )
+            .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The parts other commands own (doctor's reports, plans, host facts)
+    /// may hold any JSON; cells may be missing, repeated or out of order,
+    /// and the baseline may name no cell.
+    #[test]
+    fn arbitrary_json_parts_and_cell_lists_never_panic(
+        before in arb_json(),
+        after in arb_json(),
+        plan in arb_json(),
+        facts in arb_json(),
+        picks in prop::collection::vec(0usize..4, 0..6),
+        indexes in prop::collection::vec(0usize..8, 6),
+        baseline in 0usize..10,
+        no_metrics in any::<bool>(),
+    ) {
+        let mut r = common::synthetic();
+        r.doctor_before = Some(before);
+        r.doctor_after = Some(after);
+        r.plans.insert("x".into(), plan);
+        r.host_facts.insert("h".into(), facts);
+        let cells = r.cells.clone();
+        r.cells = picks
+            .iter()
+            .zip(&indexes)
+            .map(|(&p, &i)| {
+                let mut c = cells[p].clone();
+                c.index = i;
+                c
+            })
+            .collect();
+        r.baseline_cell = baseline;
+        if no_metrics {
+            r.metrics.clear();
+            r.workloads.clear();
+            r.factors.clear();
+        }
+        let _ = render_markdown(&r);
+        let _ = render_html(&r);
+    }
 }
