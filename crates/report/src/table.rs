@@ -62,6 +62,7 @@ pub(crate) fn rows(r: &ExperimentResults) -> (Vec<Row>, usize) {
                     .unwrap_or(usize::MAX),
                 r.metrics
                     .iter()
+                    .take(MAX_METRICS)
                     .position(|m| *m == s.metric)
                     .unwrap_or(usize::MAX),
             )
