@@ -19,7 +19,7 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bo
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .gain{background:#d7f2dc;color:#135a25;font-weight:600}.regression{background:#f8d5d5;color:#8a1414;font-weight:600}
-.nochange{color:#666}.baseline{color:#2d4f95}.banner{background:#fff3cd;border:1px solid #e0c060;padding:.5em 1em}
+.nochange{color:#666}.baseline{color:#2d4f95}.sev-critical{color:#a00;font-weight:600}.sev-warning{color:#9a5b00;font-weight:600}.banner{background:#fff3cd;border:1px solid #e0c060;padding:.5em 1em}
 .desc{font-size:1.05em;color:#444}dl.facts{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.facts dt{font-weight:600}dl.facts dd{margin:0}
 figure{margin:1em 0}figcaption{font-size:.85em;color:#555}svg.chart{max-width:100%;height:auto;border:1px solid #eee}
 pre{background:#f7f7f7;padding:.6em;overflow:auto;max-height:30em;font-size:.8em}details{margin:.4em 0}summary{cursor:pointer}
