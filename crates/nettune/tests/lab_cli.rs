@@ -156,6 +156,9 @@ fn loopback_measures_without_root_and_writes_results() {
     assert_eq!(r.cells[0].status, CellStatus::Done);
     assert_eq!(r.cells[0].runs.len(), 12);
     assert!(r.cells[0].runs.iter().all(|run| !run.cpus.is_empty()));
+    for f in ["report.html", "report.md"] {
+        assert!(dir.path().join(f).is_file(), "{f} not written");
+    }
 }
 
 #[test]
@@ -197,6 +200,9 @@ fn the_whole_loop_runs_and_leaves_nothing() {
     assert!(r.doctor_before.is_some());
     assert!(r.finished.is_some() && !r.interrupted);
     assert!(r.cells[1].stats.iter().any(|s| s.vs_baseline.is_some()));
+    for f in ["report.html", "report.md"] {
+        assert!(dir.path().join(f).is_file(), "{f} not written");
+    }
     assert!(netns_of(pid).is_empty(), "{:?}", netns_of(pid));
     assert_eq!(root_settings(), before, "a root-namespace setting changed");
 }

@@ -755,13 +755,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(crate::exit::INTERRUPTED));
     }
     print_results(&args, &results)?;
+    write_report(&args.out, t0, "lab")
+}
+
+/// `nettune report`'s page and summary into the results directory, and the
+/// closing line.
+fn write_report(out: &Path, t0: Instant, what: &str) -> anyhow::Result<ExitCode> {
+    let (html, md) = report::write_dir(out)
+        .with_context(|| format!("writing the report into {}", out.display()))?;
     eprintln!(
-        "lab finished in {:.0} s; results in {}",
+        "{what} finished in {:.0} s; results in {}, report in {} and {}",
         t0.elapsed().as_secs_f64(),
-        args.out.join(RESULTS_FILE).display()
+        out.join(RESULTS_FILE).display(),
+        html.display(),
+        md.display()
     );
-    // The report writer (`nettune report`, crate nettune-report) is called
-    // here once it is merged: report::write_dir(&args.out).
     Ok(ExitCode::SUCCESS)
 }
 
@@ -823,12 +831,7 @@ fn run_loopback(args: &Args, exe: PathBuf) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(crate::exit::INTERRUPTED));
     }
     print_results(args, &results)?;
-    eprintln!(
-        "loopback benchmark finished in {:.0} s; results in {}",
-        t0.elapsed().as_secs_f64(),
-        args.out.join(RESULTS_FILE).display()
-    );
-    Ok(ExitCode::SUCCESS)
+    write_report(&args.out, t0, "loopback benchmark")
 }
 
 /// A value in its metric's unit.
