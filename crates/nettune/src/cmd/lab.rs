@@ -585,7 +585,7 @@ impl CellSetup for LabSetup {
         if cell.index == 0 || !self.applied {
             return Ok(());
         }
-        if !self.cancel.load(Ordering::SeqCst) && cell.status != CellStatus::Interrupted {
+        if !self.cancel.load(Ordering::SeqCst) {
             self.ui
                 .line("doctor again, under the same load, with the plan in place");
             match self.doctor_under_load(exec) {
