@@ -19,7 +19,7 @@ mod session;
 mod topo;
 pub use delay::{DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B};
 pub use netns_exec::NetnsExecutor;
-pub use session::{LabSession, DEFAULT_LISTEN_TIMEOUT, SERVE_PORT};
+pub use session::{LabSession, LoopbackServer, DEFAULT_LISTEN_TIMEOUT, SERVE_PORT};
 pub use topo::{DelayMechanism, Lab, LabSpec, Link, Reaped, MARKER_DIR};
 
 /// A lab operation that failed.

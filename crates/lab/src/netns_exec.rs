@@ -30,8 +30,8 @@ pub const DOCTOR_SLACK: Duration = Duration::from_secs(60);
 /// One host of the lab as the executor reaches it.
 #[derive(Debug, Clone)]
 struct HostInfo {
-    /// Namespace name.
-    ns: String,
+    /// Namespace name; `None` for the loopback host (this namespace).
+    ns: Option<String>,
     /// Its lab address (what a client in another host connects to).
     addr: Ipv4Addr,
     /// Its journal state directory.
@@ -46,6 +46,7 @@ pub struct NetnsExecutor {
     dir: PathBuf,
     deadline: Duration,
     cancel: Option<Arc<AtomicBool>>,
+    port: Option<u16>,
 }
 
 static DIRS: AtomicU32 = AtomicU32::new(0);
@@ -69,6 +70,7 @@ impl NetnsExecutor {
             dir,
             deadline: DEFAULT_DEADLINE,
             cancel: None,
+            port: None,
         };
         for (i, ns) in lab.hosts().iter().enumerate() {
             let addr = lab.addr(i).ok_or_else(|| ExecError::Failed {
@@ -79,12 +81,32 @@ impl NetnsExecutor {
             let state = ex.dir.join(format!("h{i}"));
             std::fs::create_dir(&state).map_err(io(format!("create {}", state.display())))?;
             ex.hosts.push(HostInfo {
-                ns: ns.name().to_string(),
+                ns: Some(ns.name().to_string()),
                 addr,
                 state,
             });
         }
         Ok(ex)
+    }
+
+    /// One host, this process's own namespace, reached over 127.0.0.1 at
+    /// `port` (a `nettune serve --listen 127.0.0.1 --port PORT`): for the
+    /// loopback-only benchmark, which measures and never tunes, so `apply`
+    /// and `rollback` are [`ExecError::NotApplicable`] and `plan` runs
+    /// read-only as usual.
+    pub fn loopback(exe: impl Into<PathBuf>, port: u16) -> NetnsExecutor {
+        NetnsExecutor {
+            exe: exe.into(),
+            hosts: vec![HostInfo {
+                ns: None,
+                addr: Ipv4Addr::LOCALHOST,
+                state: PathBuf::new(),
+            }],
+            dir: PathBuf::new(),
+            deadline: DEFAULT_DEADLINE,
+            cancel: None,
+            port: Some(port),
+        }
     }
 
     /// Deadline of the calls that have none of their own (default 60 s).
@@ -93,8 +115,10 @@ impl NetnsExecutor {
         self
     }
 
-    /// Stop a running call (killing its process) and return
-    /// [`ExecError::Cancelled`] once `flag` is set, e.g. by a SIGINT handler.
+    /// Stop a running measurement (`bench`, `doctor`: its process is killed)
+    /// and return [`ExecError::Cancelled`] once `flag` is set, e.g. by a
+    /// SIGINT handler. `apply`, `rollback`, `plan` and `inspect` always run
+    /// to their end (or deadline): a rollback after Ctrl-C must finish.
     pub fn with_cancel(mut self, flag: Arc<AtomicBool>) -> Self {
         self.cancel = Some(flag);
         self
@@ -114,23 +138,39 @@ impl NetnsExecutor {
         self.hosts.get(host.0).ok_or(ExecError::NoHost(host))
     }
 
-    /// Run `nettune ARGS` in `host`'s namespace within `deadline`.
+    /// Run `nettune ARGS` in `host`'s namespace within `deadline`; a
+    /// `measure` call also stops on the cancel flag.
     fn call(
         &self,
         host: HostId,
         what: String,
         args: &[String],
         deadline: Duration,
+        measure: bool,
     ) -> Result<Finished, ExecError> {
+        use std::os::unix::process::CommandExt;
         let h = self.host(host)?;
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &h.ns])
-            .arg(&self.exe)
-            .args(args)
+        let mut cmd = match &h.ns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(&self.exe);
+                c
+            }
+            None => Command::new(&self.exe),
+        };
+        cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        run_bounded(&mut cmd, what, deadline, self.cancel.as_deref())
+            .stderr(Stdio::piped())
+            // Its own process group: a Ctrl-C on the terminal reaches the
+            // caller, which decides (and rolls back), not the child.
+            .process_group(0);
+        let cancel = if measure {
+            self.cancel.as_deref()
+        } else {
+            None
+        };
+        run_bounded(&mut cmd, what, deadline, cancel)
     }
 
     /// A call whose non-zero exit is a failure; returns stdout.
@@ -141,7 +181,7 @@ impl NetnsExecutor {
         args: &[String],
         deadline: Duration,
     ) -> Result<String, ExecError> {
-        let f = self.call(host, what.clone(), args, deadline)?;
+        let f = self.call(host, what.clone(), args, deadline, false)?;
         if f.code != Some(0) {
             return Err(ExecError::Failed {
                 what,
@@ -155,6 +195,9 @@ impl NetnsExecutor {
 
 impl Drop for NetnsExecutor {
     fn drop(&mut self) {
+        if self.dir.as_os_str().is_empty() {
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -260,9 +303,11 @@ impl Executor for NetnsExecutor {
     }
 
     fn host_name(&self, host: HostId) -> String {
-        self.hosts
-            .get(host.0)
-            .map_or_else(|| host.to_string(), |h| h.ns.clone())
+        match self.hosts.get(host.0) {
+            Some(HostInfo { ns: Some(ns), .. }) => ns.clone(),
+            Some(HostInfo { ns: None, .. }) => "loopback".into(),
+            None => host.to_string(),
+        }
     }
 
     fn bench(
@@ -272,16 +317,29 @@ impl Executor for NetnsExecutor {
         args: &[String],
         deadline: Duration,
     ) -> Result<String, ExecError> {
-        let addr = self.host(server)?.addr;
+        // To itself: over the host's loopback.
+        let addr = if client == server {
+            self.host(server)?;
+            Ipv4Addr::LOCALHOST
+        } else {
+            self.host(server)?.addr
+        };
         let mut full = vec!["bench".to_string(), addr.to_string()];
         full.extend(args.iter().cloned());
+        if let Some(p) = self.port {
+            full.extend(["--port".to_string(), p.to_string()]);
+        }
         full.push("--json".into());
-        self.call_ok(
-            client,
-            format!("bench on {client} to {server}"),
-            &full,
-            deadline,
-        )
+        let what = format!("bench on {client} to {server}");
+        let f = self.call(client, what.clone(), &full, deadline, true)?;
+        match f.code {
+            Some(0) => Ok(f.stdout),
+            code => Err(ExecError::Failed {
+                what,
+                code,
+                stderr: f.stderr,
+            }),
+        }
     }
 
     fn inspect(&mut self, host: HostId) -> Result<String, ExecError> {
@@ -305,7 +363,7 @@ impl Executor for NetnsExecutor {
         let mut full = vec!["doctor".to_string()];
         full.extend(args.iter().cloned());
         full.push("--json".into());
-        let f = self.call(host, what.clone(), &full, sample + DOCTOR_SLACK)?;
+        let f = self.call(host, what.clone(), &full, sample + DOCTOR_SLACK, true)?;
         match f.code {
             // Severity codes: ok, warnings, critical. The report is stdout.
             Some(0..=2) => Ok(f.stdout),
@@ -326,6 +384,11 @@ impl Executor for NetnsExecutor {
 
     fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
         let h = self.host(host)?;
+        if h.ns.is_none() {
+            return Err(ExecError::NotApplicable(
+                "loopback benchmark: this host is measured, never tuned".into(),
+            ));
+        }
         let what = format!("apply on {host}");
         let file = h.state.with_extension("plan.json");
         std::fs::write(&file, plan_json).map_err(|source| ExecError::Io {
@@ -344,7 +407,7 @@ impl Executor for NetnsExecutor {
             "--state-dir".into(),
             h.state.display().to_string(),
         ];
-        let f = self.call(host, what.clone(), &args, self.deadline)?;
+        let f = self.call(host, what.clone(), &args, self.deadline, false)?;
         match f.code {
             Some(0) => Ok(()),
             _ if knob_absent(&f.stderr) => Err(ExecError::NotApplicable(f.stderr)),
@@ -357,7 +420,12 @@ impl Executor for NetnsExecutor {
     }
 
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
-        let state = self.host(host)?.state.display().to_string();
+        let h = self.host(host)?;
+        if h.ns.is_none() {
+            // Nothing is ever applied there.
+            return Ok(());
+        }
+        let state = h.state.display().to_string();
         self.call_ok(
             host,
             format!("rollback on {host}"),
@@ -419,6 +487,19 @@ mod tests {
         assert_eq!(f.stdout.len(), MAX_STDOUT);
         assert_eq!(f.stderr, "oops");
         assert_eq!(f.code, Some(4));
+    }
+
+    #[test]
+    fn the_loopback_host_is_never_tuned() {
+        let mut ex = NetnsExecutor::loopback("/bin/false", 5999);
+        assert_eq!(ex.hosts(), 1);
+        assert_eq!(ex.host_name(HostId(0)), "loopback");
+        assert!(matches!(
+            ex.apply(HostId(0), "{}"),
+            Err(ExecError::NotApplicable(_))
+        ));
+        assert!(ex.rollback(HostId(0)).is_ok());
+        assert!(matches!(ex.inspect(HostId(1)), Err(ExecError::NoHost(_))));
     }
 
     #[test]

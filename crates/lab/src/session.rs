@@ -67,19 +67,12 @@ impl LabSession {
             if listening(ns, SERVE_PORT)? {
                 return Ok(());
             }
-            if let Some(c) = self.servers[i].child() {
-                if let Ok(Some(status)) = c.try_wait() {
-                    let mut stderr = String::new();
-                    if let Some(e) = c.stderr.as_mut() {
-                        use std::io::Read;
-                        let _ = e.take(4096).read_to_string(&mut stderr);
-                    }
-                    return Err(LabError::Command {
-                        cmd,
-                        status: status.to_string(),
-                        stderr: stderr.trim().to_string(),
-                    });
-                }
+            if let Some((status, stderr)) = exited(&mut self.servers[i]) {
+                return Err(LabError::Command {
+                    cmd,
+                    status,
+                    stderr,
+                });
             }
             if Instant::now() >= deadline {
                 return Err(LabError::Command {
@@ -116,6 +109,99 @@ impl LabSession {
     pub fn teardown(self) {
         drop(self);
     }
+}
+
+/// `nettune serve` on 127.0.0.1 at a free port of this namespace, for the
+/// loopback-only benchmark (no root needed); killed on drop.
+#[derive(Debug)]
+pub struct LoopbackServer {
+    server: ChildGuard,
+    port: u16,
+    exe: PathBuf,
+}
+
+impl LoopbackServer {
+    /// Start `EXE serve --listen 127.0.0.1 --port P --quiet` on a port the
+    /// kernel reports free, and wait (at most `listen_timeout`) until it
+    /// listens.
+    pub fn start(
+        exe: impl Into<PathBuf>,
+        listen_timeout: Duration,
+    ) -> Result<LoopbackServer, LabError> {
+        let exe = exe.into();
+        let cmd = format!("{} serve --listen 127.0.0.1", exe.display());
+        let spawn_err = |source| LabError::Spawn {
+            cmd: cmd.clone(),
+            source,
+        };
+        // A port free now; another process could take it before serve binds,
+        // which serve then reports (and the wait below fails with it).
+        let port = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+            .and_then(|l| l.local_addr())
+            .map_err(spawn_err)?
+            .port();
+        let child = std::process::Command::new(&exe)
+            .args(["serve", "--listen", "127.0.0.1", "--quiet", "--port"])
+            .arg(port.to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(spawn_err)?;
+        let mut s = LoopbackServer {
+            server: ChildGuard::new(child),
+            port,
+            exe,
+        };
+        let deadline = Instant::now() + listen_timeout;
+        loop {
+            let text = ["/proc/net/tcp", "/proc/net/tcp6"]
+                .iter()
+                .filter_map(|p| std::fs::read_to_string(p).ok())
+                .collect::<Vec<_>>()
+                .join("\n");
+            if listens_on(&text, port) {
+                return Ok(s);
+            }
+            if let Some(status) = exited(&mut s.server) {
+                return Err(LabError::Command {
+                    cmd,
+                    status: status.0,
+                    stderr: status.1,
+                });
+            }
+            if Instant::now() >= deadline {
+                return Err(LabError::Command {
+                    cmd,
+                    status: format!("not listening on 127.0.0.1:{port} after {listen_timeout:?}"),
+                    stderr: String::new(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// An executor whose one host is this namespace, over 127.0.0.1.
+    pub fn executor(&self) -> NetnsExecutor {
+        NetnsExecutor::loopback(&self.exe, self.port)
+    }
+}
+
+/// When the guarded child has exited: its status and (at most 4 KiB of) stderr.
+fn exited(g: &mut ChildGuard) -> Option<(String, String)> {
+    let c = g.child()?;
+    let status = c.try_wait().ok()??;
+    let mut stderr = String::new();
+    if let Some(e) = c.stderr.as_mut() {
+        use std::io::Read;
+        let _ = e.take(4096).read_to_string(&mut stderr);
+    }
+    Some((status.to_string(), stderr.trim().to_string()))
 }
 
 /// Whether something in `ns` listens on TCP `port` (from `/proc/net/tcp*`

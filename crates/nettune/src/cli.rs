@@ -58,6 +58,10 @@ pub enum Command {
     Doctor(cmd::doctor::Args),
     /// Run a factorial experiment in a lab of namespaces: repeats, 95 % CIs, verdicts, rollback.
     Experiment(cmd::experiment::Args),
+    /// The whole loop in namespaces: baseline, doctor, its plan applied, again, rollback, a before/after table.
+    Lab(cmd::lab::Args),
+    /// Render a results directory (results.json) as an HTML page with charts and a Markdown summary.
+    Report(cmd::report::Args),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(cmd::completions::Args),
     /// Write man pages generated from these definitions into a directory.

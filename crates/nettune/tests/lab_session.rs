@@ -141,3 +141,23 @@ fn a_server_that_cannot_start_is_an_error_and_nothing_stays() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn the_loopback_server_needs_no_root_and_dies_on_drop() {
+    use lab::exec::{Executor, HostId};
+    let s = lab::LoopbackServer::start(BIN, Duration::from_secs(10)).unwrap();
+    let port = s.port();
+    let mut ex = s.executor();
+    let args: Vec<String> = ["--test", "tcp-rr", "--duration", "0.5", "--warmup", "0"]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    let json = ex
+        .bench(HostId(0), HostId(0), &args, Duration::from_secs(20))
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v.get("results").is_some(), "{json}");
+    drop(s);
+    let listening = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    assert!(!listening, "port {port} still served");
+}

@@ -25,7 +25,8 @@ Examples:
   nettune experiment examples/time-wait.toml --json > results.json
 
 Needs root (it builds network namespaces). Results: DIR/results.json (rewritten after every run),
-DIR/runs/cell-NNN/*.json (raw bench output), DIR/experiment.toml. Exit codes: 0 done, 1 error,
+DIR/runs/cell-NNN/*.json (raw bench output), DIR/experiment.toml, and at the end DIR/report.html
+and DIR/report.md (`nettune report DIR`). Exit codes: 0 done, 1 error,
 2 usage error or an invalid experiment file (one line naming the line and key, before anything
 runs), 130 Ctrl-C (the current cell is rolled back; --resume DIR continues).";
 
@@ -174,6 +175,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     drop(exec);
     session.teardown();
     let outcome = outcome?;
+    // The page and summary of `nettune report`, also after Ctrl-C (of
+    // what was measured); a failure to write them is reported, not fatal.
+    let report = report::write_dir(&dir);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
@@ -182,6 +186,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "Results: {}",
             dir.join(model::results::RESULTS_FILE).display()
         );
+    }
+    match report {
+        Ok((html, md)) => eprintln!("Report: {} and {}", html.display(), md.display()),
+        Err(e) => eprintln!("nettune: writing the report into {}: {e}", dir.display()),
     }
     Ok(match outcome {
         Outcome::Completed => ExitCode::SUCCESS,

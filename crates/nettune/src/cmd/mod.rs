@@ -8,9 +8,11 @@ pub mod doctor;
 pub mod experiment;
 pub mod history;
 pub mod inspect;
+pub mod lab;
 pub mod man;
 pub mod plan;
 pub mod profile;
+pub mod report;
 pub mod rollback;
 pub mod serve;
 pub mod stat;
@@ -39,5 +41,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Man(a) => man::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Experiment(a) => experiment::run(a),
+        Command::Lab(a) => lab::run(a),
+        Command::Report(a) => report::run(a),
     }
 }
