@@ -345,4 +345,8 @@ fn ctrl_c_exits_130_after_rollback_and_resume_finishes_the_experiment() {
     assert!(!r.interrupted && r.finished.is_some());
     assert!(r.cells.iter().all(|c| c.status == CellStatus::Done));
     assert!(r.cells.iter().all(|c| c.runs.len() == 2));
+    // nettune report's page and summary, written at the end.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("tcp_tw_reuse=1"), "the page names the cells");
+    assert!(out.join("report.md").is_file());
 }
