@@ -537,3 +537,40 @@ fn metrics_come_from_recorded_bench_json() {
     assert_eq!(only.values.len(), 1);
     assert!(metrics::record_from_json("{\"x\":1}", &all).is_err());
 }
+
+#[test]
+fn latency_comes_from_the_probe_when_one_ran_beside_the_load() {
+    // The `probe` object as `nettune bench --probe icmp:20 --json` writes it.
+    let mut j: serde_json::Value = serde_json::from_str(STREAM).unwrap();
+    j["probe"] = serde_json::json!({
+        "kind": "icmp", "interval_ms": 20, "sent": 100, "answered": 98, "lost": 2,
+        "skipped": 0, "min_us": 40, "p50_us": 61, "p90_us": 90, "p99_us": 130,
+        "max_us": 150, "histogram": [[40, 10], [61, 40], [90, 38], [130, 9], [150, 1]],
+        "note": null
+    });
+    let want = [Metric::Throughput, Metric::LatencyP50, Metric::LatencyP99];
+    let r = metrics::record_from_json(&j.to_string(), &want).unwrap();
+    assert_eq!(r.values["latency_p50"], 61.0);
+    assert_eq!(r.values["latency_p99"], 130.0);
+    let p = r.probe.as_ref().unwrap();
+    assert_eq!((p.kind.as_str(), p.count, p.lost), ("icmp", 98, 2));
+    assert_eq!(r.latency_cdf.first().unwrap(), &[40.0, 10.0 / 98.0]);
+    assert_eq!(r.latency_cdf.last().unwrap()[1], 1.0);
+    // A probe that got no answer gives no latency.
+    j["probe"]["answered"] = serde_json::json!(0);
+    let r = metrics::record_from_json(&j.to_string(), &want).unwrap();
+    assert!(r.probe.is_none() && !r.values.contains_key("latency_p50"));
+
+    // The file's probe becomes the bench's --probe.
+    let exp = parse(
+        &ONE.replace(
+            "metrics = [\"throughput\"]",
+            "metrics = [\"throughput\", \"latency_p50\"]\nprobe = { kind = \"icmp\", interval_ms = 20 }",
+        ),
+    )
+    .unwrap();
+    let s = rx::schedule(&exp, HostId(0), HostId(1), None);
+    let a = &s.workloads[0].args;
+    let i = a.iter().position(|x| x == "--probe").unwrap();
+    assert_eq!(a[i + 1], "icmp:20");
+}

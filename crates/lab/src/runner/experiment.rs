@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use model::experiment::{Experiment, Hosts, LabPath, Level, TestKind, Workload};
+use model::experiment::{Experiment, Hosts, LabPath, Level, Probe, ProbeKind, TestKind, Workload};
 use model::plan::NetnsScope;
 use model::results::{
     CellResult, CellStatus, ExperimentResults, FactorInfo, LabInfo, Machine, ResultsKind,
@@ -31,6 +31,18 @@ fn test_name(t: TestKind) -> &'static str {
         TestKind::TcpRr => "tcp-rr",
         TestKind::TcpCrr => "tcp-crr",
     }
+}
+
+/// `--probe KIND:MS` for the file's latency probe (`nettune bench --probe`),
+/// the interval rounded to whole ms within 1..=1000.
+pub fn probe_args(p: Option<&Probe>) -> Vec<String> {
+    let Some(p) = p else { return Vec::new() };
+    let kind = match p.kind {
+        ProbeKind::Rr => "rr",
+        ProbeKind::Icmp => "icmp",
+    };
+    let ms = p.interval_ms.round().clamp(1.0, 1000.0) as u64;
+    vec!["--probe".into(), format!("{kind}:{ms}")]
 }
 
 /// The bench arguments of a workload (without address and `--json`).
@@ -118,7 +130,7 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
             .map(|w| WorkloadInfo {
                 name: w.name.clone(),
                 test: test_name(w.test).into(),
-                args: bench_args(w),
+                args: [bench_args(w), probe_args(exp.responses.probe.as_ref())].concat(),
             })
             .collect(),
         factors: exp
@@ -177,7 +189,7 @@ pub fn schedule(
                 let expected = Duration::from_secs_f64(w.duration_s + BENCH_WARMUP_S + 0.5);
                 WorkloadRun {
                     name: w.name.clone(),
-                    args: bench_args(w),
+                    args: [bench_args(w), probe_args(exp.responses.probe.as_ref())].concat(),
                     expected,
                     deadline: expected.saturating_mul(2) + Duration::from_secs(20),
                 }

@@ -2,7 +2,9 @@
 //!
 //! - `throughput` (stream tests): bit/s summed over directions;
 //! - `transactions` (RR and CRR tests): per second, summed;
-//! - `latency_p50`, `latency_p99`: µs, from the run's latency histogram;
+//! - `latency_p50`, `latency_p99`: µs, from the latency probe when one ran
+//!   beside the load (`bench --probe`, read from the JSON's `probe` object),
+//!   else from the run's own latency histogram (RR and CRR tests);
 //! - `cpu_pct`: busy % (100 − idle) averaged over the receiving side's CPUs;
 //! - `softirq_pct`: the highest per-CPU softirq % on the receiving side (the
 //!   whole per-CPU list goes to [`RunRecord::cpus`]);
@@ -16,7 +18,7 @@ use std::collections::BTreeMap;
 use engine::config::{Direction, TestKind};
 use engine::report::{BenchResult, SideReport};
 use model::experiment::Metric;
-use model::results::{CpuPoint, IntervalPoint, RunRecord};
+use model::results::{CpuPoint, IntervalPoint, ProbeResult, RunRecord};
 use thiserror::Error;
 
 use super::metric_key;
@@ -46,7 +48,63 @@ fn receiver(b: &BenchResult) -> &SideReport {
 /// in `wanted` go to `values`; intervals, CPUs and the CDF always).
 pub fn record_from_json(text: &str, wanted: &[Metric]) -> Result<RunRecord, MetricsError> {
     let b: BenchResult = serde_json::from_str(text)?;
-    Ok(record_from_bench(&b, wanted))
+    let mut rec = record_from_bench(&b, wanted);
+    // The probe's report (`bench --probe`) is read from the JSON itself, so
+    // this works with or without an engine that knows the field.
+    let v: serde_json::Value = serde_json::from_str(text)?;
+    if let Some(p) = probe_of(&v) {
+        for (m, val) in [
+            (Metric::LatencyP50, p.0.p50_us),
+            (Metric::LatencyP99, p.0.p99_us),
+        ] {
+            if wanted.contains(&m) {
+                rec.values.insert(metric_key(m).to_string(), val);
+            }
+        }
+        if rec.latency_cdf.is_empty() {
+            rec.latency_cdf = p.1;
+        }
+        rec.probe = Some(p.0);
+    }
+    Ok(rec)
+}
+
+/// The probe's result and CDF from bench JSON, when a probe answered.
+fn probe_of(v: &serde_json::Value) -> Option<(ProbeResult, Vec<[f64; 2]>)> {
+    let p = v.get("probe")?;
+    let num = |k: &str| p.get(k).and_then(serde_json::Value::as_f64);
+    let count = p.get("answered").and_then(serde_json::Value::as_u64)?;
+    if count == 0 {
+        return None;
+    }
+    let (p50, p99) = (num("p50_us")?, num("p99_us")?);
+    if !(p50.is_finite() && p99.is_finite()) {
+        return None;
+    }
+    let hist: Vec<[u64; 2]> = p
+        .get("histogram")
+        .and_then(|h| serde_json::from_value(h.clone()).ok())
+        .unwrap_or_default();
+    let cdf = cdf_of(&hist, 1.0);
+    Some((
+        ProbeResult {
+            kind: p
+                .get("kind")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+                .chars()
+                .take(8)
+                .collect(),
+            count,
+            lost: p
+                .get("lost")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0),
+            p50_us: p50,
+            p99_us: p99,
+        },
+        cdf,
+    ))
 }
 
 /// [`record_from_json`] on a parsed result.
@@ -159,8 +217,7 @@ fn intervals(b: &BenchResult) -> Vec<IntervalPoint> {
     by_index.into_values().collect()
 }
 
-/// The latency histogram as `[µs, cumulative fraction]`, thinned to at most
-/// [`MAX_CDF_POINTS`] points (the last always kept).
+/// The latency histogram as `[µs, cumulative fraction]`.
 fn latency_cdf(b: &BenchResult) -> Vec<[f64; 2]> {
     let Some(lat) = b
         .results
@@ -170,20 +227,22 @@ fn latency_cdf(b: &BenchResult) -> Vec<[f64; 2]> {
     else {
         return Vec::new();
     };
-    let total: u64 = lat
-        .histogram
-        .iter()
-        .fold(0u64, |a, [_, c]| a.saturating_add(*c));
+    cdf_of(&lat.histogram, 1000.0)
+}
+
+/// `[value / div, cumulative fraction]` of `[value, count]` buckets, thinned
+/// to at most [`MAX_CDF_POINTS`] points (the last always kept).
+fn cdf_of(hist: &[[u64; 2]], div: f64) -> Vec<[f64; 2]> {
+    let total: u64 = hist.iter().fold(0u64, |a, [_, c]| a.saturating_add(*c));
     if total == 0 {
         return Vec::new();
     }
     let mut acc = 0u64;
-    let pts: Vec<[f64; 2]> = lat
-        .histogram
+    let pts: Vec<[f64; 2]> = hist
         .iter()
         .map(|[v, c]| {
             acc = acc.saturating_add(*c);
-            [*v as f64 / 1000.0, acc as f64 / total as f64]
+            [*v as f64 / div, acc as f64 / total as f64]
         })
         .collect();
     let step = pts.len().div_ceil(MAX_CDF_POINTS).max(1);
