@@ -9,11 +9,15 @@
 //!   and the throughput of `tcp-stream`, through a 10 ms line without a
 //!   rate limit and with a 100 Mbit/s one.
 //!
+//! - `nice`: the forwarder's tail at 50 ms RTT with its thread at nice 0
+//!   and at the default [`nettune_lab::FORWARDER_NICE`], while a 300 Mbit/s
+//!   UDP stream shares the line.
+//!
 //! `delayline NETTUNE_BIN [SECTION...]`: sections `rtt`, `jitter`, `free`,
-//! `rated` (default: all).
+//! `rated`, `nice` (default: all).
 
 use engine::BenchResult;
-use nettune_lab::{ChildGuard, Lab, LabSpec, MechanismChoice};
+use nettune_lab::{ChildGuard, DelayLine, DelaySpec, Lab, LabSpec, MechanismChoice, ADDR_B};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -202,15 +206,68 @@ fn streams(bin: &str, rate: Option<u64>, udp_rates: &[&str]) {
     }
     if let Some(st) = l.delay_stats(1) {
         println!(
-            "  line: forwarded {} / {}, polls {}, buffers {}, held max {} / {}",
+            "  line: forwarded {} / {}, polls {}, buffers {}, held max {} / {}, niced {}",
             st.a_to_b.forwarded.load(Ordering::Relaxed),
             st.b_to_a.forwarded.load(Ordering::Relaxed),
             st.polls.load(Ordering::Relaxed),
             st.buffers.load(Ordering::Relaxed),
             st.a_to_b.held_max.load(Ordering::Relaxed),
             st.b_to_a.held_max.load(Ordering::Relaxed),
+            st.niced.load(Ordering::Relaxed),
         );
     }
+}
+
+/// Ping through a bare [`DelayLine`] of 25 ms each way at `nice`, with a
+/// 300 Mbit/s UDP stream through the same line.
+fn nice(bin: &str, nice: i32) {
+    let spec = DelaySpec {
+        delay: Duration::from_millis(25),
+        nice,
+        ..DelaySpec::default()
+    };
+    let Ok(dl) = DelayLine::create("ntdlb", spec) else {
+        eprintln!("delay line failed");
+        return;
+    };
+    let Ok(_srv) = dl.b().spawn(bin, &["serve", "-4"]) else {
+        return;
+    };
+    std::thread::sleep(Duration::from_millis(700));
+    let load = dl
+        .a()
+        .command(bin)
+        .args(["bench", ADDR_B, "--test", "udp-stream", "--size", "1200"])
+        .args(["--rate", "300M", "--duration", "4", "--warmup", "0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = dl
+        .a()
+        .command("ping")
+        .args(["-n", "-c", "200", "-i", "0.01", "-W", "2", ADDR_B])
+        .output();
+    if let Ok(mut l) = load {
+        let _ = l.wait();
+    }
+    let text = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let mut rtts: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.split("time=").nth(1))
+        .filter_map(|t| t.split_whitespace().next()?.parse().ok())
+        .collect();
+    rtts.sort_by(f64::total_cmp);
+    println!(
+        "nice {nice} (applied: {}), 50 ms RTT under a 300 Mbit/s UDP stream: {} / 200 replies, p50 {:.3} p99 {:.3} max {:.3} ms",
+        dl.stats().niced.load(Ordering::Relaxed),
+        rtts.len(),
+        pct(&rtts, 0.5),
+        pct(&rtts, 0.99),
+        pct(&rtts, 1.0),
+    );
 }
 
 fn main() {
@@ -218,7 +275,7 @@ fn main() {
     let bin = args.next().unwrap_or_else(|| "nettune".into());
     let mut sections: Vec<String> = args.collect();
     if sections.is_empty() {
-        sections = ["rtt", "jitter", "free", "rated"]
+        sections = ["rtt", "jitter", "free", "rated", "nice"]
             .map(String::from)
             .to_vec();
     }
@@ -228,6 +285,12 @@ fn main() {
             "jitter" => jitter(),
             "free" => streams(&bin, None, &["100M", "200M", "300M", "400M", "600M"]),
             "rated" => streams(&bin, Some(100_000_000), &["50M", "90M", "95M"]),
+            "nice" => {
+                for _ in 0..2 {
+                    nice(&bin, 0);
+                    nice(&bin, nettune_lab::FORWARDER_NICE);
+                }
+            }
             other => eprintln!("unknown section {other}"),
         }
     }

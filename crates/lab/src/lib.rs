@@ -15,8 +15,8 @@ mod delay;
 pub mod exec;
 mod topo;
 pub use delay::{
-    DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B, BATCH, TUN_TXQUEUELEN,
-    UNLIMITED_RATE_BITS,
+    DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B, BATCH, FORWARDER_NICE,
+    STALL_MARGIN, TUN_TXQUEUELEN, UNLIMITED_RATE_BITS,
 };
 pub use topo::{
     probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped, MARKER_DIR,

@@ -158,7 +158,7 @@ impl LabSpec {
             loss: self.loss.unwrap_or(0.0) / 100.0,
             limit_packets,
             limit_bytes,
-            seed: 1,
+            ..DelaySpec::default()
         }
     }
 }
