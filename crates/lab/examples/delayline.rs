@@ -13,8 +13,13 @@
 //!   and at the default [`nettune_lab::FORWARDER_NICE`], while a 300 Mbit/s
 //!   UDP stream shares the line.
 //!
+//! - `seed004` (not in the default set; 2 minutes): seed 004's table
+//!   through the line: 100 Mbit/s, 100 ms RTT, `tcp-stream` for 20 s with
+//!   `net.ipv4.tcp_rmem` max 174760, 1250000 and 1662500 set in the lab's
+//!   two namespaces, then 1662500 with application buffers too.
+//!
 //! `delayline NETTUNE_BIN [SECTION...]`: sections `rtt`, `jitter`, `free`,
-//! `rated`, `nice` (default: all).
+//! `rated`, `nice` (default: all), `seed004`.
 
 use engine::BenchResult;
 use nettune_lab::{ChildGuard, DelayLine, DelaySpec, Lab, LabSpec, MechanismChoice, ADDR_B};
@@ -270,6 +275,44 @@ fn nice(bin: &str, nice: i32) {
     );
 }
 
+fn seed004(bin: &str) {
+    let Some(l) = lab(100, 0, Some(100_000_000)) else {
+        return;
+    };
+    let Some(_srv) = server(&l, bin) else { return };
+    for (max, app) in [
+        (174_760, false),
+        (1_250_000, false),
+        (1_662_500, false),
+        (1_662_500, true),
+    ] {
+        for h in l.hosts() {
+            if let Err(e) = h.sh(&format!("sysctl -qw net.ipv4.tcp_rmem='4096 87380 {max}'")) {
+                eprintln!("sysctl in {}: {e}", h.name());
+                return;
+            }
+        }
+        let mut args = vec!["--test", "tcp-stream", "--duration", "20"];
+        if app {
+            args.extend(["--sndbuf", "1662500", "--rcvbuf", "1662500"]);
+        }
+        if let Some(res) = bench(&l, bin, &args) {
+            for d in &res.results {
+                println!(
+                    "seed004 tcp_rmem max {max}{}: {:.1} Mbit/s, retransmits {}",
+                    if app {
+                        " + SO_SNDBUF/SO_RCVBUF 1662500"
+                    } else {
+                        ""
+                    },
+                    d.bits_per_sec / 1e6,
+                    d.retransmits
+                );
+            }
+        }
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let bin = args.next().unwrap_or_else(|| "nettune".into());
@@ -285,6 +328,7 @@ fn main() {
             "jitter" => jitter(),
             "free" => streams(&bin, None, &["100M", "200M", "300M", "400M", "600M"]),
             "rated" => streams(&bin, Some(100_000_000), &["50M", "90M", "95M"]),
+            "seed004" => seed004(&bin),
             "nice" => {
                 for _ in 0..2 {
                     nice(&bin, 0);
