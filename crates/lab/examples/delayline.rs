@@ -10,8 +10,7 @@
 //!   rate limit and with a 100 Mbit/s one.
 //!
 //! - `nice`: the forwarder's tail at 50 ms RTT with its thread at nice 0
-//!   and at the default [`nettune_lab::FORWARDER_NICE`], while a 300 Mbit/s
-//!   UDP stream shares the line.
+//!   and at nice -10, while a 300 Mbit/s UDP stream shares the line.
 //!
 //! - `seed004` (not in the default set; 2 minutes): seed 004's table
 //!   through the line: 100 Mbit/s, 100 ms RTT, `tcp-stream` for 20 s with
@@ -332,7 +331,7 @@ fn main() {
             "nice" => {
                 for _ in 0..2 {
                     nice(&bin, 0);
-                    nice(&bin, nettune_lab::FORWARDER_NICE);
+                    nice(&bin, -10);
                 }
             }
             other => eprintln!("unknown section {other}"),
