@@ -72,6 +72,19 @@ fn ping(l: &Lab, count: u32) -> Vec<f64> {
     rtts
 }
 
+/// The line's own lateness: packets written over 1 ms late, and the most.
+fn late(l: &Lab) -> String {
+    l.delay_stats(1).map_or(String::new(), |st| {
+        format!(
+            "line late > 1 ms: {} + {} packets (A→B + B→A), latest {:.3} / {:.3} ms",
+            st.a_to_b.late_1ms.load(Ordering::Relaxed),
+            st.b_to_a.late_1ms.load(Ordering::Relaxed),
+            st.a_to_b.late_max_us.load(Ordering::Relaxed) as f64 / 1e3,
+            st.b_to_a.late_max_us.load(Ordering::Relaxed) as f64 / 1e3,
+        )
+    })
+}
+
 fn rtt(rtt_ms: u64) {
     let Some(l) = lab(rtt_ms, 0, None) else {
         return;
@@ -79,14 +92,16 @@ fn rtt(rtt_ms: u64) {
     let rtts = ping(&l, 200);
     let asked = rtt_ms as f64;
     println!(
-        "RTT asked {asked} ms ({}): {} / 200 replies, RTT p50 {:.3} ms p99 {:.3} ms, error p50 {:+.3} ms p99 {:+.3} ms",
+        "RTT asked {asked} ms ({}): {} / 200 replies, RTT p50 {:.3} ms p99 {:.3} ms max {:.3} ms, error p50 {:+.3} ms p99 {:+.3} ms",
         l.delay_mechanism(),
         rtts.len(),
         pct(&rtts, 0.5),
         pct(&rtts, 0.99),
+        pct(&rtts, 1.0),
         pct(&rtts, 0.5) - asked,
         pct(&rtts, 0.99) - asked,
     );
+    println!("  {}", late(&l));
 }
 
 fn jitter() {
@@ -104,6 +119,7 @@ fn jitter() {
         pct(&rtts, 0.99),
         pct(&rtts, 1.0),
     );
+    println!("  {}", late(&l));
 }
 
 /// `tc -s qdisc` drops and `ip -s link` TX drops of host 0's link end.
@@ -208,6 +224,7 @@ fn streams(bin: &str, rate: Option<u64>, udp_rates: &[&str]) {
             }
         }
     }
+    println!("  {}", late(&l));
     if let Some(st) = l.delay_stats(1) {
         println!(
             "  line: forwarded {} / {}, polls {}, buffers {}, held max {} / {}, niced {}",

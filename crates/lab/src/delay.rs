@@ -139,6 +139,11 @@ pub struct DirStats {
     pub write_errors: AtomicU64,
     /// Most packets held at once.
     pub held_max: AtomicU64,
+    /// Packets written more than 1 ms after their due time (the forwarder
+    /// woke late: descheduled, or busy with the other direction).
+    pub late_1ms: AtomicU64,
+    /// Largest lateness of a written packet, in µs.
+    pub late_max_us: AtomicU64,
 }
 
 /// Counters of both directions (`a_to_b`, `b_to_a`) and of the forwarder.
@@ -500,9 +505,20 @@ fn ingest(
 /// whether packets due by `now` remain.
 fn flush(to: &OwnedFd, d: &mut Dir<'_>, pool: &mut Pool, now: Instant) -> bool {
     for _ in 0..BATCH {
+        let due = d.q.next_due();
         let Some(p) = d.q.pop_due(now) else {
             return false;
         };
+        if let Some(due) = due {
+            let late = now.saturating_duration_since(due);
+            if late > Duration::from_millis(1) {
+                d.st.late_1ms.fetch_add(1, Ordering::Relaxed);
+            }
+            let us = late.as_micros().min(u64::MAX as u128) as u64;
+            if us > d.st.late_max_us.load(Ordering::Relaxed) {
+                d.st.late_max_us.store(us, Ordering::Relaxed);
+            }
+        }
         // A failed write (device down, no memory) drops the packet, as a
         // full link would.
         if rustix::io::write(to, &p).is_ok() {

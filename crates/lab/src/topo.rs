@@ -9,7 +9,8 @@
 //! directions). The same holds for jitter (± half each way).
 //!
 //! Topology: a star. Host 0 (the hub, where a driver or client runs) has one
-//! multi-queue veth `vI` to each other host I, whose end is `v0`. Each link is
+//! multi-queue veth `vI` to each other host I, whose end is `v0` (on the
+//! delay line: a TUN device of the same name at each end). Each link is
 //! its own /30 of 198.18.0.0/15, so every link can carry its own rate and
 //! delay and host 0 reaches every host in one hop (a chain would put N-2
 //! forwarding hops and their softirq cost between the ends). Host 0 forwards
@@ -37,9 +38,10 @@ pub struct LabSpec {
     pub prefix: String,
     /// Number of hosts, 2 to 8.
     pub hosts: u32,
-    /// RX and TX queues per veth end, 1 to 16.
+    /// RX and TX queues per veth end, 1 to 16. Links on the userspace delay
+    /// line are single-queue TUN devices whatever this says.
     pub queues: u32,
-    /// Egress rate of every veth end in bits/s (tc tbf), 1 kbit/s to 400 Gbit/s.
+    /// Egress rate of every link end in bits/s (tc tbf), 1 kbit/s to 400 Gbit/s.
     pub rate: Option<u64>,
     /// Delay added to the round trip between host 0 and every other host
     /// (half in each direction), at most 10 s. A 100 ms link is
@@ -240,7 +242,8 @@ fn choose(
     }
 }
 
-/// One veth link of the star: host 0's end and host `host`'s end.
+/// One link of the star (a veth pair, or a TUN pair on the userspace delay
+/// line): host 0's end and host `host`'s end.
 #[derive(Debug, Clone)]
 pub struct Link {
     /// Index of the non-hub host (1..hosts).
