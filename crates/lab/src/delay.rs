@@ -726,6 +726,37 @@ mod tests {
     }
 
     #[test]
+    fn packets_written_after_their_due_time_count_as_late() {
+        let (out_r, out_w) = std::os::unix::net::UnixDatagram::pair().expect("socketpair");
+        let out_w = OwnedFd::from(out_w);
+        let st = DelayStats::default();
+        let mut d = Dir {
+            q: Queue::new(),
+            st: &st.a_to_b,
+        };
+        let mut pool = Pool { free: Vec::new() };
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        d.q.push(t0, vec![1]);
+        d.q.push(t0 + ms(4), vec![2]);
+        d.q.push(t0 + ms(10), vec![3]);
+        // Woken at t0 + 10.5 ms: 10.5, 6.5 and 0.5 ms late.
+        assert!(!flush(
+            &out_w,
+            &mut d,
+            &mut pool,
+            t0 + Duration::from_micros(10_500)
+        ));
+        assert_eq!(st.a_to_b.late_1ms.load(Ordering::Relaxed), 2);
+        assert_eq!(st.a_to_b.late_max_us.load(Ordering::Relaxed), 10_500);
+        let mut got = [0u8; 4];
+        for want in 1..=3u8 {
+            assert_eq!(out_r.recv(&mut got).expect("written"), 1);
+            assert_eq!(got[0], want);
+        }
+    }
+
+    #[test]
     fn default_limits_hold_the_bdp() {
         let ms = Duration::from_millis;
         // 100 Mbit/s, 50 ms each way: 625 000 bytes in flight one way.
