@@ -13,11 +13,16 @@ use thiserror::Error;
 
 mod delay;
 pub mod exec;
+mod netns_exec;
+pub mod runner;
+mod session;
 mod topo;
 pub use delay::{
     DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B, BATCH, FORWARDER_NICE,
     STALL_MARGIN, TUN_TXQUEUELEN, UNLIMITED_RATE_BITS,
 };
+pub use netns_exec::NetnsExecutor;
+pub use session::{LabSession, LoopbackServer, DEFAULT_LISTEN_TIMEOUT, SERVE_PORT};
 pub use topo::{
     probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped, MARKER_DIR,
 };

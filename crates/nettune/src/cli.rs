@@ -56,6 +56,10 @@ pub enum Command {
     Profile(cmd::profile::Args),
     /// Diagnose the host: findings with evidence and fixes, from a snapshot and sampled counters.
     Doctor(cmd::doctor::Args),
+    /// The whole loop in namespaces: baseline, doctor, its plan applied, again, rollback, a before/after table.
+    Lab(cmd::lab::Args),
+    /// Render a results directory (results.json) as an HTML page with charts and a Markdown summary.
+    Report(cmd::report::Args),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(cmd::completions::Args),
     /// Write man pages generated from these definitions into a directory.

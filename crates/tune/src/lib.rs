@@ -9,6 +9,7 @@
 
 pub mod context;
 pub mod drivers;
+pub mod levels;
 pub mod placement;
 pub mod planner;
 pub mod profile;

@@ -7,9 +7,11 @@ pub mod completions;
 pub mod doctor;
 pub mod history;
 pub mod inspect;
+pub mod lab;
 pub mod man;
 pub mod plan;
 pub mod profile;
+pub mod report;
 pub mod rollback;
 pub mod serve;
 pub mod stat;
@@ -37,5 +39,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Lab(a) => lab::run(a),
+        Command::Report(a) => report::run(a),
     }
 }

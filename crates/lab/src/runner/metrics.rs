@@ -1,0 +1,196 @@
+//! A run's metrics from the bench JSON (`engine::report::BenchResult`).
+//!
+//! - `throughput` (stream tests): bit/s summed over directions;
+//! - `transactions` (RR and CRR tests): per second, summed;
+//! - `latency_p50`, `latency_p99`: µs, from the run's latency histogram;
+//! - `cpu_pct`: busy % (100 − idle) averaged over the receiving side's CPUs;
+//! - `softirq_pct`: the highest per-CPU softirq % on the receiving side (the
+//!   whole per-CPU list goes to [`RunRecord::cpus`]);
+//! - `retransmits`: segments, from `tcp_info`, summed;
+//! - `loss_pct`: lost datagrams % (UDP), the worst direction.
+//!
+//! The receiving side is the server, or the client with `--reverse`.
+
+use std::collections::BTreeMap;
+
+use engine::config::{Direction, TestKind};
+use engine::report::{BenchResult, SideReport};
+use model::experiment::Metric;
+use model::results::{CpuPoint, IntervalPoint, RunRecord};
+use thiserror::Error;
+
+use super::metric_key;
+
+/// Most points kept of a latency CDF.
+const MAX_CDF_POINTS: usize = 200;
+/// Most intervals kept of a run.
+const MAX_INTERVALS: usize = 100_000;
+
+/// The bench output could not be read.
+#[derive(Debug, Error)]
+pub enum MetricsError {
+    /// Not the bench JSON shape.
+    #[error("bench JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The receiving side's report.
+fn receiver(b: &BenchResult) -> &SideReport {
+    match b.config.direction {
+        Direction::Reverse => &b.client,
+        _ => &b.server_side,
+    }
+}
+
+/// Parse bench JSON text and extract every metric it yields (only the ones
+/// in `wanted` go to `values`; intervals, CPUs and the CDF always).
+pub fn record_from_json(text: &str, wanted: &[Metric]) -> Result<RunRecord, MetricsError> {
+    let b: BenchResult = serde_json::from_str(text)?;
+    Ok(record_from_bench(&b, wanted))
+}
+
+/// [`record_from_json`] on a parsed result.
+pub fn record_from_bench(b: &BenchResult, wanted: &[Metric]) -> RunRecord {
+    let all = extract(b);
+    let values = all
+        .into_iter()
+        .filter(|(m, _)| wanted.contains(m))
+        .map(|(m, v)| (metric_key(m).to_string(), v))
+        .collect();
+    let side = receiver(b);
+    let cpus = side
+        .cpu
+        .cpus
+        .iter()
+        .map(|c| CpuPoint {
+            cpu: c.cpu,
+            usr: c.usr,
+            sys: c.sys,
+            irq: c.irq,
+            softirq: c.softirq,
+            idle: c.idle,
+        })
+        .collect();
+    RunRecord {
+        workload: String::new(),
+        repeat: 0,
+        warmup: false,
+        start_time: b.start_time.clone(),
+        values,
+        intervals: intervals(b),
+        cpus,
+        softirq_series: Vec::new(),
+        latency_cdf: latency_cdf(b),
+        probe: None,
+        raw: None,
+    }
+}
+
+/// Every metric this result yields.
+pub fn extract(b: &BenchResult) -> BTreeMap<Metric, f64> {
+    let mut out = BTreeMap::new();
+    let test = b.config.test;
+    let finite = |v: f64| v.is_finite().then_some(v);
+    if test.is_stream() {
+        let t: f64 = b.results.iter().map(|r| r.bits_per_sec).sum();
+        if let Some(t) = finite(t) {
+            out.insert(Metric::Throughput, t);
+        }
+    }
+    if matches!(test, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr) {
+        let t: f64 = b.results.iter().map(|r| r.per_sec).sum();
+        if let Some(t) = finite(t) {
+            out.insert(Metric::Transactions, t);
+        }
+    }
+    if let Some(lat) = b
+        .results
+        .iter()
+        .filter_map(|r| r.latency.as_ref())
+        .find(|l| l.count > 0)
+    {
+        out.insert(Metric::LatencyP50, lat.p50_ns.0 as f64 / 1000.0);
+        out.insert(Metric::LatencyP99, lat.p99_ns.0 as f64 / 1000.0);
+    }
+    let side = receiver(b);
+    let cpus = &side.cpu.cpus;
+    if !cpus.is_empty() {
+        let busy: f64 = cpus.iter().map(|c| (100.0 - c.idle).max(0.0)).sum();
+        if let Some(v) = finite(busy / cpus.len() as f64) {
+            out.insert(Metric::CpuPct, v);
+        }
+        let max = cpus.iter().map(|c| c.softirq).fold(f64::NAN, f64::max);
+        if let Some(v) = finite(max) {
+            out.insert(Metric::SoftirqPct, v);
+        }
+    }
+    if test != TestKind::UdpStream && test != TestKind::UdpRr {
+        let r: u64 = b
+            .results
+            .iter()
+            .fold(0u64, |acc, r| acc.saturating_add(r.retransmits));
+        out.insert(Metric::Retransmits, r as f64);
+    }
+    if let Some(l) = b
+        .results
+        .iter()
+        .filter_map(|r| r.udp.as_ref())
+        .map(|u| u.loss_pct)
+        .filter(|v| v.is_finite())
+        .reduce(f64::max)
+    {
+        out.insert(Metric::LossPct, l);
+    }
+    out
+}
+
+/// Per-interval throughput and rate, summed over directions.
+fn intervals(b: &BenchResult) -> Vec<IntervalPoint> {
+    let mut by_index: BTreeMap<u64, IntervalPoint> = BTreeMap::new();
+    for i in b.intervals.iter().take(MAX_INTERVALS) {
+        let p = by_index.entry(i.index).or_insert(IntervalPoint {
+            t_s: i.end_s,
+            bits_per_sec: 0.0,
+            per_sec: 0.0,
+        });
+        p.bits_per_sec += i.bits_per_sec;
+        p.per_sec += i.per_sec;
+    }
+    by_index.into_values().collect()
+}
+
+/// The latency histogram as `[µs, cumulative fraction]`, thinned to at most
+/// [`MAX_CDF_POINTS`] points (the last always kept).
+fn latency_cdf(b: &BenchResult) -> Vec<[f64; 2]> {
+    let Some(lat) = b
+        .results
+        .iter()
+        .filter_map(|r| r.latency.as_ref())
+        .find(|l| !l.histogram.is_empty())
+    else {
+        return Vec::new();
+    };
+    let total: u64 = lat
+        .histogram
+        .iter()
+        .fold(0u64, |a, [_, c]| a.saturating_add(*c));
+    if total == 0 {
+        return Vec::new();
+    }
+    let mut acc = 0u64;
+    let pts: Vec<[f64; 2]> = lat
+        .histogram
+        .iter()
+        .map(|[v, c]| {
+            acc = acc.saturating_add(*c);
+            [*v as f64 / 1000.0, acc as f64 / total as f64]
+        })
+        .collect();
+    let step = pts.len().div_ceil(MAX_CDF_POINTS).max(1);
+    let last = pts.len() - 1;
+    pts.iter()
+        .enumerate()
+        .filter(|(i, _)| i % step == 0 || *i == last)
+        .map(|(_, p)| *p)
+        .collect()
+}

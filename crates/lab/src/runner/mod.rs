@@ -1,0 +1,863 @@
+//! The experiment runner: runs cells (a set of changes each) over an
+//! [`Executor`], repeats every workload in each, and keeps
+//! `DIR/results.json` ([`ExperimentResults`]) up to date after every run.
+//!
+//! Per cell, in the results' `run_order`: [`CellSetup::apply`] (an
+//! [`ExecError::NotApplicable`] marks the cell n/a with its reason and the
+//! run goes on), then for every workload its warm-up runs and its repeats
+//! (fixed, or until the [`StopRule`] is met), then [`CellSetup::rollback`].
+//! Cells already `done` or `not_applicable` are skipped, so a resumed run
+//! continues where it stopped. Raising the cancel flag (Ctrl-C) rolls the
+//! current cell back, marks it `interrupted`, keeps every run so far and
+//! returns [`Outcome::Cancelled`].
+//!
+//! # Supplying your own cells and setup
+//!
+//! `nettune experiment` builds its cells from a file
+//! ([`experiment::results_skeleton`], [`experiment::ExperimentSetup`]);
+//! another caller (`nettune lab`: "baseline" and "doctor's plan") builds an
+//! [`ExperimentResults`] itself with `kind`, `cells` (index, label, levels,
+//! status `Pending`), `run_order` (a fixed order such as `[0, 1]`),
+//! `baseline_cell`, `workloads` and `metrics`, implements [`CellSetup`] (for
+//! example: baseline applies nothing; the other cell applies doctor's plan
+//! with [`Executor::apply`] and records it in [`Applied::plans`]), fills a
+//! [`Schedule`] and calls [`run`].
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use model::results::{
+    CellResult, CellStatus, ExperimentResults, MetricStats, OverheadRow, RunRecord, RESULTS_FILE,
+};
+use model::stats::{self, BootstrapConfig, Decision, StopReason, StopRule};
+use thiserror::Error;
+
+use crate::exec::{ExecError, Executor, HostId};
+
+pub mod experiment;
+pub mod metrics;
+mod store;
+
+pub use store::{load_for_resume, write_atomic, EXPERIMENT_FILE};
+
+/// What a cell's setup did, for the runner and the results.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Applied {
+    /// Extra bench arguments every workload of the cell runs with (bench
+    /// options as factors: `--flows 4`, `--busy-poll 50`).
+    pub bench_args: Vec<String>,
+    /// Plans applied (the `nettune plan --json` shape), stored in
+    /// `results.plans` under the given key (usually the cell label).
+    pub plans: Vec<(String, serde_json::Value)>,
+    /// Notes for the reader (`results.notes`).
+    pub notes: Vec<String>,
+}
+
+/// How one cell is put in place and taken away again. Implemented by
+/// [`experiment::ExperimentSetup`] for experiment files and by `nettune lab`
+/// for its baseline and doctor's-plan cells.
+pub trait CellSetup {
+    /// Put the cell's levels in place on the hosts. Return
+    /// [`ExecError::NotApplicable`] when a host cannot take them: the cell
+    /// is marked n/a with that reason (after [`CellSetup::rollback`], in
+    /// case part of it was applied).
+    fn apply(&mut self, cell: &CellResult, exec: &mut dyn Executor) -> Result<Applied, ExecError>;
+
+    /// Undo everything [`CellSetup::apply`] did for this cell. Called after
+    /// the cell's runs, after a failure and after a cancel.
+    fn rollback(&mut self, cell: &CellResult, exec: &mut dyn Executor) -> Result<(), ExecError>;
+}
+
+/// One workload as the runner runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadRun {
+    /// Name (as in `results.workloads`).
+    pub name: String,
+    /// Bench arguments (`--test tcp-rr --duration 5 ...`, without the
+    /// address or `--json`, which the executor adds).
+    pub args: Vec<String>,
+    /// Expected seconds of one run (for the ETA).
+    pub expected: Duration,
+    /// Deadline of one run.
+    pub deadline: Duration,
+}
+
+/// What to run and how often.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    /// Host running the bench client.
+    pub client: HostId,
+    /// Host running the server.
+    pub server: HostId,
+    /// The workloads, in order, run in every cell.
+    pub workloads: Vec<WorkloadRun>,
+    /// Warm-up runs per workload and cell, discarded.
+    pub warmup: u32,
+    /// Fixed repeats per workload and cell (the minimum with `until_ci`).
+    pub repeats: u32,
+    /// Sequential stopping: repeat until the rule stops (on the workload's
+    /// primary metric, the first of `results.metrics` it yields), at most
+    /// `max_repeats`.
+    pub until_ci: Option<StopRule>,
+    /// Bootstrap for the statistics.
+    pub bootstrap: BootstrapConfig,
+    /// Runs per workload over loopback inside the server host for the
+    /// overhead rows (0: none). `Executor::bench` with `client == server`
+    /// must run over that host's loopback.
+    pub overhead_repeats: u32,
+}
+
+/// Where and how to write.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Results directory.
+    pub out_dir: PathBuf,
+    /// Text of the experiment file, copied to `DIR/experiment.toml` (not
+    /// overwritten when resuming).
+    pub experiment_text: Option<String>,
+    /// Raised by Ctrl-C.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// Progress of a run, for a bar or plain lines.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProgressEvent {
+    /// A run starts.
+    Run {
+        /// 1-based position of the cell in this session's work.
+        cell_pos: usize,
+        /// Cells to run in this session.
+        cells: usize,
+        /// Cell label.
+        label: String,
+        /// Workload name.
+        workload: String,
+        /// 0-based repeat (warm-ups first).
+        repeat: u32,
+        /// Whether it is a warm-up.
+        warmup: bool,
+        /// Estimated time left.
+        eta: Duration,
+    },
+    /// A cell could not take its levels.
+    NotApplicable {
+        /// Cell label.
+        label: String,
+        /// Why.
+        reason: String,
+    },
+    /// A cell ended (done, failed or interrupted).
+    CellEnd {
+        /// Cell label.
+        label: String,
+        /// Its status.
+        status: CellStatus,
+    },
+    /// The overhead runs over loopback start.
+    Overhead {
+        /// Workload name.
+        workload: String,
+        /// 0-based repeat.
+        repeat: u32,
+    },
+}
+
+/// Receives progress events.
+pub trait Progress {
+    /// One event.
+    fn event(&mut self, ev: &ProgressEvent);
+}
+
+/// A [`Progress`] that ignores everything.
+#[derive(Debug, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn event(&mut self, _ev: &ProgressEvent) {}
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every cell is done, n/a or failed.
+    Completed,
+    /// Cancelled; the current cell was rolled back and marked interrupted.
+    Cancelled,
+}
+
+/// The runner could not go on.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// Writing the results directory failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Resuming was refused.
+    #[error("{0}")]
+    Resume(String),
+    /// Rolling a cell back failed: the host may keep its changes.
+    #[error("rollback of cell `{cell}` failed: {source}")]
+    Rollback {
+        /// Cell label.
+        cell: String,
+        /// The executor's error.
+        #[source]
+        source: ExecError,
+    },
+    /// The schedule is unusable.
+    #[error("{0}")]
+    Schedule(String),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
+    move |source| RunError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Run the pending cells of `results` and keep `DIR/results.json` current.
+pub fn run(
+    results: &mut ExperimentResults,
+    schedule: &Schedule,
+    exec: &mut dyn Executor,
+    setup: &mut dyn CellSetup,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome, RunError> {
+    if schedule.workloads.is_empty() {
+        return Err(RunError::Schedule("no workloads".into()));
+    }
+    if let Some(rule) = &schedule.until_ci {
+        rule.validate()
+            .map_err(|e| RunError::Schedule(e.to_string()))?;
+    }
+    let dir = &opts.out_dir;
+    fs::create_dir_all(dir.join("runs")).map_err(io_err(dir))?;
+    if let Some(text) = &opts.experiment_text {
+        let p = dir.join(EXPERIMENT_FILE);
+        if !p.exists() {
+            write_atomic(&p, text.as_bytes())?;
+        }
+    }
+    results.interrupted = false;
+    results.finished = None;
+    let todo: Vec<usize> = results
+        .run_order
+        .iter()
+        .copied()
+        .filter(|i| {
+            results.cell(*i).is_some_and(|c| {
+                !matches!(
+                    c.status,
+                    CellStatus::Done | CellStatus::NotApplicable { .. }
+                )
+            })
+        })
+        .collect();
+    let mut eta = Eta::new(schedule, todo.len());
+    save(results, dir)?;
+    for (pos, &index) in todo.iter().enumerate() {
+        if opts.cancel.load(Ordering::SeqCst) {
+            return cancelled(results, dir);
+        }
+        let outcome = run_cell(
+            results,
+            index,
+            pos + 1,
+            todo.len(),
+            schedule,
+            exec,
+            setup,
+            opts,
+            progress,
+            &mut eta,
+        )?;
+        eta.cell_done();
+        recompute_all(results, &schedule.bootstrap, schedule.until_ci.as_ref());
+        save(results, dir)?;
+        if outcome == Outcome::Cancelled {
+            return cancelled(results, dir);
+        }
+    }
+    if schedule.overhead_repeats > 0 {
+        if let Outcome::Cancelled = run_overhead(results, schedule, exec, opts, progress)? {
+            return cancelled(results, dir);
+        }
+    }
+    results.finished = Some(engine::report::rfc3339_utc(std::time::SystemTime::now()));
+    save(results, dir)?;
+    Ok(Outcome::Completed)
+}
+
+fn cancelled(results: &mut ExperimentResults, dir: &Path) -> Result<Outcome, RunError> {
+    results.interrupted = true;
+    save(results, dir)?;
+    Ok(Outcome::Cancelled)
+}
+
+fn save(results: &ExperimentResults, dir: &Path) -> Result<(), RunError> {
+    let text = serde_json::to_vec_pretty(results).map_err(|e| RunError::Io {
+        path: dir.join(RESULTS_FILE),
+        source: std::io::Error::other(e),
+    })?;
+    write_atomic(&dir.join(RESULTS_FILE), &text)
+}
+
+fn cell_mut(results: &mut ExperimentResults, index: usize) -> Option<&mut CellResult> {
+    results.cells.iter_mut().find(|c| c.index == index)
+}
+
+fn set_status(results: &mut ExperimentResults, index: usize, status: CellStatus) {
+    if let Some(c) = cell_mut(results, index) {
+        c.status = status;
+    }
+}
+
+/// Estimated time left: expected seconds per run, corrected by the measured
+/// ratio of wall time to expected time.
+#[derive(Debug)]
+struct Eta {
+    per_cell: Duration,
+    cells_left: usize,
+    started: Instant,
+    expected_done: Duration,
+    cell_started_expected: Duration,
+    in_cell: Duration,
+}
+
+impl Eta {
+    fn new(s: &Schedule, cells: usize) -> Eta {
+        let runs = s.warmup.saturating_add(s.repeats);
+        let per_cell = s
+            .workloads
+            .iter()
+            .map(|w| w.expected.saturating_mul(runs))
+            .sum();
+        Eta {
+            per_cell,
+            cells_left: cells,
+            started: Instant::now(),
+            expected_done: Duration::ZERO,
+            cell_started_expected: Duration::ZERO,
+            in_cell: Duration::ZERO,
+        }
+    }
+
+    fn run_done(&mut self, expected: Duration) {
+        self.expected_done = self.expected_done.saturating_add(expected);
+        self.in_cell = self.in_cell.saturating_add(expected);
+    }
+
+    fn cell_done(&mut self) {
+        self.cells_left = self.cells_left.saturating_sub(1);
+        self.cell_started_expected = self.expected_done;
+        self.in_cell = Duration::ZERO;
+    }
+
+    fn left(&self) -> Duration {
+        let remaining = self
+            .per_cell
+            .saturating_mul(u32::try_from(self.cells_left).unwrap_or(u32::MAX))
+            .saturating_sub(self.in_cell.min(self.per_cell));
+        let done = self.expected_done.as_secs_f64();
+        let ratio = if done > 0.0 {
+            (self.started.elapsed().as_secs_f64() / done).clamp(0.5, 10.0)
+        } else {
+            1.2
+        };
+        Duration::from_secs_f64((remaining.as_secs_f64() * ratio).min(1e7))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_cell(
+    results: &mut ExperimentResults,
+    index: usize,
+    pos: usize,
+    total: usize,
+    schedule: &Schedule,
+    exec: &mut dyn Executor,
+    setup: &mut dyn CellSetup,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+    eta: &mut Eta,
+) -> Result<Outcome, RunError> {
+    let Some(cell) = results.cell(index).cloned() else {
+        return Ok(Outcome::Completed);
+    };
+    // A rerun cell starts over: its earlier partial runs were made under a
+    // setup that has since been rolled back.
+    if let Some(c) = cell_mut(results, index) {
+        c.runs.clear();
+        c.stats.clear();
+        c.status = CellStatus::Pending;
+    }
+    let applied = match setup.apply(&cell, exec) {
+        Ok(a) => a,
+        Err(e) => {
+            let rb = setup.rollback(&cell, exec);
+            let status = match e {
+                ExecError::NotApplicable(reason) => {
+                    progress.event(&ProgressEvent::NotApplicable {
+                        label: cell.label.clone(),
+                        reason: reason.clone(),
+                    });
+                    CellStatus::NotApplicable { reason }
+                }
+                ExecError::Cancelled => CellStatus::Interrupted,
+                other => CellStatus::Failed {
+                    error: format!("apply: {other}"),
+                },
+            };
+            let interrupted = status == CellStatus::Interrupted;
+            set_status(results, index, status.clone());
+            progress.event(&ProgressEvent::CellEnd {
+                label: cell.label.clone(),
+                status,
+            });
+            rb.map_err(|source| RunError::Rollback {
+                cell: cell.label.clone(),
+                source,
+            })?;
+            return Ok(if interrupted {
+                Outcome::Cancelled
+            } else {
+                Outcome::Completed
+            });
+        }
+    };
+    for (k, v) in &applied.plans {
+        results.plans.insert(k.clone(), v.clone());
+    }
+    for n in &applied.notes {
+        if !results.notes.contains(n) {
+            results.notes.push(n.clone());
+        }
+    }
+    let measured = measure_cell(
+        results, index, pos, total, schedule, exec, &applied, opts, progress, eta,
+    );
+    let rb = setup.rollback(&cell, exec);
+    let (status, outcome) = match measured {
+        Ok(Outcome::Completed) => (CellStatus::Done, Outcome::Completed),
+        Ok(Outcome::Cancelled) => (CellStatus::Interrupted, Outcome::Cancelled),
+        Err(MeasureError::Exec(e)) => (
+            CellStatus::Failed {
+                error: e.to_string(),
+            },
+            Outcome::Completed,
+        ),
+        Err(MeasureError::Run(e)) => {
+            set_status(results, index, CellStatus::Interrupted);
+            rb.map_err(|source| RunError::Rollback {
+                cell: cell.label.clone(),
+                source,
+            })?;
+            return Err(e);
+        }
+    };
+    set_status(results, index, status.clone());
+    progress.event(&ProgressEvent::CellEnd {
+        label: cell.label.clone(),
+        status,
+    });
+    rb.map_err(|source| RunError::Rollback {
+        cell: cell.label.clone(),
+        source,
+    })?;
+    Ok(outcome)
+}
+
+enum MeasureError {
+    Exec(ExecError),
+    Run(RunError),
+}
+
+impl From<RunError> for MeasureError {
+    fn from(e: RunError) -> Self {
+        MeasureError::Run(e)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure_cell(
+    results: &mut ExperimentResults,
+    index: usize,
+    pos: usize,
+    total: usize,
+    schedule: &Schedule,
+    exec: &mut dyn Executor,
+    applied: &Applied,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+    eta: &mut Eta,
+) -> Result<Outcome, MeasureError> {
+    let label = results
+        .cell(index)
+        .map(|c| c.label.clone())
+        .unwrap_or_default();
+    let cell_dir = opts.out_dir.join("runs").join(format!("cell-{index:03}"));
+    fs::create_dir_all(&cell_dir).map_err(io_err(&cell_dir))?;
+    let metrics = results.metrics.clone();
+    for w in &schedule.workloads {
+        let args = merge_args(&w.args, &applied.bench_args);
+        let max = match &schedule.until_ci {
+            Some(rule) => u32::try_from(rule.max_repeats).unwrap_or(u32::MAX),
+            None => schedule.repeats,
+        };
+        let mut repeat = 0u32;
+        let mut measured: Vec<f64> = Vec::new();
+        let mut primary: Option<model::experiment::Metric> = None;
+        loop {
+            let warmup = repeat < schedule.warmup;
+            let n_measured = repeat.saturating_sub(schedule.warmup);
+            if !warmup {
+                if n_measured >= max {
+                    break;
+                }
+                match &schedule.until_ci {
+                    None if n_measured >= schedule.repeats => break,
+                    Some(rule) if measured.len() >= rule.min_repeats => {
+                        if let Ok(Decision::Stop(_)) = rule.decide(&measured) {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if opts.cancel.load(Ordering::SeqCst) {
+                return Ok(Outcome::Cancelled);
+            }
+            progress.event(&ProgressEvent::Run {
+                cell_pos: pos,
+                cells: total,
+                label: label.clone(),
+                workload: w.name.clone(),
+                repeat,
+                warmup,
+                eta: eta.left(),
+            });
+            let start_time = engine::report::rfc3339_utc(std::time::SystemTime::now());
+            let text = match exec.bench(schedule.client, schedule.server, &args, w.deadline) {
+                Ok(t) => t,
+                Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
+                Err(e) => return Err(MeasureError::Exec(e)),
+            };
+            if opts.cancel.load(Ordering::SeqCst) {
+                // The run was cut short by Ctrl-C: not a measurement.
+                return Ok(Outcome::Cancelled);
+            }
+            eta.run_done(w.expected);
+            note_facts(results, &text, exec, schedule);
+            let raw_name = format!("{}-r{repeat:02}.json", file_safe(&w.name));
+            let raw_path = cell_dir.join(&raw_name);
+            write_atomic(&raw_path, text.as_bytes())?;
+            let mut rec = match metrics::record_from_json(&text, &metrics) {
+                Ok(r) => r,
+                Err(e) => {
+                    return Err(MeasureError::Exec(ExecError::Failed {
+                        what: format!("bench {} in cell {label}", w.name),
+                        code: None,
+                        stderr: e.to_string(),
+                    }))
+                }
+            };
+            rec.workload = w.name.clone();
+            rec.repeat = repeat;
+            rec.warmup = warmup;
+            rec.start_time = start_time;
+            rec.raw = Some(format!("runs/cell-{index:03}/{raw_name}"));
+            if !warmup {
+                if primary.is_none() {
+                    primary = metrics
+                        .iter()
+                        .copied()
+                        .find(|m| rec.values.contains_key(metric_key(*m)));
+                }
+                if let Some(v) = primary.and_then(|m| rec.values.get(metric_key(m))) {
+                    measured.push(*v);
+                }
+            }
+            if let Some(c) = cell_mut(results, index) {
+                c.runs.push(rec);
+                c.stats = cell_stats(c, &metrics, &schedule.bootstrap, None, None);
+            }
+            save(results, &opts.out_dir)?;
+            repeat = repeat.saturating_add(1);
+        }
+    }
+    Ok(Outcome::Completed)
+}
+
+/// `base` with the flags of `extra` (`--flag value` pairs or lone
+/// `--switch`es) replacing the same flags in `base`: a cell's bench option
+/// overrides the workload's.
+pub fn merge_args(base: &[String], extra: &[String]) -> Vec<String> {
+    fn pairs(a: &[String]) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for x in a {
+            match out.last_mut() {
+                Some(last) if !x.starts_with("--") && last.len() == 1 => last.push(x.clone()),
+                _ => out.push(vec![x.clone()]),
+            }
+        }
+        out
+    }
+    let extra_p = pairs(extra);
+    let mut out: Vec<String> = pairs(base)
+        .into_iter()
+        .filter(|p| !extra_p.iter().any(|e| e.first() == p.first()))
+        .flatten()
+        .collect();
+    out.extend(extra_p.into_iter().flatten());
+    out
+}
+
+/// Keep each host's facts from the first bench output that names them.
+fn note_facts(
+    results: &mut ExperimentResults,
+    text: &str,
+    exec: &dyn Executor,
+    schedule: &Schedule,
+) {
+    let client = exec.host_name(schedule.client);
+    let server = exec.host_name(schedule.server);
+    if results.host_facts.contains_key(&client) && results.host_facts.contains_key(&server) {
+        return;
+    }
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return;
+    };
+    for (name, side) in [(client, "client"), (server, "server_side")] {
+        if let Some(f) = v.get(side).and_then(|s| s.get("facts")) {
+            results.host_facts.entry(name).or_insert_with(|| f.clone());
+        }
+    }
+}
+
+/// The key of a metric in [`RunRecord::values`] (its snake_case name).
+pub fn metric_key(m: model::experiment::Metric) -> &'static str {
+    use model::experiment::Metric as M;
+    match m {
+        M::Throughput => "throughput",
+        M::Transactions => "transactions",
+        M::LatencyP50 => "latency_p50",
+        M::LatencyP99 => "latency_p99",
+        M::CpuPct => "cpu_pct",
+        M::SoftirqPct => "softirq_pct",
+        M::Retransmits => "retransmits",
+        M::LossPct => "loss_pct",
+    }
+}
+
+/// Display unit of a metric.
+pub fn metric_unit(m: model::experiment::Metric) -> &'static str {
+    use model::experiment::Metric as M;
+    match m {
+        M::Throughput => "bit/s",
+        M::Transactions => "1/s",
+        M::LatencyP50 | M::LatencyP99 => "µs",
+        M::CpuPct | M::SoftirqPct | M::LossPct => "%",
+        M::Retransmits => "segments",
+    }
+}
+
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}
+
+/// The measured values of one workload's metric in a cell (warm-ups left out).
+fn values_of(cell: &CellResult, workload: &str, key: &str) -> Vec<f64> {
+    cell.runs
+        .iter()
+        .filter(|r| !r.warmup && r.workload == workload)
+        .filter_map(|r| r.values.get(key).copied())
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+fn workloads_of(cell: &CellResult) -> Vec<String> {
+    let mut w: Vec<String> = Vec::new();
+    for r in &cell.runs {
+        if !w.contains(&r.workload) {
+            w.push(r.workload.clone());
+        }
+    }
+    w
+}
+
+fn cell_stats(
+    cell: &CellResult,
+    metrics: &[model::experiment::Metric],
+    cfg: &BootstrapConfig,
+    baseline: Option<&CellResult>,
+    rule: Option<&StopRule>,
+) -> Vec<MetricStats> {
+    let mut out = Vec::new();
+    for w in workloads_of(cell) {
+        for &m in metrics {
+            let values = values_of(cell, &w, metric_key(m));
+            if values.is_empty() {
+                continue;
+            }
+            let summary = stats::summarize(&values).ok();
+            let median_ci = stats::median_interval(&values, cfg).ok();
+            let vs_baseline = baseline.filter(|b| b.index != cell.index).and_then(|b| {
+                let bv = values_of(b, &w, metric_key(m));
+                stats::compare(&values, &bv, m.direction(), cfg).ok()
+            });
+            let stop = rule.and_then(|r| match r.decide(&values) {
+                Ok(Decision::Stop(StopReason::Converged { half_width_pct })) => Some(format!(
+                    "target reached ({half_width_pct:.1} % <= {} %)",
+                    r.target_pct
+                )),
+                Ok(Decision::Stop(StopReason::CapReached { half_width_pct })) => Some(format!(
+                    "cap of {} runs ({})",
+                    r.max_repeats,
+                    half_width_pct.map_or_else(|| "median 0".into(), |h| format!("{h:.1} %"))
+                )),
+                _ => None,
+            });
+            out.push(MetricStats {
+                workload: w.clone(),
+                metric: m,
+                unit: metric_unit(m).into(),
+                values,
+                summary,
+                median_ci,
+                vs_baseline,
+                stop,
+            });
+        }
+    }
+    out
+}
+
+/// Recompute every cell's statistics, with comparisons against the
+/// baseline cell (which may have finished after the others).
+pub fn recompute_all(
+    results: &mut ExperimentResults,
+    cfg: &BootstrapConfig,
+    rule: Option<&StopRule>,
+) {
+    let baseline = results.cell(results.baseline_cell).cloned();
+    let metrics = results.metrics.clone();
+    for c in &mut results.cells {
+        c.stats = cell_stats(c, &metrics, cfg, baseline.as_ref(), rule);
+    }
+}
+
+fn run_overhead(
+    results: &mut ExperimentResults,
+    schedule: &Schedule,
+    exec: &mut dyn Executor,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome, RunError> {
+    let dir = opts.out_dir.join("runs").join("overhead-loopback");
+    fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    let baseline = results.cell(results.baseline_cell).cloned();
+    let metrics = results.metrics.clone();
+    let mut rows = Vec::new();
+    for w in &schedule.workloads {
+        let mut recs: Vec<RunRecord> = Vec::new();
+        for repeat in 0..schedule.overhead_repeats {
+            if opts.cancel.load(Ordering::SeqCst) {
+                return Ok(Outcome::Cancelled);
+            }
+            progress.event(&ProgressEvent::Overhead {
+                workload: w.name.clone(),
+                repeat,
+            });
+            let text = match exec.bench(schedule.server, schedule.server, &w.args, w.deadline) {
+                Ok(t) => t,
+                Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
+                Err(e) => {
+                    results.notes.push(format!(
+                        "overhead run of {} over loopback failed: {e}",
+                        w.name
+                    ));
+                    break;
+                }
+            };
+            if opts.cancel.load(Ordering::SeqCst) {
+                return Ok(Outcome::Cancelled);
+            }
+            let raw = dir.join(format!("{}-r{repeat:02}.json", file_safe(&w.name)));
+            write_atomic(&raw, text.as_bytes())?;
+            if let Ok(r) = metrics::record_from_json(&text, &metrics) {
+                recs.push(r);
+            }
+        }
+        for &m in &metrics {
+            let lo: Vec<f64> = recs
+                .iter()
+                .filter_map(|r| r.values.get(metric_key(m)).copied())
+                .collect();
+            let lab = baseline
+                .as_ref()
+                .map(|b| values_of(b, &w.name, metric_key(m)))
+                .unwrap_or_default();
+            if let (Ok(loopback), Ok(lab)) = (stats::summarize(&lo), stats::summarize(&lab)) {
+                rows.push(OverheadRow {
+                    workload: w.name.clone(),
+                    metric: m,
+                    loopback,
+                    lab,
+                });
+            }
+        }
+    }
+    results.overhead = rows;
+    save(results, &opts.out_dir)?;
+    Ok(Outcome::Completed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_bench_options_override_the_workloads() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            merge_args(
+                &v(&["--test", "tcp-rr", "--flows", "1", "--nodelay"]),
+                &v(&["--flows", "4", "--busy-poll", "50"])
+            ),
+            v(&[
+                "--test",
+                "tcp-rr",
+                "--nodelay",
+                "--flows",
+                "4",
+                "--busy-poll",
+                "50"
+            ])
+        );
+    }
+
+    #[test]
+    fn file_names_are_safe() {
+        assert_eq!(file_safe("a/b c"), "a_b_c");
+        assert_eq!(file_safe("crr-16"), "crr-16");
+    }
+}

@@ -1,0 +1,496 @@
+//! The experiment runner against a fake executor: results written after
+//! every run, n/a cells, Ctrl-C rollback, resume, until-ci, and metrics from
+//! recorded bench JSON.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use model::experiment::{parse, Metric};
+use model::plan::{NetnsScope, Plan};
+use model::results::{CellStatus, ExperimentResults, Machine, RESULTS_FILE};
+use model::stats::SplitMix64;
+use nettune_lab::exec::{ExecError, Executor, HostId};
+use nettune_lab::runner::{
+    self, experiment as rx, load_for_resume, metrics, NoProgress, Outcome, Progress, ProgressEvent,
+    RunError, RunOptions,
+};
+
+/// `nettune bench --test tcp-stream --duration 2 --json` over loopback
+/// (kernel 6.18, 2 CPUs, 2026-11-24).
+const STREAM: &str = include_str!("data/bench-tcp-stream-lo.json");
+/// `nettune bench --test tcp-rr --duration 2 --json` over loopback (same).
+const RR: &str = include_str!("data/bench-tcp-rr-lo.json");
+/// `nettune inspect --json` in a namespace with a veth pair.
+const SNAP: &str = include_str!("../../tune/src/levels/testdata/netns-veth-6.18.json");
+
+/// A fake lab: two hosts; applying a plan records its changes, rollback
+/// drops them; a bench's throughput is 1 Gbit/s, +10 % while
+/// `tcp_tw_reuse` is 1 on the client, with seeded relative noise `sd`.
+struct Fake {
+    applied: Vec<Vec<Plan>>,
+    calls: Vec<String>,
+    benches: usize,
+    cancel_after: Option<(usize, Arc<AtomicBool>)>,
+    sd: f64,
+    rng: SplitMix64,
+    dir: Option<std::path::PathBuf>,
+    /// Runs found in results.json before each bench call.
+    seen_runs: Vec<usize>,
+}
+
+impl Fake {
+    fn new(sd: f64) -> Fake {
+        Fake {
+            applied: vec![Vec::new(), Vec::new()],
+            calls: Vec::new(),
+            benches: 0,
+            cancel_after: None,
+            sd,
+            rng: SplitMix64::new(7),
+            dir: None,
+            seen_runs: Vec::new(),
+        }
+    }
+
+    fn tw_reuse_on(&self) -> bool {
+        self.applied[0].iter().any(|p| {
+            p.changes
+                .iter()
+                .any(|c| c.knob == "net.ipv4.tcp_tw_reuse" && c.after == "1")
+        })
+    }
+}
+
+impl Executor for Fake {
+    fn hosts(&self) -> usize {
+        2
+    }
+
+    fn host_name(&self, host: HostId) -> String {
+        format!("fake{}", host.0)
+    }
+
+    fn bench(
+        &mut self,
+        client: HostId,
+        server: HostId,
+        _args: &[String],
+        _deadline: Duration,
+    ) -> Result<String, ExecError> {
+        if let Some(dir) = &self.dir {
+            let text = std::fs::read_to_string(dir.join(RESULTS_FILE)).unwrap();
+            let r = ExperimentResults::from_json(&text).unwrap();
+            self.seen_runs
+                .push(r.cells.iter().map(|c| c.runs.len()).sum());
+        }
+        self.benches += 1;
+        self.calls.push(format!("bench {client}->{server}"));
+        if let Some((n, flag)) = &self.cancel_after {
+            if self.benches >= *n {
+                flag.store(true, Ordering::SeqCst);
+            }
+        }
+        let mut base = if client == server { 3e9 } else { 1e9 };
+        if self.tw_reuse_on() {
+            base *= 1.1;
+        }
+        let v = self.rng.normal(base, base * self.sd);
+        let mut j: serde_json::Value = serde_json::from_str(STREAM).unwrap();
+        j["results"][0]["bits_per_sec"] = serde_json::json!(v);
+        Ok(j.to_string())
+    }
+
+    fn inspect(&mut self, _host: HostId) -> Result<String, ExecError> {
+        self.calls.push("inspect".into());
+        Ok(SNAP.into())
+    }
+
+    fn doctor(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
+        Ok("{}".into())
+    }
+
+    fn plan(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
+        Ok("{}".into())
+    }
+
+    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
+        let p = Plan::from_json(plan_json).unwrap();
+        self.calls.push(format!("apply {host}"));
+        self.applied[host.0].push(p);
+        Ok(())
+    }
+
+    fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
+        self.calls.push(format!("rollback {host}"));
+        self.applied[host.0].clear();
+        Ok(())
+    }
+}
+
+const TW: &str = r#"
+name = "tw"
+seed = 5
+repeats = 3
+warmup = 1
+
+[hosts.lab]
+hosts = 2
+
+[[workload]]
+name = "stream"
+test = "tcp-stream"
+duration_s = 1
+
+[[factor]]
+name = "tcp_tw_reuse"
+levels = [0, 1]
+
+[[factor]]
+name = "congestion_control"
+levels = ["cubic", "vegas"]
+
+[responses]
+metrics = ["throughput", "retransmits"]
+"#;
+
+fn start(
+    text: &str,
+    dir: &Path,
+    until: Option<f64>,
+) -> (
+    ExperimentResults,
+    runner::Schedule,
+    rx::ExperimentSetup,
+    RunOptions,
+) {
+    let exp = parse(text).unwrap();
+    let results = rx::results_skeleton(&exp, Machine::default(), "2026-11-24T00:00:00Z".into());
+    let schedule = rx::schedule(&exp, HostId(0), HostId(1), until);
+    let setup = rx::ExperimentSetup::new(exp, vec![HostId(0), HostId(1)], NetnsScope::Child);
+    let opts = RunOptions {
+        out_dir: dir.to_path_buf(),
+        experiment_text: Some(text.into()),
+        cancel: Arc::new(AtomicBool::new(false)),
+    };
+    (results, schedule, setup, opts)
+}
+
+fn on_disk(dir: &Path) -> ExperimentResults {
+    ExperimentResults::from_json(&std::fs::read_to_string(dir.join(RESULTS_FILE)).unwrap()).unwrap()
+}
+
+#[derive(Default)]
+struct Events(Vec<ProgressEvent>);
+
+impl Progress for Events {
+    fn event(&mut self, ev: &ProgressEvent) {
+        self.0.push(ev.clone());
+    }
+}
+
+#[test]
+fn runs_every_cell_writes_after_each_run_and_marks_unavailable_levels_na() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut results, schedule, mut setup, opts) = start(TW, tmp.path(), None);
+    let mut fake = Fake::new(0.01);
+    fake.dir = Some(tmp.path().to_path_buf());
+    let mut ev = Events::default();
+    let out = runner::run(
+        &mut results,
+        &schedule,
+        &mut fake,
+        &mut setup,
+        &opts,
+        &mut ev,
+    )
+    .unwrap();
+    assert_eq!(out, Outcome::Completed);
+
+    // results.json before bench k held k-1 runs (the overhead runs at the
+    // end add none to cells).
+    let cell_runs = 2 * 4;
+    assert_eq!(
+        &fake.seen_runs[..cell_runs],
+        &(0..cell_runs).collect::<Vec<_>>()[..]
+    );
+
+    let r = on_disk(tmp.path());
+    let brief = |r: &ExperimentResults| -> Vec<(String, CellStatus, usize)> {
+        r.cells
+            .iter()
+            .map(|c| (c.label.clone(), c.status.clone(), c.runs.len()))
+            .collect()
+    };
+    assert_eq!(brief(&r), brief(&results));
+    assert!(r.finished.is_some() && !r.interrupted);
+    for c in &r.cells {
+        let vegas = c.levels.iter().any(|(_, l)| l == "vegas");
+        if vegas {
+            let CellStatus::NotApplicable { reason } = &c.status else {
+                panic!("{c:?}")
+            };
+            assert!(reason.contains("congestion_control=vegas"), "{reason}");
+            assert!(c.runs.is_empty());
+        } else {
+            assert_eq!(c.status, CellStatus::Done, "{}", c.label);
+            assert_eq!(c.runs.len(), 4);
+            assert_eq!(c.runs.iter().filter(|r| r.warmup).count(), 1);
+            let raw = c.runs[1].raw.as_deref().unwrap();
+            assert!(tmp.path().join(raw).is_file(), "{raw}");
+        }
+    }
+    // The tw_reuse=1 cell against the baseline: a gain with an interval.
+    let tw1 = r
+        .cells
+        .iter()
+        .find(|c| c.label == "tcp_tw_reuse=1 congestion_control=cubic")
+        .unwrap();
+    let st = tw1
+        .stats
+        .iter()
+        .find(|s| s.metric == Metric::Throughput)
+        .unwrap();
+    let cmp = st.vs_baseline.as_ref().unwrap();
+    assert_eq!(cmp.verdict, model::stats::Verdict::Gain, "{cmp:?}");
+    assert!(r.cells[0].stats.iter().all(|s| s.vs_baseline.is_none()));
+    // Overhead rows: loopback (3 Gbit/s in the fake) beside the lab path.
+    let oh = r
+        .overhead
+        .iter()
+        .find(|o| o.metric == Metric::Throughput)
+        .unwrap();
+    assert!(
+        oh.loopback.median > 2.5e9 && oh.lab.median < 1.1e9,
+        "{oh:?}"
+    );
+    // Nothing stays applied; each apply is followed by a rollback.
+    assert!(fake.applied.iter().all(Vec::is_empty));
+    assert!(tmp.path().join("experiment.toml").is_file());
+    assert!(ev
+        .0
+        .iter()
+        .any(|e| matches!(e, ProgressEvent::NotApplicable { .. })));
+    assert!(ev
+        .0
+        .iter()
+        .any(|e| matches!(e, ProgressEvent::Run { cells: 4, .. })));
+}
+
+#[test]
+fn ctrl_c_mid_cell_rolls_back_keeps_partial_results_and_resume_finishes_only_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut results, schedule, mut setup, opts) = start(TW, tmp.path(), None);
+    let mut fake = Fake::new(0.01);
+    // Cancel during the 6th bench: the second measured cell, run 2 of 4.
+    fake.cancel_after = Some((6, opts.cancel.clone()));
+    let out = runner::run(
+        &mut results,
+        &schedule,
+        &mut fake,
+        &mut setup,
+        &opts,
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(out, Outcome::Cancelled);
+    assert!(fake.applied.iter().all(Vec::is_empty), "{:?}", fake.calls);
+    let last_apply = fake
+        .calls
+        .iter()
+        .rposition(|c| c.starts_with("apply"))
+        .unwrap();
+    assert!(fake.calls[last_apply..]
+        .iter()
+        .any(|c| c.starts_with("rollback")));
+    let r = on_disk(tmp.path());
+    assert!(r.interrupted && r.finished.is_none());
+    let done = r
+        .cells
+        .iter()
+        .filter(|c| c.status == CellStatus::Done)
+        .count();
+    let interrupted: Vec<_> = r
+        .cells
+        .iter()
+        .filter(|c| c.status == CellStatus::Interrupted)
+        .collect();
+    assert_eq!(done, 1);
+    assert_eq!(interrupted.len(), 1);
+    // The run cut short by Ctrl-C is not kept; the one before it is.
+    assert_eq!(interrupted[0].runs.len(), 1);
+
+    // A changed file is refused.
+    let changed = TW.replace("repeats = 3", "repeats = 4");
+    let e = load_for_resume(tmp.path(), &changed).unwrap_err();
+    assert!(matches!(e, RunError::Resume(_)), "{e}");
+    assert!(e.to_string().contains("differs"), "{e}");
+
+    // Resume: only the interrupted cell and those not run yet.
+    let mut resumed = load_for_resume(tmp.path(), TW).unwrap();
+    let pending_before = resumed
+        .cells
+        .iter()
+        .filter(|c| c.status == CellStatus::Pending)
+        .count();
+    let (_, schedule, mut setup, opts) = start(TW, tmp.path(), None);
+    let mut fake2 = Fake::new(0.01);
+    let out = runner::run(
+        &mut resumed,
+        &schedule,
+        &mut fake2,
+        &mut setup,
+        &opts,
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(out, Outcome::Completed);
+    // Cells left: the interrupted one and the pending ones (one of which,
+    // if vegas, is n/a and runs nothing); then 3 overhead runs.
+    let na_pending = r
+        .cells
+        .iter()
+        .filter(|c| {
+            matches!(c.status, CellStatus::Pending | CellStatus::Interrupted)
+                && c.levels.iter().any(|(_, l)| l == "vegas")
+        })
+        .count();
+    // Order [3, 0, 2, 1]: 3 is n/a, 0 done, 2 interrupted, 1 not reached.
+    assert_eq!(pending_before, 2);
+    assert_eq!(fake2.benches, (pending_before - na_pending) * 4 + 3);
+    let r2 = on_disk(tmp.path());
+    assert!(!r2.interrupted && r2.finished.is_some());
+    assert!(r2.cells.iter().all(|c| matches!(
+        c.status,
+        CellStatus::Done | CellStatus::NotApplicable { .. }
+    )));
+    // The cell done before the interruption kept its runs untouched.
+    let kept = r
+        .cells
+        .iter()
+        .find(|c| c.status == CellStatus::Done)
+        .unwrap();
+    let raws = |runs: &[model::results::RunRecord]| -> Vec<Option<String>> {
+        runs.iter().map(|r| r.raw.clone()).collect()
+    };
+    let again = r2.cell(kept.index).unwrap();
+    assert_eq!(raws(&again.runs), raws(&kept.runs));
+    assert_eq!(again.runs[0].start_time, kept.runs[0].start_time);
+}
+
+const ONE: &str = r#"
+name = "one"
+seed = 9
+repeats = 3
+warmup = 0
+
+[hosts.lab]
+hosts = 2
+path = "loopback"
+
+[[workload]]
+name = "stream"
+test = "tcp-stream"
+duration_s = 1
+
+[responses]
+metrics = ["throughput"]
+"#;
+
+fn runs_until_ci(sd: f64) -> usize {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut results, schedule, mut setup, opts) = start(ONE, tmp.path(), Some(2.0));
+    let mut fake = Fake::new(sd);
+    runner::run(
+        &mut results,
+        &schedule,
+        &mut fake,
+        &mut setup,
+        &opts,
+        &mut NoProgress,
+    )
+    .unwrap();
+    let st = &results.cells[0].stats[0];
+    assert!(st.stop.is_some(), "{st:?}");
+    fake.benches
+}
+
+#[test]
+fn until_ci_needs_fewer_runs_on_a_quiet_metric_than_a_noisy_one() {
+    let quiet = runs_until_ci(0.002);
+    let noisy = runs_until_ci(0.08);
+    assert_eq!(quiet, 3, "a quiet metric stops at the minimum");
+    assert!(noisy > quiet, "quiet {quiet}, noisy {noisy}");
+    // Capped at 4 x repeats.
+    assert!(noisy <= 12, "{noisy}");
+}
+
+#[test]
+fn metrics_come_from_recorded_bench_json() {
+    let all = [
+        Metric::Throughput,
+        Metric::Transactions,
+        Metric::LatencyP50,
+        Metric::LatencyP99,
+        Metric::CpuPct,
+        Metric::SoftirqPct,
+        Metric::Retransmits,
+        Metric::LossPct,
+    ];
+    let s = metrics::record_from_json(STREAM, &all).unwrap();
+    let raw: serde_json::Value = serde_json::from_str(STREAM).unwrap();
+    assert_eq!(
+        s.values["throughput"],
+        raw["results"][0]["bits_per_sec"].as_f64().unwrap()
+    );
+    assert_eq!(
+        s.values["retransmits"],
+        raw["results"][0]["retransmits"].as_f64().unwrap()
+    );
+    assert!(!s.values.contains_key("transactions"));
+    assert!(!s.values.contains_key("latency_p50"));
+    assert!(!s.values.contains_key("loss_pct"));
+    // softirq_pct: the busiest CPU of the receiving side (the server).
+    let cpus = raw["server_side"]["cpu"]["cpus"].as_array().unwrap();
+    let max = cpus
+        .iter()
+        .map(|c| c["softirq"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(s.values["softirq_pct"], max);
+    assert_eq!(s.cpus.len(), cpus.len());
+    assert_eq!(
+        s.intervals.len(),
+        raw["intervals"].as_array().unwrap().len()
+    );
+    assert!(s.latency_cdf.is_empty());
+
+    let r = metrics::record_from_json(RR, &all).unwrap();
+    let raw: serde_json::Value = serde_json::from_str(RR).unwrap();
+    let lat = &raw["results"][0]["latency"];
+    assert_eq!(
+        r.values["latency_p50"],
+        lat["p50_ns"].as_f64().unwrap() / 1000.0
+    );
+    assert_eq!(
+        r.values["latency_p99"],
+        lat["p99_ns"].as_f64().unwrap() / 1000.0
+    );
+    assert_eq!(
+        r.values["transactions"],
+        raw["results"][0]["per_sec"].as_f64().unwrap()
+    );
+    assert!(!r.values.contains_key("throughput"));
+    let cdf = &r.latency_cdf;
+    assert!(!cdf.is_empty() && cdf.len() <= 200);
+    assert_eq!(cdf.last().unwrap()[1], 1.0);
+    assert!(cdf
+        .windows(2)
+        .all(|w| w[0][0] <= w[1][0] && w[0][1] <= w[1][1]));
+    // Only the metrics asked for go to values.
+    let only = metrics::record_from_json(RR, &[Metric::Transactions]).unwrap();
+    assert_eq!(only.values.len(), 1);
+    assert!(metrics::record_from_json("{\"x\":1}", &all).is_err());
+}

@@ -1,0 +1,133 @@
+//! `lab::NetnsExecutor` driving the real `nettune` binary inside a lab's
+//! namespaces: bench to the server host, doctor, plan, apply through the
+//! host's own journal and roll back; the deadline kills a call; the root
+//! namespace's settings stay as they were.
+
+#![allow(clippy::unwrap_used)]
+
+use lab::exec::{ExecError, Executor, HostId};
+use lab::{Lab, LabSpec, NetnsExecutor};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nettune");
+
+fn root_sysctls() -> Vec<String> {
+    [
+        "net/core/rmem_max",
+        "net/core/wmem_max",
+        "net/ipv4/tcp_rmem",
+        "net/ipv4/tcp_wmem",
+        "net/core/netdev_max_backlog",
+    ]
+    .iter()
+    .map(|k| std::fs::read_to_string(format!("/proc/sys/{k}")).unwrap_or_default())
+    .collect()
+}
+
+fn wait_listening(ns: &lab::Netns) {
+    let t = Instant::now();
+    while !ns.sh("ss -ltnH 'sport = :5290'").unwrap().contains("5290") {
+        assert!(t.elapsed() < Duration::from_secs(5), "serve did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn bench_doctor_plan_apply_rollback_inside_the_lab() {
+    if !lab::require_root("lab_netns_exec::bench_doctor_plan_apply_rollback_inside_the_lab") {
+        return;
+    }
+    let before = root_sysctls();
+    let lab = Lab::build(LabSpec {
+        prefix: "ntexec".into(),
+        ..LabSpec::new(2, 2)
+    })
+    .unwrap();
+    let _serve = lab.hosts()[1].spawn(BIN, &["serve", "--quiet"]).unwrap();
+    wait_listening(&lab.hosts()[1]);
+    let mut ex = NetnsExecutor::new(&lab, BIN).unwrap();
+    assert_eq!(ex.hosts(), 2);
+    assert_eq!(ex.host_name(HostId(1)), lab.hosts()[1].name());
+    let state = ex.state_dir(HostId(1)).unwrap().to_path_buf();
+    assert!(state.is_dir());
+
+    let args: Vec<String> = ["--test", "tcp-rr", "--duration", "1", "--warmup", "0"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let json = ex
+        .bench(HostId(0), HostId(1), &args, Duration::from_secs(20))
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v.is_object(), "{json}");
+
+    let snap = ex.inspect(HostId(1)).unwrap();
+    assert!(serde_json::from_str::<serde_json::Value>(&snap).is_ok());
+    let doc = ex
+        .doctor(HostId(1), &["--sample".into(), "0.5".into()])
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    assert!(doc.get("findings").is_some(), "{doc}");
+
+    let plan = ex
+        .plan(
+            HostId(1),
+            &[
+                "--profile".into(),
+                "throughput".into(),
+                "--bdp".into(),
+                "10gbit,10ms".into(),
+            ],
+        )
+        .unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    let first = &parsed["changes"][0];
+    let path = first["target"]["path"].as_str().unwrap().to_string();
+    let want = first["after"].as_str().unwrap().to_string();
+    let read = |p: &str| {
+        let v = lab.hosts()[1].sh(&format!("cat {p}")).unwrap();
+        v.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let original = read(&path);
+    assert_ne!(original, want, "{path}: the plan changes it");
+    ex.apply(HostId(1), &plan).unwrap();
+    assert_eq!(read(&path), want, "{path} applied in the namespace");
+    ex.rollback(HostId(1)).unwrap();
+    assert_eq!(read(&path), original, "{path} rolled back");
+
+    // A plan naming a knob this namespace lacks: n/a, not a failure.
+    let mut bad: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    let changes = bad["changes"].as_array_mut().unwrap();
+    let mut c = changes
+        .iter()
+        .find(|c| {
+            c["target"]["path"]
+                .as_str()
+                .is_some_and(|p| p.contains("/proc/sys/"))
+        })
+        .cloned()
+        .unwrap();
+    c["target"]["path"] = "/proc/sys/net/ipv4/tcp_nosuch".into();
+    let t = c["target"].to_string();
+    c["target"] = serde_json::from_str(&t).unwrap();
+    *changes = vec![c];
+    match ex.apply(HostId(1), &bad.to_string()) {
+        Err(ExecError::NotApplicable(why)) => assert!(why.contains("tcp_nosuch"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+
+    // A bench longer than its deadline is killed at the deadline.
+    let long: Vec<String> = ["--test", "tcp-stream", "--duration", "30"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let t = Instant::now();
+    let r = ex.bench(HostId(0), HostId(1), &long, Duration::from_secs(2));
+    assert!(matches!(r, Err(ExecError::Timeout { .. })), "{r:?}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+
+    assert!(matches!(ex.inspect(HostId(5)), Err(ExecError::NoHost(_))));
+    drop(ex);
+    assert!(!state.exists(), "the executor removes its state dirs");
+    assert_eq!(root_sysctls(), before, "root namespace settings changed");
+}

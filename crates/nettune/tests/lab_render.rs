@@ -1,0 +1,185 @@
+//! The before/after table of `nettune lab`, from fixed results: values per
+//! run chosen so each verdict appears (a throughput gain, a latency gain, a
+//! softirq regression, no change), plus the loopback one-column table and a
+//! cell that could not run.
+
+#![allow(clippy::unwrap_used)]
+
+use model::experiment::Metric;
+use model::results::{
+    CellResult, CellStatus, ExperimentResults, LabInfo, Machine, MetricStats, ResultsKind,
+};
+use model::stats::{compare, median_interval, summarize, BootstrapConfig};
+use nettune::cmd::lab::render_table;
+use std::collections::BTreeMap;
+
+fn stats(
+    workload: &str,
+    metric: Metric,
+    unit: &str,
+    v: &[f64],
+    base: Option<&[f64]>,
+) -> MetricStats {
+    let cfg = BootstrapConfig::default();
+    MetricStats {
+        workload: workload.into(),
+        metric,
+        unit: unit.into(),
+        values: v.to_vec(),
+        summary: summarize(v).ok(),
+        median_ci: median_interval(v, &cfg).ok(),
+        vs_baseline: base.and_then(|b| compare(v, b, metric.direction(), &cfg).ok()),
+        stop: None,
+    }
+}
+
+fn cell(index: usize, label: &str, stats: Vec<MetricStats>) -> CellResult {
+    CellResult {
+        index,
+        label: label.into(),
+        levels: vec![],
+        status: CellStatus::Done,
+        runs: vec![],
+        stats,
+    }
+}
+
+type Row = (&'static str, Metric, &'static str, [f64; 5], [f64; 5]);
+
+const ROWS: &[Row] = &[
+    (
+        "tcp-stream",
+        Metric::Throughput,
+        "bit/s",
+        [18.1e9, 18.4e9, 17.9e9, 18.2e9, 18.0e9],
+        [21.0e9, 21.4e9, 20.8e9, 21.1e9, 21.3e9],
+    ),
+    (
+        "tcp-stream",
+        Metric::SoftirqPct,
+        "%",
+        [17.0, 18.5, 16.9, 17.8, 18.1],
+        [29.0, 30.2, 28.7, 31.0, 29.9],
+    ),
+    (
+        "udp-stream-64",
+        Metric::LossPct,
+        "%",
+        [0.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0, 0.0],
+    ),
+    (
+        "tcp-rr",
+        Metric::Transactions,
+        "1/s",
+        [51_200.0, 49_800.0, 52_000.0, 50_500.0, 51_000.0],
+        [50_900.0, 52_100.0, 49_700.0, 51_400.0, 50_800.0],
+    ),
+    (
+        "tcp-rr",
+        Metric::LatencyP99,
+        "µs",
+        [41.0, 39.5, 44.0, 40.2, 42.5],
+        [30.1, 29.8, 31.5, 30.6, 29.9],
+    ),
+];
+
+fn lab_results() -> ExperimentResults {
+    let before: Vec<MetricStats> = ROWS
+        .iter()
+        .map(|(w, m, u, b, _)| stats(w, *m, u, b, None))
+        .collect();
+    let after: Vec<MetricStats> = ROWS
+        .iter()
+        .map(|(w, m, u, b, a)| stats(w, *m, u, a, Some(b)))
+        .collect();
+    ExperimentResults {
+        schema_version: 1,
+        kind: ResultsKind::Lab,
+        name: "ntlab-100-0".into(),
+        description: String::new(),
+        nettune_version: "0.1.0".into(),
+        started: "2026-11-24T01:00:00Z".into(),
+        finished: Some("2026-11-24T01:02:00Z".into()),
+        interrupted: false,
+        seed: 1,
+        machine: Machine {
+            hostname: "vm".into(),
+            kernel: "6.18.44".into(),
+            cpus: 2,
+            cpu_model: None,
+        },
+        lab: Some(LabInfo {
+            hosts: 2,
+            queues: 2,
+            rate_mbit: None,
+            delay_ms: 0.0,
+            jitter_ms: 0.0,
+            loss_pct: 0.0,
+            delay_mechanism: "none".into(),
+            path: "veth".into(),
+        }),
+        host_facts: BTreeMap::new(),
+        workloads: vec![],
+        factors: vec![],
+        metrics: vec![],
+        baseline_cell: 0,
+        run_order: vec![0, 1],
+        cells: vec![cell(0, "baseline", before), cell(1, "doctor plan", after)],
+        overhead: vec![],
+        doctor_before: None,
+        doctor_after: None,
+        plans: BTreeMap::from([(
+            "doctor plan".to_string(),
+            serde_json::json!({"profile": "balanced", "changes": []}),
+        )]),
+        notes: vec!["doctor's plan (4 change(s) from softirq-concentrated) applied in ntlab-100-0-h1 through its journal and rolled back at the end".into()],
+    }
+}
+
+#[test]
+fn before_after_table() {
+    let r = lab_results();
+    let text = render_table(&r);
+    // Each verdict shows where the numbers say so.
+    assert!(text.contains("gain"), "{text}");
+    assert!(text.contains("regression"), "{text}");
+    assert!(text.contains("no change"), "{text}");
+    insta::assert_snapshot!("lab_before_after", text);
+}
+
+#[test]
+fn nothing_applied_says_the_verdicts_are_noise() {
+    let mut r = lab_results();
+    r.plans.clear();
+    let text = render_table(&r);
+    assert!(text.contains("nothing was applied"), "{text}");
+    assert!(!render_table(&lab_results()).contains("nothing was applied"));
+}
+
+#[test]
+fn loopback_table_has_one_column() {
+    let mut r = lab_results();
+    r.cells.truncate(1);
+    r.run_order = vec![0];
+    r.cells[0].label = "loopback".into();
+    if let Some(l) = r.lab.as_mut() {
+        l.path = "loopback".into();
+        l.hosts = 1;
+    }
+    r.notes.clear();
+    insta::assert_snapshot!("lab_loopback", render_table(&r));
+}
+
+#[test]
+fn an_interrupted_run_and_a_failed_cell_are_said() {
+    let mut r = lab_results();
+    r.interrupted = true;
+    r.cells[1].status = CellStatus::Interrupted;
+    r.cells[1].stats.truncate(1);
+    r.cells[1].stats[0].vs_baseline = None;
+    let text = render_table(&r);
+    assert!(text.contains("[INTERRUPTED]"), "{text}");
+    assert!(text.contains("cell doctor plan: interrupted"), "{text}");
+    assert!(text.contains("too few runs"), "{text}");
+}

@@ -1,0 +1,222 @@
+//! Lenient readers of the JSON parts of a results file that belong to other
+//! commands (doctor's report, plans, host facts), and helpers over runs.
+//! Whatever does not have the expected shape is skipped, never a panic.
+
+use model::results::{CellResult, RunRecord};
+use serde_json::Value;
+
+/// At most this many findings per report, changes per plan, rows per table.
+pub(crate) const MAX_ROWS: usize = 2000;
+/// Workloads considered (names in file order, then any the runs name).
+pub(crate) const MAX_WORKLOADS: usize = 64;
+/// Metrics considered for ordering.
+pub(crate) const MAX_METRICS: usize = 16;
+/// Plans and hosts shown.
+pub(crate) const MAX_SECTIONS: usize = 64;
+/// Host facts shown per host, in bytes of pretty JSON.
+pub(crate) const MAX_FACTS_BYTES: usize = 64 * 1024;
+
+/// One doctor finding, as shown.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Finding {
+    /// The host (for a report per end, `client`/`server`), if any.
+    pub host: Option<String>,
+    pub id: String,
+    pub severity: String,
+    pub subject: String,
+    pub title: String,
+}
+
+/// A string field: strings as is, numbers and booleans as text, else empty.
+pub(crate) fn text(v: &Value, key: &str) -> String {
+    match v.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Bool(b)) => b.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn findings_of(report: &Value, host: Option<&str>, out: &mut Vec<Finding>) {
+    let Some(list) = report.get("findings").and_then(Value::as_array) else {
+        return;
+    };
+    for f in list {
+        if out.len() >= MAX_ROWS {
+            return;
+        }
+        if !f.is_object() {
+            continue;
+        }
+        out.push(Finding {
+            host: host.map(str::to_owned),
+            id: text(f, "id"),
+            severity: text(f, "severity"),
+            subject: text(f, "subject"),
+            title: text(f, "title"),
+        });
+    }
+}
+
+/// The findings of a doctor report (`doctor --json`), or of a report per end
+/// (`{"client": REPORT, "server": REPORT}`, as `bench --doctor` writes).
+pub(crate) fn findings(report: &Value) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if report.get("findings").is_some() {
+        findings_of(report, None, &mut out);
+    } else if let Some(map) = report.as_object() {
+        for (host, r) in map {
+            findings_of(r, Some(host), &mut out);
+        }
+    }
+    out
+}
+
+/// One change of a plan, as shown.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Change {
+    pub knob: String,
+    pub target: String,
+    pub before: String,
+    pub after: String,
+    pub rule: String,
+    pub reason: String,
+}
+
+/// What a plan change's `target` names, in a few words.
+fn target_text(t: &Value) -> String {
+    match text(t, "kind").as_str() {
+        "file" | "created" => text(t, "path"),
+        "irq_affinity" => format!("IRQ {} ({})", text(t, "irq"), text(t, "iface")),
+        "ethtool" => format!(
+            "{} {} {}",
+            text(t, "iface"),
+            text(t, "group"),
+            text(t, "attr")
+        ),
+        "service" => text(t, "name"),
+        "module_param" => format!("{}.{}", text(t, "module"), text(t, "param")),
+        other => other.to_owned(),
+    }
+}
+
+/// The changes of a plan (`nettune plan --json`), or of a bare list of changes.
+pub(crate) fn changes(plan: &Value) -> Vec<Change> {
+    let list = plan
+        .get("changes")
+        .and_then(Value::as_array)
+        .or_else(|| plan.as_array());
+    let Some(list) = list else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter(|c| c.is_object())
+        .take(MAX_ROWS)
+        .map(|c| Change {
+            knob: text(c, "knob"),
+            target: c.get("target").map(target_text).unwrap_or_default(),
+            before: text(c, "before"),
+            after: text(c, "after"),
+            rule: text(c, "rule"),
+            reason: text(c, "reason"),
+        })
+        .collect()
+}
+
+/// Host facts as pretty JSON, cut at [`MAX_FACTS_BYTES`].
+pub(crate) fn facts_text(v: &Value) -> String {
+    let s = serde_json::to_string_pretty(v).unwrap_or_default();
+    if s.len() <= MAX_FACTS_BYTES {
+        return s;
+    }
+    let mut end = MAX_FACTS_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n… (cut at {MAX_FACTS_BYTES} bytes)", &s[..end])
+}
+
+/// The measured (not warm-up) runs of `workload` in `cell`.
+pub(crate) fn measured<'a>(
+    cell: &'a CellResult,
+    workload: &'a str,
+) -> impl Iterator<Item = &'a RunRecord> + 'a {
+    cell.runs
+        .iter()
+        .filter(move |r| !r.warmup && r.workload == workload)
+}
+
+/// Workload names in file order, then any others the runs name, without
+/// duplicates, at most `max`.
+pub(crate) fn workload_names(r: &model::results::ExperimentResults, max: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let named = r.workloads.iter().map(|w| w.name.as_str());
+    let in_runs = r
+        .cells
+        .iter()
+        .flat_map(|c| c.runs.iter().map(|r| r.workload.as_str()));
+    let in_stats = r
+        .cells
+        .iter()
+        .flat_map(|c| c.stats.iter().map(|s| s.workload.as_str()));
+    for name in named.chain(in_stats).chain(in_runs) {
+        if out.len() >= max {
+            break;
+        }
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
+/// Keep at most `max` points of `pts`, evenly spaced, always the last.
+pub(crate) fn decimate<T: Copy>(pts: &[T], max: usize) -> Vec<T> {
+    if pts.len() <= max {
+        return pts.to_vec();
+    }
+    if max < 2 {
+        return pts.last().copied().into_iter().collect();
+    }
+    let stride = pts.len().div_ceil(max - 1);
+    let mut out: Vec<T> = pts.iter().step_by(stride).copied().collect();
+    if let Some(&last) = pts.last() {
+        out.push(last);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_a_doctor_report_and_one_per_end() {
+        let one = json!({"findings": [{"id": "a", "severity": "warning", "subject": "eth0", "title": "t"}, 3]});
+        assert_eq!(findings(&one).len(), 1);
+        let two = json!({"client": one, "server": {"findings": []}});
+        let f = findings(&two);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].host.as_deref(), Some("client"));
+        assert!(findings(&json!("garbage")).is_empty());
+    }
+
+    #[test]
+    fn reads_plan_changes() {
+        let plan = json!({"changes": [{"knob": "rps_cpus", "target": {"kind": "irq_affinity", "irq": 60, "iface": "eth1"}, "before": "0", "after": "1", "rule": "rps", "reason": "r"}]});
+        let c = changes(&plan);
+        assert_eq!(c[0].target, "IRQ 60 (eth1)");
+        assert!(changes(&json!(null)).is_empty());
+    }
+
+    #[test]
+    fn decimates_to_the_cap_and_keeps_the_last() {
+        let v: Vec<u32> = (0..10_000).collect();
+        let d = decimate(&v, 100);
+        assert!(d.len() <= 101, "{}", d.len());
+        assert_eq!(d.last(), Some(&9999));
+        assert_eq!(decimate(&v[..3], 100), vec![0, 1, 2]);
+        assert!(decimate::<u32>(&[], 100).is_empty());
+    }
+}

@@ -1,0 +1,308 @@
+//! The self-contained HTML page: inline CSS, inline SVG charts, no scripts,
+//! no fonts, no network fetches.
+
+use std::fmt::Write as _;
+
+use model::results::ExperimentResults;
+use model::stats::Verdict;
+
+use crate::charts::{self, Chart};
+use crate::data::{changes, facts_text, findings, Finding, MAX_ROWS, MAX_SECTIONS};
+use crate::esc::html as h;
+use crate::markdown::{cleared, facts, unit_of};
+use crate::num::{metric_name, num, Scale};
+use crate::{seed004, table, ReportError};
+
+const CSS: &str = "\
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;color:#222;background:#fff;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.gain{background:#d7f2dc;color:#135a25;font-weight:600}.regression{background:#f8d5d5;color:#8a1414;font-weight:600}
+.nochange{color:#666}.baseline{color:#2d4f95}.sev-critical{color:#a00;font-weight:600}.sev-warning{color:#9a5b00;font-weight:600}.banner{background:#fff3cd;border:1px solid #e0c060;padding:.5em 1em}
+.desc{font-size:1.05em;color:#444}dl.facts{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.facts dt{font-weight:600}dl.facts dd{margin:0}
+figure{margin:1em 0}figcaption{font-size:.85em;color:#555}svg.chart{max-width:100%;height:auto;border:1px solid #eee}
+pre{background:#f7f7f7;padding:.6em;overflow:auto;max-height:30em;font-size:.8em}details{margin:.4em 0}summary{cursor:pointer}
+footer{margin-top:2em;font-size:.8em;color:#777}
+";
+
+fn verdict_class(v: Option<Verdict>, baseline: bool) -> &'static str {
+    match v {
+        _ if baseline => "baseline",
+        Some(Verdict::Gain) => "gain",
+        Some(Verdict::Regression) => "regression",
+        _ => "nochange",
+    }
+}
+
+fn findings_table(out: &mut String, list: &[Finding]) {
+    if list.is_empty() {
+        out.push_str("<p>No findings.</p>\n");
+        return;
+    }
+    out.push_str("<table><tr><th>id</th><th>severity</th><th>subject</th><th>title</th></tr>\n");
+    for f in list {
+        let subject = match &f.host {
+            Some(host) => format!("{host}: {}", f.subject),
+            None => f.subject.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"sev-{}\">{}</td><td>{}</td><td>{}</td></tr>",
+            h(&f.id),
+            h(&crate::esc::label(&f.severity, 16)
+                .replace(|c: char| !c.is_ascii_alphanumeric(), "")),
+            h(&f.severity),
+            h(&subject),
+            h(&f.title)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn figure(out: &mut String, c: &Chart) {
+    let _ = writeln!(
+        out,
+        "<figure id=\"fig-{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>",
+        c.id,
+        c.svg,
+        h(c.note)
+    );
+}
+
+/// The HTML page of `r`.
+pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
+    let charts = charts::all(r)?;
+    let mut out = String::new();
+    let name = h(&r.name);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>nettune report: {name}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n"
+    );
+    let _ = writeln!(out, "<header>\n<h1>nettune report: {name}</h1>");
+    if !r.description.is_empty() {
+        let _ = writeln!(out, "<p class=\"desc\">{}</p>", h(&r.description));
+    }
+    if r.interrupted {
+        out.push_str("<p class=\"banner\"><strong>Interrupted:</strong> the run stopped before every cell ran; what follows is what was measured so far.</p>\n");
+    }
+    out.push_str("</header>\n");
+
+    out.push_str("<section id=\"machine\">\n<h2>Machine and lab</h2>\n<dl class=\"facts\">\n");
+    for (k, v) in facts(r) {
+        let _ = writeln!(out, "<dt>{k}</dt><dd>{}</dd>", h(&v));
+    }
+    if let Some(l) = &r.lab {
+        let _ = writeln!(
+            out,
+            "<dt>delay mechanism</dt><dd>{}</dd>",
+            h(&l.delay_mechanism)
+        );
+    }
+    out.push_str("</dl>\n");
+    if !r.workloads.is_empty() {
+        out.push_str("<table><tr><th>workload</th><th>test</th><th>arguments</th></tr>\n");
+        for w in r.workloads.iter().take(MAX_ROWS) {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+                h(&w.name),
+                h(&w.test),
+                h(&w.args.join(" "))
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    if !r.factors.is_empty() {
+        out.push_str("<table><tr><th>factor</th><th>levels</th></tr>\n");
+        for f in r.factors.iter().take(MAX_ROWS) {
+            let levels: Vec<String> = f.levels.iter().take(MAX_ROWS).map(|l| h(l)).collect();
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td></tr>",
+                h(&f.knob),
+                levels.join(" · ")
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</section>\n");
+
+    out.push_str("<section id=\"cells\">\n<h2>Results per cell</h2>\n");
+    let (rows, left_out) = table::rows(r);
+    if rows.is_empty() {
+        out.push_str("<p>No statistics yet.</p>\n");
+    } else {
+        out.push_str("<table><tr><th>cell</th><th>status</th><th>workload</th><th>metric</th><th>n</th><th>median</th><th>95 % CI</th><th>change vs baseline [95 % CI]</th><th>verdict</th></tr>\n");
+        for row in &rows {
+            let class = verdict_class(row.verdict, row.baseline);
+            let stop = if row.stop.is_empty() {
+                String::new()
+            } else {
+                format!(" title=\"until-ci: {}\"", h(&row.stop))
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\"{stop}>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td></tr>",
+                h(&row.cell),
+                row.status,
+                h(&row.workload),
+                row.metric,
+                row.n,
+                h(&row.median),
+                h(&row.ci),
+                h(&row.change),
+                table::verdict_word(row.verdict, row.baseline)
+            );
+        }
+        out.push_str("</table>\n");
+        if left_out > 0 {
+            let _ = writeln!(out, "<p>{left_out} more rows left out.</p>");
+        }
+    }
+    let unmeasured = table::unmeasured(r);
+    if !unmeasured.is_empty() {
+        out.push_str("<h3>Cells not measured in full</h3>\n<table><tr><th>cell</th><th>status</th><th>reason</th></tr>\n");
+        for (cell, status, reason) in &unmeasured {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{status}</td><td>{}</td></tr>",
+                h(cell),
+                h(reason)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</section>\n");
+
+    if let Some(rows) = seed004::rows(r) {
+        out.push_str("<section id=\"seed004\">\n<h2>Seed 004 beside this run</h2>\n<p>The seed measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.</p>\n");
+        out.push_str("<table><tr><th>setting</th><th>seed (Mbit/s)</th><th>this run: median (Mbit/s)</th><th>95 % CI</th><th>n</th><th>from</th></tr>\n");
+        for row in &rows {
+            let (median, ci, n) = row.cells();
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{median}</td><td>{ci}</td><td class=\"num\">{n}</td><td>{}</td></tr>",
+                row.setting,
+                num(row.seed_mbit),
+                h(&row.source)
+            );
+        }
+        out.push_str("</table>\n</section>\n");
+    }
+
+    out.push_str("<section id=\"charts\">\n<h2>Charts</h2>\n");
+    if charts.is_empty() {
+        out.push_str("<p>Nothing to chart yet.</p>\n");
+    }
+    for c in &charts {
+        figure(&mut out, c);
+    }
+    out.push_str("</section>\n");
+
+    if !r.overhead.is_empty() {
+        out.push_str(
+            "<section id=\"overhead\">\n<h2>Lab overhead: loopback against the lab path</h2>\n",
+        );
+        out.push_str("<table><tr><th>workload</th><th>metric</th><th>loopback median (n)</th><th>lab path median (n)</th><th>lab / loopback</th></tr>\n");
+        for o in r.overhead.iter().take(MAX_ROWS) {
+            let scale = Scale::for_unit(&unit_of(r, o.metric), o.loopback.median);
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{} ({})</td><td class=\"num\">{} ({})</td><td class=\"num\">{}</td></tr>",
+                h(&o.workload),
+                metric_name(o.metric),
+                h(&scale.fmt(o.loopback.median)),
+                o.loopback.n,
+                h(&scale.fmt(o.lab.median)),
+                o.lab.n,
+                num(o.lab.median / o.loopback.median)
+            );
+        }
+        out.push_str("</table>\n</section>\n");
+    }
+
+    if !r.plans.is_empty() {
+        out.push_str("<section id=\"plans\">\n<h2>Plans applied</h2>\n");
+        let mut budget = MAX_ROWS;
+        for (label, plan) in r.plans.iter().take(MAX_SECTIONS) {
+            let _ = writeln!(out, "<h3>{}</h3>", h(label));
+            let mut list = changes(plan);
+            list.truncate(budget);
+            budget = budget.saturating_sub(list.len());
+            if list.is_empty() {
+                out.push_str("<p>No changes.</p>\n");
+                continue;
+            }
+            out.push_str("<table><tr><th>knob</th><th>target</th><th>before → after</th><th>rule</th><th>reason</th></tr>\n");
+            for c in &list {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{}</td><td><code>{}</code></td><td><code>{}</code> → <code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                    h(&c.knob),
+                    h(&c.target),
+                    h(&c.before),
+                    h(&c.after),
+                    h(&c.rule),
+                    h(&c.reason)
+                );
+            }
+            out.push_str("</table>\n");
+        }
+        out.push_str("</section>\n");
+    }
+
+    if r.doctor_before.is_some() || r.doctor_after.is_some() {
+        out.push_str("<section id=\"doctor\">\n<h2>Doctor findings</h2>\n");
+        let before = r.doctor_before.as_ref().map(findings).unwrap_or_default();
+        let after = r.doctor_after.as_ref().map(findings).unwrap_or_default();
+        out.push_str("<h3>Before</h3>\n");
+        if r.doctor_before.is_some() {
+            findings_table(&mut out, &before);
+        } else {
+            out.push_str("<p>Doctor did not run.</p>\n");
+        }
+        out.push_str("<h3>After</h3>\n");
+        if r.doctor_after.is_some() {
+            findings_table(&mut out, &after);
+            let gone = cleared(&before, &after);
+            if !gone.is_empty() {
+                let ids: Vec<String> = gone.iter().map(|i| h(i)).collect();
+                let _ = writeln!(out, "<p>Cleared: {}.</p>", ids.join(", "));
+            }
+        } else {
+            out.push_str("<p>Doctor did not run.</p>\n");
+        }
+        out.push_str("</section>\n");
+    }
+
+    if !r.notes.is_empty() {
+        out.push_str("<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n");
+        for n in r.notes.iter().take(MAX_ROWS) {
+            let _ = writeln!(out, "<li>{}</li>", h(n));
+        }
+        out.push_str("</ul>\n</section>\n");
+    }
+
+    if !r.host_facts.is_empty() {
+        out.push_str("<section id=\"hosts\">\n<h2>Host facts</h2>\n");
+        for (host, facts) in r.host_facts.iter().take(MAX_SECTIONS) {
+            let _ = writeln!(
+                out,
+                "<details><summary>{}</summary>\n<pre>{}</pre>\n</details>",
+                h(host),
+                h(&facts_text(facts))
+            );
+        }
+        out.push_str("</section>\n");
+    }
+
+    let _ = writeln!(
+        out,
+        "<footer>Written by <code>nettune report</code> from results.json (schema {}). Self-contained: no scripts, fonts or network fetches.</footer>\n</body>\n</html>",
+        r.schema_version
+    );
+    Ok(out)
+}

@@ -1,0 +1,306 @@
+//! The Markdown summary.
+
+use std::fmt::Write as _;
+
+use model::results::{ExperimentResults, ResultsKind};
+
+use crate::data::{changes, findings, Finding, MAX_ROWS, MAX_SECTIONS};
+use crate::esc::md;
+use crate::num::{metric_name, num, Scale};
+use crate::{seed004, table};
+
+/// Short facts of the run, shared with the page: (label, raw text).
+pub(crate) fn facts(r: &ExperimentResults) -> Vec<(&'static str, String)> {
+    let mut out = vec![
+        (
+            "kind",
+            match r.kind {
+                ResultsKind::Lab => "nettune lab".to_string(),
+                ResultsKind::Experiment => "nettune experiment".to_string(),
+            },
+        ),
+        ("nettune", r.nettune_version.clone()),
+        ("started", r.started.clone()),
+        (
+            "finished",
+            r.finished.clone().unwrap_or_else(|| "not finished".into()),
+        ),
+        ("seed", r.seed.to_string()),
+    ];
+    let m = &r.machine;
+    let mut machine = format!("{}, kernel {}, {} CPUs", m.hostname, m.kernel, m.cpus);
+    if let Some(model) = &m.cpu_model {
+        let _ = write!(machine, " ({model})");
+    }
+    out.push(("machine", machine));
+    out.push(("lab", lab_text(r)));
+    out
+}
+
+/// The lab in one line.
+pub(crate) fn lab_text(r: &ExperimentResults) -> String {
+    let Some(l) = &r.lab else {
+        return "none (remote agents or this host)".into();
+    };
+    let rate = l.rate_mbit.map_or("no rate limit".to_string(), |v| {
+        format!("rate {} Mbit/s", num(v))
+    });
+    format!(
+        "{} hosts × {} queues over {}, {rate}, delay {} ms one way, jitter {} ms, loss {} %; delay mechanism: {}",
+        l.hosts,
+        l.queues,
+        l.path,
+        num(l.delay_ms),
+        num(l.jitter_ms),
+        num(l.loss_pct),
+        l.delay_mechanism
+    )
+}
+
+fn finding_rows(out: &mut String, list: &[Finding]) {
+    if list.is_empty() {
+        out.push_str("No findings.\n\n");
+        return;
+    }
+    out.push_str("| id | severity | subject | title |\n| --- | --- | --- | --- |\n");
+    for f in list {
+        let subject = match &f.host {
+            Some(h) => format!("{h}: {}", f.subject),
+            None => f.subject.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            md(&f.id),
+            md(&f.severity),
+            md(&subject),
+            md(&f.title)
+        );
+    }
+    out.push('\n');
+}
+
+/// Ids found before and not after.
+pub(crate) fn cleared(before: &[Finding], after: &[Finding]) -> Vec<String> {
+    let mut ids: Vec<String> = before
+        .iter()
+        .filter(|b| !after.iter().any(|a| a.id == b.id && a.host == b.host))
+        .map(|b| b.id.clone())
+        .collect();
+    ids.dedup();
+    ids
+}
+
+/// The Markdown summary of `r`.
+pub fn render_markdown(r: &ExperimentResults) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# nettune report: {}\n", md(&r.name));
+    if !r.description.is_empty() {
+        let _ = writeln!(out, "> {}\n", md(&r.description));
+    }
+    if r.interrupted {
+        out.push_str("**Interrupted:** the run stopped before every cell ran; the results below are what was measured so far.\n\n");
+    }
+    for (k, v) in facts(r) {
+        let _ = writeln!(out, "- {k}: {}", md(&v));
+    }
+    out.push_str("\nThe charts are in the HTML report (report.html by default).\n\n");
+    if !r.workloads.is_empty() {
+        out.push_str("Workloads:\n\n");
+        for w in r.workloads.iter().take(MAX_ROWS) {
+            let _ = writeln!(
+                out,
+                "- {} ({}): {}",
+                md(&w.name),
+                md(&w.test),
+                md(&w.args.join(" "))
+            );
+        }
+        out.push('\n');
+    }
+    if !r.factors.is_empty() {
+        out.push_str("Factors:\n\n");
+        for f in r.factors.iter().take(MAX_ROWS) {
+            let levels: Vec<String> = f.levels.iter().take(MAX_ROWS).map(|l| md(l)).collect();
+            let _ = writeln!(out, "- {}: {}", md(&f.knob), levels.join(" · "));
+        }
+        out.push('\n');
+    }
+
+    out.push_str("## Results per cell\n\n");
+    let (rows, left_out) = table::rows(r);
+    if rows.is_empty() {
+        out.push_str("No statistics yet.\n\n");
+    } else {
+        out.push_str("| cell | status | workload | metric | n | median | 95 % CI | change vs baseline [95 % CI] | verdict |\n");
+        out.push_str("| --- | --- | --- | --- | ---: | ---: | --- | --- | --- |\n");
+        for row in &rows {
+            let verdict = table::verdict_word(row.verdict, row.baseline);
+            let verdict = match verdict {
+                "gain" | "regression" => format!("**{verdict}**"),
+                v => v.to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {verdict} |",
+                md(&row.cell),
+                row.status,
+                md(&row.workload),
+                row.metric,
+                row.n,
+                md(&row.median),
+                md(&row.ci),
+                md(&row.change),
+            );
+        }
+        if left_out > 0 {
+            let _ = writeln!(out, "\n{left_out} more rows left out.");
+        }
+        out.push('\n');
+    }
+
+    let unmeasured = table::unmeasured(r);
+    if !unmeasured.is_empty() {
+        out.push_str(
+            "## Cells not measured in full\n\n| cell | status | reason |\n| --- | --- | --- |\n",
+        );
+        for (cell, status, reason) in &unmeasured {
+            let _ = writeln!(out, "| {} | {status} | {} |", md(cell), md(reason));
+        }
+        out.push('\n');
+    }
+
+    if let Some(rows) = seed004::rows(r) {
+        out.push_str("## Seed 004 beside this run\n\n");
+        out.push_str("The seed measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.\n\n");
+        out.push_str("| setting | seed (Mbit/s) | this run: median (Mbit/s) | 95 % CI | n | from |\n| --- | ---: | ---: | --- | ---: | --- |\n");
+        for row in &rows {
+            let (median, ci, n) = row.cells();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {median} | {ci} | {n} | {} |",
+                row.setting,
+                num(row.seed_mbit),
+                md(&row.source)
+            );
+        }
+        out.push('\n');
+    }
+
+    if !r.overhead.is_empty() {
+        out.push_str("## Lab overhead: loopback against the lab path\n\n");
+        out.push_str("| workload | metric | loopback median (n) | lab path median (n) | lab / loopback |\n| --- | --- | ---: | ---: | ---: |\n");
+        for o in r.overhead.iter().take(MAX_ROWS) {
+            let scale = Scale::for_unit(&unit_of(r, o.metric), o.loopback.median);
+            let ratio = o.lab.median / o.loopback.median;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} ({}) | {} ({}) | {} |",
+                md(&o.workload),
+                metric_name(o.metric),
+                md(&scale.fmt(o.loopback.median)),
+                o.loopback.n,
+                md(&scale.fmt(o.lab.median)),
+                o.lab.n,
+                num(ratio)
+            );
+        }
+        out.push('\n');
+    }
+
+    if !r.plans.is_empty() {
+        out.push_str("## Plans applied\n\n");
+        let mut budget = MAX_ROWS;
+        for (label, plan) in r.plans.iter().take(MAX_SECTIONS) {
+            let _ = writeln!(out, "### {}\n", md(label));
+            let mut list = changes(plan);
+            list.truncate(budget);
+            budget = budget.saturating_sub(list.len());
+            if list.is_empty() {
+                out.push_str("No changes.\n\n");
+                continue;
+            }
+            out.push_str("| knob | target | before → after | rule | reason |\n| --- | --- | --- | --- | --- |\n");
+            for c in &list {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} → {} | {} | {} |",
+                    md(&c.knob),
+                    md(&c.target),
+                    md(&c.before),
+                    md(&c.after),
+                    md(&c.rule),
+                    md(&c.reason)
+                );
+            }
+            out.push('\n');
+        }
+    }
+
+    if r.doctor_before.is_some() || r.doctor_after.is_some() {
+        out.push_str("## Doctor findings\n\n");
+        let before = r.doctor_before.as_ref().map(findings).unwrap_or_default();
+        let after = r.doctor_after.as_ref().map(findings).unwrap_or_default();
+        out.push_str("### Before\n\n");
+        if r.doctor_before.is_some() {
+            finding_rows(&mut out, &before);
+        } else {
+            out.push_str("Doctor did not run.\n\n");
+        }
+        out.push_str("### After\n\n");
+        if r.doctor_after.is_some() {
+            finding_rows(&mut out, &after);
+            let gone = cleared(&before, &after);
+            if !gone.is_empty() {
+                let ids: Vec<String> = gone.iter().map(|i| md(i)).collect();
+                let _ = writeln!(out, "Cleared: {}.\n", ids.join(", "));
+            }
+        } else {
+            out.push_str("Doctor did not run.\n\n");
+        }
+    }
+
+    if !r.notes.is_empty() {
+        out.push_str("## Notes\n\n");
+        for n in r.notes.iter().take(MAX_ROWS) {
+            let _ = writeln!(out, "- {}", md(n));
+        }
+        out.push('\n');
+    }
+    if !r.host_facts.is_empty() {
+        let hosts: Vec<String> = r
+            .host_facts
+            .keys()
+            .take(MAX_SECTIONS)
+            .map(|h| md(h))
+            .collect();
+        let _ = writeln!(
+            out,
+            "Host facts ({}) are in report.html and results.json.",
+            hosts.join(", ")
+        );
+    }
+    out
+}
+
+/// The unit the cells' statistics give a metric, else its usual one.
+pub(crate) fn unit_of(r: &ExperimentResults, m: model::experiment::Metric) -> String {
+    r.cells
+        .iter()
+        .flat_map(|c| c.stats.iter())
+        .find(|s| s.metric == m)
+        .map_or_else(
+            || {
+                use model::experiment::Metric as M;
+                match m {
+                    M::Throughput => "bit/s",
+                    M::Transactions => "1/s",
+                    M::LatencyP50 | M::LatencyP99 => "µs",
+                    M::CpuPct | M::SoftirqPct | M::LossPct => "%",
+                    M::Retransmits => "segments",
+                }
+                .to_string()
+            },
+            |s| s.unit.clone(),
+        )
+}

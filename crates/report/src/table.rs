@@ -1,0 +1,150 @@
+//! The per-cell table and the list of cells that were not measured, shared
+//! by the page and the Markdown summary.
+
+use model::results::{CellResult, CellStatus, ExperimentResults};
+use model::stats::Verdict;
+
+use crate::data::{workload_names, MAX_METRICS, MAX_ROWS, MAX_WORKLOADS};
+use crate::num::{metric_name, num, pct, Scale};
+
+/// One row: a metric of a workload in a cell. Text is raw (not escaped).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Row {
+    pub cell: String,
+    pub status: &'static str,
+    pub workload: String,
+    pub metric: &'static str,
+    pub n: String,
+    pub median: String,
+    pub ci: String,
+    pub change: String,
+    /// `None` in the baseline or without a comparison.
+    pub verdict: Option<Verdict>,
+    pub baseline: bool,
+    /// Why `--until-ci` stopped, if it ran.
+    pub stop: String,
+}
+
+/// A cell's name in tables: `#3 tcp_rmem=…`.
+pub(crate) fn cell_name(c: &CellResult) -> String {
+    format!("#{} {}", c.index, c.label)
+}
+
+/// A status word.
+pub(crate) fn status_word(s: &CellStatus) -> &'static str {
+    match s {
+        CellStatus::Pending => "pending",
+        CellStatus::Done => "done",
+        CellStatus::NotApplicable { .. } => "n/a",
+        CellStatus::Interrupted => "interrupted",
+        CellStatus::Failed { .. } => "failed",
+    }
+}
+
+fn sorted_cells(r: &ExperimentResults) -> Vec<&CellResult> {
+    let mut cells: Vec<&CellResult> = r.cells.iter().collect();
+    cells.sort_by_key(|c| c.index);
+    cells
+}
+
+/// The rows, and how many were left out past [`MAX_ROWS`].
+pub(crate) fn rows(r: &ExperimentResults) -> (Vec<Row>, usize) {
+    let workloads = workload_names(r, MAX_WORKLOADS);
+    let mut out = Vec::new();
+    let mut left_out = 0usize;
+    for c in sorted_cells(r) {
+        let mut stats: Vec<_> = c.stats.iter().collect();
+        stats.sort_by_key(|s| {
+            (
+                workloads
+                    .iter()
+                    .position(|w| *w == s.workload)
+                    .unwrap_or(usize::MAX),
+                r.metrics
+                    .iter()
+                    .take(MAX_METRICS)
+                    .position(|m| *m == s.metric)
+                    .unwrap_or(usize::MAX),
+            )
+        });
+        for s in stats {
+            if out.len() >= MAX_ROWS {
+                left_out = left_out.saturating_add(1);
+                continue;
+            }
+            let median = s.summary.as_ref().map(|x| x.median);
+            let scale = Scale::for_unit(&s.unit, median.unwrap_or(0.0));
+            let baseline = c.index == r.baseline_cell;
+            let change = match &s.vs_baseline {
+                _ if baseline => "baseline".to_string(),
+                Some(v) => match &v.change_pct {
+                    Some(i) => format!("{} [{}, {}] %", pct(i.estimate), num(i.lo), num(i.hi)),
+                    None => {
+                        let d = v.difference;
+                        let sign = if d.estimate > 0.0 { "+" } else { "" };
+                        format!(
+                            "{sign}{} {}",
+                            scale.fmt(d.estimate),
+                            scale.fmt_range(d.lo, d.hi)
+                        )
+                    }
+                },
+                None => "–".to_string(),
+            };
+            out.push(Row {
+                cell: cell_name(c),
+                status: status_word(&c.status),
+                workload: s.workload.clone(),
+                metric: metric_name(s.metric),
+                n: s.summary
+                    .as_ref()
+                    .map_or(s.values.len(), |x| x.n)
+                    .to_string(),
+                median: median.map_or("–".into(), |m| scale.fmt(m)),
+                ci: s
+                    .median_ci
+                    .map_or("–".into(), |i| scale.fmt_range(i.lo, i.hi)),
+                change,
+                verdict: if baseline {
+                    None
+                } else {
+                    s.vs_baseline.as_ref().map(|v| v.verdict)
+                },
+                baseline,
+                stop: s.stop.clone().unwrap_or_default(),
+            });
+        }
+    }
+    (out, left_out)
+}
+
+/// Cells that were not (fully) measured: (cell, status, reason).
+pub(crate) fn unmeasured(r: &ExperimentResults) -> Vec<(String, &'static str, String)> {
+    sorted_cells(r)
+        .into_iter()
+        .filter_map(|c| {
+            let reason = match &c.status {
+                CellStatus::Done => return None,
+                CellStatus::NotApplicable { reason } => reason.clone(),
+                CellStatus::Failed { error } => error.clone(),
+                CellStatus::Interrupted => {
+                    "interrupted part-way: its runs so far are kept, its changes rolled back".into()
+                }
+                CellStatus::Pending => "not run (the experiment stopped before it)".into(),
+            };
+            Some((cell_name(c), status_word(&c.status), reason))
+        })
+        .take(MAX_ROWS)
+        .collect()
+}
+
+/// A verdict word.
+pub(crate) fn verdict_word(v: Option<Verdict>, baseline: bool) -> &'static str {
+    match v {
+        _ if baseline => "baseline",
+        Some(Verdict::Gain) => "gain",
+        Some(Verdict::Regression) => "regression",
+        Some(Verdict::NoChange) => "no change",
+        None => "–",
+    }
+}

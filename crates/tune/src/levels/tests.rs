@@ -1,0 +1,189 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use model::plan::{EthtoolGroup, ValueFormat};
+
+/// `nettune inspect --json` inside a fresh namespace holding a veth pair
+/// (kernel 6.18, 2 CPUs): veth reports no coalescing, rx/tx channels only.
+fn veth() -> HostSnapshot {
+    serde_json::from_str(include_str!("testdata/netns-veth-6.18.json")).unwrap()
+}
+
+fn plan(levels: &[(Knob, Level)]) -> Result<CellPlan, NotApplicable> {
+    cell_plan(&veth(), NetnsScope::Child, levels)
+}
+
+#[test]
+fn every_knob_has_exactly_one_kind() {
+    for k in Knob::ALL {
+        let n = KINDS.iter().filter(|kind| kind.handles(*k)).count();
+        assert_eq!(n, 1, "{}", k.name());
+    }
+}
+
+#[test]
+fn sysctl_levels_write_proc_sys_with_the_snapshot_value_before() {
+    let p = plan(&[
+        (Knob::TcpRmem, Level::Triple([4096, 87380, 1_250_000])),
+        (Knob::TcpTwReuse, Level::Int(1)),
+        (Knob::IpLocalPortRange, Level::Range([32768, 33791])),
+    ])
+    .unwrap();
+    let c = &p.plan.changes;
+    assert_eq!(c.len(), 3);
+    assert_eq!(
+        c[0].target,
+        Target::File {
+            path: "/proc/sys/net/ipv4/tcp_rmem".into(),
+            format: ValueFormat::Text
+        }
+    );
+    assert_eq!(c[0].before.as_deref(), Some("4096 131072 33554432"));
+    assert!(ValueFormat::Text.same(&c[0].after, "4096 87380 1250000"));
+    assert_eq!(c[1].after, "1");
+    assert_eq!(c[1].before.as_deref(), Some("2"));
+    assert!(ValueFormat::Text.same(&c[2].after, "32768 33791"));
+    assert_eq!(p.plan.fingerprint, veth().fingerprint());
+    assert_eq!(p.plan.scope, NetnsScope::Child);
+    assert!(p.bench_args.is_empty());
+}
+
+#[test]
+fn congestion_control_must_be_available() {
+    let p = plan(&[(Knob::CongestionControl, Level::Name("reno".into()))]).unwrap();
+    assert_eq!(p.plan.changes[0].after, "reno");
+    let e = plan(&[(Knob::CongestionControl, Level::Name("vegas".into()))]).unwrap_err();
+    assert_eq!(e.knob, "congestion_control");
+    assert!(e.reason.contains("reno bbr cubic"), "{e}");
+}
+
+#[test]
+fn steering_writes_every_queue_of_every_device_but_lo() {
+    let p = plan(&[(Knob::RpsCpus, Level::Cpus(vec![0, 1]))]).unwrap();
+    let paths: Vec<String> = p.plan.changes.iter().map(|c| c.target.describe()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/sys/class/net/veth0/queues/rx-0/rps_cpus",
+            "/sys/class/net/veth1/queues/rx-0/rps_cpus"
+        ]
+    );
+    assert!(ValueFormat::Mask.same(&p.plan.changes[0].after, "3"));
+    let off = plan(&[(Knob::RpsCpus, Level::Cpus(vec![]))]).unwrap();
+    assert!(ValueFormat::Mask.same(&off.plan.changes[0].after, "0"));
+    let x = plan(&[(Knob::XpsCpus, Level::Cpus(vec![1]))]).unwrap();
+    assert!(x.plan.changes[0]
+        .target
+        .describe()
+        .ends_with("tx-0/xps_cpus"));
+    let f = plan(&[(Knob::RpsFlowCnt, Level::Int(4096))]).unwrap();
+    assert_eq!(f.plan.changes[0].after, "4096");
+    let e = plan(&[(Knob::RpsCpus, Level::Cpus(vec![7]))]).unwrap_err();
+    assert!(e.reason.contains("CPU 7 is not online"), "{e}");
+}
+
+#[test]
+fn napi_knobs_write_the_device_files() {
+    let p = plan(&[
+        (Knob::GroFlushTimeout, Level::Int(20_000)),
+        (Knob::NapiDeferHardIrqs, Level::Int(2)),
+        (Knob::ThreadedNapi, Level::Bool(true)),
+    ])
+    .unwrap();
+    let d: Vec<(String, String)> = p
+        .plan
+        .changes
+        .iter()
+        .map(|c| (c.target.describe(), c.after.clone()))
+        .collect();
+    assert!(d.contains(&(
+        "/sys/class/net/veth0/gro_flush_timeout".into(),
+        "20000".into()
+    )));
+    assert!(d.contains(&(
+        "/sys/class/net/veth1/napi_defer_hard_irqs".into(),
+        "2".into()
+    )));
+    assert!(d.contains(&("/sys/class/net/veth0/threaded".into(), "1".into())));
+}
+
+#[test]
+fn coalescing_on_veth_is_not_applicable_with_the_drivers_reason() {
+    let e = plan(&[(Knob::CoalesceRxUsecs, Level::Int(50))]).unwrap_err();
+    assert_eq!(e.knob, "coalesce_rx_usecs");
+    assert!(e.reason.contains("does not report coalescing"), "{e}");
+    assert_eq!(
+        e.to_string().split(':').next(),
+        Some("coalesce_rx_usecs=50")
+    );
+}
+
+#[test]
+fn channels_on_veth_set_rx_and_tx_within_the_maximum() {
+    let p = plan(&[(Knob::Channels, Level::Int(2))]).unwrap();
+    let c = &p.plan.changes[0];
+    assert_eq!(
+        c.target,
+        Target::Ethtool {
+            iface: "veth0".into(),
+            group: EthtoolGroup::Channels,
+            attr: "rx".into()
+        }
+    );
+    assert_eq!(p.plan.changes.len(), 4);
+    let e = plan(&[(Knob::Channels, Level::Int(3))]).unwrap_err();
+    assert!(e.reason.contains("at most 2"), "{e}");
+}
+
+#[test]
+fn bench_options_become_bench_arguments_not_changes() {
+    let p = plan(&[
+        (Knob::Flows, Level::Int(4)),
+        (Knob::BusyPoll, Level::Int(50)),
+        (Knob::CpuPin, Level::Cpus(vec![0, 1])),
+        (Knob::Sndbuf, Level::Int(0)),
+        (Knob::Rcvbuf, Level::Int(1_662_500)),
+    ])
+    .unwrap();
+    assert!(p.plan.changes.is_empty());
+    assert_eq!(
+        p.bench_args,
+        [
+            "--flows",
+            "4",
+            "--busy-poll",
+            "50",
+            "--cpus",
+            "0-1",
+            "--rcvbuf",
+            "1662500"
+        ]
+    );
+}
+
+#[test]
+fn profiles_plan_through_the_planner_and_untuned_changes_nothing() {
+    let u = plan(&[(Knob::Profile, Level::Name("untuned".into()))]).unwrap();
+    assert!(u.plan.changes.is_empty());
+    assert_eq!(u.plan.profile, "untuned");
+    let e = plan(&[(Knob::Profile, Level::Name("nosuch".into()))]).unwrap_err();
+    assert!(e.reason.contains("no such profile"), "{e}");
+    // A built-in profile plans without error on a namespace.
+    assert!(plan(&[(Knob::Profile, Level::Name("latency".into()))]).is_ok());
+}
+
+#[test]
+fn a_knob_absent_on_the_host_is_not_applicable() {
+    let mut s = veth();
+    s.sysctls.remove("net.ipv4.tcp_tw_reuse");
+    let e = cell_plan(&s, NetnsScope::Child, &[(Knob::TcpTwReuse, Level::Int(1))]).unwrap_err();
+    assert!(e.reason.contains("absent"), "{e}");
+    s.interfaces.retain(|i| i.name == "lo");
+    let e = cell_plan(
+        &s,
+        NetnsScope::Child,
+        &[(Knob::GroFlushTimeout, Level::Int(1))],
+    )
+    .unwrap_err();
+    assert!(e.reason.contains("no interface but loopback"), "{e}");
+}
