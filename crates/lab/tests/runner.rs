@@ -40,6 +40,9 @@ struct Fake {
     dir: Option<std::path::PathBuf>,
     /// Runs found in results.json before each bench call.
     seen_runs: Vec<usize>,
+    /// After raising the cancel flag, fail the bench as a bench killed by
+    /// SIGINT does (exit 130), instead of returning its output.
+    fail_on_cancel: bool,
 }
 
 impl Fake {
@@ -53,6 +56,7 @@ impl Fake {
             rng: SplitMix64::new(7),
             dir: None,
             seen_runs: Vec::new(),
+            fail_on_cancel: false,
         }
     }
 
@@ -92,6 +96,13 @@ impl Executor for Fake {
         if let Some((n, flag)) = &self.cancel_after {
             if self.benches >= *n {
                 flag.store(true, Ordering::SeqCst);
+                if self.fail_on_cancel {
+                    return Err(ExecError::Failed {
+                        what: "bench".into(),
+                        code: Some(130),
+                        stderr: "interrupted".into(),
+                    });
+                }
             }
         }
         let mut base = if client == server { 3e9 } else { 1e9 };
@@ -379,6 +390,38 @@ fn ctrl_c_mid_cell_rolls_back_keeps_partial_results_and_resume_finishes_only_the
     let again = r2.cell(kept.index).unwrap();
     assert_eq!(raws(&again.runs), raws(&kept.runs));
     assert_eq!(again.runs[0].start_time, kept.runs[0].start_time);
+}
+
+#[test]
+fn a_bench_failing_because_of_ctrl_c_is_an_interruption_not_a_failed_cell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut results, schedule, mut setup, opts) = start(TW, tmp.path(), None);
+    let mut fake = Fake::new(0.01);
+    fake.cancel_after = Some((2, opts.cancel.clone()));
+    fake.fail_on_cancel = true;
+    let out = runner::run(
+        &mut results,
+        &schedule,
+        &mut fake,
+        &mut setup,
+        &opts,
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(out, Outcome::Cancelled);
+    assert!(fake.applied.iter().all(Vec::is_empty));
+    assert!(results
+        .cells
+        .iter()
+        .all(|c| !matches!(c.status, CellStatus::Failed { .. })));
+    assert_eq!(
+        results
+            .cells
+            .iter()
+            .filter(|c| c.status == CellStatus::Interrupted)
+            .count(),
+        1
+    );
 }
 
 const ONE: &str = r#"

@@ -60,6 +60,8 @@ pub enum Command {
     Lab(cmd::lab::Args),
     /// Render a results directory (results.json) as an HTML page with charts and a Markdown summary.
     Report(cmd::report::Args),
+    /// Run a factorial experiment in a lab of namespaces: repeats, 95 % CIs, verdicts, rollback.
+    Experiment(cmd::experiment::Args),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(cmd::completions::Args),
     /// Write man pages generated from these definitions into a directory.

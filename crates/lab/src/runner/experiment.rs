@@ -256,7 +256,7 @@ impl CellSetup for ExperimentSetup {
         for (i, h) in hosts.into_iter().enumerate() {
             let snap = snapshot(exec, h)?;
             let cp = tune::levels::cell_plan(&snap, self.scope, &levels)
-                .map_err(|e| ExecError::NotApplicable(format!("{} on {}", e, exec.host_name(h))))?;
+                .map_err(|e| ExecError::NotApplicable(format!("{e} on {h}")))?;
             if i == 0 {
                 applied.bench_args = cp.bench_args.clone();
             }
@@ -271,9 +271,7 @@ impl CellSetup for ExperimentSetup {
             self.applied.push(h);
             exec.apply(h, &json)?;
             if let Ok(v) = serde_json::to_value(&cp.plan) {
-                applied
-                    .plans
-                    .push((format!("{} @ {}", cell.label, exec.host_name(h)), v));
+                applied.plans.push((format!("{} @ {h}", cell.label), v));
             }
         }
         Ok(applied)

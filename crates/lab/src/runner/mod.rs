@@ -550,6 +550,8 @@ fn measure_cell(
             let text = match exec.bench(schedule.client, schedule.server, &args, w.deadline) {
                 Ok(t) => t,
                 Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
+                // Ctrl-C also reaches the bench process, which then fails.
+                Err(_) if opts.cancel.load(Ordering::SeqCst) => return Ok(Outcome::Cancelled),
                 Err(e) => return Err(MeasureError::Exec(e)),
             };
             if opts.cancel.load(Ordering::SeqCst) {
@@ -596,6 +598,58 @@ fn measure_cell(
         }
     }
     Ok(Outcome::Completed)
+}
+
+/// An executor that sends `bench` calls to `bench` and every other call to
+/// `rest`. Build `bench` with a cancel flag (Ctrl-C stops a running bench at
+/// once) and `rest` without one, so the rollback after Ctrl-C is not itself
+/// cancelled; `rest` owns the hosts' journals (apply and rollback).
+#[derive(Debug)]
+pub struct SplitExecutor<B, R> {
+    /// Runs the benches.
+    pub bench: B,
+    /// Runs everything else.
+    pub rest: R,
+}
+
+impl<B: Executor, R: Executor> Executor for SplitExecutor<B, R> {
+    fn hosts(&self) -> usize {
+        self.rest.hosts()
+    }
+
+    fn host_name(&self, host: HostId) -> String {
+        self.rest.host_name(host)
+    }
+
+    fn bench(
+        &mut self,
+        client: HostId,
+        server: HostId,
+        args: &[String],
+        deadline: Duration,
+    ) -> Result<String, ExecError> {
+        self.bench.bench(client, server, args, deadline)
+    }
+
+    fn inspect(&mut self, host: HostId) -> Result<String, ExecError> {
+        self.rest.inspect(host)
+    }
+
+    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+        self.rest.doctor(host, args)
+    }
+
+    fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+        self.rest.plan(host, args)
+    }
+
+    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
+        self.rest.apply(host, plan_json)
+    }
+
+    fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
+        self.rest.rollback(host)
+    }
 }
 
 /// `base` with the flags of `extra` (`--flag value` pairs or lone
@@ -790,6 +844,7 @@ fn run_overhead(
             let text = match exec.bench(schedule.server, schedule.server, &w.args, w.deadline) {
                 Ok(t) => t,
                 Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
+                Err(_) if opts.cancel.load(Ordering::SeqCst) => return Ok(Outcome::Cancelled),
                 Err(e) => {
                     results.notes.push(format!(
                         "overhead run of {} over loopback failed: {e}",
@@ -825,6 +880,11 @@ fn run_overhead(
                 });
             }
         }
+    }
+    if rows.is_empty() {
+        results.notes.push(
+            "no lab overhead rows: the loopback runs or the baseline cell measured nothing".into(),
+        );
     }
     results.overhead = rows;
     save(results, &opts.out_dir)?;

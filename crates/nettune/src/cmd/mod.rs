@@ -5,6 +5,7 @@ pub mod bench;
 pub mod capture;
 pub mod completions;
 pub mod doctor;
+pub mod experiment;
 pub mod history;
 pub mod inspect;
 pub mod lab;
@@ -41,5 +42,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(a) => doctor::run(a),
         Command::Lab(a) => lab::run(a),
         Command::Report(a) => report::run(a),
+        Command::Experiment(a) => experiment::run(a),
     }
 }

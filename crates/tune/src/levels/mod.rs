@@ -18,6 +18,7 @@ use model::CpuSet;
 use thiserror::Error;
 
 mod bench;
+mod congestion;
 mod ethtool;
 mod napi;
 mod profile;
@@ -25,6 +26,7 @@ mod steering;
 mod sysctl;
 
 pub use bench::BenchOption;
+pub use congestion::CongestionKnob;
 pub use ethtool::EthtoolKnob;
 pub use napi::NapiKnob;
 pub use profile::ProfileKnob;
@@ -81,6 +83,7 @@ pub static KINDS: &[&dyn KnobKind] = &[
     &EthtoolKnob,
     &ProfileKnob,
     &BenchOption,
+    &CongestionKnob,
 ];
 
 /// The changes and bench arguments of one cell on one host.

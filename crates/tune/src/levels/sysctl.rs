@@ -1,5 +1,5 @@
-//! Per-namespace sysctls: socket buffer limits, congestion control,
-//! TIME_WAIT reuse and the local port range.
+//! Per-namespace sysctls: socket buffer limits, TIME_WAIT reuse and the
+//! local port range (congestion control is per socket: `congestion.rs`).
 
 use model::experiment::{Knob, Level};
 use model::knobpath::sysctl_path;
@@ -18,7 +18,6 @@ fn key(knob: Knob) -> Option<&'static str> {
         Knob::WmemMax => "net.core.wmem_max",
         Knob::TcpRmem => "net.ipv4.tcp_rmem",
         Knob::TcpWmem => "net.ipv4.tcp_wmem",
-        Knob::CongestionControl => "net.ipv4.tcp_congestion_control",
         Knob::TcpTwReuse => "net.ipv4.tcp_tw_reuse",
         Knob::IpLocalPortRange => "net.ipv4.ip_local_port_range",
         _ => return None,
@@ -43,21 +42,6 @@ impl KnobKind for SysctlKnob {
             return Err(na(knob, level, format!("{key} is absent on this host")));
         };
         let after = match (knob, level) {
-            (Knob::CongestionControl, Level::Name(n)) => {
-                let avail = snap
-                    .sysctls
-                    .get("net.ipv4.tcp_available_congestion_control")
-                    .map(String::as_str)
-                    .unwrap_or("");
-                if !avail.split_whitespace().any(|a| a == n) {
-                    return Err(na(
-                        knob,
-                        level,
-                        format!("not in tcp_available_congestion_control ({avail})"),
-                    ));
-                }
-                n.clone()
-            }
             (_, Level::Int(v)) => v.to_string(),
             (_, Level::Triple([a, b, c])) => format!("{a}\t{b}\t{c}"),
             (_, Level::Range([a, b])) => format!("{a}\t{b}"),

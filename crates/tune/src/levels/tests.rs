@@ -50,8 +50,10 @@ fn sysctl_levels_write_proc_sys_with_the_snapshot_value_before() {
 
 #[test]
 fn congestion_control_must_be_available() {
-    let p = plan(&[(Knob::CongestionControl, Level::Name("reno".into()))]).unwrap();
-    assert_eq!(p.plan.changes[0].after, "reno");
+    // Per socket: a namespace cannot default to cubic (not allowed there).
+    let p = plan(&[(Knob::CongestionControl, Level::Name("cubic".into()))]).unwrap();
+    assert!(p.plan.changes.is_empty());
+    assert_eq!(p.bench_args, ["--congestion", "cubic"]);
     let e = plan(&[(Knob::CongestionControl, Level::Name("vegas".into()))]).unwrap_err();
     assert_eq!(e.knob, "congestion_control");
     assert!(e.reason.contains("reno bbr cubic"), "{e}");

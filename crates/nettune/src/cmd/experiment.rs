@@ -1,0 +1,456 @@
+//! `nettune experiment FILE.toml`: run a factorial experiment in a lab of
+//! network namespaces, with repeats, confidence intervals and rollback.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use lab::exec::{Executor, HostId};
+use lab::runner::{self, experiment as rx, Outcome, Progress, ProgressEvent, RunOptions};
+use model::experiment::{Experiment, Hosts, LabPath};
+use model::plan::NetnsScope;
+use model::results::{CellStatus, ExperimentResults, MetricStats};
+
+use crate::exit;
+
+const EXAMPLES: &str = "\
+Examples:
+  nettune experiment examples/time-wait.toml
+  nettune experiment examples/congestion-control.toml --out cc-results
+  nettune experiment examples/rps.toml --until-ci 2     repeat each cell until its 95 % CI is within 2 %
+  nettune experiment examples/rps.toml --resume cc-results   continue after Ctrl-C
+  nettune experiment examples/time-wait.toml --json > results.json
+
+Needs root (it builds network namespaces). Results: DIR/results.json (rewritten after every run),
+DIR/runs/cell-NNN/*.json (raw bench output), DIR/experiment.toml. Exit codes: 0 done, 1 error,
+2 usage error or an invalid experiment file (one line naming the line and key, before anything
+runs), 130 Ctrl-C (the current cell is rolled back; --resume DIR continues).";
+
+/// Arguments of `nettune experiment`.
+#[derive(Debug, Parser)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The experiment file (TOML; see docs/experiment.md).
+    pub file: PathBuf,
+    /// Results directory [default: nettune-experiment-NAME].
+    #[arg(long, value_name = "DIR", conflicts_with = "resume")]
+    pub out: Option<PathBuf>,
+    /// Continue the run in DIR: done and n/a cells are kept, the rest run
+    /// (refused when FILE differs from DIR/experiment.toml).
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// Repeat each cell until the 95 % CI of its median is within PCT % of
+    /// the median (at least `repeats`, at most `max_repeats` runs).
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub until_ci: Option<f64>,
+    /// Print results.json on stdout at the end instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_pct(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a percentage above 0, at most 100")),
+    }
+}
+
+/// Read and validate the experiment file; the error is one line naming
+/// the file, line and key.
+pub fn load(path: &Path) -> Result<(Experiment, String), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.len() > model::experiment::MAX_FILE_BYTES as u64 {
+        return Err(format!(
+            "{}: {} bytes, more than the limit of {}",
+            path.display(),
+            meta.len(),
+            model::experiment::MAX_FILE_BYTES
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let exp = model::experiment::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((exp, text))
+}
+
+/// Run the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (exp, text) = match load(&args.file) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("nettune: {e}");
+            return Ok(ExitCode::from(exit::USAGE));
+        }
+    };
+    let topo = match &exp.hosts {
+        Hosts::Lab(t) => t.clone(),
+        Hosts::Agents(_) => anyhow::bail!(
+            "{}: hosts.agents is not supported yet; use [hosts.lab] (a lab of namespaces on this machine)",
+            args.file.display()
+        ),
+    };
+    if !lab::is_root() {
+        anyhow::bail!(
+            "experiment needs root to build its lab of network namespaces; without root, `nettune serve` and `nettune bench 127.0.0.1` measure over loopback"
+        );
+    }
+    let dir = args
+        .resume
+        .clone()
+        .or(args.out.clone())
+        .unwrap_or_else(|| PathBuf::from(format!("nettune-experiment-{}", exp.name)));
+    let mut results = match &args.resume {
+        Some(d) => runner::load_for_resume(d, &text)?,
+        None => {
+            if dir.join(model::results::RESULTS_FILE).exists() {
+                anyhow::bail!(
+                    "{}: holds results already; continue them with --resume {0} or choose another --out",
+                    dir.display()
+                );
+            }
+            ExperimentResults {
+                started: engine::report::rfc3339_utc(std::time::SystemTime::now()),
+                ..rx::results_skeleton(&exp, Default::default(), String::new())
+            }
+        }
+    };
+    let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
+
+    let spec = lab_spec(&topo)?;
+    let exe = std::env::current_exe().context("finding the nettune binary")?;
+    let session = lab::LabSession::start(spec, exe, lab::DEFAULT_LISTEN_TIMEOUT)
+        .context("building the lab")?;
+    for r in session.reaped() {
+        eprintln!("nettune: removed a stale lab: {r:?}");
+    }
+    // Ctrl-C stops a running bench at once, but not the rollback after it.
+    let mut exec = runner::SplitExecutor {
+        bench: session.executor()?.with_cancel(cancel.clone()),
+        rest: session.executor()?,
+    };
+    if let Some(info) = results.lab.as_mut() {
+        info.delay_mechanism = match session.lab().delay_mechanism() {
+            _ if topo.delay_ms == 0.0 && topo.jitter_ms == 0.0 && topo.loss_pct == 0.0 => {
+                "none".into()
+            }
+            lab::DelayMechanism::Netem => "netem".into(),
+            lab::DelayMechanism::None { .. } => "userspace".into(),
+        };
+    }
+    if results.machine.hostname.is_empty() {
+        if let Ok(snap) = exec
+            .inspect(HostId(0))
+            .map_err(anyhow::Error::from)
+            .and_then(|t| Ok(serde_json::from_str(&t)?))
+        {
+            results.machine = rx::machine_of(&snap);
+        }
+    }
+    let (client, server) = match topo.path {
+        LabPath::Veth => (HostId(1), HostId(0)),
+        LabPath::Loopback => (HostId(0), HostId(0)),
+    };
+    let schedule = rx::schedule(&exp, client, server, args.until_ci);
+    let mut hosts = vec![client, server];
+    hosts.dedup();
+    let mut setup = rx::ExperimentSetup::new(exp.clone(), hosts, NetnsScope::Child);
+    let opts = RunOptions {
+        out_dir: dir.clone(),
+        experiment_text: Some(text),
+        cancel,
+    };
+    let mut progress = Bar::new(!args.json && std::io::stderr().is_terminal());
+    let outcome = runner::run(
+        &mut results,
+        &schedule,
+        &mut exec,
+        &mut setup,
+        &opts,
+        &mut progress,
+    );
+    progress.finish();
+    drop(exec);
+    session.teardown();
+    let outcome = outcome?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+    } else {
+        print!("{}", table(&results));
+        println!(
+            "Results: {}",
+            dir.join(model::results::RESULTS_FILE).display()
+        );
+    }
+    Ok(match outcome {
+        Outcome::Completed => ExitCode::SUCCESS,
+        Outcome::Cancelled => {
+            eprintln!(
+                "nettune: interrupted; the current cell was rolled back. Continue with: nettune experiment {} --resume {}",
+                args.file.display(),
+                dir.display()
+            );
+            ExitCode::from(exit::INTERRUPTED)
+        }
+    })
+}
+
+/// The lab of an experiment's topology: `delay_ms` is what the round trip
+/// grows by, so each of the two veth ends on the path adds half.
+fn lab_spec(t: &model::experiment::LabTopology) -> anyhow::Result<lab::LabSpec> {
+    let half = |ms: f64| (ms > 0.0).then(|| Duration::from_secs_f64(ms / 2000.0));
+    Ok(lab::LabSpec {
+        prefix: "ntexp".into(),
+        rate: t.rate_mbit.map(|m| (m * 1e6).round() as u64),
+        delay: half(t.delay_ms),
+        jitter: half(t.jitter_ms),
+        loss: (t.loss_pct > 0.0).then_some(t.loss_pct),
+        ..lab::LabSpec::new(t.hosts, t.queues)
+    })
+}
+
+/// Progress on stderr: a bar on a terminal, plain lines otherwise.
+struct Bar {
+    pb: Option<indicatif::ProgressBar>,
+}
+
+impl Bar {
+    fn new(tty: bool) -> Bar {
+        let pb = tty.then(|| {
+            let pb = indicatif::ProgressBar::new(0);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} cell {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            pb
+        });
+        Bar { pb }
+    }
+
+    fn finish(&mut self) {
+        if let Some(pb) = self.pb.take() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+fn eta_text(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+impl Progress for Bar {
+    fn event(&mut self, ev: &ProgressEvent) {
+        let line = match ev {
+            ProgressEvent::Run {
+                cell_pos,
+                cells,
+                label,
+                workload,
+                repeat,
+                warmup,
+                eta,
+            } => {
+                let line = format!(
+                    "{cell_pos}/{cells} [{label}] {workload} {} {repeat}, ETA {}",
+                    if *warmup { "warm-up" } else { "run" },
+                    eta_text(*eta)
+                );
+                if let Some(pb) = &self.pb {
+                    pb.set_length(*cells as u64);
+                    pb.set_position(cell_pos.saturating_sub(1) as u64);
+                    pb.set_message(line);
+                    return;
+                }
+                line
+            }
+            ProgressEvent::NotApplicable { label, reason } => format!("[{label}] n/a: {reason}"),
+            ProgressEvent::CellEnd { label, status } => match status {
+                CellStatus::Failed { error } => format!("[{label}] failed: {error}"),
+                CellStatus::Interrupted => format!("[{label}] interrupted, rolled back"),
+                _ => return,
+            },
+            ProgressEvent::Overhead { workload, repeat } => {
+                format!("overhead: {workload} over loopback, run {repeat}")
+            }
+        };
+        match &self.pb {
+            Some(pb) => pb.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+/// A value with its unit, scaled for reading.
+fn fmt_value(v: f64, unit: &str) -> String {
+    match unit {
+        "bit/s" => {
+            if v.abs() >= 1e9 {
+                format!("{:.2} Gbit/s", v / 1e9)
+            } else if v.abs() >= 1e6 {
+                format!("{:.1} Mbit/s", v / 1e6)
+            } else {
+                format!("{:.1} kbit/s", v / 1e3)
+            }
+        }
+        "1/s" => format!("{v:.0}/s"),
+        "µs" => format!("{v:.1} µs"),
+        "%" => format!("{v:.1} %"),
+        _ => format!("{v:.1}"),
+    }
+}
+
+fn fmt_num(v: f64, unit: &str) -> String {
+    // The number alone, in the unit fmt_value would pick for it.
+    let s = fmt_value(v, unit);
+    s.split(' ')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches("/s")
+        .to_string()
+}
+
+fn stat_row(label: &str, s: &MetricStats) -> Vec<String> {
+    let n = s.summary.as_ref().map_or(0, |x| x.n);
+    let median = s
+        .summary
+        .as_ref()
+        .map_or("-".into(), |x| fmt_value(x.median, &s.unit));
+    let ci = s.median_ci.as_ref().map_or("-".into(), |i| {
+        format!("[{}, {}]", fmt_num(i.lo, &s.unit), fmt_num(i.hi, &s.unit))
+    });
+    let (change, verdict) = match &s.vs_baseline {
+        Some(c) => (
+            // In %, or as a difference when the baseline's median is 0.
+            c.change_pct.as_ref().map_or_else(
+                || {
+                    let d = &c.difference;
+                    let sign = if d.estimate >= 0.0 { "+" } else { "" };
+                    format!(
+                        "{sign}{} [{}, {}]",
+                        fmt_value(d.estimate, &s.unit),
+                        fmt_num(d.lo, &s.unit),
+                        fmt_num(d.hi, &s.unit)
+                    )
+                },
+                |p| format!("{:+.1} % [{:+.1}, {:+.1}]", p.estimate, p.lo, p.hi),
+            ),
+            c.verdict.to_string(),
+        ),
+        None => ("-".into(), "-".into()),
+    };
+    vec![
+        s.workload.clone(),
+        runner::metric_key(s.metric).to_string(),
+        label.to_string(),
+        n.to_string(),
+        median,
+        ci,
+        change,
+        verdict,
+    ]
+}
+
+/// The result table: per workload and metric, each cell's median with its
+/// 95 % CI and its change against the baseline with the change's CI and a
+/// verdict; n/a, failed and interrupted cells listed below.
+pub fn table(r: &ExperimentResults) -> String {
+    let head: Vec<String> = [
+        "workload",
+        "metric",
+        "cell",
+        "n",
+        "median",
+        "95 % CI",
+        "vs baseline (95 % CI)",
+        "verdict",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut rows = vec![head];
+    for w in &r.workloads {
+        for m in &r.metrics {
+            for c in &r.cells {
+                let Some(s) = c
+                    .stats
+                    .iter()
+                    .find(|s| s.workload == w.name && s.metric == *m)
+                else {
+                    continue;
+                };
+                let label = if c.index == r.baseline_cell {
+                    format!("{} (baseline)", c.label)
+                } else {
+                    c.label.clone()
+                };
+                rows.push(stat_row(&label, s));
+            }
+        }
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = format!(
+        "experiment {}: {} cells, {} workload(s)\n\n",
+        r.name,
+        r.cells.len(),
+        r.workloads.len()
+    );
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            let pad = widths[i].saturating_sub(cell.chars().count());
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                line.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    for c in &r.cells {
+        match &c.status {
+            CellStatus::NotApplicable { reason } => {
+                out.push_str(&format!("n/a: {} ({reason})\n", c.label));
+            }
+            CellStatus::Failed { error } => {
+                out.push_str(&format!("failed: {} ({error})\n", c.label));
+            }
+            CellStatus::Interrupted => {
+                out.push_str(&format!("interrupted: {}\n", c.label));
+            }
+            CellStatus::Pending => out.push_str(&format!("not run: {}\n", c.label)),
+            CellStatus::Done => {}
+        }
+    }
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    if !r.overhead.is_empty() {
+        out.push_str(
+            "\nlab overhead (baseline cell; loopback inside one namespace vs the lab path):\n",
+        );
+        for o in &r.overhead {
+            let unit = runner::metric_unit(o.metric);
+            out.push_str(&format!(
+                "  {} {}: loopback {}, lab {}\n",
+                o.workload,
+                runner::metric_key(o.metric),
+                fmt_value(o.loopback.median, unit),
+                fmt_value(o.lab.median, unit)
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,348 @@
+//! `nettune experiment`: an invalid file is refused before anything runs,
+//! the result table, and (as root) a tiny experiment in a real lab whose
+//! rollback leaves the namespace's sysctl as it was.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lab::exec::HostId;
+use lab::runner::{self, experiment as rx, NoProgress, Outcome, RunOptions};
+use model::plan::NetnsScope;
+use model::results::{CellStatus, Machine, RunRecord};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nettune");
+
+fn netns_with(prefix: &str) -> usize {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .count()
+}
+
+#[test]
+fn an_invalid_file_is_one_line_naming_line_and_key_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("bad.toml");
+    std::fs::write(
+        &file,
+        "name = \"bad\"\nwarmpu = 1\n[hosts.lab]\nhosts = 2\n[[workload]]\nname = \"s\"\ntest = \"tcp-stream\"\n[responses]\nmetrics = [\"throughput\"]\n",
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("out");
+    let before = netns_with("ntexp-");
+    let o = Command::new(BIN)
+        .args(["experiment"])
+        .arg(&file)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("nettune: "), "{err}");
+    assert!(err.contains("bad.toml: line 2, key `warmpu`"), "{err}");
+    assert!(o.stdout.is_empty());
+    assert!(
+        !out_dir.exists(),
+        "nothing may run before the file is valid"
+    );
+    assert_eq!(netns_with("ntexp-"), before);
+
+    // A bad level value names its factor and level.
+    std::fs::write(
+        &file,
+        "[hosts.lab]\nhosts = 2\n[[workload]]\nname = \"s\"\ntest = \"tcp-stream\"\n[[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 7]\n[responses]\nmetrics = [\"throughput\"]\n",
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .arg("experiment")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("line 8, key `factor[0].levels[1]`"), "{err}");
+
+    // A missing file is an error too, and --until-ci out of range a usage error.
+    let o = Command::new(BIN)
+        .args(["experiment", "/nonexistent/x.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let o = Command::new(BIN)
+        .args(["experiment", "x.toml", "--until-ci", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn every_example_file_is_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            nettune::cmd::experiment::load(&p).unwrap();
+            n += 1;
+        }
+    }
+    assert!(n >= 5, "{n}");
+}
+
+const TABLE: &str = r#"
+name = "table"
+seed = 3
+repeats = 5
+warmup = 0
+
+[hosts.lab]
+hosts = 2
+
+[[workload]]
+name = "crr"
+test = "tcp-crr"
+
+[[factor]]
+name = "tcp_tw_reuse"
+levels = [0, 1]
+
+[[factor]]
+name = "congestion_control"
+levels = ["cubic", "vegas"]
+
+[responses]
+metrics = ["transactions", "latency_p99"]
+"#;
+
+fn run(tps: f64, p99: f64) -> RunRecord {
+    RunRecord {
+        workload: "crr".into(),
+        repeat: 0,
+        warmup: false,
+        start_time: "2026-11-24T00:00:00Z".into(),
+        values: [
+            ("transactions".to_string(), tps),
+            ("latency_p99".to_string(), p99),
+        ]
+        .into(),
+        intervals: vec![],
+        cpus: vec![],
+        softirq_series: vec![],
+        latency_cdf: vec![],
+        probe: None,
+        raw: None,
+    }
+}
+
+#[test]
+fn the_result_table_shows_medians_intervals_changes_and_verdicts() {
+    let exp = model::experiment::parse(TABLE).unwrap();
+    let mut r = rx::results_skeleton(&exp, Machine::default(), "2026-11-24T00:00:00Z".into());
+    // Made-up values with a known answer: tw_reuse=1 raises the rate by
+    // about 20 % and leaves p99 where it was.
+    let base = [1000.0, 1010.0, 990.0, 1005.0, 995.0];
+    for c in &mut r.cells {
+        let vegas = c.levels.iter().any(|(_, l)| l == "vegas");
+        let tw = c
+            .levels
+            .iter()
+            .any(|(k, l)| k == "tcp_tw_reuse" && l == "1");
+        if vegas {
+            c.status = CellStatus::NotApplicable {
+                reason: "congestion_control=vegas: not in tcp_available_congestion_control (reno bbr cubic) on h1".into(),
+            };
+            continue;
+        }
+        for (i, b) in base.iter().enumerate() {
+            let tps = if tw { b * 1.2 } else { *b };
+            c.runs.push(run(tps, 250.0 + (i as f64) * 3.0));
+        }
+        c.status = CellStatus::Done;
+    }
+    runner::recompute_all(&mut r, &model::stats::BootstrapConfig::default(), None);
+    insta::assert_snapshot!(nettune::cmd::experiment::table(&r));
+}
+
+#[test]
+fn a_change_from_a_zero_baseline_is_shown_as_a_difference() {
+    let exp = model::experiment::parse(TABLE).unwrap();
+    let mut r = rx::results_skeleton(&exp, Machine::default(), String::new());
+    for c in &mut r.cells {
+        let tw = c
+            .levels
+            .iter()
+            .any(|(k, l)| k == "tcp_tw_reuse" && l == "1");
+        for b in [800.0, 810.0, 790.0] {
+            c.runs.push(run(if tw { b } else { 0.0 }, 100.0));
+        }
+        c.status = CellStatus::Done;
+    }
+    runner::recompute_all(&mut r, &model::stats::BootstrapConfig::default(), None);
+    let t = nettune::cmd::experiment::table(&r);
+    let row = t
+        .lines()
+        .find(|l| l.contains("transactions  tcp_tw_reuse=1 congestion_control=cubic"))
+        .unwrap();
+    assert!(row.contains("+800/s [790, 810]"), "{t}");
+    assert!(row.ends_with("gain"), "{t}");
+}
+
+/// Reads a sysctl inside host `i` of the lab.
+fn sysctl(s: &lab::LabSession, i: usize, key: &str) -> String {
+    s.lab().hosts()[i]
+        .sh(&format!("cat /proc/sys/{}", key.replace('.', "/")))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_tiny_experiment_runs_in_the_lab_and_rollback_restores_the_sysctl() {
+    if !lab::require_root(
+        "experiment_cli::a_tiny_experiment_runs_in_the_lab_and_rollback_restores_the_sysctl",
+    ) {
+        return;
+    }
+    let text = r#"
+name = "tiny"
+seed = 2
+repeats = 1
+warmup = 0
+[hosts.lab]
+hosts = 2
+path = "loopback"
+[[workload]]
+name = "rr"
+test = "tcp-rr"
+duration_s = 1
+[[factor]]
+name = "tcp_tw_reuse"
+levels = [0, 1]
+[responses]
+metrics = ["transactions", "latency_p50"]
+"#;
+    let exp = model::experiment::parse(text).unwrap();
+    let s = lab::LabSession::start(
+        lab::LabSpec {
+            prefix: "ntexpt".into(),
+            ..lab::LabSpec::new(2, 1)
+        },
+        BIN,
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    let before: Vec<String> = (0..2)
+        .map(|i| sysctl(&s, i, "net.ipv4.tcp_tw_reuse"))
+        .collect();
+    let mut exec = s.executor().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut results = rx::results_skeleton(&exp, Machine::default(), String::new());
+    let schedule = rx::schedule(&exp, HostId(1), HostId(0), None);
+    let mut setup = rx::ExperimentSetup::new(exp, vec![HostId(1), HostId(0)], NetnsScope::Child);
+    let opts = RunOptions {
+        out_dir: tmp.path().to_path_buf(),
+        experiment_text: Some(text.into()),
+        cancel: Arc::new(AtomicBool::new(false)),
+    };
+    let out = runner::run(
+        &mut results,
+        &schedule,
+        &mut exec,
+        &mut setup,
+        &opts,
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(out, Outcome::Completed);
+    for c in &results.cells {
+        assert_eq!(c.status, CellStatus::Done, "{}: {:?}", c.label, c.status);
+        assert_eq!(c.runs.len(), 1);
+        assert!(c.runs[0].values["transactions"] > 0.0, "{:?}", c.runs[0]);
+    }
+    // Both levels were really written (one of them differs from the
+    // namespace's default of 2), and each cell was rolled back.
+    assert_eq!(results.plans.len(), 4, "{:?}", results.plans.keys());
+    let after: Vec<String> = (0..2)
+        .map(|i| sysctl(&s, i, "net.ipv4.tcp_tw_reuse"))
+        .collect();
+    assert_eq!(after, before);
+}
+
+fn runs_in(dir: &std::path::Path) -> usize {
+    std::fs::read_to_string(dir.join("results.json"))
+        .ok()
+        .and_then(|t| model::results::ExperimentResults::from_json(&t).ok())
+        .map_or(0, |r| r.cells.iter().map(|c| c.runs.len()).sum())
+}
+
+#[test]
+fn ctrl_c_exits_130_after_rollback_and_resume_finishes_the_experiment() {
+    if !lab::require_root(
+        "experiment_cli::ctrl_c_exits_130_after_rollback_and_resume_finishes_the_experiment",
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("tiny.toml");
+    std::fs::write(
+        &file,
+        "name = \"tiny\"\nrepeats = 2\nwarmup = 0\n[hosts.lab]\nhosts = 2\npath = \"loopback\"\n[[workload]]\nname = \"rr\"\ntest = \"tcp-rr\"\nduration_s = 1\n[[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 1]\n[responses]\nmetrics = [\"transactions\"]\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let child = Command::new(BIN)
+        .arg("experiment")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while runs_in(&out) < 1 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no run written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = child.id().to_string();
+    let killed = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("--resume"), "{err}");
+    let r = model::results::ExperimentResults::from_json(
+        &std::fs::read_to_string(out.join("results.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(r.interrupted, "{r:?}");
+    assert_eq!(netns_with(&format!("ntexp-{pid}-")), 0, "the lab stays");
+
+    let o = Command::new(BIN)
+        .arg("experiment")
+        .arg(&file)
+        .arg("--resume")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = model::results::ExperimentResults::from_json(
+        &std::fs::read_to_string(out.join("results.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(!r.interrupted && r.finished.is_some());
+    assert!(r.cells.iter().all(|c| c.status == CellStatus::Done));
+    assert!(r.cells.iter().all(|c| c.runs.len() == 2));
+}
