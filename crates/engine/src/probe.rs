@@ -222,7 +222,8 @@ impl ProbeReport {
     }
 
     /// The `rr` probe's report from its own test's result: the latency
-    /// histogram (ns, from each request's intended send time) in µs.
+    /// histogram (ns, from each request's intended send time) in whole µs,
+    /// rounded.
     pub(crate) fn from_rr(spec: &ProbeSpec, r: &BenchResult) -> ProbeReport {
         let mut h = us_histogram();
         let mut seconds = 0.0;
@@ -230,7 +231,7 @@ impl ProbeReport {
             seconds = d.seconds;
             if let Some(l) = &d.latency {
                 for [ns, n] in &l.histogram {
-                    h.saturating_record_n(ns.div_ceil(1000).max(1), *n);
+                    h.saturating_record_n((ns.saturating_add(500) / 1000).max(1), *n);
                 }
             }
         }
@@ -252,10 +253,10 @@ impl ProbeReport {
         ProbeReport::from_hist(spec, spec.scheduled(ms), &h, note)
     }
 
-    /// The one-line human summary.
+    /// The one-line human summary (its note is among the result's notes).
     pub fn line(&self) -> String {
         let us = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v}"));
-        let mut s = format!(
+        format!(
             "probe {} every {} ms: p50 {} µs p99 {} µs ({}/{} answered)",
             self.kind.name(),
             self.interval_ms,
@@ -263,11 +264,7 @@ impl ProbeReport {
             us(self.p99_us),
             self.answered,
             self.sent
-        );
-        if let Some(n) = &self.note {
-            s.push_str(&format!(" ({})", crate::proto::printable(n, 300)));
-        }
-        s
+        )
     }
 }
 
@@ -472,6 +469,36 @@ fn icmp_run(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    proptest::proptest! {
+        /// Whatever arrives on the ICMP socket: no panic, and only a packet
+        /// carrying our magic and nonce names a sequence number.
+        #[test]
+        fn any_icmp_bytes_are_read_safely(b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048),
+                                          v6: bool, raw: bool, nonce: u64) {
+            if let Some(seq) = host::rtt::reply_seq(&b, v6, raw, nonce) {
+                let body = if raw && !v6 { &b[usize::from(b[0] & 0x0f) * 4..] } else { &b[..] };
+                proptest::prop_assert_eq!(&body[16..24], &nonce.to_be_bytes()[..]);
+                proptest::prop_assert_eq!(u16::from_be_bytes([body[6], body[7]]), seq);
+            }
+        }
+    }
+
+    #[test]
+    fn replies_are_told_apart_from_requests_and_other_runs() {
+        for v6 in [false, true] {
+            let mut r = host::rtt::echo_request(v6, 1, 513, 99);
+            assert_eq!(host::rtt::reply_seq(&r, v6, false, 99), None, "a request");
+            r[0] = if v6 { 129 } else { 0 };
+            assert_eq!(host::rtt::reply_seq(&r, v6, false, 99), Some(513));
+            assert_eq!(host::rtt::reply_seq(&r, v6, false, 98), None, "another run");
+            assert_eq!(host::rtt::reply_seq(&r[..23], v6, false, 99), None, "short");
+        }
+        // A raw IPv4 read with a header length past the packet.
+        let mut ip = vec![0x4f_u8; 1];
+        ip.extend_from_slice(&[0; 30]);
+        assert_eq!(host::rtt::reply_seq(&ip, false, true, 0), None);
+    }
 
     #[test]
     fn probe_values_parse_with_the_default_interval() {

@@ -471,6 +471,60 @@ mod tests {
         rx.recv(&mut b).is_ok()
     }
 
+    fn stat(root: &std::path::Path, cpu0: [u64; 7], cpu1: [u64; 7]) {
+        let line = |n: &str, v: [u64; 7]| {
+            format!(
+                "{n} {} 0 {} {} {} {} {} 0 0 0\n",
+                v[0], v[1], v[2], v[3], v[4], v[5]
+            )
+        };
+        let sum: Vec<u64> = (0..7).map(|i| cpu0[i] + cpu1[i]).collect();
+        let text = line("cpu", sum.try_into().unwrap()) + &line("cpu0", cpu0) + &line("cpu1", cpu1);
+        std::fs::write(root.join("proc/stat"), text).unwrap();
+    }
+
+    #[test]
+    fn per_interval_cpu_is_read_at_each_edge_and_a_late_read_skips() {
+        use super::{IntervalStats, Timing};
+        use crate::config::TestConfig;
+        use std::time::Instant;
+        let dir = std::env::temp_dir().join(format!("nt-ivcpu-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("proc")).unwrap();
+        let root = host::Root::new(&dir);
+        let cfg = TestConfig {
+            warmup_ms: 0,
+            duration_ms: 3000,
+            interval_ms: 1000,
+            ..TestConfig::default()
+        };
+        let t0 = Instant::now();
+        let t = Timing::new(&cfg, t0);
+        let s = Duration::from_secs;
+        // usr sys idle iowait irq softirq
+        stat(&dir, [0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0]);
+        let mut iv = IntervalStats {
+            prev: crate::cpu::read_stat(&root),
+            ..IntervalStats::default()
+        };
+        assert_eq!(iv.poll(&root, &t, t0), Some(t0 + s(1)));
+        // Interval 0: cpu0 a quarter softirq, cpu1 idle.
+        stat(&dir, [25, 0, 50, 0, 0, 25, 0], [0, 0, 100, 0, 0, 0, 0]);
+        assert_eq!(iv.poll(&root, &t, t0 + s(1)), Some(t0 + s(2)));
+        // Read late, past both remaining edges: one read cannot tell the two
+        // intervals apart, so neither gets an entry.
+        stat(&dir, [25, 0, 250, 0, 0, 25, 0], [0, 0, 300, 0, 0, 0, 0]);
+        assert_eq!(iv.poll(&root, &t, t0 + s(3)), None);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(iv.out.len(), 1, "{:?}", iv.out);
+        let c = &iv.out[0];
+        assert_eq!(c.index, 0);
+        assert_eq!(
+            (c.cpus[0].cpu, c.cpus[0].softirq, c.cpus[0].idle),
+            (0, 25.0, 50.0)
+        );
+        assert_eq!((c.cpus[1].cpu, c.cpus[1].idle), (1, 100.0));
+    }
+
     #[test]
     fn udp_sockets_take_only_the_peers_datagrams() {
         let rx = reuseport_udp_from("127.0.0.1:0".parse().unwrap(), "127.0.0.1".parse().unwrap())
