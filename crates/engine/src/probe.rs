@@ -148,7 +148,9 @@ impl ProbeSpec {
             size: RR_SIZE,
             duration_ms: load.duration_ms,
             warmup_ms: load.warmup_ms,
-            interval_ms: load.interval_ms,
+            // One interval: the probe's own interval reports and CPU reads
+            // are not used, so it makes as few as it can.
+            interval_ms: load.duration_ms.max(load.interval_ms),
             direction: Direction::Forward,
             rate: Some(1000.0 / self.interval_ms.max(1) as f64),
             outstanding: 1,
@@ -173,6 +175,10 @@ pub struct ProbeReport {
     pub answered: u64,
     /// `sent − answered` (rr: still unanswered at the window's end).
     pub lost: u64,
+    /// icmp: interval slots not sent because the probe thread woke more
+    /// than an interval late (busy CPUs; ping skips them too); rr: 0.
+    #[serde(default)]
+    pub skipped: u64,
     /// Smallest round trip, µs.
     pub min_us: Option<u64>,
     /// Median, µs.
@@ -197,7 +203,12 @@ fn us_histogram() -> Histogram<u64> {
 }
 
 impl ProbeReport {
-    fn from_hist(spec: &ProbeSpec, sent: u64, h: &Histogram<u64>, note: Option<String>) -> Self {
+    fn from_hist(
+        spec: &ProbeSpec,
+        (sent, skipped): (u64, u64),
+        h: &Histogram<u64>,
+        note: Option<String>,
+    ) -> Self {
         let answered = h.len();
         let q = |p: f64| (!h.is_empty()).then(|| h.value_at_quantile(p));
         ProbeReport {
@@ -206,6 +217,7 @@ impl ProbeReport {
             sent,
             answered,
             lost: sent.saturating_sub(answered),
+            skipped,
             min_us: (!h.is_empty()).then(|| h.min()),
             p50_us: q(0.50),
             p90_us: q(0.90),
@@ -218,7 +230,7 @@ impl ProbeReport {
 
     /// A probe that could not run.
     pub fn failed(spec: &ProbeSpec, why: String) -> ProbeReport {
-        ProbeReport::from_hist(spec, 0, &us_histogram(), Some(why))
+        ProbeReport::from_hist(spec, (0, 0), &us_histogram(), Some(why))
     }
 
     /// The `rr` probe's report from its own test's result: the latency
@@ -250,7 +262,7 @@ impl ProbeReport {
             notes.push("interrupted".into());
         }
         let note = (!notes.is_empty()).then(|| notes.join("; "));
-        ProbeReport::from_hist(spec, spec.scheduled(ms), &h, note)
+        ProbeReport::from_hist(spec, (spec.scheduled(ms), 0), &h, note)
     }
 
     /// The one-line human summary (its note is among the result's notes).
@@ -358,7 +370,7 @@ fn icmp_run(
     let mut h = us_histogram();
     let (mut sent, mut next_slot, mut in_flight) = (0u64, 0u64, 0usize);
     let mut last_sent: Option<Instant> = None;
-    let (mut send_errors, mut last_err) = (0u64, None::<String>);
+    let (mut send_errors, mut last_err, mut skipped) = (0u64, None::<String>, 0u64);
     let mut buf = [0u8; 2048];
     let fd = sock.as_raw_fd();
     loop {
@@ -366,6 +378,11 @@ fn icmp_run(
             break;
         }
         let now = Instant::now();
+        if next_slot < slots && now >= end {
+            // Woke past the window's end: its last slots were not sent.
+            skipped = skipped.saturating_add(slots - next_slot);
+            next_slot = slots;
+        }
         let sending = next_slot < slots && now < end;
         let drain_until = last_sent.map_or(now, |t| t + REPLY_TIMEOUT);
         if !sending && (in_flight == 0 || now >= drain_until) {
@@ -374,6 +391,7 @@ fn icmp_run(
         if sending && now >= start {
             let slot = (now.duration_since(start).as_nanos() / interval.as_nanos()) as u64;
             if slot >= next_slot && slot < slots {
+                skipped = skipped.saturating_add(slot - next_slot);
                 let k = sent;
                 let seq = (k & 0xffff) as u16;
                 let pkt = host::rtt::echo_request(v6, ident, seq, nonce);
@@ -458,11 +476,16 @@ fn icmp_run(
     if let Some(e) = last_err {
         notes.push(format!("last error: {e}"));
     }
-    if stopped() && sent < slots {
+    let missed = slots.saturating_sub(sent.saturating_add(send_errors));
+    if stopped() && missed > 0 {
         notes.push("stopped early".into());
+    } else if skipped > 0 {
+        notes.push(format!(
+            "{skipped} of {slots} slots skipped: the probe thread woke more than an interval late (busy CPUs)"
+        ));
     }
     let note = (!notes.is_empty()).then(|| notes.join("; "));
-    ProbeReport::from_hist(spec, sent, &h, note)
+    ProbeReport::from_hist(spec, (sent, skipped), &h, note)
 }
 
 #[cfg(test)]
