@@ -205,6 +205,56 @@ fn probe_runs_under_a_64_byte_udp_load_and_idle() {
 }
 
 #[test]
+fn a_server_refusing_the_probes_test_runs_the_load_with_a_note() {
+    // One test per client address: the load's takes it, the probe's test is
+    // refused, as an older or stricter server might.
+    let s = serve(&[], &["-q", "--max-tests-per-client", "1"]);
+    let port = s.port.to_string();
+    let mut args = vec!["127.0.0.1", "-p", &port, "--json", "--probe", "rr"];
+    args.extend_from_slice(QUICK);
+    let r = json(&bench(&args, &[]));
+    sane(&r, "tcp-stream");
+    let p = probe_ok(&r, "rr", 10);
+    assert_eq!((u(&p["sent"]), u(&p["answered"])), (0, 0), "{p}");
+    let note = p["note"].as_str().unwrap();
+    assert!(note.contains("tests"), "{note}");
+    assert!(
+        r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("latency probe (rr): ")),
+        "{}",
+        r["notes"]
+    );
+}
+
+#[test]
+fn both_probes_over_ipv6_loopback() {
+    if !ipv6_loopback("engine_probe::both_probes_over_ipv6_loopback") {
+        return;
+    }
+    let s = serve_with(&[]);
+    let port = s.port.to_string();
+    for probe in ["rr:20", "icmp:20"] {
+        let mut args = vec!["-6", "::1", "-p", &port, "--json", "--probe", probe];
+        args.extend_from_slice(&["--duration", "1", "--warmup", "0.2", "--interval", "0.5"]);
+        let r = json(&bench(&args, &[]));
+        assert_eq!(r["family"], "ipv6");
+        let kind = probe.split(':').next().unwrap();
+        let p = probe_ok(&r, kind, 20);
+        if p["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("ICMP socket"))
+        {
+            eprintln!("no ICMP socket here: {}", p["note"]);
+            continue;
+        }
+        answered_near(p, 1000, 20);
+    }
+}
+
+#[test]
 fn human_line_and_csv_row() {
     let s = serve(&[], &["-q"]);
     let port = s.port.to_string();
