@@ -847,7 +847,7 @@ pub fn run_with_probe(
                     probe = Some(crate::probe::spawn_icmp(
                         spec,
                         addr,
-                        o.source.addr,
+                        o.source.clone(),
                         (start, start + duration),
                         o.interrupt.clone(),
                     ));

@@ -304,12 +304,12 @@ impl IcmpProbe {
     }
 }
 
-/// Start the ICMP probe to `addr` over the window `[start, end)`; it also
-/// stops when `user` (Ctrl-C) is raised.
+/// Start the ICMP probe to `addr` (from `src`: `--bind`, `--bind-dev`) over
+/// the window `[start, end)`; it also stops when `user` (Ctrl-C) is raised.
 pub(crate) fn spawn_icmp(
     spec: ProbeSpec,
     addr: IpAddr,
-    bind: Option<IpAddr>,
+    src: crate::sock::Source,
     (start, end): (Instant, Instant),
     user: Option<Arc<AtomicBool>>,
 ) -> Result<IcmpProbe, String> {
@@ -319,7 +319,7 @@ pub(crate) fn spawn_icmp(
         .name("nt-probe".into())
         .spawn(move || {
             let stopped = || flags.iter().flatten().any(|f| f.load(Ordering::Relaxed));
-            icmp_run(&spec, addr, bind, (start, end), &stopped)
+            icmp_run(&spec, addr, &src, (start, end), &stopped)
         })
         .map_err(|e| format!("probe thread: {e}"))?;
     Ok(IcmpProbe { handle, stop, spec })
@@ -341,7 +341,7 @@ fn would_block(e: &std::io::Error) -> bool {
 fn icmp_run(
     spec: &ProbeSpec,
     addr: IpAddr,
-    bind: Option<IpAddr>,
+    src: &crate::sock::Source,
     (start, end): (Instant, Instant),
     stopped: &dyn Fn() -> bool,
 ) -> ProbeReport {
@@ -350,9 +350,7 @@ fn icmp_run(
         Err(e) => return ProbeReport::failed(spec, e.to_string()),
     };
     let setup = || -> std::io::Result<()> {
-        if let Some(b) = bind {
-            sock.bind(&SocketAddr::new(b, 0).into())?;
-        }
+        src.apply(&sock, SocketAddr::new(addr, 0), 0)?;
         sock.connect(&SocketAddr::new(addr, 0).into())?;
         sock.set_nonblocking(true)
     };

@@ -402,6 +402,35 @@ fn probes_over_veth_ipv4_and_ipv6() {
         .unwrap();
     wait_listening(&lab.b, 5290);
     probes_over_veth(&lab, &lab.b_end.addr.to_string(), false);
+    // The ICMP probe leaves from --bind and --bind-dev too.
+    let src = lab.a_end.addr.to_string();
+    let mut args = vec!["bench", &lab.b_end.addr.to_string()]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    for a in [
+        "--json",
+        "--probe",
+        "icmp:20",
+        "--bind",
+        &src,
+        "--bind-dev",
+        "nt0",
+    ] {
+        args.push(a.into());
+    }
+    for a in QUICK {
+        args.push((*a).into());
+    }
+    let r = json(&lab.a.command(BIN).args(&args).output().unwrap());
+    let p = probe_ok(&r, "icmp", 20);
+    assert!(
+        u(&p["answered"]) > 0
+            && p["note"]
+                .as_str()
+                .is_none_or(|n| !n.contains("ICMP socket")),
+        "{p}"
+    );
     if !lab.ipv6_enabled() {
         eprintln!("skipping the IPv6 half: IPv6 is disabled in the namespaces");
         return;
