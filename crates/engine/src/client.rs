@@ -469,7 +469,10 @@ impl Session for ClientSession<'_> {
     }
     fn on_ctrl(&mut self, m: Msg) -> Result<Option<Duration>, EngineError> {
         match m {
-            Msg::Interval { report } => {
+            Msg::Interval { mut report } => {
+                // Per-CPU use comes from the server's final report, checked;
+                // an interval message carries none.
+                report.cpu = None;
                 // The server measures forward streams; it may send each of
                 // those intervals once, and nothing else.
                 let ok = report.index < self.cfg.intervals()
