@@ -199,6 +199,17 @@ fn line_failed(asked: Option<&str>, choice: MechanismChoice, e: LabError) -> Lab
     }
 }
 
+impl DelayMechanism {
+    /// Short id for results files: `netem`, `userspace` or `none`.
+    pub fn id(&self) -> &'static str {
+        match self {
+            DelayMechanism::Netem => "netem",
+            DelayMechanism::Userspace => "userspace",
+            DelayMechanism::None { .. } => "none",
+        }
+    }
+}
+
 impl std::fmt::Display for DelayMechanism {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
