@@ -94,6 +94,7 @@ impl Aggregator {
             },
             p50_ns: p50.map(Nanos),
             p99_ns: p99.map(Nanos),
+            cpu: None,
         })
     }
 }

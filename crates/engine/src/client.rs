@@ -4,6 +4,7 @@ use crate::auth;
 use crate::config::{human_bytes, End, Family, FlowDir, Limits, TestConfig, TestKind};
 use crate::error::EngineError;
 use crate::facts;
+use crate::probe::{IcmpProbe, ProbeKind, ProbeReport, ProbeSpec};
 use crate::proto::{
     self, DeadlineReader, Msg, ProtoError, UdpHeader, MAX_SERVER_FRAME, PROTO_VERSION,
 };
@@ -380,7 +381,7 @@ fn await_go(
     addr: &SocketAddr,
     reg: &[(u32, UdpSocket)],
     tag: u32,
-    interrupt: Option<&AtomicBool>,
+    interrupt: Option<&AnyFlag>,
 ) -> Result<(), EngineError> {
     register(reg, tag);
     proto::write_msg(ctrl, &Msg::Connected).map_err(|e| perr(addr)(e.into()))?;
@@ -391,7 +392,7 @@ fn await_go(
         match proto::read_msg(ctrl, MAX_SERVER_FRAME) {
             Ok(Msg::Go) => return Ok(()),
             Ok(other) => return Err(server_error(other)),
-            Err(_) if interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) => {
+            Err(_) if interrupt.is_some_and(AnyFlag::raised) => {
                 return Err(EngineError::Interrupted("before the test started"))
             }
             Err(ProtoError::Io(e))
@@ -417,8 +418,8 @@ struct ClientSession<'a> {
     from_server: std::collections::HashSet<(Option<FlowDir>, u64)>,
     sent_done: bool,
     server_report: Option<SideReport>,
-    /// Raised by Ctrl-C.
-    interrupt: Option<Arc<AtomicBool>>,
+    /// Raised by Ctrl-C (or, for the probe's test, when the load's ends).
+    interrupt: Vec<Arc<AtomicBool>>,
     /// The server understands `stop`.
     can_stop: bool,
     /// When the user interrupted the test.
@@ -432,11 +433,7 @@ struct ClientSession<'a> {
 impl Session for ClientSession<'_> {
     type Error = EngineError;
     fn poll(&mut self, side: &SideRun) -> Result<(), EngineError> {
-        if self.interrupted_at.is_none()
-            && self
-                .interrupt
-                .as_ref()
-                .is_some_and(|f| f.load(Ordering::Relaxed))
+        if self.interrupted_at.is_none() && self.interrupt.iter().any(|f| f.load(Ordering::Relaxed))
         {
             let now = Instant::now();
             self.interrupted_at = Some(now);
@@ -472,7 +469,10 @@ impl Session for ClientSession<'_> {
     }
     fn on_ctrl(&mut self, m: Msg) -> Result<Option<Duration>, EngineError> {
         match m {
-            Msg::Interval { report } => {
+            Msg::Interval { mut report } => {
+                // Per-CPU use comes from the server's final report, checked;
+                // an interval message carries none.
+                report.cpu = None;
                 // The server measures forward streams; it may send each of
                 // those intervals once, and nothing else.
                 let ok = report.index < self.cfg.intervals()
@@ -606,13 +606,30 @@ fn server_findings(
     }
 }
 
-/// Run one test against a server. `on_interval` sees every interval of both
-/// sides as it completes.
-pub fn run(
-    o: &ClientOpts,
-    cfg: &TestConfig,
-    on_interval: &mut dyn FnMut(&IntervalReport),
-) -> Result<BenchResult, EngineError> {
+/// A test whose flows are open and whose workers wait for `go`.
+struct Prepared {
+    ctrl: TcpStream,
+    addr: SocketAddr,
+    caps: Vec<String>,
+    server_doctor: bool,
+    test_id: u64,
+    tag: u32,
+    side: SideRun,
+    reg: Vec<(u32, UdpSocket)>,
+}
+
+impl Prepared {
+    /// Give up before `go`: stop the waiting workers and close.
+    fn abandon(self) {
+        self.side.abort_all();
+        let _ = self.side.join();
+        let _ = self.ctrl.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// Check, connect, authenticate, set up, and open the data flows with
+/// their workers waiting for `go`.
+fn prepare(o: &ClientOpts, cfg: &TestConfig) -> Result<Prepared, EngineError> {
     preflight(o, cfg)?;
     let (mut ctrl, addr, caps) = handshake(o, cfg)?;
     // An older server does not know doctor: the test runs, with a note.
@@ -626,17 +643,79 @@ pub fn run(
         src: o.source.clone(),
     });
     let local = ctrl.local_addr().ok().map(|a| a.ip());
-    let started = connect_flows(o, cfg, SocketAddr::new(addr.ip(), port), test_id, local).and_then(
+    let opened = connect_flows(o, cfg, SocketAddr::new(addr.ip(), port), test_id, local).and_then(
         |(mut socks, reg)| {
             side.add_planned(End::Client, &mut socks)
                 .map_err(io_run("starting a worker"))?;
-            await_go(&mut ctrl, &addr, &reg, tag, o.interrupt.as_deref())
+            Ok(reg)
         },
     );
-    if let Err(e) = started {
+    match opened {
+        Ok(reg) => Ok(Prepared {
+            ctrl,
+            addr,
+            caps,
+            server_doctor,
+            test_id,
+            tag,
+            side,
+            reg,
+        }),
+        Err(e) => {
+            side.abort_all();
+            let _ = side.join();
+            Err(e)
+        }
+    }
+}
+
+/// What happens around `go` (the latency probe starts there).
+#[derive(Default)]
+struct Hooks<'a> {
+    /// Just before `connected` is sent.
+    before_go: Option<Box<dyn FnOnce() + 'a>>,
+    /// Right after `go`, with its instant.
+    after_go: Option<Box<dyn FnOnce(Instant) + 'a>>,
+    /// Another flag that stops the test like Ctrl-C (the probe's test
+    /// stops with the load).
+    stop: Option<Arc<AtomicBool>>,
+}
+
+/// Run a prepared test from `go` to the result.
+fn execute(
+    o: &ClientOpts,
+    cfg: &TestConfig,
+    p: Prepared,
+    on_interval: &mut dyn FnMut(&IntervalReport),
+    hooks: Hooks<'_>,
+) -> Result<BenchResult, EngineError> {
+    let Prepared {
+        mut ctrl,
+        addr,
+        caps,
+        server_doctor,
+        test_id,
+        tag,
+        side,
+        reg,
+    } = p;
+    if let Some(f) = hooks.before_go {
+        f();
+    }
+    let stop_flags: Vec<Arc<AtomicBool>> = [o.interrupt.clone(), hooks.stop]
+        .into_iter()
+        .flatten()
+        .collect();
+    let any_stop = AnyFlag(stop_flags.clone());
+    if let Err(e) = await_go(&mut ctrl, &addr, &reg, tag, Some(&any_stop)) {
         side.abort_all();
         let _ = side.join();
         return Err(e);
+    }
+    drop(reg);
+    let go = Instant::now();
+    if let Some(f) = hooks.after_go {
+        f(go);
     }
     let root = o.root.clone();
     let mut s = ClientSession {
@@ -647,10 +726,10 @@ pub fn run(
         from_server: std::collections::HashSet::new(),
         sent_done: false,
         server_report: None,
-        interrupt: o.interrupt.clone(),
+        interrupt: stop_flags,
         can_stop: caps.iter().any(|c| c == "stop"),
         interrupted_at: None,
-        win_start: Instant::now() + Duration::from_millis(cfg.warmup_ms),
+        win_start: go + Duration::from_millis(cfg.warmup_ms),
         cut_at: None,
     };
     let start_time = std::time::SystemTime::now();
@@ -684,6 +763,7 @@ pub fn run(
     });
     // A server that was not asked must not slip a report in.
     server.doctor = None;
+    let server_cpu = std::mem::take(&mut server.cpu_intervals);
     let client = SideReport {
         facts: facts::gather(&root),
         workers: out.workers,
@@ -691,6 +771,7 @@ pub fn run(
         udp_snmp: out.udp_snmp,
         rejected_connections: 0,
         doctor: None,
+        cpu_intervals: Vec::new(),
     };
     let mut intervals = s.intervals;
     intervals.sort_by(|a, b| {
@@ -712,8 +793,186 @@ pub fn run(
     if let Some(at) = s.cut_at {
         crate::report::cut_short(&mut res, at);
     }
+    crate::report::attach_interval_cpu(&mut res, out.cpu_intervals, server_cpu);
     res.notes.extend(doctor_notes);
     res.doctor = doctor;
+    Ok(res)
+}
+
+/// Several stop flags read as one.
+struct AnyFlag(Vec<Arc<AtomicBool>>);
+
+impl AnyFlag {
+    fn raised(&self) -> bool {
+        self.0.iter().any(|f| f.load(Ordering::Relaxed))
+    }
+}
+
+/// Run one test against a server. `on_interval` sees every interval of both
+/// sides as it completes.
+pub fn run(
+    o: &ClientOpts,
+    cfg: &TestConfig,
+    on_interval: &mut dyn FnMut(&IntervalReport),
+) -> Result<BenchResult, EngineError> {
+    let p = prepare(o, cfg)?;
+    execute(o, cfg, p, on_interval, Hooks::default())
+}
+
+/// How long the load waits for the `rr` probe's test to be ready.
+const PROBE_READY: Duration = Duration::from_secs(5);
+
+/// [`run`] with a latency probe beside the load (`bench --probe`): the
+/// result's `probe` says what it measured. A probe that cannot run (the
+/// server refuses its test, no ICMP socket) leaves the load's test running
+/// and says why in `probe.note` and in the notes.
+pub fn run_with_probe(
+    o: &ClientOpts,
+    cfg: &TestConfig,
+    probe: Option<&ProbeSpec>,
+    on_interval: &mut dyn FnMut(&IntervalReport),
+) -> Result<BenchResult, EngineError> {
+    let Some(spec) = probe.copied() else {
+        return run(o, cfg, on_interval);
+    };
+    spec.check(cfg).map_err(EngineError::Run)?;
+    let p = prepare(o, cfg)?;
+    let mut res = match spec.kind {
+        ProbeKind::Rr => run_rr_probe(o, cfg, &spec, p, on_interval)?,
+        ProbeKind::Icmp => {
+            let addr = p.addr.ip();
+            let mut probe: Option<Result<IcmpProbe, String>> = None;
+            let warmup = Duration::from_millis(cfg.warmup_ms);
+            let duration = Duration::from_millis(cfg.duration_ms);
+            let hooks = Hooks {
+                after_go: Some(Box::new(|go: Instant| {
+                    let start = go + warmup;
+                    probe = Some(crate::probe::spawn_icmp(
+                        spec,
+                        addr,
+                        o.source.clone(),
+                        (start, start + duration),
+                        o.interrupt.clone(),
+                    ));
+                })),
+                ..Hooks::default()
+            };
+            let res = execute(o, cfg, p, on_interval, hooks);
+            let report = match probe {
+                Some(Ok(pr)) if res.is_err() => {
+                    pr.abort();
+                    None
+                }
+                Some(Ok(pr)) => Some(pr.join()),
+                Some(Err(why)) => Some(ProbeReport::failed(&spec, why)),
+                None => None,
+            };
+            let mut res = res?;
+            res.probe =
+                Some(report.unwrap_or_else(|| ProbeReport::failed(&spec, "did not start".into())));
+            res
+        }
+    };
+    if let Some(n) = res.probe.as_ref().and_then(|p| p.note.clone()) {
+        res.notes.push(format!(
+            "latency probe ({}): {}",
+            spec.kind.name(),
+            proto::printable(&n, 300)
+        ));
+    }
+    Ok(res)
+}
+
+/// The `rr` probe: a second test (one open-loop tcp-rr flow) on the same
+/// server, prepared beside the load's and started with it.
+fn run_rr_probe(
+    o: &ClientOpts,
+    cfg: &TestConfig,
+    spec: &ProbeSpec,
+    p: Prepared,
+    on_interval: &mut dyn FnMut(&IntervalReport),
+) -> Result<BenchResult, EngineError> {
+    let pcfg = spec.rr_config(cfg);
+    // The probe reaches the very address the load uses.
+    let po = ClientOpts {
+        host: p.addr.ip().to_string(),
+        family: Some(Family::of(p.addr.ip())),
+        cport: None,
+        doctor: false,
+        ..o.clone()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let pstop = stop.clone();
+    let handle = std::thread::Builder::new().name("nt-probe".into()).spawn(
+        move || -> Result<BenchResult, String> {
+            let pp = match prepare(&po, &pcfg) {
+                Ok(pp) => pp,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.to_string()));
+                    return Err(e.to_string());
+                }
+            };
+            let _ = ready_tx.send(Ok(()));
+            if go_rx.recv_timeout(Duration::from_secs(30)).is_err() {
+                pp.abandon();
+                return Err("the load's test did not start".into());
+            }
+            let hooks = Hooks {
+                stop: Some(pstop),
+                ..Hooks::default()
+            };
+            execute(&po, &pcfg, pp, &mut |_| {}, hooks).map_err(|e| e.to_string())
+        },
+    );
+    // Ready: the load's `connected` releases the probe's (`before_go`).
+    // Not ready in time: it gives up once `go_tx` is dropped, or at `stop`.
+    let (handle, early) = match handle {
+        Ok(h) => match ready_rx.recv_timeout(PROBE_READY) {
+            Ok(Ok(())) => (Some(h), None),
+            Ok(Err(e)) => {
+                let _ = h.join();
+                (None, Some(e))
+            }
+            Err(_) => {
+                stop.store(true, Ordering::Relaxed);
+                (
+                    Some(h),
+                    Some(format!(
+                        "its test was not ready within {} s",
+                        PROBE_READY.as_secs()
+                    )),
+                )
+            }
+        },
+        Err(e) => (None, Some(format!("probe thread: {e}"))),
+    };
+    let hooks = if handle.is_some() && early.is_none() {
+        Hooks {
+            before_go: Some(Box::new(move || {
+                let _ = go_tx.send(());
+            })),
+            ..Hooks::default()
+        }
+    } else {
+        drop(go_tx);
+        Hooks::default()
+    };
+    let res = execute(o, cfg, p, on_interval, hooks);
+    if res.is_err() {
+        stop.store(true, Ordering::Relaxed);
+    }
+    // The probe's test ends with the load's window (its own deadlines bound it).
+    let joined = handle.map(|h| h.join());
+    let report = match (early, joined) {
+        (Some(why), _) => ProbeReport::failed(spec, why),
+        (None, Some(Ok(Ok(r)))) => ProbeReport::from_rr(spec, &r),
+        (None, Some(Ok(Err(e)))) => ProbeReport::failed(spec, e),
+        (None, _) => ProbeReport::failed(spec, "probe thread panicked".into()),
+    };
+    let mut res = res?;
+    res.probe = Some(report);
     Ok(res)
 }
 

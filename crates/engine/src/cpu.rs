@@ -6,6 +6,7 @@ use crate::report::{CpuReport, CpuUse, UdpSnmp};
 use crate::sys;
 use host::sampler::{Sample, Sampler};
 use host::Root;
+use model::parse::stat::{parse_proc_stat, ProcStat};
 use model::parse::udp_snmp::UdpCounters;
 use std::time::Instant;
 
@@ -66,6 +67,33 @@ pub fn report(a: &CpuMark, b: &CpuMark) -> CpuReport {
         (Err(e), _) | (_, Err(e)) => r.note = Some(e.clone()),
     }
     r
+}
+
+/// `/proc/stat` now (the per-interval CPU read: only this file, cheap).
+pub fn read_stat(root: &Root) -> Option<ProcStat> {
+    root.read("/proc/stat")
+        .ok()
+        .and_then(|t| parse_proc_stat(&t).ok())
+}
+
+/// Per-CPU use between two `/proc/stat` reads, for the CPUs in both (the
+/// same arithmetic as the window's [`report`]: idle includes iowait).
+pub fn per_cpu(a: &ProcStat, b: &ProcStat) -> Vec<CpuUse> {
+    b.cpus
+        .iter()
+        .filter_map(|(id, now)| {
+            let (_, before) = a.cpus.iter().find(|(i, _)| i == id)?;
+            let p = now.delta(before).percent();
+            Some(CpuUse {
+                cpu: id.0,
+                usr: p.usr,
+                sys: p.sys,
+                irq: p.irq,
+                softirq: p.softirq,
+                idle: p.idle + p.iowait,
+            })
+        })
+        .collect()
 }
 
 impl From<UdpCounters> for UdpSnmp {

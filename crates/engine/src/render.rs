@@ -100,6 +100,9 @@ pub fn human(r: &BenchResult) -> String {
     throughput(&mut o, r);
     latency(&mut o, r);
     details(&mut o, r);
+    if let Some(p) = &r.probe {
+        let _ = writeln!(o, "{}", p.line());
+    }
     cpu(&mut o, r);
     if !r.notes.is_empty() {
         let _ = writeln!(o);
@@ -428,7 +431,8 @@ pub fn csv_interval_row(t: TestKind, i: &IntervalReport) -> String {
 /// (`start_s` 0, `end_s` the seconds measured; `lost` is the UDP loss of
 /// udp-stream, else timed-out requests or failed connections).
 pub fn csv_result_rows(r: &BenchResult) -> Vec<String> {
-    r.results
+    let mut rows: Vec<String> = r
+        .results
         .iter()
         .map(|d| {
             let lost = d.udp.map(|u| u.lost).unwrap_or(d.lost);
@@ -447,5 +451,24 @@ pub fn csv_result_rows(r: &BenchResult) -> Vec<String> {
                 d.retransmits,
             )
         })
-        .collect()
+        .collect();
+    if let Some(p) = &r.probe {
+        rows.push(csv_probe_row(r, p));
+    }
+    rows
+}
+
+/// The `probe` row of `--csv` (`bench --probe`): `dir` is the probe's kind,
+/// `msgs` the answered probes, `lost` the unanswered ones, latencies in ns.
+fn csv_probe_row(r: &BenchResult, p: &crate::probe::ProbeReport) -> String {
+    let secs = r.results.first().map_or(0.0, |d| d.seconds);
+    let ns = |v: Option<u64>| csv_opt(v.map(|us| us.saturating_mul(1000)));
+    format!(
+        "probe,{},,0.000,{secs:.3},,,{},,{},,{},{},",
+        p.kind.name(),
+        p.answered,
+        p.lost,
+        ns(p.p50_us),
+        ns(p.p99_us),
+    )
 }

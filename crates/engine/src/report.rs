@@ -232,6 +232,73 @@ pub struct IntervalReport {
     pub p50_ns: Option<Nanos>,
     /// RR/CRR: 99th percentile latency, ns.
     pub p99_ns: Option<Nanos>,
+    /// Per-CPU use of both hosts over this interval (only in the final
+    /// result: the client adds it after the test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<IntervalCpuUse>,
+}
+
+/// Per-CPU use of both hosts over one interval; `null` for a host that did
+/// not report it (an older server, an unreadable `/proc/stat`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalCpuUse {
+    /// The client's CPUs.
+    pub client: Option<Vec<CpuUse>>,
+    /// The server's CPUs.
+    pub server: Option<Vec<CpuUse>>,
+}
+
+/// One side's per-CPU use over interval `index` (from `/proc/stat` read at
+/// the interval's edges).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalCpu {
+    /// Interval number.
+    pub index: u64,
+    /// Per CPU.
+    pub cpus: Vec<CpuUse>,
+}
+
+/// Most CPUs kept per interval from a peer's report.
+pub const MAX_INTERVAL_CPUS: usize = 4096;
+
+/// A peer's per-interval CPU list made safe: intervals this test has, each
+/// once, at most [`MAX_INTERVAL_CPUS`] CPUs, percentages finite and within
+/// 0–100 (anything else is dropped).
+pub fn sanitize_interval_cpu(cfg: &TestConfig, v: Vec<IntervalCpu>) -> Vec<IntervalCpu> {
+    let n = cfg.intervals();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for mut iv in v {
+        if iv.index >= n || !seen.insert(iv.index) {
+            continue;
+        }
+        iv.cpus.truncate(MAX_INTERVAL_CPUS);
+        iv.cpus.retain(|c| {
+            [c.usr, c.sys, c.irq, c.softirq, c.idle]
+                .iter()
+                .all(|p| p.is_finite() && (0.0..=100.0).contains(p))
+        });
+        out.push(iv);
+    }
+    out
+}
+
+/// Put both sides' per-interval CPU use into the result's intervals (both
+/// directions of an index get the same), from the client's own list and
+/// the server's (read with [`sanitize_interval_cpu`]).
+pub fn attach_interval_cpu(
+    r: &mut BenchResult,
+    client: Vec<IntervalCpu>,
+    server: Vec<IntervalCpu>,
+) {
+    let server = sanitize_interval_cpu(&r.config, server);
+    let by = |v: &[IntervalCpu], i: u64| v.iter().find(|c| c.index == i).map(|c| c.cpus.clone());
+    for iv in &mut r.intervals {
+        iv.cpu = Some(IntervalCpuUse {
+            client: by(&client, iv.index),
+            server: by(&server, iv.index),
+        });
+    }
 }
 
 /// CPU use of one logical CPU over the window, percent.
@@ -301,6 +368,10 @@ pub struct SideReport {
     /// [`crate::diagnosis::from_peer`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doctor: Option<serde_json::Value>,
+    /// Per-CPU use per interval, as sent; the client moves it into
+    /// [`BenchResult::intervals`] (absent from older servers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_intervals: Vec<IntervalCpu>,
 }
 
 /// Service demand as netperf computes it: host CPU time over the window
@@ -428,6 +499,9 @@ pub struct BenchResult {
     /// without `--doctor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doctor: Option<crate::diagnosis::BenchDoctor>,
+    /// `--probe`: the latency probe beside the load (absent without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<crate::probe::ProbeReport>,
 }
 
 /// A sum that saturates: the server's report supplies some of the numbers.
@@ -557,6 +631,7 @@ pub fn summarize(
         server_side: server,
         notes,
         doctor: None,
+        probe: None,
     }
 }
 
@@ -749,6 +824,115 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::time::{Duration, UNIX_EPOCH};
+
+    fn use_(cpu: u32, softirq: f64) -> CpuUse {
+        CpuUse {
+            cpu,
+            usr: 10.0,
+            sys: 10.0,
+            irq: 0.0,
+            softirq,
+            idle: 80.0 - softirq,
+        }
+    }
+
+    #[test]
+    fn a_hostile_servers_interval_cpu_is_bounded_and_checked() {
+        let cfg = TestConfig {
+            duration_ms: 2000,
+            interval_ms: 1000,
+            ..TestConfig::default()
+        };
+        let many: Vec<CpuUse> = (0..10_000).map(|c| use_(c, 5.0)).collect();
+        let sent = vec![
+            IntervalCpu {
+                index: 1,
+                cpus: many,
+            },
+            // Again: only the first of an index counts.
+            IntervalCpu {
+                index: 1,
+                cpus: vec![use_(0, 1.0)],
+            },
+            // An interval this test does not have.
+            IntervalCpu {
+                index: 2,
+                cpus: vec![use_(0, 1.0)],
+            },
+            IntervalCpu {
+                index: u64::MAX,
+                cpus: vec![],
+            },
+            IntervalCpu {
+                index: 0,
+                cpus: vec![
+                    use_(0, f64::NAN),
+                    use_(1, -1.0),
+                    use_(2, 1e300),
+                    use_(3, 7.0),
+                ],
+            },
+        ];
+        let got = sanitize_interval_cpu(&cfg, sent);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].index, 1);
+        assert_eq!(got[0].cpus.len(), MAX_INTERVAL_CPUS);
+        assert_eq!(got[1].index, 0);
+        assert_eq!(got[1].cpus, vec![use_(3, 7.0)]);
+    }
+
+    #[test]
+    fn interval_cpu_lands_in_both_directions_and_an_older_server_is_null() {
+        let cfg = TestConfig {
+            direction: Direction::Bidir,
+            duration_ms: 2000,
+            interval_ms: 1000,
+            ..TestConfig::default()
+        };
+        let mut r = BenchResult {
+            config: cfg,
+            ..BenchResult::default()
+        };
+        for (index, dir) in [
+            (0, FlowDir::Forward),
+            (0, FlowDir::Reverse),
+            (1, FlowDir::Forward),
+        ] {
+            r.intervals.push(IntervalReport {
+                index,
+                dir: Some(dir),
+                ..IntervalReport::default()
+            });
+        }
+        let client = vec![
+            IntervalCpu {
+                index: 0,
+                cpus: vec![use_(0, 30.0)],
+            },
+            IntervalCpu {
+                index: 1,
+                cpus: vec![use_(0, 40.0)],
+            },
+        ];
+        // An older server sends no `cpu_intervals`: the field defaults to empty.
+        let old: SideReport = serde_json::from_value(serde_json::json!({
+            "facts": HostFacts::default(), "workers": [], "cpu": CpuReport::default(),
+            "udp_snmp": null, "rejected_connections": 0
+        }))
+        .unwrap();
+        assert!(old.cpu_intervals.is_empty());
+        attach_interval_cpu(&mut r, client, old.cpu_intervals);
+        let c: Vec<_> = r.intervals.iter().map(|i| i.cpu.clone().unwrap()).collect();
+        assert_eq!(c[0], c[1], "both directions of index 0");
+        assert_eq!(c[0].client.as_ref().unwrap()[0].softirq, 30.0);
+        assert_eq!(c[2].client.as_ref().unwrap()[0].softirq, 40.0);
+        assert!(c.iter().all(|x| x.server.is_none()));
+        let v = serde_json::to_value(&r.intervals[0]).unwrap();
+        assert!(
+            v["cpu"]["server"].is_null() && v["cpu"]["client"].is_array(),
+            "{v}"
+        );
+    }
 
     #[test]
     fn start_time_is_rfc3339_utc() {

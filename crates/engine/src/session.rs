@@ -47,6 +47,8 @@ pub(crate) struct Outcome {
     pub udp_snmp: Option<UdpSnmp>,
     /// Host samples over the window, for doctor (when it was asked for).
     pub doctor_samples: Option<Vec<host::sampler::Sample>>,
+    /// Per-CPU use per interval.
+    pub cpu_intervals: Vec<crate::report::IntervalCpu>,
 }
 
 /// Start `side`'s workers now and run the test to its end: reads control
@@ -163,7 +165,7 @@ pub(crate) fn run<S: Session>(
     if failure.is_some() {
         side.abort_all();
     }
-    let (cpu, doctor_samples) = cpuw.report();
+    let (cpu, doctor_samples, cpu_intervals) = cpuw.report();
     let workers = side.join();
     let snmp1 = cpu::udp_snmp(root);
     let udp_snmp = match (snmp0, snmp1) {
@@ -176,6 +178,7 @@ pub(crate) fn run<S: Session>(
             cpu,
             udp_snmp,
             doctor_samples,
+            cpu_intervals,
         },
         failure,
     )

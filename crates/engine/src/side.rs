@@ -284,14 +284,71 @@ fn spawn(
         })
 }
 
-/// CPU marks at the window's edges, and (for `--doctor`) host samples at
-/// the start, every step and the end of the window.
+/// CPU marks at the window's edges, `/proc/stat` at every interval edge
+/// (per-CPU use per interval), and (for `--doctor`) host samples at the
+/// start, every step and the end of the window.
 #[derive(Debug)]
 pub struct CpuWindow {
     sampler: host::sampler::Sampler,
+    root: Root,
     start: Option<CpuMark>,
     end: Option<CpuMark>,
     doctor: Option<DoctorSamples>,
+    iv: IntervalStats,
+}
+
+/// Most interval × CPU cells one side keeps (about 80 bytes each in JSON,
+/// so the server's report stays far below the client's frame limit).
+pub const MAX_INTERVAL_CPU_CELLS: usize = 200_000;
+
+/// Per-CPU use per interval, from `/proc/stat` read at each interval edge.
+#[derive(Debug, Default)]
+struct IntervalStats {
+    /// Next interval to close (its end edge is due next).
+    next: u64,
+    prev: Option<model::parse::stat::ProcStat>,
+    out: Vec<crate::report::IntervalCpu>,
+    cells: usize,
+    capped: bool,
+}
+
+impl IntervalStats {
+    /// The end edge of interval `i`.
+    fn edge(t: &Timing, i: u64) -> Instant {
+        u32::try_from(i.saturating_add(1))
+            .ok()
+            .and_then(|n| t.interval.checked_mul(n))
+            .and_then(|d| t.win_start().checked_add(d))
+            .map_or(t.win_end(), |e| e.min(t.win_end()))
+    }
+    /// Close the intervals whose end edge passed at `now` (one read; a late
+    /// read closes only the latest of them, the others get no entry).
+    fn poll(&mut self, root: &Root, t: &Timing, now: Instant) -> Option<Instant> {
+        if self.next >= t.intervals || self.capped {
+            return None;
+        }
+        if now < Self::edge(t, self.next) {
+            return Some(Self::edge(t, self.next));
+        }
+        let mut last = self.next;
+        while last + 1 < t.intervals && now >= Self::edge(t, last + 1) {
+            last += 1;
+        }
+        let cur = cpu::read_stat(root);
+        if let (Some(a), Some(b), true) = (&self.prev, &cur, last == self.next) {
+            let cpus = cpu::per_cpu(a, b);
+            self.cells = self.cells.saturating_add(cpus.len().max(1));
+            if self.cells > MAX_INTERVAL_CPU_CELLS {
+                self.capped = true;
+            } else {
+                self.out
+                    .push(crate::report::IntervalCpu { index: last, cpus });
+            }
+        }
+        self.prev = cur;
+        self.next = last + 1;
+        (self.next < t.intervals && !self.capped).then(|| Self::edge(t, self.next))
+    }
 }
 
 /// The samples doctor rates are computed from.
@@ -306,7 +363,9 @@ impl CpuWindow {
     /// Not yet started; `doctor_step`: also keep a sample every step.
     pub fn new(root: Root, doctor_step: Option<Duration>) -> CpuWindow {
         CpuWindow {
-            sampler: host::sampler::Sampler::new(root),
+            sampler: host::sampler::Sampler::new(root.clone()),
+            root,
+            iv: IntervalStats::default(),
             start: None,
             end: None,
             doctor: doctor_step.map(|step| DoctorSamples {
@@ -328,6 +387,7 @@ impl CpuWindow {
     pub fn poll(&mut self, t: &Timing, now: Instant) -> Option<Instant> {
         if self.start.is_none() {
             if now >= t.win_start() {
+                self.iv.prev = cpu::read_stat(&self.root);
                 self.start = Some(self.mark());
                 if let Some(d) = &mut self.doctor {
                     d.next = Some(t.win_start() + d.step);
@@ -336,11 +396,12 @@ impl CpuWindow {
                 return Some(t.win_start());
             }
         }
+        let iv_due = self.iv.poll(&self.root, t, now);
         if self.end.is_none() {
             if now >= t.win_end() {
                 self.end = Some(self.mark());
             } else {
-                let mut due = t.win_end();
+                let mut due = iv_due.map_or(t.win_end(), |d| d.min(t.win_end()));
                 if let Some(d) = &mut self.doctor {
                     if let Some(next) = d.next.filter(|n| *n < t.win_end()) {
                         if now >= next {
@@ -363,9 +424,15 @@ impl CpuWindow {
         }
         None
     }
-    /// The report (marks missing ones now), and doctor's samples when it
-    /// keeps them.
-    pub fn report(mut self) -> (CpuReport, Option<Vec<Sample>>) {
+    /// The report (marks missing ones now), doctor's samples when it keeps
+    /// them, and the per-CPU use per interval.
+    pub fn report(
+        mut self,
+    ) -> (
+        CpuReport,
+        Option<Vec<Sample>>,
+        Vec<crate::report::IntervalCpu>,
+    ) {
         let a = match self.start.take() {
             Some(a) => a,
             None => self.mark(),
@@ -374,7 +441,16 @@ impl CpuWindow {
             Some(b) => b,
             None => self.mark(),
         };
-        (cpu::report(&a, &b), self.doctor.map(|d| d.samples))
+        let mut r = cpu::report(&a, &b);
+        if self.iv.capped {
+            let n = self.iv.out.len();
+            let note = format!("per-CPU use kept for the first {n} intervals only");
+            r.note = Some(match r.note {
+                Some(x) => format!("{x}; {note}"),
+                None => note,
+            });
+        }
+        (r, self.doctor.map(|d| d.samples), self.iv.out)
     }
 }
 
@@ -393,6 +469,60 @@ mod tests {
             .unwrap();
         let mut b = [0u8; 64];
         rx.recv(&mut b).is_ok()
+    }
+
+    fn stat(root: &std::path::Path, cpu0: [u64; 7], cpu1: [u64; 7]) {
+        let line = |n: &str, v: [u64; 7]| {
+            format!(
+                "{n} {} 0 {} {} {} {} {} 0 0 0\n",
+                v[0], v[1], v[2], v[3], v[4], v[5]
+            )
+        };
+        let sum: Vec<u64> = (0..7).map(|i| cpu0[i] + cpu1[i]).collect();
+        let text = line("cpu", sum.try_into().unwrap()) + &line("cpu0", cpu0) + &line("cpu1", cpu1);
+        std::fs::write(root.join("proc/stat"), text).unwrap();
+    }
+
+    #[test]
+    fn per_interval_cpu_is_read_at_each_edge_and_a_late_read_skips() {
+        use super::{IntervalStats, Timing};
+        use crate::config::TestConfig;
+        use std::time::Instant;
+        let dir = std::env::temp_dir().join(format!("nt-ivcpu-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("proc")).unwrap();
+        let root = host::Root::new(&dir);
+        let cfg = TestConfig {
+            warmup_ms: 0,
+            duration_ms: 3000,
+            interval_ms: 1000,
+            ..TestConfig::default()
+        };
+        let t0 = Instant::now();
+        let t = Timing::new(&cfg, t0);
+        let s = Duration::from_secs;
+        // usr sys idle iowait irq softirq
+        stat(&dir, [0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0]);
+        let mut iv = IntervalStats {
+            prev: crate::cpu::read_stat(&root),
+            ..IntervalStats::default()
+        };
+        assert_eq!(iv.poll(&root, &t, t0), Some(t0 + s(1)));
+        // Interval 0: cpu0 a quarter softirq, cpu1 idle.
+        stat(&dir, [25, 0, 50, 0, 0, 25, 0], [0, 0, 100, 0, 0, 0, 0]);
+        assert_eq!(iv.poll(&root, &t, t0 + s(1)), Some(t0 + s(2)));
+        // Read late, past both remaining edges: one read cannot tell the two
+        // intervals apart, so neither gets an entry.
+        stat(&dir, [25, 0, 250, 0, 0, 25, 0], [0, 0, 300, 0, 0, 0, 0]);
+        assert_eq!(iv.poll(&root, &t, t0 + s(3)), None);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(iv.out.len(), 1, "{:?}", iv.out);
+        let c = &iv.out[0];
+        assert_eq!(c.index, 0);
+        assert_eq!(
+            (c.cpus[0].cpu, c.cpus[0].softirq, c.cpus[0].idle),
+            (0, 25.0, 50.0)
+        );
+        assert_eq!((c.cpus[1].cpu, c.cpus[1].idle), (1, 100.0));
     }
 
     #[test]

@@ -70,6 +70,7 @@ fn side(name: &str) -> SideReport {
         udp_snmp: None,
         rejected_connections: 0,
         doctor: None,
+        cpu_intervals: vec![],
     }
 }
 
@@ -248,4 +249,46 @@ fn human_summary_with_doctor_findings() {
         text.ends_with("Findings (client): none received\n\nFindings (server): none received\n"),
         "{text}"
     );
+}
+
+#[test]
+fn probe_line_and_json_with_interval_cpu() {
+    let mut r = udp_result();
+    let spec: engine::ProbeSpec = "icmp:200".parse().unwrap();
+    let mut p = engine::ProbeReport::failed(&spec, "last error: \x1b[2Jno route".into());
+    p.sent = 10;
+    p.answered = 9;
+    p.lost = 1;
+    (p.min_us, p.p50_us, p.p90_us, p.p99_us, p.max_us) =
+        (Some(21), Some(35), Some(80), Some(1200), Some(1200));
+    p.histogram = vec![[21, 1], [35, 4], [80, 3], [1200, 1]];
+    r.probe = Some(p);
+    let cpus = vec![engine::report::CpuUse {
+        cpu: 1,
+        usr: 2.0,
+        sys: 3.0,
+        irq: 0.0,
+        softirq: 45.0,
+        idle: 50.0,
+    }];
+    r.intervals = vec![engine::report::IntervalReport {
+        index: 0,
+        end_s: 1.0,
+        cpu: Some(engine::report::IntervalCpuUse {
+            client: Some(cpus),
+            server: None,
+        }),
+        ..Default::default()
+    }];
+    let text = engine::render::human(&r);
+    assert!(!text.contains('\x1b'), "{text}");
+    assert!(
+        text.contains("probe icmp every 200 ms: p50 35 µs p99 1200 µs (9/10 answered)"),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
+    let v = serde_json::to_value(&r).unwrap();
+    insta::assert_json_snapshot!("probe_and_interval_cpu", (&v["probe"], &v["intervals"]));
+    let back: BenchResult = serde_json::from_value(v).unwrap();
+    assert_eq!(back, r);
 }

@@ -122,7 +122,9 @@ fn checksum(b: &[u8]) -> u16 {
     !(sum as u16)
 }
 
-fn request(v6: bool, ident: u16, seq: u16, nonce: u64) -> Vec<u8> {
+/// An ICMP (v6 when `v6`) echo request carrying `seq`, our magic and `nonce`
+/// (24 bytes); shared with the engine's latency probe.
+pub fn echo_request(v6: bool, ident: u16, seq: u16, nonce: u64) -> Vec<u8> {
     let mut p = vec![if v6 { 128 } else { 8 }, 0, 0, 0];
     p.extend_from_slice(&ident.to_be_bytes());
     p.extend_from_slice(&seq.to_be_bytes());
@@ -138,25 +140,34 @@ fn request(v6: bool, ident: u16, seq: u16, nonce: u64) -> Vec<u8> {
 
 /// Whether `b` (as read from the socket) is the reply to probe `seq`.
 fn is_reply(b: &[u8], v6: bool, raw: bool, seq: u16, nonce: u64) -> bool {
+    reply_seq(b, v6, raw, nonce) == Some(seq)
+}
+
+/// The sequence number of `b` (as read from the socket) when it is an echo
+/// reply to one of our requests carrying `nonce`; `None` for anything else.
+/// `b` comes from the network: only bounded, checked reads.
+pub fn reply_seq(b: &[u8], v6: bool, raw: bool, nonce: u64) -> Option<u16> {
     // A raw IPv4 socket hands over the IP header too.
     let b = if raw && !v6 {
         let ihl = usize::from(b.first().map_or(0, |x| x & 0x0f)) * 4;
         match b.get(ihl..) {
             Some(rest) if ihl >= 20 => rest,
-            _ => return false,
+            _ => return None,
         }
     } else {
         b
     };
     let want_type = if v6 { 129 } else { 0 };
-    b.len() >= 24
+    let ok = b.len() >= 24
         && b[0] == want_type
-        && b[6..8] == seq.to_be_bytes()
         && &b[8..16] == MAGIC
-        && b[16..24] == nonce.to_be_bytes()
+        && b[16..24] == nonce.to_be_bytes();
+    ok.then(|| u16::from_be_bytes([b[6], b[7]]))
 }
 
-fn open(addr: IpAddr) -> Result<(Socket, bool), RttError> {
+/// An ICMP socket for `addr`: a datagram ("ping") socket, else a raw one;
+/// the flag says raw (whose IPv4 reads carry the IP header).
+pub fn open(addr: IpAddr) -> Result<(Socket, bool), RttError> {
     let (domain, proto) = match addr {
         IpAddr::V4(_) => (Domain::IPV4, Protocol::ICMPV4),
         IpAddr::V6(_) => (Domain::IPV6, Protocol::ICMPV6),
@@ -201,7 +212,7 @@ pub fn icmp_echo(addr: IpAddr, probes: u32, deadline: Duration) -> Result<Echoes
             break;
         }
         let seq16 = (seq & 0xffff) as u16;
-        let pkt = request(v6, ident, seq16, nonce);
+        let pkt = echo_request(v6, ident, seq16, nonce);
         let t0 = Instant::now();
         if let Err(source) = sock.send(&pkt) {
             if rtts.is_empty() && sent == 0 {
@@ -277,7 +288,7 @@ mod tests {
 
     #[test]
     fn replies_are_matched_by_type_sequence_and_nonce() {
-        let mut r = request(false, 7, 3, 42);
+        let mut r = echo_request(false, 7, 3, 42);
         r[0] = 0;
         assert!(is_reply(&r, false, false, 3, 42));
         assert!(!is_reply(&r, false, false, 4, 42));
@@ -287,7 +298,7 @@ mod tests {
         ip.extend_from_slice(&r);
         assert!(is_reply(&ip, false, true, 3, 42));
         assert!(!is_reply(&ip[..10], false, true, 3, 42));
-        let req = request(false, 7, 3, 42);
+        let req = echo_request(false, 7, 3, 42);
         assert!(!is_reply(&req, false, false, 3, 42), "our own request");
         assert_eq!(checksum(&req), 0, "a valid ICMP checksum sums to zero");
     }

@@ -1,20 +1,29 @@
 //! The userspace delay line, for kernels without netem (as mahimahi does):
-//! two TUN devices, one moved into each of two lab namespaces, and a
-//! forwarder thread in this process that holds every packet read from one
-//! until its due time (arrival + delay ± jitter, from a seeded RNG), drops
-//! it with probability `loss` or when the queue is over its limit, and then
-//! writes it to the other.
+//! two TUN devices, one in each of two lab namespaces, and a forwarder
+//! thread in this process that holds every packet read from one until its
+//! due time (arrival + delay ± jitter, from a seeded RNG), drops it with
+//! probability `loss` or when the queue is over its limit, and then writes it
+//! to the other.
+//!
+//! The forwarder is batched: one wake-up reads every packet that is waiting
+//! on either device (up to [`BATCH`] per device before it looks at the clock
+//! again) and writes every packet that is due; it does not call poll while a
+//! device still has packets waiting. Packet buffers come from a pool that
+//! grows to the most packets held at once and is then reused, so the steady
+//! state allocates nothing per packet. (A TUN fd reads and writes one packet
+//! per syscall; there is no batched read on it without a vnet header.)
 //!
 //! The TUN fds stay with this process while the interfaces live in the
 //! namespaces; nothing is configured in the root namespace (the devices are
 //! moved out right after creation) and the kernel removes both devices when
 //! the fds close on drop.
 
-use crate::{run, LabError, Netns};
+use crate::{run, End, LabError, Netns};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::net::Ipv4Addr;
 use std::os::fd::OwnedFd;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -24,21 +33,35 @@ use std::time::{Duration, Instant};
 
 /// Largest packet read from a TUN device (IFF_NO_PI, no offloads: ≤ MTU).
 const MAX_PACKET: usize = 65_536;
-/// Most packets read from one device, or written, per wakeup.
-const BATCH: usize = 64;
+/// Most packets read from one device, or written to one, before the
+/// forwarder looks at the clock and the other direction again.
+pub const BATCH: usize = 64;
 /// Longest poll wait, so the stop flag is seen promptly.
 const MAX_WAIT: Duration = Duration::from_millis(20);
+/// Packets the kernel queues on each TUN device for the forwarder to read
+/// (`txqueuelen`; the kernel default of 500 overflows while the forwarder
+/// thread is descheduled for a few ms on a loaded machine).
+pub const TUN_TXQUEUELEN: u32 = 4096;
 /// Address of the A end (the B end is `.2`) of the /30 between the two ends.
 pub const ADDR_A: &str = "198.18.255.1";
 /// Address of the B end.
 pub const ADDR_B: &str = "198.18.255.2";
+/// Rate assumed for the default queue limit when the link has no rate
+/// limit: above what one forwarder thread carries (see bench/RESULTS.md).
+pub const UNLIMITED_RATE_BITS: u64 = 1_000_000_000;
+
+/// Time the default queue limit adds to the delay for the forwarder being
+/// late (descheduled on a loaded machine): packets keep arriving meanwhile,
+/// and dropping them would be loss nobody asked for.
+pub const STALL_MARGIN: Duration = Duration::from_millis(100);
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// What the delay line does to each packet, in each direction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DelaySpec {
-    /// One-way delay.
+    /// One-way delay, added in each direction (the round trip grows by
+    /// twice this).
     pub delay: Duration,
     /// Uniform jitter: the delay of each packet is drawn in delay ± jitter
     /// (clamped at 0); packets may then be reordered, as with netem.
@@ -51,7 +74,16 @@ pub struct DelaySpec {
     pub limit_bytes: usize,
     /// Seed of the loss and jitter draws.
     pub seed: u64,
+    /// Nice value of the forwarder thread (its own, not the process's);
+    /// 0 (the default, [`FORWARDER_NICE`]) leaves it as it is. Below 0 asks
+    /// to be scheduled ahead of the hosts' programs sharing the CPUs.
+    pub nice: i32,
 }
+
+/// Default [`DelaySpec::nice`]: 0, left as it is. Nice -10 was measured
+/// against 0 under a 300 Mbit/s stream on the loaded 2-CPU machine and did
+/// not shorten the RTT tail (bench/RESULTS.md, the delay line section).
+pub const FORWARDER_NICE: i32 = 0;
 
 impl Default for DelaySpec {
     fn default() -> Self {
@@ -62,7 +94,35 @@ impl Default for DelaySpec {
             limit_packets: 10_000,
             limit_bytes: 64 << 20,
             seed: 1,
+            nice: FORWARDER_NICE,
         }
+    }
+}
+
+impl DelaySpec {
+    /// Queue limits for a direction of `one_way` delay (± `jitter`) at
+    /// `rate_bits` per second (`None`: [`UNLIMITED_RATE_BITS`]): twice the
+    /// bytes that arrive in (delay + jitter + [`STALL_MARGIN`]), at least
+    /// 1 MiB and at most 256 MiB, and one packet per 500 of those bytes,
+    /// 1000 to 200 000 packets. A 100 Mbit/s link with 50 ms each way holds
+    /// 625 000 bytes one way and gets a 3 750 000-byte, 7500-packet queue.
+    pub fn limits_for(
+        one_way: Duration,
+        jitter: Duration,
+        rate_bits: Option<u64>,
+    ) -> (usize, usize) {
+        let rate = rate_bits.unwrap_or(UNLIMITED_RATE_BITS) as u128;
+        let held = one_way
+            .saturating_add(jitter)
+            .saturating_add(STALL_MARGIN)
+            .as_nanos();
+        let in_flight = rate
+            .saturating_mul(held)
+            .checked_div(8 * 1_000_000_000)
+            .unwrap_or(0);
+        let bytes = in_flight.saturating_mul(2).clamp(1 << 20, 256 << 20) as usize;
+        let packets = (bytes / 500).clamp(1000, 200_000);
+        (packets, bytes)
     }
 }
 
@@ -77,93 +137,192 @@ pub struct DirStats {
     pub overflow: AtomicU64,
     /// Packets dropped because writing them to the far device failed.
     pub write_errors: AtomicU64,
+    /// Most packets held at once.
+    pub held_max: AtomicU64,
+    /// Packets written more than 1 ms after their due time (the forwarder
+    /// woke late: descheduled, or busy with the other direction).
+    pub late_1ms: AtomicU64,
+    /// Largest lateness of a written packet, in µs.
+    pub late_max_us: AtomicU64,
 }
 
-/// Counters of both directions (`a_to_b`, `b_to_a`).
+/// Counters of both directions (`a_to_b`, `b_to_a`) and of the forwarder.
 #[derive(Debug, Default)]
 pub struct DelayStats {
     /// Packets from the A end to the B end.
     pub a_to_b: DirStats,
     /// Packets from the B end to the A end.
     pub b_to_a: DirStats,
+    /// Times the forwarder called poll (it skips poll while packets wait).
+    pub polls: AtomicU64,
+    /// Packet buffers the pool allocated (the rest were reused).
+    pub buffers: AtomicU64,
+    /// Whether the forwarder runs at [`DelaySpec::nice`] (setting a
+    /// negative nice needs CAP_SYS_NICE).
+    pub niced: AtomicBool,
 }
 
-/// Two namespaces joined by the userspace delay line; namespaces, devices
-/// and the forwarder are removed on drop.
+/// A running forwarder between two TUN fds; stopped and joined on drop,
+/// which closes the fds and so removes both devices.
 #[derive(Debug)]
-pub struct DelayLine {
+pub(crate) struct Forwarder {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     stats: Arc<DelayStats>,
-    // Dropped after the thread is joined (the thread owns the fds).
-    a: Netns,
-    b: Netns,
-    devs: [String; 2],
+    spec: DelaySpec,
+}
+
+impl Forwarder {
+    pub(crate) fn stats(&self) -> &DelayStats {
+        &self.stats
+    }
+
+    pub(crate) fn spec(&self) -> &DelaySpec {
+        &self.spec
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 fn err(what: String, source: std::io::Error) -> LabError {
     LabError::DelayLine { what, source }
 }
 
+fn check(spec: &DelaySpec) -> Result<(), LabError> {
+    if !(0.0..=1.0).contains(&spec.loss) {
+        return Err(LabError::Spec {
+            field: "loss",
+            value: spec.loss.to_string(),
+            allowed: "0..=1",
+        });
+    }
+    if spec.limit_packets == 0 || spec.limit_bytes == 0 {
+        return Err(LabError::Spec {
+            field: "delay line queue limit",
+            value: format!("{} packets, {} bytes", spec.limit_packets, spec.limit_bytes),
+            allowed: "at least 1 packet and 1 byte",
+        });
+    }
+    Ok(())
+}
+
+/// Join `a` and `b` through the delay line: a TUN device named `a_if` in
+/// `a` addressed `a_addr`/30 and `b_if` in `b` addressed `b_addr`/30 (both
+/// in one /30), up, with [`TUN_TXQUEUELEN`], and the forwarder started.
+pub(crate) fn tun_link(
+    a: &Netns,
+    a_if: &str,
+    a_addr: Ipv4Addr,
+    b: &Netns,
+    b_if: &str,
+    b_addr: Ipv4Addr,
+    spec: DelaySpec,
+) -> Result<(End, End, Forwarder), LabError> {
+    check(&spec)?;
+    let n = SEQ.fetch_add(1, Ordering::Relaxed) % 10_000;
+    let tag = std::process::id() % 100_000;
+    // Unique in the root namespace for the moment they live there.
+    let tmp = [format!("ntdl{tag}x{n}a"), format!("ntdl{tag}x{n}b")];
+    let mut fds = Vec::with_capacity(2);
+    for ((dev, ns), name) in tmp.iter().zip([a, b]).zip([a_if, b_if]) {
+        let fd = engine::open_tun(dev).map_err(|e| err(format!("open TUN {dev}"), e))?;
+        // Moved out of the root namespace at once; if the move fails the fd
+        // drops here and the kernel removes the device.
+        run(Command::new("ip").args(["link", "set", dev, "netns", ns.name()]))?;
+        fds.push(fd);
+        if name != dev {
+            ns.ip(&["link", "set", "dev", dev, "name", name])?;
+        }
+    }
+    for (ns, name, addr) in [(a, a_if, a_addr), (b, b_if, b_addr)] {
+        ns.ip(&["addr", "add", &format!("{addr}/30"), "dev", name])?;
+        ns.ip(&[
+            "link",
+            "set",
+            "dev",
+            name,
+            "txqueuelen",
+            &TUN_TXQUEUELEN.to_string(),
+            "up",
+        ])?;
+    }
+    let fd_b = fds.pop();
+    let fd_a = fds.pop();
+    let (Some(fd_a), Some(fd_b)) = (fd_a, fd_b) else {
+        return Err(err(
+            "TUN fds".into(),
+            std::io::Error::other("missing TUN fd"),
+        ));
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let stats = Arc::new(DelayStats::default());
+    let thread = {
+        let stop = stop.clone();
+        let stats = stats.clone();
+        let spec = spec.clone();
+        std::thread::Builder::new()
+            .name("delayline".into())
+            .spawn(move || forward(fd_a, fd_b, spec, &stop, &stats))
+            .map_err(|e| err("spawn forwarder".into(), e))?
+    };
+    let end = |iface: &str, addr| End {
+        iface: iface.into(),
+        addr,
+    };
+    Ok((
+        end(a_if, a_addr),
+        end(b_if, b_addr),
+        Forwarder {
+            stop,
+            thread: Some(thread),
+            stats,
+            spec,
+        },
+    ))
+}
+
+/// Two namespaces joined by the userspace delay line; namespaces, devices
+/// and the forwarder are removed on drop.
+#[derive(Debug)]
+pub struct DelayLine {
+    // Dropped first: joins the thread, which owns the fds.
+    fwd: Forwarder,
+    a: Netns,
+    b: Netns,
+    devs: [String; 2],
+}
+
 impl DelayLine {
     /// Create two namespaces `PREFIX-PID-SEQ` joined by TUN devices through
     /// the forwarder, addressed [`ADDR_A`]/30 and [`ADDR_B`]/30.
     pub fn create(prefix: &str, spec: DelaySpec) -> Result<DelayLine, LabError> {
-        if !(0.0..=1.0).contains(&spec.loss) {
-            return Err(LabError::Spec {
-                field: "loss",
-                value: spec.loss.to_string(),
-                allowed: "0..=1",
-            });
-        }
+        check(&spec)?;
         let a = Netns::create(prefix)?;
         let b = Netns::create(prefix)?;
-        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let n = SEQ.fetch_add(1, Ordering::Relaxed) % 10_000;
         let tag = std::process::id() % 100_000;
-        let devs = [format!("ntdl{tag}x{n}a"), format!("ntdl{tag}x{n}b")];
-        let mut fds = Vec::with_capacity(2);
-        for (dev, ns) in devs.iter().zip([&a, &b]) {
-            let fd = engine::open_tun(dev).map_err(|e| err(format!("open TUN {dev}"), e))?;
-            // Moved out of the root namespace at once; if the move fails the
-            // fd drops here and the kernel removes the device.
-            run(Command::new("ip").args(["link", "set", dev, "netns", ns.name()]))?;
-            fds.push(fd);
-        }
-        for (i, (dev, ns)) in devs.iter().zip([&a, &b]).enumerate() {
-            let (me, peer) = if i == 0 {
-                (ADDR_A, ADDR_B)
-            } else {
-                (ADDR_B, ADDR_A)
-            };
-            ns.ip(&["addr", "add", me, "peer", &format!("{peer}/30"), "dev", dev])?;
-            ns.ip(&["link", "set", dev, "up"])?;
-        }
-        let fd_b = fds.pop();
-        let fd_a = fds.pop();
-        let (Some(fd_a), Some(fd_b)) = (fd_a, fd_b) else {
-            return Err(err(
-                "TUN fds".into(),
-                std::io::Error::other("missing TUN fd"),
-            ));
+        let devs = [format!("ntdl{tag}y{n}a"), format!("ntdl{tag}y{n}b")];
+        let addr = |s: &str| {
+            s.parse::<Ipv4Addr>()
+                .map_err(|e| err(format!("address {s}"), std::io::Error::other(e)))
         };
-        let stop = Arc::new(AtomicBool::new(false));
-        let stats = Arc::new(DelayStats::default());
-        let thread = {
-            let stop = stop.clone();
-            let stats = stats.clone();
-            std::thread::Builder::new()
-                .name("delayline".into())
-                .spawn(move || forward(fd_a, fd_b, spec, &stop, &stats))
-                .map_err(|e| err("spawn forwarder".into(), e))?
-        };
-        Ok(DelayLine {
-            stop,
-            thread: Some(thread),
-            stats,
-            a,
-            b,
-            devs,
-        })
+        let (_, _, fwd) = tun_link(
+            &a,
+            &devs[0],
+            addr(ADDR_A)?,
+            &b,
+            &devs[1],
+            addr(ADDR_B)?,
+            spec,
+        )?;
+        Ok(DelayLine { fwd, a, b, devs })
     }
 
     /// The A namespace (address [`ADDR_A`]).
@@ -183,16 +342,12 @@ impl DelayLine {
 
     /// The forwarder's counters.
     pub fn stats(&self) -> &DelayStats {
-        &self.stats
+        self.fwd.stats()
     }
-}
 
-impl Drop for DelayLine {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+    /// What the line does to each packet (with its queue limits).
+    pub fn spec(&self) -> &DelaySpec {
+        self.fwd.spec()
     }
 }
 
@@ -217,6 +372,27 @@ impl PartialOrd for Held {
 impl Ord for Held {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         (self.due, self.seq).cmp(&(o.due, o.seq))
+    }
+}
+
+/// Packet buffers, reused: a buffer comes back when its packet has been
+/// written, so the pool grows to the most packets held at once and then
+/// stops allocating.
+struct Pool {
+    free: Vec<Vec<u8>>,
+}
+
+impl Pool {
+    fn get(&mut self, st: &DelayStats) -> Vec<u8> {
+        self.free.pop().unwrap_or_else(|| {
+            st.buffers.fetch_add(1, Ordering::Relaxed);
+            Vec::with_capacity(2048)
+        })
+    }
+
+    fn put(&mut self, mut b: Vec<u8>) {
+        b.clear();
+        self.free.push(b);
     }
 }
 
@@ -272,93 +448,149 @@ fn due(now: Instant, spec: &DelaySpec, rng: &mut StdRng) -> Instant {
     now + Duration::from_nanos(ns.min(u64::MAX as i128) as u64)
 }
 
-/// Read up to [`BATCH`] packets from `from` into `q`, applying loss and limits.
+/// What one [`ingest`] pass did.
+#[derive(Debug, PartialEq, Eq)]
+enum Drained {
+    /// The device had no more packets (read returned EAGAIN or an error).
+    Empty,
+    /// [`BATCH`] packets were read; more may wait.
+    More,
+}
+
+/// The state of one direction: its queue and counters.
+struct Dir<'a> {
+    q: Queue,
+    st: &'a DirStats,
+}
+
+/// Read up to [`BATCH`] packets from `from` into `d`, applying loss and
+/// limits; the scratch buffer `buf` takes each read, and kept packets are
+/// copied into pooled buffers.
 fn ingest(
     from: &OwnedFd,
-    q: &mut Queue,
+    d: &mut Dir<'_>,
     buf: &mut [u8],
+    pool: &mut Pool,
     spec: &DelaySpec,
     rng: &mut StdRng,
-    st: &DirStats,
-) {
+    st: &DelayStats,
+) -> Drained {
     for _ in 0..BATCH {
         let n = match rustix::io::read(from, &mut *buf) {
             Ok(n) if n > 0 => n,
-            _ => return,
+            _ => return Drained::Empty,
         };
         let now = Instant::now();
         if spec.loss > 0.0 && rng.gen_bool(spec.loss) {
-            st.lost.fetch_add(1, Ordering::Relaxed);
+            d.st.lost.fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        if q.len() >= spec.limit_packets || q.bytes.saturating_add(n) > spec.limit_bytes {
-            st.overflow.fetch_add(1, Ordering::Relaxed);
+        if d.q.len() >= spec.limit_packets || d.q.bytes.saturating_add(n) > spec.limit_bytes {
+            d.st.overflow.fetch_add(1, Ordering::Relaxed);
             continue;
         }
         let t = due(now, spec, rng);
-        q.push(t, buf[..n].to_vec());
-    }
-}
-
-/// Write the due packets of `q` to `to`, at most [`BATCH`] per call.
-fn flush(to: &OwnedFd, q: &mut Queue, st: &DirStats) {
-    let now = Instant::now();
-    for _ in 0..BATCH {
-        let Some(p) = q.pop_due(now) else { return };
-        // A failed write (device down, EAGAIN) drops the packet, as a full
-        // link would.
-        if rustix::io::write(to, &p).is_ok() {
-            st.forwarded.fetch_add(1, Ordering::Relaxed);
-        } else {
-            st.write_errors.fetch_add(1, Ordering::Relaxed);
+        let mut p = pool.get(st);
+        p.extend_from_slice(&buf[..n]);
+        d.q.push(t, p);
+        let held = d.q.len() as u64;
+        if held > d.st.held_max.load(Ordering::Relaxed) {
+            d.st.held_max.store(held, Ordering::Relaxed);
         }
     }
+    Drained::More
+}
+
+/// Write the packets of `d` due by `now` to `to`, at most [`BATCH`];
+/// whether packets due by `now` remain.
+fn flush(to: &OwnedFd, d: &mut Dir<'_>, pool: &mut Pool, now: Instant) -> bool {
+    for _ in 0..BATCH {
+        let due = d.q.next_due();
+        let Some(p) = d.q.pop_due(now) else {
+            return false;
+        };
+        if let Some(due) = due {
+            let late = now.saturating_duration_since(due);
+            if late > Duration::from_millis(1) {
+                d.st.late_1ms.fetch_add(1, Ordering::Relaxed);
+            }
+            let us = late.as_micros().min(u64::MAX as u128) as u64;
+            if us > d.st.late_max_us.load(Ordering::Relaxed) {
+                d.st.late_max_us.store(us, Ordering::Relaxed);
+            }
+        }
+        // A failed write (device down, no memory) drops the packet, as a
+        // full link would.
+        if rustix::io::write(to, &p).is_ok() {
+            d.st.forwarded.fetch_add(1, Ordering::Relaxed);
+        } else {
+            d.st.write_errors.fetch_add(1, Ordering::Relaxed);
+        }
+        pool.put(p);
+    }
+    d.q.next_due().is_some_and(|t| t <= now)
 }
 
 fn forward(a: OwnedFd, b: OwnedFd, spec: DelaySpec, stop: &AtomicBool, st: &DelayStats) {
     use rustix::event::{poll, PollFd, PollFlags};
+    if spec.nice != 0 {
+        // This thread only (a tid names one thread for setpriority).
+        let me = rustix::thread::gettid();
+        if rustix::process::setpriority_process(Some(me), spec.nice).is_ok() {
+            st.niced.store(true, Ordering::Relaxed);
+        }
+    }
     let mut rng = StdRng::seed_from_u64(spec.seed);
     let mut buf = vec![0u8; MAX_PACKET];
-    let mut ab = Queue::new();
-    let mut ba = Queue::new();
+    let mut pool = Pool { free: Vec::new() };
+    let mut ab = Dir {
+        q: Queue::new(),
+        st: &st.a_to_b,
+    };
+    let mut ba = Dir {
+        q: Queue::new(),
+        st: &st.b_to_a,
+    };
+    // Whether a device may still hold packets (its last pass read a full
+    // batch): then the forwarder reads again without polling first.
+    let (mut more_a, mut more_b) = (true, true);
     while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        let wait = [ab.next_due(), ba.next_due()]
-            .into_iter()
-            .flatten()
-            .min()
-            .map_or(MAX_WAIT, |t| t.saturating_duration_since(now).min(MAX_WAIT));
-        let ts = rustix::time::Timespec {
-            tv_sec: wait.as_secs() as _,
-            tv_nsec: wait.subsec_nanos() as _,
-        };
-        let mut fds = [
-            PollFd::new(&a, PollFlags::IN),
-            PollFd::new(&b, PollFlags::IN),
-        ];
-        if poll(&mut fds, Some(&ts)).is_err() {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let (ra, rb) = (
-            fds[0].revents().contains(PollFlags::IN),
-            fds[1].revents().contains(PollFlags::IN),
-        );
-        if ra {
-            ingest(&a, &mut ab, &mut buf, &spec, &mut rng, &st.a_to_b);
-        }
-        if rb {
-            ingest(&b, &mut ba, &mut buf, &spec, &mut rng, &st.b_to_a);
-        }
-        // Drain everything due (a burst may exceed one batch).
-        while ab.next_due().is_some_and(|t| t <= Instant::now()) {
-            flush(&b, &mut ab, &st.a_to_b);
-            if stop.load(Ordering::Relaxed) {
-                break;
+        // While either device may hold more, try both without polling.
+        let (mut ra, mut rb) = (true, true);
+        if !more_a && !more_b {
+            let now = Instant::now();
+            let wait = [ab.q.next_due(), ba.q.next_due()]
+                .into_iter()
+                .flatten()
+                .min()
+                .map_or(MAX_WAIT, |t| t.saturating_duration_since(now).min(MAX_WAIT));
+            if !wait.is_zero() {
+                let ts = rustix::time::Timespec {
+                    tv_sec: wait.as_secs() as _,
+                    tv_nsec: wait.subsec_nanos() as _,
+                };
+                let mut fds = [
+                    PollFd::new(&a, PollFlags::IN),
+                    PollFd::new(&b, PollFlags::IN),
+                ];
+                st.polls.fetch_add(1, Ordering::Relaxed);
+                if poll(&mut fds, Some(&ts)).is_err() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                ra = fds[0].revents().contains(PollFlags::IN);
+                rb = fds[1].revents().contains(PollFlags::IN);
             }
         }
-        while ba.next_due().is_some_and(|t| t <= Instant::now()) {
-            flush(&a, &mut ba, &st.b_to_a);
-            if stop.load(Ordering::Relaxed) {
+        more_a =
+            ra && ingest(&a, &mut ab, &mut buf, &mut pool, &spec, &mut rng, st) == Drained::More;
+        more_b =
+            rb && ingest(&b, &mut ba, &mut buf, &mut pool, &spec, &mut rng, st) == Drained::More;
+        // Write everything due now, a batch per direction in turn.
+        let now = Instant::now();
+        loop {
+            let left_ab = flush(&b, &mut ab, &mut pool, now);
+            let left_ba = flush(&a, &mut ba, &mut pool, now);
+            if !(left_ab || left_ba) || stop.load(Ordering::Relaxed) {
                 break;
             }
         }
@@ -418,27 +650,130 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ingest_applies_the_queue_limits() {
+    fn socket_fd() -> (OwnedFd, std::os::unix::net::UnixDatagram) {
         // A non-blocking datagram socket stands in for the TUN fd (one
         // packet per read, EAGAIN when empty).
         let (r, w) = std::os::unix::net::UnixDatagram::pair().expect("socketpair");
         r.set_nonblocking(true).expect("nonblocking");
-        let r = OwnedFd::from(r);
+        (OwnedFd::from(r), w)
+    }
+
+    #[test]
+    fn ingest_applies_the_queue_limits() {
+        let (r, w) = socket_fd();
         let spec = DelaySpec {
             delay: Duration::from_secs(1),
             limit_packets: 2,
             ..DelaySpec::default()
         };
-        let st = DirStats::default();
-        let mut q = Queue::new();
+        let st = DelayStats::default();
+        let mut d = Dir {
+            q: Queue::new(),
+            st: &st.a_to_b,
+        };
+        let mut pool = Pool { free: Vec::new() };
         let mut rng = StdRng::seed_from_u64(1);
         let mut buf = vec![0u8; 16];
         for _ in 0..3 {
             w.send(&[9u8; 16]).expect("send");
-            ingest(&r, &mut q, &mut buf, &spec, &mut rng, &st);
+            ingest(&r, &mut d, &mut buf, &mut pool, &spec, &mut rng, &st);
         }
-        assert_eq!(q.len(), 2);
-        assert_eq!(st.overflow.load(Ordering::Relaxed), 1);
+        assert_eq!(d.q.len(), 2);
+        assert_eq!(st.a_to_b.overflow.load(Ordering::Relaxed), 1);
+        assert_eq!(st.a_to_b.held_max.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn one_pass_drains_a_batch_and_buffers_are_reused() {
+        let (r, w) = socket_fd();
+        let (out_r, out_w) = std::os::unix::net::UnixDatagram::pair().expect("socketpair");
+        let out_w = OwnedFd::from(out_w);
+        let spec = DelaySpec::default();
+        let st = DelayStats::default();
+        let mut d = Dir {
+            q: Queue::new(),
+            st: &st.a_to_b,
+        };
+        let mut pool = Pool { free: Vec::new() };
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut buf = vec![0u8; 64];
+        for round in 0..3u8 {
+            // More than a batch waits: one pass takes exactly BATCH and
+            // says more may wait; the next takes the rest.
+            for i in 0..BATCH + 3 {
+                w.send(&[round, i as u8]).expect("send");
+            }
+            let first = ingest(&r, &mut d, &mut buf, &mut pool, &spec, &mut rng, &st);
+            assert_eq!((first, d.q.len()), (Drained::More, BATCH));
+            let second = ingest(&r, &mut d, &mut buf, &mut pool, &spec, &mut rng, &st);
+            assert_eq!((second, d.q.len()), (Drained::Empty, BATCH + 3));
+            let now = Instant::now();
+            assert!(flush(&out_w, &mut d, &mut pool, now), "a batch per flush");
+            assert!(!flush(&out_w, &mut d, &mut pool, now));
+            assert_eq!(d.q.len(), 0);
+            let mut got = [0u8; 4];
+            for i in 0..BATCH + 3 {
+                let n = out_r.recv(&mut got).expect("forwarded");
+                assert_eq!(&got[..n], &[round, i as u8], "in order");
+            }
+        }
+        // Three rounds of BATCH + 3 packets, but buffers only for one round.
+        assert_eq!(st.buffers.load(Ordering::Relaxed), (BATCH + 3) as u64);
+        assert_eq!(
+            st.a_to_b.forwarded.load(Ordering::Relaxed),
+            3 * (BATCH + 3) as u64
+        );
+    }
+
+    #[test]
+    fn packets_written_after_their_due_time_count_as_late() {
+        let (out_r, out_w) = std::os::unix::net::UnixDatagram::pair().expect("socketpair");
+        let out_w = OwnedFd::from(out_w);
+        let st = DelayStats::default();
+        let mut d = Dir {
+            q: Queue::new(),
+            st: &st.a_to_b,
+        };
+        let mut pool = Pool { free: Vec::new() };
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        d.q.push(t0, vec![1]);
+        d.q.push(t0 + ms(4), vec![2]);
+        d.q.push(t0 + ms(10), vec![3]);
+        // Woken at t0 + 10.5 ms: 10.5, 6.5 and 0.5 ms late.
+        assert!(!flush(
+            &out_w,
+            &mut d,
+            &mut pool,
+            t0 + Duration::from_micros(10_500)
+        ));
+        assert_eq!(st.a_to_b.late_1ms.load(Ordering::Relaxed), 2);
+        assert_eq!(st.a_to_b.late_max_us.load(Ordering::Relaxed), 10_500);
+        let mut got = [0u8; 4];
+        for want in 1..=3u8 {
+            assert_eq!(out_r.recv(&mut got).expect("written"), 1);
+            assert_eq!(got[0], want);
+        }
+    }
+
+    #[test]
+    fn default_limits_hold_the_bdp() {
+        let ms = Duration::from_millis;
+        // 100 Mbit/s, 50 ms each way: 625 000 bytes in flight one way.
+        let (p, b) = DelaySpec::limits_for(ms(50), Duration::ZERO, Some(100_000_000));
+        assert_eq!((p, b), (7500, 3_750_000));
+        assert!(b >= 625_000 && p * 1500 >= 625_000);
+        // Small links still get a working queue; huge ones a bounded one.
+        assert_eq!(
+            DelaySpec::limits_for(ms(1), Duration::ZERO, Some(1000)),
+            (2097, 1 << 20)
+        );
+        // No rate: 1 Gbit/s assumed, 5 ms + 100 ms margin, twice.
+        assert_eq!(
+            DelaySpec::limits_for(ms(5), Duration::ZERO, None),
+            (52_500, 26_250_000)
+        );
+        let (p, b) = DelaySpec::limits_for(Duration::from_secs(10), ms(10_000), None);
+        assert_eq!((p, b), (200_000, 256 << 20));
     }
 }

@@ -17,10 +17,15 @@ mod netns_exec;
 pub mod runner;
 mod session;
 mod topo;
-pub use delay::{DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B};
+pub use delay::{
+    DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B, BATCH, FORWARDER_NICE,
+    STALL_MARGIN, TUN_TXQUEUELEN, UNLIMITED_RATE_BITS,
+};
 pub use netns_exec::NetnsExecutor;
 pub use session::{LabSession, LoopbackServer, DEFAULT_LISTEN_TIMEOUT, SERVE_PORT};
-pub use topo::{DelayMechanism, Lab, LabSpec, Link, Reaped, MARKER_DIR};
+pub use topo::{
+    probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped, MARKER_DIR,
+};
 
 /// A lab operation that failed.
 #[derive(Debug, Error)]
@@ -54,15 +59,15 @@ pub enum LabError {
         /// The allowed range, in words.
         allowed: &'static str,
     },
-    /// Delay, jitter or loss was asked for and the kernel has no netem
-    /// (and the userspace delay line is not built yet).
-    #[error(
-        "lab spec asks for {asked}, but this kernel has no netem (`tc qdisc add ... netem` failed: {reason}) and the userspace delay line is not available yet"
-    )]
+    /// Delay, jitter or loss was asked for and neither netem nor the
+    /// userspace delay line can provide it (or netem was required and the
+    /// kernel has none).
+    #[error("lab spec asks for {asked}, but no delay mechanism can provide it: {reason}")]
     NoDelayMechanism {
         /// What was asked for (`delay 50 ms`, `loss 1 %`...).
         asked: String,
-        /// Why the netem probe failed.
+        /// Why: what the netem probe said and, where it was tried, why the
+        /// userspace delay line failed.
         reason: String,
     },
     /// The userspace delay line could not be set up.
@@ -313,6 +318,12 @@ impl TwoHosts {
     }
 }
 
+/// The two host addresses of /30 number `slot` (mod 32768) of 198.18.0.0/15.
+pub(crate) fn slot_addrs(slot: u32) -> (Ipv4Addr, Ipv4Addr) {
+    let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + (slot % 32768) * 4;
+    (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2))
+}
+
 /// Join `a` and `b` with a veth pair `a_if` (in a) / `b_if` (in b), each with
 /// `queues` RX and TX queues, addressed from /30 number `slot` of
 /// 198.18.0.0/15 (`slot` below 32768), and up.
@@ -324,8 +335,7 @@ fn veth(
     queues: u32,
     slot: u32,
 ) -> Result<(End, End), LabError> {
-    let base = u32::from(Ipv4Addr::new(198, 18, 0, 0)) + (slot % 32768) * 4;
-    let (addr_a, addr_b) = (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2));
+    let (addr_a, addr_b) = slot_addrs(slot);
     let q = queues.max(1).to_string();
     a.ip(&[
         "link",

@@ -1,17 +1,24 @@
 //! [`Lab`]: N hosts as network namespaces in a star around host 0, with
 //! optional rate limit (tbf) and delay/jitter/loss (netem where the kernel has
-//! it), a marker per lab, and [`Lab::reap_stale`] to remove the labs of runs
-//! that were killed.
+//! it, else nettune's userspace delay line over TUN devices), a marker per
+//! lab, and [`Lab::reap_stale`] to remove the labs of runs that were killed.
+//!
+//! Delay means one thing everywhere: [`LabSpec::delay`] is what the round
+//! trip between host 0 and another host grows by; half of it is added in each
+//! direction (netem on each veth end's egress, or the delay line's two
+//! directions). The same holds for jitter (± half each way).
 //!
 //! Topology: a star. Host 0 (the hub, where a driver or client runs) has one
-//! multi-queue veth `vI` to each other host I, whose end is `v0`. Each link is
+//! multi-queue veth `vI` to each other host I, whose end is `v0` (on the
+//! delay line: a TUN device of the same name at each end). Each link is
 //! its own /30 of 198.18.0.0/15, so every link can carry its own rate and
 //! delay and host 0 reaches every host in one hop (a chain would put N-2
 //! forwarding hops and their softirq cost between the ends). Host 0 forwards
 //! (its own namespace's `net.ipv4.ip_forward`) and the other hosts route
 //! 198.18.0.0/15 through it, so any two hosts can talk.
 
-use crate::{run, run_text, veth, End, LabError, Netns};
+use crate::delay::{tun_link, Forwarder};
+use crate::{run, run_text, veth, DelaySpec, DelayStats, End, LabError, Netns};
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -31,17 +38,35 @@ pub struct LabSpec {
     pub prefix: String,
     /// Number of hosts, 2 to 8.
     pub hosts: u32,
-    /// RX and TX queues per veth end, 1 to 16.
+    /// RX and TX queues per veth end, 1 to 16. Links on the userspace delay
+    /// line are single-queue TUN devices whatever this says.
     pub queues: u32,
-    /// Egress rate of every veth end in bits/s (tc tbf), 1 kbit/s to 400 Gbit/s.
+    /// Egress rate of every link end in bits/s (tc tbf), 1 kbit/s to 400 Gbit/s.
     pub rate: Option<u64>,
-    /// One-way delay added on every veth end's egress (so the RTT between
-    /// host 0 and a host grows by twice this), at most 10 s.
+    /// Delay added to the round trip between host 0 and every other host
+    /// (half in each direction), at most 10 s. A 100 ms link is
+    /// `delay: Some(100 ms)`: ping between the two hosts shows 100 ms more.
     pub delay: Option<Duration>,
-    /// Jitter of that delay, at most 10 s.
+    /// Jitter of the round trip: each direction's delay varies uniformly by
+    /// ± half of this, at most 10 s.
     pub jitter: Option<Duration>,
-    /// Loss on every veth end's egress, in percent (0 to 100).
+    /// Loss of every packet crossing a link, in each direction, in percent
+    /// (0 to 100).
     pub loss: Option<f64>,
+    /// Which delay mechanism may be used for delay, jitter and loss.
+    pub mechanism: MechanismChoice,
+}
+
+/// Which mechanism [`Lab::build`] may use for delay, jitter and loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MechanismChoice {
+    /// netem where the kernel has it, else the userspace delay line.
+    #[default]
+    Auto,
+    /// netem only (an error where the kernel has none).
+    Netem,
+    /// The userspace delay line even where netem exists (to compare them).
+    Userspace,
 }
 
 impl LabSpec {
@@ -55,6 +80,7 @@ impl LabSpec {
             delay: None,
             jitter: None,
             loss: None,
+            mechanism: MechanismChoice::Auto,
         }
     }
 
@@ -120,21 +146,115 @@ impl LabSpec {
         }
         (!parts.is_empty()).then(|| parts.join(", "))
     }
+
+    /// What each direction of a userspace delay line does for this spec:
+    /// half the round-trip delay and jitter, the loss, and queue limits of
+    /// [`DelaySpec::limits_for`] (at least the bytes in flight at `rate`).
+    pub fn delay_spec(&self) -> DelaySpec {
+        let delay = self.delay.unwrap_or_default() / 2;
+        let jitter = self.jitter.unwrap_or_default() / 2;
+        let (limit_packets, limit_bytes) = DelaySpec::limits_for(delay, jitter, self.rate);
+        DelaySpec {
+            delay,
+            jitter,
+            loss: self.loss.unwrap_or(0.0) / 100.0,
+            limit_packets,
+            limit_bytes,
+            ..DelaySpec::default()
+        }
+    }
 }
 
-/// How a lab can add delay, jitter and loss.
+/// How a lab adds delay, jitter and loss (displayed as `netem`,
+/// `userspace delay line (TUN)` or `none`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DelayMechanism {
-    /// The kernel's netem qdisc.
+    /// The kernel's netem qdisc on every veth end.
     Netem,
-    /// None available; the reason the netem probe failed.
+    /// nettune's userspace delay line: the links are TUN device pairs with
+    /// a forwarder thread each, instead of veth pairs.
+    Userspace,
+    /// None: nothing was asked, or (from [`probe_netem`]) the reason netem
+    /// is not available.
     None {
-        /// What `tc qdisc add ... netem` said.
+        /// Why there is none (what `tc qdisc add ... netem` said, or that no
+        /// delay, jitter or loss was asked).
         reason: String,
     },
 }
 
-/// One veth link of the star: host 0's end and host `host`'s end.
+/// A delay line that could not be set up (its TUN device, its forwarder)
+/// is [`LabError::NoDelayMechanism`] when it was the fallback for a kernel
+/// without netem; other errors (a failed `ip` command) stay what they are.
+fn line_failed(asked: Option<&str>, choice: MechanismChoice, e: LabError) -> LabError {
+    match e {
+        LabError::DelayLine { .. } => LabError::NoDelayMechanism {
+            asked: asked.unwrap_or_default().to_string(),
+            reason: match choice {
+                MechanismChoice::Userspace => format!("the userspace delay line failed: {e}"),
+                _ => format!("no netem, and the userspace delay line failed: {e}"),
+            },
+        },
+        e => e,
+    }
+}
+
+impl DelayMechanism {
+    /// Short id for results files: `netem`, `userspace` or `none`.
+    pub fn id(&self) -> &'static str {
+        match self {
+            DelayMechanism::Netem => "netem",
+            DelayMechanism::Userspace => "userspace",
+            DelayMechanism::None { .. } => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for DelayMechanism {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DelayMechanism::Netem => "netem",
+            DelayMechanism::Userspace => "userspace delay line (TUN)",
+            DelayMechanism::None { .. } => "none",
+        })
+    }
+}
+
+/// The mechanism to use, from what was asked, the choice and the netem
+/// probe (run only when it matters). The delay line's own failure surfaces
+/// when it is built (see [`line_failed`]).
+fn choose(
+    asked: Option<&str>,
+    choice: MechanismChoice,
+    probe: impl FnOnce() -> DelayMechanism,
+) -> Result<DelayMechanism, LabError> {
+    let Some(asked) = asked else {
+        return Ok(DelayMechanism::None {
+            reason: "no delay, jitter or loss asked".into(),
+        });
+    };
+    match choice {
+        MechanismChoice::Userspace => Ok(DelayMechanism::Userspace),
+        MechanismChoice::Auto => match probe() {
+            DelayMechanism::Netem => Ok(DelayMechanism::Netem),
+            _ => Ok(DelayMechanism::Userspace),
+        },
+        MechanismChoice::Netem => match probe() {
+            DelayMechanism::Netem => Ok(DelayMechanism::Netem),
+            DelayMechanism::None { reason } => Err(LabError::NoDelayMechanism {
+                asked: asked.to_string(),
+                reason: format!("netem was required and `tc qdisc add ... netem` failed: {reason}"),
+            }),
+            DelayMechanism::Userspace => Err(LabError::NoDelayMechanism {
+                asked: asked.to_string(),
+                reason: "netem was required".into(),
+            }),
+        },
+    }
+}
+
+/// One link of the star (a veth pair, or a TUN pair on the userspace delay
+/// line): host 0's end and host `host`'s end.
 #[derive(Debug, Clone)]
 pub struct Link {
     /// Index of the non-hub host (1..hosts).
@@ -152,6 +272,8 @@ pub struct Lab {
     spec: LabSpec,
     delay: DelayMechanism,
     links: Vec<Link>,
+    // Before `hosts`: the forwarders stop (and their TUN devices go) first.
+    lines: Vec<Forwarder>,
     hosts: Vec<Netns>,
     marker: Option<PathBuf>,
 }
@@ -201,30 +323,17 @@ fn marker_path(lab: &str) -> PathBuf {
     Path::new(MARKER_DIR).join(format!("{lab}.pid"))
 }
 
-/// Whether netem can be installed: tried on a throwaway dummy device inside
-/// `ns` (never on the host's own interfaces).
+/// Whether netem can be installed: tried on the loopback device of `ns` (a
+/// namespace of ours, never the host's own interfaces) and removed again.
+/// (Not a dummy device: kernels without netem often lack the dummy driver
+/// too, and the probe would then say nothing about netem.)
 pub fn probe_netem(ns: &Netns) -> DelayMechanism {
-    let dev = "ntprobe0";
-    if let Err(e) = ns.ip(&["link", "add", dev, "type", "dummy"]) {
-        return DelayMechanism::None {
-            reason: format!("could not create a dummy device to probe: {e}"),
-        };
-    }
-    let r = run(Command::new("tc").args([
-        "-n",
-        ns.name(),
-        "qdisc",
-        "add",
-        "dev",
-        dev,
-        "root",
-        "netem",
-        "delay",
-        "1ms",
-    ]));
-    let _ = ns.ip(&["link", "del", dev]);
-    match r {
-        Ok(_) => DelayMechanism::Netem,
+    let tc = |args: &[&str]| run(Command::new("tc").args(["-n", ns.name()]).args(args));
+    match tc(&["qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"]) {
+        Ok(_) => {
+            let _ = tc(&["qdisc", "del", "dev", "lo", "root"]);
+            DelayMechanism::Netem
+        }
         Err(LabError::Command { stderr, .. }) => DelayMechanism::None { reason: stderr },
         Err(e) => DelayMechanism::None {
             reason: e.to_string(),
@@ -277,6 +386,7 @@ impl Lab {
                 reason: "not probed".into(),
             },
             links: Vec::new(),
+            lines: Vec::new(),
             hosts: Vec::new(),
             marker: Some(marker),
         };
@@ -284,25 +394,25 @@ impl Lab {
             let ns = Netns::create_named(format!("{}-h{i}", lab.name))?;
             lab.hosts.push(ns);
         }
-        lab.delay = probe_netem(&lab.hosts[0]);
-        if let (Some(asked), DelayMechanism::None { reason }) = (lab.spec.impairment(), &lab.delay)
-        {
-            return Err(LabError::NoDelayMechanism {
-                asked,
-                reason: reason.clone(),
-            });
-        }
+        let asked = lab.spec.impairment();
+        lab.delay = choose(asked.as_deref(), lab.spec.mechanism, || {
+            probe_netem(&lab.hosts[0])
+        })?;
+        let line = (lab.delay == DelayMechanism::Userspace).then(|| lab.spec.delay_spec());
         let (hub, leaves) = lab.hosts.split_at(1);
         for (k, leaf) in leaves.iter().enumerate() {
             let host = k + 1;
-            let (h, l) = veth(
-                &hub[0],
-                &format!("v{host}"),
-                leaf,
-                "v0",
-                lab.spec.queues,
-                k as u32,
-            )?;
+            let hub_if = format!("v{host}");
+            let (h, l) = match &line {
+                None => veth(&hub[0], &hub_if, leaf, "v0", lab.spec.queues, k as u32)?,
+                Some(spec) => {
+                    let (a, b) = crate::slot_addrs(k as u32);
+                    let (h, l, fwd) = tun_link(&hub[0], &hub_if, a, leaf, "v0", b, spec.clone())
+                        .map_err(|e| line_failed(asked.as_deref(), lab.spec.mechanism, e))?;
+                    lab.lines.push(fwd);
+                    (h, l)
+                }
+            };
             lab.links.push(Link {
                 host,
                 hub: h,
@@ -328,7 +438,9 @@ impl Lab {
         Ok(lab)
     }
 
-    /// Install tbf (rate) and netem (delay/jitter/loss) on one veth end.
+    /// Install tbf (rate) and, with netem, netem (delay/jitter/loss) on one
+    /// link end (a veth end, or a TUN device: its egress is what the
+    /// forwarder reads, so the rate applies before the delay line).
     fn shape(&self, host: usize, dev: &str) -> Result<(), LabError> {
         let ns = self.hosts[host].name();
         let tc = |args: &[String]| {
@@ -353,17 +465,18 @@ impl Lab {
                 "50ms",
             ]))?;
         }
-        if self.spec.impairment().is_some() {
+        if self.delay == DelayMechanism::Netem {
             let mut args = if self.spec.rate.is_some() {
                 s(&["parent", "1:1", "handle", "10:", "netem", "limit", "10000"])
             } else {
                 s(&["root", "handle", "10:", "netem", "limit", "10000"])
             };
             if self.spec.delay.is_some() || self.spec.jitter.is_some() {
-                let d = self.spec.delay.unwrap_or_default().as_micros();
+                // Half of the round-trip delay and jitter on each end.
+                let d = self.spec.delay.unwrap_or_default().as_micros() / 2;
                 args.extend(s(&["delay", &format!("{d}us")]));
                 if let Some(j) = self.spec.jitter {
-                    args.push(format!("{}us", j.as_micros()));
+                    args.push(format!("{}us", j.as_micros() / 2));
                 }
             }
             if let Some(l) = self.spec.loss {
@@ -384,9 +497,22 @@ impl Lab {
         &self.spec
     }
 
-    /// Which delay mechanism this kernel offers.
+    /// The delay mechanism the links use: [`DelayMechanism::None`] when no
+    /// delay, jitter or loss was asked.
     pub fn delay_mechanism(&self) -> &DelayMechanism {
         &self.delay
+    }
+
+    /// With the userspace delay line: what each direction of every link
+    /// does (one-way delay and jitter, loss, the queue limits in force).
+    pub fn delay_spec(&self) -> Option<&DelaySpec> {
+        self.lines.first().map(|f| f.spec())
+    }
+
+    /// With the userspace delay line: the counters of the line of the link
+    /// to host `i` (1..hosts); A is the hub's end, B the host's.
+    pub fn delay_stats(&self, i: usize) -> Option<&DelayStats> {
+        self.lines.get(i.checked_sub(1)?).map(|f| f.stats())
     }
 
     /// The hosts' namespaces; index 0 is the hub.
@@ -491,6 +617,7 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         self.links.clear();
+        self.lines.clear();
         self.hosts.clear();
         if let Some(m) = self.marker.take() {
             let _ = std::fs::remove_file(m);
@@ -633,8 +760,70 @@ mod tests {
     }
 
     #[test]
-    fn delay_without_netem_is_a_typed_error_and_leaves_nothing() {
-        if !require_root("lab::topo::delay_without_netem_is_a_typed_error_and_leaves_nothing") {
+    fn the_mechanism_is_netem_first_then_the_delay_line() {
+        let none = || DelayMechanism::None {
+            reason: "Unknown qdisc".into(),
+        };
+        let probed = |m: DelayMechanism| move || m;
+        let unprobed = || -> DelayMechanism { panic!("probed although nothing depends on it") };
+        let asked = Some("delay 5ms");
+        assert!(matches!(
+            choose(None, MechanismChoice::Auto, unprobed),
+            Ok(DelayMechanism::None { .. })
+        ));
+        assert_eq!(
+            choose(asked, MechanismChoice::Auto, probed(DelayMechanism::Netem)).unwrap(),
+            DelayMechanism::Netem
+        );
+        assert_eq!(
+            choose(asked, MechanismChoice::Auto, none).unwrap(),
+            DelayMechanism::Userspace
+        );
+        assert_eq!(
+            choose(asked, MechanismChoice::Userspace, unprobed).unwrap(),
+            DelayMechanism::Userspace
+        );
+        match choose(asked, MechanismChoice::Netem, none) {
+            Err(LabError::NoDelayMechanism { asked, reason }) => {
+                assert_eq!(asked, "delay 5ms");
+                assert!(reason.contains("Unknown qdisc"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_failed_delay_line_is_no_delay_mechanism_and_other_errors_stay() {
+        let tun = LabError::DelayLine {
+            what: "open TUN ntdl1x0a".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        match line_failed(Some("loss 1 %"), MechanismChoice::Auto, tun) {
+            e @ LabError::NoDelayMechanism { .. } => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("loss 1 %") && text.contains("no netem"),
+                    "{text}"
+                );
+                assert!(text.contains("open TUN ntdl1x0a"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let ip = LabError::Command {
+            cmd: "ip link".into(),
+            status: "1".into(),
+            stderr: "x".into(),
+        };
+        assert!(matches!(
+            line_failed(Some("delay 5ms"), MechanismChoice::Auto, ip),
+            LabError::Command { .. }
+        ));
+    }
+
+    #[test]
+    fn delay_uses_netem_where_the_kernel_has_it_else_the_delay_line() {
+        if !require_root("lab::topo::delay_uses_netem_where_the_kernel_has_it_else_the_delay_line")
+        {
             return;
         }
         let spec = LabSpec {
@@ -646,24 +835,35 @@ mod tests {
         let probe = Netns::create("ntprobe").unwrap();
         let mech = probe_netem(&probe);
         drop(probe);
-        match (mech, Lab::build(spec)) {
-            (DelayMechanism::Netem, Ok(lab)) => {
-                let out = run_text(Command::new("tc").args([
-                    "-n",
-                    lab.hosts()[0].name(),
-                    "qdisc",
-                    "show",
-                    "dev",
-                    "v1",
-                ]))
-                .unwrap();
-                assert!(out.contains("netem"), "{out}");
+        let lab = Lab::build(spec).unwrap();
+        let qdisc = run_text(Command::new("tc").args([
+            "-n",
+            lab.hosts()[0].name(),
+            "qdisc",
+            "show",
+            "dev",
+            "v1",
+        ]))
+        .unwrap();
+        match (mech, lab.delay_mechanism()) {
+            (DelayMechanism::Netem, DelayMechanism::Netem) => {
+                assert!(qdisc.contains("netem"), "{qdisc}");
+                assert!(
+                    qdisc.contains("delay 2.5ms"),
+                    "half the RTT each way: {qdisc}"
+                );
             }
-            (DelayMechanism::None { .. }, Err(LabError::NoDelayMechanism { asked, .. })) => {
-                assert!(asked.contains("delay"), "{asked}");
+            (DelayMechanism::None { .. }, DelayMechanism::Userspace) => {
+                assert!(!qdisc.contains("netem"), "{qdisc}");
+                assert_eq!(
+                    lab.delay_spec().map(|s| s.delay),
+                    Some(Duration::from_micros(2500))
+                );
+                assert!(lab.delay_stats(1).is_some() && lab.delay_stats(2).is_none());
             }
-            (m, r) => panic!("probe {m:?} but build {r:?}"),
+            (m, l) => panic!("probe {m:?} but lab uses {l:?}"),
         }
+        drop(lab);
         let me = format!("ntdelay-{}-", std::process::id());
         let list = netns_list();
         assert!(!list.contains(&me), "{list}");

@@ -779,6 +779,7 @@ fn run_test(
             .doctor_samples
             .map(|samples| crate::diagnosis::diagnose(&root, samples))
             .and_then(|r| serde_json::to_value(r).ok()),
+        cpu_intervals: out.cpu_intervals,
     };
     ctrl.set_write_timeout(Some(Duration::from_secs(10)))?;
     proto::write_msg(

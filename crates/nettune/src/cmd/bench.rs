@@ -30,6 +30,8 @@ Examples (run `nettune serve` on host B first):
   nettune bench B --bind 10.0.0.1 --cport 5001 --flows 2      source address; flows from ports 5001, 5002
   nettune bench B --congestion bbr --tos 0x10 --mss 1400      socket options on both ends
   nettune bench B --test udp-stream --size 64 --doctor        findings of both hosts too
+  nettune bench B --probe rr                                  latency under load: a paced TCP RR flow
+  nettune bench B --test udp-stream --size 64 --probe icmp:200  ICMP echo every 200 ms, as seed 001 pinged
 
 Ctrl-C stops the test and prints what was measured so far (exit status 130); a second
 Ctrl-C exits at once.
@@ -148,6 +150,11 @@ pub struct Args {
     /// their findings after the summary (in --json: `doctor`; not in --csv).
     #[arg(long)]
     pub doctor: bool,
+    /// Latency probe beside the load for the whole window: `rr` (a paced
+    /// 64-byte TCP request/response flow of its own) or `icmp` (echo
+    /// requests), one every MS ms (default 10, 1-1000).
+    #[arg(long, value_name = "KIND[:MS]", value_parser = parse_probe)]
+    pub probe: Option<engine::ProbeSpec>,
     /// Directory standing for `/` when reading host facts and counters.
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
@@ -161,6 +168,12 @@ fn parse_tos(s: &str) -> Result<u8, String> {
         None => t.parse(),
     };
     v.map_err(|_| format!("`{s}` is not a byte (0-255, or 0x00-0xff)"))
+}
+
+/// `--probe KIND[:MS]`; a bad value is a usage error naming the accepted forms.
+fn parse_probe(s: &str) -> Result<engine::ProbeSpec, String> {
+    s.parse()
+        .map_err(|e: engine::probe::ProbeParseError| e.to_string())
 }
 
 fn ms(what: &str, s: f64) -> anyhow::Result<u64> {
@@ -346,7 +359,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let result = engine::run_client(&opts, &cfg, &mut on_interval);
+    let result = engine::run_with_probe(&opts, &cfg, args.probe.as_ref(), &mut on_interval);
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }

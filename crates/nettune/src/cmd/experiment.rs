@@ -132,13 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         rest: session.executor()?,
     };
     if let Some(info) = results.lab.as_mut() {
-        info.delay_mechanism = match session.lab().delay_mechanism() {
-            _ if topo.delay_ms == 0.0 && topo.jitter_ms == 0.0 && topo.loss_pct == 0.0 => {
-                "none".into()
-            }
-            lab::DelayMechanism::Netem => "netem".into(),
-            lab::DelayMechanism::None { .. } => "userspace".into(),
-        };
+        info.delay_mechanism = session.lab().delay_mechanism().id().into();
     }
     if results.machine.hostname.is_empty() {
         if let Ok(snap) = exec

@@ -157,6 +157,7 @@ pub fn spec_of(args: &Args) -> anyhow::Result<LabSpec> {
         delay: ms("delay", args.delay)?,
         jitter: ms("jitter", args.jitter)?,
         loss: args.loss,
+        mechanism: lab::MechanismChoice::Auto,
     };
     spec.validate()?;
     Ok(spec)
@@ -680,10 +681,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         session.executor()?.with_cancel(cancel.clone()),
         session.executor()?.with_cancel(cancel.clone()),
     ];
-    let mech = match session.lab().delay_mechanism() {
-        lab::DelayMechanism::Netem => "netem",
-        lab::DelayMechanism::None { .. } => "none",
-    };
+    let mech = session.lab().delay_mechanism().id();
     let info = LabInfo {
         hosts: spec.hosts,
         queues: spec.queues,
