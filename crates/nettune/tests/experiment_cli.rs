@@ -83,6 +83,23 @@ fn an_invalid_file_is_one_line_naming_line_and_key_before_anything_runs() {
 }
 
 #[test]
+fn the_files_delay_is_the_labs_round_trip_delay() {
+    // seed 004: a 100 ms RTT link; LabSpec.delay is the round trip too.
+    let exp = nettune::cmd::experiment::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seed004-bdp.toml"),
+    )
+    .unwrap()
+    .0;
+    let model::experiment::Hosts::Lab(t) = &exp.hosts else {
+        panic!("{:?}", exp.hosts)
+    };
+    let spec = nettune::cmd::experiment::lab_spec(t);
+    assert_eq!(spec.delay, Some(Duration::from_millis(100)));
+    assert_eq!(spec.rate, Some(100_000_000));
+    assert!(spec.validate().is_ok());
+}
+
+#[test]
 fn every_example_file_is_valid() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut n = 0;

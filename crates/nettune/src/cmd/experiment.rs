@@ -119,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
 
-    let spec = lab_spec(&topo)?;
+    let spec = lab_spec(&topo);
     let exe = std::env::current_exe().context("finding the nettune binary")?;
     let session = lab::LabSession::start(spec, exe, lab::DEFAULT_LISTEN_TIMEOUT)
         .context("building the lab")?;
@@ -198,18 +198,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The lab of an experiment's topology: `delay_ms` is what the round trip
-/// grows by, so each of the two veth ends on the path adds half.
-fn lab_spec(t: &model::experiment::LabTopology) -> anyhow::Result<lab::LabSpec> {
-    let half = |ms: f64| (ms > 0.0).then(|| Duration::from_secs_f64(ms / 2000.0));
-    Ok(lab::LabSpec {
+/// The lab of an experiment's topology. `delay_ms` and `jitter_ms` are
+/// what the round trip grows (varies) by, as `LabSpec`'s `delay` and
+/// `jitter` are: the lab puts half in each direction.
+pub fn lab_spec(t: &model::experiment::LabTopology) -> lab::LabSpec {
+    let ms = |ms: f64| (ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0));
+    lab::LabSpec {
         prefix: "ntexp".into(),
         rate: t.rate_mbit.map(|m| (m * 1e6).round() as u64),
-        delay: half(t.delay_ms),
-        jitter: half(t.jitter_ms),
+        delay: ms(t.delay_ms),
+        jitter: ms(t.jitter_ms),
         loss: (t.loss_pct > 0.0).then_some(t.loss_pct),
         ..lab::LabSpec::new(t.hosts, t.queues)
-    })
+    }
 }
 
 /// Progress on stderr: a bar on a terminal, plain lines otherwise.
