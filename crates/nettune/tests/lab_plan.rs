@@ -6,7 +6,9 @@
 
 use lab::exec::ExecError;
 use model::plan::Phase;
-use nettune::cmd::lab::plan_from_doctor;
+use nettune::cmd::lab::{
+    bench_flags, fixes_from_doctor, merge_reports, plan_from_doctor, workloads_for,
+};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nettune");
@@ -141,4 +143,187 @@ fn nothing_to_apply_is_none_and_root_commands_are_not_run_elsewhere() {
             .unwrap()
             .is_none());
     }
+}
+
+/// The suite of `nettune lab`: (workload, bench test).
+const SUITE: &[(&str, &str)] = &[
+    ("tcp-stream", "tcp-stream"),
+    ("udp-stream-64", "udp-stream"),
+    ("tcp-rr", "tcp-rr"),
+    ("tcp-crr", "tcp-crr"),
+];
+
+/// Two hosts' reports as the lab gets them: the connecting h0 with
+/// TIME_WAIT (fix: sysctls only), the receiving h1 with UDP socket drops
+/// (fix: a bench flag), bbr's reordering (fix: a socket option) and the
+/// c4.8xlarge fixture's `rps-off` (fix: plan changes). The `fix` objects are
+/// those the rules write (crates/doctor/src/rules).
+fn two_hosts() -> Vec<(String, serde_json::Value)> {
+    let rps = doctor()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "rps-off")
+        .cloned()
+        .unwrap();
+    let h0 = serde_json::json!({"schema_version": 1, "skipped": [], "findings": [{
+        "id": "timewait-exhaustion", "severity": "critical", "subject": "host",
+        "title": "20000 TIME_WAIT sockets against 28232 ephemeral ports (71 %), tcp_tw_reuse 2 (loopback only)",
+        "fix": {"text": "Let new outgoing connections reuse TIME_WAIT ports", "changes": [], "command": null,
+                "app": "sysctl -w net.ipv4.tcp_tw_reuse=1 net.ipv4.ip_local_port_range=\"1024 65535\"; in the application, reuse connections"}}]});
+    let h1 = serde_json::json!({"schema_version": 1, "skipped": [{"id": "nic-drops", "reason": "no NIC"}], "findings": [
+        {"id": "udp-rcvbuf-errors", "severity": "critical", "subject": "host",
+         "title": "UDP: 9000 datagrams dropped at full receive buffers (1.50 % of those that arrived) in 2.0 s",
+         "fix": {"text": "Give the receiving sockets a larger buffer", "changes": [], "command": null,
+                 "app": "setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"}},
+        {"id": "tcp-reordering", "severity": "warning", "subject": "host",
+         "title": "TCP: 30000 retransmits with 900 SACK reorderings and no drops in 2.0 s (congestion control bbr)",
+         "fix": {"text": "Do not tune for loss", "changes": [], "command": null,
+                 "app": "setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket"}},
+        rps,
+    ]});
+    vec![("lab-h0".into(), h0), ("lab-h1".into(), h1)]
+}
+
+#[test]
+fn bench_flags_come_from_the_fixes_socket_options() {
+    let s = |v: &[&str]| Some(v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        bench_flags("setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"),
+        s(&["--rcvbuf", "4M"])
+    );
+    assert_eq!(
+        bench_flags("with nettune bench: --rcvbuf 4M --busy-poll 50."),
+        s(&["--rcvbuf", "4M", "--busy-poll", "50"])
+    );
+    assert_eq!(
+        bench_flags("setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket"),
+        s(&["--congestion", "cubic"])
+    );
+    for none in [
+        "sysctl -w net.ipv4.tcp_tw_reuse=1; in the application, reuse connections",
+        "with nettune bench: nothing",
+        "with nettune bench:",
+        "TCP_CONGESTION \"\"",
+        "TCP_CONGESTION \"a; rm -rf /\"",
+        "TCP_CONGESTION",
+        "",
+    ] {
+        assert_eq!(bench_flags(none), None, "{none}");
+    }
+}
+
+#[test]
+fn a_rules_protocol_picks_the_workloads_its_flags_go_to() {
+    assert_eq!(workloads_for("udp-rcvbuf-errors", SUITE), ["udp-stream-64"]);
+    assert_eq!(
+        workloads_for("tcp-reordering", SUITE),
+        ["tcp-stream", "tcp-rr", "tcp-crr"]
+    );
+    assert_eq!(workloads_for("softirq-concentrated", SUITE).len(), 4);
+}
+
+#[test]
+fn findings_of_both_hosts_each_host_its_plan_flags_to_the_after_suite() {
+    let reports = two_hosts();
+    let mut bases = Vec::new();
+    let fixes = fixes_from_doctor(
+        &reports,
+        SUITE,
+        |h| {
+            bases.push(h.to_string());
+            base()
+        },
+        |_, _| panic!("no command needed"),
+    )
+    .unwrap();
+    // Only the receiving host had plan changes; its plan was made there.
+    assert_eq!(bases, ["lab-h1"]);
+    assert_eq!(fixes.plans.len(), 1);
+    assert_eq!(fixes.plans[0].0, "lab-h1");
+    assert_eq!(fixes.plans[0].1.changes.len(), 4);
+    assert_eq!(fixes.plans[0].2, ["rps-off"]);
+    // The socket options: --rcvbuf for the UDP workload, --congestion for TCP.
+    let args = |w: &str| {
+        fixes
+            .workload_args
+            .iter()
+            .find(|(n, _)| n == w)
+            .map(|(_, a)| a.join(" "))
+    };
+    assert_eq!(args("udp-stream-64").as_deref(), Some("--rcvbuf 4M"));
+    assert_eq!(args("tcp-stream").as_deref(), Some("--congestion cubic"));
+    assert_eq!(args("tcp-crr").as_deref(), Some("--congestion cubic"));
+    // Every finding is said, with its host.
+    assert_eq!(fixes.found.len(), 4, "{:?}", fixes.found);
+    assert!(fixes.found[0].starts_with("found on lab-h0: timewait-exhaustion (critical)"));
+    let applied = fixes.applied.join("\n");
+    assert!(
+        applied
+            .contains("applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M on udp-stream-64"),
+        "{applied}"
+    );
+    assert!(
+        applied.contains("applied on lab-h1: plan of 4 change(s)"),
+        "{applied}"
+    );
+    assert!(!applied.contains("lab-h0"), "{applied}");
+    // The TIME_WAIT fix names sysctls but no plan change and no bench flag.
+    assert_eq!(fixes.not_applied.len(), 1, "{:?}", fixes.not_applied);
+    assert!(fixes.not_applied[0].starts_with("not applied on lab-h0: timewait-exhaustion: its fix lists no plan changes and names no bench flag, only: sysctl -w net.ipv4.tcp_tw_reuse=1"), "{:?}", fixes.not_applied);
+}
+
+#[test]
+fn a_plan_change_found_on_the_client_is_planned_on_the_client() {
+    let mut reports = two_hosts();
+    // Move rps-off to h0.
+    let rps = reports[1].1["findings"]
+        .as_array_mut()
+        .unwrap()
+        .pop()
+        .unwrap();
+    reports[0].1["findings"].as_array_mut().unwrap().push(rps);
+    let mut bases = Vec::new();
+    let fixes = fixes_from_doctor(
+        &reports,
+        SUITE,
+        |h| {
+            bases.push(h.to_string());
+            base()
+        },
+        |_, _| panic!("no command needed"),
+    )
+    .unwrap();
+    assert_eq!(bases, ["lab-h0"]);
+    assert_eq!(fixes.plans.len(), 1);
+    assert_eq!(fixes.plans[0].0, "lab-h0");
+}
+
+#[test]
+fn nothing_found_nothing_applied_and_garbage_gives_no_fix() {
+    let empty = serde_json::json!({"findings": [], "skipped": []});
+    let bad = serde_json::json!({"findings": [{"id": 3, "fix": "x"}, 7]});
+    let fixes = fixes_from_doctor(
+        &[("a".into(), empty), ("b".into(), bad)],
+        SUITE,
+        |_| panic!("no plan"),
+        |_, _| panic!("no command"),
+    )
+    .unwrap();
+    assert!(fixes.is_empty());
+    assert!(fixes.applied.is_empty());
+    // The malformed finding is said, not applied, and nothing panicked.
+    assert_eq!(fixes.not_applied.len(), 2, "{:?}", fixes.not_applied);
+}
+
+#[test]
+fn both_reports_merge_into_one_with_their_hosts() {
+    let m = merge_reports(&two_hosts());
+    let f = m["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 4);
+    assert_eq!(f[0]["host"], "lab-h0");
+    assert_eq!(f[0]["subject"], "lab-h0: host");
+    assert_eq!(f[1]["subject"], "lab-h1: host");
+    assert_eq!(m["skipped"][0]["reason"], "lab-h1: no NIC");
+    assert_eq!(m["schema_version"], 1);
 }
