@@ -7,7 +7,7 @@
 use lab::exec::ExecError;
 use model::plan::Phase;
 use nettune::cmd::lab::{
-    bench_flags, fixes_from_doctor, merge_reports, plan_from_doctor, workloads_for,
+    bench_flags, fixes_from_doctor, merge_reports, merge_windows, plan_from_doctor, workloads_for,
 };
 use std::process::Command;
 
@@ -326,4 +326,40 @@ fn both_reports_merge_into_one_with_their_hosts() {
     assert_eq!(f[1]["subject"], "lab-h1: host");
     assert_eq!(m["skipped"][0]["reason"], "lab-h1: no NIC");
     assert_eq!(m["schema_version"], 1);
+}
+
+#[test]
+fn a_hosts_windows_merge_first_finding_per_rule_and_subject() {
+    let stream = serde_json::json!({"findings": [
+        {"id": "tcp-reordering", "subject": "host", "title": "stream window"},
+        {"id": "softirq-concentrated", "subject": "cpu1", "title": "stream window"}],
+        "skipped": [{"id": "ring-small", "reason": "no NIC"}, {"id": "udp-rcvbuf-errors", "reason": "x"}]});
+    let churn = serde_json::json!({"findings": [
+        {"id": "softirq-concentrated", "subject": "cpu1", "title": "churn window"},
+        {"id": "udp-rcvbuf-errors", "subject": "host", "title": "churn window"}],
+        "skipped": [{"id": "ring-small", "reason": "no NIC"}]});
+    let m = merge_windows(&[stream, churn]);
+    let f = m["findings"].as_array().unwrap();
+    let ids: Vec<&str> = f.iter().map(|x| x["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "tcp-reordering",
+            "softirq-concentrated",
+            "udp-rcvbuf-errors"
+        ]
+    );
+    assert_eq!(f[1]["title"], "stream window");
+    // Skipped only where it was skipped in every window and never fired.
+    let sk: Vec<&str> = m["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sk, ["ring-small"]);
+    assert_eq!(
+        merge_windows(&[serde_json::json!(7)])["findings"],
+        serde_json::json!([])
+    );
 }

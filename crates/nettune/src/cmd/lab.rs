@@ -1,8 +1,9 @@
 //! `nettune lab [--hosts N] [--queues Q] [--rate RATE] [--delay MS]
 //! [--jitter MS] [--loss PCT] [--repeats N] [--duration S] [--out DIR]
 //! [--json] [--loopback]`: the whole loop on one machine. Build hosts as
-//! network namespaces, measure a baseline suite, let doctor look at the
-//! receiving host under load, apply what it recommends inside the lab,
+//! network namespaces, measure a baseline suite, let doctor look at both
+//! hosts of the suite under load, apply what it recommends inside the lab
+//! (each host's plan on that host, socket-option fixes as bench flags),
 //! measure again, roll back, and print a before/after table with intervals
 //! and verdicts; results go to `DIR/results.json`.
 //!
@@ -68,10 +69,12 @@ Examples:
   sudo nettune lab --json > lab.json
 
 The suite: tcp-stream, udp-stream of 64-byte datagrams, tcp-rr and tcp-crr, each with
-per-CPU accounting, --repeats runs of --duration seconds per cell. Doctor samples the
-receiving host while tcp-crr and 64-byte udp-stream load it; its findings' plan changes
-(or the `nettune plan` command a finding names) are applied there through a journal and
-rolled back at the end. Ctrl-C rolls back, removes the lab and exits 130; the lab of a
+per-CPU accounting, --repeats runs of --duration seconds per cell; the baseline is the
+kernel's defaults in fresh namespaces. Doctor samples both hosts (the connecting client and
+the receiver) under a tcp-stream, then under tcp-crr and 64-byte udp-stream; each host's plan
+changes are applied on that host through a journal and rolled back at the end, and fixes
+that are socket options (--rcvbuf, --congestion) go to the after suite's bench arguments.
+The table says what was found, applied and not applied on which host. Ctrl-C rolls back, removes the lab and exits 130; the lab of a
 killed run is removed at the next start. See docs/lab.md.";
 
 /// Flags of `nettune lab`.
@@ -394,9 +397,12 @@ struct LabSetup {
 }
 
 impl LabSetup {
-    /// Doctor on the client and the receiving host at once, while tcp-crr
-    /// and 64-byte udp-stream load them (the rate rules need traffic in the
-    /// window). (host name, report) for each, client first.
+    /// Doctor on the client and the receiving host at once, in two windows:
+    /// one while a tcp-stream loads them (reordering, retransmits), one
+    /// while tcp-crr and 64-byte udp-stream do (connection churn, UDP socket
+    /// drops); the rate rules need traffic in the window. Each host's two
+    /// reports are merged ([`merge_windows`]). (host name, report) for
+    /// each, client first.
     fn doctor_under_load(
         &mut self,
         exec: &mut dyn Executor,
@@ -412,8 +418,32 @@ impl LabSetup {
             ]);
             a
         };
-        let crr = args(&["--test", "tcp-crr"]);
-        let udp = args(&["--test", "udp-stream", "--size", "64"]);
+        let stream = vec![args(&["--test", "tcp-stream"])];
+        let churn = vec![
+            args(&["--test", "tcp-crr"]),
+            args(&["--test", "udp-stream", "--size", "64"]),
+        ];
+        let mut per_host: [Vec<serde_json::Value>; 2] = [Vec::new(), Vec::new()];
+        for loads in [&stream, &churn] {
+            let (c, r) = self.window(exec, loads, load_s)?;
+            per_host[0].push(c);
+            per_host[1].push(r);
+        }
+        let [c, r] = per_host;
+        Ok(vec![
+            (exec.host_name(self.client), merge_windows(&c)),
+            (exec.host_name(self.receiver), merge_windows(&r)),
+        ])
+    }
+
+    /// One doctor window on both hosts under `load` (bench arguments, one
+    /// flow each from the client to the receiver): their reports.
+    fn window(
+        &mut self,
+        exec: &mut dyn Executor,
+        load: &[Vec<String>],
+        load_s: f64,
+    ) -> Result<(serde_json::Value, serde_json::Value), ExecError> {
         let deadline = Duration::from_secs_f64(load_s) + Duration::from_secs(20);
         let (client, receiver) = (self.client, self.receiver);
         let mut dargs = vec!["--sample".to_string(), fmt_secs(DOCTOR_SAMPLE_S)];
@@ -423,7 +453,7 @@ impl LabSetup {
         let loads = &mut self.loads;
         let doctor2 = &mut self.doctor2;
         let (on_client, on_receiver) = std::thread::scope(|s| {
-            for (ex, a) in loads.iter_mut().zip([&crr, &udp]) {
+            for (ex, a) in loads.iter_mut().zip(load) {
                 // A failed load leaves doctor's rate rules without traffic;
                 // its report says so (skipped rules), nothing else breaks.
                 s.spawn(move || {
@@ -443,16 +473,14 @@ impl LabSetup {
             });
             (c, r)
         });
-        let mut out = Vec::new();
-        for (host, doc) in [(client, on_client?), (receiver, on_receiver?)] {
-            let v = serde_json::from_str(&doc).map_err(|e| ExecError::Failed {
+        let parse = |host: HostId, doc: String| -> Result<serde_json::Value, ExecError> {
+            serde_json::from_str(&doc).map_err(|e| ExecError::Failed {
                 what: format!("doctor on {host}"),
                 code: None,
                 stderr: format!("its JSON did not parse: {e}"),
-            })?;
-            out.push((exec.host_name(host), v));
-        }
-        Ok(out)
+            })
+        };
+        Ok((parse(client, on_client?)?, parse(receiver, on_receiver?)?))
     }
 
     fn host_of(&self, exec: &dyn Executor, name: &str) -> HostId {
@@ -734,6 +762,49 @@ pub fn fixes_from_doctor(
     Ok(out)
 }
 
+/// One host's reports from several doctor windows as one: each rule's
+/// first finding per subject (the windows in order), and a rule skipped
+/// only when it was skipped in every window.
+pub fn merge_windows(reports: &[serde_json::Value]) -> serde_json::Value {
+    let list = |r: &serde_json::Value, k: &str| -> Vec<serde_json::Value> {
+        r.get(k)
+            .and_then(|f| f.as_array())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let key =
+        |f: &serde_json::Value, k: &str| f.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let mut findings: Vec<serde_json::Value> = Vec::new();
+    for r in reports {
+        for f in list(r, "findings") {
+            let dup = findings
+                .iter()
+                .any(|g| key(g, "id") == key(&f, "id") && key(g, "subject") == key(&f, "subject"));
+            if !dup {
+                findings.push(f);
+            }
+        }
+    }
+    let mut skipped: Vec<serde_json::Value> = Vec::new();
+    for r in reports {
+        for sk in list(r, "skipped") {
+            let id = key(&sk, "id");
+            let everywhere = reports
+                .iter()
+                .all(|o| list(o, "skipped").iter().any(|x| key(x, "id") == id));
+            let ran = findings.iter().any(|f| key(f, "id") == id);
+            if everywhere && !ran && !skipped.iter().any(|x| key(x, "id") == id) {
+                skipped.push(sk);
+            }
+        }
+    }
+    serde_json::json!({
+        "schema_version": doctor::finding::REPORT_SCHEMA_VERSION,
+        "findings": findings,
+        "skipped": skipped,
+    })
+}
+
 /// Both hosts' reports as one report of doctor's `--json` shape (for
 /// `doctor_before`/`doctor_after` and the report page): each finding's
 /// subject and each skipped reason prefixed with its host, and a `host`
@@ -792,9 +863,10 @@ impl CellSetup for LabSetup {
             return Ok(Applied::default());
         }
         self.ui.line(&format!(
-            "doctor on {} (client) and {} (server) while tcp-crr and 64-byte udp-stream load them ({} s)",
+            "doctor on {} (client) and {} (server), {} s while a tcp-stream loads them, then {} s under tcp-crr and 64-byte udp-stream",
             exec.host_name(self.client),
             exec.host_name(self.receiver),
+            fmt_secs(DOCTOR_SAMPLE_S),
             fmt_secs(DOCTOR_SAMPLE_S)
         ));
         let reports = self.doctor_under_load(exec)?;
