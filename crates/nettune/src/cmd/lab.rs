@@ -1065,7 +1065,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let (client, receiver) = (HostId(0), HostId(1));
     results.notes.push(format!(
-        "{BASELINE_NOTE}the kernel's defaults in fresh namespaces (nothing set); the suite runs from {} (client, connecting) to {} (server, receiving); doctor looks at both under load, each host's plan is applied on that host and the findings' bench flags go to the after suite",
+        "{BASELINE_NOTE}the kernel's defaults in fresh namespaces (nothing set; but bench's udp-stream sets SO_RCVBUF 4 MiB unless told otherwise, so UDP socket drops do not show); the suite runs from {} (client, connecting) to {} (server, receiving); doctor looks at both under load, each host's plan is applied on that host and the findings' bench flags go to the after suite",
         exec.host_name(client),
         exec.host_name(receiver)
     ));
