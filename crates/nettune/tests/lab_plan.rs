@@ -145,8 +145,17 @@ fn nothing_to_apply_is_none_and_root_commands_are_not_run_elsewhere() {
     }
 }
 
-/// The suite of `nettune lab`: (workload, bench test).
-const SUITE: &[(&str, &str)] = &[
+/// A suite as `nettune lab` gives it: (workload, bench arguments); its UDP
+/// workload without an explicit receive buffer.
+const SUITE: &[(&str, &[&str])] = &[
+    ("tcp-stream", &["--test", "tcp-stream"]),
+    ("udp-stream-64", &["--test", "udp-stream", "--size", "64"]),
+    ("tcp-rr", &["--test", "tcp-rr"]),
+    ("tcp-crr", &["--test", "tcp-crr"]),
+];
+
+/// (workload, test) of [`SUITE`], for `workloads_for`.
+const TESTS: &[(&str, &str)] = &[
     ("tcp-stream", "tcp-stream"),
     ("udp-stream-64", "udp-stream"),
     ("tcp-rr", "tcp-rr"),
@@ -215,12 +224,12 @@ fn bench_flags_come_from_the_fixes_socket_options() {
 
 #[test]
 fn a_rules_protocol_picks_the_workloads_its_flags_go_to() {
-    assert_eq!(workloads_for("udp-rcvbuf-errors", SUITE), ["udp-stream-64"]);
+    assert_eq!(workloads_for("udp-rcvbuf-errors", TESTS), ["udp-stream-64"]);
     assert_eq!(
-        workloads_for("tcp-reordering", SUITE),
+        workloads_for("tcp-reordering", TESTS),
         ["tcp-stream", "tcp-rr", "tcp-crr"]
     );
-    assert_eq!(workloads_for("softirq-concentrated", SUITE).len(), 4);
+    assert_eq!(workloads_for("softirq-concentrated", TESTS).len(), 4);
 }
 
 #[test]
@@ -361,5 +370,41 @@ fn a_hosts_windows_merge_first_finding_per_rule_and_subject() {
     assert_eq!(
         merge_windows(&[serde_json::json!(7)])["findings"],
         serde_json::json!([])
+    );
+}
+
+#[test]
+fn a_bench_flag_the_suite_already_has_is_not_applied_again() {
+    // The lab's suite spells out bench's udp-stream default, --rcvbuf 4M.
+    let suite: &[(&str, &[&str])] = &[
+        ("tcp-stream", &["--test", "tcp-stream"]),
+        (
+            "udp-stream-64",
+            &["--test", "udp-stream", "--size", "64", "--rcvbuf", "4M"],
+        ),
+    ];
+    let mut reports = two_hosts();
+    reports[1].1["findings"].as_array_mut().unwrap().truncate(2);
+    let fixes = fixes_from_doctor(&reports, suite, |_| panic!("no plan"), |_, _| panic!()).unwrap();
+    assert!(
+        !fixes
+            .workload_args
+            .iter()
+            .any(|(w, _)| w == "udp-stream-64"),
+        "{:?}",
+        fixes.workload_args
+    );
+    let na = fixes.not_applied.join("\n");
+    assert!(
+        na.contains("not applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M is what the suite already runs with (udp-stream-64)"),
+        "{na}"
+    );
+    // The TCP flag is still new to the TCP workload.
+    assert_eq!(
+        fixes.workload_args,
+        [(
+            "tcp-stream".to_string(),
+            vec!["--congestion".to_string(), "cubic".into()]
+        )]
     );
 }
