@@ -39,7 +39,7 @@ pub const DEFAULT_REPEATS: u32 = 5;
 pub const DEFAULT_DURATION: f64 = 2.0;
 /// Warm-up inside each bench run (bench `--warmup`), seconds.
 const BENCH_WARMUP_S: f64 = 0.5;
-/// Seconds doctor samples the receiving host while the load runs.
+/// Seconds of each doctor window (both hosts, while the load runs).
 const DOCTOR_SAMPLE_S: f64 = 2.0;
 /// Label of the baseline cell.
 pub const BASELINE: &str = "baseline";
