@@ -43,6 +43,9 @@ struct Fake {
     /// After raising the cancel flag, fail the bench as a bench killed by
     /// SIGINT does (exit 130), instead of returning its output.
     fail_on_cancel: bool,
+    /// Every bench call's arguments (between two hosts: not the loopback
+    /// overhead runs).
+    bench_args: Vec<Vec<String>>,
 }
 
 impl Fake {
@@ -57,6 +60,7 @@ impl Fake {
             dir: None,
             seen_runs: Vec::new(),
             fail_on_cancel: false,
+            bench_args: Vec::new(),
         }
     }
 
@@ -82,9 +86,12 @@ impl Executor for Fake {
         &mut self,
         client: HostId,
         server: HostId,
-        _args: &[String],
+        args: &[String],
         _deadline: Duration,
     ) -> Result<String, ExecError> {
+        if client != server {
+            self.bench_args.push(args.to_vec());
+        }
         if let Some(dir) = &self.dir {
             let text = std::fs::read_to_string(dir.join(RESULTS_FILE)).unwrap();
             let r = ExperimentResults::from_json(&text).unwrap();
@@ -573,4 +580,67 @@ fn latency_comes_from_the_probe_when_one_ran_beside_the_load() {
     let a = &s.workloads[0].args;
     let i = a.iter().position(|x| x == "--probe").unwrap();
     assert_eq!(a[i + 1], "icmp:20");
+}
+
+/// A setup that adds bench arguments to one workload only (as `nettune
+/// lab` does with a doctor finding's `--rcvbuf 4M` for its UDP workload).
+struct PerWorkload(rx::ExperimentSetup);
+
+impl runner::CellSetup for PerWorkload {
+    fn apply(
+        &mut self,
+        cell: &model::results::CellResult,
+        exec: &mut dyn Executor,
+    ) -> Result<runner::Applied, ExecError> {
+        let mut a = self.0.apply(cell, exec)?;
+        a.workload_args = vec![("rr".into(), vec!["--rcvbuf".into(), "4M".into()])];
+        Ok(a)
+    }
+    fn rollback(
+        &mut self,
+        cell: &model::results::CellResult,
+        exec: &mut dyn Executor,
+    ) -> Result<(), ExecError> {
+        self.0.rollback(cell, exec)
+    }
+}
+
+#[test]
+fn per_workload_bench_args_reach_only_their_workload() {
+    let text = TW.replacen(
+        "[[factor]]",
+        "[[workload]]\nname = \"rr\"\ntest = \"tcp-rr\"\nduration_s = 1\n\n[[factor]]",
+        1,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (mut results, schedule, setup, opts) = start(&text, dir.path(), None);
+    let mut fake = Fake::new(0.0);
+    let mut setup = PerWorkload(setup);
+    runner::run(
+        &mut results,
+        &schedule,
+        &mut fake,
+        &mut setup,
+        &opts,
+        &mut NoProgress,
+    )
+    .unwrap();
+    let rr: Vec<&Vec<String>> = fake
+        .bench_args
+        .iter()
+        .filter(|a| a.windows(2).any(|w| w[0] == "--test" && w[1] == "tcp-rr"))
+        .collect();
+    let stream: Vec<&Vec<String>> = fake
+        .bench_args
+        .iter()
+        .filter(|a| {
+            a.windows(2)
+                .any(|w| w[0] == "--test" && w[1] == "tcp-stream")
+        })
+        .collect();
+    assert!(!rr.is_empty() && !stream.is_empty());
+    assert!(rr
+        .iter()
+        .all(|a| a.windows(2).any(|w| w[0] == "--rcvbuf" && w[1] == "4M")));
+    assert!(stream.iter().all(|a| !a.iter().any(|x| x == "--rcvbuf")));
 }

@@ -185,6 +185,12 @@ fn the_whole_loop_runs_and_leaves_nothing() {
     assert!(text.contains("doctor plan against baseline"), "{text}");
     assert!(text.contains("change (95 % CI)"), "{text}");
     assert!(err.contains("doctor on ntlab-"), "{err}");
+    // Doctor looks at both hosts: the connecting client and the receiver.
+    assert!(err.contains("(client) and ntlab-"), "{err}");
+    assert!(
+        text.contains("the baseline is the kernel's defaults in fresh namespaces"),
+        "{text}"
+    );
     let r = ExperimentResults::from_json(
         &std::fs::read_to_string(dir.path().join("results.json")).unwrap(),
     )

@@ -6,7 +6,9 @@
 
 use lab::exec::ExecError;
 use model::plan::Phase;
-use nettune::cmd::lab::plan_from_doctor;
+use nettune::cmd::lab::{
+    bench_flags, fixes_from_doctor, merge_reports, merge_windows, plan_from_doctor, workloads_for,
+};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nettune");
@@ -141,4 +143,268 @@ fn nothing_to_apply_is_none_and_root_commands_are_not_run_elsewhere() {
             .unwrap()
             .is_none());
     }
+}
+
+/// A suite as `nettune lab` gives it: (workload, bench arguments); its UDP
+/// workload without an explicit receive buffer.
+const SUITE: &[(&str, &[&str])] = &[
+    ("tcp-stream", &["--test", "tcp-stream"]),
+    ("udp-stream-64", &["--test", "udp-stream", "--size", "64"]),
+    ("tcp-rr", &["--test", "tcp-rr"]),
+    ("tcp-crr", &["--test", "tcp-crr"]),
+];
+
+/// (workload, test) of [`SUITE`], for `workloads_for`.
+const TESTS: &[(&str, &str)] = &[
+    ("tcp-stream", "tcp-stream"),
+    ("udp-stream-64", "udp-stream"),
+    ("tcp-rr", "tcp-rr"),
+    ("tcp-crr", "tcp-crr"),
+];
+
+/// Two hosts' reports as the lab gets them: the connecting h0 with
+/// TIME_WAIT (fix: sysctls only), the receiving h1 with UDP socket drops
+/// (fix: a bench flag), bbr's reordering (fix: a socket option) and the
+/// c4.8xlarge fixture's `rps-off` (fix: plan changes). The `fix` objects are
+/// those the rules write (crates/doctor/src/rules).
+fn two_hosts() -> Vec<(String, serde_json::Value)> {
+    let rps = doctor()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "rps-off")
+        .cloned()
+        .unwrap();
+    let h0 = serde_json::json!({"schema_version": 1, "skipped": [], "findings": [{
+        "id": "timewait-exhaustion", "severity": "critical", "subject": "host",
+        "title": "20000 TIME_WAIT sockets against 28232 ephemeral ports (71 %), tcp_tw_reuse 2 (loopback only)",
+        "fix": {"text": "Let new outgoing connections reuse TIME_WAIT ports", "changes": [], "command": null,
+                "app": "sysctl -w net.ipv4.tcp_tw_reuse=1 net.ipv4.ip_local_port_range=\"1024 65535\"; in the application, reuse connections"}}]});
+    let h1 = serde_json::json!({"schema_version": 1, "skipped": [{"id": "nic-drops", "reason": "no NIC"}], "findings": [
+        {"id": "udp-rcvbuf-errors", "severity": "critical", "subject": "host",
+         "title": "UDP: 9000 datagrams dropped at full receive buffers (1.50 % of those that arrived) in 2.0 s",
+         "fix": {"text": "Give the receiving sockets a larger buffer", "changes": [], "command": null,
+                 "app": "setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"}},
+        {"id": "tcp-reordering", "severity": "warning", "subject": "host",
+         "title": "TCP: 30000 retransmits with 900 SACK reorderings and no drops in 2.0 s (congestion control bbr)",
+         "fix": {"text": "Do not tune for loss", "changes": [], "command": null,
+                 "app": "setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket"}},
+        rps,
+    ]});
+    vec![("lab-h0".into(), h0), ("lab-h1".into(), h1)]
+}
+
+#[test]
+fn bench_flags_come_from_the_fixes_socket_options() {
+    let s = |v: &[&str]| Some(v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        bench_flags("setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"),
+        s(&["--rcvbuf", "4M"])
+    );
+    assert_eq!(
+        bench_flags("with nettune bench: --rcvbuf 4M --busy-poll 50."),
+        s(&["--rcvbuf", "4M", "--busy-poll", "50"])
+    );
+    assert_eq!(
+        bench_flags("setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket"),
+        s(&["--congestion", "cubic"])
+    );
+    for none in [
+        "sysctl -w net.ipv4.tcp_tw_reuse=1; in the application, reuse connections",
+        "with nettune bench: nothing",
+        "with nettune bench:",
+        "TCP_CONGESTION \"\"",
+        "TCP_CONGESTION \"a; rm -rf /\"",
+        "TCP_CONGESTION",
+        "",
+    ] {
+        assert_eq!(bench_flags(none), None, "{none}");
+    }
+}
+
+#[test]
+fn a_rules_protocol_picks_the_workloads_its_flags_go_to() {
+    assert_eq!(workloads_for("udp-rcvbuf-errors", TESTS), ["udp-stream-64"]);
+    assert_eq!(
+        workloads_for("tcp-reordering", TESTS),
+        ["tcp-stream", "tcp-rr", "tcp-crr"]
+    );
+    assert_eq!(workloads_for("softirq-concentrated", TESTS).len(), 4);
+}
+
+#[test]
+fn findings_of_both_hosts_each_host_its_plan_flags_to_the_after_suite() {
+    let reports = two_hosts();
+    let mut bases = Vec::new();
+    let fixes = fixes_from_doctor(
+        &reports,
+        SUITE,
+        |h| {
+            bases.push(h.to_string());
+            base()
+        },
+        |_, _| panic!("no command needed"),
+    )
+    .unwrap();
+    // Only the receiving host had plan changes; its plan was made there.
+    assert_eq!(bases, ["lab-h1"]);
+    assert_eq!(fixes.plans.len(), 1);
+    assert_eq!(fixes.plans[0].0, "lab-h1");
+    assert_eq!(fixes.plans[0].1.changes.len(), 4);
+    assert_eq!(fixes.plans[0].2, ["rps-off"]);
+    // The socket options: --rcvbuf for the UDP workload, --congestion for TCP.
+    let args = |w: &str| {
+        fixes
+            .workload_args
+            .iter()
+            .find(|(n, _)| n == w)
+            .map(|(_, a)| a.join(" "))
+    };
+    assert_eq!(args("udp-stream-64").as_deref(), Some("--rcvbuf 4M"));
+    assert_eq!(args("tcp-stream").as_deref(), Some("--congestion cubic"));
+    assert_eq!(args("tcp-crr").as_deref(), Some("--congestion cubic"));
+    // Every finding is said, with its host.
+    assert_eq!(fixes.found.len(), 4, "{:?}", fixes.found);
+    assert!(fixes.found[0].starts_with("found on lab-h0: timewait-exhaustion (critical)"));
+    let applied = fixes.applied.join("\n");
+    assert!(
+        applied
+            .contains("applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M on udp-stream-64"),
+        "{applied}"
+    );
+    assert!(
+        applied.contains("applied on lab-h1: plan of 4 change(s)"),
+        "{applied}"
+    );
+    assert!(!applied.contains("lab-h0"), "{applied}");
+    // The TIME_WAIT fix names sysctls but no plan change and no bench flag.
+    assert_eq!(fixes.not_applied.len(), 1, "{:?}", fixes.not_applied);
+    assert!(fixes.not_applied[0].starts_with("not applied on lab-h0: timewait-exhaustion: its fix lists no plan changes and names no bench flag, only: sysctl -w net.ipv4.tcp_tw_reuse=1"), "{:?}", fixes.not_applied);
+}
+
+#[test]
+fn a_plan_change_found_on_the_client_is_planned_on_the_client() {
+    let mut reports = two_hosts();
+    // Move rps-off to h0.
+    let rps = reports[1].1["findings"]
+        .as_array_mut()
+        .unwrap()
+        .pop()
+        .unwrap();
+    reports[0].1["findings"].as_array_mut().unwrap().push(rps);
+    let mut bases = Vec::new();
+    let fixes = fixes_from_doctor(
+        &reports,
+        SUITE,
+        |h| {
+            bases.push(h.to_string());
+            base()
+        },
+        |_, _| panic!("no command needed"),
+    )
+    .unwrap();
+    assert_eq!(bases, ["lab-h0"]);
+    assert_eq!(fixes.plans.len(), 1);
+    assert_eq!(fixes.plans[0].0, "lab-h0");
+}
+
+#[test]
+fn nothing_found_nothing_applied_and_garbage_gives_no_fix() {
+    let empty = serde_json::json!({"findings": [], "skipped": []});
+    let bad = serde_json::json!({"findings": [{"id": 3, "fix": "x"}, 7]});
+    let fixes = fixes_from_doctor(
+        &[("a".into(), empty), ("b".into(), bad)],
+        SUITE,
+        |_| panic!("no plan"),
+        |_, _| panic!("no command"),
+    )
+    .unwrap();
+    assert!(fixes.is_empty());
+    assert!(fixes.applied.is_empty());
+    // The malformed finding is said, not applied, and nothing panicked.
+    assert_eq!(fixes.not_applied.len(), 2, "{:?}", fixes.not_applied);
+}
+
+#[test]
+fn both_reports_merge_into_one_with_their_hosts() {
+    let m = merge_reports(&two_hosts());
+    let f = m["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 4);
+    assert_eq!(f[0]["host"], "lab-h0");
+    assert_eq!(f[0]["subject"], "lab-h0: host");
+    assert_eq!(f[1]["subject"], "lab-h1: host");
+    assert_eq!(m["skipped"][0]["reason"], "lab-h1: no NIC");
+    assert_eq!(m["schema_version"], 1);
+}
+
+#[test]
+fn a_hosts_windows_merge_first_finding_per_rule_and_subject() {
+    let stream = serde_json::json!({"findings": [
+        {"id": "tcp-reordering", "subject": "host", "title": "stream window"},
+        {"id": "softirq-concentrated", "subject": "cpu1", "title": "stream window"}],
+        "skipped": [{"id": "ring-small", "reason": "no NIC"}, {"id": "udp-rcvbuf-errors", "reason": "x"}]});
+    let churn = serde_json::json!({"findings": [
+        {"id": "softirq-concentrated", "subject": "cpu1", "title": "churn window"},
+        {"id": "udp-rcvbuf-errors", "subject": "host", "title": "churn window"}],
+        "skipped": [{"id": "ring-small", "reason": "no NIC"}]});
+    let m = merge_windows(&[stream, churn]);
+    let f = m["findings"].as_array().unwrap();
+    let ids: Vec<&str> = f.iter().map(|x| x["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "tcp-reordering",
+            "softirq-concentrated",
+            "udp-rcvbuf-errors"
+        ]
+    );
+    assert_eq!(f[1]["title"], "stream window");
+    // Skipped only where it was skipped in every window and never fired.
+    let sk: Vec<&str> = m["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sk, ["ring-small"]);
+    assert_eq!(
+        merge_windows(&[serde_json::json!(7)])["findings"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn a_bench_flag_the_suite_already_has_is_not_applied_again() {
+    // The lab's suite spells out bench's udp-stream default, --rcvbuf 4M.
+    let suite: &[(&str, &[&str])] = &[
+        ("tcp-stream", &["--test", "tcp-stream"]),
+        (
+            "udp-stream-64",
+            &["--test", "udp-stream", "--size", "64", "--rcvbuf", "4M"],
+        ),
+    ];
+    let mut reports = two_hosts();
+    reports[1].1["findings"].as_array_mut().unwrap().truncate(2);
+    let fixes = fixes_from_doctor(&reports, suite, |_| panic!("no plan"), |_, _| panic!()).unwrap();
+    assert!(
+        !fixes
+            .workload_args
+            .iter()
+            .any(|(w, _)| w == "udp-stream-64"),
+        "{:?}",
+        fixes.workload_args
+    );
+    let na = fixes.not_applied.join("\n");
+    assert!(
+        na.contains("not applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M is what the suite already runs with (udp-stream-64)"),
+        "{na}"
+    );
+    // The TCP flag is still new to the TCP workload.
+    assert_eq!(
+        fixes.workload_args,
+        [(
+            "tcp-stream".to_string(),
+            vec!["--congestion".to_string(), "cubic".into()]
+        )]
+    );
 }

@@ -130,10 +130,19 @@ fn lab_results() -> ExperimentResults {
         doctor_before: None,
         doctor_after: None,
         plans: BTreeMap::from([(
-            "doctor plan".to_string(),
+            "doctor plan on ntlab-100-0-h1".to_string(),
             serde_json::json!({"profile": "balanced", "changes": []}),
         )]),
-        notes: vec!["doctor's plan (4 change(s) from softirq-concentrated) applied in ntlab-100-0-h1 through its journal and rolled back at the end".into()],
+        notes: vec![
+            "the baseline is the kernel's defaults in fresh namespaces (nothing set); the suite runs from ntlab-100-0-h0 (client, connecting) to ntlab-100-0-h1 (server, receiving)".into(),
+            "found on ntlab-100-0-h0: timewait-exhaustion (warning): 14000 TIME_WAIT sockets against 28232 ephemeral ports (50 %), tcp_tw_reuse 2 (loopback only)".into(),
+            "found on ntlab-100-0-h1: softirq-concentrated (warning): CPU 1 does 80 % of softirq".into(),
+            "found on ntlab-100-0-h1: udp-rcvbuf-errors (critical): UDP: 9000 datagrams dropped at full receive buffers (1.50 % of those that arrived) in 2.0 s".into(),
+            "applied on ntlab-100-0-h1: udp-rcvbuf-errors: bench --rcvbuf 4M on udp-stream-64 (the after suite)".into(),
+            "applied on ntlab-100-0-h1: plan of 1 change(s) (rps_cpus=3) from softirq-concentrated, through its journal, rolled back at the end".into(),
+            "not applied on ntlab-100-0-h0: timewait-exhaustion: its fix lists no plan changes and names no bench flag, only: sysctl -w net.ipv4.tcp_tw_reuse=1".into(),
+            "a note that is not about doctor".into(),
+        ],
     }
 }
 
@@ -152,9 +161,42 @@ fn before_after_table() {
 fn nothing_applied_says_the_verdicts_are_noise() {
     let mut r = lab_results();
     r.plans.clear();
+    r.notes.retain(|n| !n.starts_with("applied on"));
     let text = render_table(&r);
     assert!(text.contains("nothing was applied"), "{text}");
     assert!(!render_table(&lab_results()).contains("nothing was applied"));
+}
+
+#[test]
+fn what_was_found_and_applied_is_said_above_the_table() {
+    let text = render_table(&lab_results());
+    let table = text.find("\nworkload ").unwrap();
+    for head in [
+        "the baseline is the kernel's defaults in fresh namespaces",
+        "found on ntlab-100-0-h0: timewait-exhaustion",
+        "applied on ntlab-100-0-h1: udp-rcvbuf-errors: bench --rcvbuf 4M on udp-stream-64",
+        "not applied on ntlab-100-0-h0: timewait-exhaustion",
+    ] {
+        let at = text.find(head).unwrap_or_else(|| panic!("{head}: {text}"));
+        assert!(at < table, "{head} is not above the table: {text}");
+    }
+    assert!(
+        text.contains("note: a note that is not about doctor"),
+        "{text}"
+    );
+    assert!(!text.contains("note: found on"), "{text}");
+}
+
+#[test]
+fn bench_flags_alone_count_as_applied() {
+    let mut r = lab_results();
+    r.plans.clear();
+    r.notes.retain(|n| !n.contains("plan of 1 change"));
+    let text = render_table(&r);
+    assert!(!text.contains("nothing was applied"), "{text}");
+    // Neither a plan nor a bench flag: the verdicts are noise.
+    r.notes.retain(|n| !n.starts_with("applied on"));
+    assert!(render_table(&r).contains("nothing was applied"));
 }
 
 #[test]

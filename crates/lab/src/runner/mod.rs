@@ -49,6 +49,10 @@ pub struct Applied {
     /// Extra bench arguments every workload of the cell runs with (bench
     /// options as factors: `--flows 4`, `--busy-poll 50`).
     pub bench_args: Vec<String>,
+    /// Extra bench arguments for single workloads, by workload name, merged
+    /// after `bench_args` (`nettune lab`: `--rcvbuf 4M` for the UDP
+    /// workload only, from a doctor finding whose fix is a socket option).
+    pub workload_args: Vec<(String, Vec<String>)>,
     /// Plans applied (the `nettune plan --json` shape), stored in
     /// `results.plans` under the given key (usually the cell label).
     pub plans: Vec<(String, serde_json::Value)>,
@@ -509,7 +513,12 @@ fn measure_cell(
     fs::create_dir_all(&cell_dir).map_err(io_err(&cell_dir))?;
     let metrics = results.metrics.clone();
     for w in &schedule.workloads {
-        let args = merge_args(&w.args, &applied.bench_args);
+        let mut args = merge_args(&w.args, &applied.bench_args);
+        for (name, extra) in &applied.workload_args {
+            if *name == w.name {
+                args = merge_args(&args, extra);
+            }
+        }
         let max = match &schedule.until_ci {
             Some(rule) => u32::try_from(rule.max_repeats).unwrap_or(u32::MAX),
             None => schedule.repeats,

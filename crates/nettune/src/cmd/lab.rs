@@ -1,8 +1,9 @@
 //! `nettune lab [--hosts N] [--queues Q] [--rate RATE] [--delay MS]
 //! [--jitter MS] [--loss PCT] [--repeats N] [--duration S] [--out DIR]
 //! [--json] [--loopback]`: the whole loop on one machine. Build hosts as
-//! network namespaces, measure a baseline suite, let doctor look at the
-//! receiving host under load, apply what it recommends inside the lab,
+//! network namespaces, measure a baseline suite, let doctor look at both
+//! hosts of the suite under load, apply what it recommends inside the lab
+//! (each host's plan on that host, socket-option fixes as bench flags),
 //! measure again, roll back, and print a before/after table with intervals
 //! and verdicts; results go to `DIR/results.json`.
 //!
@@ -38,7 +39,7 @@ pub const DEFAULT_REPEATS: u32 = 5;
 pub const DEFAULT_DURATION: f64 = 2.0;
 /// Warm-up inside each bench run (bench `--warmup`), seconds.
 const BENCH_WARMUP_S: f64 = 0.5;
-/// Seconds doctor samples the receiving host while the load runs.
+/// Seconds of each doctor window (both hosts, while the load runs).
 const DOCTOR_SAMPLE_S: f64 = 2.0;
 /// Label of the baseline cell.
 pub const BASELINE: &str = "baseline";
@@ -68,10 +69,12 @@ Examples:
   sudo nettune lab --json > lab.json
 
 The suite: tcp-stream, udp-stream of 64-byte datagrams, tcp-rr and tcp-crr, each with
-per-CPU accounting, --repeats runs of --duration seconds per cell. Doctor samples the
-receiving host while tcp-crr and 64-byte udp-stream load it; its findings' plan changes
-(or the `nettune plan` command a finding names) are applied there through a journal and
-rolled back at the end. Ctrl-C rolls back, removes the lab and exits 130; the lab of a
+per-CPU accounting, --repeats runs of --duration seconds per cell; the baseline is the
+kernel's defaults in fresh namespaces. Doctor samples both hosts (the connecting client and
+the receiver) under a tcp-stream, then under tcp-crr and 64-byte udp-stream; each host's plan
+changes are applied on that host through a journal and rolled back at the end, and fixes
+that are socket options (--rcvbuf, --congestion) go to the after suite's bench arguments.
+The table says what was found, applied and not applied on which host. Ctrl-C rolls back, removes the lab and exits 130; the lab of a
 killed run is removed at the next start. See docs/lab.md.";
 
 /// Flags of `nettune lab`.
@@ -176,7 +179,12 @@ fn check_run_flags(args: &Args) -> anyhow::Result<()> {
 /// The suite: (name, bench arguments without duration).
 const SUITE: &[(&str, &[&str])] = &[
     ("tcp-stream", &["--test", "tcp-stream"]),
-    ("udp-stream-64", &["--test", "udp-stream", "--size", "64"]),
+    // bench's own default for udp-stream, spelled out so the table can
+    // tell when a finding asks for what the suite already does.
+    (
+        "udp-stream-64",
+        &["--test", "udp-stream", "--size", "64", "--rcvbuf", "4M"],
+    ),
     ("tcp-rr", &["--test", "tcp-rr"]),
     ("tcp-crr", &["--test", "tcp-crr"]),
 ];
@@ -369,13 +377,17 @@ impl Progress for Ui {
     }
 }
 
-/// The lab's two cells: the baseline applies nothing; the doctor-plan cell
-/// runs doctor on the receiving host under load, applies its plan there,
-/// and (before rolling back) runs doctor again under the same load.
+/// The lab's two cells: the baseline applies nothing; the doctor cell runs
+/// doctor on every host of the suite (the connecting client and the
+/// receiving server) under load, applies each host's plan on that host and
+/// the findings' bench flags to the after suite, and (before rolling back)
+/// runs doctor again under the same load.
 #[derive(Debug)]
 struct LabSetup {
     /// Two more executors, for the loads that run while doctor samples.
     loads: Vec<NetnsExecutor>,
+    /// One more, for doctor on the client while `exec` runs it on the server.
+    doctor2: NetnsExecutor,
     client: HostId,
     receiver: HostId,
     cancel: Arc<AtomicBool>,
@@ -385,16 +397,21 @@ struct LabSetup {
     bdp: Option<String>,
     doctor_before: Option<serde_json::Value>,
     doctor_after: Option<serde_json::Value>,
-    applied: bool,
+    /// Hosts with a plan applied (rolled back at the end).
+    applied: Vec<HostId>,
 }
 
 impl LabSetup {
-    /// Doctor on the receiving host while tcp-crr and 64-byte udp-stream
-    /// load it (the rate rules need traffic in the window).
+    /// Doctor on the client and the receiving host at once, in two windows:
+    /// one while a tcp-stream loads them (reordering, retransmits), one
+    /// while tcp-crr and 64-byte udp-stream do (connection churn, UDP socket
+    /// drops); the rate rules need traffic in the window. Each host's two
+    /// reports are merged ([`merge_windows`]). (host name, report) for
+    /// each, client first.
     fn doctor_under_load(
         &mut self,
         exec: &mut dyn Executor,
-    ) -> Result<serde_json::Value, ExecError> {
+    ) -> Result<Vec<(String, serde_json::Value)>, ExecError> {
         let load_s = DOCTOR_SAMPLE_S + 1.5;
         let args = |test: &[&str]| {
             let mut a: Vec<String> = test.iter().map(|s| s.to_string()).collect();
@@ -406,14 +423,42 @@ impl LabSetup {
             ]);
             a
         };
-        let crr = args(&["--test", "tcp-crr"]);
-        let udp = args(&["--test", "udp-stream", "--size", "64"]);
+        let stream = vec![args(&["--test", "tcp-stream"])];
+        let churn = vec![
+            args(&["--test", "tcp-crr"]),
+            args(&["--test", "udp-stream", "--size", "64"]),
+        ];
+        let mut per_host: [Vec<serde_json::Value>; 2] = [Vec::new(), Vec::new()];
+        for loads in [&stream, &churn] {
+            let (c, r) = self.window(exec, loads, load_s)?;
+            per_host[0].push(c);
+            per_host[1].push(r);
+        }
+        let [c, r] = per_host;
+        Ok(vec![
+            (exec.host_name(self.client), merge_windows(&c)),
+            (exec.host_name(self.receiver), merge_windows(&r)),
+        ])
+    }
+
+    /// One doctor window on both hosts under `load` (bench arguments, one
+    /// flow each from the client to the receiver): their reports.
+    fn window(
+        &mut self,
+        exec: &mut dyn Executor,
+        load: &[Vec<String>],
+        load_s: f64,
+    ) -> Result<(serde_json::Value, serde_json::Value), ExecError> {
         let deadline = Duration::from_secs_f64(load_s) + Duration::from_secs(20);
         let (client, receiver) = (self.client, self.receiver);
-        let bdp = self.bdp.clone();
+        let mut dargs = vec!["--sample".to_string(), fmt_secs(DOCTOR_SAMPLE_S)];
+        if let Some(b) = &self.bdp {
+            dargs.extend(["--bdp".to_string(), b.clone()]);
+        }
         let loads = &mut self.loads;
-        let doc = std::thread::scope(|s| {
-            for (ex, a) in loads.iter_mut().zip([&crr, &udp]) {
+        let doctor2 = &mut self.doctor2;
+        let (on_client, on_receiver) = std::thread::scope(|s| {
+            for (ex, a) in loads.iter_mut().zip(load) {
                 // A failed load leaves doctor's rate rules without traffic;
                 // its report says so (skipped rules), nothing else breaks.
                 s.spawn(move || {
@@ -421,17 +466,34 @@ impl LabSetup {
                 });
             }
             std::thread::sleep(Duration::from_millis(500));
-            let mut args = vec!["--sample".to_string(), fmt_secs(DOCTOR_SAMPLE_S)];
-            if let Some(b) = bdp {
-                args.extend(["--bdp".to_string(), b]);
-            }
-            exec.doctor(receiver, &args)
-        })?;
-        serde_json::from_str(&doc).map_err(|e| ExecError::Failed {
-            what: format!("doctor on {receiver}"),
-            code: None,
-            stderr: format!("its JSON did not parse: {e}"),
-        })
+            let da = &dargs;
+            let c = s.spawn(move || doctor2.doctor(client, da));
+            let r = exec.doctor(receiver, &dargs);
+            let c = c.join().unwrap_or_else(|_| {
+                Err(ExecError::Failed {
+                    what: format!("doctor on {client}"),
+                    code: None,
+                    stderr: "its thread panicked".into(),
+                })
+            });
+            (c, r)
+        });
+        let parse = |host: HostId, doc: String| -> Result<serde_json::Value, ExecError> {
+            serde_json::from_str(&doc).map_err(|e| ExecError::Failed {
+                what: format!("doctor on {host}"),
+                code: None,
+                stderr: format!("its JSON did not parse: {e}"),
+            })
+        };
+        Ok((parse(client, on_client?)?, parse(receiver, on_receiver?)?))
+    }
+
+    fn host_of(&self, exec: &dyn Executor, name: &str) -> HostId {
+        if exec.host_name(self.client) == name {
+            self.client
+        } else {
+            self.receiver
+        }
     }
 }
 
@@ -518,89 +580,422 @@ pub fn plan_from_doctor(
     Ok(None)
 }
 
+/// One line of the table's header per host: what doctor found, what was
+/// applied and what was not (results.json keeps them in `notes`, these
+/// prefixes first).
+pub const FOUND: &str = "found on ";
+/// Prefix of an "applied" note.
+pub const APPLIED: &str = "applied on ";
+/// Prefix of a "not applied" note.
+pub const NOT_APPLIED: &str = "not applied on ";
+/// Prefix of the note saying what the baseline is.
+pub const BASELINE_NOTE: &str = "the baseline is ";
+/// Prefix of the note when doctor found nothing on any host.
+pub const NOTHING_FOUND: &str = "doctor found nothing ";
+
+/// The bench arguments a finding's `fix.app` names: the flags after
+/// `nettune bench:` (`--rcvbuf 4M`), or, for the socket option
+/// `TCP_CONGESTION "NAME"`, `--congestion NAME` (bench sets it on its data
+/// sockets). `None` when the fix names neither.
+pub fn bench_flags(app: &str) -> Option<Vec<String>> {
+    if let Some(i) = app.find("nettune bench:") {
+        let rest = app.get(i + "nettune bench:".len()..)?;
+        let rest = rest.split(';').next().unwrap_or("");
+        let toks: Vec<String> = rest
+            .split_whitespace()
+            .map(|t| t.trim_end_matches(['.', ',']).to_string())
+            .filter(|t| !t.is_empty())
+            .collect();
+        if toks
+            .first()
+            .is_some_and(|t| t.starts_with("--") && t.len() > 2)
+        {
+            return Some(toks);
+        }
+        return None;
+    }
+    let i = app.find("TCP_CONGESTION")?;
+    let rest = app.get(i..)?;
+    let mut quoted = rest.split('"');
+    let name = quoted.nth(1)?;
+    let ok = !name.is_empty()
+        && name.len() < 16
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    ok.then(|| vec!["--congestion".to_string(), name.to_string()])
+}
+
+/// The suite's workloads a finding's bench flags are for: the UDP ones for
+/// a `udp-*` rule, the TCP ones for a `tcp-*` rule, every one otherwise.
+/// `suite` is (workload name, bench test).
+pub fn workloads_for(id: &str, suite: &[(&str, &str)]) -> Vec<String> {
+    let proto = ["udp", "tcp"]
+        .into_iter()
+        .find(|p| id.starts_with(&format!("{p}-")));
+    suite
+        .iter()
+        .filter(|(_, test)| proto.is_none_or(|p| test.starts_with(p)))
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
+/// What the lab puts in place from doctor's reports on its hosts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LabFixes {
+    /// Per host: the plan and the findings it comes from.
+    pub plans: Vec<(String, Plan, Vec<String>)>,
+    /// Extra bench arguments of the "after" suite, per workload.
+    pub workload_args: Vec<(String, Vec<String>)>,
+    /// `found on HOST: ...`, one per finding.
+    pub found: Vec<String>,
+    /// `applied on HOST: ...`, one per plan and per bench-flag finding.
+    pub applied: Vec<String>,
+    /// `not applied on HOST: ID: why`, one per finding the lab left.
+    pub not_applied: Vec<String>,
+}
+
+impl LabFixes {
+    /// Whether anything is applied in the "after" cell.
+    pub fn is_empty(&self) -> bool {
+        self.plans.is_empty() && self.workload_args.is_empty()
+    }
+}
+
+fn fix_str<'a>(f: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    f.get("fix")
+        .and_then(|x| x.get(key))
+        .and_then(|c| c.as_str())
+}
+
+/// From each host's doctor report (host name, report JSON): each host's
+/// plan ([`plan_from_doctor`], made and later applied on that host), the
+/// bench flags of findings whose fix is a socket option (for the workloads
+/// [`workloads_for`] names), and one line per finding saying what was
+/// found, applied, or not applied and why. Pure but for the two plan
+/// closures, which run `nettune plan` on the named host.
+pub fn fixes_from_doctor(
+    reports: &[(String, serde_json::Value)],
+    suite: &[(&str, &[&str])],
+    mut base_plan: impl FnMut(&str) -> Result<String, ExecError>,
+    mut command_plan: impl FnMut(&str, &[String]) -> Result<String, ExecError>,
+) -> Result<LabFixes, ExecError> {
+    let mut out = LabFixes::default();
+    for (host, doc) in reports {
+        let planned = plan_from_doctor(
+            doc,
+            || base_plan(host),
+            |a: &[String]| command_plan(host, a),
+        )?;
+        let ids: Vec<String> = planned.as_ref().map(|p| p.1.clone()).unwrap_or_default();
+        let findings = doc
+            .get("findings")
+            .and_then(|f| f.as_array())
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        for f in findings {
+            let id = f.get("id").and_then(|i| i.as_str()).unwrap_or("?");
+            let sev = f.get("severity").and_then(|i| i.as_str()).unwrap_or("?");
+            let title = f.get("title").and_then(|i| i.as_str()).unwrap_or("");
+            out.found
+                .push(format!("{FOUND}{host}: {id} ({sev}): {title}"));
+            let has_changes = f
+                .get("fix")
+                .and_then(|x| x.get("changes"))
+                .and_then(|c| c.as_array())
+                .is_some_and(|c| {
+                    c.iter()
+                        .any(|c| serde_json::from_value::<Change>(c.clone()).is_ok())
+                });
+            // In the plan: its own changes, or the same targets as another
+            // finding's (one change per target), or its plan command.
+            let in_plan = ids.iter().any(|i| i == id) || (planned.is_some() && has_changes);
+            let bench = fix_str(f, "app").and_then(bench_flags);
+            let tests: Vec<(&str, &str)> = suite
+                .iter()
+                .map(|(n, a)| {
+                    let t = a
+                        .iter()
+                        .position(|x| *x == "--test")
+                        .and_then(|i| a.get(i + 1))
+                        .copied()
+                        .unwrap_or("");
+                    (*n, t)
+                })
+                .collect();
+            // Flags every workload concerned already runs with change nothing.
+            let already = bench.as_ref().is_some_and(|args| {
+                let names = workloads_for(id, &tests);
+                !names.is_empty()
+                    && names.iter().all(|n| {
+                        suite.iter().any(|(w, a)| {
+                            let a: Vec<String> = a.iter().map(|x| x.to_string()).collect();
+                            w == n && runner::merge_args(&a, args) == a
+                        })
+                    })
+            });
+            if let (true, Some(args)) = (already, &bench) {
+                if !in_plan {
+                    out.not_applied.push(format!(
+                        "{NOT_APPLIED}{host}: {id}: bench {} is what the suite already runs with ({}): nothing left to apply",
+                        args.join(" "),
+                        workloads_for(id, &tests).join(", ")
+                    ));
+                }
+                continue;
+            }
+            if let Some(args) = &bench {
+                let names = workloads_for(id, &tests);
+                for n in &names {
+                    match out.workload_args.iter_mut().find(|(w, _)| w == n) {
+                        Some((_, a)) => *a = runner::merge_args(a, args),
+                        None => out.workload_args.push((n.clone(), args.clone())),
+                    }
+                }
+                out.applied.push(format!(
+                    "{APPLIED}{host}: {id}: bench {} on {} (the after suite)",
+                    args.join(" "),
+                    if names.is_empty() {
+                        "no workload of the suite".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ));
+            }
+            if in_plan || bench.is_some() {
+                continue;
+            }
+            let why = match (fix_str(f, "command"), fix_str(f, "app")) {
+                (Some(cmd), _) if planned.is_some() => format!(
+                    "its fix is the command `{cmd}`, not run: the plan holds the other findings' changes"
+                ),
+                (Some(cmd), _) => {
+                    format!("its command `{cmd}` gave no plan changes in this namespace")
+                }
+                (None, Some(app)) => format!(
+                    "its fix lists no plan changes and names no bench flag, only: {app}"
+                ),
+                (None, None) => format!(
+                    "its fix lists no plan changes, command or bench flag: {}",
+                    fix_str(f, "text").unwrap_or("")
+                ),
+            };
+            out.not_applied
+                .push(format!("{NOT_APPLIED}{host}: {id}: {why}"));
+        }
+        if let Some((plan, ids)) = planned {
+            out.applied.push(format!(
+                "{APPLIED}{host}: plan of {} change(s) ({}) from {}, through its journal, rolled back at the end",
+                plan.changes.len(),
+                plan.changes
+                    .iter()
+                    .map(|c| format!("{}={}", c.knob, c.after))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                ids.join(", ")
+            ));
+            out.plans.push((host.clone(), plan, ids));
+        }
+    }
+    Ok(out)
+}
+
+/// One host's reports from several doctor windows as one: each rule's
+/// first finding per subject (the windows in order), and a rule skipped
+/// only when it was skipped in every window.
+pub fn merge_windows(reports: &[serde_json::Value]) -> serde_json::Value {
+    let list = |r: &serde_json::Value, k: &str| -> Vec<serde_json::Value> {
+        r.get(k)
+            .and_then(|f| f.as_array())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let key =
+        |f: &serde_json::Value, k: &str| f.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let mut findings: Vec<serde_json::Value> = Vec::new();
+    for r in reports {
+        for f in list(r, "findings") {
+            let dup = findings
+                .iter()
+                .any(|g| key(g, "id") == key(&f, "id") && key(g, "subject") == key(&f, "subject"));
+            if !dup {
+                findings.push(f);
+            }
+        }
+    }
+    let mut skipped: Vec<serde_json::Value> = Vec::new();
+    for r in reports {
+        for sk in list(r, "skipped") {
+            let id = key(&sk, "id");
+            let everywhere = reports
+                .iter()
+                .all(|o| list(o, "skipped").iter().any(|x| key(x, "id") == id));
+            let ran = findings.iter().any(|f| key(f, "id") == id);
+            if everywhere && !ran && !skipped.iter().any(|x| key(x, "id") == id) {
+                skipped.push(sk);
+            }
+        }
+    }
+    serde_json::json!({
+        "schema_version": doctor::finding::REPORT_SCHEMA_VERSION,
+        "findings": findings,
+        "skipped": skipped,
+    })
+}
+
+/// Both hosts' reports as one report of doctor's `--json` shape (for
+/// `doctor_before`/`doctor_after` and the report page): each finding's
+/// subject and each skipped reason prefixed with its host, and a `host`
+/// field added.
+pub fn merge_reports(reports: &[(String, serde_json::Value)]) -> serde_json::Value {
+    let mut findings = Vec::new();
+    let mut skipped = Vec::new();
+    for (host, doc) in reports {
+        for f in doc
+            .get("findings")
+            .and_then(|f| f.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let mut f = f.clone();
+            if let Some(o) = f.as_object_mut() {
+                let subj = o
+                    .get("subject")
+                    .and_then(|s| s.as_str())
+                    .unwrap_or("")
+                    .to_string();
+                o.insert("subject".into(), format!("{host}: {subj}").into());
+                o.insert("host".into(), host.clone().into());
+            }
+            findings.push(f);
+        }
+        for sk in doc
+            .get("skipped")
+            .and_then(|f| f.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let mut sk = sk.clone();
+            if let Some(o) = sk.as_object_mut() {
+                let r = o
+                    .get("reason")
+                    .and_then(|s| s.as_str())
+                    .unwrap_or("")
+                    .to_string();
+                o.insert("reason".into(), format!("{host}: {r}").into());
+                o.insert("host".into(), host.clone().into());
+            }
+            skipped.push(sk);
+        }
+    }
+    serde_json::json!({
+        "schema_version": doctor::finding::REPORT_SCHEMA_VERSION,
+        "findings": findings,
+        "skipped": skipped,
+    })
+}
+
 impl CellSetup for LabSetup {
     fn apply(&mut self, cell: &CellResult, exec: &mut dyn Executor) -> Result<Applied, ExecError> {
         if cell.index == 0 {
             return Ok(Applied::default());
         }
         self.ui.line(&format!(
-            "doctor on {} while tcp-crr and 64-byte udp-stream load it ({} s)",
+            "doctor on {} (client) and {} (server), {} s while a tcp-stream loads them, then {} s under tcp-crr and 64-byte udp-stream",
+            exec.host_name(self.client),
             exec.host_name(self.receiver),
+            fmt_secs(DOCTOR_SAMPLE_S),
             fmt_secs(DOCTOR_SAMPLE_S)
         ));
-        let doc = self.doctor_under_load(exec)?;
-        let n = doc
-            .get("findings")
-            .and_then(|f| f.as_array())
-            .map_or(0, Vec::len);
-        self.doctor_before = Some(doc.clone());
-        let receiver = self.receiver;
+        let reports = self.doctor_under_load(exec)?;
+        self.doctor_before = Some(merge_reports(&reports));
         let mut base = vec!["--profile".to_string(), "balanced".into()];
         if let Some(b) = &self.bdp {
             base.extend(["--bdp".to_string(), b.clone()]);
         }
-        let made = {
+        let fixes = {
+            let hosts: Vec<(String, HostId)> = [self.client, self.receiver]
+                .into_iter()
+                .map(|h| (exec.host_name(h), h))
+                .collect();
+            let id = |name: &str| {
+                hosts
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(self.receiver, |(_, h)| *h)
+            };
             let ex = std::cell::RefCell::new(&mut *exec);
-            plan_from_doctor(
-                &doc,
-                || ex.borrow_mut().plan(receiver, &base),
-                |args| ex.borrow_mut().plan(receiver, args),
+            fixes_from_doctor(
+                &reports,
+                SUITE,
+                |h| ex.borrow_mut().plan(id(h), &base),
+                |h, args| ex.borrow_mut().plan(id(h), args),
             )?
         };
-        let Some((plan, ids)) = made else {
-            let note = format!(
-                "doctor reported {n} finding(s) in the lab and none with plan changes: the \"{DOCTOR_PLAN}\" cell ran with nothing applied"
-            );
-            self.ui.line(&note);
-            return Ok(Applied {
-                notes: vec![note],
-                ..Applied::default()
-            });
-        };
-        let json = serde_json::to_value(&plan).map_err(|e| ExecError::Failed {
-            what: "plan to JSON".into(),
-            code: None,
-            stderr: e.to_string(),
-        })?;
-        self.ui.line(&format!(
-            "applying {} change(s) from doctor ({}) in {}",
-            plan.changes.len(),
-            ids.join(", "),
-            exec.host_name(receiver)
-        ));
-        exec.apply(receiver, &json.to_string())?;
-        self.applied = true;
+        for l in fixes
+            .found
+            .iter()
+            .chain(&fixes.applied)
+            .chain(&fixes.not_applied)
+        {
+            self.ui.line(l);
+        }
+        let mut notes: Vec<String> = Vec::new();
+        if fixes.found.is_empty() {
+            notes.push(format!(
+                "{NOTHING_FOUND}on {} or {} under load",
+                exec.host_name(self.client),
+                exec.host_name(self.receiver)
+            ));
+        }
+        notes.extend(fixes.found.iter().cloned());
+        notes.extend(fixes.applied.iter().cloned());
+        notes.extend(fixes.not_applied.iter().cloned());
+        let mut plans = Vec::new();
+        for (host, plan, _) in &fixes.plans {
+            let json = serde_json::to_value(plan).map_err(|e| ExecError::Failed {
+                what: "plan to JSON".into(),
+                code: None,
+                stderr: e.to_string(),
+            })?;
+            let h = self.host_of(exec, host);
+            self.ui.line(&format!(
+                "applying {} change(s) in {host}",
+                plan.changes.len()
+            ));
+            exec.apply(h, &json.to_string())?;
+            self.applied.push(h);
+            plans.push((format!("{DOCTOR_PLAN} on {host}"), json));
+        }
         Ok(Applied {
             bench_args: Vec::new(),
-            plans: vec![(DOCTOR_PLAN.to_string(), json)],
-            notes: vec![format!(
-                "doctor's plan ({} change(s) from {}) applied in {} through its journal and rolled back at the end",
-                plan.changes.len(),
-                ids.join(", "),
-                exec.host_name(receiver)
-            )],
+            workload_args: fixes.workload_args,
+            plans,
+            notes,
         })
     }
 
     fn rollback(&mut self, cell: &CellResult, exec: &mut dyn Executor) -> Result<(), ExecError> {
-        if cell.index == 0 || !self.applied {
+        if cell.index == 0 {
             return Ok(());
         }
-        if !self.cancel.load(Ordering::SeqCst) {
+        if !self.cancel.load(Ordering::SeqCst) && !self.applied.is_empty() {
             self.ui
-                .line("doctor again, under the same load, with the plan in place");
+                .line("doctor again on both hosts, under the same load, with the changes in place");
             match self.doctor_under_load(exec) {
-                Ok(d) => self.doctor_after = Some(d),
+                Ok(d) => self.doctor_after = Some(merge_reports(&d)),
                 Err(e) => self.ui.line(&format!("doctor after the plan: {e}")),
             }
         }
-        self.ui.line(&format!(
-            "rolling back in {}",
-            exec.host_name(self.receiver)
-        ));
-        exec.rollback(self.receiver)?;
-        self.applied = false;
-        Ok(())
+        let mut first_err = None;
+        for h in std::mem::take(&mut self.applied) {
+            self.ui
+                .line(&format!("rolling back in {}", exec.host_name(h)));
+            if let Err(e) = exec.rollback(h) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
     }
 }
 
@@ -681,6 +1076,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         session.executor()?.with_cancel(cancel.clone()),
         session.executor()?.with_cancel(cancel.clone()),
     ];
+    let doctor2 = session.executor()?.with_cancel(cancel.clone());
     let mech = session.lab().delay_mechanism().id();
     let info = LabInfo {
         hosts: spec.hosts,
@@ -706,7 +1102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let (client, receiver) = (HostId(0), HostId(1));
     results.notes.push(format!(
-        "the suite runs from {} (client) to {} (server, receiving); doctor and its plan are on the receiving host",
+        "{BASELINE_NOTE}the kernel's defaults in fresh namespaces (nothing set; udp-stream-64 runs with bench's default SO_RCVBUF of 4 MiB); the suite runs from {} (client, connecting) to {} (server, receiving); doctor looks at both under load, each host's plan is applied on that host and the findings' bench flags go to the after suite",
         exec.host_name(client),
         exec.host_name(receiver)
     ));
@@ -725,9 +1121,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         receiver,
         cancel: cancel.clone(),
         ui: ui.clone(),
+        doctor2,
         doctor_before: None,
         doctor_after: None,
-        applied: false,
+        applied: Vec::new(),
     };
     let opts = runner::RunOptions {
         out_dir: args.out.clone(),
@@ -890,6 +1287,9 @@ pub fn render_table(r: &ExperimentResults) -> String {
         out,
         "{runs} run(s) per workload and cell; medians; 95 % bootstrap intervals"
     );
+    for n in r.notes.iter().filter(|n| header_note(n)) {
+        let _ = writeln!(out, "{n}");
+    }
     if r.cells.len() == 1 {
         let Some(c) = r.cells.first() else {
             return out;
@@ -979,7 +1379,7 @@ pub fn render_table(r: &ExperimentResults) -> String {
             ]);
         }
         let _ = writeln!(out, "\n{} against {}:", c.label, BASELINE);
-        if r.plans.is_empty() {
+        if r.plans.is_empty() && !r.notes.iter().any(|n| n.starts_with(APPLIED)) {
             let _ = writeln!(
                 out,
                 "(nothing was applied: both cells ran the same lab, so any verdict here is noise)"
@@ -996,10 +1396,18 @@ pub fn render_table(r: &ExperimentResults) -> String {
     if let Some(base) = base {
         status_line(&mut out, base);
     }
-    for n in &r.notes {
+    for n in r.notes.iter().filter(|n| !header_note(n)) {
         let _ = writeln!(out, "note: {n}");
     }
     out
+}
+
+/// Notes the table prints under its title: what the baseline is, what
+/// doctor found on each host, what was applied and what was not.
+fn header_note(n: &str) -> bool {
+    [FOUND, APPLIED, NOT_APPLIED, BASELINE_NOTE, NOTHING_FOUND]
+        .iter()
+        .any(|p| n.starts_with(p))
 }
 
 fn status_line(out: &mut String, c: &CellResult) {
