@@ -172,6 +172,33 @@ fn timewait_exhaustion_fires_with_reuse_off_and_clears_with_its_fix() {
         .title
         .contains("27000 TIME_WAIT sockets against 28232 ephemeral ports"));
     assert!(f.fix.app.as_deref().unwrap().contains("tcp_tw_reuse=1"));
+    // The fix is also two journaled plan changes, so `nettune lab` applies it.
+    let files: Vec<(String, String, Option<String>)> = f
+        .fix
+        .changes
+        .iter()
+        .map(|c| match &c.target {
+            model::plan::Target::File { path, .. } => {
+                (path.clone(), c.after.clone(), c.before.clone())
+            }
+            t => panic!("{t:?}"),
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            (
+                "/proc/sys/net/ipv4/tcp_tw_reuse".to_string(),
+                "1".to_string(),
+                Some("2".to_string())
+            ),
+            (
+                "/proc/sys/net/ipv4/ip_local_port_range".to_string(),
+                "1024\t65535".to_string(),
+                Some("32768\t60999".to_string())
+            ),
+        ]
+    );
     tw(&mut i, 12_000, "0", "32768\t60999");
     assert_eq!(r.exit_code(), 2);
     assert_eq!(

@@ -99,13 +99,47 @@ impl DoctorRule for TimewaitExhaustion {
         }
         f = f.fix(Fix {
             text: "Let new outgoing connections reuse TIME_WAIT ports and give them more ports: net.ipv4.tcp_tw_reuse=1 and net.ipv4.ip_local_port_range=\"1024 65535\" (both per network namespace). Better still, keep connections open (pooling, keep-alive).".into(),
-            changes: Vec::new(),
+            changes: fix_changes(cx),
             command: None,
             app: Some("sysctl -w net.ipv4.tcp_tw_reuse=1 net.ipv4.ip_local_port_range=\"1024 65535\"; in the application, reuse connections".into()),
         });
         out.push(f);
         Ok(())
     }
+}
+
+/// The two sysctl changes of the fix, as plan changes for this host (each
+/// left out when the host lacks the sysctl), so `nettune lab` and a user's
+/// `apply --plan` can apply them through the journal.
+fn fix_changes(cx: &Cx<'_>) -> Vec<model::plan::Change> {
+    use model::experiment::{Knob, Level};
+    use tune::levels::{Effect, KnobKind, SysctlKnob};
+    let wanted = [
+        (Knob::TcpTwReuse, Level::Int(1)),
+        (Knob::IpLocalPortRange, Level::Range([1024, 65535])),
+    ];
+    let mut out = Vec::new();
+    for (knob, level) in wanted {
+        if let Ok(Effect::Changes(changes)) = SysctlKnob.effect(cx.snap(), knob, &level) {
+            for mut c in changes {
+                if c.before
+                    .as_deref()
+                    .map(str::split_whitespace)
+                    .map(Iterator::collect::<Vec<_>>)
+                    == Some(c.after.split_whitespace().collect())
+                {
+                    continue;
+                }
+                c.rule = "timewait-exhaustion".into();
+                c.reason = "TIME_WAIT sockets hold most of the ephemeral ports".into();
+                c.source =
+                    "Documentation/networking/ip-sysctl.rst (tcp_tw_reuse, ip_local_port_range)"
+                        .into();
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 /// `"32768\t60999"` → (32768, 60999), `lo <= hi`.
