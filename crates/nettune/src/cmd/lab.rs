@@ -789,7 +789,7 @@ pub fn fixes_from_doctor(
                 plan.changes.len(),
                 plan.changes
                     .iter()
-                    .map(|c| format!("{}={}", c.knob, c.after))
+                    .map(|c| format!("{}={}", c.knob, c.after.split_whitespace().collect::<Vec<_>>().join(" ")))
                     .collect::<Vec<_>>()
                     .join(", "),
                 ids.join(", ")
