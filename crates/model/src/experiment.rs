@@ -609,9 +609,22 @@ fn header_span(text: &str, name: &str) -> Range<usize> {
     0..0
 }
 
+/// At most 48 characters of a value from the file, control characters
+/// escaped, so an error stays on one line whatever the file holds.
 fn truncate(s: &str) -> String {
-    let t: String = s.chars().take(48).collect();
-    if t.len() < s.len() {
+    let t: String = s
+        .chars()
+        .take(48)
+        .flat_map(|c| {
+            let esc: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            esc
+        })
+        .collect();
+    if s.chars().count() > 48 {
         format!("{t}…")
     } else {
         t
@@ -1034,7 +1047,7 @@ pub fn parse(text: &str) -> Result<Experiment, ExperimentError> {
                 w.name.span(),
                 k("name"),
                 ErrorKind::Duplicate {
-                    value: name.clone(),
+                    value: truncate(name),
                 },
             ));
         }
@@ -1128,7 +1141,7 @@ pub fn parse(text: &str) -> Result<Experiment, ExperimentError> {
                 f.name.span(),
                 format!("factor[{i}].name"),
                 ErrorKind::Duplicate {
-                    value: name.clone(),
+                    value: truncate(name),
                 },
             ));
         }
@@ -1160,7 +1173,7 @@ pub fn parse(text: &str) -> Result<Experiment, ExperimentError> {
                     v.span(),
                     key,
                     ErrorKind::Duplicate {
-                        value: level.to_string(),
+                        value: truncate(&level.to_string()),
                     },
                 ));
             }
@@ -1200,7 +1213,7 @@ pub fn parse(text: &str) -> Result<Experiment, ExperimentError> {
                 m.span(),
                 format!("responses.metrics[{i}]"),
                 ErrorKind::Duplicate {
-                    value: m.get_ref().clone(),
+                    value: truncate(m.get_ref()),
                 },
             ));
         }

@@ -212,6 +212,17 @@ fn the_shipped_examples_parse() {
     );
 }
 
+/// A name with an escaped newline (`"a\\nb"` in TOML) is echoed escaped:
+/// found by the proptest below, whose message then spanned two lines.
+#[test]
+fn control_characters_in_names_are_escaped_in_errors() {
+    let text = "[hosts.lab]\nhosts = 2\n[[workload]]\nname = \"w\"\ntest = \"tcp-stream\"\n[[factor]]\nname = \"ip_local_por\\nge\"\nlevels = [1]\n[responses]\nmetrics = [\"throughput\"]\n";
+    let e = parse(text).unwrap_err();
+    let msg = e.to_string();
+    assert!(!msg.contains('\n'), "{msg}");
+    assert!(msg.contains("ip_local_por\\nge"), "{msg}");
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
