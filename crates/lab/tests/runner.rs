@@ -24,6 +24,11 @@ use nettune_lab::runner::{
 const STREAM: &str = include_str!("data/bench-tcp-stream-lo.json");
 /// `nettune bench --test tcp-rr --duration 2 --json` over loopback (same).
 const RR: &str = include_str!("data/bench-tcp-rr-lo.json");
+/// `nettune bench 127.0.0.1 --test tcp-stream --duration 2 --probe rr:10
+/// --json` over the loopback of a scratch namespace (kernel 6.18, 2 CPUs,
+/// release build of f3f6648, 2026-11-24): a stream with the latency probe
+/// beside it.
+const STREAM_PROBE: &str = include_str!("data/bench-tcp-stream-probe-lo.json");
 /// `nettune inspect --json` in a namespace with a veth pair.
 const SNAP: &str = include_str!("../../tune/src/levels/testdata/netns-veth-6.18.json");
 
@@ -536,4 +541,57 @@ fn metrics_come_from_recorded_bench_json() {
     let only = metrics::record_from_json(RR, &[Metric::Transactions]).unwrap();
     assert_eq!(only.values.len(), 1);
     assert!(metrics::record_from_json("{\"x\":1}", &all).is_err());
+}
+
+#[test]
+fn a_stream_with_the_probe_takes_its_latency_from_the_probe() {
+    let all = [Metric::Throughput, Metric::LatencyP50, Metric::LatencyP99];
+    let raw: serde_json::Value = serde_json::from_str(STREAM_PROBE).unwrap();
+    let p = &raw["probe"];
+    let s = metrics::record_from_json(STREAM_PROBE, &all).unwrap();
+    assert_eq!(s.values["latency_p50"], p["p50_us"].as_f64().unwrap());
+    assert_eq!(s.values["latency_p99"], p["p99_us"].as_f64().unwrap());
+    assert!(s.values["throughput"] > 0.0);
+    let probe = s.probe.as_ref().unwrap();
+    assert_eq!(probe.kind, "rr");
+    assert_eq!(probe.count, p["answered"].as_u64().unwrap());
+    assert_eq!(probe.lost, p["lost"].as_u64().unwrap());
+    assert_eq!(probe.p50_us, p["p50_us"].as_f64().unwrap());
+    // The CDF is the probe's, in µs: it ends at the probe's largest bucket.
+    let hist = p["histogram"].as_array().unwrap();
+    let last = hist.last().unwrap()[0].as_f64().unwrap();
+    assert_eq!(*s.latency_cdf.last().unwrap(), [last, 1.0]);
+    // An RR test keeps its own latency (the fixture without a probe).
+    let rr = metrics::record_from_json(RR, &all).unwrap();
+    assert!(rr.probe.is_none());
+}
+
+#[test]
+fn the_files_latency_probe_goes_to_every_bench_run() {
+    let text = r#"
+name = "probe"
+[hosts.lab]
+hosts = 2
+[[workload]]
+name = "small"
+test = "tcp-stream"
+duration_s = 2
+[[factor]]
+name = "tcp_tw_reuse"
+levels = [0, 1]
+[responses]
+metrics = ["latency_p50"]
+probe = { kind = "icmp", interval_ms = 20 }
+"#;
+    let exp = parse(text).unwrap();
+    let sched = rx::schedule(&exp, HostId(1), HostId(0), None);
+    let args = &sched.workloads[0].args;
+    let at = args.iter().position(|a| a == "--probe").unwrap();
+    assert_eq!(args[at + 1], "icmp:20");
+    let skel = rx::results_skeleton(&exp, Machine::default(), String::new());
+    assert_eq!(&skel.workloads[0].args, args);
+    // Without a probe in the file there is none.
+    let plain = parse(&text.replace("probe = { kind = \"icmp\", interval_ms = 20 }", "")).unwrap();
+    let sched = rx::schedule(&plain, HostId(1), HostId(0), None);
+    assert!(!sched.workloads[0].args.iter().any(|a| a == "--probe"));
 }

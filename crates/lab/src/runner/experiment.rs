@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use model::experiment::{Experiment, Hosts, LabPath, Level, TestKind, Workload};
+use model::experiment::{Experiment, Hosts, LabPath, Level, Probe, ProbeKind, TestKind, Workload};
 use model::plan::NetnsScope;
 use model::results::{
     CellResult, CellStatus, ExperimentResults, FactorInfo, LabInfo, Machine, ResultsKind,
@@ -56,6 +56,32 @@ pub fn bench_args(w: &Workload) -> Vec<String> {
     }
     if let Some(s) = w.rcvbuf {
         a.extend(["--rcvbuf".into(), s.to_string()]);
+    }
+    a
+}
+
+/// `--probe KIND:MS` for the experiment's latency probe (`responses.probe`),
+/// which then runs beside every workload's load (`nettune bench --probe`).
+/// The interval is rounded to whole milliseconds, at least 1.
+pub fn probe_args(p: &Probe) -> Vec<String> {
+    let kind = match p.kind {
+        ProbeKind::Rr => "rr",
+        ProbeKind::Icmp => "icmp",
+    };
+    let ms = if p.interval_ms.is_finite() {
+        p.interval_ms.round().clamp(1.0, 1e9) as u64
+    } else {
+        1
+    };
+    vec!["--probe".into(), format!("{kind}:{ms}")]
+}
+
+/// A workload's bench arguments in an experiment: [`bench_args`] and, when
+/// the file asks for a latency probe, [`probe_args`].
+pub fn workload_args(w: &Workload, probe: Option<&Probe>) -> Vec<String> {
+    let mut a = bench_args(w);
+    if let Some(p) = probe {
+        a.extend(probe_args(p));
     }
     a
 }
@@ -118,7 +144,7 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
             .map(|w| WorkloadInfo {
                 name: w.name.clone(),
                 test: test_name(w.test).into(),
-                args: bench_args(w),
+                args: workload_args(w, exp.responses.probe.as_ref()),
             })
             .collect(),
         factors: exp
@@ -177,7 +203,7 @@ pub fn schedule(
                 let expected = Duration::from_secs_f64(w.duration_s + BENCH_WARMUP_S + 0.5);
                 WorkloadRun {
                     name: w.name.clone(),
-                    args: bench_args(w),
+                    args: workload_args(w, exp.responses.probe.as_ref()),
                     expected,
                     deadline: expected.saturating_mul(2) + Duration::from_secs(20),
                 }

@@ -2,7 +2,9 @@
 //!
 //! - `throughput` (stream tests): bit/s summed over directions;
 //! - `transactions` (RR and CRR tests): per second, summed;
-//! - `latency_p50`, `latency_p99`: µs, from the run's latency histogram;
+//! - `latency_p50`, `latency_p99`: µs, from the run's latency histogram (RR
+//!   and CRR tests), or from the latency probe beside a stream test
+//!   (`responses.probe`, `bench --probe`);
 //! - `cpu_pct`: busy % (100 − idle) averaged over the receiving side's CPUs;
 //! - `softirq_pct`: the highest per-CPU softirq % on the receiving side (the
 //!   whole per-CPU list goes to [`RunRecord::cpus`]);
@@ -16,7 +18,7 @@ use std::collections::BTreeMap;
 use engine::config::{Direction, TestKind};
 use engine::report::{BenchResult, SideReport};
 use model::experiment::Metric;
-use model::results::{CpuPoint, IntervalPoint, RunRecord};
+use model::results::{CpuPoint, IntervalPoint, ProbeResult, RunRecord};
 use thiserror::Error;
 
 use super::metric_key;
@@ -81,7 +83,7 @@ pub fn record_from_bench(b: &BenchResult, wanted: &[Metric]) -> RunRecord {
         cpus,
         softirq_series: Vec::new(),
         latency_cdf: latency_cdf(b),
-        probe: None,
+        probe: probe(b),
         raw: None,
     }
 }
@@ -111,6 +113,9 @@ pub fn extract(b: &BenchResult) -> BTreeMap<Metric, f64> {
     {
         out.insert(Metric::LatencyP50, lat.p50_ns.0 as f64 / 1000.0);
         out.insert(Metric::LatencyP99, lat.p99_ns.0 as f64 / 1000.0);
+    } else if let Some((p50, p99)) = stream_probe(b).and_then(|p| p.p50_us.zip(p.p99_us)) {
+        out.insert(Metric::LatencyP50, p50 as f64);
+        out.insert(Metric::LatencyP99, p99 as f64);
     }
     let side = receiver(b);
     let cpus = &side.cpu.cpus;
@@ -144,6 +149,27 @@ pub fn extract(b: &BenchResult) -> BTreeMap<Metric, f64> {
     out
 }
 
+/// The probe that measured a stream test's latency (a stream test has no
+/// latency of its own); `None` for other tests or without answers.
+fn stream_probe(b: &BenchResult) -> Option<&engine::probe::ProbeReport> {
+    b.probe
+        .as_ref()
+        .filter(|p| b.config.test.is_stream() && p.answered > 0)
+}
+
+/// The latency probe's result, when one ran and was answered.
+fn probe(b: &BenchResult) -> Option<ProbeResult> {
+    let p = b.probe.as_ref()?;
+    let (p50, p99) = p.p50_us.zip(p.p99_us)?;
+    Some(ProbeResult {
+        kind: p.kind.name().into(),
+        count: p.answered,
+        lost: p.lost,
+        p50_us: p50 as f64,
+        p99_us: p99 as f64,
+    })
+}
+
 /// Per-interval throughput and rate, summed over directions.
 fn intervals(b: &BenchResult) -> Vec<IntervalPoint> {
     let mut by_index: BTreeMap<u64, IntervalPoint> = BTreeMap::new();
@@ -159,31 +185,33 @@ fn intervals(b: &BenchResult) -> Vec<IntervalPoint> {
     by_index.into_values().collect()
 }
 
-/// The latency histogram as `[µs, cumulative fraction]`, thinned to at most
+/// The latency histogram as `[µs, cumulative fraction]` (the run's own, or
+/// the probe's beside a stream test), thinned to at most
 /// [`MAX_CDF_POINTS`] points (the last always kept).
 fn latency_cdf(b: &BenchResult) -> Vec<[f64; 2]> {
-    let Some(lat) = b
+    // [value, count] buckets and the divisor that makes the value µs.
+    let (hist, per_us): (&[[u64; 2]], f64) = match b
         .results
         .iter()
         .filter_map(|r| r.latency.as_ref())
         .find(|l| !l.histogram.is_empty())
-    else {
-        return Vec::new();
+    {
+        Some(lat) => (&lat.histogram, 1000.0),
+        None => match stream_probe(b) {
+            Some(p) if !p.histogram.is_empty() => (&p.histogram, 1.0),
+            _ => return Vec::new(),
+        },
     };
-    let total: u64 = lat
-        .histogram
-        .iter()
-        .fold(0u64, |a, [_, c]| a.saturating_add(*c));
+    let total: u64 = hist.iter().fold(0u64, |a, [_, c]| a.saturating_add(*c));
     if total == 0 {
         return Vec::new();
     }
     let mut acc = 0u64;
-    let pts: Vec<[f64; 2]> = lat
-        .histogram
+    let pts: Vec<[f64; 2]> = hist
         .iter()
         .map(|[v, c]| {
             acc = acc.saturating_add(*c);
-            [*v as f64 / 1000.0, acc as f64 / total as f64]
+            [*v as f64 / per_us, acc as f64 / total as f64]
         })
         .collect();
     let step = pts.len().div_ceil(MAX_CDF_POINTS).max(1);
