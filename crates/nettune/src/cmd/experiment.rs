@@ -190,15 +190,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The lab of an experiment's topology: `delay_ms` is what the round trip
-/// grows by, so each of the two veth ends on the path adds half.
+/// The lab of an experiment's topology: `delay_ms` (and `jitter_ms`) is what
+/// the round trip grows by, which is what [`lab::LabSpec::delay`] means too
+/// (the lab puts half in each direction itself).
 fn lab_spec(t: &model::experiment::LabTopology) -> anyhow::Result<lab::LabSpec> {
-    let half = |ms: f64| (ms > 0.0).then(|| Duration::from_secs_f64(ms / 2000.0));
+    let rtt = |ms: f64| (ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0));
     Ok(lab::LabSpec {
         prefix: "ntexp".into(),
         rate: t.rate_mbit.map(|m| (m * 1e6).round() as u64),
-        delay: half(t.delay_ms),
-        jitter: half(t.jitter_ms),
+        delay: rtt(t.delay_ms),
+        jitter: rtt(t.jitter_ms),
         loss: (t.loss_pct > 0.0).then_some(t.loss_pct),
         ..lab::LabSpec::new(t.hosts, t.queues)
     })
@@ -447,4 +448,31 @@ pub fn table(r: &ExperimentResults) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `delay_ms = 100` is a 100 ms round trip: 50 ms each way on the delay
+    /// line (the lab halves the spec's round trip itself; halving here too
+    /// gave a 50 ms round trip).
+    #[test]
+    fn the_files_delay_is_the_labs_round_trip() {
+        let exp = model::experiment::parse(
+            "name = \"x\"\n[hosts.lab]\nhosts = 2\nrate_mbit = 100\ndelay_ms = 100\njitter_ms = 10\n\
+             [[workload]]\nname = \"s\"\ntest = \"tcp-stream\"\n\
+             [[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 1]\n\
+             [responses]\nmetrics = [\"throughput\"]\n",
+        )
+        .unwrap();
+        let Hosts::Lab(topo) = &exp.hosts else {
+            panic!("not a lab");
+        };
+        let spec = lab_spec(topo).unwrap();
+        assert_eq!(spec.delay, Some(Duration::from_millis(100)));
+        assert_eq!(spec.jitter, Some(Duration::from_millis(10)));
+        assert_eq!(spec.delay_spec().delay, Duration::from_millis(50));
+        assert_eq!(spec.rate, Some(100_000_000));
+    }
 }
