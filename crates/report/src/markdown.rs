@@ -46,7 +46,7 @@ pub(crate) fn lab_text(r: &ExperimentResults) -> String {
         format!("rate {} Mbit/s", num(v))
     });
     format!(
-        "{} hosts × {} queues over {}, {rate}, delay {} ms one way, jitter {} ms, loss {} %; delay mechanism: {}",
+        "{} hosts × {} queues over {}, {rate}, round trip +{} ms (half each way), jitter {} ms, loss {} %; delay mechanism: {}",
         l.hosts,
         l.queues,
         l.path,
