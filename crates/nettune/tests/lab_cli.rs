@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod engine_common;
+use engine_common::root_settings;
 use model::results::{CellStatus, ExperimentResults, ResultsKind};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -21,50 +23,6 @@ fn netns_of(pid: u32) -> Vec<String> {
         .filter_map(|l| l.split_whitespace().next())
         .filter(|n| n.starts_with(&me))
         .map(str::to_string)
-        .collect()
-}
-
-/// Root-namespace settings a lab must never touch.
-fn root_settings() -> Vec<(String, String)> {
-    let mut paths: Vec<String> = [
-        "/proc/sys/net/core/rmem_max",
-        "/proc/sys/net/core/wmem_max",
-        "/proc/sys/net/core/rps_sock_flow_entries",
-        "/proc/sys/net/core/netdev_max_backlog",
-        "/proc/sys/net/core/busy_poll",
-        "/proc/sys/net/ipv4/tcp_rmem",
-        "/proc/sys/net/ipv4/tcp_wmem",
-        "/proc/sys/net/ipv4/ip_forward",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for dir in ["/sys/class/net/eth0/queues"] {
-        if let Ok(rd) = std::fs::read_dir(dir) {
-            for e in rd.flatten() {
-                for f in ["rps_cpus", "rps_flow_cnt", "xps_cpus"] {
-                    let p = e.path().join(f);
-                    if p.exists() {
-                        paths.push(p.display().to_string());
-                    }
-                }
-            }
-        }
-    }
-    if let Ok(rd) = std::fs::read_dir("/proc/irq") {
-        for e in rd.flatten() {
-            let p = e.path().join("smp_affinity_list");
-            if p.exists() {
-                paths.push(p.display().to_string());
-            }
-        }
-    }
-    paths
-        .into_iter()
-        .map(|p| {
-            let v = std::fs::read_to_string(&p).unwrap_or_default();
-            (p, v.trim().to_string())
-        })
         .collect()
 }
 

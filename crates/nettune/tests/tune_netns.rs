@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod engine_common;
 use lab::TwoHosts;
 use std::process::Output;
 
@@ -24,36 +25,6 @@ fn ns_values(lab: &TwoHosts) -> Vec<(String, String)> {
         .map(|p| {
             let v = lab.b.sh(&format!("cat {p}")).unwrap();
             (p, v.split_whitespace().collect::<Vec<_>>().join(" "))
-        })
-        .collect()
-}
-
-fn root_values() -> Vec<(String, String)> {
-    let mut paths: Vec<String> = [
-        "/proc/sys/net/core/rmem_max",
-        "/proc/sys/net/core/wmem_max",
-        "/proc/sys/net/core/rps_sock_flow_entries",
-        "/proc/sys/net/core/netdev_max_backlog",
-        "/proc/sys/net/core/busy_poll",
-        "/proc/sys/net/ipv4/tcp_rmem",
-        "/proc/sys/net/ipv4/tcp_wmem",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    if let Ok(rd) = std::fs::read_dir("/proc/irq") {
-        for e in rd.flatten() {
-            let p = e.path().join("smp_affinity_list");
-            if p.exists() {
-                paths.push(p.display().to_string());
-            }
-        }
-    }
-    paths
-        .into_iter()
-        .map(|p| {
-            let v = std::fs::read_to_string(&p).unwrap_or_default();
-            (p, v.trim().to_string())
         })
         .collect()
 }
@@ -83,7 +54,7 @@ fn apply_verify_rollback_inside_a_namespace() {
     }
     let lab = TwoHosts::create("nttune", 4).unwrap();
     let state = tempfile::tempdir().unwrap();
-    let root_before = root_values();
+    let root_before = engine_common::root_settings();
     let ns_before = ns_values(&lab);
 
     // The plan knows it is in a child namespace and leaves global knobs out.
@@ -178,7 +149,11 @@ fn apply_verify_rollback_inside_a_namespace() {
     let r = in_ns(&lab, state.path(), &["rollback"]);
     assert!(r.status.success(), "{}", text(&r));
     assert_eq!(ns_values(&lab), ns_before);
-    assert_eq!(root_values(), root_before, "root namespace untouched");
+    assert_eq!(
+        engine_common::root_settings(),
+        root_before,
+        "root namespace untouched"
+    );
 
     let h = in_ns(&lab, state.path(), &["history", "--json"]);
     let hist: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();

@@ -359,3 +359,48 @@ pub fn wait_listening(ns: &lab::Netns, port: u16) {
     }
     panic!("server did not start in the namespace");
 }
+
+/// Root-namespace settings a namespace test must never touch: global
+/// sysctls, eth0's queue steering and every IRQ affinity, with their values.
+pub fn root_settings() -> Vec<(String, String)> {
+    let mut paths: Vec<String> = [
+        "/proc/sys/net/core/rmem_max",
+        "/proc/sys/net/core/wmem_max",
+        "/proc/sys/net/core/rps_sock_flow_entries",
+        "/proc/sys/net/core/netdev_max_backlog",
+        "/proc/sys/net/core/busy_poll",
+        "/proc/sys/net/ipv4/tcp_rmem",
+        "/proc/sys/net/ipv4/tcp_wmem",
+        "/proc/sys/net/ipv4/ip_forward",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for dir in ["/sys/class/net/eth0/queues"] {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                for f in ["rps_cpus", "rps_flow_cnt", "xps_cpus"] {
+                    let p = e.path().join(f);
+                    if p.exists() {
+                        paths.push(p.display().to_string());
+                    }
+                }
+            }
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir("/proc/irq") {
+        for e in rd.flatten() {
+            let p = e.path().join("smp_affinity_list");
+            if p.exists() {
+                paths.push(p.display().to_string());
+            }
+        }
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let v = std::fs::read_to_string(&p).unwrap_or_default();
+            (p, v.trim().to_string())
+        })
+        .collect()
+}
