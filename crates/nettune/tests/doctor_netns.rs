@@ -179,7 +179,10 @@ fn softirq_concentrated_fires_and_clears_after_apply() {
 
 /// 64-byte UDP into a socket with the kernel's default buffer size:
 /// udp-rcvbuf-errors fires and names the bench flag; with `--rcvbuf 4M` the
-/// same load loses nothing at the socket.
+/// receiving socket really has the larger buffer, and the same load loses a
+/// small fraction of what the default buffer lost (nothing at all on a quiet
+/// machine; on a busy one the receiver is descheduled for longer than even
+/// 4 MiB absorbs, so "clears" is relative, measured in this test).
 #[test]
 fn udp_rcvbuf_errors_fire_and_clear_with_a_larger_rcvbuf() {
     if !lab::require_root("doctor_netns::udp_rcvbuf_errors_fire_and_clear_with_a_larger_rcvbuf") {
@@ -196,6 +199,8 @@ fn udp_rcvbuf_errors_fire_and_clear_with_a_larger_rcvbuf() {
         .parse()
         .unwrap();
     let half = (dflt / 2).to_string();
+    // One window of load: doctor's report, its loss share (0 without the
+    // finding) and the largest receive buffer of b's UDP sockets mid-run.
     let run = |rcvbuf: &str| {
         let b = bench(
             &lab,
@@ -210,27 +215,87 @@ fn udp_rcvbuf_errors_fire_and_clear_with_a_larger_rcvbuf() {
                 rcvbuf,
             ],
         );
-        std::thread::sleep(Duration::from_millis(800));
-        let r = doctor(&lab.b, "2");
+        let t = Instant::now();
+        let mut rb = udp_rcvbuf(&lab.b);
+        while rb.is_none() && t.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(50));
+            rb = udp_rcvbuf(&lab.b);
+        }
+        std::thread::sleep(Duration::from_millis(800).saturating_sub(t.elapsed()));
+        let (code, r) = doctor(&lab.b, "2");
         finish(b);
-        r
+        let loss = finding(&r, "udp-rcvbuf-errors").map_or(0.0, rcvbuf_loss);
+        (code, r, loss, rb)
     };
-    let (code, r) = run(&half);
-    let f = finding(&r, "udp-rcvbuf-errors").unwrap_or_else(|| panic!("{r:#}"));
+    // Fires: the default buffer overflows on a quiet machine too (1-2.5 %
+    // of 64-byte datagrams); allow three windows like "clears".
+    let mut fired = None;
+    let mut last = Value::Null;
+    for _ in 0..3 {
+        let (code, r, loss, rb) = run(&half);
+        assert!(rb.is_some_and(|b| b <= dflt), "default buffer: {rb:?}");
+        if finding(&r, "udp-rcvbuf-errors").is_some() {
+            fired = Some((code, r, loss));
+            break;
+        }
+        last = r;
+    }
+    let (code, r, loss0) = fired.unwrap_or_else(|| panic!("never fired: {last:#}"));
+    let f = finding(&r, "udp-rcvbuf-errors").unwrap();
     eprintln!("default-size buffer: {}", f["title"]);
     assert!(code >= 1);
+    assert!(loss0 > 0.0, "{f:#}");
     let app = f["fix"]["app"].as_str().unwrap();
     assert!(app.contains("--rcvbuf 4M"), "{app}");
-    // Allow two more windows if other work on the machine starved the
-    // receiver beyond what 4 MiB absorbs.
-    let mut last = Value::Null;
+    // Clears: the finding is gone, or the share lost is at most a quarter of
+    // the default buffer's (the fault this catches: a --rcvbuf that does not
+    // reach the socket loses as much as the default). Three windows, since
+    // one may fall on a burst of other work.
+    let mut seen = Vec::new();
     let cleared = (0..3).any(|_| {
-        let (_, r) = run("4M");
-        let ok = finding(&r, "udp-rcvbuf-errors").is_none();
-        last = r;
-        ok
+        let (_, _, loss, rb) = run("4M");
+        assert!(
+            rb.is_some_and(|b| b >= 4 << 20),
+            "--rcvbuf 4M did not reach the receiving socket: {rb:?}"
+        );
+        seen.push(loss);
+        loss <= loss0 / 4.0
     });
-    assert!(cleared, "{last:#}");
+    eprintln!("loss at the socket: {loss0:.5} with the default buffer, {seen:?} with 4 MiB");
+    assert!(
+        cleared,
+        "4 MiB lost {seen:?} of the datagrams, the default buffer {loss0:.5}"
+    );
+}
+
+/// The share of arriving datagrams a udp-rcvbuf-errors finding says were
+/// dropped: RcvbufErrors / (RcvbufErrors + InDatagrams), from its evidence.
+fn rcvbuf_loss(f: &Value) -> f64 {
+    let count = |what: &str| -> f64 {
+        let e = f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["what"] == what)
+            .unwrap_or_else(|| panic!("no {what} evidence: {f:#}"));
+        let v = e["value"].as_str().unwrap();
+        v.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let errs = count("Udp.RcvbufErrors");
+    errs / (errs + count("Udp.InDatagrams")).max(1.0)
+}
+
+/// The largest receive buffer (`skmem` rb, bytes) of the UDP sockets in `ns`.
+fn udp_rcvbuf(ns: &Netns) -> Option<u64> {
+    let ss = ns.sh("ss -Huanm").unwrap();
+    ss.split("skmem:(")
+        .skip(1)
+        .filter_map(|m| {
+            m.split([',', ')'])
+                .find_map(|k| k.strip_prefix("rb"))
+                .and_then(|v| v.parse().ok())
+        })
+        .max()
 }
 
 /// `Tcp.ActiveOpens` of a namespace.
@@ -290,22 +355,37 @@ fn timewait_exhaustion_fires_and_clears_with_reuse_and_ports() {
             .tcp_tw()
             .unwrap()
     };
-    for _ in 0..8 {
-        if tw() >= 27_000 {
+    let fill = || {
+        for _ in 0..8 {
+            if tw() >= 27_000 {
+                break;
+            }
+            finish(bench(
+                &lab,
+                &["--test", "tcp-crr", "--flows", "2", "--duration", "3"],
+            ));
+        }
+        assert!(
+            tw() >= 14_000,
+            "could not fill the port range: {} TIME_WAIT",
+            tw()
+        );
+    };
+    // Fires: the rule looks at the share of the range in TIME_WAIT, which the
+    // fill guarantees; three bursts in case one window missed the load.
+    let mut fired = None;
+    let mut last = Value::Null;
+    for _ in 0..3 {
+        fill();
+        let (r, slow) = burst();
+        if finding(&r, "timewait-exhaustion").is_some() {
+            fired = Some((r, slow));
             break;
         }
-        finish(bench(
-            &lab,
-            &["--test", "tcp-crr", "--flows", "2", "--duration", "3"],
-        ));
+        last = r;
     }
-    assert!(
-        tw() >= 14_000,
-        "could not fill the port range: {} TIME_WAIT",
-        tw()
-    );
-    let (r, slow) = burst();
-    let f = finding(&r, "timewait-exhaustion").unwrap_or_else(|| panic!("{r:#}"));
+    let (r, slow) = fired.unwrap_or_else(|| panic!("never fired: {last:#}"));
+    let f = finding(&r, "timewait-exhaustion").unwrap();
     let app = f["fix"]["app"].as_str().unwrap();
     assert!(
         app.contains("tcp_tw_reuse=1") && app.contains("ip_local_port_range"),
@@ -315,12 +395,21 @@ fn timewait_exhaustion_fires_and_clears_with_reuse_and_ports() {
     lab.a
         .sh("sysctl -q -w net.ipv4.tcp_tw_reuse=1 && sysctl -q -w net.ipv4.ip_local_port_range='1024 65535'")
         .unwrap();
-    let (r, fast) = burst();
-    eprintln!("tcp-crr connections/s with the range full: {slow} before the fix, {fast} after");
-    assert!(finding(&r, "timewait-exhaustion").is_none(), "{r:#}");
+    // Clears: with tw_reuse=1 the rule never fires (every window); the rate
+    // recovers several-fold (the fault this catches: a fix that does not
+    // free the ports leaves the rate where it was). Three windows for the
+    // rate, since one may fall on a burst of other work.
+    let mut rates = Vec::new();
+    let recovered = (0..3).any(|_| {
+        let (r, fast) = burst();
+        assert!(finding(&r, "timewait-exhaustion").is_none(), "{r:#}");
+        rates.push(fast);
+        fast > slow.saturating_mul(4)
+    });
+    eprintln!("tcp-crr connections/s with the range full: {slow} before the fix, {rates:?} after");
     assert!(
-        fast > slow.saturating_mul(4),
-        "connections/s in the burst's last second: {slow} before the fix, {fast} after"
+        recovered,
+        "connections/s in the burst's last second: {slow} before the fix, {rates:?} after"
     );
     assert_eq!(
         (
