@@ -1,6 +1,7 @@
 //! `nettune stat` inside a network namespace while iperf3 sends to it over a
 //! veth pair: NET_RX softirqs and nt1's packets/s move, and the per-interval
-//! packet counts add up to the kernel's own `/proc/net/dev` delta.
+//! packet counts add up to the kernel's own `/proc/net/dev` delta over the
+//! reports read (the load runs between the first and the last of them).
 //! Needs root (namespaces) and iperf3; skips with a reason otherwise.
 
 #![allow(clippy::unwrap_used)]
@@ -52,27 +53,43 @@ fn stat_sees_iperf3_load_in_a_namespace() {
     }
 
     let before = nt1_rx_packets(&lab);
-    // 6 × 0.5 s = 3 s of reports; the 1 s load starts 0.5 s in, so the
-    // reports' window covers all of it.
-    let stat = lab
-        .b
-        .command(env!("CARGO_BIN_EXE_nettune"))
-        .args([
-            "stat",
-            "--json",
-            "--interval",
-            "0.5",
-            "--count",
-            "6",
-            "--iface",
-            "nt1",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stat = lab::ChildGuard::new(stat);
-    std::thread::sleep(Duration::from_millis(500));
+    // Reports every 0.5 s (at most 60: a hang guard); the load starts after
+    // the first report and the reports are read until two have come after
+    // it ended, so their window covers all of it however slowly the busy
+    // machine starts either process.
+    let mut stat = lab::ChildGuard::new(
+        lab.b
+            .command(env!("CARGO_BIN_EXE_nettune"))
+            .args([
+                "stat",
+                "--json",
+                "--interval",
+                "0.5",
+                "--count",
+                "60",
+                "--iface",
+                "nt1",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = stat.child().unwrap().stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for l in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(l) = l else { break };
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || {
+        rx.recv_timeout(Duration::from_secs(20))
+            .expect("stat printed no report in 20 s")
+    };
+    let mut text = vec![next()];
     let client = lab
         .a
         .command("iperf3")
@@ -84,21 +101,21 @@ fn stat_sees_iperf3_load_in_a_namespace() {
         "iperf3 client: {}",
         String::from_utf8_lossy(&client.stderr)
     );
-    let out = stat.wait_output().unwrap();
-    assert!(
-        out.status.success(),
-        "stat: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Every report received so far, then two more: the one that was under
+    // way when the load ended and a whole one after it.
+    text.extend(rx.try_iter());
+    text.push(next());
+    text.push(next());
     let after = nt1_rx_packets(&lab);
+    drop(stat);
     let kernel = after - before;
 
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = text.join("\n");
     let lines: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 6, "{text}");
+    assert!(lines.len() >= 3, "{text}");
     let mut rx_sum = 0u64;
     let mut net_rx = 0u64;
     let mut max_pps = 0f64;
