@@ -60,12 +60,23 @@ fn twenty_ms_each_way_gives_forty_ms_rtt() {
         ..DelaySpec::default()
     };
     let dl = DelayLine::create("ntdl", spec).expect("delay line");
-    let (got, mut rtts) = ping(&dl, 10, "0.1", 2);
-    assert!(got >= 8, "most pings cross: {got}/10");
-    rtts.sort_by(f64::total_cmp);
-    let median = rtts[rtts.len() / 2];
-    assert!(rtts[0] >= 40.0, "no RTT under 2 × 20 ms: {rtts:?}");
-    assert!(median < 60.0, "median RTT near 40 ms: {rtts:?}");
+    // The line never releases a packet early: every round. A busy machine
+    // may add scheduling delay to one round of 10 pings, not to three; a
+    // line that delays twice as asked fails every round.
+    let mut seen = Vec::new();
+    let near = (0..3).any(|_| {
+        let (got, mut rtts) = ping(&dl, 10, "0.1", 2);
+        assert!(got >= 8, "most pings cross: {got}/10");
+        rtts.sort_by(f64::total_cmp);
+        assert!(rtts[0] >= 40.0, "no RTT under 2 × 20 ms: {rtts:?}");
+        let median = rtts[rtts.len() / 2];
+        seen.push(rtts);
+        median < 60.0
+    });
+    assert!(
+        near,
+        "median RTT near 40 ms in one of three rounds: {seen:?}"
+    );
 }
 
 #[test]
@@ -150,14 +161,22 @@ fn jitter_spreads_the_rtt_within_its_band() {
         ..DelaySpec::default()
     };
     let dl = DelayLine::create("ntdl", spec).expect("delay line");
-    let (got, mut rtts) = ping(&dl, 20, "0.05", 2);
-    assert!(got >= 16, "most pings cross: {got}/20");
-    rtts.sort_by(f64::total_cmp);
-    let (lo, hi) = (rtts[0], rtts[rtts.len() - 1]);
-    assert!(lo >= 20.0, "no RTT under 2 × (20 - 10) ms: {rtts:?}");
+    // The band's floor holds in every round; the median inside the band and
+    // a spread wider than 5 ms in one of three (scheduling delay on a busy
+    // machine only adds to a round; a line without jitter never spreads).
+    let mut seen = Vec::new();
+    let ok = (0..3).any(|_| {
+        let (got, mut rtts) = ping(&dl, 20, "0.05", 2);
+        assert!(got >= 16, "most pings cross: {got}/20");
+        rtts.sort_by(f64::total_cmp);
+        let (lo, hi) = (rtts[0], rtts[rtts.len() - 1]);
+        assert!(lo >= 20.0, "no RTT under 2 × (20 - 10) ms: {rtts:?}");
+        let median = rtts[rtts.len() / 2];
+        seen.push(rtts);
+        median < 70.0 && hi - lo > 5.0
+    });
     assert!(
-        rtts[rtts.len() / 2] < 70.0,
-        "median within the band: {rtts:?}"
+        ok,
+        "median within the band and ±10 ms of spread in one of three rounds: {seen:?}"
     );
-    assert!(hi - lo > 5.0, "the RTT varies with ±10 ms jitter: {rtts:?}");
 }

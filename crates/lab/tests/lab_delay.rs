@@ -60,12 +60,21 @@ fn two_hosts_with_20ms_use_the_delay_line_without_netem_and_ping_shows_it() {
         let link = lab.hosts()[0].ip(&["-d", "link", "show", "v1"]).unwrap();
         assert!(link.contains("tun"), "host 0's end is a TUN device: {link}");
     }
-    let rtts = ping(&lab, 10);
-    assert!(rtts.len() >= 8, "most pings cross: {rtts:?}");
-    assert!(rtts[0] >= 20.0, "no RTT under the 20 ms asked: {rtts:?}");
+    // Never under the delay asked, in every round; the median near it in one
+    // of three (a busy machine adds scheduling delay to a round, a line that
+    // applies the delay twice fails all three).
+    let mut seen = Vec::new();
+    let near = (0..3).any(|_| {
+        let rtts = ping(&lab, 10);
+        assert!(rtts.len() >= 8, "most pings cross: {rtts:?}");
+        assert!(rtts[0] >= 20.0, "no RTT under the 20 ms asked: {rtts:?}");
+        let median = rtts[rtts.len() / 2];
+        seen.push(rtts);
+        median < 35.0
+    });
     assert!(
-        rtts[rtts.len() / 2] < 35.0,
-        "median RTT near 20 ms: {rtts:?}"
+        near,
+        "median RTT near 20 ms in one of three rounds: {seen:?}"
     );
 }
 
@@ -88,30 +97,42 @@ fn rate_and_delay_together_limit_throughput_near_the_rate() {
     })
     .expect("lab");
     let to = lab.addr(1).unwrap().to_string();
-    let _srv = lab.hosts()[1]
-        .spawn("iperf3", &["-s", "-1", "-B", &to])
-        .expect("iperf3 server");
-    std::thread::sleep(Duration::from_millis(500));
-    let out = lab.hosts()[0]
-        .command("timeout")
-        .args(["20", "iperf3", "-c", &to, "-t", "4", "-O", "1", "-f", "m"])
-        .output()
-        .expect("iperf3 client");
-    let text = String::from_utf8_lossy(&out.stdout);
-    // The receiver's line: "[  5]   0.00-4.04  sec  9.12 MBytes  18.9 Mbits/sec  receiver".
-    let mbit: f64 = text
-        .lines()
-        .find(|l| l.trim_end().ends_with("receiver"))
-        .and_then(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            let i = w.iter().position(|x| *x == "Mbits/sec")?;
-            w.get(i.checked_sub(1)?)?.parse().ok()
-        })
-        .unwrap_or_else(|| panic!("no receiver line in {text}"));
     let want = rate as f64 / 1e6;
+    // Never above the rate (every round); near it in one of three rounds
+    // (a busy machine may starve one round's sender; a limiter that passes
+    // a tenth of the rate fails all three).
+    let mut seen = Vec::new();
+    let near = (0..3).any(|_| {
+        let _srv = lab.hosts()[1]
+            .spawn("iperf3", &["-s", "-1", "-B", &to])
+            .expect("iperf3 server");
+        std::thread::sleep(Duration::from_millis(500));
+        let out = lab.hosts()[0]
+            .command("timeout")
+            .args(["20", "iperf3", "-c", &to, "-t", "4", "-O", "1", "-f", "m"])
+            .output()
+            .expect("iperf3 client");
+        let text = String::from_utf8_lossy(&out.stdout);
+        // The receiver's line: "[  5]   0.00-4.04  sec  9.12 MBytes  18.9 Mbits/sec  receiver".
+        let mbit: f64 = text
+            .lines()
+            .find(|l| l.trim_end().ends_with("receiver"))
+            .and_then(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                let i = w.iter().position(|x| *x == "Mbits/sec")?;
+                w.get(i.checked_sub(1)?)?.parse().ok()
+            })
+            .unwrap_or_else(|| panic!("no receiver line in {text}"));
+        assert!(
+            mbit <= want * 1.1,
+            "{mbit} Mbit/s through a {want} Mbit/s link: {text}"
+        );
+        seen.push(mbit);
+        mbit >= want * 0.5
+    });
     assert!(
-        mbit <= want * 1.1 && mbit >= want * 0.5,
-        "{mbit} Mbit/s through a {want} Mbit/s link: {text}"
+        near,
+        "{seen:?} Mbit/s through a {want} Mbit/s link, never half of it"
     );
 }
 
