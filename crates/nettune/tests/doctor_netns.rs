@@ -157,10 +157,11 @@ fn softirq_concentrated_fires_and_clears_after_apply() {
     let o = lab.b.command(BIN).args(&apply).output().unwrap();
     assert!(o.status.success(), "{apply:?}: {}", text(&o));
 
-    // RPS now hashes the 16 flows over every core; allow one more window if
-    // the hash happened to land 90 % of the packets on one CPU.
+    // RPS now hashes the 16 flows over every core; allow two more windows if
+    // the hash happened to land 90 % of the packets on one CPU or other work
+    // kept one CPU from taking its share (like "fires": three windows).
     let mut last_report = Value::Null;
-    let cleared = (0..2).any(|_| {
+    let cleared = (0..3).any(|_| {
         let b = bench(&lab, &load);
         std::thread::sleep(Duration::from_millis(1200));
         let (_, r) = doctor(&lab.b, "2");
