@@ -323,6 +323,40 @@ fn set_status(results: &mut ExperimentResults, index: usize, status: CellStatus)
     }
 }
 
+/// What a schedule will cost before it starts: bench runs and expected
+/// wall time, for `cells` cells, at most (with `until_ci` every workload is
+/// counted at its `max_repeats`). Saturates instead of overflowing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    /// Bench runs, warm-ups and overhead runs included.
+    pub runs: u64,
+    /// Expected wall time of those runs.
+    pub wall: Duration,
+}
+
+/// The [`Estimate`] of running `schedule` over `cells` cells.
+pub fn estimate(schedule: &Schedule, cells: usize) -> Estimate {
+    let repeats = match &schedule.until_ci {
+        Some(r) => u64::try_from(r.max_repeats).unwrap_or(u64::MAX),
+        None => u64::from(schedule.repeats),
+    }
+    .max(u64::from(schedule.repeats));
+    let per_workload = u64::from(schedule.warmup)
+        .saturating_add(repeats)
+        .saturating_mul(u64::try_from(cells).unwrap_or(u64::MAX));
+    let overhead = u64::from(schedule.overhead_repeats);
+    let mut runs = 0u64;
+    let mut secs = 0f64;
+    for w in &schedule.workloads {
+        let n = per_workload.saturating_add(overhead);
+        runs = runs.saturating_add(n);
+        secs += w.expected.as_secs_f64() * n as f64;
+    }
+    // Far beyond any sane run: capped (Duration::from_secs_f64 panics on overflow).
+    let wall = Duration::from_secs_f64(secs.clamp(0.0, 1e15));
+    Estimate { runs, wall }
+}
+
 /// Estimated time left: expected seconds per run, corrected by the measured
 /// ratio of wall time to expected time.
 #[derive(Debug)]
