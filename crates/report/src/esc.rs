@@ -21,8 +21,13 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
 /// become entities and control characters (except newline and tab) are
 /// dropped.
 pub(crate) fn html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(MAX_TEXT_CHARS * 4));
-    for c in truncate(s, MAX_TEXT_CHARS).chars() {
+    html_upto(s, MAX_TEXT_CHARS)
+}
+
+/// [`html`] keeping up to `max` characters (host facts keep their 64 KiB).
+pub(crate) fn html_upto(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max.saturating_mul(4)));
+    for c in truncate(s, max).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
