@@ -68,3 +68,57 @@ fn planted_symlinks_are_replaced_not_written_through() {
         assert!(m.is_file(), "{name} is not a regular file now");
     }
 }
+
+/// Text from the experiment file (name, description, labels, workload
+/// arguments) goes into report.md escaped: no line of it is a shell
+/// command if the file is pasted into a shell. Checked by running every
+/// line with `bash -n`-free execution in a scratch directory: nothing the
+/// hostile text names may be created or run.
+#[test]
+fn no_line_of_report_md_runs_anything_in_a_shell() {
+    // One construct per text, so one text's syntax error cannot mask another.
+    let mut r = common::synthetic();
+    r.name = "x; touch pwned1".into();
+    r.description = "pwned2 touch pwned3; touch pwned4".into();
+    for n in [
+        "a $(touch pwned5)",
+        "a `touch pwned6`",
+        "a > pwned7",
+        "a | touch pwned8",
+        "a & touch pwned9",
+        "a <(touch pwned12)",
+        "a && touch pwned13",
+        "a\ntouch pwned14",
+    ] {
+        r.notes.push(n.into());
+    }
+    if let Some(c) = r.cells.first_mut() {
+        c.label = "c; touch pwned10".into();
+    }
+    if let Some(w) = r.workloads.first_mut() {
+        w.args = vec!["--x; touch pwned11".into()];
+    }
+    let md = nettune_report::render_markdown(&r);
+    let scratch = tempfile::tempdir().unwrap();
+    let script_dir = tempfile::tempdir().unwrap();
+    let script = script_dir.path().join("line.sh");
+    for line in md.lines() {
+        // Each line alone, so one line's syntax error cannot hide the next.
+        std::fs::write(&script, format!("{line}\n")).unwrap();
+        let _ = std::process::Command::new("bash")
+            .args(["--norc", "--noprofile"])
+            .arg(&script)
+            .current_dir(scratch.path())
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+    }
+    let made: Vec<_> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(made.is_empty(), "report.md ran something: {made:?}\n{md}");
+}
