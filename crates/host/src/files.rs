@@ -219,8 +219,12 @@ mod tests {
     fn a_fifo_is_refused_at_once() {
         let t = tempfile::tempdir().unwrap();
         let fifo = t.path().join("results.json");
-        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600))
-            .unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
         let e = read_bounded(&fifo, 1 << 20).unwrap_err();
         assert!(e.to_string().contains("FIFO"), "{e}");
         assert!(e.to_string().contains("results.json"), "{e}");

@@ -181,4 +181,3 @@ proptest! {
         check(&text)?;
     }
 }
-

@@ -369,7 +369,10 @@ fn ctrl_c_exits_130_after_rollback_and_resume_finishes_the_experiment() {
 }
 
 /// Run the binary with stdin closed, failing (not hanging) if it blocks.
-fn run_bounded(args: &[&std::ffi::OsStr], unblock: Option<&std::path::Path>) -> std::process::Output {
+fn run_bounded(
+    args: &[&std::ffi::OsStr],
+    unblock: Option<&std::path::Path>,
+) -> std::process::Output {
     use std::process::Stdio;
     let child = Command::new(BIN)
         .args(args)
@@ -401,7 +404,11 @@ fn run_bounded(args: &[&std::ffi::OsStr], unblock: Option<&std::path::Path>) -> 
 fn a_fifo_or_device_experiment_file_is_refused_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let fifo = tmp.path().join("exp.toml");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let o = run_bounded(&["experiment".as_ref(), fifo.as_os_str()], Some(&fifo));
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);

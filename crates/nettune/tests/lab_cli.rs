@@ -231,7 +231,15 @@ fn interrupted_report_written(dir: &std::path::Path) {
 fn ctrl_c_of_the_loopback_benchmark_writes_the_report_marked_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
-        .args(["lab", "--loopback", "--repeats", "3", "--duration", "1", "--out"])
+        .args([
+            "lab",
+            "--loopback",
+            "--repeats",
+            "3",
+            "--duration",
+            "1",
+            "--out",
+        ])
         .arg(dir.path())
         .env(nettune::cmd::lab::NOT_ROOT_ENV, "1")
         .stdout(Stdio::null())

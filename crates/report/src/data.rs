@@ -204,7 +204,10 @@ mod capped_tests {
         assert!(t.len() <= MAX_FACTS_BYTES + 64, "{}", t.len());
         assert!(t.ends_with("(cut at 65536 bytes)"));
         let small = serde_json::json!({"a": [1, 2], "é": "ü"});
-        assert_eq!(facts_text(&small), serde_json::to_string_pretty(&small).unwrap());
+        assert_eq!(
+            facts_text(&small),
+            serde_json::to_string_pretty(&small).unwrap()
+        );
         let mut w = Capped::new(3);
         let _ = std::io::Write::write_all(&mut w, "aé".as_bytes());
         let _ = std::io::Write::write_all(&mut w, b"x");

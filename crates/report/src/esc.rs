@@ -59,8 +59,8 @@ pub(crate) fn md(s: &str) -> String {
         match c {
             // An underscore inside a word (`rps_cpus`) is no emphasis.
             '_' if word(i.checked_sub(1)) && word(Some(i + 1)) => out.push('_'),
-            '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '&' | '<' | '>' | ';' | '$' | '('
-            | ')' | '\'' | '"' => {
+            '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '&' | '<' | '>' | ';' | '$' | '(' | ')'
+            | '\'' | '"' => {
                 out.push('\\');
                 out.push(c);
             }

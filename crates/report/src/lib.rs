@@ -134,7 +134,13 @@ pub fn write_reports(
 pub fn write_file(path: &Path, text: &str) -> Result<(), ReportError> {
     host::files::write_atomic(path, text.as_bytes()).map_err(|e| match e {
         host::HostError::Io { path, error } => ReportError::Write { path, error },
-        e => ReportError::File(e),
+        e => match e.raw_os_error() {
+            Some(n) => ReportError::Write {
+                path: path.to_path_buf(),
+                error: std::io::Error::from_raw_os_error(n),
+            },
+            None => ReportError::File(e),
+        },
     })
 }
 

@@ -1,6 +1,7 @@
 //! The report's files: a FIFO as results.json is refused at once, and the
 //! page and summary are written without following a symlink planted under
 //! their names.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
@@ -13,10 +14,7 @@ use nettune_report::{read_results, write_dir};
 
 /// Run `f` on a thread; a hang (the bug) fails the test instead of blocking
 /// the suite: after the wait, `unblock` opens the FIFO's other end.
-fn no_hang<T: Send + 'static>(
-    fifo: &Path,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> T {
+fn no_hang<T: Send + 'static>(fifo: &Path, f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(f());
@@ -39,11 +37,17 @@ fn a_fifo_results_file_is_refused_at_once() {
     let d = dir.path().to_path_buf();
     let e = no_hang(&fifo, move || read_results(&d).map(|_| ()).unwrap_err());
     let msg = e.to_string();
-    assert!(msg.contains("results.json") && msg.contains("FIFO"), "{msg}");
+    assert!(
+        msg.contains("results.json") && msg.contains("FIFO"),
+        "{msg}"
+    );
 }
 
 fn mkfifo(p: &Path) {
-    let status = std::process::Command::new("mkfifo").arg(p).status().unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap();
     assert!(status.success());
 }
 

@@ -23,12 +23,15 @@ Examples:
   nettune experiment examples/rps.toml --until-ci 2     repeat each cell until its 95 % CI is within 2 %
   nettune experiment examples/rps.toml --resume cc-results   continue after Ctrl-C
   nettune experiment examples/time-wait.toml --json > results.json
+  nettune experiment big.toml --yes < /dev/null      start a design above one hour unattended
 
 Needs root (it builds network namespaces). Results: DIR/results.json (rewritten after every run),
 DIR/runs/cell-NNN/*.json (raw bench output), DIR/experiment.toml, and at the end DIR/report.html
 and DIR/report.md (`nettune report DIR`). Exit codes: 0 done, 1 error,
 2 usage error or an invalid experiment file (one line naming the line and key, before anything
-runs), 130 Ctrl-C (the current cell is rolled back; --resume DIR continues).";
+runs), 130 Ctrl-C (the current cell is rolled back; --resume DIR continues).
+Before anything starts, the number of bench runs and the estimated wall time are printed; above
+one hour a terminal asks, and without one --yes is required (exit 2 otherwise).";
 
 /// Arguments of `nettune experiment`.
 #[derive(Debug, Parser)]
@@ -210,7 +213,11 @@ fn confirm(exp: &Experiment, until_ci: Option<f64>, yes: bool) -> Result<(), Exi
     let schedule = rx::schedule(exp, HostId(1), HostId(0), until_ci);
     let cells = exp.cell_count();
     let est = runner::estimate(&schedule, cells);
-    let upto = if schedule.until_ci.is_some() { "at most " } else { "" };
+    let upto = if schedule.until_ci.is_some() {
+        "at most "
+    } else {
+        ""
+    };
     eprintln!(
         "nettune: experiment {}: {cells} cell(s) × {} workload(s), {upto}{} bench runs, estimated {upto}{}",
         exp.name,

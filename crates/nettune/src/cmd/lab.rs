@@ -1164,7 +1164,10 @@ fn write_interrupted_report(out: &Path) {
             html.display(),
             md.display()
         ),
-        Err(e) => eprintln!("nettune lab: writing the report into {}: {e}", out.display()),
+        Err(e) => eprintln!(
+            "nettune lab: writing the report into {}: {e}",
+            out.display()
+        ),
     }
 }
 
