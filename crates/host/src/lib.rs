@@ -7,6 +7,7 @@ pub mod doctor_facts;
 pub mod error;
 pub mod ethtool;
 pub mod extras;
+pub mod files;
 pub mod journal;
 pub mod netlink;
 pub mod nldump;

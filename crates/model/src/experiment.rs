@@ -97,7 +97,7 @@ pub enum ErrorKind {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
-    name: Option<String>,
+    name: Option<Spanned<String>>,
     description: Option<String>,
     seed: Option<u64>,
     repeats: Option<Spanned<i64>>,
@@ -172,7 +172,8 @@ struct RawProbe {
 /// A validated experiment.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Experiment {
-    /// Short name (defaults to "experiment").
+    /// Short name: 1 to 32 letters, digits, `_` or `-` (defaults to
+    /// "experiment"); never a path, so it can name a directory.
     pub name: String,
     /// Free text.
     pub description: String,
@@ -582,12 +583,14 @@ fn key_at(text: &str, span: &Range<usize>) -> String {
         (false, Some(lk)) => lk.to_string(),
         (false, None) => String::new(),
     };
-    match (header.is_empty(), key.is_empty()) {
+    // Escaped and cut: the key comes from the file (a key of control
+    // characters must not reach a terminal raw; the fuzzer found one).
+    truncate(&match (header.is_empty(), key.is_empty()) {
         (true, true) => "(top level)".into(),
         (true, false) => key,
         (false, true) => header,
         (false, false) => format!("{header}.{key}"),
-    }
+    })
 }
 
 /// Span of the first line that opens `[name]` or `[name.…]` or sets `name = …`.
@@ -833,6 +836,21 @@ pub fn parse(text: &str) -> Result<Experiment, ExperimentError> {
         }
     })?;
     let ctx = Ctx { text };
+
+    // The name becomes a directory name (`nettune-experiment-NAME`) and is
+    // printed: a name like a workload's, never a path or escape codes.
+    let name = match &raw.name {
+        None => "experiment".to_string(),
+        Some(n) if is_name(n.get_ref()) => n.get_ref().clone(),
+        Some(n) => {
+            return Err(ctx.bad(
+                n.span(),
+                "name",
+                n.get_ref(),
+                "a name (letters, digits, _ or -, at most 32)",
+            ))
+        }
+    };
 
     // Repeats.
     let repeats = ctx.int(
@@ -1248,7 +1266,7 @@ pub fn parse(text: &str) -> Result<Experiment, ExperimentError> {
     };
 
     Ok(Experiment {
-        name: raw.name.unwrap_or_else(|| "experiment".into()),
+        name,
         description: raw.description.unwrap_or_default(),
         seed: raw.seed.unwrap_or(1),
         repeats: to_u32(repeats),

@@ -367,3 +367,109 @@ fn ctrl_c_exits_130_after_rollback_and_resume_finishes_the_experiment() {
     assert!(html.contains("tcp_tw_reuse=1"), "the page names the cells");
     assert!(out.join("report.md").is_file());
 }
+
+/// Run the binary with stdin closed, failing (not hanging) if it blocks.
+fn run_bounded(
+    args: &[&std::ffi::OsStr],
+    unblock: Option<&std::path::Path>,
+) -> std::process::Output {
+    use std::process::Stdio;
+    let child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            if let Some(f) = unblock {
+                let _ = std::fs::OpenOptions::new().write(true).open(f);
+            }
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("nettune {args:?} blocked");
+        }
+    }
+}
+
+/// A FIFO or a device as the experiment file: one line naming it, at once
+/// (a FIFO blocked the open; /dev/zero was read until memory ran out).
+#[test]
+fn a_fifo_or_device_experiment_file_is_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("exp.toml");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let o = run_bounded(&["experiment".as_ref(), fifo.as_os_str()], Some(&fifo));
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("exp.toml") && err.contains("FIFO"), "{err}");
+    let o = run_bounded(&["experiment".as_ref(), "/dev/zero".as_ref()], None);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/dev/zero") && err.contains("device"), "{err}");
+}
+
+/// The name was used as a path: `nettune-experiment-x/../../../../tmp/y`.
+#[test]
+fn a_path_as_the_name_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("p.toml");
+    std::fs::write(
+        &file,
+        TABLE.replace("name = \"table\"", "name = \"x/../../../../tmp/y\""),
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .current_dir(tmp.path())
+        .arg("experiment")
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("line 2, key `name`"), "{err}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+}
+
+/// 256 cells × 1,100 runs × 600 s (5.4 years) started silently.
+#[test]
+fn an_absurd_design_needs_yes_without_a_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("huge.toml");
+    std::fs::write(
+        &file,
+        "name = \"huge\"\nrepeats = 1000\nwarmup = 100\n[hosts.lab]\nhosts = 2\n[[workload]]\nname = \"s\"\ntest = \"tcp-stream\"\nduration_s = 600\n[[factor]]\nname = \"flows\"\nlevels = [1, 2, 3, 4]\n[[factor]]\nname = \"busy_poll\"\nlevels = [0, 1, 2, 3]\n[[factor]]\nname = \"rcvbuf\"\nlevels = [0, 1, 2, 3]\n[[factor]]\nname = \"sndbuf\"\nlevels = [0, 1, 2, 3]\n[responses]\nmetrics = [\"throughput\"]\n",
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("out");
+    let before = netns_with("ntexp-");
+    let o = run_bounded(
+        &[
+            "experiment".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out_dir.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("256 cell(s)"), "{err}");
+    assert!(err.contains("281603 bench runs"), "{err}");
+    assert!(err.contains("5y "), "{err}");
+    assert!(err.contains("--yes"), "{err}");
+    assert!(!out_dir.exists());
+    assert_eq!(netns_with("ntexp-"), before);
+}

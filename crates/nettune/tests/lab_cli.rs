@@ -215,4 +215,61 @@ fn ctrl_c_mid_run_exits_130_and_removes_the_lab() {
     .unwrap();
     assert!(r.interrupted);
     assert!(r.finished.is_none());
+    interrupted_report_written(dir.path());
+}
+
+/// docs/report.md promises both report files after Ctrl-C too, showing the
+/// interrupted mark (they were not written).
+fn interrupted_report_written(dir: &std::path::Path) {
+    let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md after Ctrl-C");
+    assert!(md.contains("**Interrupted:**"), "{md}");
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html after Ctrl-C");
+    assert!(html.to_lowercase().contains("interrupted"));
+}
+
+#[test]
+fn ctrl_c_of_the_loopback_benchmark_writes_the_report_marked_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "lab",
+            "--loopback",
+            "--repeats",
+            "3",
+            "--duration",
+            "1",
+            "--out",
+        ])
+        .arg(dir.path())
+        .env(nettune::cmd::lab::NOT_ROOT_ENV, "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        let go = l.contains("tcp-stream run 2");
+        seen.push(l);
+        if go {
+            break;
+        }
+    }
+    let st = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen:?} {rest:?}");
+    let r = ExperimentResults::from_json(
+        &std::fs::read_to_string(dir.path().join("results.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(r.interrupted);
+    interrupted_report_written(dir.path());
 }

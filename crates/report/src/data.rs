@@ -123,17 +123,97 @@ pub(crate) fn changes(plan: &Value) -> Vec<Change> {
         .collect()
 }
 
-/// Host facts as pretty JSON, cut at [`MAX_FACTS_BYTES`].
+/// Host facts as pretty JSON, cut at [`MAX_FACTS_BYTES`] while it is
+/// written: memory stays bounded by the cap, not by the size of the pretty
+/// form (a deeply nested array in an 8 MB results.json printed to 1 GB).
 pub(crate) fn facts_text(v: &Value) -> String {
-    let s = serde_json::to_string_pretty(v).unwrap_or_default();
-    if s.len() <= MAX_FACTS_BYTES {
-        return s;
+    let mut w = Capped::new(MAX_FACTS_BYTES);
+    // An error here is the cap being reached (or nothing to write).
+    let _ = serde_json::to_writer_pretty(&mut w, v);
+    let cut = w.cut;
+    let text = w.into_text();
+    if cut {
+        format!("{text}\n… (cut at {MAX_FACTS_BYTES} bytes)")
+    } else {
+        text
     }
-    let mut end = MAX_FACTS_BYTES;
-    while !s.is_char_boundary(end) {
-        end -= 1;
+}
+
+/// A writer that keeps the first `cap` bytes and then refuses more, so the
+/// serializer stops: memory is bounded by `cap` whatever is written.
+#[derive(Debug)]
+pub(crate) struct Capped {
+    buf: Vec<u8>,
+    cap: usize,
+    /// Whether bytes were refused.
+    pub cut: bool,
+}
+
+impl Capped {
+    /// An empty writer keeping at most `cap` bytes.
+    pub(crate) fn new(cap: usize) -> Capped {
+        Capped {
+            buf: Vec::new(),
+            cap,
+            cut: false,
+        }
     }
-    format!("{}\n… (cut at {MAX_FACTS_BYTES} bytes)", &s[..end])
+
+    /// The bytes kept, as text cut back to a whole UTF-8 character.
+    pub(crate) fn into_text(self) -> String {
+        match String::from_utf8(self.buf) {
+            Ok(s) => s,
+            Err(e) => {
+                let valid = e.utf8_error().valid_up_to();
+                let mut bytes = e.into_bytes();
+                bytes.truncate(valid);
+                String::from_utf8(bytes).unwrap_or_default()
+            }
+        }
+    }
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let room = self.cap.saturating_sub(self.buf.len());
+        if room == 0 && !b.is_empty() {
+            self.cut = true;
+            return Err(std::io::Error::other("cap reached"));
+        }
+        let n = b.len().min(room);
+        self.buf.extend_from_slice(&b[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod capped_tests {
+    use super::*;
+
+    /// Cut at the cap, on a character boundary, with the note.
+    #[test]
+    fn facts_stop_at_the_cap() {
+        let deep = (0..100).fold(Value::Array(vec![Value::from(0); 200_000]), |v, _| {
+            Value::Array(vec![v])
+        });
+        let t = facts_text(&deep);
+        assert!(t.len() <= MAX_FACTS_BYTES + 64, "{}", t.len());
+        assert!(t.ends_with("(cut at 65536 bytes)"));
+        let small = serde_json::json!({"a": [1, 2], "é": "ü"});
+        assert_eq!(
+            facts_text(&small),
+            serde_json::to_string_pretty(&small).unwrap()
+        );
+        let mut w = Capped::new(3);
+        let _ = std::io::Write::write_all(&mut w, "aé".as_bytes());
+        let _ = std::io::Write::write_all(&mut w, b"x");
+        assert!(w.cut);
+        assert_eq!(w.into_text(), "aé");
+    }
 }
 
 /// The measured (not warm-up) runs of `workload` in `cell`.

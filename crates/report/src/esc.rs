@@ -21,8 +21,13 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
 /// become entities and control characters (except newline and tab) are
 /// dropped.
 pub(crate) fn html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(MAX_TEXT_CHARS * 4));
-    for c in truncate(s, MAX_TEXT_CHARS).chars() {
+    html_upto(s, MAX_TEXT_CHARS)
+}
+
+/// [`html`] keeping up to `max` characters (host facts keep their 64 KiB).
+pub(crate) fn html_upto(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max.saturating_mul(4)));
+    for c in truncate(s, max).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -37,9 +42,12 @@ pub(crate) fn html(s: &str) -> String {
     out
 }
 
-/// Text for one Markdown table cell or line: one line, markup characters
-/// backslash-escaped, `<`, `>` and `&` as entities (Markdown renderers pass
-/// raw HTML through).
+/// Text for one Markdown table cell or line: one line, with markup
+/// characters and every character a shell acts on (`; & | $ \` ( ) < > ' "`)
+/// backslash-escaped. Markdown shows a backslash-escaped punctuation
+/// character as itself (and `\<` is no HTML tag), while a shell takes it
+/// literally: a line of report.md pasted into a shell runs nothing the
+/// results file wrote.
 pub(crate) fn md(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(MAX_TEXT_CHARS * 4));
     let chars: Vec<char> = truncate(s, MAX_TEXT_CHARS).chars().collect();
@@ -49,12 +57,10 @@ pub(crate) fn md(s: &str) -> String {
                 .is_some_and(|c| c.is_alphanumeric())
         };
         match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
             // An underscore inside a word (`rps_cpus`) is no emphasis.
             '_' if word(i.checked_sub(1)) && word(Some(i + 1)) => out.push('_'),
-            '\\' | '|' | '`' | '*' | '_' | '[' | ']' => {
+            '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '&' | '<' | '>' | ';' | '$' | '(' | ')'
+            | '\'' | '"' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -91,11 +97,12 @@ mod tests {
 
     #[test]
     fn md_is_one_line_and_escaped() {
-        assert_eq!(md("a|b\n<img src=x>"), "a\\|b &lt;img src=x&gt;");
+        assert_eq!(md("a|b\n<img src=x>"), "a\\|b \\<img src=x\\>");
         assert_eq!(
             md("*x* _y_ [z](u) rps_cpus"),
-            "\\*x\\* \\_y\\_ \\[z\\](u) rps_cpus"
+            "\\*x\\* \\_y\\_ \\[z\\]\\(u\\) rps_cpus"
         );
+        assert_eq!(md("a; $(b) & 'c'"), "a\\; \\$\\(b\\) \\& \\'c\\'");
     }
 
     #[test]

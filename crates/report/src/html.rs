@@ -293,7 +293,7 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
                 out,
                 "<details><summary>{}</summary>\n<pre>{}</pre>\n</details>",
                 h(host),
-                h(&facts_text(facts))
+                crate::esc::html_upto(&facts_text(facts), crate::data::MAX_FACTS_BYTES + 64)
             );
         }
         out.push_str("</section>\n");

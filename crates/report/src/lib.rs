@@ -18,7 +18,6 @@ mod num;
 mod seed004;
 mod table;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use model::results::{ExperimentResults, ResultsError, RESULTS_FILE};
@@ -80,6 +79,10 @@ pub enum ReportError {
         /// not print it twice).
         error: std::io::Error,
     },
+    /// The results file is not a regular file (a FIFO, a device), or a
+    /// report file is refused (a directory or device under its name).
+    #[error(transparent)]
+    File(host::HostError),
     /// A chart could not be drawn.
     #[error("chart {chart}: {error}")]
     Chart {
@@ -98,25 +101,17 @@ pub fn read_results(dir: &Path) -> Result<ExperimentResults, ReportError> {
         });
     }
     let path = dir.join(RESULTS_FILE);
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    // The one bounded reader: a FIFO or device is refused without blocking.
+    let text = match host::files::read_bounded_text(&path, MAX_RESULTS_BYTES) {
+        Ok(t) => t,
+        Err(host::HostError::NotFound { .. }) => {
             return Err(ReportError::NoResults {
                 path: dir.to_path_buf(),
             })
         }
-        Err(error) => return Err(ReportError::Read { path, error }),
+        Err(host::HostError::TooLarge { .. }) => return Err(ReportError::TooLarge { path }),
+        Err(e) => return Err(ReportError::File(e)),
     };
-    let mut text = String::new();
-    let read = file
-        .take(MAX_RESULTS_BYTES.saturating_add(1))
-        .read_to_string(&mut text);
-    if let Err(error) = read {
-        return Err(ReportError::Read { path, error });
-    }
-    if text.len() as u64 > MAX_RESULTS_BYTES {
-        return Err(ReportError::TooLarge { path });
-    }
     ExperimentResults::from_json(&text).map_err(|error| ReportError::Results { path, error })
 }
 
@@ -133,11 +128,19 @@ pub fn write_reports(
     write_file(markdown, &summary)
 }
 
-/// Write one rendered report to `path`, naming it in the error.
+/// Write one rendered report to `path`, naming it in the error: through a
+/// new temporary file and a rename ([`host::files::write_atomic`]), so a
+/// symlink planted under that name is replaced, never written through.
 pub fn write_file(path: &Path, text: &str) -> Result<(), ReportError> {
-    std::fs::write(path, text).map_err(|error| ReportError::Write {
-        path: path.to_path_buf(),
-        error,
+    host::files::write_atomic(path, text.as_bytes()).map_err(|e| match e {
+        host::HostError::Io { path, error } => ReportError::Write { path, error },
+        e => match e.raw_os_error() {
+            Some(n) => ReportError::Write {
+                path: path.to_path_buf(),
+                error: std::io::Error::from_raw_os_error(n),
+            },
+            None => ReportError::File(e),
+        },
     })
 }
 

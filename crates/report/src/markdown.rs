@@ -96,10 +96,11 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# nettune report: {}\n", md(&r.name));
     if !r.description.is_empty() {
-        let _ = writeln!(out, "> {}\n", md(&r.description));
+        // Not a `> ` quote: a shell would take `>` as a redirection.
+        let _ = writeln!(out, "Description: {}\n", md(&r.description));
     }
     if r.interrupted {
-        out.push_str("**Interrupted:** the run stopped before every cell ran; the results below are what was measured so far.\n\n");
+        out.push_str("**Interrupted:** the run stopped before every cell ran. The results below are what was measured so far.\n\n");
     }
     for (k, v) in facts(r) {
         let _ = writeln!(out, "- {k}: {}", md(&v));

@@ -23,7 +23,6 @@
 //! with [`Executor::apply`] and records it in [`Applied::plans`]), fills a
 //! [`Schedule`] and calls [`run`].
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -41,7 +40,7 @@ pub mod experiment;
 pub mod metrics;
 mod store;
 
-pub use store::{load_for_resume, write_atomic, EXPERIMENT_FILE};
+pub use store::{load_for_resume, out_dir, write_atomic, EXPERIMENT_FILE};
 
 /// What a cell's setup did, for the runner and the results.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -207,6 +206,10 @@ pub enum RunError {
     /// Resuming was refused.
     #[error("{0}")]
     Resume(String),
+    /// A file of the results directory could not be read or written (a
+    /// FIFO, a file too large, a symlink where a directory belongs...).
+    #[error(transparent)]
+    File(#[from] host::HostError),
     /// Rolling a cell back failed: the host may keep its changes.
     #[error("rollback of cell `{cell}` failed: {source}")]
     Rollback {
@@ -219,13 +222,6 @@ pub enum RunError {
     /// The schedule is unusable.
     #[error("{0}")]
     Schedule(String),
-}
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
-    move |source| RunError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 /// Run the pending cells of `results` and keep `DIR/results.json` current.
@@ -245,7 +241,8 @@ pub fn run(
             .map_err(|e| RunError::Schedule(e.to_string()))?;
     }
     let dir = &opts.out_dir;
-    fs::create_dir_all(dir.join("runs")).map_err(io_err(dir))?;
+    out_dir(dir)?;
+    out_dir(&dir.join("runs"))?;
     if let Some(text) = &opts.experiment_text {
         let p = dir.join(EXPERIMENT_FILE);
         if !p.exists() {
@@ -324,6 +321,40 @@ fn set_status(results: &mut ExperimentResults, index: usize, status: CellStatus)
     if let Some(c) = cell_mut(results, index) {
         c.status = status;
     }
+}
+
+/// What a schedule will cost before it starts: bench runs and expected
+/// wall time, for `cells` cells, at most (with `until_ci` every workload is
+/// counted at its `max_repeats`). Saturates instead of overflowing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    /// Bench runs, warm-ups and overhead runs included.
+    pub runs: u64,
+    /// Expected wall time of those runs.
+    pub wall: Duration,
+}
+
+/// The [`Estimate`] of running `schedule` over `cells` cells.
+pub fn estimate(schedule: &Schedule, cells: usize) -> Estimate {
+    let repeats = match &schedule.until_ci {
+        Some(r) => u64::try_from(r.max_repeats).unwrap_or(u64::MAX),
+        None => u64::from(schedule.repeats),
+    }
+    .max(u64::from(schedule.repeats));
+    let per_workload = u64::from(schedule.warmup)
+        .saturating_add(repeats)
+        .saturating_mul(u64::try_from(cells).unwrap_or(u64::MAX));
+    let overhead = u64::from(schedule.overhead_repeats);
+    let mut runs = 0u64;
+    let mut secs = 0f64;
+    for w in &schedule.workloads {
+        let n = per_workload.saturating_add(overhead);
+        runs = runs.saturating_add(n);
+        secs += w.expected.as_secs_f64() * n as f64;
+    }
+    // Far beyond any sane run: capped (Duration::from_secs_f64 panics on overflow).
+    let wall = Duration::from_secs_f64(secs.clamp(0.0, 1e15));
+    Estimate { runs, wall }
 }
 
 /// Estimated time left: expected seconds per run, corrected by the measured
@@ -510,7 +541,7 @@ fn measure_cell(
         .map(|c| c.label.clone())
         .unwrap_or_default();
     let cell_dir = opts.out_dir.join("runs").join(format!("cell-{index:03}"));
-    fs::create_dir_all(&cell_dir).map_err(io_err(&cell_dir))?;
+    out_dir(&cell_dir)?;
     let metrics = results.metrics.clone();
     for w in &schedule.workloads {
         let mut args = merge_args(&w.args, &applied.bench_args);
@@ -836,7 +867,7 @@ fn run_overhead(
     progress: &mut dyn Progress,
 ) -> Result<Outcome, RunError> {
     let dir = opts.out_dir.join("runs").join("overhead-loopback");
-    fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    out_dir(&dir)?;
     let baseline = results.cell(results.baseline_cell).cloned();
     let metrics = results.metrics.clone();
     let mut rows = Vec::new();

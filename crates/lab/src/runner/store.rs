@@ -1,7 +1,5 @@
 //! The results directory: atomic writes and reading it back for `--resume`.
 
-use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 use model::results::{CellStatus, ExperimentResults, RESULTS_FILE};
@@ -14,23 +12,18 @@ pub const EXPERIMENT_FILE: &str = "experiment.toml";
 /// Largest results file read back, bytes.
 const MAX_RESULTS_BYTES: u64 = 256 << 20;
 
-/// Write `bytes` to `path` through a temporary file in the same directory
-/// and a rename, so a reader (or a crash) never sees half a file.
+/// Write `bytes` to `path` atomically with the one shared writer
+/// ([`host::files::write_atomic`]): a new temporary file created without
+/// following links, then a rename, so a symlink planted at `path` is
+/// replaced, never written through, and a reader never sees half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    let err = |source| RunError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".into());
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    let mut f = fs::File::create(&tmp).map_err(err)?;
-    f.write_all(bytes).map_err(err)?;
-    f.sync_all().map_err(err)?;
-    drop(f);
-    fs::rename(&tmp, path).map_err(err)
+    host::files::write_atomic(path, bytes).map_err(RunError::from)
+}
+
+/// Create (or take) a directory of the results, refusing a symlink at its
+/// last component ([`host::files::create_out_dir`]).
+pub fn out_dir(dir: &Path) -> Result<(), RunError> {
+    host::files::create_out_dir(dir).map_err(RunError::from)
 }
 
 /// Read `DIR/results.json` for `--resume`, refusing when `DIR/experiment.toml`
@@ -38,10 +31,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
 /// Interrupted and failed cells go back to pending; done and n/a cells stay.
 pub fn load_for_resume(dir: &Path, experiment_text: &str) -> Result<ExperimentResults, RunError> {
     let copy = dir.join(super::EXPERIMENT_FILE);
-    let old = fs::read_to_string(&copy).map_err(|source| RunError::Io {
-        path: copy.clone(),
-        source,
-    })?;
+    let old = host::files::read_bounded_text(&copy, model::experiment::MAX_FILE_BYTES as u64)?;
     if old != experiment_text {
         return Err(RunError::Resume(format!(
             "{}: the experiment file differs from the one this run began with; start a new run (--out) or restore the file",
@@ -49,22 +39,7 @@ pub fn load_for_resume(dir: &Path, experiment_text: &str) -> Result<ExperimentRe
         )));
     }
     let path = dir.join(RESULTS_FILE);
-    let len = fs::metadata(&path)
-        .map_err(|source| RunError::Io {
-            path: path.clone(),
-            source,
-        })?
-        .len();
-    if len > MAX_RESULTS_BYTES {
-        return Err(RunError::Resume(format!(
-            "{}: {len} bytes, more than {MAX_RESULTS_BYTES}",
-            path.display()
-        )));
-    }
-    let text = fs::read_to_string(&path).map_err(|source| RunError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    let text = host::files::read_bounded_text(&path, MAX_RESULTS_BYTES)?;
     let mut r = ExperimentResults::from_json(&text)
         .map_err(|e| RunError::Resume(format!("{}: {e}", path.display())))?;
     for c in &mut r.cells {

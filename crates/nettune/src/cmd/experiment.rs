@@ -23,12 +23,15 @@ Examples:
   nettune experiment examples/rps.toml --until-ci 2     repeat each cell until its 95 % CI is within 2 %
   nettune experiment examples/rps.toml --resume cc-results   continue after Ctrl-C
   nettune experiment examples/time-wait.toml --json > results.json
+  nettune experiment big.toml --yes < /dev/null      start a design above one hour unattended
 
 Needs root (it builds network namespaces). Results: DIR/results.json (rewritten after every run),
 DIR/runs/cell-NNN/*.json (raw bench output), DIR/experiment.toml, and at the end DIR/report.html
 and DIR/report.md (`nettune report DIR`). Exit codes: 0 done, 1 error,
 2 usage error or an invalid experiment file (one line naming the line and key, before anything
-runs), 130 Ctrl-C (the current cell is rolled back; --resume DIR continues).";
+runs), 130 Ctrl-C (the current cell is rolled back; --resume DIR continues).
+Before anything starts, the number of bench runs and the estimated wall time are printed; above
+one hour a terminal asks, and without one --yes is required (exit 2 otherwise).";
 
 /// Arguments of `nettune experiment`.
 #[derive(Debug, Parser)]
@@ -50,7 +53,14 @@ pub struct Args {
     /// Print results.json on stdout at the end instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Start a design estimated above one hour without asking. Without a
+    /// terminal on stdin such a design is refused unless --yes is given.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
+
+/// Designs estimated above this need `--yes` (or a "y" on a terminal).
+pub const CONFIRM_ABOVE: Duration = Duration::from_secs(3600);
 
 fn parse_pct(s: &str) -> Result<f64, String> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
@@ -62,16 +72,10 @@ fn parse_pct(s: &str) -> Result<f64, String> {
 /// Read and validate the experiment file; the error is one line naming
 /// the file, line and key.
 pub fn load(path: &Path) -> Result<(Experiment, String), String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if meta.len() > model::experiment::MAX_FILE_BYTES as u64 {
-        return Err(format!(
-            "{}: {} bytes, more than the limit of {}",
-            path.display(),
-            meta.len(),
-            model::experiment::MAX_FILE_BYTES
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // The one bounded reader: a FIFO or device is refused at once, and at
+    // most MAX_FILE_BYTES are read whatever the metadata says (/dev/zero).
+    let text = host::files::read_bounded_text(path, model::experiment::MAX_FILE_BYTES as u64)
+        .map_err(|e| e.to_string())?;
     let exp = model::experiment::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((exp, text))
 }
@@ -85,6 +89,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(exit::USAGE));
         }
     };
+    if let Err(code) = confirm(&exp, args.until_ci, args.yes) {
+        return Ok(code);
+    }
     let topo = match &exp.hosts {
         Hosts::Lab(t) => t.clone(),
         Hosts::Agents(_) => anyhow::bail!(
@@ -196,6 +203,58 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ExitCode::from(exit::INTERRUPTED)
         }
     })
+}
+
+/// Print the design's size (runs, estimated wall time) and, above
+/// [`CONFIRM_ABOVE`], ask on a terminal or require `--yes` without one.
+/// `Err` holds the exit code of a refusal.
+fn confirm(exp: &Experiment, until_ci: Option<f64>, yes: bool) -> Result<(), ExitCode> {
+    // Hosts do not change the count: any ids give the same schedule size.
+    let schedule = rx::schedule(exp, HostId(1), HostId(0), until_ci);
+    let cells = exp.cell_count();
+    let est = runner::estimate(&schedule, cells);
+    let upto = if schedule.until_ci.is_some() {
+        "at most "
+    } else {
+        ""
+    };
+    eprintln!(
+        "nettune: experiment {}: {cells} cell(s) × {} workload(s), {upto}{} bench runs, estimated {upto}{}",
+        exp.name,
+        schedule.workloads.len(),
+        est.runs,
+        long_duration(est.wall)
+    );
+    if est.wall <= CONFIRM_ABOVE || yes {
+        return Ok(());
+    }
+    if std::io::stdin().is_terminal() {
+        eprint!("nettune: that is more than an hour; start it? [y/N] ");
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        if matches!(answer.trim(), "y" | "Y" | "yes") {
+            return Ok(());
+        }
+        eprintln!("nettune: not started");
+        return Err(ExitCode::from(exit::USAGE));
+    }
+    eprintln!(
+        "nettune: not started: estimated above one hour and stdin is not a terminal; pass --yes to start it anyway"
+    );
+    Err(ExitCode::from(exit::USAGE))
+}
+
+/// A long duration for reading: `5y 137d`, `3d 04h`, `2h05m`, `4m10s`.
+fn long_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    let (y, d_) = (s / (365 * 86400), (s / 86400) % 365);
+    if y > 0 {
+        format!("{y}y {d_}d")
+    } else if s >= 86400 {
+        format!("{}d {:02}h", s / 86400, (s % 86400) / 3600)
+    } else {
+        eta_text(d)
+    }
 }
 
 /// The lab of an experiment's topology. `delay_ms` and `jitter_ms` are

@@ -1143,6 +1143,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = outcome?;
     saved?;
     if outcome == Outcome::Cancelled {
+        // What was measured, marked interrupted, in all three files.
+        write_interrupted_report(&args.out);
         eprintln!(
             "nettune lab: interrupted: the plan was rolled back and the lab removed; results so far in {}",
             args.out.join(RESULTS_FILE).display()
@@ -1151,6 +1153,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     print_results(&args, &results)?;
     write_report(&args.out, t0, "lab")
+}
+
+/// After Ctrl-C: the page and summary of what was measured (results.json
+/// says `interrupted`, which both show); a failure is reported, not fatal.
+fn write_interrupted_report(out: &Path) {
+    match report::write_dir(out) {
+        Ok((html, md)) => eprintln!(
+            "nettune lab: report of the runs so far in {} and {}",
+            html.display(),
+            md.display()
+        ),
+        Err(e) => eprintln!(
+            "nettune lab: writing the report into {}: {e}",
+            out.display()
+        ),
+    }
 }
 
 /// `nettune report`'s page and summary into the results directory, and the
@@ -1219,6 +1237,7 @@ fn run_loopback(args: &Args, exe: PathBuf) -> anyhow::Result<ExitCode> {
     drop(server);
     ui.finish();
     if outcome? == Outcome::Cancelled {
+        write_interrupted_report(&args.out);
         eprintln!(
             "nettune lab: interrupted; results so far in {}",
             args.out.join(RESULTS_FILE).display()

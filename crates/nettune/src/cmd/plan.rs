@@ -4,7 +4,6 @@
 //!
 //! Also holds the helpers `apply`, `rollback`, `verify` and `history` share.
 
-use anyhow::Context;
 use host::journal::StateDir;
 use host::Root;
 use model::plan::{
@@ -292,19 +291,12 @@ impl JournalArgs {
 /// Read a plan file: a regular file (a FIFO would block, a device never end)
 /// of at most `MAX_PLAN_BYTES`, with a schema version this build understands.
 pub(crate) fn read_plan(path: &Path) -> anyhow::Result<Plan> {
-    use std::io::Read;
     let shown = path.display();
-    let meta = std::fs::metadata(path).with_context(|| format!("{shown}"))?;
-    if !meta.is_file() {
-        anyhow::bail!("{shown}: not a regular file");
-    }
-    let file = std::fs::File::open(path).with_context(|| format!("{shown}"))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_PLAN_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("{shown}"))?;
-    if bytes.len() as u64 > MAX_PLAN_BYTES {
-        anyhow::bail!("{shown}: larger than {MAX_PLAN_BYTES} bytes, not a nettune plan");
-    }
+    let bytes = host::files::read_bounded(path, MAX_PLAN_BYTES).map_err(|e| match e {
+        host::HostError::TooLarge { .. } => {
+            anyhow::anyhow!("{shown}: larger than {MAX_PLAN_BYTES} bytes, not a nettune plan")
+        }
+        e => anyhow::anyhow!(e),
+    })?;
     Plan::from_json_slice(&bytes).map_err(|e| anyhow::anyhow!("{shown}: {e}"))
 }

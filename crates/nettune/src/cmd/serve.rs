@@ -82,19 +82,17 @@ const MAX_TOKEN_FILE: u64 = 64 * 1024;
 /// whitespace trimmed). A blank one (empty or whitespace only) is an error,
 /// never "no token": it would look protected and run open.
 pub fn load_token(file: Option<&PathBuf>) -> anyhow::Result<Option<Vec<u8>>> {
-    use std::io::Read;
     if let Some(f) = file {
-        let mut text = Vec::new();
-        std::fs::File::open(f)
-            .and_then(|h| h.take(MAX_TOKEN_FILE + 1).read_to_end(&mut text))
-            .with_context(|| format!("reading token file {}", f.display()))?;
-        if text.len() as u64 > MAX_TOKEN_FILE {
-            anyhow::bail!(
+        // The one bounded reader: a FIFO or device is refused, never waited on.
+        let text = match host::files::read_bounded(f, MAX_TOKEN_FILE) {
+            Ok(t) => t,
+            Err(host::HostError::TooLarge { .. }) => anyhow::bail!(
                 "token file {} is larger than {} (a token is one line)",
                 f.display(),
                 human_bytes(MAX_TOKEN_FILE)
-            );
-        }
+            ),
+            Err(e) => return Err(e).context("reading token file"),
+        };
         return match engine::auth::token_from_bytes(&text) {
             Some(t) => Ok(Some(t)),
             None => anyhow::bail!(
