@@ -86,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if to_apply.changes.is_empty() {
         println!(
             "Nothing to change: the host already matches profile {}.",
-            plan.profile
+            model::text::Printable(&plan.profile)
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -276,9 +276,14 @@ fn print_report(args: &Args, state: &StateDir, to_apply: &Plan, report: &ApplyRe
             }
             Outcome::Skipped { why } => format!("skipped: {why}"),
         };
-        println!("{:<12} {} = {}", status, c.target, c.after);
+        println!(
+            "{:<12} {} = {}",
+            status,
+            model::text::printable(&c.target.to_string()),
+            model::text::Printable(&c.after)
+        );
         if let Some(n) = &c.note {
-            println!("             note: {n}");
+            println!("             note: {}", model::text::Printable(n));
         }
     }
     let mut undo = format!("nettune rollback {}", report.generation);

@@ -145,7 +145,11 @@ fn check_ifaces(
                 .iter()
                 .map(|i| i.name.as_str())
                 .collect();
-            bail!("no interface `{w}` (have: {})", have.join(", "));
+            bail!(
+                "no interface `{}` (have: {})",
+                model::text::Printable(w),
+                model::text::printable(&have.join(", "))
+            );
         }
     }
     Ok(())
