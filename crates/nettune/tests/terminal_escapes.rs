@@ -9,7 +9,6 @@ mod fixture_copy;
 
 use fixture_copy::{bin, copy, Copy};
 use std::fs;
-use std::path::Path;
 
 /// The hostile interface name: red colour and a bell (8 bytes; the kernel
 /// refuses only `/`, `:`, whitespace and names over 15 bytes).
@@ -19,46 +18,11 @@ const SHOWN: &str = "e\\x1b[31m\\x07x";
 const HOST: &str = "ip\x1b]0;owned\x07-10";
 const RELEASE: &str = "6.1\x1b[2J\u{9b}1m";
 
-/// Replace `ens5` by [`NAME`] in every path component, symlink target and
-/// file of `dir` (JSON-escaped in `.json` files).
-fn rename_tree(dir: &Path) {
-    for e in fs::read_dir(dir).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        let ty = e.file_type().unwrap();
-        if ty.is_symlink() {
-            let t = fs::read_link(&p).unwrap();
-            let t2 = t.to_str().unwrap().replace("ens5", NAME);
-            if t2 != t.to_str().unwrap() {
-                fs::remove_file(&p).unwrap();
-                std::os::unix::fs::symlink(&t2, &p).unwrap();
-            }
-        } else if ty.is_dir() {
-            rename_tree(&p);
-        } else {
-            let s = fs::read_to_string(&p).unwrap();
-            let with = if p.extension().is_some_and(|x| x == "json") {
-                serde_json::to_string(NAME)
-                    .unwrap()
-                    .trim_matches('"')
-                    .to_string()
-            } else {
-                NAME.to_string()
-            };
-            fs::write(&p, s.replace("ens5", &with)).unwrap();
-        }
-        let name = e.file_name().into_string().unwrap();
-        if name.contains("ens5") {
-            fs::rename(&p, dir.join(name.replace("ens5", NAME))).unwrap();
-        }
-    }
-}
-
 /// nic-ena-allowance (ENA ens5 with 3 recorded samples) with the NIC, its
 /// IRQs, the hostname and the kernel release made hostile.
 fn hostile() -> Copy {
     let c = copy("nic-ena-allowance");
-    rename_tree(&c.root);
+    fixture_copy::rename_iface(&c.root, "ens5", NAME);
     assert!(c.root.join("sys/class/net").join(NAME).exists());
     let k = c.root.join("proc/sys/kernel");
     fs::write(k.join("hostname"), format!("{HOST}\n")).unwrap();
