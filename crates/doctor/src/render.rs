@@ -4,27 +4,11 @@
 //! escaped.
 
 use crate::finding::{Finding, Report, Severity};
-use std::borrow::Cow;
 use std::fmt::Write;
 
 /// `s` with control characters escaped (an interface name or a fixture's
-/// text cannot move the cursor).
-fn visible(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
-}
+/// text cannot move the cursor): the one shared escaping.
+use model::text::printable as visible;
 
 /// The one-line summary (`2 warnings, 1 info; 3 rules skipped`).
 pub fn summary(r: &Report) -> String {

@@ -23,3 +23,17 @@ pub fn sigint_flag() -> std::io::Result<Arc<AtomicBool>> {
     signal_hook::flag::register(SIGINT, flag.clone())?;
     Ok(flag)
 }
+
+/// Install handlers for SIGTERM, SIGHUP and SIGINT that store the signal's
+/// number in the returned cell (0 until one arrives), for a program that
+/// must undo something before it ends (`nettune top` restores the
+/// terminal) and then exit with 128 + that number.
+pub fn stop_signals() -> std::io::Result<Arc<std::sync::atomic::AtomicUsize>> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let got = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for s in [SIGTERM, SIGHUP, SIGINT] {
+        let n = usize::try_from(s).map_err(|_| std::io::Error::other("signal number"))?;
+        signal_hook::flag::register_usize(s, got.clone(), n)?;
+    }
+    Ok(got)
+}

@@ -321,19 +321,7 @@ pub fn decode(body: &[u8]) -> Result<Msg, ProtoError> {
 /// A peer's text made safe to print on one line: control characters escaped,
 /// at most `max` characters.
 pub fn printable(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i >= max {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    model::text::printable_capped(s, max)
 }
 
 /// Read one message of at most `max` bytes.

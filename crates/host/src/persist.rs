@@ -66,7 +66,7 @@ Wants=network-online.target\n\
 \n\
 [Service]\n\
 Type=oneshot\n\
-ExecStart={exe} apply --plan {PLAN_PATH} --replan --state-dir {state_dir} --yes\n\
+ExecStart={exe} apply --plan {PLAN_PATH} --state-dir {state_dir} --yes\n\
 RemainAfterExit=yes\n\
 \n\
 [Install]\n\

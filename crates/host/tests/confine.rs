@@ -346,7 +346,7 @@ fn persist_is_refused_when_etc_leads_out_of_the_root() {
         .unwrap();
     assert!(
         unit.after.contains(
-            "ExecStart=\"/opt/my tools/nettune\" apply --plan /etc/nettune/plan.json --replan"
+            "ExecStart=\"/opt/my tools/nettune\" apply --plan /etc/nettune/plan.json --state-dir /s --yes"
         ),
         "{}",
         unit.after

@@ -16,6 +16,7 @@ pub mod results;
 pub mod sample;
 pub mod snapshot;
 pub mod stats;
+pub mod text;
 pub mod units;
 
 pub use cpuset::CpuSet;

@@ -652,6 +652,61 @@ impl Plan {
     }
 }
 
+/// What of the hardware a plan names is not on `snap` as it was: a
+/// different hostname, interfaces gone, IRQs gone or owned by another
+/// interface. One short phrase each, text escaped for a terminal; empty when
+/// everything the plan names is still there (the fingerprint may still differ:
+/// CPUs, NUMA nodes, a NIC's driver, PCI address or MAC).
+pub fn hardware_changes(plan: &Plan, snap: &crate::snapshot::HostSnapshot) -> Vec<String> {
+    use crate::text::Printable;
+    let mut out = Vec::new();
+    if let (Some(was), Some(now)) = (&plan.hostname, &snap.source.hostname) {
+        if was != now {
+            out.push(format!(
+                "hostname {} is now {}",
+                Printable(was),
+                Printable(now)
+            ));
+        }
+    }
+    let mut gone = std::collections::BTreeSet::new();
+    let mut irqs = std::collections::BTreeSet::new();
+    for c in &plan.changes {
+        let iface = match &c.target {
+            Target::IrqAffinity { irq, iface } => {
+                match snap.irq(crate::IrqNumber(*irq)) {
+                    None => {
+                        irqs.insert(format!("IRQ {irq} ({}) is gone", Printable(iface)));
+                    }
+                    Some(i) if i.interface.as_deref() != Some(iface.as_str()) => {
+                        irqs.insert(format!(
+                            "IRQ {irq} is now {} (was {})",
+                            Printable(i.interface.as_deref().unwrap_or("no interface's")),
+                            Printable(iface)
+                        ));
+                    }
+                    Some(_) => {}
+                }
+                Some(iface.as_str())
+            }
+            Target::Ethtool { iface, .. } => Some(iface.as_str()),
+            Target::File { path, .. } => path
+                .strip_prefix("/sys/class/net/")
+                .and_then(|r| r.split('/').next()),
+            _ => None,
+        };
+        if let Some(n) = iface.filter(|n| snap.interface(n).is_none()) {
+            gone.insert(n.to_string());
+        }
+    }
+    out.extend(
+        gone.iter()
+            .map(|n| format!("interface {} is gone", Printable(n))),
+    );
+    out.extend(irqs);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

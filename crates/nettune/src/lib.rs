@@ -22,14 +22,67 @@ pub mod exit {
 use clap::Parser;
 
 /// Parse arguments, run, and map errors to a one-line message and exit code
-/// [`exit::ERROR`] (clap exits [`exit::USAGE`] on bad arguments).
+/// [`exit::ERROR`] (clap exits [`exit::USAGE`] on bad arguments). A reader
+/// that closed the pipe (`nettune inspect | head`) ends the command quietly
+/// with [`exit::OK`], as it does `nettune stat`: see [`broken_pipe`].
 pub fn main_exit() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
-    match cmd::dispatch(cli) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("nettune: {e:#}");
+    broken_pipe::quiet_print_panics();
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cmd::dispatch(cli)));
+    match run {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) if broken_pipe::is_broken_pipe(&e) => std::process::ExitCode::from(exit::OK),
+        Ok(Err(e)) => {
+            // Errors name files, interfaces and values the host supplied.
+            eprintln!(
+                "nettune: {}",
+                model::text::printable_lines(&format!("{e:#}"))
+            );
             std::process::ExitCode::from(exit::ERROR)
         }
+        Err(p) if broken_pipe::is_print_panic(p.as_ref()) => std::process::ExitCode::from(exit::OK),
+        Err(p) => std::panic::resume_unwind(p),
+    }
+}
+
+/// A closed stdout (EPIPE), handled once for every command. SIGPIPE stays
+/// ignored (Rust's default), so a server's or client's socket write to a
+/// vanished peer is an error, never a kill; a write to a closed stdout is
+/// either an `io::Error` of kind `BrokenPipe` reaching [`main_exit`] or,
+/// from `print!`/`println!`, std's panic "failed printing to stdout", which
+/// [`quiet_print_panics`] keeps silent and [`main_exit`] turns into exit 0.
+pub mod broken_pipe {
+    use std::any::Any;
+    use std::io::ErrorKind;
+
+    /// Whether `e` (or an error it wraps) is a write to a closed pipe.
+    pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+        e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == ErrorKind::BrokenPipe)
+                || c.downcast_ref::<serde_json::Error>()
+                    .is_some_and(|j| j.io_error_kind() == Some(ErrorKind::BrokenPipe))
+        })
+    }
+
+    /// Whether a panic payload is std's `print!` failing on a closed stdout.
+    pub fn is_print_panic(payload: &(dyn Any + Send)) -> bool {
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        let epipe = std::io::Error::from_raw_os_error(32).to_string(); // EPIPE on Linux
+        msg.is_some_and(|m| m.starts_with("failed printing to stdout") && m.ends_with(&epipe))
+    }
+
+    /// Install a panic hook that prints nothing for a [`is_print_panic`]
+    /// panic and defers to the previous hook for every other.
+    pub fn quiet_print_panics() {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !is_print_panic(info.payload()) {
+                prev(info);
+            }
+        }));
     }
 }

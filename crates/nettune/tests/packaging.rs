@@ -148,3 +148,15 @@ fn license_file_matches_the_manifest_and_path_dependencies_have_versions() {
     }
     assert!(paths >= 5);
 }
+
+/// Issue 16, item 12: the boot unit applies the persisted plan as reviewed;
+/// `--replan` (re-planning after a channel change, unreviewed) is not in it.
+#[test]
+fn boot_unit_applies_the_reviewed_plan_without_replan() {
+    let packaged = read("packaging/systemd/nettune.service");
+    assert_eq!(
+        directive(&packaged, "ExecStart"),
+        ["/usr/bin/nettune apply --plan /etc/nettune/plan.json --state-dir /var/lib/nettune --yes"]
+    );
+    assert!(!packaged.contains("--replan"));
+}

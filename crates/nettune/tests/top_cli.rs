@@ -80,3 +80,77 @@ fn a_capture_with_samples_is_taken_for_replay() {
     assert_eq!(code, 1);
     assert!(err.contains("not one") || err.contains("nope0"), "{err}");
 }
+
+/// Issue 16, item 9b: `top` ended by SIGTERM or SIGHUP restores the terminal
+/// (leaves the alternate screen, shows the cursor, leaves raw mode) and exits
+/// 128 + the signal. Run in a pseudo-terminal by util-linux `script`, whose
+/// log holds every byte top wrote to it.
+#[test]
+fn a_stop_signal_restores_the_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/nic-ena-allowance");
+    for (sig, code) in [("TERM", 143), ("HUP", 129)] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let pidfile = dir.path().join("pid");
+        let cmd = format!(
+            "echo $$ > '{}'; exec '{}' top --interval 60 --root '{}'",
+            pidfile.display(),
+            env!("CARGO_BIN_EXE_nettune"),
+            fixture.display()
+        );
+        let mut child = Command::new("script")
+            .args(["-q", "-f", "-e", "-c", &cmd])
+            .arg(&log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait (bounded) until top has entered the alternate screen.
+        let entered = (0..600).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::fs::read(&log).is_ok_and(|b| contains(&b, b"\x1b[?1049h"))
+        });
+        let pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        let pid = pid.trim().to_string();
+        if !entered {
+            let _ = child.kill();
+            panic!("top did not start: {:?}", std::fs::read(&log));
+        }
+        let st = Command::new("kill")
+            .args([&format!("-{sig}"), &pid])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        let out = std::fs::read(&log).unwrap();
+        let at = find(&out, b"\x1b[?1049h").unwrap();
+        let rest = &out[at..];
+        assert!(
+            contains(rest, b"\x1b[?1049l"),
+            "SIG{sig}: {:?}",
+            String::from_utf8_lossy(rest)
+        );
+        assert!(
+            contains(rest, b"\x1b[?25h"),
+            "SIG{sig}: {:?}",
+            String::from_utf8_lossy(rest)
+        );
+        assert_eq!(status.code(), Some(code), "SIG{sig}: {err}");
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    find(hay, needle).is_some()
+}

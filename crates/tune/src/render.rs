@@ -8,28 +8,13 @@
 
 use model::knobpath;
 use model::plan::{EthtoolGroup, Plan, Target};
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-/// `s` with control characters escaped, so that text from a plan file can
-/// neither move the cursor nor start a new line (of a script, a shell command).
-fn visible(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(
-        s.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_default().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
-}
+/// `s` with control characters escaped (the one shared escaping, `\x1b`), so
+/// that text from a plan file can neither move the cursor nor start a new
+/// line (of a script, a shell command).
+use model::text::printable as visible;
 
 /// The human view: per phase, `- before` / `+ after` with one line of reason,
 /// then the notes and the rules used with their sources.

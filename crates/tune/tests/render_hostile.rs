@@ -169,5 +169,5 @@ fn the_diff_shows_control_characters_escaped() {
         "{text:?}"
     );
     assert!(!text.lines().any(|l| l.trim() == BAD), "{text}");
-    assert!(text.contains("why\\nreboot"), "{text}");
+    assert!(text.contains("why\\x0areboot"), "{text}");
 }

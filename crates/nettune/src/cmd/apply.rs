@@ -86,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if to_apply.changes.is_empty() {
         println!(
             "Nothing to change: the host already matches profile {}.",
-            plan.profile
+            model::text::Printable(&plan.profile)
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -144,13 +144,21 @@ fn source_plan(args: &Args, root: &Root) -> anyhow::Result<Plan> {
     let snap = host::read_snapshot(root);
     let fp = snap.fingerprint();
     if plan.fingerprint != fp && !args.force {
+        // One line naming what changed: at boot (nettune.service) it is the
+        // journal's reason for the failed unit.
+        let changed = model::plan::hardware_changes(&plan, &snap);
         anyhow::bail!(
-            "{}: made for host {} (fingerprint {}), but this host is {} (fingerprint {}); refusing (pass --force to apply anyway)",
+            "{}: made for host {} (fingerprint {}), but this host is {} (fingerprint {}): {}; refusing (plan again, or pass --force to apply anyway)",
             f.display(),
             plan.hostname.as_deref().unwrap_or("?"),
             plan.fingerprint,
             snap.source.hostname.as_deref().unwrap_or("?"),
-            fp
+            fp,
+            if changed.is_empty() {
+                "its CPUs, NUMA nodes or a NIC's driver, PCI address or MAC changed".to_string()
+            } else {
+                changed.join(", ")
+            }
         );
     }
     Ok(plan)
@@ -276,9 +284,14 @@ fn print_report(args: &Args, state: &StateDir, to_apply: &Plan, report: &ApplyRe
             }
             Outcome::Skipped { why } => format!("skipped: {why}"),
         };
-        println!("{:<12} {} = {}", status, c.target, c.after);
+        println!(
+            "{:<12} {} = {}",
+            status,
+            model::text::printable(&c.target.to_string()),
+            model::text::Printable(&c.after)
+        );
         if let Some(n) = &c.note {
-            println!("             note: {n}");
+            println!("             note: {}", model::text::Printable(n));
         }
     }
     let mut undo = format!("nettune rollback {}", report.generation);

@@ -85,7 +85,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             r.skipped.len()
         );
         for (p, why) in &r.skipped {
-            println!("  {}: {why}", p.display());
+            println!(
+                "  {}: {}",
+                model::text::printable(&p.display().to_string()),
+                model::text::printable(&why.to_string())
+            );
         }
     }
     if let Some(n) = args.samples {
@@ -105,7 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if s.nic_ifaces.is_empty() {
                 "none".to_string()
             } else {
-                s.nic_ifaces.join(", ")
+                model::text::printable(&s.nic_ifaces.join(", ")).into_owned()
             }
         );
     }

@@ -142,12 +142,17 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
         },
     }
     let report = doctor::diagnose(&input);
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)? + "\n"
     } else {
-        let header = header(&input, &args, sample);
-        write!(out, "{}", doctor::render::human(&header, &report))?;
+        doctor::render::human(&header(&input, &args, sample), &report)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        // The reader closed the pipe (`doctor | head`): the findings' exit
+        // status still tells a script what was found.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
     }
     Ok(ExitCode::from(report.exit_code()))
 }

@@ -182,7 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        print!("{}", table(&results));
+        print!("{}", model::text::printable_lines(&table(&results)));
         println!(
             "Results: {}",
             dir.join(model::results::RESULTS_FILE).display()

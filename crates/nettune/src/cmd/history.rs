@@ -2,8 +2,8 @@
 //! rollbacks recorded in the journal.
 
 use super::plan::JournalArgs;
-use super::verify::printable;
 use host::journal::{format_utc, EndStatus, Record};
+use model::text::printable;
 use serde::Serialize;
 use std::process::ExitCode;
 

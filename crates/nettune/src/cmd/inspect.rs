@@ -5,6 +5,7 @@
 use host::Root;
 use model::findings::{findings, irq_cpus, nodes_of, Severity};
 use model::snapshot::{HostSnapshot, Interface, Irq, IrqMapping, Probe, QueueKind};
+use model::text::{printable, printable_lines, Printable};
 use model::CpuSet;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -50,7 +51,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&snap)?);
     } else {
-        print!("{}", render(&snap));
+        print!("{}", printable_lines(&render(&snap)));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -63,7 +64,11 @@ pub fn filter(mut snap: HostSnapshot, names: &[String]) -> anyhow::Result<HostSn
     for n in names {
         if snap.interface(n).is_none() {
             let have: Vec<&str> = snap.interfaces.iter().map(|i| i.name.as_str()).collect();
-            anyhow::bail!("no interface {n} (have: {})", have.join(", "));
+            anyhow::bail!(
+                "no interface {} (have: {})",
+                Printable(n),
+                printable(&have.join(", "))
+            );
         }
     }
     snap.interfaces.retain(|i| names.contains(&i.name));
@@ -127,11 +132,11 @@ pub fn render(s: &HostSnapshot) -> String {
     let _ = writeln!(
         o,
         "host {}  kernel {}",
-        opt(&s.source.hostname),
-        opt(&s.source.kernel)
+        printable(&opt(&s.source.hostname)),
+        printable(&opt(&s.source.kernel))
     );
     if let Some(l) = &s.source.label {
-        let _ = writeln!(o, "label: {l}");
+        let _ = writeln!(o, "label: {}", Printable(l));
     }
     o.push('\n');
     topology(&mut o, s);
@@ -154,13 +159,13 @@ pub fn render(s: &HostSnapshot) -> String {
                 Severity::Warn => "warn",
                 Severity::Info => "info",
             };
-            let _ = writeln!(o, "  [{sev}] {}: {}", x.code, x.message);
+            let _ = writeln!(o, "  [{sev}] {}: {}", x.code, Printable(&x.message));
         }
     }
     if !s.notes.is_empty() {
         let _ = writeln!(o, "\nnotes ({} fields could not be read):", s.notes.len());
         for n in &s.notes {
-            let _ = writeln!(o, "  {}: {}", n.path, n.message);
+            let _ = writeln!(o, "  {}: {}", Printable(&n.path), Printable(&n.message));
         }
     }
     o
@@ -519,8 +524,8 @@ fn interface_header(o: &mut String, i: &Interface) {
     let _ = writeln!(
         o,
         "{}: driver {}  pci {}  numa_node {}  local_cpus {}",
-        i.name,
-        i.driver.as_deref().unwrap_or("none (virtual)"),
+        Printable(&i.name),
+        Printable(i.driver.as_deref().unwrap_or("none (virtual)")),
         i.pci_address.as_deref().unwrap_or("-"),
         numa,
         i.local_cpus
@@ -621,7 +626,7 @@ fn irq_table(o: &mut String, s: &HostSnapshot, i: &Interface) {
         t.row(vec![
             queue_text(irq),
             irq.number.0.to_string(),
-            irq.name.clone(),
+            printable(&irq.name).into_owned(),
             mask_text(&irq.smp_affinity),
             mask_text(&irq.effective_affinity),
             node,
@@ -669,14 +674,19 @@ fn sysctls(o: &mut String, s: &HostSnapshot) {
     let _ = writeln!(o, "sysctls:");
     let w = s.sysctls.keys().map(|k| k.len()).max().unwrap_or(0);
     for (k, v) in &s.sysctls {
-        let _ = writeln!(o, "  {k:<w$}  {v}");
+        let _ = writeln!(o, "  {k:<w$}  {}", Printable(v));
     }
 }
 
 fn owners(o: &mut String, s: &HostSnapshot) {
     match &s.owners.irqbalance {
         Some(p) => {
-            let _ = writeln!(o, "irqbalance: running (pid {}: {})", p.pid, p.cmdline);
+            let _ = writeln!(
+                o,
+                "irqbalance: running (pid {}: {})",
+                p.pid,
+                Printable(&p.cmdline)
+            );
         }
         None => o.push_str("irqbalance: not running\n"),
     }
@@ -691,7 +701,7 @@ fn owners(o: &mut String, s: &HostSnapshot) {
                         "running (pid {})",
                         p.pid
                     )),
-                t.active_profile.as_deref().unwrap_or("none")
+                Printable(t.active_profile.as_deref().unwrap_or("none"))
             );
         }
         None => o.push_str("tuned: not running\n"),

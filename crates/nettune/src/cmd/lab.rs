@@ -1190,7 +1190,7 @@ fn print_results(args: &Args, results: &ExperimentResults) -> anyhow::Result<()>
     if args.json {
         println!("{}", serde_json::to_string_pretty(results)?);
     } else {
-        print!("{}", render_table(results));
+        print!("{}", model::text::printable_lines(&render_table(results)));
     }
     Ok(())
 }

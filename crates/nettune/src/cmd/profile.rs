@@ -3,8 +3,8 @@
 //! `tuned-adm profile_info` and `tuned-adm active`).
 
 use super::plan::{make_plan, open_root, JournalArgs, PlanFlags};
-use super::verify::printable;
 use host::journal::{format_utc, Record};
+use model::text::printable;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;

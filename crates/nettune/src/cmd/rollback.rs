@@ -66,7 +66,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             rep.unrestored.len()
         );
         for u in &rep.unrestored {
-            println!("  generation {}: {u}", u.generation);
+            println!(
+                "  generation {}: {}",
+                u.generation,
+                model::text::printable(&u.to_string())
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -7,6 +7,7 @@ use anyhow::{bail, Context};
 use host::sampler::{Delta, QueueDelta, Sampler, ERROR_COUNTERS, STAT_SCHEMA_VERSION};
 use host::Root;
 use model::snapshot::{QueueKind, QueueRef};
+use model::text::{printable, printable_lines, Printable};
 use model::units::fmt_bits_per_sec;
 use model::{CpuSet, Nanos};
 use std::fmt::Write as _;
@@ -166,8 +167,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             if nd.get(want).is_none() {
                 let have: Vec<&str> = nd.ifaces.iter().map(|i| i.name.as_str()).collect();
                 bail!(
-                    "no interface `{want}` in /proc/net/dev (have: {})",
-                    have.join(", ")
+                    "no interface `{}` in /proc/net/dev (have: {})",
+                    Printable(want),
+                    printable(&have.join(", "))
                 );
             }
         }
@@ -211,7 +213,7 @@ fn emit(args: &Args, mut d: Delta, seq: u64) -> anyhow::Result<bool> {
         line.push('\n');
         line
     } else {
-        render(&d, seq)
+        printable_lines(&render(&d, seq)).into_owned()
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -233,7 +235,10 @@ fn replay(args: &Args, samples: &[host::sampler::Sample]) -> anyhow::Result<Exit
     }
     if let Some(nd) = &samples[0].netdev {
         if let Some(want) = args.iface.iter().find(|w| nd.get(w).is_none()) {
-            bail!("no interface `{want}` in the recorded /proc/net/dev");
+            bail!(
+                "no interface `{}` in the recorded /proc/net/dev",
+                Printable(want)
+            );
         }
     }
     for (k, w) in samples.windows(2).enumerate() {
@@ -341,7 +346,7 @@ pub fn render(d: &Delta, seq: u64) -> String {
             let _ = writeln!(
                 o,
                 "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
-                i.name,
+                Printable(&i.name),
                 rate(i.rx_pps),
                 rate(i.tx_pps),
                 fmt_bits_per_sec(i.rx_bps),
@@ -374,8 +379,8 @@ pub fn render(d: &Delta, seq: u64) -> String {
                 o,
                 "{:<5} {:<22} {:<8} {:<8} {:>8}  {}",
                 i.irq.0,
-                i.name,
-                i.iface.as_deref().unwrap_or("-"),
+                Printable(&i.name),
+                Printable(i.iface.as_deref().unwrap_or("-")),
                 queue_label(i.queue),
                 rate(i.per_s),
                 cpus.join(" ")
@@ -402,7 +407,7 @@ pub fn render(d: &Delta, seq: u64) -> String {
         let _ = writeln!(o, "UDP/TCP errors: {}", errs.join("  "));
     }
     for n in &d.notes {
-        let _ = writeln!(o, "note: {n}");
+        let _ = writeln!(o, "note: {}", Printable(n));
     }
     o
 }
@@ -433,7 +438,7 @@ fn queues_section(o: &mut String, d: &Delta) {
             let _ = writeln!(
                 o,
                 "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
-                q.iface,
+                Printable(&q.iface),
                 format!("{}-{}", q.dir.name(), q.index),
                 opt_rate(q.packets_per_s),
                 opt_rate(q.drops_per_s),
@@ -457,7 +462,7 @@ fn queues_section(o: &mut String, d: &Delta) {
         .flat_map(|(iface, m)| {
             m.iter()
                 .filter(|(k, _)| crate::cmd::inspect::is_trouble(k))
-                .map(move |(k, v)| format!("{iface} {k} +{v}"))
+                .map(move |(k, v)| format!("{} {} +{v}", Printable(iface), Printable(k)))
         })
         .collect();
     if !moved.is_empty() {

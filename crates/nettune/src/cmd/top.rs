@@ -145,7 +145,11 @@ fn check_ifaces(
                 .iter()
                 .map(|i| i.name.as_str())
                 .collect();
-            bail!("no interface `{w}` (have: {})", have.join(", "));
+            bail!(
+                "no interface `{}` (have: {})",
+                model::text::Printable(w),
+                model::text::printable(&have.join(", "))
+            );
         }
     }
     Ok(())
@@ -155,10 +159,30 @@ fn check_ifaces(
 fn with_terminal(
     f: impl FnOnce(&mut ratatui::DefaultTerminal) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
+    // Installed before raw mode: from here on SIGTERM, SIGHUP and SIGINT
+    // only set STOP, the loop returns and the terminal is restored below.
+    let stop = engine::interrupt::stop_signals().context("installing the signal handlers")?;
+    if STOP.set(stop).is_err() {
+        bail!("the terminal is already set up");
+    }
     let mut terminal = ratatui::try_init().context("setting up the terminal")?;
     let res = f(&mut terminal);
     ratatui::restore();
     res
+}
+
+/// The signal that asked `top` to stop (0: none yet), set by
+/// [`engine::interrupt::stop_signals`] in [`with_terminal`].
+static STOP: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicUsize>> =
+    std::sync::OnceLock::new();
+
+/// How often the wait for a key or the next sample looks at [`STOP`].
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
+/// The exit status for a stop signal that arrived (128 + its number).
+fn stopped_by_signal() -> Option<ExitCode> {
+    let n = STOP.get()?.load(std::sync::atomic::Ordering::Relaxed);
+    (n > 0).then(|| ExitCode::from(u8::try_from(n.saturating_add(128)).unwrap_or(u8::MAX)))
 }
 
 /// Where samples come from: the live sampler, or a capture's recorded ones.
@@ -180,8 +204,21 @@ fn event_loop(
         terminal
             .draw(|f| draw(f, &app.screen()))
             .context("drawing")?;
-        let wait = due.saturating_duration_since(Instant::now());
-        if event::poll(wait).context("waiting for a key")? {
+        // Wait for a key or the next sample, a slice at a time, so that a
+        // SIGTERM or SIGHUP ends the loop and the terminal is restored.
+        let key = loop {
+            if let Some(code) = stopped_by_signal() {
+                return Ok(code);
+            }
+            let wait = due.saturating_duration_since(Instant::now());
+            if event::poll(wait.min(SIGNAL_CHECK)).context("waiting for a key")? {
+                break true;
+            }
+            if wait <= SIGNAL_CHECK {
+                break false;
+            }
+        };
+        if key {
             if let Event::Key(k) = event::read().context("reading a key")? {
                 if app.key(k) == Action::Quit {
                     return Ok(ExitCode::SUCCESS);

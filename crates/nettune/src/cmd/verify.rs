@@ -3,6 +3,7 @@
 
 use super::plan::JournalArgs;
 use host::apply::{DriftStatus, Knobs};
+use model::text::printable;
 use serde::Serialize;
 use std::process::ExitCode;
 
@@ -113,40 +114,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         crate::exit::OK
     }))
-}
-
-/// Text from knob files and journals made safe for a terminal: control
-/// characters (ESC, BEL, CR, newlines, C1) and bidirectional overrides are
-/// shown escaped (`\x1b`, `\u{202e}`) instead of being sent raw.
-pub(crate) fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !s.chars().any(bad) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if !bad(c) {
-            out.push(c);
-        } else if u32::from(c) < 0x80 {
-            out.push_str(&format!("\\x{:02x}", u32::from(c)));
-        } else {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::printable;
-
-    #[test]
-    fn control_bytes_are_escaped() {
-        assert_eq!(printable("00000000,000001fe"), "00000000,000001fe");
-        assert_eq!(printable("\x1b[2Jx\x07\n"), "\\x1b[2Jx\\x07\\x0a");
-        assert_eq!(printable("a\u{202e}b\u{85}"), "a\\u{202e}b\\u{85}");
-    }
 }

@@ -4,6 +4,7 @@
 use super::findings::{BoardRow, Level};
 use super::screen::{CpuRow, NicView, QueueRow, Screen};
 use crate::cmd::stat::rate;
+use model::text::{printable, Printable};
 use model::units::fmt_bits_per_sec;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -96,8 +97,8 @@ fn draw_title(f: &mut Frame<'_>, area: Rect, s: &Screen) {
         Span::styled(" nettune top ", Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!(
             "│ {} │ {} │ interval {} │ sort: {} ",
-            s.host,
-            s.kernel,
+            Printable(&s.host),
+            Printable(&s.kernel),
             every,
             s.view.sort.label()
         )),
@@ -311,9 +312,9 @@ fn queue_cpus(q: &QueueRow) -> String {
 }
 
 fn nic_summary(n: &NicView) -> Line<'static> {
-    let mut head = n.name.clone();
+    let mut head = printable(&n.name).into_owned();
     if let Some(d) = &n.driver {
-        head.push_str(&format!("  {d}"));
+        head.push_str(&format!("  {}", Printable(d)));
     }
     if let Some(node) = n.numa_node.filter(|n| *n >= 0) {
         head.push_str(&format!("  node {node}"));
@@ -355,9 +356,9 @@ fn draw_nic(f: &mut Frame<'_>, area: Rect, s: &Screen) {
     let mut tabs = Vec::new();
     for (i, name) in s.nics.iter().enumerate() {
         let label = if i < 9 {
-            format!("{} {name}", i + 1)
+            format!("{} {}", i + 1, Printable(name))
         } else {
-            name.clone()
+            printable(name).into_owned()
         };
         if i == s.selected {
             tabs.push(Span::styled(
@@ -461,7 +462,10 @@ fn draw_findings(f: &mut Frame<'_>, area: Rect, rows: &[BoardRow]) {
             lines.push(Line::styled(
                 format!(
                     "ok   {:<22} {:<10} cleared {}s ago: {}",
-                    fd.id, fd.subject, r.age_s, fd.title
+                    Printable(&fd.id),
+                    Printable(&fd.subject),
+                    r.age_s,
+                    Printable(&fd.title)
                 ),
                 Style::new().fg(Color::DarkGray),
             ));
@@ -470,10 +474,10 @@ fn draw_findings(f: &mut Frame<'_>, area: Rect, rows: &[BoardRow]) {
                 Span::styled(format!("{:<4} ", fd.level.tag()), level_style(fd.level)),
                 Span::raw(format!(
                     "{:<22} {:<10} {:>5} {}",
-                    fd.id,
-                    fd.subject,
+                    Printable(&fd.id),
+                    Printable(&fd.subject),
                     format!("{}s", r.age_s),
-                    fd.title
+                    Printable(&fd.title)
                 )),
             ]));
         }

@@ -121,3 +121,39 @@ pub fn ok(c: &Copy, args: &[&str]) -> String {
     assert!(o.status.success(), "{args:?}: {}", text(&o));
     String::from_utf8(o.stdout).unwrap()
 }
+
+/// Rename interface `from` to `to` in a fixture tree: every path component,
+/// symlink target and file holding `from` (JSON-escaped in `.json` files),
+/// as if the kernel had named the NIC `to`.
+pub fn rename_iface(dir: &Path, from: &str, to: &str) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        let ty = e.file_type().unwrap();
+        if ty.is_symlink() {
+            let t = std::fs::read_link(&p).unwrap();
+            let t = t.to_str().unwrap();
+            if t.contains(from) {
+                std::fs::remove_file(&p).unwrap();
+                std::os::unix::fs::symlink(t.replace(from, to), &p).unwrap();
+            }
+        } else if ty.is_dir() {
+            rename_iface(&p, from, to);
+        } else {
+            let s = std::fs::read_to_string(&p).unwrap();
+            if s.contains(from) {
+                let with = if p.extension().is_some_and(|x| x == "json") {
+                    let q = serde_json::to_string(to).unwrap();
+                    q[1..q.len() - 1].to_string()
+                } else {
+                    to.to_string()
+                };
+                std::fs::write(&p, s.replace(from, &with)).unwrap();
+            }
+        }
+        let name = e.file_name().into_string().unwrap();
+        if name.contains(from) {
+            std::fs::rename(&p, dir.join(name.replace(from, to))).unwrap();
+        }
+    }
+}
