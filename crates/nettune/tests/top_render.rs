@@ -120,6 +120,7 @@ fn delta(at_s: u64, cpus: Vec<CpuDelta>, ifaces: Vec<IfaceDelta>, irqs: Vec<IrqD
         notes: vec![],
         queues: vec![],
         nic_counters: Default::default(),
+        resets: vec![],
     }
 }
 
