@@ -12,9 +12,9 @@ use crate::rules::Skip;
 use model::parse::sockstat::Sockstat;
 use model::plan::{Bdp, Change, HostExtras, Plan, PlanOptions, Target};
 use model::sample::{CounterReset, Delta, IfaceDelta, Sample, MAX_RESETS};
-use std::collections::{BTreeMap, HashMap};
 use model::snapshot::HostSnapshot;
 use model::CpuSet;
+use std::collections::{BTreeMap, HashMap};
 use tune::profile::Profile;
 use tune::RuleId;
 
@@ -194,7 +194,11 @@ impl WindowBuilder {
 }
 
 impl Window {
-    fn new(total: Delta, intervals: Vec<Interval>, mut resets: Vec<CounterReset>) -> Option<Window> {
+    fn new(
+        total: Delta,
+        intervals: Vec<Interval>,
+        mut resets: Vec<CounterReset>,
+    ) -> Option<Window> {
         let seconds = total.elapsed.as_secs_f64();
         if seconds <= 0.0 {
             return None;

@@ -794,7 +794,10 @@ mod tests {
                 dirs.dedup();
                 assert_eq!(dirs.len(), before, "duplicates kept");
                 assert!(ix.samples.windows(2).all(|w| w[0].at <= w[1].at));
-                assert!(ix.samples.iter().all(|e| !e.dir.contains('/') && e.dir != ".."));
+                assert!(ix
+                    .samples
+                    .iter()
+                    .all(|e| !e.dir.contains('/') && e.dir != ".."));
             } else if let Err(e) = parse_index(bytes, shown) {
                 assert!(e.to_string().starts_with("samples/index.json"), "{e}");
             }

@@ -309,7 +309,14 @@ struct Resets {
 }
 
 impl Resets {
-    fn push(&mut self, counter: &str, cpu: Option<CpuId>, of: Option<&str>, before: u64, after: u64) {
+    fn push(
+        &mut self,
+        counter: &str,
+        cpu: Option<CpuId>,
+        of: Option<&str>,
+        before: u64,
+        after: u64,
+    ) {
         if self.list.len() < MAX_RESETS {
             self.list.push(CounterReset {
                 counter: counter.to_string(),
@@ -592,9 +599,8 @@ impl Sample {
             };
             by_queue.entry((iface, dir, index)).or_insert(i);
         }
-        let irq_for = |iface: &str, dir: QueueDir, index: u32| {
-            by_queue.get(&(iface, dir, index)).copied()
-        };
+        let irq_for =
+            |iface: &str, dir: QueueDir, index: u32| by_queue.get(&(iface, dir, index)).copied();
         // The one queue IRQ of a single-queue interface, when exactly one fired.
         let single_irq = |iface: &str| {
             if self.rx_queue_counts.get(iface) != Some(&1) {
@@ -704,11 +710,15 @@ impl Sample {
                 continue;
             };
             let times = t.delta(pt);
-            let mut sirq = |tx: bool, name: &str| match (sirq_now.get(tx, cpu), sirq_prev.get(tx, cpu)) {
-                (Some(a), Some(b)) => resets.step(name, Some(cpu), None, b, a, Width::Bits32),
-                _ => 0,
-            };
-            let (net_rx, net_tx) = (sirq(false, "softirqs.NET_RX"), sirq(true, "softirqs.NET_TX"));
+            let mut sirq =
+                |tx: bool, name: &str| match (sirq_now.get(tx, cpu), sirq_prev.get(tx, cpu)) {
+                    (Some(a), Some(b)) => resets.step(name, Some(cpu), None, b, a, Width::Bits32),
+                    _ => 0,
+                };
+            let (net_rx, net_tx) = (
+                sirq(false, "softirqs.NET_RX"),
+                sirq(true, "softirqs.NET_TX"),
+            );
             let softnet = match (sn_now.row(cpu, pos), sn_prev.row(cpu, ppos)) {
                 (Some(a), Some(b)) => {
                     let mut d = |name: &str, now: u32, before: u32| {
@@ -724,7 +734,11 @@ impl Sample {
                     Some(SoftnetDelta {
                         processed: d("softnet_stat.processed", a.processed, b.processed),
                         dropped: d("softnet_stat.dropped", a.dropped, b.dropped),
-                        time_squeeze: d("softnet_stat.time_squeeze", a.time_squeeze, b.time_squeeze),
+                        time_squeeze: d(
+                            "softnet_stat.time_squeeze",
+                            a.time_squeeze,
+                            b.time_squeeze,
+                        ),
                         received_rps: a
                             .received_rps
                             .zip(b.received_rps)
@@ -776,7 +790,8 @@ impl Sample {
                     continue;
                 };
                 let of = Some(i.name.as_str());
-                let mut d = |name: &str, b: u64, a: u64| resets.step(name, None, of, b, a, Width::Bits64);
+                let mut d =
+                    |name: &str, b: u64, a: u64| resets.step(name, None, of, b, a, Width::Bits64);
                 let rx_packets = Packets(d("net/dev.rx_packets", p.rx.packets.0, i.rx.packets.0));
                 let tx_packets = Packets(d("net/dev.tx_packets", p.tx.packets.0, i.tx.packets.0));
                 let rx_bytes = Bytes(d("net/dev.rx_bytes", p.rx.bytes.0, i.rx.bytes.0));
@@ -933,14 +948,20 @@ mod tests {
 
     #[test]
     fn softnet_wraps_at_32_bits() {
-        assert_eq!(increase(u64::from(u32::MAX - 4), 5, Width::Bits32), Some(10));
+        assert_eq!(
+            increase(u64::from(u32::MAX - 4), 5, Width::Bits32),
+            Some(10)
+        );
         assert_eq!(increase(3, 7, Width::Bits32), Some(4));
         // A 64-bit counter never wraps at 2^32: a decrease is a reset.
         assert_eq!(increase(u64::from(u32::MAX - 4), 5, Width::Bits64), None);
         // The wrapped difference must be plausible (below 2^31).
         assert_eq!(increase(0x100, 0x1, Width::Bits32), None);
         assert_eq!(increase(1 << 31, 0, Width::Bits32), None);
-        assert_eq!(increase((1 << 31) + 1, 0, Width::Bits32), Some((1 << 31) - 1));
+        assert_eq!(
+            increase((1 << 31) + 1, 0, Width::Bits32),
+            Some((1 << 31) - 1)
+        );
         // Values beyond 32 bits cannot be a 32-bit wrap.
         assert_eq!(increase(1 << 40, 5, Width::Bits32), None);
     }

@@ -103,8 +103,10 @@ fn thirty_two_thousand_cpus_are_linear() {
     let d = s1.delta(&s0);
     let took = t.elapsed();
     assert_eq!(d.cpus.len(), cpus);
-    assert!(d.cpus.iter().all(|c| c.net_rx == 4
-        && c.softnet.map(|s| s.processed) == Some(7)));
+    assert!(d
+        .cpus
+        .iter()
+        .all(|c| c.net_rx == 4 && c.softnet.map(|s| s.processed) == Some(7)));
     assert_eq!(d.irqs.len(), 40);
     assert!(d.irqs.iter().all(|i| i.per_cpu.len() == cpus));
     assert!(took < BOUND, "32768 CPUs took {took:?}");
@@ -190,8 +192,14 @@ fn other_counters_going_backwards_are_resets_and_bounded() {
     s0.netdev = Some(parse_netdev(&netdev(5_000_000_000)).unwrap());
     s1.netdev = Some(parse_netdev(&netdev(4_999_999_000)).unwrap());
     let d = s1.delta(&s0);
-    assert!(d.ifaces.iter().all(|i| i.rx_bytes.0 == 0 && i.rx_packets.0 == 0));
+    assert!(d
+        .ifaces
+        .iter()
+        .all(|i| i.rx_bytes.0 == 0 && i.rx_packets.0 == 0));
     assert_eq!(d.resets.len(), nettune_model::sample::MAX_RESETS);
-    assert!(d.notes.iter().any(|n| n.contains("more counters went backwards")));
+    assert!(d
+        .notes
+        .iter()
+        .any(|n| n.contains("more counters went backwards")));
     assert_eq!(nettune_model::sample::increase(10, 4, Width::Bits64), None);
 }

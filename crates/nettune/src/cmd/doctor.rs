@@ -147,7 +147,10 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
                 Ok(1) => input.no_samples = doctor::input::ONE_SAMPLE.to_string(),
                 Ok(_) => match window.finish() {
                     Some(w) => input.window = Some(w),
-                    None => input.no_samples = "no time between the first and the last sample".to_string(),
+                    None => {
+                        input.no_samples =
+                            "no time between the first and the last sample".to_string()
+                    }
                 },
                 // A corrupt index: the rate rules skip naming the file, the others run.
                 Err(e) => input.no_samples = format!("samples in the capture: {e}"),

@@ -242,7 +242,12 @@ fn nic_view(inp: &Inputs<'_>, name: &str, sort: SortKey) -> NicView {
     // linear in the IRQs, not IRQs of the NIC × IRQs of the host.
     let wanted: HashSet<u32> = nic_irqs.iter().map(|n| n.0).collect();
     let mut snap_irqs = HashMap::with_capacity(wanted.len());
-    for i in inp.snapshot.irqs.iter().filter(|i| wanted.contains(&i.number.0)) {
+    for i in inp
+        .snapshot
+        .irqs
+        .iter()
+        .filter(|i| wanted.contains(&i.number.0))
+    {
         snap_irqs.entry(i.number.0).or_insert(i);
     }
     let mut seen_irqs = HashMap::with_capacity(wanted.len());
