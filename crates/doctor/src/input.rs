@@ -11,9 +11,10 @@ use crate::finding::Fix;
 use crate::rules::Skip;
 use model::parse::sockstat::Sockstat;
 use model::plan::{Bdp, Change, HostExtras, Plan, PlanOptions, Target};
-use model::sample::{Delta, Sample};
+use model::sample::{CounterReset, Delta, IfaceDelta, Sample, MAX_RESETS};
 use model::snapshot::HostSnapshot;
 use model::CpuSet;
+use std::collections::{BTreeMap, HashMap};
 use tune::profile::Profile;
 use tune::RuleId;
 
@@ -33,6 +34,10 @@ pub struct Input {
     /// Counter samples in time order (`host::sampler`); two or more make a
     /// window of rates. Fewer: the rate rules skip with [`Input::no_samples`].
     pub samples: Vec<Sample>,
+    /// A window already built from samples streamed through a
+    /// [`WindowBuilder`] (a capture's samples, read one at a time); used
+    /// instead of `samples` when set.
+    pub window: Option<Window>,
     /// Why there are no samples, for the rate rules' skip reason.
     pub no_samples: String,
     /// The `--profile` intent; `None` = none given (fixes are planned with
@@ -67,6 +72,7 @@ impl Input {
             snapshot,
             extras: HostExtras::default(),
             samples: Vec::new(),
+            window: None,
             no_samples: NO_SAMPLES.to_string(),
             profile: None,
             profile_arg: None,
@@ -88,18 +94,136 @@ impl Input {
     }
 }
 
+/// Skip reason of rate rules with a single sample.
+pub const ONE_SAMPLE: &str = "one sample only: rates need two";
+
+/// What the rules look at in one interval of the window (not the whole
+/// [`Delta`], so a long window costs a few bytes per interval).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Interval {
+    /// The watched protocol counters' increase ([`Delta::counters`]).
+    pub counters: BTreeMap<String, u64>,
+    /// Some CPU's softnet `time_squeeze` grew.
+    pub squeezed: bool,
+}
+
+impl Interval {
+    /// The summary of `d`.
+    pub fn of(d: &Delta) -> Interval {
+        Interval {
+            counters: d.counters.clone(),
+            squeezed: d
+                .cpus
+                .iter()
+                .any(|c| c.softnet.is_some_and(|s| s.time_squeeze > 0)),
+        }
+    }
+}
+
 /// The sampled window: the whole span and each interval.
 #[derive(Debug, Clone)]
 pub struct Window {
     /// First sample to last.
     pub total: Delta,
     /// Each consecutive pair, in order.
-    pub intervals: Vec<Delta>,
+    pub intervals: Vec<Interval>,
     /// Length of the window in seconds (> 0).
     pub seconds: f64,
+    /// Counters that went backwards in the whole span or in some interval
+    /// (read as resets, counted as 0), at most [`MAX_RESETS`].
+    pub resets: Vec<CounterReset>,
+    /// `total.ifaces` by name (the first of a name).
+    iface_at: HashMap<String, usize>,
+}
+
+/// Builds a [`Window`] from samples pushed one at a time, holding only the
+/// first and the latest sample and a summary per interval: memory does not
+/// grow with the samples' size times their number.
+#[derive(Debug, Default)]
+pub struct WindowBuilder {
+    first: Option<Sample>,
+    last: Option<Sample>,
+    intervals: Vec<Interval>,
+    resets: Vec<CounterReset>,
+    count: usize,
+}
+
+fn add_resets(to: &mut Vec<CounterReset>, d: &Delta) {
+    for r in &d.resets {
+        if to.len() >= MAX_RESETS {
+            return;
+        }
+        if !to.contains(r) {
+            to.push(r.clone());
+        }
+    }
+}
+
+impl WindowBuilder {
+    /// An empty builder.
+    pub fn new() -> WindowBuilder {
+        WindowBuilder::default()
+    }
+
+    /// The next sample, in time order.
+    pub fn push(&mut self, s: Sample) {
+        self.count = self.count.saturating_add(1);
+        if let Some(prev) = self.last.as_ref().or(self.first.as_ref()) {
+            let d = s.delta(prev);
+            add_resets(&mut self.resets, &d);
+            self.intervals.push(Interval::of(&d));
+        }
+        if self.first.is_none() {
+            self.first = Some(s);
+        } else {
+            self.last = Some(s);
+        }
+    }
+
+    /// Samples pushed.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The window; `None` with fewer than two samples or no time between
+    /// the first and the last.
+    pub fn finish(self) -> Option<Window> {
+        let (first, last) = (self.first?, self.last?);
+        Window::new(last.delta(&first), self.intervals, self.resets)
+    }
 }
 
 impl Window {
+    fn new(
+        total: Delta,
+        intervals: Vec<Interval>,
+        mut resets: Vec<CounterReset>,
+    ) -> Option<Window> {
+        let seconds = total.elapsed.as_secs_f64();
+        if seconds <= 0.0 {
+            return None;
+        }
+        // The span's own resets first: they are what the totals show.
+        let mut all = Vec::new();
+        add_resets(&mut all, &total);
+        for r in resets.drain(..) {
+            if all.len() < MAX_RESETS && !all.contains(&r) {
+                all.push(r);
+            }
+        }
+        let mut iface_at = HashMap::with_capacity(total.ifaces.len());
+        for (k, i) in total.ifaces.iter().enumerate() {
+            iface_at.entry(i.name.clone()).or_insert(k);
+        }
+        Some(Window {
+            total,
+            intervals,
+            seconds,
+            resets: all,
+            iface_at,
+        })
+    }
+
     /// The window over `samples` (time order); `None` with fewer than two
     /// samples or no time between the first and the last.
     pub fn from_samples(samples: &[Sample]) -> Option<Window> {
@@ -107,17 +231,22 @@ impl Window {
         if samples.len() < 2 {
             return None;
         }
-        let total = last.delta(first);
-        let seconds = total.elapsed.as_secs_f64();
-        if seconds <= 0.0 {
-            return None;
-        }
-        let intervals = samples.windows(2).map(|w| w[1].delta(&w[0])).collect();
-        Some(Window {
-            total,
-            intervals,
-            seconds,
-        })
+        let mut resets = Vec::new();
+        let intervals = samples
+            .windows(2)
+            .map(|w| {
+                let d = w[1].delta(&w[0]);
+                add_resets(&mut resets, &d);
+                Interval::of(&d)
+            })
+            .collect();
+        Window::new(last.delta(first), intervals, resets)
+    }
+
+    /// The change of interface `name` over the window (a map lookup, not a
+    /// search: rules ask once per interface).
+    pub fn iface(&self, name: &str) -> Option<&IfaceDelta> {
+        self.total.ifaces.get(*self.iface_at.get(name)?)
     }
 
     /// Total of watched counter `name` (`Udp.RcvbufErrors`) over the window.
@@ -165,7 +294,10 @@ impl<'a> Cx<'a> {
     /// Compute the shared parts of `input`.
     pub fn new(input: &'a Input) -> Cx<'a> {
         let s = &input.snapshot;
-        let window = Window::from_samples(&input.samples);
+        let window = match &input.window {
+            Some(w) => Some(w.clone()),
+            None => Window::from_samples(&input.samples),
+        };
         let profile = match &input.profile {
             Some(p) => Ok(p.clone()),
             None => tune::profile::builtin("balanced").map_err(|e| e.to_string()),
@@ -227,7 +359,7 @@ impl<'a> Cx<'a> {
     pub fn need_window(&self) -> Result<&Window, Skip> {
         self.window.as_ref().ok_or_else(|| {
             Skip(if self.input.samples.len() == 1 {
-                "one sample only: rates need two".to_string()
+                ONE_SAMPLE.to_string()
             } else {
                 self.input.no_samples.clone()
             })

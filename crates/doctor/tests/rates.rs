@@ -433,3 +433,68 @@ fn hostile_counters_do_not_panic() {
     assert!(r.has(DoctorId::UdpRcvbufErrors));
     assert!(!r.has(DoctorId::TcpReordering), "drops rule it out");
 }
+
+/// softnet `dropped` going 0x100 -> 0x1 is a counter reset, not a 32-bit
+/// wrap of 4294967041 drops: the finding says the counter went backwards.
+#[test]
+fn softnet_counter_going_backwards_is_a_reset_in_the_evidence() {
+    let mut i = input("kvm-2vcpu-6.18");
+    let mut a = Counters::cpus(2);
+    for cpu in 0..2 {
+        a.tick(
+            cpu,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+    }
+    a.softnet[0] = (0x1000, 0x100, 0);
+    let mut b = a.clone();
+    for cpu in 0..2 {
+        b.tick(
+            cpu,
+            Ticks {
+                idle: 100,
+                ..Ticks::default()
+            },
+        );
+    }
+    b.softnet[0] = (0x2000, 0x1, 0);
+    i.samples = samples(&[a, b]);
+    let r = report(&i);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.id == DoctorId::SoftnetDrops)
+        .expect("a finding naming the reset");
+    let text = serde_json::to_string(f).unwrap();
+    assert!(!text.contains("4294967041"), "{text}");
+    assert!(text.contains("went backwards"), "{text}");
+    assert_eq!(f.severity, Severity::Info, "{text}");
+}
+
+/// The window built from samples streamed one at a time (a capture) is the
+/// window of the same samples held in memory.
+#[test]
+fn streamed_window_matches_the_window_of_all_samples() {
+    let all = softirq_window(2, 1, 59, 2, 5);
+    let mut b = nettune_doctor::input::WindowBuilder::new();
+    for s in all.iter().cloned() {
+        b.push(s);
+    }
+    assert_eq!(b.count(), all.len());
+    let (streamed, held) = (
+        b.finish().unwrap(),
+        nettune_doctor::input::Window::from_samples(&all).unwrap(),
+    );
+    assert_eq!(streamed.total, held.total);
+    assert_eq!(streamed.intervals, held.intervals);
+    assert_eq!(streamed.intervals.len(), all.len() - 1);
+    let mut i = input("kvm-2vcpu-6.18");
+    i.samples = all;
+    let want = ids(&report(&i));
+    i.samples = Vec::new();
+    i.window = Some(streamed);
+    assert_eq!(ids(&report(&i)), want);
+}

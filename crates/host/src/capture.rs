@@ -422,30 +422,17 @@ fn bad_index(path: &Path, why: String) -> HostError {
     }
 }
 
-/// The samples recorded in the capture at `root` (by `nettune capture
-/// --samples N`), as the sampler read them: each [`Sample`] is what
-/// `Sampler::new(..).with_nic_stats(..).sample()` gives on the recorded
-/// files, with its recorded time, and the device and queue maps of the
-/// capture's `sys/`. Empty when the capture has no `samples/` (or `root` is
-/// the live host). A corrupt index, a sample directory that is not a plain
-/// name, times going backwards or a sample without `/proc/stat` is an error
-/// naming the file.
-pub fn read_samples(root: &Root) -> Result<Vec<Sample>, HostError> {
-    if root.is_live() {
-        return Ok(Vec::new());
-    }
-    let shown = PathBuf::from(SAMPLES_DIR).join("index.json");
-    let path = root.dir().join(&shown);
-    let bytes = match crate::root::read_regular(&path, &shown, crate::root::MAX_READ) {
-        Ok(b) => b,
-        Err(e) if e.is_not_found() => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let index: SamplesIndex = serde_json::from_slice(&bytes)
-        .map_err(|e| bad_index(&shown, format!("not a samples index: {e}")))?;
+/// Check the bytes of a `samples/index.json` (`shown` names it in errors):
+/// schema 1, at most [`MAX_SAMPLES`] entries, plain directory names, times
+/// in order. A directory listed again is dropped (the first entry of a
+/// directory wins), so an index naming one sample 3600 times reads it once.
+/// Never panics, whatever the bytes.
+pub fn parse_index(bytes: &[u8], shown: &Path) -> Result<SamplesIndex, HostError> {
+    let mut index: SamplesIndex = serde_json::from_slice(bytes)
+        .map_err(|e| bad_index(shown, format!("not a samples index: {e}")))?;
     if index.schema_version != SAMPLES_SCHEMA_VERSION {
         return Err(bad_index(
-            &shown,
+            shown,
             format!(
                 "schema_version {} (this nettune reads {SAMPLES_SCHEMA_VERSION})",
                 index.schema_version
@@ -454,14 +441,12 @@ pub fn read_samples(root: &Root) -> Result<Vec<Sample>, HostError> {
     }
     if index.samples.len() > MAX_SAMPLES as usize {
         return Err(bad_index(
-            &shown,
+            shown,
             format!("{} samples, more than {MAX_SAMPLES}", index.samples.len()),
         ));
     }
-    let mut meta = Sampler::new(root.clone());
-    let devices = meta.devices();
-    let queues = meta.rx_queue_counts();
-    let mut out = Vec::with_capacity(index.samples.len());
+    let mut seen = std::collections::HashSet::with_capacity(index.samples.len());
+    index.samples.retain(|e| seen.insert(e.dir.clone()));
     let mut last = 0u64;
     for e in &index.samples {
         let plain = !e.dir.is_empty()
@@ -471,17 +456,58 @@ pub fn read_samples(root: &Root) -> Result<Vec<Sample>, HostError> {
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if !plain {
             return Err(bad_index(
-                &shown,
+                shown,
                 format!("sample directory {:?} is not a plain name", e.dir),
             ));
         }
         if e.at < last {
             return Err(bad_index(
-                &shown,
+                shown,
                 format!("sample {} goes back in time", e.dir),
             ));
         }
         last = e.at;
+    }
+    Ok(index)
+}
+
+/// The checked index of the capture at `root` ([`parse_index`]); `None`
+/// when the capture has no `samples/` (or `root` is the live host).
+pub fn read_index(root: &Root) -> Result<Option<SamplesIndex>, HostError> {
+    if root.is_live() {
+        return Ok(None);
+    }
+    let shown = PathBuf::from(SAMPLES_DIR).join("index.json");
+    let path = root.dir().join(&shown);
+    let bytes = match crate::root::read_regular(&path, &shown, crate::root::MAX_READ) {
+        Ok(b) => b,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    parse_index(&bytes, &shown).map(Some)
+}
+
+/// The samples recorded in the capture at `root` (by `nettune capture
+/// --samples N`), as the sampler read them, one at a time: `f` gets each
+/// [`Sample`] in time order and may drop it, so a consumer that keeps only
+/// what its deltas need (first, previous, last) holds a few samples
+/// whatever the capture's length. Each sample is what
+/// `Sampler::new(..).with_nic_stats(..).sample()` gives on the recorded
+/// files, with its recorded time, and the device and queue maps of the
+/// capture's `sys/`. Returns how many samples `f` got (0 when the capture
+/// has no `samples/`). A corrupt index (see [`parse_index`]) or a sample
+/// without `/proc/stat` is an error naming the file.
+pub fn for_each_sample(
+    root: &Root,
+    mut f: impl FnMut(Sample) -> Result<(), HostError>,
+) -> Result<usize, HostError> {
+    let Some(index) = read_index(root)? else {
+        return Ok(0);
+    };
+    let mut meta = Sampler::new(root.clone());
+    let devices = meta.devices();
+    let queues = meta.rx_queue_counts();
+    for e in &index.samples {
         let dir = root.dir().join(SAMPLES_DIR).join(&e.dir);
         // The interfaces whose driver counters this sample recorded.
         let ifaces: Vec<String> = Root::new(&dir)
@@ -503,8 +529,20 @@ pub fn read_samples(root: &Root) -> Result<Vec<Sample>, HostError> {
         s.at = Nanos(e.at);
         s.devices = devices.clone();
         s.rx_queue_counts = queues.clone();
-        out.push(s);
+        f(s)?;
     }
+    Ok(index.samples.len())
+}
+
+/// All the samples of the capture at `root` ([`for_each_sample`]), kept in
+/// memory: at most [`MAX_SAMPLES`] distinct ones. Consumers that only need
+/// deltas should stream with [`for_each_sample`] instead.
+pub fn read_samples(root: &Root) -> Result<Vec<Sample>, HostError> {
+    let mut out = Vec::new();
+    for_each_sample(root, |s| {
+        out.push(s);
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -680,6 +718,138 @@ mod tests {
             fs::write(&idx, bad).unwrap();
             let e = read_samples(&root).unwrap_err().to_string();
             assert!(e.starts_with("samples/"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn one_sample_listed_3600_times_is_read_once() {
+        let src = source("a", 5);
+        let root = Root::new(src.path());
+        let out = tempfile::tempdir().unwrap();
+        let eth = FixtureEthtool::new(&root);
+        capture_samples(&root, out.path(), &eth, 1, Duration::from_secs(1), false).unwrap();
+        let entries: Vec<SampleEntry> = (0..MAX_SAMPLES)
+            .map(|k| SampleEntry {
+                dir: "0000".into(),
+                at: u64::from(k),
+            })
+            .collect();
+        let index = SamplesIndex {
+            schema_version: 1,
+            interval_ns: 1,
+            samples: entries,
+        };
+        fs::write(
+            out.path().join(SAMPLES_DIR).join("index.json"),
+            serde_json::to_string(&index).unwrap(),
+        )
+        .unwrap();
+        let capture = Root::new(out.path());
+        assert_eq!(read_samples(&capture).unwrap().len(), 1);
+        // Streaming: the consumer is called once per distinct sample.
+        let mut calls = 0;
+        let n = for_each_sample(&capture, |_| {
+            calls += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((n, calls), (1, 1));
+    }
+
+    mod fuzz {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn entry() -> impl Strategy<Value = (String, u64)> {
+            (
+                prop_oneof![
+                    Just("0000".to_string()),
+                    Just("0001".to_string()),
+                    Just("0002".to_string()),
+                    "[a-z0-9_./-]{0,20}",
+                ],
+                prop_oneof![0u64..10, any::<u64>()],
+            )
+        }
+
+        fn index_json(entries: &[(String, u64)], schema: u32) -> Vec<u8> {
+            serde_json::to_vec(&serde_json::json!({
+                "schema_version": schema,
+                "interval_ns": 1_000_000_000u64,
+                "samples": entries
+                    .iter()
+                    .map(|(d, a)| serde_json::json!({"dir": d, "at": a}))
+                    .collect::<Vec<_>>(),
+            }))
+            .unwrap()
+        }
+
+        fn check(bytes: &[u8]) {
+            let shown = Path::new("samples/index.json");
+            if let Ok(ix) = parse_index(bytes, shown) {
+                assert!(ix.samples.len() <= MAX_SAMPLES as usize);
+                let mut dirs: Vec<&str> = ix.samples.iter().map(|e| e.dir.as_str()).collect();
+                dirs.sort_unstable();
+                let before = dirs.len();
+                dirs.dedup();
+                assert_eq!(dirs.len(), before, "duplicates kept");
+                assert!(ix.samples.windows(2).all(|w| w[0].at <= w[1].at));
+                assert!(ix
+                    .samples
+                    .iter()
+                    .all(|e| !e.dir.contains('/') && e.dir != ".."));
+            } else if let Err(e) = parse_index(bytes, shown) {
+                assert!(e.to_string().starts_with("samples/index.json"), "{e}");
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            #[test]
+            fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+                check(&bytes);
+            }
+
+            #[test]
+            fn mutated_indexes_are_bounded_and_deduplicated(
+                entries in proptest::collection::vec(entry(), 0..40),
+                schema in prop_oneof![Just(1u32), any::<u32>()],
+                flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+                cut in proptest::option::of(any::<usize>()),
+            ) {
+                let mut bytes = index_json(&entries, schema);
+                check(&bytes);
+                for (at, b) in flips {
+                    let n = bytes.len();
+                    if n > 0 {
+                        bytes[at % n] = b;
+                    }
+                }
+                if let Some(c) = cut {
+                    let n = bytes.len().max(1);
+                    bytes.truncate(c % n);
+                }
+                check(&bytes);
+            }
+
+            #[test]
+            fn duplicates_collapse_to_the_first(n in 1usize..=MAX_SAMPLES as usize, k in 1usize..4) {
+                let entries: Vec<(String, u64)> = (0..n)
+                    .map(|i| (format!("{:04}", i % k), i as u64))
+                    .collect();
+                let ix = parse_index(&index_json(&entries, 1), Path::new("i")).unwrap();
+                prop_assert_eq!(ix.samples.len(), n.min(k));
+                prop_assert!(ix.samples.iter().enumerate().all(|(i, e)| e.at == i as u64));
+            }
+
+            #[test]
+            fn too_many_entries_are_refused(extra in 1usize..50) {
+                let entries: Vec<(String, u64)> = (0..MAX_SAMPLES as usize + extra)
+                    .map(|i| ("0000".to_string(), i as u64))
+                    .collect();
+                prop_assert!(parse_index(&index_json(&entries, 1), Path::new("i")).is_err());
+            }
         }
     }
 }

@@ -2,9 +2,12 @@
 //! ([`Delta`]): per-CPU time shares and softirqs, softnet, interfaces, IRQs
 //! and protocol counters. Pure arithmetic; `host::sampler` reads the files.
 //!
-//! Counters that go backwards (reset, hotplug) count as 0; softnet's 32-bit
-//! counters are taken modulo 2^32. The JSON shape of [`Delta`] is documented
-//! in `docs/stat.md`.
+//! A counter that goes backwards is a reset (hotplug, driver reload) and
+//! counts as 0, named in [`Delta::resets`] and [`Delta::notes`]; only a
+//! counter known to be 32-bit whose wrapped difference is plausible is taken
+//! modulo 2^32 (see [`increase`]). Every delta is linear in its input: rows
+//! are matched by hash maps keyed by CPU, IRQ number and interface name.
+//! The JSON shape of [`Delta`] is documented in `docs/stat.md`.
 
 use crate::moderation::packets_per_interrupt;
 use crate::parse::ethtool_stats::{NicStats, QueueDir};
@@ -17,7 +20,7 @@ use crate::parse::stat::{CpuPercent, CpuTimes, ProcStat};
 use crate::snapshot::{QueueKind, QueueRef};
 use crate::{Bytes, CpuId, IrqNumber, Nanos, Packets};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Protocol counters the sampler keeps, as `Section.Name` of `/proc/net/snmp`
@@ -268,8 +271,140 @@ pub struct Delta {
     /// the increase over the interval. Counters that stayed still are left out.
     #[serde(default)]
     pub nic_counters: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Counters that went backwards in the interval (counted as 0), at most
+    /// [`MAX_RESETS`]; each also has a line in `notes`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resets: Vec<CounterReset>,
     /// What could not be computed, and why.
     pub notes: Vec<String>,
+}
+
+/// Most [`CounterReset`]s one [`Delta`] lists; the rest are counted in one note.
+pub const MAX_RESETS: usize = 32;
+
+/// A counter that went backwards between two samples: read as a reset
+/// (hotplug, driver reload, a new namespace), so its increase counts as 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterReset {
+    /// Which counter: `softnet_stat.dropped`, `net/dev.rx_packets`,
+    /// `interrupts`, `softirqs.NET_RX`, or a watched counter's name.
+    pub counter: String,
+    /// The CPU of a per-CPU counter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuId>,
+    /// The interface or IRQ of the counter, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<String>,
+    /// Value in the earlier sample.
+    pub before: u64,
+    /// Value in the later sample (smaller).
+    pub after: u64,
+}
+
+/// Collects the resets of one delta, bounded by [`MAX_RESETS`].
+#[derive(Debug, Default)]
+struct Resets {
+    list: Vec<CounterReset>,
+    more: usize,
+}
+
+impl Resets {
+    fn push(
+        &mut self,
+        counter: &str,
+        cpu: Option<CpuId>,
+        of: Option<&str>,
+        before: u64,
+        after: u64,
+    ) {
+        if self.list.len() < MAX_RESETS {
+            self.list.push(CounterReset {
+                counter: counter.to_string(),
+                cpu,
+                of: of.map(str::to_string),
+                before,
+                after,
+            });
+        } else {
+            self.more = self.more.saturating_add(1);
+        }
+    }
+
+    /// The increase of a counter from `before` to `after` (see [`increase`]),
+    /// recording a reset.
+    fn step(
+        &mut self,
+        counter: &str,
+        cpu: Option<CpuId>,
+        of: Option<&str>,
+        before: u64,
+        after: u64,
+        width: Width,
+    ) -> u64 {
+        increase(before, after, width).unwrap_or_else(|| {
+            self.push(counter, cpu, of, before, after);
+            0
+        })
+    }
+
+    fn notes(&self, notes: &mut Vec<String>) {
+        for r in &self.list {
+            let mut what = r.counter.clone();
+            if let Some(of) = &r.of {
+                what.push_str(&format!(" of {of}"));
+            }
+            if let Some(c) = r.cpu {
+                what.push_str(&format!(" on {c}"));
+            }
+            notes.push(format!(
+                "{what} went backwards ({} -> {}): read as a counter reset, counted as 0",
+                r.before, r.after
+            ));
+        }
+        if self.more > 0 {
+            notes.push(format!(
+                "{} more counters went backwards (resets, counted as 0)",
+                self.more
+            ));
+        }
+    }
+}
+
+/// How wide a kernel counter is, for telling a wrap from a reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// Printed from a 32-bit kernel variable: softnet_stat's hex columns
+    /// (`unsigned int`), the per-CPU counts of `/proc/interrupts` and
+    /// `/proc/softirqs` (`unsigned int` per CPU).
+    Bits32,
+    /// Anything else (`/proc/net/dev` on 64-bit kernels, SNMP, driver
+    /// counters): a decrease can only be a reset.
+    Bits64,
+}
+
+/// Largest increase read as a 32-bit wrap: 2^31, half the counter's range.
+pub const MAX_WRAP: u64 = 1 << 31;
+
+/// The increase of a counter from `before` to `after`; `None` when it went
+/// backwards and is read as a reset.
+///
+/// A decrease "fits a wrap" only when both hold: the counter is known to be
+/// 32-bit ([`Width::Bits32`], both values below 2^32), and the wrapped
+/// difference `after - before mod 2^32` is below [`MAX_WRAP`] (2^31). A
+/// counter that wraps moves by less than half its range between two samples
+/// seconds apart (2^31 drops or packets in one interval is beyond any NIC),
+/// while a reset to a small value from a small value (softnet `dropped`
+/// 0x100 -> 0x1) would give a wrapped difference near 2^32: that is a
+/// reset, never "4294967041 drops".
+pub fn increase(before: u64, after: u64, width: Width) -> Option<u64> {
+    if after >= before {
+        return Some(after - before);
+    }
+    let (Ok(a), Ok(b)) = (u32::try_from(after), u32::try_from(before)) else {
+        return None;
+    };
+    let wrapped = u64::from(a.wrapping_sub(b));
+    (width == Width::Bits32 && wrapped < MAX_WRAP).then_some(wrapped)
 }
 
 fn rate(v: u64, secs: f64) -> f64 {
@@ -280,18 +415,68 @@ fn rate(v: u64, secs: f64) -> f64 {
     }
 }
 
-fn per_cpu_softirq(s: &Option<Softirqs>, name: &str, cpu: CpuId) -> Option<u64> {
-    s.as_ref()?.count(name, cpu)
+/// The per-CPU counts of one softirq vector, with a CPU → column index
+/// built once (the first column of a CPU wins, as a linear search would).
+struct SoftirqCols<'a> {
+    rx: Option<&'a [u64]>,
+    tx: Option<&'a [u64]>,
+    col: HashMap<CpuId, usize>,
 }
 
-/// Softnet row of `cpu`: by the CPU index column (5.10+), else by position
-/// among the online CPUs `/proc/stat` lists.
-fn softnet_row(s: &Sample, cpu: CpuId, pos: usize) -> Option<SoftnetRow> {
-    let sn = s.softnet.as_ref()?;
-    if sn.rows.first().is_some_and(|r| r.cpu.is_some()) {
-        sn.rows.iter().find(|r| r.cpu == Some(cpu)).copied()
-    } else {
-        sn.rows.get(pos).copied()
+impl<'a> SoftirqCols<'a> {
+    fn new(s: Option<&'a Softirqs>) -> Self {
+        let mut col = HashMap::new();
+        if let Some(s) = s {
+            col.reserve(s.cpus.len());
+            for (i, c) in s.cpus.iter().enumerate() {
+                col.entry(*c).or_insert(i);
+            }
+        }
+        SoftirqCols {
+            rx: s.and_then(|s| s.get("NET_RX")),
+            tx: s.and_then(|s| s.get("NET_TX")),
+            col,
+        }
+    }
+
+    fn get(&self, tx: bool, cpu: CpuId) -> Option<u64> {
+        let row = if tx { self.tx } else { self.rx }?;
+        row.get(*self.col.get(&cpu)?).copied()
+    }
+}
+
+/// Softnet rows of a sample by CPU: by the CPU index column (5.10+), else
+/// by position among the online CPUs `/proc/stat` lists.
+enum SoftnetIndex<'a> {
+    None,
+    ByCpu(HashMap<CpuId, &'a SoftnetRow>),
+    ByPos(&'a [SoftnetRow]),
+}
+
+impl<'a> SoftnetIndex<'a> {
+    fn new(s: &'a Sample) -> Self {
+        let Some(sn) = s.softnet.as_ref() else {
+            return SoftnetIndex::None;
+        };
+        if sn.rows.first().is_some_and(|r| r.cpu.is_some()) {
+            let mut m = HashMap::with_capacity(sn.rows.len());
+            for r in &sn.rows {
+                if let Some(c) = r.cpu {
+                    m.entry(c).or_insert(r);
+                }
+            }
+            SoftnetIndex::ByCpu(m)
+        } else {
+            SoftnetIndex::ByPos(&sn.rows)
+        }
+    }
+
+    fn row(&self, cpu: CpuId, pos: usize) -> Option<&'a SoftnetRow> {
+        match self {
+            SoftnetIndex::None => None,
+            SoftnetIndex::ByCpu(m) => m.get(&cpu).copied(),
+            SoftnetIndex::ByPos(rows) => rows.get(pos),
+        }
     }
 }
 
@@ -321,14 +506,11 @@ fn queue_delta(
     }
 }
 
-fn wrap32(now: u32, prev: u32) -> u64 {
-    u64::from(now.wrapping_sub(prev))
-}
-
 impl Sample {
     /// The change from `prev` (earlier) to `self`. Counters that went
-    /// backwards (reset, hotplug) count as 0; softnet's 32-bit counters are
-    /// taken modulo 2^32.
+    /// backwards are resets and count as 0 (listed in [`Delta::resets`] and
+    /// `notes`), except a 32-bit counter whose wrap is plausible
+    /// ([`increase`]). Linear in the size of both samples.
     pub fn delta(&self, prev: &Sample) -> Delta {
         let elapsed = self.at - prev.at;
         let secs = elapsed.as_secs_f64();
@@ -340,15 +522,17 @@ impl Sample {
                 notes.push(m.clone());
             }
         }
-        let cpus = self.cpu_deltas(prev, secs, &mut notes);
-        let ifaces = self.iface_deltas(prev, secs);
-        let irqs = self.irq_deltas(prev, secs);
-        let counters = self.counter_deltas(prev);
+        let mut resets = Resets::default();
+        let cpus = self.cpu_deltas(prev, secs, &mut notes, &mut resets);
+        let ifaces = self.iface_deltas(prev, secs, &mut resets);
+        let irqs = self.irq_deltas(prev, secs, &mut resets);
+        let counters = self.counter_deltas(prev, &mut resets);
         let nic_counters = self.nic_counter_deltas(prev);
         let queues = self.queue_deltas(prev, secs, &ifaces, &irqs);
         if elapsed.0 == 0 {
             notes.push("zero elapsed time: rates are 0".into());
         }
+        resets.notes(&mut notes);
         Delta {
             at: self.at,
             elapsed,
@@ -358,6 +542,7 @@ impl Sample {
             counters,
             queues,
             nic_counters,
+            resets: resets.list,
             notes,
         }
     }
@@ -393,34 +578,41 @@ impl Sample {
         irqs: &[IrqDelta],
     ) -> Vec<QueueDelta> {
         let mut out = Vec::new();
-        let irq_for = |iface: &str, dir: QueueDir, index: u32| {
-            irqs.iter().find(|i| {
-                i.iface.as_deref() == Some(iface)
-                    && i.queue.is_some_and(|q| {
-                        q.index == Some(index)
-                            && match dir {
-                                QueueDir::Rx => {
-                                    matches!(q.kind, QueueKind::Rx | QueueKind::Combined)
-                                }
-                                QueueDir::Tx => q.kind == QueueKind::Tx,
-                            }
-                    })
-            })
-        };
-        // The one queue IRQ of a single-queue interface (any name but a
-        // non-queue vector's), when exactly one fired.
+        // The IRQ of each (interface, direction, queue index), the first in
+        // ascending IRQ order; and each interface's queue IRQs (any name but
+        // a non-queue vector's): the first and how many fired.
+        let mut by_queue: HashMap<(&str, QueueDir, u32), &IrqDelta> = HashMap::new();
+        let mut by_iface: HashMap<&str, (&IrqDelta, usize)> = HashMap::new();
+        for i in irqs {
+            let Some(iface) = i.iface.as_deref() else {
+                continue;
+            };
+            if i.queue.is_none_or(|q| q.kind != QueueKind::Other) {
+                by_iface.entry(iface).or_insert((i, 0)).1 += 1;
+            }
+            let Some(q) = i.queue else { continue };
+            let Some(index) = q.index else { continue };
+            let dir = match q.kind {
+                QueueKind::Rx | QueueKind::Combined => QueueDir::Rx,
+                QueueKind::Tx => QueueDir::Tx,
+                QueueKind::Other => continue,
+            };
+            by_queue.entry((iface, dir, index)).or_insert(i);
+        }
+        let irq_for =
+            |iface: &str, dir: QueueDir, index: u32| by_queue.get(&(iface, dir, index)).copied();
+        // The one queue IRQ of a single-queue interface, when exactly one fired.
         let single_irq = |iface: &str| {
             if self.rx_queue_counts.get(iface) != Some(&1) {
                 return None;
             }
-            let mut it = irqs.iter().filter(|i| {
-                i.iface.as_deref() == Some(iface)
-                    && i.queue.is_none_or(|q| q.kind != QueueKind::Other)
-            });
-            let first = it.next()?;
-            it.next().is_none().then_some(first)
+            by_iface
+                .get(iface)
+                .and_then(|(first, n)| (*n == 1).then_some(*first))
         };
-        let mut seen: Vec<&str> = Vec::new();
+        let iface_by_name: HashMap<&str, &IfaceDelta> =
+            ifaces.iter().rev().map(|i| (i.name.as_str(), i)).collect();
+        let mut seen: HashSet<&str> = HashSet::new();
         for (iface, now) in &self.nic {
             let Some(before) = prev.nic.get(iface) else {
                 continue;
@@ -434,7 +626,7 @@ impl Sample {
             let rx_queues = nq.iter().filter(|q| q.dir == QueueDir::Rx).count();
             let tx_queues = nq.len() - rx_queues;
             let single = self.rx_queue_counts.get(iface) == Some(&1);
-            let nic = ifaces.iter().find(|i| &i.name == iface);
+            let nic = iface_by_name.get(iface.as_str()).copied();
             for q in nq {
                 let Some(b) = before.get(&(q.dir, q.index)) else {
                     continue;
@@ -462,12 +654,12 @@ impl Sample {
                     iface, q.dir, q.index, packets, drops, irq, secs,
                 ));
             }
-            seen.push(iface);
+            seen.insert(iface);
         }
         // Single-queue NICs without per-queue driver counters: the
         // interface's received packets and drops against its one IRQ.
         for i in ifaces {
-            if seen.contains(&i.name.as_str())
+            if seen.contains(i.name.as_str())
                 || self
                     .nic
                     .get(&i.name)
@@ -492,42 +684,71 @@ impl Sample {
     }
 
     /// Per-CPU changes; a CPU missing from `prev` (hotplug) gets a note.
-    fn cpu_deltas(&self, prev: &Sample, secs: f64, notes: &mut Vec<String>) -> Vec<CpuDelta> {
+    fn cpu_deltas(
+        &self,
+        prev: &Sample,
+        secs: f64,
+        notes: &mut Vec<String>,
+        resets: &mut Resets,
+    ) -> Vec<CpuDelta> {
         let mut cpus = Vec::with_capacity(self.stat.cpus.len());
+        // The earlier sample's CPUs by id (the first line of a CPU wins).
+        let mut before: HashMap<CpuId, (usize, &CpuTimes)> =
+            HashMap::with_capacity(prev.stat.cpus.len());
+        for (pos, (c, t)) in prev.stat.cpus.iter().enumerate() {
+            before.entry(*c).or_insert((pos, t));
+        }
+        let (sirq_now, sirq_prev) = (
+            SoftirqCols::new(self.softirqs.as_ref()),
+            SoftirqCols::new(prev.softirqs.as_ref()),
+        );
+        let (sn_now, sn_prev) = (SoftnetIndex::new(self), SoftnetIndex::new(prev));
         for (pos, (cpu, t)) in self.stat.cpus.iter().enumerate() {
-            let Some((ppos, (_, pt))) = prev
-                .stat
-                .cpus
-                .iter()
-                .enumerate()
-                .find(|(_, (c, _))| c == cpu)
-            else {
+            let cpu = *cpu;
+            let Some(&(ppos, pt)) = before.get(&cpu) else {
                 notes.push(format!("{cpu}: not in the earlier sample (hotplug)"));
                 continue;
             };
             let times = t.delta(pt);
-            let sirq = |name: &str| match (
-                per_cpu_softirq(&self.softirqs, name, *cpu),
-                per_cpu_softirq(&prev.softirqs, name, *cpu),
-            ) {
-                (Some(a), Some(b)) => a.saturating_sub(b),
-                _ => 0,
-            };
-            let (net_rx, net_tx) = (sirq("NET_RX"), sirq("NET_TX"));
-            let softnet = match (softnet_row(self, *cpu, pos), softnet_row(prev, *cpu, ppos)) {
-                (Some(a), Some(b)) => Some(SoftnetDelta {
-                    processed: wrap32(a.processed, b.processed),
-                    dropped: wrap32(a.dropped, b.dropped),
-                    time_squeeze: wrap32(a.time_squeeze, b.time_squeeze),
-                    received_rps: a
-                        .received_rps
-                        .zip(b.received_rps)
-                        .map(|(a, b)| wrap32(a, b)),
-                    flow_limit: a
-                        .flow_limit_count
-                        .zip(b.flow_limit_count)
-                        .map(|(a, b)| wrap32(a, b)),
-                }),
+            let mut sirq =
+                |tx: bool, name: &str| match (sirq_now.get(tx, cpu), sirq_prev.get(tx, cpu)) {
+                    (Some(a), Some(b)) => resets.step(name, Some(cpu), None, b, a, Width::Bits32),
+                    _ => 0,
+                };
+            let (net_rx, net_tx) = (
+                sirq(false, "softirqs.NET_RX"),
+                sirq(true, "softirqs.NET_TX"),
+            );
+            let softnet = match (sn_now.row(cpu, pos), sn_prev.row(cpu, ppos)) {
+                (Some(a), Some(b)) => {
+                    let mut d = |name: &str, now: u32, before: u32| {
+                        resets.step(
+                            name,
+                            Some(cpu),
+                            None,
+                            u64::from(before),
+                            u64::from(now),
+                            Width::Bits32,
+                        )
+                    };
+                    Some(SoftnetDelta {
+                        processed: d("softnet_stat.processed", a.processed, b.processed),
+                        dropped: d("softnet_stat.dropped", a.dropped, b.dropped),
+                        time_squeeze: d(
+                            "softnet_stat.time_squeeze",
+                            a.time_squeeze,
+                            b.time_squeeze,
+                        ),
+                        received_rps: a
+                            .received_rps
+                            .zip(b.received_rps)
+                            .map(|(a, b)| d("softnet_stat.received_rps", a, b)),
+                        flow_limit: a
+                            .flow_limit_count
+                            .zip(b.flow_limit_count)
+                            .map(|(a, b)| d("softnet_stat.flow_limit_count", a, b)),
+                    })
+                }
                 _ => None,
             };
             let softnet_per_s = softnet.map(|d| SoftnetRates {
@@ -538,7 +759,7 @@ impl Sample {
                 flow_limit: d.flow_limit.map(|v| rate(v, secs)),
             });
             cpus.push(CpuDelta {
-                cpu: *cpu,
+                cpu,
                 pct: times.percent(),
                 times,
                 net_rx,
@@ -554,19 +775,31 @@ impl Sample {
     }
 
     /// Per-interface changes, in `/proc/net/dev` order.
-    fn iface_deltas(&self, prev: &Sample, secs: f64) -> Vec<IfaceDelta> {
+    fn iface_deltas(&self, prev: &Sample, secs: f64, resets: &mut Resets) -> Vec<IfaceDelta> {
         let mut ifaces = Vec::new();
         if let (Some(now), Some(before)) = (&self.netdev, &prev.netdev) {
+            // The first line of a name wins, as a linear search would.
+            let mut by_name: HashMap<&str, &crate::parse::netdev::NetDevStats> =
+                HashMap::with_capacity(before.ifaces.len());
+            for p in &before.ifaces {
+                by_name.entry(p.name.as_str()).or_insert(p);
+            }
+            ifaces.reserve(now.ifaces.len());
             for i in &now.ifaces {
-                let Some(p) = before.get(&i.name) else {
+                let Some(p) = by_name.get(i.name.as_str()) else {
                     continue;
                 };
-                let rx_packets = i.rx.packets - p.rx.packets;
-                let tx_packets = i.tx.packets - p.tx.packets;
-                let rx_bytes = i.rx.bytes - p.rx.bytes;
-                let tx_bytes = i.tx.bytes - p.tx.bytes;
-                let rx_drop = i.rx.drop.saturating_sub(p.rx.drop);
-                let tx_drop = i.tx.drop.saturating_sub(p.tx.drop);
+                let of = Some(i.name.as_str());
+                let mut d =
+                    |name: &str, b: u64, a: u64| resets.step(name, None, of, b, a, Width::Bits64);
+                let rx_packets = Packets(d("net/dev.rx_packets", p.rx.packets.0, i.rx.packets.0));
+                let tx_packets = Packets(d("net/dev.tx_packets", p.tx.packets.0, i.tx.packets.0));
+                let rx_bytes = Bytes(d("net/dev.rx_bytes", p.rx.bytes.0, i.rx.bytes.0));
+                let tx_bytes = Bytes(d("net/dev.tx_bytes", p.tx.bytes.0, i.tx.bytes.0));
+                let rx_drop = d("net/dev.rx_drop", p.rx.drop, i.rx.drop);
+                let tx_drop = d("net/dev.tx_drop", p.tx.drop, i.tx.drop);
+                let rx_errs = d("net/dev.rx_errs", p.rx.errs, i.rx.errs);
+                let tx_errs = d("net/dev.tx_errs", p.tx.errs, i.tx.errs);
                 ifaces.push(IfaceDelta {
                     name: i.name.clone(),
                     rx_packets,
@@ -575,8 +808,8 @@ impl Sample {
                     tx_bytes,
                     rx_drop,
                     tx_drop,
-                    rx_errs: i.rx.errs.saturating_sub(p.rx.errs),
-                    tx_errs: i.tx.errs.saturating_sub(p.tx.errs),
+                    rx_errs,
+                    tx_errs,
                     rx_pps: rate(rx_packets.0, secs),
                     tx_pps: rate(tx_packets.0, secs),
                     rx_bps: rate(rx_bytes.to_bits().0, secs),
@@ -591,70 +824,100 @@ impl Sample {
     }
 
     /// IRQs that fired, ascending number, named by interface where known.
-    fn irq_deltas(&self, prev: &Sample, secs: f64) -> Vec<IrqDelta> {
+    /// Linear: the earlier lines are indexed by IRQ number and the earlier
+    /// columns by CPU once, not searched per line and per column.
+    fn irq_deltas(&self, prev: &Sample, secs: f64, resets: &mut Resets) -> Vec<IrqDelta> {
         let mut irqs = Vec::new();
-        if let (Some(now), Some(before)) = (&self.interrupts, &prev.interrupts) {
-            for l in &now.irqs {
-                let Some(p) = before.get(l.number) else {
-                    continue;
-                };
-                let mut per_cpu = Vec::new();
-                let mut count = 0u64;
-                for (col, cpu) in now.cpus.iter().enumerate() {
-                    let pcol = before.cpus.iter().position(|c| c == cpu);
-                    let a = l.per_cpu.get(col).copied().unwrap_or(0);
-                    let b = pcol.and_then(|c| p.per_cpu.get(c).copied()).unwrap_or(a);
-                    let d = a.saturating_sub(b);
-                    if d > 0 {
-                        per_cpu.push(CpuCount {
-                            cpu: *cpu,
-                            count: d,
-                        });
-                        count = count.saturating_add(d);
-                    }
-                }
-                if count == 0 {
-                    continue;
-                }
-                let parsed = parse_irq_name(&l.name);
-                let by_pci = parsed.pci.as_ref().and_then(|p| self.devices.get(p));
-                let iface = by_pci.cloned().or_else(|| {
-                    let dev = parsed.device.as_ref()?;
-                    if let Some(i) = self.devices.get(dev) {
-                        return Some(i.clone());
-                    }
-                    self.netdev
-                        .as_ref()
-                        .and_then(|n| n.get(dev))
-                        .map(|i| i.name.clone())
-                });
-                irqs.push(IrqDelta {
-                    irq: l.number,
-                    name: l.name.clone(),
-                    iface,
-                    queue: parsed.queue,
-                    count,
-                    per_s: rate(count, secs),
-                    per_cpu,
-                });
-            }
-            irqs.sort_by_key(|i| i.irq);
+        let (Some(now), Some(before)) = (&self.interrupts, &prev.interrupts) else {
+            return irqs;
+        };
+        // The first line of an IRQ number and the first column of a CPU win.
+        let mut lines: HashMap<IrqNumber, &crate::parse::interrupts::IrqLine> =
+            HashMap::with_capacity(before.irqs.len());
+        for l in &before.irqs {
+            lines.entry(l.number).or_insert(l);
         }
+        let mut cols: HashMap<CpuId, usize> = HashMap::with_capacity(before.cpus.len());
+        for (i, c) in before.cpus.iter().enumerate() {
+            cols.entry(*c).or_insert(i);
+        }
+        // Column of `now` → column of `before`.
+        let pcols: Vec<Option<usize>> = now.cpus.iter().map(|c| cols.get(c).copied()).collect();
+        let mut netdev: Option<HashMap<&str, &str>> = None;
+        for l in &now.irqs {
+            let Some(p) = lines.get(&l.number) else {
+                continue;
+            };
+            let mut per_cpu = Vec::new();
+            let mut count = 0u64;
+            for (col, cpu) in now.cpus.iter().enumerate() {
+                let a = l.per_cpu.get(col).copied().unwrap_or(0);
+                let b = pcols
+                    .get(col)
+                    .copied()
+                    .flatten()
+                    .and_then(|c| p.per_cpu.get(c).copied())
+                    .unwrap_or(a);
+                let d = if a >= b {
+                    a - b
+                } else {
+                    let irq = l.number.0.to_string();
+                    resets.step("interrupts", Some(*cpu), Some(&irq), b, a, Width::Bits32)
+                };
+                if d > 0 {
+                    per_cpu.push(CpuCount {
+                        cpu: *cpu,
+                        count: d,
+                    });
+                    count = count.saturating_add(d);
+                }
+            }
+            if count == 0 {
+                continue;
+            }
+            let parsed = parse_irq_name(&l.name);
+            let by_pci = parsed.pci.as_ref().and_then(|p| self.devices.get(p));
+            let iface = by_pci.cloned().or_else(|| {
+                let dev = parsed.device.as_ref()?;
+                if let Some(i) = self.devices.get(dev) {
+                    return Some(i.clone());
+                }
+                let names = netdev.get_or_insert_with(|| {
+                    let mut m = HashMap::new();
+                    for i in self.netdev.iter().flat_map(|n| &n.ifaces) {
+                        m.entry(i.name.as_str()).or_insert(i.name.as_str());
+                    }
+                    m
+                });
+                names.get(dev.as_str()).map(|n| (*n).to_string())
+            });
+            irqs.push(IrqDelta {
+                irq: l.number,
+                name: l.name.clone(),
+                iface,
+                queue: parsed.queue,
+                count,
+                per_s: rate(count, secs),
+                per_cpu,
+            });
+        }
+        irqs.sort_by_key(|i| i.irq);
 
         irqs
     }
 
     /// Deltas of the watched protocol counters present in both samples.
-    fn counter_deltas(&self, prev: &Sample) -> BTreeMap<String, u64> {
+    fn counter_deltas(&self, prev: &Sample, resets: &mut Resets) -> BTreeMap<String, u64> {
         let mut counters = BTreeMap::new();
         for (i, key) in WATCHED_COUNTERS.iter().enumerate() {
             if let (Some(a), Some(b)) = (self.counters[i], prev.counters[i]) {
-                counters.insert(
-                    (*key).to_string(),
-                    a.checked_sub(b)
-                        .and_then(|d| u64::try_from(d).ok())
-                        .unwrap_or(0),
-                );
+                // SNMP counters are never negative: a negative value read
+                // from a file is garbage and the interval counts 0.
+                let d = match (u64::try_from(a), u64::try_from(b)) {
+                    (Ok(a), Ok(b)) => resets.step(key, None, None, b, a, Width::Bits64),
+                    _ => 0,
+                };
+                counters.insert((*key).to_string(), d);
             }
         }
 
@@ -685,8 +948,22 @@ mod tests {
 
     #[test]
     fn softnet_wraps_at_32_bits() {
-        assert_eq!(wrap32(5, u32::MAX - 4), 10);
-        assert_eq!(wrap32(7, 3), 4);
+        assert_eq!(
+            increase(u64::from(u32::MAX - 4), 5, Width::Bits32),
+            Some(10)
+        );
+        assert_eq!(increase(3, 7, Width::Bits32), Some(4));
+        // A 64-bit counter never wraps at 2^32: a decrease is a reset.
+        assert_eq!(increase(u64::from(u32::MAX - 4), 5, Width::Bits64), None);
+        // The wrapped difference must be plausible (below 2^31).
+        assert_eq!(increase(0x100, 0x1, Width::Bits32), None);
+        assert_eq!(increase(1 << 31, 0, Width::Bits32), None);
+        assert_eq!(
+            increase((1 << 31) + 1, 0, Width::Bits32),
+            Some((1 << 31) - 1)
+        );
+        // Values beyond 32 bits cannot be a 32-bit wrap.
+        assert_eq!(increase(1 << 40, 5, Width::Bits32), None);
     }
 
     #[test]

@@ -120,6 +120,7 @@ fn delta(at_s: u64, cpus: Vec<CpuDelta>, ifaces: Vec<IfaceDelta>, irqs: Vec<IrqD
         notes: vec![],
         queues: vec![],
         nic_counters: Default::default(),
+        resets: vec![],
     }
 }
 
@@ -524,4 +525,43 @@ fn replay_of_a_capture() {
         nic.queues
     );
     insta::assert_snapshot!("replay_nic_ena_allowance", render(&s, 120, 40).backend());
+}
+
+/// One frame of a host with 32768 CPUs, every queue IRQ of eth0 firing on
+/// all of them, and 200k interfaces in `/proc/net/dev`: the old screen
+/// compared every CPU row with every serving CPU of every queue (4 × 32768²)
+/// and every interface name with every earlier one (200k²), minutes to
+/// hours; the frame is linear now. The bound only catches the quadratic
+/// code, a busy machine passes it.
+#[test]
+fn a_frame_is_linear_in_cpus_and_interfaces() {
+    let snap = fixture("c4-8xlarge");
+    let n_cpus = 32_768u32;
+    let all: Vec<u32> = (0..n_cpus).collect();
+    let cpus: Vec<CpuDelta> = all
+        .iter()
+        .map(|c| cpu(*c, 2.0, 1.0, 0.0, 0.5, 10.0, 0.0, 0.0))
+        .collect();
+    let eth0 = snap.interface("eth0").unwrap();
+    let irqs: Vec<IrqDelta> = eth0
+        .irqs
+        .iter()
+        .map(|n| irq(&snap, *n, u64::from(n_cpus) * 10, &all))
+        .collect();
+    let ifaces: Vec<IfaceDelta> = (0..200_000)
+        .map(|k| iface(&format!("veth{k}"), 1.0, 1.0, 0.0))
+        .collect();
+    let d = delta(10, cpus, ifaces, irqs);
+    let t = std::time::Instant::now();
+    let s = build(&snap, Some(&d), &QueueRates::new(), View::default());
+    let took = t.elapsed();
+    assert_eq!(s.cpus.len(), n_cpus as usize);
+    assert!(s.cpus.iter().all(|r| r.serves_nic));
+    assert!(s.nics.len() >= 200_000);
+    let t = render(&s, 120, 40);
+    assert!(!t.backend().buffer().content().is_empty());
+    assert!(
+        took < std::time::Duration::from_secs(60),
+        "one frame took {took:?}"
+    );
 }

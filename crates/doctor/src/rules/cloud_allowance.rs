@@ -123,7 +123,7 @@ impl DoctorRule for CloudAllowance {
 /// against the link speed, from the window's rates.
 fn arithmetic(cx: &Cx<'_>, iface: &model::snapshot::Interface, mut f: Finding) -> Finding {
     let name = iface.name.as_str();
-    let Some(d) = cx.window.as_ref().and_then(|w| w.total.iface(name)) else {
+    let Some(d) = cx.window.as_ref().and_then(|w| w.iface(name)) else {
         return f.evidence(
             "which limit binds",
             "unknown: rates need samples (doctor --sample S on the live host)",

@@ -135,7 +135,7 @@ impl DoctorRule for CoalesceMismatch {
             let pps = cx
                 .window
                 .as_ref()
-                .and_then(|w| w.total.iface(name))
+                .and_then(|w| w.iface(name))
                 .map(|d| d.rx_pps);
             if get("rx-usecs") == Some(0)
                 && get("adaptive-rx") != Some(1)

@@ -46,7 +46,7 @@ impl DoctorRule for RpsOff {
             let pps = cx
                 .window
                 .as_ref()
-                .and_then(|w| w.total.iface(name))
+                .and_then(|w| w.iface(name))
                 .map(|d| d.rx_pps);
             let mut f = Finding::new(
                 self,

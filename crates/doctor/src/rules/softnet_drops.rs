@@ -45,18 +45,17 @@ impl DoctorRule for SoftnetDrops {
         let squeeze = super::sat_sum(rows.iter().map(|(_, s)| s.time_squeeze));
         let flow = super::sat_sum(rows.iter().filter_map(|(_, s)| s.flow_limit));
         let squeeze_rate = squeeze as f64 / w.seconds;
-        let squeeze_intervals = w
-            .intervals
+        let squeeze_intervals = w.intervals.iter().filter(|d| d.squeezed).count();
+        // softnet counters that went backwards: read as resets (counted 0),
+        // never as a 32-bit wrap of ~4 billion drops.
+        let resets: Vec<_> = w
+            .resets
             .iter()
-            .filter(|d| {
-                d.cpus
-                    .iter()
-                    .any(|c| c.softnet.is_some_and(|s| s.time_squeeze > 0))
-            })
-            .count();
+            .filter(|r| r.counter.starts_with("softnet_stat."))
+            .collect();
         let severity = if dropped > 0 || flow > 0 || squeeze_rate >= SQUEEZE_WARN_PER_S {
             Severity::Warning
-        } else if squeeze > 0 && squeeze_intervals * 2 > w.intervals.len() {
+        } else if (squeeze > 0 && squeeze_intervals * 2 > w.intervals.len()) || !resets.is_empty() {
             Severity::Info
         } else {
             return Ok(());
@@ -72,11 +71,27 @@ impl DoctorRule for SoftnetDrops {
             self,
             "host",
             format!(
-                "softnet: {dropped} backlog drops, {squeeze} squeezes in {:.1} s",
-                w.seconds
+                "softnet: {dropped} backlog drops, {squeeze} squeezes in {:.1} s{}",
+                w.seconds,
+                if resets.is_empty() {
+                    ""
+                } else {
+                    " (some counters went backwards: reset, counted as 0)"
+                }
             ),
         )
         .severity(severity);
+        for r in &resets {
+            f = f.evidence(
+                format!(
+                    "CPU {} {} went backwards (counter reset, counted as 0)",
+                    r.cpu.map_or_else(|| "?".to_string(), |c| c.0.to_string()),
+                    r.counter.trim_start_matches("softnet_stat.")
+                ),
+                format!("{:#x} -> {:#x}", r.before, r.after),
+                "/proc/net/softnet_stat",
+            );
+        }
         for (cpu, s) in rows
             .iter()
             .filter(|(_, s)| s.dropped > 0 || s.time_squeeze > 0 || s.flow_limit.unwrap_or(0) > 0)

@@ -133,13 +133,29 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
     input.root_arg = args.root.as_ref().map(|d| d.display().to_string());
     match samples {
         Some(s) => input.samples = s,
-        None => match host::capture::read_samples(&root) {
-            // One sample leaves the rate rules skipped with "one sample only".
-            Ok(s) if !s.is_empty() => input.samples = s,
-            Ok(_) => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
-            // A corrupt index: the rate rules skip naming the file, the others run.
-            Err(e) => input.no_samples = format!("samples in the capture: {e}"),
-        },
+        // A capture's samples are streamed into the window: doctor holds the
+        // first and the latest sample and a summary per interval, not every
+        // parsed sample.
+        None => {
+            let mut window = doctor::input::WindowBuilder::new();
+            match host::capture::for_each_sample(&root, |s| {
+                window.push(s);
+                Ok(())
+            }) {
+                Ok(0) => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
+                // One sample leaves the rate rules skipped with "one sample only".
+                Ok(1) => input.no_samples = doctor::input::ONE_SAMPLE.to_string(),
+                Ok(_) => match window.finish() {
+                    Some(w) => input.window = Some(w),
+                    None => {
+                        input.no_samples =
+                            "no time between the first and the last sample".to_string()
+                    }
+                },
+                // A corrupt index: the rate rules skip naming the file, the others run.
+                Err(e) => input.no_samples = format!("samples in the capture: {e}"),
+            }
+        }
     }
     let report = doctor::diagnose(&input);
     let text = if args.json {

@@ -10,7 +10,7 @@ use model::parse::stat::CpuPercent;
 use model::snapshot::{HostSnapshot, QueueKind, QueueRef};
 use model::{CpuId, CpuSet};
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Packets per second of one queue: (interface, direction, queue index) →
 /// rate, from the NIC driver's per-queue counters where they are known.
@@ -158,14 +158,17 @@ pub fn nic_names(snapshot: &HostSnapshot, delta: Option<&Delta>, only: &[String]
         .map(|i| i.name.clone())
         .collect();
     if let Some(d) = delta {
+        // A set, not `names.contains`: 200k interfaces must not cost 200k².
+        let mut seen: HashSet<String> = names.iter().cloned().collect();
         for i in &d.ifaces {
-            if !names.contains(&i.name) {
+            if seen.insert(i.name.clone()) {
                 names.push(i.name.clone());
             }
         }
     }
     if !only.is_empty() {
-        names.retain(|n| only.contains(n));
+        let only: HashSet<&str> = only.iter().map(String::as_str).collect();
+        names.retain(|n| only.contains(n.as_str()));
     }
     names
 }
@@ -233,9 +236,29 @@ fn nic_view(inp: &Inputs<'_>, name: &str, sort: SortKey) -> NicView {
     let iface = inp.snapshot.interface(name);
     let totals = inp.delta.and_then(|d| d.iface(name));
     let mut queues = Vec::new();
-    for n in iface.map(|i| i.irqs.as_slice()).unwrap_or_default() {
-        let snap_irq = inp.snapshot.irq(*n);
-        let seen = inp.delta.and_then(|d| d.irqs.iter().find(|i| i.irq == *n));
+    let nic_irqs = iface.map(|i| i.irqs.as_slice()).unwrap_or_default();
+    // The snapshot's and the delta's lines of this NIC's IRQs, indexed once
+    // (the first of a number wins, as a search would): per frame the work is
+    // linear in the IRQs, not IRQs of the NIC × IRQs of the host.
+    let wanted: HashSet<u32> = nic_irqs.iter().map(|n| n.0).collect();
+    let mut snap_irqs = HashMap::with_capacity(wanted.len());
+    for i in inp
+        .snapshot
+        .irqs
+        .iter()
+        .filter(|i| wanted.contains(&i.number.0))
+    {
+        snap_irqs.entry(i.number.0).or_insert(i);
+    }
+    let mut seen_irqs = HashMap::with_capacity(wanted.len());
+    for i in inp.delta.iter().flat_map(|d| &d.irqs) {
+        if wanted.contains(&i.irq.0) {
+            seen_irqs.entry(i.irq.0).or_insert(i);
+        }
+    }
+    for n in nic_irqs {
+        let snap_irq = snap_irqs.get(&n.0).copied();
+        let seen = seen_irqs.get(&n.0).copied();
         let queue = snap_irq
             .and_then(|i| i.queue)
             .or_else(|| seen.and_then(|i| i.queue));
@@ -307,10 +330,16 @@ impl Screen {
         let nic = nics.get(selected).map(|n| nic_view(inp, n, view.sort));
         let mut cpus = inp.delta.map(cpu_rows).unwrap_or_default();
         if let Some(n) = &nic {
-            for q in n.queues.iter().filter(|q| !q.cpus_from_affinity) {
-                for r in cpus.iter_mut().filter(|r| q.cpus.contains(&r.cpu.0)) {
-                    r.serves_nic = true;
-                }
+            // One set of the CPUs that took the NIC's interrupts, then one
+            // pass over the rows (not queues × CPUs × CPUs per frame).
+            let serving: HashSet<u32> = n
+                .queues
+                .iter()
+                .filter(|q| !q.cpus_from_affinity)
+                .flat_map(|q| q.cpus.iter().copied())
+                .collect();
+            for r in cpus.iter_mut().filter(|r| serving.contains(&r.cpu.0)) {
+                r.serves_nic = true;
             }
         }
         sort_cpus(&mut cpus, view.sort);
