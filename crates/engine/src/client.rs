@@ -6,7 +6,8 @@ use crate::error::EngineError;
 use crate::facts;
 use crate::probe::{IcmpProbe, ProbeKind, ProbeReport, ProbeSpec};
 use crate::proto::{
-    self, DeadlineReader, Msg, ProtoError, UdpHeader, MAX_SERVER_FRAME, PROTO_VERSION,
+    self, DeadlineReader, Msg, ProtoError, UdpHeader, MAX_SERVER_FRAME, MAX_SERVER_HANDSHAKE_FRAME,
+    PROTO_VERSION,
 };
 pub use crate::report::{service_demand, summarize};
 use crate::report::{BenchResult, IntervalReport, SideReport};
@@ -206,8 +207,11 @@ fn handshake(
             version: env!("CARGO_PKG_VERSION").into(),
         });
     }
-    let hello = proto::read_msg(&mut DeadlineReader::new(&s, deadline), MAX_SERVER_FRAME)
-        .map_err(late("the server's hello"))?;
+    let hello = proto::read_msg(
+        &mut DeadlineReader::new(&s, deadline),
+        MAX_SERVER_HANDSHAKE_FRAME,
+    )
+    .map_err(late("the server's hello"))?;
     let (challenge, caps) = match hello {
         Msg::Hello {
             challenge, caps, ..
@@ -236,8 +240,11 @@ fn handshake(
             },
         )
         .map_err(|e| perr(&addr)(e.into()))?;
-        match proto::read_msg(&mut DeadlineReader::new(&s, deadline), MAX_SERVER_FRAME)
-            .map_err(|e| e.timed_out("the server's token proof", HANDSHAKE_TIMEOUT))
+        match proto::read_msg(
+            &mut DeadlineReader::new(&s, deadline),
+            MAX_SERVER_HANDSHAKE_FRAME,
+        )
+        .map_err(|e| e.timed_out("the server's token proof", HANDSHAKE_TIMEOUT))
         {
             Ok(Msg::AuthOk { proof }) => {
                 if !auth::verify_server(token, &sn, &cn, &proof) {
@@ -389,7 +396,7 @@ fn await_go(
         .map_err(io_run("control socket"))?;
     let go_deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        match proto::read_msg(ctrl, MAX_SERVER_FRAME) {
+        match proto::read_msg(ctrl, MAX_SERVER_HANDSHAKE_FRAME) {
             Ok(Msg::Go) => return Ok(()),
             Ok(other) => return Err(server_error(other)),
             Err(_) if interrupt.is_some_and(AnyFlag::raised) => {
@@ -573,7 +580,7 @@ fn setup(
     .map_err(|e| perr(addr)(e.into()))?;
     let answer = proto::read_msg(
         &mut DeadlineReader::new(ctrl, Instant::now() + HANDSHAKE_TIMEOUT),
-        MAX_SERVER_FRAME,
+        MAX_SERVER_HANDSHAKE_FRAME,
     )
     .map_err(|e| perr(addr)(e.timed_out("the server's answer to setup", HANDSHAKE_TIMEOUT)))?;
     match answer {
@@ -588,7 +595,7 @@ fn setup(
 fn server_findings(
     addr: &SocketAddr,
     offered: bool,
-    sent: Option<serde_json::Value>,
+    sent: Option<crate::diagnosis::PeerReport>,
     notes: &mut Vec<String>,
 ) -> Option<doctor::Report> {
     match sent {
@@ -995,7 +1002,13 @@ mod tests {
         assert!(notes[0].contains("sent no doctor report"), "{notes:?}");
         let mut notes = Vec::new();
         let v = serde_json::json!({"schema_version": 1, "findings": [], "skipped": []});
-        let r = server_findings(&addr, true, Some(v), &mut notes).unwrap();
+        let r = server_findings(
+            &addr,
+            true,
+            Some(crate::diagnosis::PeerReport::from_json(&v.to_string())),
+            &mut notes,
+        )
+        .unwrap();
         assert!(r.findings.is_empty() && notes.is_empty());
     }
 }

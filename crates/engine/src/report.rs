@@ -363,11 +363,11 @@ pub struct SideReport {
     pub udp_snmp: Option<UdpSnmp>,
     /// Data connections refused for a wrong test id or bad preamble.
     pub rejected_connections: u64,
-    /// The server's doctor report (`--doctor`), as sent; the client moves
-    /// it to [`BenchResult::doctor`] after reading it with
+    /// The server's doctor report (`--doctor`), decoded within limits; the
+    /// client moves it to [`BenchResult::doctor`] with
     /// [`crate::diagnosis::from_peer`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doctor: Option<serde_json::Value>,
+    pub doctor: Option<crate::diagnosis::PeerReport>,
     /// Per-CPU use per interval, as sent; the client moves it into
     /// [`BenchResult::intervals`] (absent from older servers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -777,8 +777,7 @@ fn run_test(
         rejected_connections: rejected,
         doctor: out
             .doctor_samples
-            .map(|samples| crate::diagnosis::diagnose(&root, samples))
-            .and_then(|r| serde_json::to_value(r).ok()),
+            .map(|samples| crate::diagnosis::diagnose(&root, samples).into()),
         cpu_intervals: out.cpu_intervals,
     };
     ctrl.set_write_timeout(Some(Duration::from_secs(10)))?;
