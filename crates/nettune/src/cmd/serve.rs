@@ -61,12 +61,19 @@ pub struct Args {
     /// Most concurrent authenticated control sessions (tests).
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_sessions: usize,
-    /// Most connections that have not finished the handshake, over all addresses.
+    /// Most connections that have not finished the handshake, over all
+    /// addresses; a new one beyond it closes the oldest.
     #[arg(long, default_value_t = Limits::default().max_unauthenticated, value_name = "N")]
     pub max_unauthenticated: u32,
-    /// Most connections that have not finished the handshake, per source address.
-    #[arg(long, default_value_t = Limits::default().max_unauthenticated_per_ip, value_name = "N")]
-    pub max_unauthenticated_per_ip: u32,
+    /// Most connections that have not finished the handshake per source
+    /// prefix (IPv4 /24, IPv6 /64); a new one beyond it closes the prefix's oldest.
+    #[arg(
+        long,
+        alias = "max-unauthenticated-per-ip",
+        default_value_t = Limits::default().max_unauthenticated_per_prefix,
+        value_name = "N"
+    )]
+    pub max_unauthenticated_per_prefix: u32,
     /// Directory standing for `/` when reading host facts and counters.
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
@@ -130,8 +137,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .ok()
         .filter(|b| *b <= i32::MAX as u32)
         .ok_or_else(|| anyhow::anyhow!("--max-socket-buffer must be at most 2 GiB"))?;
-    if args.max_unauthenticated == 0 || args.max_unauthenticated_per_ip == 0 {
-        anyhow::bail!("--max-unauthenticated and --max-unauthenticated-per-ip must be at least 1");
+    if args.max_unauthenticated == 0 || args.max_unauthenticated_per_prefix == 0 {
+        anyhow::bail!(
+            "--max-unauthenticated and --max-unauthenticated-per-prefix must be at least 1"
+        );
     }
     let ip = match (args.listen, args.ipv4, args.ipv6) {
         (None, true, _) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
@@ -165,7 +174,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             max_test_memory: args.max_test_memory,
             max_socket_buffer,
             max_unauthenticated: args.max_unauthenticated,
-            max_unauthenticated_per_ip: args.max_unauthenticated_per_ip,
+            max_unauthenticated_per_prefix: args.max_unauthenticated_per_prefix,
         },
         max_sessions: args.max_sessions,
         root: host::Root::new(&args.root),
