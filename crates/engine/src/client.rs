@@ -292,7 +292,7 @@ fn udp_flow_socket(
         };
         s.bind(&any.into()).map_err(io_run("UDP socket"))?;
     }
-    apply_opts(s.as_fd(), cfg, false).map_err(|e| EngineError::Run(e.to_string()))?;
+    apply_opts(s.as_fd(), cfg, false, true).map_err(|e| EngineError::Run(e.to_string()))?;
     let s: UdpSocket = s.into();
     s.connect(server).map_err(io_run("UDP connect"))?;
     Ok(s)
@@ -351,7 +351,8 @@ fn connect_flows(
                 let port = flow_port(cfg, o.cport, f)?;
                 src.apply(&s, data, port)
                     .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
-                apply_opts(s.as_fd(), cfg, true).map_err(|e| EngineError::Run(e.to_string()))?;
+                apply_opts(s.as_fd(), cfg, true, true)
+                    .map_err(|e| EngineError::Run(e.to_string()))?;
                 s.connect_timeout(&data.into(), Duration::from_secs(5))
                     .map_err(|e| EngineError::Run(format!("data connection to {data}: {e}")))?;
                 let mut s: TcpStream = s.into();
@@ -648,6 +649,7 @@ fn prepare(o: &ClientOpts, cfg: &TestConfig) -> Result<Prepared, EngineError> {
         test_id,
         tag,
         src: o.source.clone(),
+        force_buffers: true,
     });
     let local = ctrl.local_addr().ok().map(|a| a.ip());
     let opened = connect_flows(o, cfg, SocketAddr::new(addr.ip(), port), test_id, local).and_then(
@@ -771,6 +773,12 @@ fn execute(
     // A server that was not asked must not slip a report in.
     server.doctor = None;
     let server_cpu = std::mem::take(&mut server.cpu_intervals);
+    // The server's notes (such as a clamped buffer), escaped and bounded.
+    let server_notes: Vec<String> = std::mem::take(&mut server.notes)
+        .iter()
+        .take(crate::report::MAX_SERVER_NOTES)
+        .map(|n| proto::printable(n, 300))
+        .collect();
     let client = SideReport {
         facts: facts::gather(&root),
         workers: out.workers,
@@ -779,6 +787,7 @@ fn execute(
         rejected_connections: 0,
         doctor: None,
         cpu_intervals: Vec::new(),
+        notes: Vec::new(),
     };
     let mut intervals = s.intervals;
     intervals.sort_by(|a, b| {
@@ -801,6 +810,7 @@ fn execute(
         crate::report::cut_short(&mut res, at);
     }
     crate::report::attach_interval_cpu(&mut res, out.cpu_intervals, server_cpu);
+    res.notes.extend(server_notes);
     res.notes.extend(doctor_notes);
     res.doctor = doctor;
     Ok(res)

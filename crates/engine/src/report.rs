@@ -372,7 +372,15 @@ pub struct SideReport {
     /// [`BenchResult::intervals`] (absent from older servers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_intervals: Vec<IntervalCpu>,
+    /// What the server changed of the test (such as a buffer size clamped
+    /// to the host's maximum), one line each; the client moves at most
+    /// [`MAX_SERVER_NOTES`] of them, escaped, to [`BenchResult::notes`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
+
+/// Most notes a client takes from a server's report.
+pub const MAX_SERVER_NOTES: usize = 16;
 
 /// Service demand as netperf computes it: host CPU time over the window
 /// divided by the work done.

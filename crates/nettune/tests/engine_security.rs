@@ -608,3 +608,97 @@ fn udp_rr_does_not_echo_to_other_ipv6_addresses() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+// Issue 16, defect 12: without a token the server does not force socket
+// buffers past the host's maximum, and says so in the result; with a token
+// it does (no note).
+#[test]
+fn without_a_token_requested_buffers_are_clamped_to_rmem_max_and_reported() {
+    let rmem: u64 = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    if rmem >= 64 << 20 {
+        eprintln!("skipped: net.core.rmem_max ({rmem}) is not below the 64 MiB asked for");
+        return;
+    }
+    let clamped = |r: &serde_json::Value| {
+        r["notes"].as_array().unwrap().iter().any(|n| {
+            let n = n.as_str().unwrap();
+            n.contains("--rcvbuf 64 MiB was clamped to net.core.rmem_max")
+                && n.contains(&format!("({rmem} bytes)"))
+        })
+    };
+    let open = serve(&[], &["-q"]);
+    let r = json(&bench(
+        &refs(&quick(open.port, "tcp-stream", &["--rcvbuf", "64M"])),
+        &[],
+    ));
+    sane(&r, "tcp-stream");
+    assert!(clamped(&r), "no clamp note: {}", r["notes"]);
+    let tok = serve(&[("NETTUNE_TOKEN", "tok")], &["-q"]);
+    let r = json(&bench(
+        &refs(&quick(tok.port, "tcp-stream", &["--rcvbuf", "64M"])),
+        &[("NETTUNE_TOKEN", "tok")],
+    ));
+    sane(&r, "tcp-stream");
+    assert!(!clamped(&r), "clamped with a token: {}", r["notes"]);
+}
+
+// Issue 16, defect 12: the token comes from the systemd credential when the
+// unit loads one, and no child of the server sees NETTUNE_TOKEN.
+#[test]
+fn the_token_is_read_from_the_credential_and_kept_from_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let creds = dir.path().join("creds");
+    std::fs::create_dir(&creds).unwrap();
+    std::fs::write(creds.join("nettune-token"), "cred-tok\n").unwrap();
+    let s = serve(
+        &[("CREDENTIALS_DIRECTORY", creds.to_str().unwrap())],
+        &["-q"],
+    );
+    let out = bench(&refs(&quick(s.port, "tcp-rr", &[])), &[]);
+    assert!(
+        !out.status.success(),
+        "the credential's token was not required"
+    );
+    sane(
+        &json(&bench(
+            &refs(&quick(s.port, "tcp-rr", &[])),
+            &[("NETTUNE_TOKEN", "cred-tok")],
+        )),
+        "tcp-rr",
+    );
+    drop(s);
+
+    // A fake ethtool(8) first on PATH records the environment the server
+    // gives its children (the doctor sampler runs `ethtool -S`).
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let seen = dir.path().join("seen");
+    let fake = bin.join("ethtool");
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\nenv >> '{}'\nexit 1\n", seen.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let s = serve(&[("NETTUNE_TOKEN", "env-tok"), ("PATH", &path)], &["-q"]);
+    let r = json(&bench(
+        &refs(&quick(s.port, "tcp-rr", &["--doctor"])),
+        &[("NETTUNE_TOKEN", "env-tok")],
+    ));
+    sane(&r, "tcp-rr");
+    drop(s);
+    let env = std::fs::read_to_string(&seen).unwrap_or_default();
+    if env.is_empty() {
+        eprintln!("note: the server ran no ethtool here (no NIC it samples)");
+    }
+    assert!(
+        !env.contains("NETTUNE_TOKEN"),
+        "a child saw the token: {env}"
+    );
+}

@@ -522,7 +522,17 @@ fn session(
     sh: &Shared,
     pre: PreauthSlot,
 ) -> Result<(), SessionError> {
-    let (cfg, doctor) = handshake(&mut ctrl, sh)?;
+    let (mut cfg, doctor) = handshake(&mut ctrl, sh)?;
+    // Without a token, a client gets at most the buffers the host allows
+    // unprivileged sockets; with one, the server forces what was asked
+    // for (where it holds CAP_NET_ADMIN).
+    let force = sh.cfg.token.is_some();
+    let notes = if force {
+        Vec::new()
+    } else {
+        let (rmem, wmem) = crate::sock::mem_max(&sh.cfg.root);
+        crate::sock::clamp_buffers(&mut cfg, rmem, wmem)
+    };
     // Authenticated and set up: leave the pre-authentication pool and take
     // a session slot.
     drop(pre);
@@ -564,7 +574,12 @@ fn session(
             cfg.duration_ms
         ));
     }
-    run_test(ctrl, peer, (cfg, doctor), sh)
+    if sh.cfg.log {
+        for n in &notes {
+            log(format_args!("{peer}: {n}"));
+        }
+    }
+    run_test(ctrl, peer, (cfg, doctor), (force, notes), sh)
 }
 
 /// Open the test's data sockets on `ip`; UDP sockets take datagrams only
@@ -574,6 +589,7 @@ fn bind_data(
     cfg: &TestConfig,
     ip: IpAddr,
     peer: IpAddr,
+    force: bool,
 ) -> std::io::Result<(Sockets, Option<TcpListener>, u16)> {
     let any = SocketAddr::new(ip, 0);
     let mut socks = Sockets::default();
@@ -582,7 +598,7 @@ fn bind_data(
             let l = reuseport_listener(any, 1024)?;
             // Buffer sizes set on the listener reach the accepted sockets
             // before the handshake, so they shape the window scale.
-            apply_opts(l.as_fd(), cfg, true)?;
+            apply_opts(l.as_fd(), cfg, true, force)?;
             let port = l.local_addr()?.port();
             Ok((socks, Some(l), port))
         }
@@ -594,7 +610,7 @@ fn bind_data(
                 v.push(reuseport_listener(SocketAddr::new(ip, port), 4096)?);
             }
             for l in &v {
-                apply_opts(l.as_fd(), cfg, true)?;
+                apply_opts(l.as_fd(), cfg, true, force)?;
             }
             socks.listeners = v.into_iter().map(Some).collect();
             Ok((socks, None, port))
@@ -607,7 +623,7 @@ fn bind_data(
                 v.push(reuseport_udp_from(SocketAddr::new(ip, port), peer)?);
             }
             for s in &v {
-                apply_opts(s.as_fd(), cfg, false)?;
+                apply_opts(s.as_fd(), cfg, false, force)?;
             }
             socks.shared_udp = v.into_iter().map(Some).collect();
             Ok((socks, None, port))
@@ -619,7 +635,7 @@ fn bind_data(
 fn accept_flows(
     l: &TcpListener,
     cfg: &TestConfig,
-    test_id: u64,
+    (test_id, force): (u64, bool),
     rejected: &mut u64,
 ) -> Result<Vec<Option<TcpStream>>, FlowError> {
     let n = cfg.total_flows() as usize;
@@ -645,7 +661,7 @@ fn accept_flows(
         }
         match proto::parse_data_preamble(&pre) {
             Some((id, f)) if id == test_id && (f as usize) < n && got[f as usize].is_none() => {
-                apply_opts(s.as_fd(), cfg, true).map_err(std::io::Error::from)?;
+                apply_opts(s.as_fd(), cfg, true, force).map_err(std::io::Error::from)?;
                 got[f as usize] = Some(s);
                 have += 1;
             }
@@ -663,7 +679,7 @@ fn accept_flows(
 fn register_udp(
     socks: &[Option<UdpSocket>],
     cfg: &TestConfig,
-    tag: u32,
+    (tag, force): (u32, bool),
     local: SocketAddr,
     peer: IpAddr,
 ) -> Result<Vec<Option<UdpSocket>>, FlowError> {
@@ -697,7 +713,7 @@ fn register_udp(
     let mut out = Vec::new();
     for f in 0..want {
         let s = reuseport_udp_from(local, peer)?;
-        apply_opts(s.as_fd(), cfg, false).map_err(std::io::Error::from)?;
+        apply_opts(s.as_fd(), cfg, false, force).map_err(std::io::Error::from)?;
         if let Some(a) = addrs.get(&f) {
             s.connect(*a)?;
         }
@@ -715,12 +731,13 @@ fn start_workers(
     peer: IpAddr,
     rejected: &mut u64,
 ) -> Result<(), SessionError> {
-    let (test_id, tag) = (side.params().test_id, side.params().tag);
+    let p = side.params();
+    let (test_id, tag, force) = (p.test_id, p.tag, p.force_buffers);
     if let Some(l) = listener {
-        socks.tcp = accept_flows(&l, cfg, test_id, rejected)?;
+        socks.tcp = accept_flows(&l, cfg, (test_id, force), rejected)?;
     }
     if cfg.test == TestKind::UdpStream {
-        socks.udp = register_udp(&socks.shared_udp, cfg, tag, local, peer)?;
+        socks.udp = register_udp(&socks.shared_udp, cfg, (tag, force), local, peer)?;
     }
     side.add_planned(End::Server, &mut socks)
         .map_err(SessionError::Worker)
@@ -766,6 +783,7 @@ fn run_test(
     mut ctrl: TcpStream,
     peer: SocketAddr,
     (cfg, doctor): (TestConfig, bool),
+    (force, notes): (bool, Vec<String>),
     sh: &Shared,
 ) -> Result<(), SessionError> {
     let test_id: u64 = rand::random::<u64>() | 1;
@@ -773,7 +791,7 @@ fn run_test(
     // IPv4 clients of a dual-stack listener get IPv4 data sockets.
     let ip = ctrl.local_addr()?.ip().to_canonical();
     let peer_ip = source(&peer);
-    let (socks, listener, port) = match bind_data(&cfg, ip, peer_ip) {
+    let (socks, listener, port) = match bind_data(&cfg, ip, peer_ip, force) {
         Ok(d) => d,
         Err(x) => {
             return Err(send_err(
@@ -790,6 +808,7 @@ fn run_test(
         test_id,
         tag,
         src: crate::sock::Source::default(),
+        force_buffers: force,
     });
     let local = SocketAddr::new(ip, port);
     let started = start_workers(
@@ -854,6 +873,7 @@ fn run_test(
             .doctor_samples
             .map(|samples| crate::diagnosis::diagnose(&root, samples).into()),
         cpu_intervals: out.cpu_intervals,
+        notes,
     };
     ctrl.set_write_timeout(Some(Duration::from_secs(10)))?;
     proto::write_msg(

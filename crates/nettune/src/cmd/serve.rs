@@ -19,6 +19,8 @@ Examples:
   NETTUNE_TOKEN=s3cret nettune serve         clients must prove the token, and the server proves
                                              it back (HMAC; the token is never sent)
   nettune serve --token-file /etc/nettune/token --max-tests-per-client 2
+                                             (under systemd, LoadCredential=nettune-token
+                                             is read from $CREDENTIALS_DIRECTORY)
   nettune serve --max-test-memory 64M        refuse tests whose buffers need more
 
 Every test gets its own data port (ephemeral, SO_REUSEPORT), a random test id that each
@@ -26,7 +28,9 @@ data connection and UDP datagram carries, and its own worker threads. UDP data s
 datagrams only from the control connection's address. A connection has 5 s in total for its
 handshake and holds no session slot until it has authenticated and sent its setup. Clients
 that send garbage, stop mid-handshake or vanish mid-test are dropped without disturbing the
-others; a test over the limits is refused with a one-line reason.")]
+others; a test over the limits is refused with a one-line reason. Without a token, --rcvbuf
+and --sndbuf are clamped to net.core.rmem_max/wmem_max (the result says so); with one, they
+are forced past them where the server holds CAP_NET_ADMIN.")]
 pub struct Args {
     /// Address to listen on [default: [::] dual-stack, or 0.0.0.0 when the host has no IPv6].
     #[arg(long, value_name = "ADDR")]
@@ -40,7 +44,9 @@ pub struct Args {
     /// Control port.
     #[arg(long, short, default_value_t = DEFAULT_PORT, value_name = "P")]
     pub port: u16,
-    /// File holding the pre-shared token (else the NETTUNE_TOKEN environment variable).
+    /// File holding the pre-shared token (else the systemd credential
+    /// `nettune-token`, $CREDENTIALS_DIRECTORY/nettune-token, else the
+    /// NETTUNE_TOKEN environment variable).
     #[arg(long, value_name = "F")]
     pub token_file: Option<PathBuf>,
     /// Most concurrent tests from one client address.
@@ -85,6 +91,30 @@ pub struct Args {
 /// Largest token file read.
 const MAX_TOKEN_FILE: u64 = 64 * 1024;
 
+/// The systemd credential `nettune serve` reads its token from when it has
+/// no `--token-file`: `LoadCredential=nettune-token` in the unit makes it
+/// `$CREDENTIALS_DIRECTORY/nettune-token`, readable by the unit's dynamic
+/// user (a file under /etc is not).
+pub const TOKEN_CREDENTIAL: &str = "nettune-token";
+
+/// The environment variable holding a token.
+pub const TOKEN_ENV: &str = "NETTUNE_TOKEN";
+
+/// The server's token: `--token-file`, else the systemd credential
+/// [`TOKEN_CREDENTIAL`] when `$CREDENTIALS_DIRECTORY` holds it, else
+/// `NETTUNE_TOKEN` ([`load_token`]).
+pub fn serve_token(file: Option<&PathBuf>) -> anyhow::Result<Option<Vec<u8>>> {
+    if file.is_none() {
+        if let Some(dir) = std::env::var_os("CREDENTIALS_DIRECTORY") {
+            let cred = PathBuf::from(dir).join(TOKEN_CREDENTIAL);
+            if cred.exists() {
+                return load_token(Some(&cred));
+            }
+        }
+    }
+    load_token(file)
+}
+
 /// Read the token from `--token-file` or `NETTUNE_TOKEN` (surrounding
 /// whitespace trimmed). A blank one (empty or whitespace only) is an error,
 /// never "no token": it would look protected and run open.
@@ -110,7 +140,7 @@ pub fn load_token(file: Option<&PathBuf>) -> anyhow::Result<Option<Vec<u8>>> {
             ),
         };
     }
-    match std::env::var_os("NETTUNE_TOKEN") {
+    match std::env::var_os(TOKEN_ENV) {
         None => Ok(None),
         Some(v) => {
             use std::os::unix::ffi::OsStrExt;
@@ -126,7 +156,10 @@ pub fn load_token(file: Option<&PathBuf>) -> anyhow::Result<Option<Vec<u8>>> {
 
 /// Run `nettune serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let token = load_token(args.token_file.as_ref())?;
+    let token = serve_token(args.token_file.as_ref())?;
+    // No child of the server (ethtool) may inherit the token. The process
+    // has one thread here, so changing the environment is sound.
+    std::env::remove_var(TOKEN_ENV);
     if args.max_duration == 0 || args.max_duration > MAX_TEST_MS / 1000 {
         anyhow::bail!(
             "--max-duration must be between 1 and {} s (7 days)",
