@@ -375,8 +375,16 @@ pub struct SideReport {
     /// What the server changed of the test (such as a buffer size clamped
     /// to the host's maximum), one line each; the client moves at most
     /// [`MAX_SERVER_NOTES`] of them, escaped, to [`BenchResult::notes`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "server_notes"
+    )]
     pub notes: Vec<String>,
+}
+
+fn server_notes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    crate::bounded::vec_at_most(d, MAX_SERVER_NOTES)
 }
 
 /// Most notes a client takes from a server's report.
