@@ -6,7 +6,8 @@ use crate::error::EngineError;
 use crate::facts;
 use crate::probe::{IcmpProbe, ProbeKind, ProbeReport, ProbeSpec};
 use crate::proto::{
-    self, DeadlineReader, Msg, ProtoError, UdpHeader, MAX_SERVER_FRAME, PROTO_VERSION,
+    self, DeadlineReader, Msg, ProtoError, UdpHeader, MAX_SERVER_FRAME, MAX_SERVER_HANDSHAKE_FRAME,
+    PROTO_VERSION,
 };
 pub use crate::report::{service_demand, summarize};
 use crate::report::{BenchResult, IntervalReport, SideReport};
@@ -206,8 +207,11 @@ fn handshake(
             version: env!("CARGO_PKG_VERSION").into(),
         });
     }
-    let hello = proto::read_msg(&mut DeadlineReader::new(&s, deadline), MAX_SERVER_FRAME)
-        .map_err(late("the server's hello"))?;
+    let hello = proto::read_msg(
+        &mut DeadlineReader::new(&s, deadline),
+        MAX_SERVER_HANDSHAKE_FRAME,
+    )
+    .map_err(late("the server's hello"))?;
     let (challenge, caps) = match hello {
         Msg::Hello {
             challenge, caps, ..
@@ -236,8 +240,11 @@ fn handshake(
             },
         )
         .map_err(|e| perr(&addr)(e.into()))?;
-        match proto::read_msg(&mut DeadlineReader::new(&s, deadline), MAX_SERVER_FRAME)
-            .map_err(|e| e.timed_out("the server's token proof", HANDSHAKE_TIMEOUT))
+        match proto::read_msg(
+            &mut DeadlineReader::new(&s, deadline),
+            MAX_SERVER_HANDSHAKE_FRAME,
+        )
+        .map_err(|e| e.timed_out("the server's token proof", HANDSHAKE_TIMEOUT))
         {
             Ok(Msg::AuthOk { proof }) => {
                 if !auth::verify_server(token, &sn, &cn, &proof) {
@@ -285,7 +292,7 @@ fn udp_flow_socket(
         };
         s.bind(&any.into()).map_err(io_run("UDP socket"))?;
     }
-    apply_opts(s.as_fd(), cfg, false).map_err(|e| EngineError::Run(e.to_string()))?;
+    apply_opts(s.as_fd(), cfg, false, true).map_err(|e| EngineError::Run(e.to_string()))?;
     let s: UdpSocket = s.into();
     s.connect(server).map_err(io_run("UDP connect"))?;
     Ok(s)
@@ -344,7 +351,8 @@ fn connect_flows(
                 let port = flow_port(cfg, o.cport, f)?;
                 src.apply(&s, data, port)
                     .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
-                apply_opts(s.as_fd(), cfg, true).map_err(|e| EngineError::Run(e.to_string()))?;
+                apply_opts(s.as_fd(), cfg, true, true)
+                    .map_err(|e| EngineError::Run(e.to_string()))?;
                 s.connect_timeout(&data.into(), Duration::from_secs(5))
                     .map_err(|e| EngineError::Run(format!("data connection to {data}: {e}")))?;
                 let mut s: TcpStream = s.into();
@@ -389,7 +397,7 @@ fn await_go(
         .map_err(io_run("control socket"))?;
     let go_deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        match proto::read_msg(ctrl, MAX_SERVER_FRAME) {
+        match proto::read_msg(ctrl, MAX_SERVER_HANDSHAKE_FRAME) {
             Ok(Msg::Go) => return Ok(()),
             Ok(other) => return Err(server_error(other)),
             Err(_) if interrupt.is_some_and(AnyFlag::raised) => {
@@ -573,7 +581,7 @@ fn setup(
     .map_err(|e| perr(addr)(e.into()))?;
     let answer = proto::read_msg(
         &mut DeadlineReader::new(ctrl, Instant::now() + HANDSHAKE_TIMEOUT),
-        MAX_SERVER_FRAME,
+        MAX_SERVER_HANDSHAKE_FRAME,
     )
     .map_err(|e| perr(addr)(e.timed_out("the server's answer to setup", HANDSHAKE_TIMEOUT)))?;
     match answer {
@@ -588,7 +596,7 @@ fn setup(
 fn server_findings(
     addr: &SocketAddr,
     offered: bool,
-    sent: Option<serde_json::Value>,
+    sent: Option<crate::diagnosis::PeerReport>,
     notes: &mut Vec<String>,
 ) -> Option<doctor::Report> {
     match sent {
@@ -641,6 +649,7 @@ fn prepare(o: &ClientOpts, cfg: &TestConfig) -> Result<Prepared, EngineError> {
         test_id,
         tag,
         src: o.source.clone(),
+        force_buffers: true,
     });
     let local = ctrl.local_addr().ok().map(|a| a.ip());
     let opened = connect_flows(o, cfg, SocketAddr::new(addr.ip(), port), test_id, local).and_then(
@@ -764,6 +773,12 @@ fn execute(
     // A server that was not asked must not slip a report in.
     server.doctor = None;
     let server_cpu = std::mem::take(&mut server.cpu_intervals);
+    // The server's notes (such as a clamped buffer), escaped and bounded.
+    let server_notes: Vec<String> = std::mem::take(&mut server.notes)
+        .iter()
+        .take(crate::report::MAX_SERVER_NOTES)
+        .map(|n| proto::printable(n, 300))
+        .collect();
     let client = SideReport {
         facts: facts::gather(&root),
         workers: out.workers,
@@ -772,6 +787,7 @@ fn execute(
         rejected_connections: 0,
         doctor: None,
         cpu_intervals: Vec::new(),
+        notes: Vec::new(),
     };
     let mut intervals = s.intervals;
     intervals.sort_by(|a, b| {
@@ -794,6 +810,7 @@ fn execute(
         crate::report::cut_short(&mut res, at);
     }
     crate::report::attach_interval_cpu(&mut res, out.cpu_intervals, server_cpu);
+    res.notes.extend(server_notes);
     res.notes.extend(doctor_notes);
     res.doctor = doctor;
     Ok(res)
@@ -995,7 +1012,13 @@ mod tests {
         assert!(notes[0].contains("sent no doctor report"), "{notes:?}");
         let mut notes = Vec::new();
         let v = serde_json::json!({"schema_version": 1, "findings": [], "skipped": []});
-        let r = server_findings(&addr, true, Some(v), &mut notes).unwrap();
+        let r = server_findings(
+            &addr,
+            true,
+            Some(crate::diagnosis::PeerReport::from_json(&v.to_string())),
+            &mut notes,
+        )
+        .unwrap();
         assert!(r.findings.is_empty() && notes.is_empty());
     }
 }

@@ -285,8 +285,10 @@ pub struct Limits {
     /// Most connections, over all addresses, that have not finished the
     /// handshake (authentication and setup).
     pub max_unauthenticated: u32,
-    /// Most such connections from one source address.
-    pub max_unauthenticated_per_ip: u32,
+    /// Most such connections from one source prefix (IPv4 /24, IPv6 /64);
+    /// beyond it the prefix's oldest one is closed.
+    #[serde(alias = "max_unauthenticated_per_ip")]
+    pub max_unauthenticated_per_prefix: u32,
 }
 
 impl Default for Limits {
@@ -299,7 +301,7 @@ impl Default for Limits {
             max_test_memory: 256 << 20,
             max_socket_buffer: 256 << 20,
             max_unauthenticated: 128,
-            max_unauthenticated_per_ip: 8,
+            max_unauthenticated_per_prefix: 8,
         }
     }
 }

@@ -32,14 +32,15 @@ pub struct IfaceFacts {
     /// TX queues.
     pub tx_queues: u32,
     /// Offloads that are on (`ethtool -k` names), when ethtool could read them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "offloads")]
     pub offloads_on: Vec<String>,
     /// Interrupt moderation (`ethtool -c`): the attributes the driver
     /// reports, by ethtool's names (`rx-usecs`, `adaptive-rx`, ...; booleans
     /// 0/1); empty when the driver has none or ethtool could not read them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "coalesce")]
     pub coalesce: std::collections::BTreeMap<String, u64>,
     /// IRQs and their affinities.
+    #[serde(deserialize_with = "irqs")]
     pub irqs: Vec<IrqAffinity>,
 }
 
@@ -57,7 +58,24 @@ pub struct HostFacts {
     /// `net.ipv4.tcp_congestion_control` of the network namespace.
     pub congestion_control: Option<String>,
     /// Interfaces (loopback omitted).
+    #[serde(deserialize_with = "interfaces")]
     pub interfaces: Vec<IfaceFacts>,
+}
+
+// A peer's facts are read with caps on their lists (crate::bounded).
+fn offloads<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    crate::bounded::vec_at_most(d, crate::bounded::MAX_OFFLOADS)
+}
+fn coalesce<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::collections::BTreeMap<String, u64>, D::Error> {
+    crate::bounded::map_at_most(d, crate::bounded::MAX_COALESCE)
+}
+fn irqs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<IrqAffinity>, D::Error> {
+    crate::bounded::vec_at_most(d, crate::bounded::MAX_IRQS)
+}
+fn interfaces<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<IfaceFacts>, D::Error> {
+    crate::bounded::vec_at_most(d, crate::bounded::MAX_INTERFACES)
 }
 
 /// Facts from a snapshot.

@@ -14,6 +14,7 @@
 
 pub(crate) mod agg;
 pub mod auth;
+pub mod bounded;
 pub mod client;
 pub mod config;
 pub(crate) mod cpu;

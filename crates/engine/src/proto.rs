@@ -23,6 +23,10 @@ pub const DEFAULT_PORT: u16 = 5290;
 pub const MAX_CLIENT_FRAME: usize = 256 * 1024;
 /// Largest message a client accepts from a server (reports carry histograms).
 pub const MAX_SERVER_FRAME: usize = 64 << 20;
+/// Largest message a client accepts from a server before the test runs
+/// (`hello`, `auth_ok`, `ready`, `go`, `error`): none of them carries more
+/// than a few hundred bytes.
+pub const MAX_SERVER_HANDSHAKE_FRAME: usize = 256 * 1024;
 /// Magic of the 16-byte preamble on every TCP data connection.
 pub const DATA_MAGIC: &[u8; 4] = b"NTD1";
 /// Capabilities this build offers.
@@ -314,8 +318,114 @@ pub fn read_frame_into(
 }
 
 /// Decode a frame's body.
+///
+/// The derived decoder of an internally tagged enum such as [`Msg`] first
+/// buffers the whole object in a generic tree (about 20 bytes of memory per
+/// byte of tiny JSON values), so a hostile peer's 64 MiB frame would cost
+/// over a gigabyte. Here the `type` is read first (everything else skipped
+/// without allocating), then the body is decoded straight into that
+/// variant's fields, and unknown fields are skipped, never stored.
 pub fn decode(body: &[u8]) -> Result<Msg, ProtoError> {
-    serde_json::from_slice(body).map_err(|e| ProtoError::Malformed(printable(&e.to_string(), 200)))
+    use std::borrow::Cow;
+    fn de<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ProtoError> {
+        serde_json::from_slice(body)
+            .map_err(|e| ProtoError::Malformed(printable(&e.to_string(), 200)))
+    }
+    #[derive(Deserialize)]
+    struct Tag<'a> {
+        #[serde(rename = "type", borrow)]
+        ty: Cow<'a, str>,
+    }
+    #[derive(Deserialize)]
+    struct Hello {
+        version: String,
+        caps: Vec<String>,
+        challenge: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct Auth {
+        nonce: String,
+        proof: String,
+    }
+    #[derive(Deserialize)]
+    struct AuthOk {
+        proof: String,
+    }
+    #[derive(Deserialize)]
+    struct Setup {
+        config: TestConfig,
+        #[serde(default)]
+        doctor: bool,
+    }
+    #[derive(Deserialize)]
+    struct Ready {
+        test_id: u64,
+        port: u16,
+    }
+    #[derive(Deserialize)]
+    struct Interval {
+        report: IntervalReport,
+    }
+    #[derive(Deserialize)]
+    struct Report {
+        report: Box<SideReport>,
+    }
+    #[derive(Deserialize)]
+    struct Error {
+        code: String,
+        message: String,
+    }
+    let tag: Tag<'_> = de(body)?;
+    Ok(match &*tag.ty {
+        "hello" => {
+            let Hello {
+                version,
+                caps,
+                challenge,
+            } = de(body)?;
+            Msg::Hello {
+                version,
+                caps,
+                challenge,
+            }
+        }
+        "auth" => {
+            let Auth { nonce, proof } = de(body)?;
+            Msg::Auth { nonce, proof }
+        }
+        "auth_ok" => {
+            let AuthOk { proof } = de(body)?;
+            Msg::AuthOk { proof }
+        }
+        "setup" => {
+            let Setup { config, doctor } = de(body)?;
+            Msg::Setup { config, doctor }
+        }
+        "ready" => {
+            let Ready { test_id, port } = de(body)?;
+            Msg::Ready { test_id, port }
+        }
+        "connected" => Msg::Connected,
+        "go" => Msg::Go,
+        "interval" => Msg::Interval {
+            report: de::<Interval>(body)?.report,
+        },
+        "client_done" => Msg::ClientDone,
+        "stop" => Msg::Stop,
+        "report" => Msg::Report {
+            report: de::<Report>(body)?.report,
+        },
+        "error" => {
+            let Error { code, message } = de(body)?;
+            Msg::Error { code, message }
+        }
+        other => {
+            return Err(ProtoError::Malformed(format!(
+                "unknown message type `{}`",
+                printable(other, 40)
+            )))
+        }
+    })
 }
 
 /// A peer's text made safe to print on one line: control characters escaped,
@@ -457,6 +567,57 @@ mod tests {
         let body = serde_json::to_vec(&plain).unwrap();
         assert!(!String::from_utf8_lossy(&body).contains("doctor"));
         assert_eq!(decode(&body).unwrap(), plain);
+    }
+
+    #[test]
+    fn every_message_decodes_as_it_was_written() {
+        let all = [
+            Msg::Hello {
+                version: "1".into(),
+                caps: vec!["a".into()],
+                challenge: Some("c".into()),
+            },
+            Msg::Auth {
+                nonce: "n".into(),
+                proof: "p".into(),
+            },
+            Msg::AuthOk { proof: "p".into() },
+            Msg::Setup {
+                config: TestConfig::default(),
+                doctor: true,
+            },
+            Msg::Ready {
+                test_id: 3,
+                port: 4,
+            },
+            Msg::Connected,
+            Msg::Go,
+            Msg::Interval {
+                report: IntervalReport::default(),
+            },
+            Msg::ClientDone,
+            Msg::Stop,
+            Msg::Report {
+                report: Box::default(),
+            },
+            Msg::Error {
+                code: "c".into(),
+                message: "m".into(),
+            },
+        ];
+        for m in all {
+            let body = serde_json::to_vec(&m).unwrap();
+            assert_eq!(decode(&body).unwrap(), m, "{}", m.name());
+            // Unknown fields are skipped, as the derived decoder did.
+            let mut extra = body.clone();
+            extra.pop();
+            extra.extend_from_slice(b",\"later\":[[],{}]}");
+            assert_eq!(decode(&extra).unwrap(), m, "{}", m.name());
+        }
+        assert!(matches!(
+            decode(br#"{"type":"\u001bnope"}"#),
+            Err(ProtoError::Malformed(e)) if e.contains("\\u{1b}nope")
+        ));
     }
 
     #[test]

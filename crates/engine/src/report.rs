@@ -363,16 +363,32 @@ pub struct SideReport {
     pub udp_snmp: Option<UdpSnmp>,
     /// Data connections refused for a wrong test id or bad preamble.
     pub rejected_connections: u64,
-    /// The server's doctor report (`--doctor`), as sent; the client moves
-    /// it to [`BenchResult::doctor`] after reading it with
+    /// The server's doctor report (`--doctor`), decoded within limits; the
+    /// client moves it to [`BenchResult::doctor`] with
     /// [`crate::diagnosis::from_peer`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doctor: Option<serde_json::Value>,
+    pub doctor: Option<crate::diagnosis::PeerReport>,
     /// Per-CPU use per interval, as sent; the client moves it into
     /// [`BenchResult::intervals`] (absent from older servers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_intervals: Vec<IntervalCpu>,
+    /// What the server changed of the test (such as a buffer size clamped
+    /// to the host's maximum), one line each; the client moves at most
+    /// [`MAX_SERVER_NOTES`] of them, escaped, to [`BenchResult::notes`].
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "server_notes"
+    )]
+    pub notes: Vec<String>,
 }
+
+fn server_notes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    crate::bounded::vec_at_most(d, MAX_SERVER_NOTES)
+}
+
+/// Most notes a client takes from a server's report.
+pub const MAX_SERVER_NOTES: usize = 16;
 
 /// Service demand as netperf computes it: host CPU time over the window
 /// divided by the work done.

@@ -100,21 +100,27 @@ pub struct OptError {
 
 /// Apply the configuration's socket options to a data socket. Buffer sizes,
 /// busy polling and TCP_NODELAY are best effort; `--congestion`, `--tos`
-/// and `--mss` were asked for by name, so a refusal is an error.
+/// and `--mss` were asked for by name, so a refusal is an error. With
+/// `force`, buffer sizes go past `net.core.{r,w}mem_max` where the process
+/// may (`SO_RCVBUFFORCE`, CAP_NET_ADMIN); without, the kernel caps them
+/// there (`SO_RCVBUF`).
 pub(crate) fn apply_opts(
     fd: std::os::fd::BorrowedFd<'_>,
     cfg: &TestConfig,
     tcp: bool,
+    force: bool,
 ) -> Result<(), OptError> {
     use sys::opt::*;
     if let Some(b) = cfg.sndbuf {
-        if sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUFFORCE, b as i32).is_err() {
-            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUF, b as i32);
+        let b = i32::try_from(b).unwrap_or(i32::MAX);
+        if !force || sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUFFORCE, b).is_err() {
+            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUF, b);
         }
     }
     if let Some(b) = cfg.rcvbuf {
-        if sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUFFORCE, b as i32).is_err() {
-            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUF, b as i32);
+        let b = i32::try_from(b).unwrap_or(i32::MAX);
+        if !force || sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUFFORCE, b).is_err() {
+            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUF, b);
         }
     }
     if cfg.busy_poll_us > 0 {
@@ -153,6 +159,52 @@ pub(crate) fn apply_opts(
         }
     }
     Ok(())
+}
+
+/// The host's caps on `SO_RCVBUF` and `SO_SNDBUF` without CAP_NET_ADMIN:
+/// `net.core.rmem_max` and `net.core.wmem_max` read under `root` (`None`
+/// when unreadable).
+pub fn mem_max(root: &host::Root) -> (Option<u64>, Option<u64>) {
+    let read = |p: &str| {
+        root.read_opt(p)
+            .ok()
+            .flatten()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+    };
+    (
+        read("/proc/sys/net/core/rmem_max"),
+        read("/proc/sys/net/core/wmem_max"),
+    )
+}
+
+/// Clamp the buffers a test asks for (`--rcvbuf`, `--sndbuf`) to the
+/// host's `rmem_max` and `wmem_max`, as a server without a token does: an
+/// unauthenticated client must not make it pin more socket memory than the
+/// host allows unprivileged sockets. Returns one note per clamped size.
+pub fn clamp_buffers(
+    cfg: &mut TestConfig,
+    rmem_max: Option<u64>,
+    wmem_max: Option<u64>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (v, max, flag, knob) in [
+        (&mut cfg.rcvbuf, rmem_max, "--rcvbuf", "net.core.rmem_max"),
+        (&mut cfg.sndbuf, wmem_max, "--sndbuf", "net.core.wmem_max"),
+    ] {
+        let (Some(b), Some(max)) = (*v, max) else {
+            continue;
+        };
+        if u64::from(b) > max {
+            let to = u32::try_from(max).unwrap_or(u32::MAX);
+            *v = Some(to);
+            notes.push(format!(
+                "{flag} {} was clamped to {knob} ({} bytes) on the server: it forces larger buffers only for clients with its token",
+                crate::config::human_bytes(u64::from(b)),
+                to
+            ));
+        }
+    }
+    notes
 }
 
 /// Why `--congestion ALGO` cannot be used on this host, in one line naming
@@ -203,5 +255,64 @@ pub(crate) fn tcp_info_of(flow: u32, s: &TcpStream) -> Option<TcpInfo> {
 impl From<OptError> for std::io::Error {
     fn from(e: OptError) -> std::io::Error {
         std::io::Error::new(e.source.kind(), e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn buffers_over_the_hosts_maximum_are_clamped_with_a_note() {
+        let mut cfg = TestConfig {
+            rcvbuf: Some(64 << 20),
+            sndbuf: Some(1 << 20),
+            ..TestConfig::default()
+        };
+        let notes = clamp_buffers(&mut cfg, Some(212_992), Some(4 << 20));
+        assert_eq!(cfg.rcvbuf, Some(212_992));
+        assert_eq!(cfg.sndbuf, Some(1 << 20));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("--rcvbuf 64 MiB was clamped to net.core.rmem_max (212992 bytes)"),
+            "{notes:?}"
+        );
+        // An unreadable maximum leaves the size to the kernel's own cap.
+        let mut cfg = TestConfig {
+            sndbuf: Some(64 << 20),
+            ..TestConfig::default()
+        };
+        assert!(clamp_buffers(&mut cfg, None, None).is_empty());
+        assert_eq!(cfg.sndbuf, Some(64 << 20));
+    }
+
+    #[test]
+    fn unforced_buffers_stay_under_rmem_max_and_forced_ones_do_not() {
+        let (Some(rmem), _) = mem_max(&host::Root::new("/")) else {
+            eprintln!("skipped: net.core.rmem_max unreadable");
+            return;
+        };
+        if rmem >= 32 << 20 {
+            eprintln!("skipped: net.core.rmem_max is {rmem}, not below the 64 MiB asked for");
+            return;
+        }
+        let cfg = TestConfig {
+            rcvbuf: Some(64 << 20),
+            ..TestConfig::default()
+        };
+        let size = |force: bool| {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            apply_opts(s.as_fd(), &cfg, false, force).unwrap();
+            socket2::SockRef::from(&s).recv_buffer_size().unwrap() as u64
+        };
+        // The kernel doubles the value for its bookkeeping.
+        assert!(size(false) <= 2 * rmem, "{} > 2 × {rmem}", size(false));
+        let probe = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let privileged =
+            sys::set_int_opt(probe.as_fd(), libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 4096).is_ok();
+        if privileged {
+            assert_eq!(size(true), 128 << 20);
+        }
     }
 }

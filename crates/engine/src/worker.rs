@@ -316,4 +316,7 @@ pub struct Params {
     pub tag: u32,
     /// Where this end's new connections come from (tcp-crr clients).
     pub src: crate::sock::Source,
+    /// Set buffer sizes past `net.core.{r,w}mem_max` where allowed
+    /// ([`crate::sock::apply_opts`]); a server without a token does not.
+    pub force_buffers: bool,
 }

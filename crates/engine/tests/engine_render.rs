@@ -71,6 +71,7 @@ fn side(name: &str) -> SideReport {
         rejected_connections: 0,
         doctor: None,
         cpu_intervals: vec![],
+        notes: vec![],
     }
 }
 

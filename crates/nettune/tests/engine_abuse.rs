@@ -1,6 +1,6 @@
 //! The server under abuse: against one `nettune serve` process, at the same
 //! time, random bytes, huge length prefixes, huge but well-formed requests,
-//! slow-loris clients from one and from many addresses, half handshakes,
+//! slow-loris clients from one and from many prefixes, half handshakes,
 //! and clients that vanish before and during a test. Meanwhile real
 //! `bench` runs must complete, and afterwards the server's resident memory
 //! (VmRSS) must not have grown by more than 64 MiB. Bounded to well under a
@@ -98,15 +98,16 @@ fn server_survives_abuse_with_bounded_memory() {
 
     // Slow clients: 64 from one address, and 64 spread over 8 more.
     let mut threads = vec![slow_loris(port, "127.0.0.3", 64, stop.clone())];
+    // (Distinct /24s, so they fill the pool and make it evict its oldest.)
     for from in [
-        "127.0.0.10",
-        "127.0.0.11",
-        "127.0.0.12",
-        "127.0.0.13",
-        "127.0.0.14",
-        "127.0.0.15",
-        "127.0.0.16",
-        "127.0.0.17",
+        "127.0.10.1",
+        "127.0.11.1",
+        "127.0.12.1",
+        "127.0.13.1",
+        "127.0.14.1",
+        "127.0.15.1",
+        "127.0.16.1",
+        "127.0.17.1",
     ] {
         threads.push(slow_loris(port, from, 8, stop.clone()));
     }

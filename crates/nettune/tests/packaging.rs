@@ -59,11 +59,27 @@ fn serve_unit_runs_nettune_serve_hardened() {
         ("DynamicUser", "yes"),
         ("NoNewPrivileges", "yes"),
         ("ProtectSystem", "strict"),
-        ("CapabilityBoundingSet", "CAP_NET_ADMIN"),
         ("WantedBy", "multi-user.target"),
+        // Issue 16: no capability at all (without a token the server clamps
+        // buffers to net.core.*mem_max and needs no CAP_NET_ADMIN) ...
+        ("CapabilityBoundingSet", ""),
+        ("AmbientCapabilities", ""),
+        // ... and the token comes as a systemd credential, which the dynamic
+        // user can read and children do not inherit.
+        ("LoadCredential", nettune::cmd::serve::TOKEN_CREDENTIAL),
     ] {
         assert_eq!(directive(&u, k), [v], "{k}");
     }
+    let settings: Vec<&str> = u.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(
+        !settings.iter().any(|l| l.contains("CAP_")),
+        "nettune-serve.service grants a capability: {settings:?}"
+    );
+    // Host facts are read over ethtool netlink: AF_NETLINK stays.
+    assert_eq!(
+        directive(&u, "RestrictAddressFamilies"),
+        ["AF_INET AF_INET6 AF_UNIX AF_NETLINK"]
+    );
     // The options the default file documents are real flags of `serve`.
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_nettune"))
         .args(["serve", "--help"])
@@ -74,6 +90,7 @@ fn serve_unit_runs_nettune_serve_hardened() {
         assert!(help.contains(flag), "serve --help lacks {flag}");
         assert!(read("packaging/default-nettune-serve").contains(flag));
     }
+    assert!(help.contains("CREDENTIALS_DIRECTORY"), "{help}");
 }
 
 #[test]

@@ -2,10 +2,12 @@
 //! each session running one test with its own data port and workers.
 //!
 //! A connection starts in a bounded pre-authentication pool (counted per
-//! source address) and has [`HANDSHAKE_TIMEOUT`] in total for its preamble,
-//! token proof and setup. Only then does it take one of the `max_sessions`
-//! session slots, so clients that never authenticate cannot crowd out those
-//! that do.
+//! source prefix, IPv4 /24 and IPv6 /64) and has [`HANDSHAKE_TIMEOUT`] in
+//! total for its preamble, token proof and setup. Only then does it take one
+//! of the `max_sessions` session slots, so clients that never authenticate
+//! cannot crowd out those that do. When the pool (or a prefix's share) is
+//! full, the oldest unfinished handshake there is closed to make room: a
+//! client that completes its handshake promptly always gets through.
 
 use crate::auth;
 use crate::config::{End, Limits, TestConfig, TestKind};
@@ -64,11 +66,36 @@ pub struct ServerConfig {
     pub log: bool,
 }
 
-/// Connections that have not finished the handshake.
+/// A connection that has not finished the handshake.
+#[derive(Debug)]
+struct Pending {
+    id: u64,
+    prefix: IpAddr,
+    peer: SocketAddr,
+    /// A handle on the connection, to close it when it is evicted.
+    conn: TcpStream,
+}
+
+/// Connections that have not finished the handshake, oldest first.
 #[derive(Debug, Default)]
 struct Preauth {
-    total: u32,
-    per_ip: HashMap<IpAddr, u32>,
+    next_id: u64,
+    queue: std::collections::VecDeque<Pending>,
+    per_prefix: HashMap<IpAddr, u32>,
+}
+
+impl Preauth {
+    /// Take the entry at `i` out of the pool.
+    fn remove(&mut self, i: usize) -> Option<Pending> {
+        let p = self.queue.remove(i)?;
+        if let Some(n) = self.per_prefix.get_mut(&p.prefix) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.per_prefix.remove(&p.prefix);
+            }
+        }
+        Some(p)
+    }
 }
 
 #[derive(Debug)]
@@ -112,6 +139,29 @@ fn log(args: std::fmt::Arguments<'_>) {
 /// The address a peer is counted under (IPv4-mapped IPv6 as IPv4).
 fn source(peer: &SocketAddr) -> IpAddr {
     peer.ip().to_canonical()
+}
+
+/// The prefix a peer is counted under before authentication: its IPv4 /24
+/// or IPv6 /64 (one host or one LAN usually holds a whole one).
+pub fn preauth_prefix(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V4(a) => {
+            let [a, b, c, _] = a.octets();
+            IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, 0))
+        }
+        IpAddr::V6(a) => {
+            let [a, b, c, d, ..] = a.segments();
+            IpAddr::V6(std::net::Ipv6Addr::new(a, b, c, d, 0, 0, 0, 0))
+        }
+    }
+}
+
+/// A prefix for messages: `192.0.2.0/24`, `2001:db8::/64`.
+fn prefix_text(p: IpAddr) -> String {
+    match p {
+        IpAddr::V4(_) => format!("{p}/24"),
+        IpAddr::V6(_) => format!("{p}/64"),
+    }
 }
 
 impl Server {
@@ -190,8 +240,19 @@ impl Server {
                     continue;
                 }
             };
-            let pre = match PreauthSlot::take(&self.shared, source(&peer)) {
-                Ok(p) => p,
+            let pre = match PreauthSlot::take(&self.shared, peer, &s) {
+                Ok((p, evicted)) => {
+                    for (e, why) in evicted {
+                        let _ = e.conn.shutdown(std::net::Shutdown::Both);
+                        if self.shared.cfg.log {
+                            log(format_args!(
+                                "{}: closed before finishing its handshake, to make room for {peer} ({why})",
+                                e.peer
+                            ));
+                        }
+                    }
+                    p
+                }
                 Err(busy) => {
                     refuse_now(&s, "busy", busy.to_string());
                     continue;
@@ -235,61 +296,75 @@ fn refuse_now(s: &TcpStream, code: &str, message: String) {
 /// Why the pre-authentication pool has no place for a connection.
 #[derive(Debug, Error)]
 enum Busy {
-    /// The pool is full.
-    #[error("server has {n} connections that have not finished the handshake (its limit); try again in {}", proto::secs(HANDSHAKE_TIMEOUT))]
-    Total {
-        /// Connections in the pool.
-        n: u32,
-    },
-    /// This address has its share.
-    #[error("{ip} already has {n} connections that have not finished the handshake (the per-address limit); try again in {}", proto::secs(HANDSHAKE_TIMEOUT))]
-    PerIp {
-        /// The address.
-        ip: IpAddr,
-        /// Its connections in the pool.
-        n: u32,
-    },
+    /// The connection could not be duplicated to be closed later.
+    #[error("server error (cannot track the connection: {0})")]
+    Handle(std::io::Error),
     /// A thread panicked holding the pool's lock.
     #[error("server error (lock poisoned)")]
     Poisoned,
 }
 
 /// A place in the pre-authentication pool, given back on drop (also when a
-/// session thread panics).
+/// session thread panics); a no-op when it was evicted meanwhile.
 #[derive(Debug)]
 struct PreauthSlot {
     sh: Arc<Shared>,
-    ip: IpAddr,
+    id: u64,
 }
 
 impl PreauthSlot {
-    fn take(sh: &Arc<Shared>, ip: IpAddr) -> Result<PreauthSlot, Busy> {
+    /// Enter `peer`'s connection `s` into the pool. When its prefix has its
+    /// share, that prefix's oldest connection is evicted; when the pool is
+    /// full, the oldest of all is. Returns the evicted connections (to be
+    /// closed outside the lock) with the reason.
+    fn take(
+        sh: &Arc<Shared>,
+        peer: SocketAddr,
+        s: &TcpStream,
+    ) -> Result<(PreauthSlot, Vec<(Pending, String)>), Busy> {
         let l = &sh.cfg.limits;
+        let conn = s.try_clone().map_err(Busy::Handle)?;
+        let prefix = preauth_prefix(peer.ip());
         let Ok(mut p) = sh.preauth.lock() else {
             return Err(Busy::Poisoned);
         };
-        if p.total >= l.max_unauthenticated {
-            return Err(Busy::Total { n: p.total });
+        let mut evicted = Vec::new();
+        let per = l.max_unauthenticated_per_prefix.max(1);
+        if p.per_prefix.get(&prefix).copied().unwrap_or(0) >= per {
+            let oldest = p.queue.iter().position(|e| e.prefix == prefix);
+            if let Some(e) = oldest.and_then(|i| p.remove(i)) {
+                let why = format!(
+                    "{} had {per} unfinished handshakes, the per-prefix limit",
+                    prefix_text(prefix)
+                );
+                evicted.push((e, why));
+            }
         }
-        let n = p.per_ip.entry(ip).or_insert(0);
-        if *n >= l.max_unauthenticated_per_ip {
-            return Err(Busy::PerIp { ip, n: *n });
+        let max = usize::try_from(l.max_unauthenticated.max(1)).unwrap_or(usize::MAX);
+        while p.queue.len() >= max {
+            let Some(e) = p.remove(0) else { break };
+            let why = format!("the server had {max} unfinished handshakes, its limit");
+            evicted.push((e, why));
         }
-        *n += 1;
-        p.total += 1;
-        Ok(PreauthSlot { sh: sh.clone(), ip })
+        let id = p.next_id;
+        p.next_id = p.next_id.wrapping_add(1);
+        p.queue.push_back(Pending {
+            id,
+            prefix,
+            peer,
+            conn,
+        });
+        let n = p.per_prefix.entry(prefix).or_insert(0);
+        *n = n.saturating_add(1);
+        Ok((PreauthSlot { sh: sh.clone(), id }, evicted))
     }
 }
 
 impl Drop for PreauthSlot {
     fn drop(&mut self) {
         if let Ok(mut p) = self.sh.preauth.lock() {
-            p.total = p.total.saturating_sub(1);
-            if let Some(n) = p.per_ip.get_mut(&self.ip) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    p.per_ip.remove(&self.ip);
-                }
+            if let Some(i) = p.queue.iter().position(|e| e.id == self.id) {
+                p.remove(i);
             }
         }
     }
@@ -447,7 +522,17 @@ fn session(
     sh: &Shared,
     pre: PreauthSlot,
 ) -> Result<(), SessionError> {
-    let (cfg, doctor) = handshake(&mut ctrl, sh)?;
+    let (mut cfg, doctor) = handshake(&mut ctrl, sh)?;
+    // Without a token, a client gets at most the buffers the host allows
+    // unprivileged sockets; with one, the server forces what was asked
+    // for (where it holds CAP_NET_ADMIN).
+    let force = sh.cfg.token.is_some();
+    let notes = if force {
+        Vec::new()
+    } else {
+        let (rmem, wmem) = crate::sock::mem_max(&sh.cfg.root);
+        crate::sock::clamp_buffers(&mut cfg, rmem, wmem)
+    };
     // Authenticated and set up: leave the pre-authentication pool and take
     // a session slot.
     drop(pre);
@@ -489,7 +574,12 @@ fn session(
             cfg.duration_ms
         ));
     }
-    run_test(ctrl, peer, (cfg, doctor), sh)
+    if sh.cfg.log {
+        for n in &notes {
+            log(format_args!("{peer}: {n}"));
+        }
+    }
+    run_test(ctrl, peer, (cfg, doctor), (force, notes), sh)
 }
 
 /// Open the test's data sockets on `ip`; UDP sockets take datagrams only
@@ -499,6 +589,7 @@ fn bind_data(
     cfg: &TestConfig,
     ip: IpAddr,
     peer: IpAddr,
+    force: bool,
 ) -> std::io::Result<(Sockets, Option<TcpListener>, u16)> {
     let any = SocketAddr::new(ip, 0);
     let mut socks = Sockets::default();
@@ -507,7 +598,7 @@ fn bind_data(
             let l = reuseport_listener(any, 1024)?;
             // Buffer sizes set on the listener reach the accepted sockets
             // before the handshake, so they shape the window scale.
-            apply_opts(l.as_fd(), cfg, true)?;
+            apply_opts(l.as_fd(), cfg, true, force)?;
             let port = l.local_addr()?.port();
             Ok((socks, Some(l), port))
         }
@@ -519,7 +610,7 @@ fn bind_data(
                 v.push(reuseport_listener(SocketAddr::new(ip, port), 4096)?);
             }
             for l in &v {
-                apply_opts(l.as_fd(), cfg, true)?;
+                apply_opts(l.as_fd(), cfg, true, force)?;
             }
             socks.listeners = v.into_iter().map(Some).collect();
             Ok((socks, None, port))
@@ -532,7 +623,7 @@ fn bind_data(
                 v.push(reuseport_udp_from(SocketAddr::new(ip, port), peer)?);
             }
             for s in &v {
-                apply_opts(s.as_fd(), cfg, false)?;
+                apply_opts(s.as_fd(), cfg, false, force)?;
             }
             socks.shared_udp = v.into_iter().map(Some).collect();
             Ok((socks, None, port))
@@ -544,7 +635,7 @@ fn bind_data(
 fn accept_flows(
     l: &TcpListener,
     cfg: &TestConfig,
-    test_id: u64,
+    (test_id, force): (u64, bool),
     rejected: &mut u64,
 ) -> Result<Vec<Option<TcpStream>>, FlowError> {
     let n = cfg.total_flows() as usize;
@@ -570,7 +661,7 @@ fn accept_flows(
         }
         match proto::parse_data_preamble(&pre) {
             Some((id, f)) if id == test_id && (f as usize) < n && got[f as usize].is_none() => {
-                apply_opts(s.as_fd(), cfg, true).map_err(std::io::Error::from)?;
+                apply_opts(s.as_fd(), cfg, true, force).map_err(std::io::Error::from)?;
                 got[f as usize] = Some(s);
                 have += 1;
             }
@@ -588,7 +679,7 @@ fn accept_flows(
 fn register_udp(
     socks: &[Option<UdpSocket>],
     cfg: &TestConfig,
-    tag: u32,
+    (tag, force): (u32, bool),
     local: SocketAddr,
     peer: IpAddr,
 ) -> Result<Vec<Option<UdpSocket>>, FlowError> {
@@ -622,7 +713,7 @@ fn register_udp(
     let mut out = Vec::new();
     for f in 0..want {
         let s = reuseport_udp_from(local, peer)?;
-        apply_opts(s.as_fd(), cfg, false).map_err(std::io::Error::from)?;
+        apply_opts(s.as_fd(), cfg, false, force).map_err(std::io::Error::from)?;
         if let Some(a) = addrs.get(&f) {
             s.connect(*a)?;
         }
@@ -640,12 +731,13 @@ fn start_workers(
     peer: IpAddr,
     rejected: &mut u64,
 ) -> Result<(), SessionError> {
-    let (test_id, tag) = (side.params().test_id, side.params().tag);
+    let p = side.params();
+    let (test_id, tag, force) = (p.test_id, p.tag, p.force_buffers);
     if let Some(l) = listener {
-        socks.tcp = accept_flows(&l, cfg, test_id, rejected)?;
+        socks.tcp = accept_flows(&l, cfg, (test_id, force), rejected)?;
     }
     if cfg.test == TestKind::UdpStream {
-        socks.udp = register_udp(&socks.shared_udp, cfg, tag, local, peer)?;
+        socks.udp = register_udp(&socks.shared_udp, cfg, (tag, force), local, peer)?;
     }
     side.add_planned(End::Server, &mut socks)
         .map_err(SessionError::Worker)
@@ -691,6 +783,7 @@ fn run_test(
     mut ctrl: TcpStream,
     peer: SocketAddr,
     (cfg, doctor): (TestConfig, bool),
+    (force, notes): (bool, Vec<String>),
     sh: &Shared,
 ) -> Result<(), SessionError> {
     let test_id: u64 = rand::random::<u64>() | 1;
@@ -698,7 +791,7 @@ fn run_test(
     // IPv4 clients of a dual-stack listener get IPv4 data sockets.
     let ip = ctrl.local_addr()?.ip().to_canonical();
     let peer_ip = source(&peer);
-    let (socks, listener, port) = match bind_data(&cfg, ip, peer_ip) {
+    let (socks, listener, port) = match bind_data(&cfg, ip, peer_ip, force) {
         Ok(d) => d,
         Err(x) => {
             return Err(send_err(
@@ -715,6 +808,7 @@ fn run_test(
         test_id,
         tag,
         src: crate::sock::Source::default(),
+        force_buffers: force,
     });
     let local = SocketAddr::new(ip, port);
     let started = start_workers(
@@ -777,9 +871,9 @@ fn run_test(
         rejected_connections: rejected,
         doctor: out
             .doctor_samples
-            .map(|samples| crate::diagnosis::diagnose(&root, samples))
-            .and_then(|r| serde_json::to_value(r).ok()),
+            .map(|samples| crate::diagnosis::diagnose(&root, samples).into()),
         cpu_intervals: out.cpu_intervals,
+        notes,
     };
     ctrl.set_write_timeout(Some(Duration::from_secs(10)))?;
     proto::write_msg(
@@ -793,4 +887,71 @@ fn run_test(
         log(format_args!("{peer}: {} done", cfg.test));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(total: u32, per_prefix: u32) -> Arc<Shared> {
+        Arc::new(Shared {
+            cfg: ServerConfig {
+                listen: "127.0.0.1:0".parse().unwrap(),
+                dual_stack: false,
+                token: None,
+                limits: Limits {
+                    max_unauthenticated: total,
+                    max_unauthenticated_per_prefix: per_prefix,
+                    ..Limits::default()
+                },
+                max_sessions: 1,
+                root: Root::new("/"),
+                log: false,
+            },
+            per_client: Mutex::new(HashMap::new()),
+            preauth: Mutex::new(Preauth::default()),
+            sessions: AtomicUsize::new(0),
+        })
+    }
+
+    #[test]
+    fn prefixes_are_ipv4_24_and_ipv6_64() {
+        let p = |s: &str| preauth_prefix(s.parse().unwrap()).to_string();
+        assert_eq!(p("192.0.2.77"), "192.0.2.0");
+        assert_eq!(p("::ffff:192.0.2.77"), "192.0.2.0");
+        assert_eq!(p("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::");
+    }
+
+    #[test]
+    fn a_full_pool_evicts_its_oldest_and_a_full_prefix_its_own_oldest() {
+        let sh = shared(4, 2);
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let peer = |s: &str| -> SocketAddr { format!("{s}:1").parse().unwrap() };
+        let mut slots = Vec::new();
+        let mut take = |from: &str| {
+            let (slot, ev) = PreauthSlot::take(&sh, peer(from), &c).unwrap();
+            slots.push(slot);
+            ev.into_iter()
+                .map(|(e, _)| e.peer.ip().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert!(take("10.0.1.1").is_empty());
+        assert!(take("10.0.1.2").is_empty());
+        // The prefix is at its share: its own oldest goes, not another's.
+        assert!(take("10.0.2.1").is_empty());
+        assert_eq!(take("10.0.1.3"), ["10.0.1.1"]);
+        assert!(take("10.0.3.1").is_empty());
+        // The pool is full (4): the oldest of all goes.
+        assert_eq!(take("10.0.4.1"), ["10.0.1.2"]);
+        assert_eq!(take("10.0.5.1"), ["10.0.2.1"]);
+        let p = sh.preauth.lock().unwrap();
+        assert_eq!(p.queue.len(), 4);
+        assert_eq!(p.per_prefix.values().sum::<u32>(), 4);
+        drop(p);
+        // Slots given back (also of evicted connections) leave the pool empty.
+        drop(slots);
+        let p = sh.preauth.lock().unwrap();
+        assert!(p.queue.is_empty() && p.per_prefix.is_empty());
+    }
 }

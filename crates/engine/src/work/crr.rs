@@ -32,7 +32,7 @@ impl Client<'_> {
         if let Some(to) = self.addr.as_socket() {
             self.p.src.apply(&s, to, 0)?;
         }
-        apply_opts(s.as_fd(), &self.p.cfg, true)?;
+        apply_opts(s.as_fd(), &self.p.cfg, true, self.p.force_buffers)?;
         s.connect(&self.addr)?;
         let mut s: TcpStream = s.into();
         s.write_all(&self.req)?;
@@ -100,7 +100,7 @@ impl Server<'_> {
     fn once(&mut self, mut s: TcpStream) -> io::Result<bool> {
         s.set_read_timeout(Some(Duration::from_secs(1)))?;
         s.set_write_timeout(Some(Duration::from_secs(1)))?;
-        let _ = apply_opts(s.as_fd(), &self.p.cfg, true);
+        let _ = apply_opts(s.as_fd(), &self.p.cfg, true, self.p.force_buffers);
         s.read_exact(&mut self.req)?;
         let mut pre = [0u8; 16];
         pre.copy_from_slice(&self.req[..16]);

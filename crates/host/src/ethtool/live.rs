@@ -31,6 +31,8 @@ fn run(args: &[&str]) -> Result<String, HostError> {
     let what = format!("ethtool {}", args.join(" "));
     let out = Command::new("ethtool")
         .args(args)
+        // `nettune serve`'s token is not for its children.
+        .env_remove("NETTUNE_TOKEN")
         .output()
         .map_err(|e| HostError::io(&what, e))?;
     if !out.status.success() {

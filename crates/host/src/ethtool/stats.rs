@@ -82,6 +82,8 @@ pub(crate) fn run_bounded(
     let mut child = match Command::new(program)
         .args(args)
         .env("LC_ALL", "C")
+        // `nettune serve`'s token is not for its children.
+        .env_remove("NETTUNE_TOKEN")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

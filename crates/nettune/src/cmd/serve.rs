@@ -19,6 +19,8 @@ Examples:
   NETTUNE_TOKEN=s3cret nettune serve         clients must prove the token, and the server proves
                                              it back (HMAC; the token is never sent)
   nettune serve --token-file /etc/nettune/token --max-tests-per-client 2
+                                             (under systemd, LoadCredential=nettune-token
+                                             is read from $CREDENTIALS_DIRECTORY)
   nettune serve --max-test-memory 64M        refuse tests whose buffers need more
 
 Every test gets its own data port (ephemeral, SO_REUSEPORT), a random test id that each
@@ -26,7 +28,9 @@ data connection and UDP datagram carries, and its own worker threads. UDP data s
 datagrams only from the control connection's address. A connection has 5 s in total for its
 handshake and holds no session slot until it has authenticated and sent its setup. Clients
 that send garbage, stop mid-handshake or vanish mid-test are dropped without disturbing the
-others; a test over the limits is refused with a one-line reason.")]
+others; a test over the limits is refused with a one-line reason. Without a token, --rcvbuf
+and --sndbuf are clamped to net.core.rmem_max/wmem_max (the result says so); with one, they
+are forced past them where the server holds CAP_NET_ADMIN.")]
 pub struct Args {
     /// Address to listen on [default: [::] dual-stack, or 0.0.0.0 when the host has no IPv6].
     #[arg(long, value_name = "ADDR")]
@@ -40,7 +44,9 @@ pub struct Args {
     /// Control port.
     #[arg(long, short, default_value_t = DEFAULT_PORT, value_name = "P")]
     pub port: u16,
-    /// File holding the pre-shared token (else the NETTUNE_TOKEN environment variable).
+    /// File holding the pre-shared token (else the systemd credential
+    /// `nettune-token`, $CREDENTIALS_DIRECTORY/nettune-token, else the
+    /// NETTUNE_TOKEN environment variable).
     #[arg(long, value_name = "F")]
     pub token_file: Option<PathBuf>,
     /// Most concurrent tests from one client address.
@@ -61,12 +67,19 @@ pub struct Args {
     /// Most concurrent authenticated control sessions (tests).
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_sessions: usize,
-    /// Most connections that have not finished the handshake, over all addresses.
+    /// Most connections that have not finished the handshake, over all
+    /// addresses; a new one beyond it closes the oldest.
     #[arg(long, default_value_t = Limits::default().max_unauthenticated, value_name = "N")]
     pub max_unauthenticated: u32,
-    /// Most connections that have not finished the handshake, per source address.
-    #[arg(long, default_value_t = Limits::default().max_unauthenticated_per_ip, value_name = "N")]
-    pub max_unauthenticated_per_ip: u32,
+    /// Most connections that have not finished the handshake per source
+    /// prefix (IPv4 /24, IPv6 /64); a new one beyond it closes the prefix's oldest.
+    #[arg(
+        long,
+        alias = "max-unauthenticated-per-ip",
+        default_value_t = Limits::default().max_unauthenticated_per_prefix,
+        value_name = "N"
+    )]
+    pub max_unauthenticated_per_prefix: u32,
     /// Directory standing for `/` when reading host facts and counters.
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
@@ -77,6 +90,30 @@ pub struct Args {
 
 /// Largest token file read.
 const MAX_TOKEN_FILE: u64 = 64 * 1024;
+
+/// The systemd credential `nettune serve` reads its token from when it has
+/// no `--token-file`: `LoadCredential=nettune-token` in the unit makes it
+/// `$CREDENTIALS_DIRECTORY/nettune-token`, readable by the unit's dynamic
+/// user (a file under /etc is not).
+pub const TOKEN_CREDENTIAL: &str = "nettune-token";
+
+/// The environment variable holding a token.
+pub const TOKEN_ENV: &str = "NETTUNE_TOKEN";
+
+/// The server's token: `--token-file`, else the systemd credential
+/// [`TOKEN_CREDENTIAL`] when `$CREDENTIALS_DIRECTORY` holds it, else
+/// `NETTUNE_TOKEN` ([`load_token`]).
+pub fn serve_token(file: Option<&PathBuf>) -> anyhow::Result<Option<Vec<u8>>> {
+    if file.is_none() {
+        if let Some(dir) = std::env::var_os("CREDENTIALS_DIRECTORY") {
+            let cred = PathBuf::from(dir).join(TOKEN_CREDENTIAL);
+            if cred.exists() {
+                return load_token(Some(&cred));
+            }
+        }
+    }
+    load_token(file)
+}
 
 /// Read the token from `--token-file` or `NETTUNE_TOKEN` (surrounding
 /// whitespace trimmed). A blank one (empty or whitespace only) is an error,
@@ -101,7 +138,7 @@ pub fn load_token(file: Option<&PathBuf>) -> anyhow::Result<Option<Vec<u8>>> {
             ),
         };
     }
-    match std::env::var_os("NETTUNE_TOKEN") {
+    match std::env::var_os(TOKEN_ENV) {
         None => Ok(None),
         Some(v) => {
             use std::os::unix::ffi::OsStrExt;
@@ -117,7 +154,10 @@ pub fn load_token(file: Option<&PathBuf>) -> anyhow::Result<Option<Vec<u8>>> {
 
 /// Run `nettune serve`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let token = load_token(args.token_file.as_ref())?;
+    let token = serve_token(args.token_file.as_ref())?;
+    // No child of the server (ethtool) may inherit the token. The process
+    // has one thread here, so changing the environment is sound.
+    std::env::remove_var(TOKEN_ENV);
     if args.max_duration == 0 || args.max_duration > MAX_TEST_MS / 1000 {
         anyhow::bail!(
             "--max-duration must be between 1 and {} s (7 days)",
@@ -128,8 +168,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .ok()
         .filter(|b| *b <= i32::MAX as u32)
         .ok_or_else(|| anyhow::anyhow!("--max-socket-buffer must be at most 2 GiB"))?;
-    if args.max_unauthenticated == 0 || args.max_unauthenticated_per_ip == 0 {
-        anyhow::bail!("--max-unauthenticated and --max-unauthenticated-per-ip must be at least 1");
+    if args.max_unauthenticated == 0 || args.max_unauthenticated_per_prefix == 0 {
+        anyhow::bail!(
+            "--max-unauthenticated and --max-unauthenticated-per-prefix must be at least 1"
+        );
     }
     let ip = match (args.listen, args.ipv4, args.ipv6) {
         (None, true, _) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
@@ -163,7 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             max_test_memory: args.max_test_memory,
             max_socket_buffer,
             max_unauthenticated: args.max_unauthenticated,
-            max_unauthenticated_per_ip: args.max_unauthenticated_per_ip,
+            max_unauthenticated_per_prefix: args.max_unauthenticated_per_prefix,
         },
         max_sessions: args.max_sessions,
         root: host::Root::new(&args.root),
