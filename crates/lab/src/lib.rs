@@ -210,8 +210,20 @@ impl Netns {
     /// Start a long-running process inside the namespace; it is killed when
     /// the returned guard (or the namespace) drops.
     pub fn spawn(&self, program: &str, args: &[&str]) -> Result<ChildGuard, LabError> {
+        self.spawn_env(program, args, &[])
+    }
+
+    /// [`Netns::spawn`] with extra environment variables (e.g. the lab's
+    /// `NETTUNE_TOKEN`, which stays out of `ps`).
+    pub fn spawn_env(
+        &self,
+        program: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<ChildGuard, LabError> {
         let mut c = self.command(program);
         c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.envs(env.iter().copied());
         let text = render(&c);
         let child = c
             .spawn()

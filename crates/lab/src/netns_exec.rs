@@ -47,6 +47,7 @@ pub struct NetnsExecutor {
     deadline: Duration,
     cancel: Option<Arc<AtomicBool>>,
     port: Option<u16>,
+    token: Option<String>,
 }
 
 static DIRS: AtomicU32 = AtomicU32::new(0);
@@ -71,6 +72,7 @@ impl NetnsExecutor {
             deadline: DEFAULT_DEADLINE,
             cancel: None,
             port: None,
+            token: None,
         };
         for (i, ns) in lab.hosts().iter().enumerate() {
             let addr = lab.addr(i).ok_or_else(|| ExecError::Failed {
@@ -106,7 +108,15 @@ impl NetnsExecutor {
             deadline: DEFAULT_DEADLINE,
             cancel: None,
             port: Some(port),
+            token: None,
         }
+    }
+
+    /// Run every call with `NETTUNE_TOKEN` set to `token` (the lab's servers'
+    /// token; in the environment, not in argv, so it stays out of `ps`).
+    pub fn with_token(mut self, token: &str) -> Self {
+        self.token = Some(token.to_string());
+        self
     }
 
     /// Deadline of the calls that have none of their own (default 60 s).
@@ -165,6 +175,9 @@ impl NetnsExecutor {
             // Its own process group: a Ctrl-C on the terminal reaches the
             // caller, which decides (and rolls back), not the child.
             .process_group(0);
+        if let Some(t) = &self.token {
+            cmd.env("NETTUNE_TOKEN", t);
+        }
         let cancel = if measure {
             self.cancel.as_deref()
         } else {

@@ -21,11 +21,14 @@ pub struct LabSession {
     lab: Lab,
     exe: PathBuf,
     reaped: Vec<Reaped>,
+    token: String,
 }
 
 impl LabSession {
     /// Reap stale labs named like `spec.prefix`, build the lab, start
-    /// `EXE serve --quiet` in each host and wait (at most `listen_timeout`)
+    /// `EXE serve --quiet` in each host (with a token made for this lab, so
+    /// its clients may force socket buffers past `net.core.rmem_max` as
+    /// only a token holder may) and wait (at most `listen_timeout`)
     /// until each listens on [`SERVE_PORT`]. On any error what was built is
     /// removed again.
     pub fn start(
@@ -41,10 +44,13 @@ impl LabSession {
             lab,
             exe: exe.into(),
             reaped,
+            token: lab_token(),
         };
         let exe = s.exe.display().to_string();
         for ns in s.lab.hosts() {
-            s.servers.push(ns.spawn(&exe, &["serve", "--quiet"])?);
+            let env = [(TOKEN_ENV, s.token.as_str())];
+            s.servers
+                .push(ns.spawn_env(&exe, &["serve", "--quiet"], &env)?);
         }
         let deadline = Instant::now() + listen_timeout;
         for i in 0..s.servers.len() {
@@ -102,7 +108,7 @@ impl LabSession {
 
     /// An executor for this lab's hosts, running the same binary.
     pub fn executor(&self) -> Result<NetnsExecutor, ExecError> {
-        NetnsExecutor::new(&self.lab, &self.exe)
+        Ok(NetnsExecutor::new(&self.lab, &self.exe)?.with_token(&self.token))
     }
 
     /// Kill the servers and remove the lab now (as drop does).
@@ -118,6 +124,7 @@ pub struct LoopbackServer {
     server: ChildGuard,
     port: u16,
     exe: PathBuf,
+    token: String,
 }
 
 impl LoopbackServer {
@@ -140,9 +147,11 @@ impl LoopbackServer {
             .and_then(|l| l.local_addr())
             .map_err(spawn_err)?
             .port();
+        let token = lab_token();
         let child = std::process::Command::new(&exe)
             .args(["serve", "--listen", "127.0.0.1", "--quiet", "--port"])
             .arg(port.to_string())
+            .env(TOKEN_ENV, &token)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -152,6 +161,7 @@ impl LoopbackServer {
             server: ChildGuard::new(child),
             port,
             exe,
+            token,
         };
         let deadline = Instant::now() + listen_timeout;
         loop {
@@ -188,8 +198,23 @@ impl LoopbackServer {
 
     /// An executor whose one host is this namespace, over 127.0.0.1.
     pub fn executor(&self) -> NetnsExecutor {
-        NetnsExecutor::loopback(&self.exe, self.port)
+        NetnsExecutor::loopback(&self.exe, self.port).with_token(&self.token)
     }
+}
+
+/// The environment variable `nettune serve` and `bench` take a token from.
+const TOKEN_ENV: &str = "NETTUNE_TOKEN";
+
+/// A fresh random token (128 bits, hex) for one lab's servers and clients:
+/// with a token the servers let the lab's benches force socket buffers past
+/// `net.core.rmem_max` (SO_RCVBUFFORCE), as the lab's UDP suite and
+/// `--rcvbuf` fixes need inside namespaces, whose `rmem_max` is the
+/// machine's own and is never raised.
+fn lab_token() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 16];
+    rand::thread_rng().fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// When the guarded child has exited: its status and (at most 4 KiB of) stderr.

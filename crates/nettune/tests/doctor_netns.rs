@@ -29,9 +29,16 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// The token of this test's server and clients: only a token holder may
+/// force socket buffers past `net.core.rmem_max`, as `--rcvbuf 4M` does.
+const TOKEN: (&str, &str) = ("NETTUNE_TOKEN", "doctor-netns-test-token");
+
 /// `nettune serve` in b, listening.
 fn serve(lab: &TwoHosts) -> ChildGuard {
-    let g = lab.b.spawn(BIN, &["serve", "--port", PORT, "-q"]).unwrap();
+    let g = lab
+        .b
+        .spawn_env(BIN, &["serve", "--port", PORT, "-q"], &[TOKEN])
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     while !lab
         .b
@@ -53,6 +60,7 @@ fn bench(lab: &TwoHosts, args: &[&str]) -> ChildGuard {
         .command(BIN)
         .args(["bench", &addr, "--port", PORT, "--warmup", "0.3"])
         .args(args)
+        .env(TOKEN.0, TOKEN.1)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
