@@ -625,6 +625,74 @@ mod tests {
         );
     }
 
+    /// Issue 17: sideband vectors named like queues are not queues.
+    #[test]
+    fn flow_director_and_control_vectors_are_not_queues() {
+        use QueueKind::*;
+        check(
+            "i40e-0000:01:00.0:fdir-TxRx-0",
+            Some("0000:01:00.0"),
+            Some(Other),
+            None,
+        );
+        check(
+            "ice-0000:65:00.0:ctrl-TxRx-0",
+            Some("0000:65:00.0"),
+            Some(Other),
+            None,
+        );
+        check("eth0-fdir-TxRx-0", Some("eth0"), Some(Other), None);
+        // A down i40e port keeps its misc and flow-director vectors only:
+        // no queue, so nothing to pin and no "1 RX queue" finding.
+        let irqs = owned(
+            &[
+                (40, "i40e-0000:01:00.0:misc"),
+                (41, "i40e-0000:01:00.0:fdir-TxRx-0"),
+            ],
+            true,
+        );
+        let (m, how) = map_queues(&irqs, Some("i40e"), 4);
+        assert_eq!(queues(&m), vec![Some((Other, None)), Some((Other, None))]);
+        assert_eq!(how, Some(IrqMapping::NoQueueIrqs));
+    }
+
+    /// Issue 17: ice >= 1.16 (out of tree) names vectors `ice-IF-TxRx-A-B`.
+    #[test]
+    fn ice_paired_txrx_names_are_queues() {
+        use QueueKind::*;
+        check("ice-eth0-TxRx-3-3", Some("eth0"), Some(Combined), Some(3));
+        check("ice-ens1f0-TxRx-0-0", Some("ens1f0"), Some(Combined), Some(0));
+        assert_eq!(parse_irq_name("ice-eth0-TxRx-3-3").shape, NameShape::Queue);
+    }
+
+    /// Issue 17: tg3 with RSS on and TSS off: vector 0 carries TX ring 0
+    /// (`eth0-tx-0`), vectors 1..4 carry RX rings 0..3 (`eth0-rx-1..4`).
+    #[test]
+    fn tg3_tss_off_rx_vectors_serve_ring_minus_one() {
+        let irqs = owned(
+            &[
+                (60, "eth0-tx-0"),
+                (61, "eth0-rx-1"),
+                (62, "eth0-rx-2"),
+                (63, "eth0-rx-3"),
+                (64, "eth0-rx-4"),
+            ],
+            true,
+        );
+        let (m, _) = map_queues(&irqs, Some("tg3"), 4);
+        use QueueKind::*;
+        assert_eq!(
+            queues(&m),
+            vec![
+                Some((Tx, Some(0))),
+                Some((Rx, Some(0))),
+                Some((Rx, Some(1))),
+                Some((Rx, Some(2))),
+                Some((Rx, Some(3)))
+            ]
+        );
+    }
+
     #[test]
     fn gve_notify_blocks_split_into_tx_then_rx() {
         let irqs = owned(
