@@ -171,8 +171,7 @@ fn files_in_sys_class_net_are_not_interfaces() {
     std::fs::create_dir_all(&dev).unwrap();
     std::fs::write(dev.join("mtu"), "65536\n").unwrap();
     std::fs::create_dir_all(r.join("sys/class/net")).unwrap();
-    std::os::unix::fs::symlink("../../devices/virtual/net/lo", r.join("sys/class/net/lo"))
-        .unwrap();
+    std::os::unix::fs::symlink("../../devices/virtual/net/lo", r.join("sys/class/net/lo")).unwrap();
     std::fs::write(r.join("sys/class/net/bonding_masters"), "bond0\n").unwrap();
     let root = Root::new(r);
     let s = read_snapshot(&root);

@@ -699,7 +699,12 @@ mod tests {
     fn ice_paired_txrx_names_are_queues() {
         use QueueKind::*;
         check("ice-eth0-TxRx-3-3", Some("eth0"), Some(Combined), Some(3));
-        check("ice-ens1f0-TxRx-0-0", Some("ens1f0"), Some(Combined), Some(0));
+        check(
+            "ice-ens1f0-TxRx-0-0",
+            Some("ens1f0"),
+            Some(Combined),
+            Some(0),
+        );
         assert_eq!(parse_irq_name("ice-eth0-TxRx-3-3").shape, NameShape::Queue);
     }
 
