@@ -377,7 +377,7 @@ pub fn capture_samples(
     fs::create_dir_all(&base).map_err(|e| HostError::io(&base, e))?;
     let ifaces: Vec<String> = if nic_stats {
         let mut v: Vec<String> = src
-            .list("/sys/class/net")
+            .list_interfaces()
             .unwrap_or_default()
             .into_iter()
             .filter(|i| i != "lo")

@@ -152,6 +152,18 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Network interfaces under `/sys/class/net` (see [`Root::list_interfaces`]).
+    pub(crate) fn interfaces(&self) -> Option<Vec<String>> {
+        self.record(Access::Dir("/sys/class/net".into()));
+        match self.root.list_interfaces() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.note_err(&e);
+                None
+            }
+        }
+    }
+
     /// Entries of a directory that may be absent.
     pub(crate) fn list_opt(&self, path: impl AsRef<Path>) -> Option<Vec<String>> {
         let path = path.as_ref();

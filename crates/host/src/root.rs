@@ -267,6 +267,20 @@ impl Root {
         Ok(out)
     }
 
+    /// Network interfaces: the entries of `/sys/class/net` whose resolved
+    /// target is a directory, sorted. Files there are not interfaces
+    /// (`bonding_masters`, present on every host with bonding loaded).
+    pub fn list_interfaces(&self) -> Result<Vec<String>, HostError> {
+        let base = Path::new("/sys/class/net");
+        let mut v = self.list(base)?;
+        v.retain(|name| {
+            self.resolve(base.join(name))
+                .map(|p| p.is_dir())
+                .unwrap_or(false)
+        });
+        Ok(v)
+    }
+
     /// Whether the path exists (after resolving links).
     pub fn exists(&self, path: impl AsRef<Path>) -> bool {
         self.resolve(path).map(|p| p.exists()).unwrap_or(false)

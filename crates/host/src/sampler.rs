@@ -159,7 +159,7 @@ impl Sampler {
             Some(v) => v.clone(),
             None => self
                 .root
-                .list("/sys/class/net")
+                .list_interfaces()
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|i| i != "lo")
@@ -203,7 +203,7 @@ impl Sampler {
             return d.clone();
         }
         let mut map = BTreeMap::new();
-        for iface in self.root.list("/sys/class/net").unwrap_or_default() {
+        for iface in self.root.list_interfaces().unwrap_or_default() {
             let q = Path::new("/sys/class/net").join(&iface).join("queues");
             let n = self
                 .root
@@ -253,7 +253,7 @@ impl Sampler {
             return d.clone();
         }
         let mut map = BTreeMap::new();
-        for iface in self.root.list("/sys/class/net").unwrap_or_default() {
+        for iface in self.root.list_interfaces().unwrap_or_default() {
             let link = Path::new("/sys/class/net").join(&iface).join("device");
             if let Ok(dev) = self.root.link_name(&link) {
                 if !dev.is_empty() {
@@ -574,7 +574,7 @@ mod tests {
         assert!(a.nic.is_empty() && a.missing.is_empty(), "{:?}", a.missing);
         assert!(s.nic_ifaces().is_empty());
         let Some(eth) = Root::live()
-            .list("/sys/class/net")
+            .list_interfaces()
             .unwrap()
             .into_iter()
             .find(|i| i != "lo" && Path::new("/sys/class/net").join(i).join("device").exists())

@@ -107,7 +107,7 @@ fn read_into(ctx: &Ctx<'_>, eth: &dyn Ethtool) -> HostSnapshot {
     let cpus = read_cpus(ctx, &cpu, &nodes);
     let mut irqs = read_irqs(ctx);
     let mut interfaces = Vec::new();
-    let names = ctx.list_req("/sys/class/net").unwrap_or_default();
+    let names = ctx.interfaces().unwrap_or_default();
     let mut mapped = Vec::new();
     for name in &names {
         let (iface, m) = read_interface(ctx, name, &names, &irqs, eth);

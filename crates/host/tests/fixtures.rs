@@ -159,3 +159,28 @@ fn tuned_and_irqbalance_are_found_under_proc() {
         "{codes:?}"
     );
 }
+
+/// Issue 17: `/sys/class/net/bonding_masters` is a file on every host with
+/// bonding loaded; it is not an interface (it used to be listed with a
+/// dozen error notes). Interfaces are the entries resolving to directories.
+#[test]
+fn files_in_sys_class_net_are_not_interfaces() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    let dev = r.join("sys/devices/virtual/net/lo");
+    std::fs::create_dir_all(&dev).unwrap();
+    std::fs::write(dev.join("mtu"), "65536\n").unwrap();
+    std::fs::create_dir_all(r.join("sys/class/net")).unwrap();
+    std::os::unix::fs::symlink("../../devices/virtual/net/lo", r.join("sys/class/net/lo")).unwrap();
+    std::fs::write(r.join("sys/class/net/bonding_masters"), "bond0\n").unwrap();
+    let root = Root::new(r);
+    let s = read_snapshot(&root);
+    let names: Vec<&str> = s.interfaces.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["lo"]);
+    assert!(
+        !s.notes.iter().any(|n| n.path.contains("bonding_masters")),
+        "{:?}",
+        s.notes
+    );
+    assert_eq!(root.list_interfaces().unwrap(), ["lo"]);
+}

@@ -10,12 +10,12 @@
 //! |---|---|---|
 //! | ixgbe, ixgbevf, igb, fm10k | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-TxRx-%u"`, `"%s-rx-%u"`, `"%s-tx-%u"`) | `eth0` (other/link or mailbox vector, named `netdev->name`; checked for igb) |
 //! | igc | `eth0-TxRx-0` (from memory, same code as igb) | `eth0` |
-//! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx` |
+//! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`); ice >= 1.16 out of tree `ice-eth0-TxRx-A-B` (from the issue; A taken as the queue) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx`, flow director `i40e-0000:01:00.0:fdir-TxRx-0` and ice control `ice-0000:65:00.0:ctrl-TxRx-0` (real dumps; any sideband word before the queue word makes a non-queue vector) |
 //! | mlx4 | `mlx4-1@0000:04:00.0` (checked: `"mlx4-%d@%s"`; vector 0 is async, so comp vector N serves ring N-1), `eth0-0` once renamed by mlx4_en (from memory) | `mlx4-async@pci:...` |
 //! | mlx5 | `mlx5_comp0@pci:0000:...` (checked: `"mlx5_comp%d"`) | `mlx5_async0`, `mlx5_pages_eq`, `mlx5_cmd_eq`, `mlx5_ctrl0` |
 //! | bnxt | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-%s-%d", dev->name, "TxRx"`) | |
 //! | bnx2x, qede | `eth0-fp-0` (checked for qede: `"%s-fp-%d"`) | `eth0` (bnx2x slow path, from memory), `sp-0-3b:00.00` (qed slow path `"sp-%d-%02x:%02x.%02x"`, from memory) |
-//! | tg3 | `eth0-txrx-1`, `eth0-rx-2`, `eth0-tx-3` (checked: `"%s-txrx-%d"` with the vector number, so vector N serves ring N-1) | `eth0-0` (vector 0 without rings: link/error) |
+//! | tg3 | `eth0-txrx-1`, `eth0-rx-2`, `eth0-tx-3` (checked: `"%s-txrx-%d"` with the vector number, so vector N >= 1 serves ring N-1); TSS off: `eth0-tx-0` (TX ring 0 on vector 0) and `eth0-rx-1..n` (RX rings 0..n-1) | `eth0-0` (vector 0 without rings: link/error) |
 //! | be2net | `eth0-q0` (checked: `"%s-q%d"`) | |
 //! | sfc | `eth1-0` (checked: `"%s%s-%d"` with an empty type), `eth1-rx-0`, `eth1-tx-0` | `eth1-xdp-0`, `eth1-ptp` |
 //! | ena | `eth0-Tx-Rx-0` (checked: `"%s-Tx-Rx-%d"`) | `ena-mgmnt@pci:...` (checked) |
@@ -68,7 +68,7 @@ fn q(kind: QueueKind, index: Option<u32>) -> Option<QueueRef> {
 const NOT_QUEUE_WORDS: &[&str] = &[
     "misc", "link", "lsc", "async", "event", "config", "control", "ctrl", "mailbox", "mbx",
     "mgmnt", "mgmt", "cmd", "pages", "ptp", "admin", "aeq", "sp", "other", "err", "ll_ts", "xdp",
-    "cmd_eq", "pages_eq",
+    "cmd_eq", "pages_eq", "fdir",
 ];
 
 /// Driver prefixes put before the interface name (i40e/ice/iavf/hns3).
@@ -247,10 +247,14 @@ fn by_suffix(base: &str, pci: &Option<String>) -> Option<IrqName> {
         ("-q", QueueKind::Combined),
     ];
     if let Some((head, idx)) = trailing_index(base, &['-', '_']) {
-        for (suffix, kind) in patterns {
-            if let Some(dev) = head.strip_suffix(suffix) {
-                let dev = strip_driver_prefix(dev);
-                return Some(named(dev, q(kind, Some(idx)), pci, NameShape::Queue));
+        if let Some(n) = queue_word(head, idx, &patterns, &pci) {
+            return Some(n);
+        }
+        // ice >= 1.16 (out of tree): `ice-eth0-TxRx-A-B`; A is taken as
+        // the queue (not checked against the driver's source).
+        if let Some((head2, a)) = trailing_index(head, &['-']) {
+            if let Some(n) = queue_word(head2, a, &patterns, &pci) {
+                return Some(n);
             }
         }
         // `ens192-event-4`, `eth1-xdp-0`.
@@ -303,6 +307,36 @@ fn by_suffix(base: &str, pci: &Option<String>) -> Option<IrqName> {
         return Some(named(base, None, pci, NameShape::Bare));
     }
     None
+}
+
+/// `<dev>-<word>` with a queue word from `patterns`, numbered `idx`; a
+/// sideband word just before it (`i40e-<pci>:fdir-TxRx-0`,
+/// `ice-<pci>:ctrl-TxRx-0`, `eth0-fdir-TxRx-0`) makes it a non-queue vector.
+fn queue_word(
+    head: &str,
+    idx: u32,
+    patterns: &[(&str, QueueKind)],
+    pci: &Option<String>,
+) -> Option<IrqName> {
+    let (dev, kind) = patterns
+        .iter()
+        .find_map(|(suffix, kind)| head.strip_suffix(suffix).map(|d| (d, *kind)))?;
+    if let Some((owner, word)) = dev.rsplit_once([':', '-']) {
+        if NOT_QUEUE_WORDS.contains(&word.to_ascii_lowercase().as_str()) {
+            return Some(named(
+                strip_driver_prefix(owner),
+                q(QueueKind::Other, None),
+                pci.clone(),
+                NameShape::NotQueue,
+            ));
+        }
+    }
+    Some(named(
+        strip_driver_prefix(dev),
+        q(kind, Some(idx)),
+        pci.clone(),
+        NameShape::Queue,
+    ))
 }
 
 /// One IRQ of an interface, as [`map_queues`] takes it.
@@ -421,17 +455,21 @@ fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
             .and_then(|q| q.index)
     };
     match driver {
-        Some("tg3")
-            if out
-                .iter()
-                .filter_map(queue_ix)
-                .min()
-                .is_some_and(|m| m >= 1) =>
-        {
+        // tg3 names a vector by its number (`"%s-txrx-%d"`, `"%s-tx-%d"`,
+        // `"%s-rx-%d"`, `"%s-%d"` with the vector number; checked in
+        // tg3_request_irq). With several vectors RSS is on and vector 0
+        // carries no RX ring, so an RX or TX/RX vector N serves ring N-1.
+        // With TSS on, TX rings sit on vectors 1.. too (`txrx-N`, ring N-1)
+        // and vector 0 is link/error only (`eth0-0`); with TSS off the one
+        // TX ring sits on vector 0 (`eth0-tx-0`, ring 0) and vectors 1..n
+        // are RX only (`eth0-rx-1..n`, rings 0..n-1). So: vector 0 is ring 0,
+        // vector N >= 1 is ring N-1 (the TSS-off case seen in the real dump
+        // tests/fixtures/real-interrupts/tg3-tss-off).
+        Some("tg3") => {
             for m in out.iter_mut() {
                 if let Some(q) = m.queue.as_mut() {
                     if q.kind != QueueKind::Other {
-                        q.index = q.index.and_then(|i| i.checked_sub(1));
+                        q.index = q.index.map(|i| i.saturating_sub(1));
                     }
                 }
             }
@@ -621,6 +659,79 @@ mod tests {
                 Some((Other, None)),
                 Some((Combined, Some(0))),
                 Some((Rx, Some(1)))
+            ]
+        );
+    }
+
+    /// Issue 17: sideband vectors named like queues are not queues.
+    #[test]
+    fn flow_director_and_control_vectors_are_not_queues() {
+        use QueueKind::*;
+        check(
+            "i40e-0000:01:00.0:fdir-TxRx-0",
+            Some("0000:01:00.0"),
+            Some(Other),
+            None,
+        );
+        check(
+            "ice-0000:65:00.0:ctrl-TxRx-0",
+            Some("0000:65:00.0"),
+            Some(Other),
+            None,
+        );
+        check("eth0-fdir-TxRx-0", Some("eth0"), Some(Other), None);
+        // A down i40e port keeps its misc and flow-director vectors only:
+        // no queue, so nothing to pin and no "1 RX queue" finding.
+        let irqs = owned(
+            &[
+                (40, "i40e-0000:01:00.0:misc"),
+                (41, "i40e-0000:01:00.0:fdir-TxRx-0"),
+            ],
+            true,
+        );
+        let (m, how) = map_queues(&irqs, Some("i40e"), 4);
+        assert_eq!(queues(&m), vec![Some((Other, None)), Some((Other, None))]);
+        assert_eq!(how, Some(IrqMapping::NoQueueIrqs));
+    }
+
+    /// Issue 17: ice >= 1.16 (out of tree) names vectors `ice-IF-TxRx-A-B`.
+    #[test]
+    fn ice_paired_txrx_names_are_queues() {
+        use QueueKind::*;
+        check("ice-eth0-TxRx-3-3", Some("eth0"), Some(Combined), Some(3));
+        check(
+            "ice-ens1f0-TxRx-0-0",
+            Some("ens1f0"),
+            Some(Combined),
+            Some(0),
+        );
+        assert_eq!(parse_irq_name("ice-eth0-TxRx-3-3").shape, NameShape::Queue);
+    }
+
+    /// Issue 17: tg3 with RSS on and TSS off: vector 0 carries TX ring 0
+    /// (`eth0-tx-0`), vectors 1..4 carry RX rings 0..3 (`eth0-rx-1..4`).
+    #[test]
+    fn tg3_tss_off_rx_vectors_serve_ring_minus_one() {
+        let irqs = owned(
+            &[
+                (60, "eth0-tx-0"),
+                (61, "eth0-rx-1"),
+                (62, "eth0-rx-2"),
+                (63, "eth0-rx-3"),
+                (64, "eth0-rx-4"),
+            ],
+            true,
+        );
+        let (m, _) = map_queues(&irqs, Some("tg3"), 4);
+        use QueueKind::*;
+        assert_eq!(
+            queues(&m),
+            vec![
+                Some((Tx, Some(0))),
+                Some((Rx, Some(0))),
+                Some((Rx, Some(1))),
+                Some((Rx, Some(2))),
+                Some((Rx, Some(3)))
             ]
         );
     }
