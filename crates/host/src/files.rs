@@ -249,3 +249,36 @@ mod tests {
         assert!(fresh.is_dir());
     }
 }
+
+/// Whether this process's standard output is a pipe or socket whose reader
+/// has gone (`| head` finished). A `BrokenPipe` error is a quiet end only
+/// when this holds; one from a peer's socket is a real error.
+pub fn stdout_closed() -> bool {
+    reader_gone(std::io::stdout())
+}
+
+/// Whether `fd`, the writing end of a pipe or a socket, has no reader left:
+/// `poll` reports `POLLERR`/`POLLHUP` on it at once.
+pub fn reader_gone(fd: impl std::os::fd::AsFd) -> bool {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(&fd, PollFlags::OUT)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&zero)) {
+        Ok(_) => fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod reader_tests {
+    #[test]
+    fn a_pipe_whose_reader_closed_is_gone_and_an_open_one_is_not() {
+        let (r, w) = std::io::pipe().unwrap();
+        assert!(!super::reader_gone(&w));
+        drop(r);
+        assert!(super::reader_gone(&w));
+    }
+}

@@ -31,7 +31,9 @@ pub fn main_exit() -> std::process::ExitCode {
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cmd::dispatch(cli)));
     match run {
         Ok(Ok(code)) => code,
-        Ok(Err(e)) if broken_pipe::is_broken_pipe(&e) => std::process::ExitCode::from(exit::OK),
+        Ok(Err(e)) if broken_pipe::is_broken_pipe(&e) && host::files::stdout_closed() => {
+            std::process::ExitCode::from(exit::OK)
+        }
         Ok(Err(e)) => {
             // Errors name files, interfaces and values the host supplied.
             eprintln!(
@@ -55,7 +57,9 @@ pub mod broken_pipe {
     use std::any::Any;
     use std::io::ErrorKind;
 
-    /// Whether `e` (or an error it wraps) is a write to a closed pipe.
+    /// Whether `e` (or an error it wraps) is a write to a closed pipe; a
+    /// quiet end only when stdout is that pipe (`host::files::stdout_closed`),
+    /// not a peer's socket that vanished under `bench`.
     pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
         e.chain().any(|c| {
             c.downcast_ref::<std::io::Error>()
