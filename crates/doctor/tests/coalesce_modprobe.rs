@@ -168,7 +168,10 @@ fn a_value_the_driver_rejects_fires_under_any_intent() {
 #[test]
 fn e1000_dynamic_rx_usecs_under_latency_gets_a_fix_the_driver_takes() {
     let i = with_conf("nic-e1000-legacy", None, Some("latency"));
-    let fs: Vec<Finding> = diagnose(&i).of(DoctorId::CoalesceMismatch).cloned().collect();
+    let fs: Vec<Finding> = diagnose(&i)
+        .of(DoctorId::CoalesceMismatch)
+        .cloned()
+        .collect();
     assert_eq!(fs.len(), 1, "{fs:?}");
     let f = &fs[0];
     assert!(f.title.contains("dynamic conservative"), "{}", f.title);

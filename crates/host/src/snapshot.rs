@@ -16,8 +16,8 @@ use model::parse::interrupts::parse_interrupts;
 use model::parse::irqname::NameShape;
 use model::parse::irqname::{map_queues, parse_irq_name, MappedIrq, OwnedIrq};
 use model::parse::sysfs::{
-    is_pci_address, parse_distances, parse_pci_hex, parse_i32, parse_list_or_null, parse_mem_total_kib, parse_u32,
-    parse_u64,
+    is_pci_address, parse_distances, parse_i32, parse_list_or_null, parse_mem_total_kib,
+    parse_pci_hex, parse_u32, parse_u64,
 };
 use model::snapshot::{
     Cpu, CpuSummary, HostSnapshot, IfaceStats, Interface, Irq, NumaNode, QueueSource, RxQueue,

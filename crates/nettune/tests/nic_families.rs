@@ -460,7 +460,10 @@ fn seed_003_latency_plan_reaches_itr_0() {
         .unwrap_or_else(|| panic!("no rx-usecs change: {p}"));
     assert_eq!(rx["before"], "3", "{rx}");
     assert_eq!(rx["after"], "0", "{rx}");
-    assert!(rx["reason"].as_str().unwrap().contains("both hosts"), "{rx}");
+    assert!(
+        rx["reason"].as_str().unwrap().contains("both hosts"),
+        "{rx}"
+    );
     let itr = cs
         .iter()
         .find(|c| c["knob"] == "InterruptThrottleRate")

@@ -260,7 +260,9 @@ impl Family {
             });
         }
         // In range, and min_fixed..=max_fixed fits u32.
-        Ok(Meaning::Fixed(u32::try_from(value).unwrap_or(self.max_fixed)))
+        Ok(Meaning::Fixed(
+            u32::try_from(value).unwrap_or(self.max_fixed),
+        ))
     }
 
     /// `Ok` when the driver's `set_coalesce` takes `attr value`; `shared`:
@@ -287,9 +289,7 @@ impl Family {
     /// 4,000-20,000 interrupts/s per vector (50-250 µs between interrupts))`.
     pub fn describe(&self, value: u64) -> String {
         match self.meaning("rx-usecs", value) {
-            Ok(Meaning::Off) => format!(
-                "{value} (off: no moderation, an interrupt per packet)"
-            ),
+            Ok(Meaning::Off) => format!("{value} (off: no moderation, an interrupt per packet)"),
             Ok(Meaning::Dynamic(m)) => format!(
                 "{value} ({} mode: the driver moves between {})",
                 m.name,

@@ -97,9 +97,8 @@ fn plan(snap: &HostSnapshot, p: &Profile) -> Plan {
 
 /// A user profile on `base` with `coalesce_usecs = us`.
 fn with_usecs(base: &str, us: u32) -> Profile {
-    let text = format!(
-        "name = \"us{us}\"\ninherit = \"{base}\"\n[settings]\ncoalesce_usecs = {us}\n"
-    );
+    let text =
+        format!("name = \"us{us}\"\ninherit = \"{base}\"\n[settings]\ncoalesce_usecs = {us}\n");
     parse_user(&text, "test.toml").unwrap()
 }
 
@@ -127,7 +126,9 @@ const E1000_82547GI: PciId = PciId {
 /// value, is accepted by that family's validator.
 #[test]
 fn every_planned_value_is_accepted_by_its_family() {
-    let usecs = [0u32, 1, 2, 3, 4, 5, 8, 9, 10, 14, 50, 1022, 1023, 2000, 9_999, 10_000];
+    let usecs = [
+        0u32, 1, 2, 3, 4, 5, 8, 9, 10, 14, 50, 1022, 1023, 2000, 9_999, 10_000,
+    ];
     let mut profiles: Vec<Profile> = ["latency", "throughput", "balanced"]
         .iter()
         .map(|p| builtin(p).unwrap())
@@ -179,7 +180,11 @@ fn every_planned_value_is_accepted_by_its_family() {
 fn igb_rx_usecs_3_is_its_dynamic_conservative_mode_not_a_fixed_interval() {
     let snap = host("igb", "5.6.0-k", None, &[("rx-usecs", 3), ("tx-usecs", 3)]);
     let p = plan(&snap, &builtin("throughput").unwrap());
-    assert!(coalesce_changes(&p).is_empty(), "{:?}", coalesce_changes(&p));
+    assert!(
+        coalesce_changes(&p).is_empty(),
+        "{:?}",
+        coalesce_changes(&p)
+    );
     let note = p
         .notes
         .iter()

@@ -9,8 +9,8 @@ use super::{DoctorId, DoctorRule, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use model::doctor_facts::BootConfig;
-use tune::drivers::{itr_spec, ItrSpec};
 use tune::coalesce_family::{family, zero_allowed, E1000_82547_MIN_USECS};
+use tune::drivers::{itr_spec, ItrSpec};
 use tune::profile::CoalesceIntent;
 use tune::RuleId;
 

@@ -8,8 +8,8 @@
 //! IRQs, -EINVAL) and anything above `IXGBE_MAX_EITR >> 2` = 1022 µs.
 
 use super::{Rule, RuleId};
-use crate::context::{Ctx, Nic};
 use crate::coalesce_family::{family, zero_allowed, Family, E1000_82547_MIN_USECS};
+use crate::context::{Ctx, Nic};
 use crate::profile::CoalesceIntent;
 use model::plan::{EthtoolGroup, Phase, Target};
 use std::collections::BTreeMap;
