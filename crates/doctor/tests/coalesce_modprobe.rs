@@ -148,7 +148,7 @@ fn a_value_the_driver_rejects_fires_under_any_intent() {
     assert!(ev[0]
         .0
         .title
-        .contains("e1000 rejects (it takes 0, 1, 3 or 100-100000"));
+        .contains("e1000 rejects (it takes 0, 1, 3, 4 or 100-100000"));
     // Under latency e1000's 3 is dynamic conservative: fires, and e1000 is in-tree (no note).
     let i = with_conf(
         "nic-e1000-legacy",
@@ -159,4 +159,34 @@ fn a_value_the_driver_rejects_fires_under_any_intent() {
     assert_eq!(ev.len(), 1, "{ev:?}");
     assert!(ev[0].0.title.contains("InterruptThrottleRate=3"));
     assert!(!ev[0].0.evidence.iter().any(|e| e.what == "e1000 version"));
+}
+
+/// Issue 17 item 4: e1000's default rx-usecs 3 is its dynamic conservative
+/// mode, not 3 µs: under a latency goal it fires, says the mode in both
+/// units, and the fix is a value e1000_set_coalesce takes (0 on this 82545EM,
+/// 8086:100f), without adaptive-rx, which e1000 does not have.
+#[test]
+fn e1000_dynamic_rx_usecs_under_latency_gets_a_fix_the_driver_takes() {
+    let i = with_conf("nic-e1000-legacy", None, Some("latency"));
+    let fs: Vec<Finding> = diagnose(&i)
+        .of(DoctorId::CoalesceMismatch)
+        .cloned()
+        .collect();
+    assert_eq!(fs.len(), 1, "{fs:?}");
+    let f = &fs[0];
+    assert!(f.title.contains("dynamic conservative"), "{}", f.title);
+    assert!(f.title.contains("4,000-20,000 interrupts/s"), "{}", f.title);
+    let cmd = f.fix.command.clone().unwrap_or_default();
+    let planned: Vec<&str> = f
+        .fix
+        .changes
+        .iter()
+        .filter(|c| c.knob == "rx-usecs")
+        .map(|c| c.after.as_str())
+        .collect();
+    assert!(
+        planned == ["0"] || cmd.ends_with("rx-usecs 0"),
+        "{cmd} {planned:?}"
+    );
+    assert!(!cmd.contains("adaptive-rx"), "{cmd}");
 }

@@ -16,8 +16,8 @@ use model::parse::interrupts::parse_interrupts;
 use model::parse::irqname::NameShape;
 use model::parse::irqname::{map_queues, parse_irq_name, MappedIrq, OwnedIrq};
 use model::parse::sysfs::{
-    is_pci_address, parse_distances, parse_i32, parse_list_or_null, parse_mem_total_kib, parse_u32,
-    parse_u64,
+    is_pci_address, parse_distances, parse_i32, parse_list_or_null, parse_mem_total_kib,
+    parse_pci_hex, parse_u32, parse_u64,
 };
 use model::snapshot::{
     Cpu, CpuSummary, HostSnapshot, IfaceStats, Interface, Irq, NumaNode, QueueSource, RxQueue,
@@ -389,6 +389,16 @@ fn read_interface(
         )
     });
 
+    // The PCI function's own ids (a virtio device's `device` file holds a
+    // virtio id, so read them from the PCI directory, not from `device/`).
+    let pci_id = pci_dir.as_ref().and_then(|(dir, _)| {
+        let id = |k: &str| ctx.opt_parse(format!("{dir}/{k}"), parse_pci_hex);
+        Some(model::snapshot::PciId {
+            vendor: id("vendor")?,
+            device: id("device")?,
+        })
+    });
+
     let (rx_queues, tx_queues) = read_queues(ctx, &base);
     let owned = owned_irqs(
         ctx,
@@ -436,6 +446,7 @@ fn read_interface(
         ifindex: ctx.opt_parse(f("ifindex"), parse_u32),
         driver,
         pci_address: pci_dir.map(|(_, a)| a),
+        pci_id,
         perm_mac: ethtool.perm_mac.clone().or_else(|| mac.clone()),
         mac,
         numa_node,

@@ -125,6 +125,11 @@ pub struct Interface {
     pub driver: Option<String>,
     /// PCI address (`0000:00:03.0`) of the device or of its parent (virtio).
     pub pci_address: Option<String>,
+    /// PCI vendor and device id of that function (its `vendor` and `device`
+    /// files); `None` off PCI and in snapshots written before the field.
+    /// Some drivers' limits depend on the controller (e1000's 82547).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_id: Option<PciId>,
     /// Permanent MAC from ethtool, else `address`.
     pub perm_mac: Option<String>,
     /// Current MAC (`address`).
@@ -162,6 +167,21 @@ pub struct Interface {
     pub ethtool: EthtoolState,
     /// Counters from `statistics/` at snapshot time.
     pub stats: IfaceStats,
+}
+
+/// A PCI function's vendor and device id, as `lspci -nn` shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PciId {
+    /// `vendor` (0x8086 is Intel).
+    pub vendor: u16,
+    /// `device`.
+    pub device: u16,
+}
+
+impl std::fmt::Display for PciId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:04x}:{:04x}", self.vendor, self.device)
+    }
 }
 
 /// Selected `statistics/` counters.

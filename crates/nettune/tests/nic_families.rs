@@ -443,3 +443,31 @@ fn golden_plans_for_each_family() {
         }
     }
 }
+
+/// Issue 17 item 4, seed 003's headline (InterruptThrottleRate 0 on both
+/// ends: TCP_RR 6,543 -> 23,975/s): on the seed's e1000 (an 82545EM,
+/// 8086:100f, not an 82547) the latency plan turns moderation off both ways
+/// the driver has, ethtool rx-usecs 0 now and InterruptThrottleRate=0 at the
+/// next module load, and says to run it on both hosts.
+#[test]
+fn seed_003_latency_plan_reaches_itr_0() {
+    let p: serde_json::Value =
+        serde_json::from_str(&plan("nic-e1000-legacy", "latency", true)).unwrap();
+    let cs = changes(&p);
+    let rx = cs
+        .iter()
+        .find(|c| c["knob"] == "rx-usecs")
+        .unwrap_or_else(|| panic!("no rx-usecs change: {p}"));
+    assert_eq!(rx["before"], "3", "{rx}");
+    assert_eq!(rx["after"], "0", "{rx}");
+    assert!(
+        rx["reason"].as_str().unwrap().contains("both hosts"),
+        "{rx}"
+    );
+    let itr = cs
+        .iter()
+        .find(|c| c["knob"] == "InterruptThrottleRate")
+        .unwrap_or_else(|| panic!("no InterruptThrottleRate change: {p}"));
+    assert_eq!(itr["after"], "0", "{itr}");
+    assert!(itr["reason"].as_str().unwrap().contains("23,975"), "{itr}");
+}

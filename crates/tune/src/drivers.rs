@@ -6,7 +6,9 @@
 //!
 //! Sources, read in the driver code, not only in the READMEs:
 //! * e1000 / e1000e `e1000_param.c`: `MIN_ITR 100`, `MAX_ITR 100000`,
-//!   "0=off, 1=dynamic, 3=dynamic conservative", `E1000_MAX_NIC 32`.
+//!   `case 0` off, `case 1` dynamic, `case 3` dynamic conservative, `case 4`
+//!   "simplified (2000-8000 ints)", `E1000_MAX_NIC 32`; anything else out of
+//!   range fails `e1000_validate_option` and becomes the default, 3.
 //! * ixgbevf out-of-tree `ixgbevf_param.c` (intel/ethernet-linux-ixgbevf):
 //!   "Valid Range: 956-488281 (0=off, 1=dynamic)", `IXGBE_MAX_NIC 8`; any other
 //!   value (3 included) fails `ixgbevf_validate_option` and falls back to the
@@ -22,7 +24,8 @@
 pub struct ItrSpec {
     /// Module name.
     pub driver: &'static str,
-    /// Mode values accepted besides the range (0 off, 1 dynamic, 3 conservative).
+    /// Mode values accepted besides the range (0 off, 1 dynamic, 3 conservative,
+    /// 4 simplified).
     pub modes: &'static [u32],
     /// Smallest interrupts/s the code accepts.
     pub min: u32,
@@ -41,7 +44,7 @@ pub struct ItrSpec {
 pub const ITR_DRIVERS: &[ItrSpec] = &[
     ItrSpec {
         driver: "e1000",
-        modes: &[0, 1, 3],
+        modes: &[0, 1, 3, 4],
         min: 100,
         max: 100_000,
         max_ports: 32,
@@ -50,7 +53,7 @@ pub const ITR_DRIVERS: &[ItrSpec] = &[
     },
     ItrSpec {
         driver: "e1000e",
-        modes: &[0, 1, 3],
+        modes: &[0, 1, 3, 4],
         min: 100,
         max: 100_000,
         max_ports: 32,
@@ -116,24 +119,46 @@ fn mode_name(v: u32) -> &'static str {
         0 => "off",
         1 => "dynamic",
         3 => "dynamic conservative",
+        4 => "simplified, 2,000-8,000 interrupts/s",
         _ => "interrupts/s",
     }
 }
 
 /// Check `value` against `spec`, with Intel's safety notes for e1000 (which
-/// drives the 82547; the snapshot does not say which controller a port is).
+/// drives the 82547) applied as if any port could be one.
 pub fn check_itr(spec: &ItrSpec, value: u32) -> ItrVerdict {
+    check_itr_on(spec, value, &[])
+}
+
+/// Check `value` against `spec` for ports whose PCI ids are `ports`: e1000's
+/// 82547 notes apply unless every port's id is known and none is an 82547.
+pub fn check_itr_on(spec: &ItrSpec, value: u32, ports: &[Option<PciId>]) -> ItrVerdict {
     let d = spec.driver;
-    if d == "e1000" {
+    let no_82547 = !ports.is_empty()
+        && ports
+            .iter()
+            .all(|p| crate::coalesce_family::zero_allowed(d, *p));
+    if d == "e1000" && !no_82547 {
+        let known: Vec<String> = ports
+            .iter()
+            .flatten()
+            .filter(|p| crate::coalesce_family::E1000_82547_DEVICES.contains(&p.device))
+            .map(|p| format!("{p} is an 82547"))
+            .collect();
+        let which = if known.is_empty() {
+            "the snapshot does not say which controller the ports are (no PCI device id; 8086:1019, 101a and 1075 are 82547s in `lspci -nn`); set it by hand once you know".to_string()
+        } else {
+            known.join(", ")
+        };
         if value == 0 {
             return ItrVerdict::Refused(format!(
-                "{d}: InterruptThrottleRate=0 not planned: Intel warns that the 82547 (PRO/1000 CT) may hang with 0, and the snapshot does not say which controller the ports are (8086:1019, 101a and 1075 are 82547s in `lspci -nn`); set it by hand once you know"
+                "{d}: InterruptThrottleRate=0 not planned: Intel warns that the 82547 (PRO/1000 CT) may hang with 0, and {which}"
             ));
         }
         if value > E1000_82547_MAX_ITR && !spec.modes.contains(&value) {
             return ItrVerdict::Clamped {
                 value: E1000_82547_MAX_ITR,
-                why: format!("{value} lowered to {E1000_82547_MAX_ITR}: Intel warns that the 82547 (PRO/1000 CT) may hang above 75,000 interrupts/s"),
+                why: format!("{value} lowered to {E1000_82547_MAX_ITR}: Intel warns that the 82547 (PRO/1000 CT) may hang above 75,000 interrupts/s, and {which}"),
             };
         }
     }
@@ -179,11 +204,13 @@ pub fn per_port(spec: &ItrSpec, value: u32, ports: usize) -> String {
     vec![value.to_string(); n].join(",")
 }
 
+use model::snapshot::PciId;
+
 /// What a value means, for reasons: `0 (off)`, `3 (dynamic conservative)` or
 /// `8000 interrupts/s (125 µs)`.
 pub fn describe_itr(value: u32) -> String {
     match value {
-        0 | 1 | 3 => format!("{value} ({})", mode_name(value)),
+        0 | 1 | 3 | 4 => format!("{value} ({})", mode_name(value)),
         v => match model::moderation::timer_us(u64::from(v)) {
             Some(us) => format!("{v} interrupts/s ({us} µs between interrupts)"),
             None => format!("{v} interrupts/s"),

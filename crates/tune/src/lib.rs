@@ -7,6 +7,7 @@
 //! * [`placement`]: which physical core takes each queue IRQ.
 //! * [`render`]: the human diff and the reviewable shell script of a plan.
 
+pub mod coalesce_family;
 pub mod context;
 pub mod drivers;
 pub mod levels;

@@ -29,6 +29,7 @@ fn iface(name: &str, driver: &str, version: &str) -> Interface {
         ifindex: Some(2),
         driver: Some(driver.into()),
         pci_address: None,
+        pci_id: None,
         perm_mac: None,
         mac: None,
         numa_node: Some(0),

@@ -28,6 +28,7 @@ fn iface(name: &str, driver: Option<&str>, node: Option<i32>, nq: u32, irqs: &[u
         ifindex: Some(2),
         driver: driver.map(String::from),
         pci_address: None,
+        pci_id: None,
         perm_mac: Some("02:00:00:00:00:01".into()),
         mac: None,
         numa_node: node,

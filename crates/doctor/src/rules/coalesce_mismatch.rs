@@ -9,8 +9,8 @@ use super::{DoctorId, DoctorRule, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use model::doctor_facts::BootConfig;
+use tune::coalesce_family::{family, zero_allowed, E1000_82547_MIN_USECS};
 use tune::drivers::{itr_spec, ItrSpec};
-use tune::planner::DRIVERS_RX_USECS_1_DYNAMIC;
 use tune::profile::CoalesceIntent;
 use tune::RuleId;
 
@@ -18,8 +18,9 @@ use tune::RuleId;
 pub const ITR_PARAM: &str = "InterruptThrottleRate";
 
 /// `InterruptThrottleRate` values of the dynamic modes (1 dynamic, 3 dynamic
-/// conservative): adaptive moderation, like `adaptive-rx on`.
-pub const ITR_DYNAMIC: &[u32] = &[1, 3];
+/// conservative, 4 simplified on e1000/e1000e): adaptive moderation, like
+/// `adaptive-rx on`.
+pub const ITR_DYNAMIC: &[u32] = &[1, 3, 4];
 
 /// One `InterruptThrottleRate` setting of `driver` in `modprobe.d` that
 /// contradicts the goal: (reason, the value as written, file:line).
@@ -115,16 +116,21 @@ impl DoctorRule for CoalesceMismatch {
                 None => &empty,
             };
             let get = |k: &str| co.get(k).copied();
-            let dynamic_itr =
-                DRIVERS_RX_USECS_1_DYNAMIC.contains(&driver) && get("rx-usecs") == Some(1);
+            let fam = family(driver);
+            // rx-usecs values that select a dynamic mode (ixgbe's 1, igb's
+            // and e1000's 1 and 3, e1000's 4), said in both units.
+            let dynamic_itr = fam
+                .zip(get("rx-usecs"))
+                .filter(|(f, v)| f.is_dynamic(*v))
+                .map(|(f, v)| f.describe(v));
             let mut why = Vec::new();
             if latency {
                 if get("adaptive-rx") == Some(1) {
                     why.push("adaptive-rx on under a latency goal".to_string());
                 }
-                if dynamic_itr {
+                if let Some(d) = &dynamic_itr {
                     why.push(format!(
-                        "rx-usecs 1 is {driver}'s dynamic ITR (adaptive) under a latency goal"
+                        "rx-usecs {d} is {driver}'s adaptive moderation under a latency goal"
                     ));
                 } else if let Some(us) = get("rx-usecs").filter(|us| *us > max_us) {
                     why.push(format!(
@@ -205,10 +211,22 @@ impl DoctorRule for CoalesceMismatch {
                 &[RuleId::Coalesce, RuleId::ModuleParams],
                 Some(name),
                 &text,
-                &format!(
-                    "ethtool -C {name} adaptive-rx off rx-usecs {}",
-                    max_us.max(8)
-                ),
+                &{
+                    // A value the driver takes: e1000e refuses 8 (EINVAL for
+                    // 5-9), so the family's latency value, 0 where allowed.
+                    let us = u32::try_from(max_us.max(8)).unwrap_or(u32::MAX);
+                    let ok0 = zero_allowed(driver, i.pci_id);
+                    let us = match fam {
+                        Some(f) if ok0 => f.latency_value(us, true),
+                        Some(f) => f.latency_value(us, false).max(E1000_82547_MIN_USECS),
+                        None => us,
+                    };
+                    if co.contains_key("adaptive-rx") {
+                        format!("ethtool -C {name} adaptive-rx off rx-usecs {us}")
+                    } else {
+                        format!("ethtool -C {name} rx-usecs {us}")
+                    }
+                },
             );
             out.push(f.fix(fix));
         }

@@ -42,6 +42,14 @@ pub fn is_pci_address(s: &str) -> bool {
             .all(|(i, c)| matches!(i, 4 | 7 | 10) || c.is_ascii_hexdigit())
 }
 
+/// A PCI `vendor` or `device` file: `0x8086`.
+pub fn parse_pci_hex(s: &str) -> Result<u16, ParseError> {
+    let t = s.trim();
+    t.strip_prefix("0x")
+        .and_then(|h| u16::from_str_radix(h, 16).ok())
+        .ok_or_else(|| ParseError::invalid(1, "PCI id (0x followed by 4 hex digits)", t))
+}
+
 /// `nodeN/distance`: whitespace-separated distances.
 pub fn parse_distances(s: &str) -> Result<Vec<u32>, ParseError> {
     s.split_whitespace()
@@ -68,6 +76,14 @@ pub fn parse_mem_total_kib(s: &str) -> Result<u64, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pci_ids() {
+        assert_eq!(parse_pci_hex("0x100e\n").ok(), Some(0x100e));
+        assert_eq!(parse_pci_hex("0x8086").ok(), Some(0x8086));
+        assert!(parse_pci_hex("100e").is_err());
+        assert!(parse_pci_hex("0x1ffff").is_err());
+    }
 
     #[test]
     fn pci_addresses() {

@@ -8,6 +8,7 @@
 //! IRQs, -EINVAL) and anything above `IXGBE_MAX_EITR >> 2` = 1022 µs.
 
 use super::{Rule, RuleId};
+use crate::coalesce_family::{family, zero_allowed, Family, E1000_82547_MIN_USECS};
 use crate::context::{Ctx, Nic};
 use crate::profile::CoalesceIntent;
 use model::plan::{EthtoolGroup, Phase, Target};
@@ -16,9 +17,6 @@ use std::collections::BTreeMap;
 /// Drivers whose `rx-usecs 1` means dynamic ITR (their adaptive mode; 0 = off,
 /// 2 and up = a fixed interval in µs).
 pub const DRIVERS_RX_USECS_1_DYNAMIC: [&str; 2] = ["ixgbe", "ixgbevf"];
-
-/// The longest interval ixgbe/ixgbevf take, µs (`IXGBE_MAX_EITR >> 2`).
-pub const ITR_MAX_USECS: u32 = 1022;
 
 /// Sets `adaptive-rx/tx` and `rx/tx-usecs`, only attributes the driver reports.
 #[derive(Debug)]
@@ -57,23 +55,38 @@ impl Rule for Coalesce {
             return;
         };
         let driver = iface.driver.as_deref().unwrap_or("");
+        let fam = family(driver);
         let mut us = settings.coalesce_usecs;
-        if itr_driver(driver) && us > ITR_MAX_USECS {
+        if let Some(f) = fam.filter(|f| us > f.max_fixed) {
             cx.note(
                 self.id(),
-                format!("{name} ({driver}): coalesce_usecs {us} lowered to {ITR_MAX_USECS} µs, the most the driver takes"),
+                format!("{name} ({driver}): coalesce_usecs {us} lowered to {} µs, the most the driver takes ({})", f.max_fixed, f.source),
             );
-            us = ITR_MAX_USECS;
+            us = f.max_fixed;
         }
-        let shared = itr_driver(driver) && shares_vectors(cx, nic);
+        let shared = fam.is_some_and(|f| f.tx_refused_on_shared_vectors) && shares_vectors(cx, nic);
+        let zero_ok = zero_allowed(driver, iface.pci_id);
+        let nic_ctx = NicCtx {
+            name,
+            driver,
+            fam,
+            shared,
+            zero_ok,
+        };
         let want = match settings.coalesce {
-            CoalesceIntent::LowLatency => low_latency(co, name, driver, us, shared),
-            CoalesceIntent::Adaptive => adaptive(co, name, driver, us),
+            CoalesceIntent::LowLatency => low_latency(co, &nic_ctx, us),
+            CoalesceIntent::Adaptive => adaptive(cx, self.id(), co, &nic_ctx, us),
             CoalesceIntent::Keep => Vec::new(),
         };
         for (attr, v, why) in want {
             let cur = co.get(attr).copied();
             if cur == Some(v) {
+                continue;
+            }
+            // Never plan a value the driver's set_coalesce refuses: one
+            // EINVAL rolls the whole apply back.
+            if let Some(Err(e)) = fam.map(|f| f.accepts(attr, v, shared)) {
+                cx.note(self.id(), format!("{name}: {attr} {v} not planned: {e}"));
                 continue;
             }
             cx.push(
@@ -111,18 +124,27 @@ fn shares_vectors(cx: &Ctx<'_>, nic: &Nic<'_>) -> bool {
     })
 }
 
-/// Adaptive off; `rx/tx-usecs` down to `us`. `shared`: ixgbe(vf) with TxRx
-/// vectors, which refuse `tx-usecs`.
-fn low_latency(
-    co: &BTreeMap<String, u64>,
-    name: &str,
-    driver: &str,
-    us: u32,
+/// What the coalescing functions know of one NIC.
+struct NicCtx<'a> {
+    name: &'a str,
+    driver: &'a str,
+    fam: Option<&'static Family>,
+    /// RX and TX share vectors and the family refuses `tx-usecs` then.
     shared: bool,
-) -> Vec<Want> {
+    /// ITR 0 may be planned (not an e1000 that could be an 82547).
+    zero_ok: bool,
+}
+
+/// Adaptive off; `rx/tx-usecs` down to `us`, or to 0 (ITR 0) where the
+/// driver's smallest fixed interval is above `us`.
+fn low_latency(co: &BTreeMap<String, u64>, n: &NicCtx<'_>, us: u32) -> Vec<Want> {
+    let (name, driver) = (n.name, n.driver);
     let itr = itr_driver(driver);
-    // 1 would be dynamic ITR: the nearest fixed interval is 2.
-    let us = if itr && us == 1 { 2 } else { us };
+    let mut target = n.fam.map_or(us, |f| f.latency_value(us, n.zero_ok));
+    if !n.zero_ok {
+        // Maybe an 82547: neither 0 nor above 75,000 interrupts/s.
+        target = target.max(E1000_82547_MIN_USECS);
+    }
     let mut want = Vec::new();
     for a in ["adaptive-rx", "adaptive-tx"] {
         if co.contains_key(a) {
@@ -137,29 +159,60 @@ fn low_latency(
         let Some(&cur) = co.get(a) else {
             continue;
         };
-        if a == "tx-usecs" && shared {
-            // ixgbevf_set_coalesce: -EINVAL on tx-usecs with TxRx vectors;
-            // rx-usecs sets the shared vector.
+        if a == "tx-usecs" && (n.shared || n.fam.is_some_and(|f| !f.tx_usecs)) {
+            // ixgbe(vf)/igb/igc set_coalesce: -EINVAL on tx-usecs with TxRx
+            // vectors, where rx-usecs sets the shared vector; e1000(e) read
+            // rx-usecs only.
             continue;
         }
-        // Already at or below the target: lower is lower latency,
-        // except ixgbe(vf)'s 1, which means dynamic ITR.
-        let dynamic = itr && cur == 1;
-        if cur <= u64::from(us) && !dynamic {
+        // Already at or below the target: lower is lower latency, except
+        // a value that selects a dynamic mode (ixgbe's 1, igb's 3).
+        let dynamic = n.fam.is_some_and(|f| f.is_dynamic(cur));
+        if cur <= u64::from(target) && !dynamic {
             continue;
         }
-        let why = if itr {
-            format!("{name} ({driver}): fixed {us} µs interval; for {driver} rx-usecs 0 = no throttling and 1 = dynamic ITR")
-        } else {
-            format!("{name}: low fixed {us} µs interrupt delay")
+        let why = match n.fam {
+            Some(_) if itr && target == us => format!("{name} ({driver}): fixed {us} µs interval; for {driver} rx-usecs 0 = no throttling and 1 = dynamic ITR"),
+            Some(f) => latency_reason(f, n, cur, target, us),
+            None => format!("{name}: low fixed {us} µs interrupt delay"),
         };
-        want.push((a, u64::from(us), why));
+        want.push((a, u64::from(target), why));
     }
     want
 }
 
-/// Adaptive on where the driver has it; else dynamic ITR or `rx-usecs` up to `us`.
-fn adaptive(co: &BTreeMap<String, u64>, name: &str, driver: &str, us: u32) -> Vec<Want> {
+/// Why a family's NIC gets `target` under the latency intent, in both units.
+fn latency_reason(f: &Family, n: &NicCtx<'_>, cur: u64, target: u32, us: u32) -> String {
+    let (name, driver) = (n.name, n.driver);
+    let mut why = format!(
+        "{name} ({driver}): rx-usecs {}, now {}",
+        f.describe(u64::from(target)),
+        f.describe(cur)
+    );
+    if target == 0 {
+        why.push_str(&format!(
+            "; the profile asks for {us} µs and {} takes no fixed interval below {} µs (only 0 and its dynamic modes), so the latency goal gets 0 = ITR 0 ({})",
+            f.name, f.min_fixed, f.source
+        ));
+        why.push_str(&format!("; {}", super::module_params::SEED_003_BOTH_ENDS));
+    } else if !n.zero_ok && target != us {
+        why.push_str(&format!(
+            "; not 0 and not above 75,000 interrupts/s: Intel warns that the 82547 (PRO/1000 CT) may hang with either, and the snapshot has no PCI device id for {name} that rules it out (8086:1019, 101a and 1075 are 82547s)"
+        ));
+    }
+    why
+}
+
+/// Adaptive on where the driver has it (adaptive-rx, or a dynamic mode
+/// already selected through rx-usecs); else a fixed interval of `us`.
+fn adaptive(
+    cx: &mut Ctx<'_>,
+    id: RuleId,
+    co: &BTreeMap<String, u64>,
+    n: &NicCtx<'_>,
+    us: u32,
+) -> Vec<Want> {
+    let (name, driver) = (n.name, n.driver);
     let mut want = Vec::new();
     let mut adaptive = false;
     for a in ["adaptive-rx", "adaptive-tx"] {
@@ -173,22 +226,46 @@ fn adaptive(co: &BTreeMap<String, u64>, name: &str, driver: &str, us: u32) -> Ve
         }
     }
     if !adaptive && co.contains_key("rx-usecs") {
+        let cur = co.get("rx-usecs").copied().unwrap_or(0);
         if itr_driver(driver) {
-            let cur = co.get("rx-usecs").copied().unwrap_or(0);
             // 0 = off and 1 = dynamic: both cost the most CPU (seed 001).
-            let us = us.max(2);
+            let us = n.fam.map_or(us.max(2), |f| f.fixed_value(us));
             if cur <= 1 || cur < u64::from(us) {
                 want.push(("rx-usecs", u64::from(us), itr_reason(name, driver, us)));
             }
-        } else {
-            let cur = co.get("rx-usecs").copied().unwrap_or(0);
-            if cur < u64::from(us) {
-                want.push((
-                    "rx-usecs",
-                    u64::from(us),
-                    format!("{name}: no adaptive mode; {us} µs batches interrupts under load"),
-                ));
+        } else if let Some(f) = n.fam {
+            if f.is_dynamic(cur) {
+                cx.note(
+                    id,
+                    format!(
+                        "{name} ({driver}): rx-usecs {} is already the driver's adaptive moderation; left as is",
+                        f.describe(cur)
+                    ),
+                );
+            } else {
+                let mut us = f.fixed_value(us);
+                if !n.zero_ok {
+                    // Maybe an 82547: not above 75,000 interrupts/s.
+                    us = us.max(E1000_82547_MIN_USECS);
+                }
+                if cur < u64::from(us) {
+                    want.push((
+                        "rx-usecs",
+                        u64::from(us),
+                        format!(
+                            "{name} ({driver}): rx-usecs {}, now {}: batches interrupts under load",
+                            f.describe(u64::from(us)),
+                            f.describe(cur)
+                        ),
+                    ));
+                }
             }
+        } else if cur < u64::from(us) {
+            want.push((
+                "rx-usecs",
+                u64::from(us),
+                format!("{name}: no adaptive mode; {us} µs batches interrupts under load"),
+            ));
         }
     }
     want

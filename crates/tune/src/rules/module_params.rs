@@ -12,6 +12,9 @@ use model::snapshot::Interface;
 #[derive(Debug)]
 pub struct ModuleParams;
 
+/// Seed 003's measurement, said wherever ITR 0 is planned: it takes both ends.
+pub const SEED_003_BOTH_ENDS: &str = "seed 003: e1000 with InterruptThrottleRate=0 on both ends raised TCP_RR from 6,543 to 23,975 transactions/s, one end alone stayed near 8,000: run this plan on both hosts";
+
 /// Why a reload matters, said in every planned change.
 const RELOAD: &str = "takes effect only when the module is reloaded, which drops the link of every port it drives (seed 001 lost connectivity and needed a reboot): reload from a console or reboot";
 
@@ -63,7 +66,14 @@ fn plan_driver(id: RuleId, cx: &mut Ctx<'_>, iface: &Interface, driver: &str) {
         }
     }
     let wanted = cx.profile.settings.interrupt_throttle_rate;
-    let (value, clamp) = match drivers::check_itr(spec, wanted) {
+    let ids: Vec<_> = cx
+        .snap
+        .interfaces
+        .iter()
+        .filter(|i| i.driver.as_deref() == Some(driver))
+        .map(|i| i.pci_id)
+        .collect();
+    let (value, clamp) = match drivers::check_itr_on(spec, wanted, &ids) {
         ItrVerdict::Ok(v) => (v, None),
         ItrVerdict::Clamped { value, why } => (value, Some(why)),
         ItrVerdict::Refused(why) => {
@@ -97,6 +107,9 @@ fn plan_driver(id: RuleId, cx: &mut Ctx<'_>, iface: &Interface, driver: &str) {
     );
     if let Some(c) = clamp {
         why.push_str(&format!("; {c}"));
+    }
+    if value == 0 {
+        why.push_str(&format!("; {SEED_003_BOTH_ENDS}"));
     }
     why.push_str(&format!("; {RELOAD}"));
     cx.push(
