@@ -425,13 +425,16 @@ fn tcp_memory_pressure_fires_above_pressure_and_near_max_orphans() {
     let fx = Fx::c4_busy();
     let f = found(&diagnose(&fx.input()), DoctorId::TcpMemoryPressure);
     assert_eq!(f.len(), 2, "{f:#?}");
+    // Critical first: 60000 orphans are over half of 65536, where the
+    // kernel already resets the orphans of idle peers.
     assert!(f[0]
         .title
-        .starts_with("TCP memory in memory pressure: 1900000 pages"));
-    assert_eq!(f[0].severity, Severity::Warning);
+        .starts_with("60000 orphaned TCP sockets of a maximum 65536"));
+    assert_eq!(f[0].severity, Severity::Critical);
     assert!(f[1]
         .title
-        .starts_with("60000 orphaned TCP sockets of a maximum 65536"));
+        .starts_with("TCP memory in memory pressure: 1900000 pages"));
+    assert_eq!(f[1].severity, Severity::Warning);
     fx.write(
         "proc/net/sockstat",
         "TCP: inuse 5 orphan 0 tw 0 alloc 5 mem 3000000\n",
@@ -448,6 +451,64 @@ fn tcp_memory_pressure_fires_above_pressure_and_near_max_orphans() {
         "TCP: inuse 5 orphan 0 tw 0 alloc 5 mem 300\n",
     );
     assert!(!diagnose(&fx.input()).has(DoctorId::TcpMemoryPressure));
+}
+
+/// netdata's `tcp_memory` alarm: critical from 90 % of tcp_mem's hard
+/// limit, not only at it (c4 overlay: tcp_mem 1409352 1879136 2818704).
+#[test]
+fn tcp_memory_is_critical_from_90_percent_of_the_hard_limit() {
+    let fx = Fx::c4_busy();
+    fx.write(
+        "proc/net/sockstat",
+        "TCP: inuse 5 orphan 0 tw 0 alloc 5 mem 2600000\n",
+    );
+    let f = found(&diagnose(&fx.input()), DoctorId::TcpMemoryPressure);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].severity, Severity::Critical, "{}", f[0].title);
+    assert!(f[0].title.contains("near the hard limit"), "{}", f[0].title);
+    fx.write(
+        "proc/net/sockstat",
+        "TCP: inuse 5 orphan 0 tw 0 alloc 5 mem 2500000\n",
+    );
+    let f = found(&diagnose(&fx.input()), DoctorId::TcpMemoryPressure);
+    assert_eq!(f[0].severity, Severity::Warning, "below 90 % of the limit");
+}
+
+/// Orphans against the limit the kernel applies: `orphans << shift >
+/// tcp_max_orphans` with shift up to 2, so a quarter of tcp_max_orphans
+/// (65536 here) already gets orphans reset.
+#[test]
+fn orphans_are_judged_against_the_penalised_limits() {
+    let fx = Fx::c4_busy();
+    let orphans = |n: u64| {
+        fx.write(
+            "proc/net/sockstat",
+            &format!("TCP: inuse 5 orphan {n} tw 0 alloc 5 mem 300\n"),
+        );
+        diagnose(&fx.input())
+            .of(DoctorId::TcpMemoryPressure)
+            .map(|f| f.severity)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(orphans(16384), vec![], "16384 x 4 = 65536 is not over");
+    assert_eq!(orphans(20000), vec![Severity::Warning], "x4 over the limit");
+    assert_eq!(
+        orphans(33000),
+        vec![Severity::Critical],
+        "x2 over the limit"
+    );
+    assert_eq!(orphans(70000), vec![Severity::Critical]);
+    let fx2 = Fx::c4_busy();
+    fx2.write(
+        "proc/net/sockstat",
+        "TCP: inuse 5 orphan 20000 tw 0 alloc 5 mem 300\n",
+    );
+    let f = found(&diagnose(&fx2.input()), DoctorId::TcpMemoryPressure);
+    assert!(f[0].title.contains("counted four times"), "{}", f[0].title);
+    assert!(f[0]
+        .evidence
+        .iter()
+        .any(|e| e.value == "65536 / 32768 / 16384"));
 }
 
 /// A sample of `/proc/net/dev` and ENA's driver counters for `ens5`.

@@ -59,7 +59,11 @@ pub const SYSCTLS: &[&str] = &[
 ];
 
 /// Sysctls read when present, without a note when absent (removed in newer kernels).
-pub const OPTIONAL_SYSCTLS: &[&str] = &["net.ipv4.tcp_low_latency"];
+pub const OPTIONAL_SYSCTLS: &[&str] = &[
+    "net.ipv4.tcp_low_latency",
+    "net.ipv4.tcp_max_syn_backlog",
+    "net.ipv4.tcp_syncookies",
+];
 
 /// Read a snapshot of the host at `root`, with ethtool state from the
 /// default source: netlink on the live host, `ethtool/<iface>.json` under a

@@ -233,10 +233,10 @@ pub struct LabTopology {
     pub queues: u32,
     /// Link rate, Mbit/s.
     pub rate_mbit: Option<f64>,
-    /// Delay added on the path in one direction (as `netem delay` on one
-    /// interface), so the round trip grows by this much, ms.
+    /// Delay added to the round trip (the lab puts half in each
+    /// direction), ms.
     pub delay_ms: f64,
-    /// Jitter, ms.
+    /// Jitter of that round trip, ms.
     pub jitter_ms: f64,
     /// Loss, %.
     pub loss_pct: f64,

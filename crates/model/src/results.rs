@@ -122,10 +122,10 @@ pub struct LabInfo {
     /// Link rate, Mbit/s.
     #[serde(default)]
     pub rate_mbit: Option<f64>,
-    /// One-way delay added, ms.
+    /// Delay added to the round trip (half in each direction), ms.
     #[serde(default)]
     pub delay_ms: f64,
-    /// Jitter, ms.
+    /// Jitter of that round trip, ms.
     #[serde(default)]
     pub jitter_ms: f64,
     /// Loss, %.

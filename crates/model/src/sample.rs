@@ -25,8 +25,9 @@ use std::sync::Arc;
 
 /// Protocol counters the sampler keeps, as `Section.Name` of `/proc/net/snmp`
 /// and `/proc/net/netstat`. Counters a kernel lacks are left out of a delta.
-pub const WATCHED_COUNTERS: [&str; 15] = [
+pub const WATCHED_COUNTERS: [&str; 23] = [
     "Udp.InDatagrams",
+    "Udp.OutDatagrams",
     "Udp.InErrors",
     "Udp.RcvbufErrors",
     "Udp.SndbufErrors",
@@ -35,8 +36,15 @@ pub const WATCHED_COUNTERS: [&str; 15] = [
     "Tcp.OutSegs",
     "Tcp.RetransSegs",
     "Tcp.InErrs",
+    "Tcp.OutRsts",
+    "Tcp.EstabResets",
+    "Tcp.AttemptFails",
     "TcpExt.ListenOverflows",
     "TcpExt.ListenDrops",
+    "TcpExt.TCPReqQFullDrop",
+    "TcpExt.TCPReqQFullDoCookies",
+    "TcpExt.TCPAbortOnClose",
+    "TcpExt.TCPAbortOnMemory",
     "TcpExt.TCPSACKReorder",
     "TcpExt.TCPOFOQueue",
     "TcpExt.TCPBacklogDrop",
@@ -45,15 +53,22 @@ pub const WATCHED_COUNTERS: [&str; 15] = [
 
 /// Of [`WATCHED_COUNTERS`], the ones that only count trouble (shown by
 /// `nettune stat` when non-zero). The others count traffic.
-pub const ERROR_COUNTERS: [&str; 10] = [
+pub const ERROR_COUNTERS: [&str; 17] = [
     "Udp.InErrors",
     "Udp.RcvbufErrors",
     "Udp.SndbufErrors",
     "Udp.NoPorts",
     "Tcp.RetransSegs",
     "Tcp.InErrs",
+    "Tcp.OutRsts",
+    "Tcp.EstabResets",
+    "Tcp.AttemptFails",
     "TcpExt.ListenOverflows",
     "TcpExt.ListenDrops",
+    "TcpExt.TCPReqQFullDrop",
+    "TcpExt.TCPReqQFullDoCookies",
+    "TcpExt.TCPAbortOnClose",
+    "TcpExt.TCPAbortOnMemory",
     "TcpExt.TCPBacklogDrop",
     "TcpExt.TCPRcvQDrop",
 ];

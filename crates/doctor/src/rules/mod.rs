@@ -31,10 +31,15 @@ mod cloud_allowance;
 mod conntrack_full;
 mod cpu_power;
 mod enhanced_networking_off;
+mod iface_drop_ratio;
+mod link_saturated;
 mod nic_drops;
 mod offload_off;
 mod ring_small;
+mod syn_queue_overflow;
 mod tcp_memory_pressure;
+mod tcp_resets;
+mod udp_sndbuf_errors;
 
 /// Declares [`DoctorId`] with its kebab-case ids, from one list.
 macro_rules! doctor_ids {
@@ -115,6 +120,16 @@ doctor_ids! {
     ConntrackFull => "conntrack-full",
     /// TCP memory near tcp_mem or orphans near tcp_max_orphans.
     TcpMemoryPressure => "tcp-memory-pressure",
+    /// An interface's drops >= 2 % of its packets.
+    IfaceDropRatio => "iface-drop-ratio",
+    /// SYN queues full: TCPReqQFullDrop / TCPReqQFullDoCookies growing.
+    SynQueueOverflow => "syn-queue-overflow",
+    /// TCP resets sent, established resets or failed attempts at a high rate.
+    TcpResets => "tcp-resets",
+    /// UDP SndbufErrors growing.
+    UdpSndbufErrors => "udp-sndbuf-errors",
+    /// Traffic near the link speed.
+    LinkSaturated => "link-saturated",
 }
 
 impl fmt::Display for DoctorId {
@@ -191,6 +206,11 @@ pub static CATALOGUE: &[&dyn DoctorRule] = &[
     &boot_override::BootOverride,
     &conntrack_full::ConntrackFull,
     &tcp_memory_pressure::TcpMemoryPressure,
+    &iface_drop_ratio::IfaceDropRatio,
+    &syn_queue_overflow::SynQueueOverflow,
+    &tcp_resets::TcpResets,
+    &udp_sndbuf_errors::UdpSndbufErrors,
+    &link_saturated::LinkSaturated,
 ];
 
 /// The rule with id `id`.
@@ -202,6 +222,14 @@ pub fn find(id: DoctorId) -> Option<&'static dyn DoctorRule> {
 /// overflowing.
 pub(crate) fn sat_sum(it: impl Iterator<Item = u64>) -> u64 {
     it.fold(0, u64::saturating_add)
+}
+
+/// Sysctl `key` of the snapshot as read, `?` when it was not read.
+pub(crate) fn sysctl(cx: &Cx<'_>, key: &str) -> String {
+    cx.snap()
+        .sysctls
+        .get(key)
+        .map_or_else(|| "?".to_string(), |v| v.trim().to_string())
 }
 
 /// `n` with `unit`, and an `s` unless it is 1 (`3 IRQs`).

@@ -90,10 +90,11 @@ pub struct Args {
     /// Link rate (tc tbf on every veth end), e.g. 100mbit, 1gbit, 500M.
     #[arg(long, value_name = "RATE")]
     pub rate: Option<String>,
-    /// One-way delay added on every link, milliseconds.
+    /// Delay added to the round trip between the hosts (half in each
+    /// direction), milliseconds: `--delay 20` makes ping show 20 ms more.
     #[arg(long, value_name = "MS")]
     pub delay: Option<f64>,
-    /// Jitter of that delay, milliseconds.
+    /// Jitter of that round trip (± half in each direction), milliseconds.
     #[arg(long, value_name = "MS")]
     pub jitter: Option<f64>,
     /// Loss on every link, percent.
@@ -164,6 +165,17 @@ pub fn spec_of(args: &Args) -> anyhow::Result<LabSpec> {
     };
     spec.validate()?;
     Ok(spec)
+}
+
+/// `--bdp RATE,RTT` for doctor and the plan of a lab with a rate and a
+/// delay: the delay is already the added round trip ([`LabSpec::delay`]).
+pub fn bdp_of(spec: &LabSpec) -> Option<String> {
+    match (spec.rate, spec.delay) {
+        (Some(rate), Some(d)) if !d.is_zero() => {
+            Some(format!("{rate}bit,{}us", d.as_micros().max(1)))
+        }
+        _ => None,
+    }
 }
 
 fn check_run_flags(args: &Args) -> anyhow::Result<()> {
@@ -393,7 +405,7 @@ struct LabSetup {
     cancel: Arc<AtomicBool>,
     ui: Ui,
     /// `--bdp RATE,RTT` for doctor and the plan, when the link has a rate
-    /// and a delay (RTT twice the one-way delay).
+    /// and a delay ([`bdp_of`]).
     bdp: Option<String>,
     doctor_before: Option<serde_json::Value>,
     doctor_after: Option<serde_json::Value>,
@@ -1107,13 +1119,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         exec.host_name(receiver)
     ));
     let sched = schedule(client, receiver, runs, args.repeats);
-    let bdp = match (spec.rate, spec.delay) {
-        (Some(rate), Some(d)) if !d.is_zero() => Some(format!(
-            "{rate}bit,{}us",
-            d.as_micros().saturating_mul(2).max(1)
-        )),
-        _ => None,
-    };
+    let bdp = bdp_of(&spec);
     let mut setup = LabSetup {
         bdp,
         loads,
@@ -1465,5 +1471,44 @@ fn table<const N: usize>(out: &mut String, rows: &[[String; N]]) {
             }
         }
         let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        lab: Args,
+    }
+
+    fn spec(args: &[&str]) -> LabSpec {
+        let cli = Cli::try_parse_from(std::iter::once("lab").chain(args.iter().copied()))
+            .expect("flags parse");
+        spec_of(&cli.lab).expect("valid lab")
+    }
+
+    /// `--delay MS` is the added round trip: the spec carries it whole and
+    /// each direction of the link gets half.
+    #[test]
+    fn delay_is_the_added_round_trip_half_each_way() {
+        let s = spec(&["--delay", "20", "--jitter", "4"]);
+        assert_eq!(s.delay, Some(Duration::from_millis(20)));
+        assert_eq!(s.jitter, Some(Duration::from_millis(4)));
+        let each_way = s.delay_spec();
+        assert_eq!(each_way.delay, Duration::from_millis(10));
+        assert_eq!(each_way.jitter, Duration::from_millis(2));
+    }
+
+    /// The BDP doctor and the plan get uses the delay as the RTT, not twice it.
+    #[test]
+    fn bdp_rtt_is_the_delay() {
+        let s = spec(&["--rate", "100mbit", "--delay", "20"]);
+        assert_eq!(bdp_of(&s).as_deref(), Some("100000000bit,20000us"));
+        assert_eq!(bdp_of(&spec(&["--rate", "100mbit"])), None);
+        assert_eq!(bdp_of(&spec(&["--delay", "20"])), None);
     }
 }
