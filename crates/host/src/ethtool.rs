@@ -14,6 +14,7 @@
 mod attr;
 mod fixture;
 mod live;
+pub mod ioctl;
 pub mod stats;
 
 use crate::error::HostError;
