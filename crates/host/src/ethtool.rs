@@ -13,8 +13,8 @@
 
 mod attr;
 mod fixture;
-mod live;
 pub mod ioctl;
+mod live;
 pub mod stats;
 
 use crate::error::HostError;

@@ -30,9 +30,7 @@ pub mod ethtool {
 
     /// The errno values these calls fail with, for callers without `libc`.
     pub mod errno {
-        pub use libc::{
-            EACCES, EAFNOSUPPORT, EFAULT, ENODEV, ENOSYS, ENOTTY, EOPNOTSUPP, EPERM,
-        };
+        pub use libc::{EACCES, EAFNOSUPPORT, EFAULT, ENODEV, ENOSYS, ENOTTY, EOPNOTSUPP, EPERM};
     }
 
     /// `SIOCETHTOOL` (`<linux/sockios.h>`).
@@ -120,7 +118,8 @@ pub mod ethtool {
             };
             // SAFETY: `len < map_len`, so the guard page `[len, map_len)` is
             // inside the mapping just made and owned by `g`.
-            let r = unsafe { libc::mprotect(p.cast::<u8>().add(len).cast(), page, libc::PROT_NONE) };
+            let r =
+                unsafe { libc::mprotect(p.cast::<u8>().add(len).cast(), page, libc::PROT_NONE) };
             if r != 0 {
                 return Err(io::Error::last_os_error()); // `g` unmaps on drop
             }

@@ -130,12 +130,9 @@ pub struct IoctlStats {
 fn refused(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
-        Some(
-            errno::EPERM | errno::EACCES | errno::ENOTTY | errno::ENOSYS | errno::EAFNOSUPPORT
-        )
+        Some(errno::EPERM | errno::EACCES | errno::ENOTTY | errno::ENOSYS | errno::EAFNOSUPPORT)
     )
 }
-
 
 impl IoctlStats {
     /// A reader; the socket is opened on first use.
@@ -230,14 +227,20 @@ impl IoctlStats {
         };
         match stats_map(&names, got, &values.bytes()[GSTATS_HEADER..]) {
             Ok(driver) => {
-                self.cache.insert(iface.to_string(), Cached { names, values });
+                self.cache
+                    .insert(iface.to_string(), Cached { names, values });
                 Ok(ok(driver))
             }
             Err(e) => Ok(error(iface, e)),
         }
     }
 
-    fn failed(&mut self, iface: &str, what: &str, e: io::Error) -> Result<Probe<NicStats>, Refused> {
+    fn failed(
+        &mut self,
+        iface: &str,
+        what: &str,
+        e: io::Error,
+    ) -> Result<Probe<NicStats>, Refused> {
         self.forget(iface);
         if refused(&e) {
             return Err(Refused(e));
