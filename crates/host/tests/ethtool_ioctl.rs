@@ -5,6 +5,7 @@
 //! ethtool(8) (PATH emptied while it samples).
 //!
 //! Needs root, `ip` and `ethtool`; skipped (with a message) otherwise.
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
 
 use model::parse::ethtool_stats::{parse_ethtool_stats, NicStats};
 use model::snapshot::Probe;
