@@ -13,6 +13,7 @@
 
 mod attr;
 mod fixture;
+pub mod ioctl;
 mod live;
 pub mod stats;
 

@@ -10,9 +10,11 @@
 //! is documented in `docs/stat.md`.
 //!
 //! [`Sampler::with_nic_stats`] also reads each interface's driver counters
-//! (`ethtool -S` on the live host, `ethtool/IF.json` under a fixture or
+//! (the `SIOCETHTOOL` ioctl `ethtool -S` uses on the live host, in-process,
+//! names cached per interface; `ethtool/IF.json` under a fixture or
 //! capture), which gives per-queue packets and drops in [`Delta::queues`].
-//! It costs one ethtool(8) run per interface and sample, so it is opt-in.
+//! Only when the ioctl is refused does it run `ethtool -S` per interface and
+//! sample, and each such sample carries a note saying so.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), nettune_host::HostError> {
@@ -29,7 +31,9 @@
 //! ```
 
 use crate::error::HostError;
-use crate::ethtool::{Ethtool, FixtureEthtool, LiveEthtool};
+use crate::ethtool::ioctl::IoctlStats;
+use crate::ethtool::stats::driver_counters;
+use crate::ethtool::{Ethtool, FixtureEthtool};
 use crate::root::Root;
 use model::parse::ethtool_stats::NicStats;
 use model::parse::interrupts::parse_interrupts;
@@ -58,15 +62,17 @@ pub const NIC_STATS_BUDGET: std::time::Duration = std::time::Duration::from_secs
 
 /// Where driver counters come from.
 enum NicSource {
-    Live(LiveEthtool),
+    /// The ioctl, names cached per interface.
+    Live(Box<IoctlStats>),
     Fixture(FixtureEthtool),
 }
 
 impl NicSource {
-    fn stats(&self, iface: &str) -> Probe<NicStats> {
+    /// The counters, and a note when the ioctl was refused and ethtool(8) ran.
+    fn stats(&mut self, iface: &str) -> (Probe<NicStats>, Option<String>) {
         match self {
-            NicSource::Live(l) => l.driver_stats(iface),
-            NicSource::Fixture(f) => f.driver_stats(iface),
+            NicSource::Live(l) => driver_counters(l, iface),
+            NicSource::Fixture(f) => (f.driver_stats(iface), None),
         }
     }
 }
@@ -134,11 +140,11 @@ impl Sampler {
 
     /// Also read the driver counters of `ifaces` (every interface under
     /// `/sys/class/net` but `lo` when empty, at most
-    /// [`MAX_NIC_STATS_IFACES`]) into [`Sample::nic`]: `ethtool -S` on the
-    /// live host, the `stats` of `ethtool/IF.json` under another root.
+    /// [`MAX_NIC_STATS_IFACES`]) into [`Sample::nic`]: the `SIOCETHTOOL`
+    /// ioctl on the live host (`ethtool -S` only if it is refused), the `stats` of `ethtool/IF.json` under another root.
     pub fn with_nic_stats(mut self, ifaces: &[String]) -> Sampler {
         let source = if self.root.is_live() {
-            NicSource::Live(LiveEthtool::new())
+            NicSource::Live(Box::default())
         } else {
             NicSource::Fixture(FixtureEthtool::new(&self.root))
         };
@@ -177,15 +183,24 @@ impl Sampler {
             return out;
         };
         let start = std::time::Instant::now();
+        let mut fallback = None;
+        if let NicSource::Live(l) = &mut n.source {
+            // Names of interfaces no longer read are dropped.
+            l.retain(&ifaces);
+        }
         for iface in ifaces {
             if start.elapsed() >= NIC_STATS_BUDGET {
                 missing.push(format!(
-                    "ethtool -S {iface} (skipped: {} s budget spent)",
+                    "driver counters of {iface} (skipped: {} s budget spent)",
                     NIC_STATS_BUDGET.as_secs()
                 ));
                 continue;
             }
-            match n.source.stats(&iface) {
+            let (probe, note) = n.source.stats(&iface);
+            if fallback.is_none() {
+                fallback = note;
+            }
+            match probe {
                 Probe::Ok { value } => {
                     out.insert(iface, value);
                 }
@@ -194,6 +209,7 @@ impl Sampler {
                 Probe::Error { message } => missing.push(message),
             }
         }
+        missing.extend(fallback);
         out
     }
 

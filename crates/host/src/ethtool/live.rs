@@ -3,7 +3,7 @@
 //! ethtool(8); the interface is a checked name that never starts with `-`).
 //! The command line is [`knobpath::ethtool_set_args`], the spelling the
 //! planner's `--script` output uses too. The driver's counters come from
-//! `ethtool -S` (see [`super::stats`]).
+//! the `SIOCETHTOOL` ioctl (see [`super::stats`]).
 
 use super::{Ethtool, EthtoolAttr, NetlinkEthtool};
 use crate::error::HostError;

@@ -1,18 +1,22 @@
-//! The driver's own counters on the live host: `ethtool -S IF` (and
-//! `ethtool -S IF --all-groups` for the standard groups), run with a
-//! deadline and parsed by `model::parse::ethtool_stats`.
+//! The driver's own counters on the live host: the `ETH_SS_STATS` set read
+//! in-process with the `SIOCETHTOOL` ioctl ([`super::ioctl`], what
+//! `ethtool -S IF` does), and the standard groups from
+//! `ethtool -S IF --all-groups`, run with a deadline and parsed by
+//! `model::parse::ethtool_stats`.
 //!
-//! Why ethtool(8) and not netlink: the driver's counters (per-queue packets
+//! Why the ioctl and not netlink: the driver's counters (per-queue packets
 //! and drops, ENA's allowance counters) are the `ETH_SS_STATS` string set,
 //! whose *values* only the `ETHTOOL_GSTATS` ioctl returns; ethtool netlink's
 //! `ETHTOOL_MSG_STATS_GET` carries only the standard groups (eth-phy,
 //! eth-mac, eth-ctrl, rmon), which few virtual and cloud NICs implement and
-//! which have no per-queue counters. The ioctl needs `unsafe`, allowed only
-//! in the engine's `sys.rs`; ethtool(8) issues it for us, and its `-S` text
+//! which have no per-queue counters. The ioctl's `unsafe` lives in the
+//! audited `nettune-sys` crate. When the ioctl is refused (seccomp, an LSM),
+//! [`driver_counters`] runs `ethtool -S IF` instead and says so; its text
 //! has kept the same shape since ethtool 2.x. The standard groups come from
-//! the same program (`--all-groups`, ethtool 5.13+), through the same parser,
-//! so one mechanism covers both; an older ethtool simply yields none.
+//! ethtool(8) (`--all-groups`, ethtool 5.13+) only in one-shot reads
+//! ([`live_stats`] with `standard`); an older ethtool simply yields none.
 
+use super::ioctl::{IoctlStats, Refused};
 use crate::apply::targets::check_iface;
 use model::parse::ethtool_stats::{parse_ethtool_stats, NicStats};
 use model::snapshot::Probe;
@@ -189,16 +193,42 @@ fn one(iface: &str, all_groups: bool, deadline: Duration) -> Probe<NicStats> {
     }
 }
 
-/// The driver counters of `iface` (`ethtool -S`), and when `standard` also
-/// the standard groups (`--all-groups`; an ethtool(8) older than 5.13
-/// refuses the flag, which leaves them empty rather than failing the probe).
+/// The driver counters of `iface` by running `ethtool -S IF` (one fork):
+/// the fallback when the ioctl is refused.
+pub fn ethtool_s(iface: &str) -> Probe<NicStats> {
+    if let Err(e) = check_iface(iface) {
+        return Probe::Error {
+            message: e.to_string(),
+        };
+    }
+    one(iface, false, ETHTOOL_DEADLINE)
+}
+
+/// The driver counters of `iface` through `io` (the ioctl); when the ioctl
+/// is refused, through `ethtool -S IF`, with a note saying so.
+pub fn driver_counters(io: &mut IoctlStats, iface: &str) -> (Probe<NicStats>, Option<String>) {
+    match io.read(iface) {
+        Ok(p) => (p, None),
+        Err(Refused(e)) => (
+            ethtool_s(iface),
+            Some(format!(
+                "driver counters: the SIOCETHTOOL ioctl is refused ({e}); ran ethtool -S instead"
+            )),
+        ),
+    }
+}
+
+/// The driver counters of `iface` (the ioctl, else `ethtool -S`), and when
+/// `standard` also the standard groups (`ethtool -S IF --all-groups`; an
+/// ethtool(8) older than 5.13 refuses the flag, which leaves them empty
+/// rather than failing the probe).
 pub fn live_stats(iface: &str, standard: bool) -> Probe<NicStats> {
     if let Err(e) = check_iface(iface) {
         return Probe::Error {
             message: e.to_string(),
         };
     }
-    let mut p = one(iface, false, ETHTOOL_DEADLINE);
+    let (mut p, _) = driver_counters(&mut IoctlStats::new(), iface);
     if standard {
         if let Probe::Ok { value } = &mut p {
             if let Probe::Ok { value: s } = one(iface, true, ETHTOOL_DEADLINE) {

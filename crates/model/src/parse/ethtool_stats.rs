@@ -2,9 +2,10 @@
 //! counters, as ethtool(8) prints them, and the per-queue view of them.
 //!
 //! The values of the driver's string set (`ETH_SS_STATS`) only come from
-//! the `ETHTOOL_GSTATS` ioctl, which nettune does not issue itself (no
-//! `unsafe` outside the engine's `sys.rs`): `host` runs ethtool(8) and this
-//! module parses its text, which has not changed since ethtool 2.x:
+//! the `ETHTOOL_GSTATS` ioctl: `host` issues it itself (the audited
+//! `nettune-sys` crate) and runs ethtool(8) only when it is refused, or for
+//! the standard groups; this module parses ethtool's text, which has not
+//! changed since ethtool 2.x:
 //!
 //! ```text
 //! NIC statistics:

@@ -31,7 +31,7 @@ Examples:
   nettune stat --cpus 0-3 --json        NDJSON, CPUs 0-3 only (shape: docs/stat.md)
   nettune stat --root DIR -c 1          a tree recorded by `nettune capture`; with samples
                                         recorded (capture --samples N), their N-1 intervals
-  nettune stat --no-nic-stats           without the driver counters (no ethtool -S runs)
+  nettune stat --no-nic-stats           without the driver counters (no ethtool -S reads)
 
 Per interval: per-CPU %usr/%sys/%irq/%soft/%steal/%idle and NET_RX/NET_TX softirqs/s;
 softnet processed, dropped, time_squeeze and RPS per CPU; per NIC packets/s, bit/s and
@@ -67,8 +67,8 @@ pub struct Args {
     /// Only these CPUs in the CPU section, as a cpulist (`0-3,8`).
     #[arg(long, value_parser = parse_cpus)]
     pub cpus: Option<CpuSet>,
-    /// Do not read the driver counters (`ethtool -S`, one run per interface
-    /// and interval): no per-queue section.
+    /// Do not read the driver counters (`ethtool -S`'s, one ioctl per
+    /// interface and interval): no per-queue section.
     #[arg(long)]
     pub no_nic_stats: bool,
 }

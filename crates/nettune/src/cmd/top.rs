@@ -39,9 +39,9 @@ pub struct Args {
     /// Only these interfaces in the NIC panel (repeat or comma-separate).
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub iface: Vec<String>,
-    /// Do not run `ethtool -S` each interval: per-queue packets/s stay
-    /// unknown and the heat map goes by interrupts/s (saves a fork per NIC
-    /// with queues per interval).
+    /// Do not read the driver counters (`ethtool -S`'s) each interval:
+    /// per-queue packets/s stay unknown and the heat map goes by
+    /// interrupts/s (saves one ioctl per NIC with queues per interval).
     #[arg(long)]
     pub no_queue_stats: bool,
     /// Replay a capture made with `nettune capture --samples N`: its
@@ -105,7 +105,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut sampler = Sampler::new(root.clone());
     // Per-queue packets come from the driver counters of the NICs with queue
-    // IRQs (the ones with a queue table), one `ethtool -S` each per interval.
+    // IRQs (the ones with a queue table), one SIOCETHTOOL ioctl each per
+    // interval (`ethtool -S` only if the ioctl is refused).
     let queue_nics: Vec<String> = snapshot
         .interfaces
         .iter()
