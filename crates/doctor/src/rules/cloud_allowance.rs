@@ -35,7 +35,7 @@ impl DoctorRule for CloudAllowance {
         "the cloud instance's network allowance is the ceiling"
     }
     fn rationale(&self) -> &'static str {
-        "ENA counts packets the hypervisor queued or dropped because the instance exceeded its packets-per-second, bandwidth, conntrack or link-local allowance; no host tuning raises these limits"
+        "ENA counts packets the hypervisor queued or dropped because the instance exceeded its packets-per-second, bandwidth, conntrack or link-local allowance; no host tuning (RPS, IRQ affinity, interrupt coalescing) raises these limits"
     }
     fn source(&self) -> &'static str {
         "Documentation/networking/device_drivers/ethernet/amazon/ena.rst; AWS's ENA Linux driver documentation (ethtool -S: pps_allowance_exceeded, bw_in_allowance_exceeded, bw_out_allowance_exceeded)"
