@@ -776,7 +776,10 @@ fn cloud_allowance_names_the_binding_limit_from_both_ratios_not_half_the_link() 
     // 380K pps of 1500-byte packets: 4560 Mbit/s, 91.2 % of the bandwidth
     // allowance and 95 % of the pps one: the larger ratio binds.
     let v = allowance_line(&mut i, (3_800_000, 5_700_000_000));
-    assert!(v.ends_with("95.0 % of the 400000 pps allowance: the packet-rate allowance binds"), "{v}");
+    assert!(
+        v.ends_with("95.0 % of the 400000 pps allowance: the packet-rate allowance binds"),
+        "{v}"
+    );
     // 300K pps of 2000-byte (GRO-merged) frames: 4800 Mbit/s = 96 % of the
     // bandwidth allowance, 75 % of pps, 48 % of the link: bandwidth binds,
     // where "under 50 % of link speed" named the packet rate.
@@ -793,11 +796,17 @@ fn cloud_allowance_names_the_binding_limit_from_both_ratios_not_half_the_link() 
         pps: Some(700_000),
     };
     let v = allowance_line(&mut i, (7_000_000, 7_000_000_000));
-    assert!(v.ends_with("100.0 % of the 700000 pps allowance: the packet-rate allowance binds"), "{v}");
+    assert!(
+        v.ends_with("100.0 % of the 700000 pps allowance: the packet-rate allowance binds"),
+        "{v}"
+    );
     // Without a pps allowance the bandwidth one defaults to the link speed and
     // nothing is guessed about the packet rate.
     i.allowance = nettune_doctor::Allowance::default();
     let v = allowance_line(&mut i, (3_900_000, 249_600_000));
-    assert!(v.contains("2.0 % of the 10000 Mbit/s bandwidth allowance (the link speed)"), "{v}");
+    assert!(
+        v.contains("2.0 % of the 10000 Mbit/s bandwidth allowance (the link speed)"),
+        "{v}"
+    );
     assert!(v.contains("pps allowance not given"), "{v}");
 }

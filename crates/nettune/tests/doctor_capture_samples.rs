@@ -186,12 +186,7 @@ fn cloud_allowance_on_the_recorded_ena_capture_shows_the_arithmetic() {
     // the pps one is not guessed.
     assert!(a.contains("pps allowance not given"), "{a}");
     // With the instance's allowances the larger share names the limit.
-    let (_, v) = doctor(&[
-        "--root",
-        dir.to_str().unwrap(),
-        "--allowance",
-        "5gbit,400k",
-    ]);
+    let (_, v) = doctor(&["--root", dir.to_str().unwrap(), "--allowance", "5gbit,400k"]);
     let f = v["findings"]
         .as_array()
         .unwrap()
@@ -212,7 +207,13 @@ fn cloud_allowance_on_the_recorded_ena_capture_shows_the_arithmetic() {
     );
     // A malformed allowance is refused, naming the flag.
     let o = bin()
-        .args(["doctor", "--root", dir.to_str().unwrap(), "--allowance", "5gbit"])
+        .args([
+            "doctor",
+            "--root",
+            dir.to_str().unwrap(),
+            "--allowance",
+            "5gbit",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(3));

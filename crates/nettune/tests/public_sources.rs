@@ -61,7 +61,11 @@ fn the_detector_sees_note_citations_and_not_random_seeds() {
     ] {
         assert!(note_citation(cited).is_some(), "{cited}");
     }
-    for fine in ["seed = 4", "--seed 7", "run order and bootstrap seed (default 1)"] {
+    for fine in [
+        "seed = 4",
+        "--seed 7",
+        "run order and bootstrap seed (default 1)",
+    ] {
         assert!(note_citation(fine).is_none(), "{fine}");
     }
 }
@@ -169,8 +173,9 @@ fn rps_is_not_said_to_have_lifted_the_ceiling() {
         .find(|r| r.id() == doctor::DoctorId::CloudAllowance)
         .unwrap();
     assert!(
-        r.rationale()
-            .contains("no host tuning (RPS, IRQ affinity, interrupt coalescing) raises these limits"),
+        r.rationale().contains(
+            "no host tuning (RPS, IRQ affinity, interrupt coalescing) raises these limits"
+        ),
         "{}",
         r.rationale()
     );

@@ -166,7 +166,10 @@ fn seed004_sets_the_run_beside_the_seed() {
         c.levels = vec![("tcp_rmem".into(), l.into())];
     }
     let md = render_markdown(&r);
-    assert!(md.contains("## Red Hat's BDP table beside this run"), "{md}");
+    assert!(
+        md.contains("## Red Hat's BDP table beside this run"),
+        "{md}"
+    );
     // The table names the public slides it comes from, never a field note.
     assert!(
         md.contains("Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\""),

@@ -137,10 +137,7 @@ fn arithmetic(cx: &Cx<'_>, iface: &model::snapshot::Interface, mut f: Finding) -
     let (bw_bps, bw_from_link) = match allowance.bandwidth_bps.filter(|b| *b > 0) {
         Some(b) => (Some(b as f64), false),
         None => (
-            iface
-                .speed_mbps
-                .filter(|s| *s > 0)
-                .map(|m| m as f64 * 1e6),
+            iface.speed_mbps.filter(|s| *s > 0).map(|m| m as f64 * 1e6),
             true,
         ),
     };
@@ -154,17 +151,18 @@ fn arithmetic(cx: &Cx<'_>, iface: &model::snapshot::Interface, mut f: Finding) -
         }
         let size = bytes as f64 / packets as f64;
         let bits = pps * size * 8.0;
-        let mut value = format!(
-            "{pps:.0} pps × {size:.0} B × 8 = {:.1} Mbit/s",
-            bits / 1e6
-        );
+        let mut value = format!("{pps:.0} pps × {size:.0} B × 8 = {:.1} Mbit/s", bits / 1e6);
         let bw_share = bw_bps.map(|b| bits / b * 100.0);
         let pps_share = pps_allow.map(|a| pps / a as f64 * 100.0);
         match (bw_share, bw_bps) {
             (Some(share), Some(b)) => value.push_str(&format!(
                 ": {share:.1} % of the {:.0} Mbit/s bandwidth allowance{}",
                 b / 1e6,
-                if bw_from_link { " (the link speed)" } else { "" }
+                if bw_from_link {
+                    " (the link speed)"
+                } else {
+                    ""
+                }
             )),
             _ => value.push_str(": bandwidth allowance unknown (no link speed)"),
         }
