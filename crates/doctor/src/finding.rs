@@ -78,7 +78,7 @@ pub struct Finding {
     pub why: String,
     /// What removes it.
     pub fix: Fix,
-    /// Where the knowledge comes from (a seed or a kernel document).
+    /// Where the knowledge comes from (a kernel document, a driver README or a published article).
     pub source: String,
 }
 

@@ -63,6 +63,19 @@ pub struct Input {
     /// power states, busiest network processes, qdiscs, boot files, conntrack,
     /// TCP memory and socket RTTs, platform; each part names its file when missing.
     pub facts: model::doctor_facts::DoctorFacts,
+    /// The cloud instance's allowances (`doctor --allowance RATE,PPS`), for
+    /// `cloud-allowance`'s arithmetic; unset = unknown.
+    pub allowance: Allowance,
+}
+
+/// A cloud instance's network allowances, as the provider states them for
+/// its instance type. Neither can be read on the instance itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Allowance {
+    /// Bandwidth allowance, bits per second; `None` = the link speed.
+    pub bandwidth_bps: Option<u64>,
+    /// Packets-per-second allowance; `None` = not known.
+    pub pps: Option<u64>,
 }
 
 impl Input {
@@ -82,6 +95,7 @@ impl Input {
             root_arg: None,
             unreadable: Vec::new(),
             facts: model::doctor_facts::DoctorFacts::default(),
+            allowance: Allowance::default(),
         }
     }
 

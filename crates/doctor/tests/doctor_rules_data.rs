@@ -267,7 +267,9 @@ fn enhanced_networking_off_fires_on_xen_netfront_not_on_the_sr_iov_vf() {
         f[0].title
     );
     assert!(f[0].fix.text.contains("ENA"));
-    assert!(f[0].source.contains("seeds 000 and 002"));
+    assert!(f[0]
+        .source
+        .contains("\"2 Million Packets Per Second on a Public Cloud Instance\""));
     let bare = Fx::new("c4-8xlarge", None);
     let r = diagnose(&bare.input());
     assert!(r
@@ -538,8 +540,12 @@ fn ena_sample(
 fn cloud_allowance_shows_which_limit_binds_from_the_window() {
     let fx = Fx::new("nic-ena", None);
     let mut i = fx.input();
-    // 10 s of 400K pps of 64-byte packets each way (seed 000's plateau), the
-    // pps allowance exceeded 5000 times meanwhile.
+    // 10 s of 400K pps of 64-byte packets each way against a 10 Gbit/s and
+    // 1M pps allowance, the pps allowance exceeded 5000 times meanwhile.
+    i.allowance = nettune_doctor::Allowance {
+        bandwidth_bps: Some(10_000_000_000),
+        pps: Some(1_000_000),
+    };
     i.samples = vec![
         ena_sample(100, (0, 0), (0, 0), 100),
         ena_sample(
@@ -563,9 +569,10 @@ fn cloud_allowance_shows_which_limit_binds_from_the_window() {
         .unwrap();
     assert_eq!(
         arith.value,
-        "400000 pps × 64 B × 8 = 204.8 Mbit/s, 2.0 % of the 10000 Mbit/s link: far below the link: the packet-rate allowance binds, not bandwidth"
+        "400000 pps × 64 B × 8 = 204.8 Mbit/s: 2.0 % of the 10000 Mbit/s bandwidth allowance, 40.0 % of the 1000000 pps allowance: the packet-rate allowance binds"
     );
-    // Near the link rate the bandwidth allowance binds instead.
+    // 800K pps of 1500-byte packets: 96 % of the bandwidth, 80 % of the pps
+    // allowance: the bandwidth allowance binds instead.
     i.samples[1] = ena_sample(110, (8_000_000, 12_000_000_000), (0, 0), 5_100);
     let f = found(&diagnose(&i), DoctorId::CloudAllowance);
     let arith = f[0]
@@ -701,7 +708,7 @@ fn nic_drops_and_ring_small_are_warnings_when_drops_grow_in_the_window() {
 }
 
 #[test]
-fn cloud_allowance_on_the_recorded_ena_capture_says_the_pps_allowance_binds() {
+fn cloud_allowance_on_the_recorded_ena_capture_shows_the_arithmetic() {
     // nic-ena-allowance: 3 recorded samples, 400K pps of 64-byte packets on
     // ens5, pps_allowance_exceeded rising (samples-make.py, invented numbers).
     let dir = fixtures().join("nic-ena-allowance");
@@ -723,11 +730,83 @@ fn cloud_allowance_on_the_recorded_ena_capture_says_the_pps_allowance_binds() {
         "{}",
         arith.value
     );
+    // No allowance given: the bandwidth one is the link speed, the pps one
+    // is not guessed; the rising counter names the limit.
     assert!(
-        arith
-            .value
-            .ends_with("the packet-rate allowance binds, not bandwidth"),
+        arith.value.ends_with(
+            "2.0 % of the 10000 Mbit/s bandwidth allowance (the link speed), pps allowance not given (doctor --allowance RATE,PPS): the counter that rises names the limit"
+        ),
         "{}",
         arith.value
     );
+}
+
+/// The `received` arithmetic line of cloud-allowance for a 10 s window.
+fn allowance_line(i: &mut Input, rx: (u64, u64)) -> String {
+    i.samples = vec![
+        ena_sample(100, (0, 0), (0, 0), 100),
+        ena_sample(110, rx, (0, 0), 5_100),
+    ];
+    let f = found(&diagnose(i), DoctorId::CloudAllowance);
+    assert_eq!(f.len(), 1);
+    f[0].evidence
+        .iter()
+        .find(|e| e.what == "received: pps × packet size × 8")
+        .map(|e| e.value.clone())
+        .unwrap()
+}
+
+#[test]
+fn cloud_allowance_names_the_binding_limit_from_both_ratios_not_half_the_link() {
+    // The 10000 Mbit/s ENA link with a 5 Gbit/s bandwidth allowance and a
+    // 400K pps allowance (the operator's figures, nettune_doctor::Allowance).
+    let fx = Fx::new("nic-ena", None);
+    let mut i = fx.input();
+    i.allowance = nettune_doctor::Allowance {
+        bandwidth_bps: Some(5_000_000_000),
+        pps: Some(400_000),
+    };
+    // 390K pps of 64-byte packets: 199.7 Mbit/s, 2 % of the link, 4 % of the
+    // bandwidth allowance but 97.5 % of the pps allowance: pps binds.
+    let v = allowance_line(&mut i, (3_900_000, 249_600_000));
+    assert_eq!(
+        v,
+        "390000 pps × 64 B × 8 = 199.7 Mbit/s: 4.0 % of the 5000 Mbit/s bandwidth allowance, 97.5 % of the 400000 pps allowance: the packet-rate allowance binds"
+    );
+    // 380K pps of 1500-byte packets: 4560 Mbit/s, 91.2 % of the bandwidth
+    // allowance and 95 % of the pps one: the larger ratio binds.
+    let v = allowance_line(&mut i, (3_800_000, 5_700_000_000));
+    assert!(
+        v.ends_with("95.0 % of the 400000 pps allowance: the packet-rate allowance binds"),
+        "{v}"
+    );
+    // 300K pps of 2000-byte (GRO-merged) frames: 4800 Mbit/s = 96 % of the
+    // bandwidth allowance, 75 % of pps, 48 % of the link: bandwidth binds,
+    // where "under 50 % of link speed" named the packet rate.
+    let v = allowance_line(&mut i, (3_000_000, 6_000_000_000));
+    assert_eq!(
+        v,
+        "300000 pps × 2000 B × 8 = 4800.0 Mbit/s: 96.0 % of the 5000 Mbit/s bandwidth allowance, 75.0 % of the 400000 pps allowance: the bandwidth allowance binds"
+    );
+    // With a 10 Gbit/s allowance and a 700K pps one, 700K pps of 1000-byte
+    // packets is 56 % of the link ("near the link" before) yet 100 % of the
+    // pps allowance: pps binds.
+    i.allowance = nettune_doctor::Allowance {
+        bandwidth_bps: Some(10_000_000_000),
+        pps: Some(700_000),
+    };
+    let v = allowance_line(&mut i, (7_000_000, 7_000_000_000));
+    assert!(
+        v.ends_with("100.0 % of the 700000 pps allowance: the packet-rate allowance binds"),
+        "{v}"
+    );
+    // Without a pps allowance the bandwidth one defaults to the link speed and
+    // nothing is guessed about the packet rate.
+    i.allowance = nettune_doctor::Allowance::default();
+    let v = allowance_line(&mut i, (3_900_000, 249_600_000));
+    assert!(
+        v.contains("2.0 % of the 10000 Mbit/s bandwidth allowance (the link speed)"),
+        "{v}"
+    );
+    assert!(v.contains("pps allowance not given"), "{v}");
 }

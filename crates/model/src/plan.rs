@@ -585,7 +585,7 @@ pub struct Change {
     pub rule: String,
     /// One line of reason, specific to this host.
     pub reason: String,
-    /// Where the rule comes from (a seed or a kernel document).
+    /// Where the rule comes from (a kernel document, a driver README or a published article).
     pub source: String,
 }
 

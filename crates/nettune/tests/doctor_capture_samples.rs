@@ -182,7 +182,42 @@ fn cloud_allowance_on_the_recorded_ena_capture_shows_the_arithmetic() {
         .unwrap_or_else(|| panic!("{ev:?}"));
     let a = arith["value"].as_str().unwrap();
     assert!(a.starts_with("400000 pps × 64 B × 8 = 204.8 Mbit/s"), "{a}");
-    assert!(a.contains("the packet-rate allowance binds"), "{a}");
+    // No allowances given: the link speed stands for the bandwidth one and
+    // the pps one is not guessed.
+    assert!(a.contains("pps allowance not given"), "{a}");
+    // With the instance's allowances the larger share names the limit.
+    let (_, v) = doctor(&["--root", dir.to_str().unwrap(), "--allowance", "5gbit,400k"]);
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "cloud-allowance")
+        .unwrap_or_else(|| panic!("no cloud-allowance: {v}"));
+    let a = f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["what"] == "received: pps × packet size × 8")
+        .and_then(|e| e["value"].as_str())
+        .unwrap()
+        .to_string();
+    assert!(
+        a.ends_with("4.1 % of the 5000 Mbit/s bandwidth allowance, 100.0 % of the 400000 pps allowance: the packet-rate allowance binds"),
+        "{a}"
+    );
+    // A malformed allowance is refused, naming the flag.
+    let o = bin()
+        .args([
+            "doctor",
+            "--root",
+            dir.to_str().unwrap(),
+            "--allowance",
+            "5gbit",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--allowance"));
 }
 
 #[test]

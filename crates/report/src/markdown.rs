@@ -172,9 +172,9 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
     }
 
     if let Some(rows) = seed004::rows(r) {
-        out.push_str("## Seed 004 beside this run\n\n");
-        out.push_str("The seed measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.\n\n");
-        out.push_str("| setting | seed (Mbit/s) | this run: median (Mbit/s) | 95 % CI | n | from |\n| --- | ---: | ---: | --- | ---: | --- |\n");
+        out.push_str("## Red Hat's BDP table beside this run\n\n");
+        out.push_str("Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, \"Bandwidth Delay Product/Long Fat Pipe\") measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.\n\n");
+        out.push_str("| setting | Red Hat slides (Mbit/s) | this run: median (Mbit/s) | 95 % CI | n | from |\n| --- | ---: | ---: | --- | ---: | --- |\n");
         for row in &rows {
             let (median, ci, n) = row.cells();
             let _ = writeln!(

@@ -155,7 +155,7 @@ fn text_from_the_file_is_escaped() {
 #[test]
 fn seed004_sets_the_run_beside_the_seed() {
     let mut r = common::synthetic();
-    assert!(!render_markdown(&r).contains("Seed 004"));
+    assert!(!render_markdown(&r).contains("Red Hat's BDP table"));
     r.name = "seed004-bdp".into();
     let levels = [
         "4096 87380 174760",
@@ -166,7 +166,19 @@ fn seed004_sets_the_run_beside_the_seed() {
         c.levels = vec![("tcp_rmem".into(), l.into())];
     }
     let md = render_markdown(&r);
-    assert!(md.contains("## Seed 004 beside this run"), "{md}");
+    assert!(
+        md.contains("## Red Hat's BDP table beside this run"),
+        "{md}"
+    );
+    // The table names the public slides it comes from, never a field note.
+    assert!(
+        md.contains("Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\""),
+        "{md}"
+    );
+    assert!(
+        !md.contains("Seed 004") && !md.contains("The seed") && !md.contains("| seed (Mbit/s)"),
+        "{md}"
+    );
     // Cell #0 (174760) measured the synthetic 41 Mbit/s; the app-buffer row
     // has no "stream-appbuf" workload here.
     let untuned = md.lines().find(|l| l.starts_with("| untuned")).unwrap();
@@ -184,6 +196,8 @@ fn seed004_sets_the_run_beside_the_seed() {
     );
     let page = render_html(&r).unwrap();
     assert!(page.contains("<section id=\"seed004\">"));
+    assert!(page.contains("<h2>Red Hat's BDP table beside this run</h2>"));
+    assert!(page.contains("<th>Red Hat slides (Mbit/s)</th>"));
 }
 
 #[test]

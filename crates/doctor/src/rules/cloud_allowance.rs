@@ -1,8 +1,8 @@
 //! `cloud-allowance`: the ENA driver's allowance counters rise: the
 //! instance's packet-rate, bandwidth, conntrack or link-local limit, not the
-//! host's tuning, is the ceiling (seed 000's "400K PPS(??)" plateau). The
-//! finding shows which limit binds: pps × packet size × 8 against the
-//! bandwidth the link offers.
+//! host's tuning, is the ceiling. The finding shows which limit binds: the
+//! observed pps × packet size × 8 against the bandwidth allowance, the pps
+//! against the pps allowance; the larger share binds.
 
 use super::{DoctorId, DoctorRule, Skip};
 use crate::finding::{Finding, Fix, Severity};
@@ -35,10 +35,10 @@ impl DoctorRule for CloudAllowance {
         "the cloud instance's network allowance is the ceiling"
     }
     fn rationale(&self) -> &'static str {
-        "ENA counts packets the hypervisor queued or dropped because the instance exceeded its packets-per-second, bandwidth, conntrack or link-local allowance; no host tuning raises these limits"
+        "ENA counts packets the hypervisor queued or dropped because the instance exceeded its packets-per-second, bandwidth, conntrack or link-local allowance; no host tuning (RPS, IRQ affinity, interrupt coalescing) raises these limits"
     }
     fn source(&self) -> &'static str {
-        "seed 000 (c4.8xlarge plateau at 400K PPS, four instances reached what one could not); AWS ENA driver docs (ethtool -S allowance counters)"
+        "Documentation/networking/device_drivers/ethernet/amazon/ena.rst; AWS's ENA Linux driver documentation (ethtool -S: pps_allowance_exceeded, bw_in_allowance_exceeded, bw_out_allowance_exceeded)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let mut any_stats = false;
@@ -105,7 +105,7 @@ impl DoctorRule for CloudAllowance {
             }
             f = arithmetic(cx, iface, f);
             out.push(f.fix(Fix {
-                text: "The limit belongs to the instance, not the host: move to an instance size with a higher allowance, spread the load over more instances or more ENIs (seed 000: four instances reached 400K pps where one could not), or send fewer, larger packets (batching, jumbo frames within the VPC).".into(),
+                text: "The limit belongs to the instance, not the host: move to an instance size with a higher allowance, spread the load over more instances (the allowance is per instance), or send fewer, larger packets (batching, jumbo frames within the VPC).".into(),
                 app: Some("fewer, larger messages: batch writes (sendmmsg, pipelining); `nettune bench --size` to find the packet size where the bandwidth allowance, not the pps one, binds".into()),
                 ..Fix::default()
             }));
@@ -119,8 +119,11 @@ impl DoctorRule for CloudAllowance {
     }
 }
 
-/// Evidence of which limit binds: per direction, pps × mean packet size × 8
-/// against the link speed, from the window's rates.
+/// Evidence of which limit binds, per direction: the observed pps × mean
+/// packet size × 8 is the bit rate; bit rate / bandwidth allowance against
+/// pps / pps allowance, and the larger share binds. The bandwidth allowance
+/// defaults to the link speed (ENA reports the instance's bandwidth there);
+/// the pps allowance is never guessed.
 fn arithmetic(cx: &Cx<'_>, iface: &model::snapshot::Interface, mut f: Finding) -> Finding {
     let name = iface.name.as_str();
     let Some(d) = cx.window.as_ref().and_then(|w| w.iface(name)) else {
@@ -130,6 +133,15 @@ fn arithmetic(cx: &Cx<'_>, iface: &model::snapshot::Interface, mut f: Finding) -
             "/proc/net/dev",
         );
     };
+    let allowance = cx.input.allowance;
+    let (bw_bps, bw_from_link) = match allowance.bandwidth_bps.filter(|b| *b > 0) {
+        Some(b) => (Some(b as f64), false),
+        None => (
+            iface.speed_mbps.filter(|s| *s > 0).map(|m| m as f64 * 1e6),
+            true,
+        ),
+    };
+    let pps_allow = allowance.pps.filter(|p| *p > 0);
     for (dir, pps, packets, bytes) in [
         ("received", d.rx_pps, d.rx_packets.0, d.rx_bytes.0),
         ("sent", d.tx_pps, d.tx_packets.0, d.tx_bytes.0),
@@ -139,24 +151,39 @@ fn arithmetic(cx: &Cx<'_>, iface: &model::snapshot::Interface, mut f: Finding) -
         }
         let size = bytes as f64 / packets as f64;
         let bits = pps * size * 8.0;
-        let vs = match iface.speed_mbps.filter(|s| *s > 0) {
-            Some(mbps) => {
-                let share = bits / (mbps as f64 * 1e6) * 100.0;
-                let binds = if share < 50.0 {
-                    "far below the link: the packet-rate allowance binds, not bandwidth"
+        let mut value = format!("{pps:.0} pps × {size:.0} B × 8 = {:.1} Mbit/s", bits / 1e6);
+        let bw_share = bw_bps.map(|b| bits / b * 100.0);
+        let pps_share = pps_allow.map(|a| pps / a as f64 * 100.0);
+        match (bw_share, bw_bps) {
+            (Some(share), Some(b)) => value.push_str(&format!(
+                ": {share:.1} % of the {:.0} Mbit/s bandwidth allowance{}",
+                b / 1e6,
+                if bw_from_link {
+                    " (the link speed)"
                 } else {
-                    "near the link rate: the bandwidth allowance binds"
-                };
-                format!(", {share:.1} % of the {mbps} Mbit/s link: {binds}")
+                    ""
+                }
+            )),
+            _ => value.push_str(": bandwidth allowance unknown (no link speed)"),
+        }
+        match (pps_share, pps_allow) {
+            (Some(share), Some(a)) => {
+                value.push_str(&format!(", {share:.1} % of the {a} pps allowance"));
             }
-            None => String::from(" (link speed unknown)"),
-        };
+            _ => value.push_str(
+                ", pps allowance not given (doctor --allowance RATE,PPS): the counter that rises names the limit",
+            ),
+        }
+        if let (Some(b), Some(p)) = (bw_share, pps_share) {
+            value.push_str(if p >= b {
+                ": the packet-rate allowance binds"
+            } else {
+                ": the bandwidth allowance binds"
+            });
+        }
         f = f.evidence(
             format!("{dir}: pps × packet size × 8"),
-            format!(
-                "{pps:.0} pps × {size:.0} B × 8 = {:.1} Mbit/s{vs}",
-                bits / 1e6
-            ),
+            value,
             format!("/proc/net/dev, /sys/class/net/{name}/speed"),
         );
     }

@@ -26,7 +26,7 @@ impl DoctorRule for IrqRemoteNode {
         "an interrupt served on a remote node reaches the NIC's descriptors and packet buffers across the interconnect, costing latency and memory bandwidth on every packet"
     }
     fn source(&self) -> &'static str {
-        "seed 000 (NUMA-aware masks on c4.8xlarge); seed 004 (NIC locality, local_cpulist)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (NUMA topology and PCI bus: local_cpulist); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\"; Documentation/networking/scaling.rst"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let mut by_nic: BTreeMap<&str, Vec<&str>> = BTreeMap::new();

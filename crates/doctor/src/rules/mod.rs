@@ -173,7 +173,7 @@ pub trait DoctorRule: Sync {
     fn title(&self) -> &'static str;
     /// Why it matters, one or two sentences.
     fn rationale(&self) -> &'static str;
-    /// A seed or a kernel document.
+    /// A public source: a kernel document, a driver README or a published article.
     fn source(&self) -> &'static str;
     /// Push findings; `Err(Skip)` when an input it needs is missing (then
     /// nothing pushed is kept).

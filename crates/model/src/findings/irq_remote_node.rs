@@ -17,7 +17,7 @@ impl FindingRule for IrqRemoteNode {
         "an interrupt served on a remote node touches the NIC's descriptors and buffers across the interconnect"
     }
     fn source(&self) -> &'static str {
-        "seed 000 (NUMA-aware masks on c4.8xlarge); seed 004 (NIC locality)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (NIC locality, local_cpulist); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\""
     }
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::QueueIrq(cx, irq) = at else { return };

@@ -189,7 +189,7 @@ pub trait FindingRule: Sync {
     fn scope(&self) -> Scope;
     /// Why it matters, in one or two sentences.
     fn rationale(&self) -> &'static str;
-    /// Where the knowledge comes from (a seed or a kernel document).
+    /// Where the knowledge comes from (a kernel document, a driver README or a published article).
     fn source(&self) -> &'static str;
     /// Push findings for `at`, which is always of this rule's scope.
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>);

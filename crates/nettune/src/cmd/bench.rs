@@ -31,7 +31,7 @@ Examples (run `nettune serve` on host B first):
   nettune bench B --congestion bbr --tos 0x10 --mss 1400      socket options on both ends
   nettune bench B --test udp-stream --size 64 --doctor        findings of both hosts too
   nettune bench B --probe rr                                  latency under load: a paced TCP RR flow
-  nettune bench B --test udp-stream --size 64 --probe icmp:200  ICMP echo every 200 ms, as seed 001 pinged
+  nettune bench B --test udp-stream --size 64 --probe icmp:200  ICMP echo every 200 ms (ping -i 0.2 beside the load)
 
 Ctrl-C stops the test and prints what was measured so far (exit status 130); a second
 Ctrl-C exits at once.

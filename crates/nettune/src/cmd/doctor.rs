@@ -1,4 +1,4 @@
-//! `nettune doctor [--root DIR] [--sample S] [--bdp RATE,RTT] [--profile P]
+//! `nettune doctor [--root DIR] [--sample S] [--bdp RATE,RTT] [--allowance RATE,PPS] [--profile P]
 //! [--json]`: read a snapshot (and, live, S seconds of counters) through
 //! `host`, let `doctor` decide, print the findings. Exit status 0 when
 //! nothing is above info, 1 on warnings, 2 on critical findings, 3 when
@@ -32,6 +32,9 @@ Examples:
   # Are the socket buffers big enough for 100 Mbit/s at 100 ms?
   nettune doctor --bdp 100mbit,100ms
 
+  # A cloud instance with a 5 Gbit/s and 400K pps allowance: which one binds?
+  nettune doctor --sample 10 --allowance 5gbit,400k
+
   # A capture someone sent: record 10 s of counters there, diagnose it here (the
   # rate rules run on its samples; without --samples they are skipped)
   nettune capture --out /tmp/host-a --samples 11 --interval 1
@@ -59,6 +62,10 @@ pub struct Args {
     /// Bandwidth-delay product the socket buffers must hold, e.g. 100mbit,100ms.
     #[arg(long, value_name = "RATE,RTT", allow_hyphen_values = true)]
     pub bdp: Option<String>,
+    /// The cloud instance's allowances, e.g. 5gbit,400k: cloud-allowance
+    /// compares the observed bit rate and packet rate with them.
+    #[arg(long, value_name = "RATE,PPS", allow_hyphen_values = true)]
+    pub allowance: Option<String>,
     /// The intent: latency, throughput, balanced or a TOML profile; fixes are
     /// planned with it (default balanced).
     #[arg(long, short, value_name = "P")]
@@ -85,6 +92,25 @@ pub fn parse_sample(s: &str) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs_f64(v))
 }
 
+/// `--allowance RATE,PPS`: the bandwidth allowance (`5gbit`) and the
+/// packets-per-second allowance (`400k`, `1M`, 1 to 10^9).
+pub fn parse_allowance(s: &str) -> anyhow::Result<doctor::Allowance> {
+    let Some((rate, pps)) = s.split_once(',') else {
+        anyhow::bail!("--allowance `{s}`: want RATE,PPS, e.g. 5gbit,400k");
+    };
+    let bandwidth = super::lab::parse_rate(rate)
+        .map_err(|e| anyhow::anyhow!("--allowance: {}", e.to_string().replace("--rate ", "")))?;
+    let p = engine::config::parse_si(pps.trim().to_ascii_lowercase().as_str())
+        .map_err(|e| anyhow::anyhow!("--allowance `{pps}`: {e}"))?;
+    if !(1.0..=1e9).contains(&p) {
+        anyhow::bail!("--allowance `{pps}`: the pps allowance must be 1 to 10^9");
+    }
+    Ok(doctor::Allowance {
+        bandwidth_bps: Some(bandwidth),
+        pps: Some(p as u64),
+    })
+}
+
 /// Run `nettune doctor`; errors are one line and exit status 3.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match run_inner(args) {
@@ -109,6 +135,12 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
         .map(Bdp::parse)
         .transpose()
         .map_err(|e| anyhow::anyhow!("--bdp: {e}"))?;
+    let allowance = args
+        .allowance
+        .as_deref()
+        .map(parse_allowance)
+        .transpose()?
+        .unwrap_or_default();
     let sample = match (&args.root, &args.sample) {
         (Some(_), Some(_)) => {
             anyhow::bail!("--sample: not with --root (a capture's own samples are used)")
@@ -130,6 +162,7 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
     input.profile = profile;
     input.profile_arg = args.profile.clone();
     input.bdp = bdp;
+    input.allowance = allowance;
     input.root_arg = args.root.as_ref().map(|d| d.display().to_string());
     match samples {
         Some(s) => input.samples = s,

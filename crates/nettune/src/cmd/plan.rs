@@ -20,7 +20,7 @@ Examples:
   # What would the throughput profile change on this host?
   nettune plan --profile throughput
 
-  # The seed's c4.8xlarge, recorded as a fixture: IRQs on CPU 0 and 9, RPS on the
+  # An EC2 c4.8xlarge (ixgbevf, kernel 4.4) as a fixture: IRQs on CPU 0 and 9, RPS on the
   # other physical cores of each node (000001fe / 0003fc00)
   nettune plan --profile throughput --root tests/fixtures/c4-8xlarge
 
@@ -40,7 +40,8 @@ Examples:
 Profiles: latency (IRQs local, no RPS hop, coalescing off, busy polling, no deep
 C-states), throughput (RSS + RPS on the node's other cores, RFS, adaptive
 coalescing, larger rings on drops, 1.33 x BDP buffers), balanced. Every change
-names its rule; the rules' rationale and source (seed or kernel doc) follow the diff.";
+names its rule; the rules' rationale and source (a kernel document, driver README or
+published article) follow the diff.";
 
 /// Options shared by `plan` and `apply --profile`.
 #[derive(Debug, Clone, clap::Args)]

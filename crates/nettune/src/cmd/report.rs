@@ -10,7 +10,7 @@ use std::process::ExitCode;
 const EXAMPLES: &str = "\
 Examples:
   nettune report nettune-report                 writes nettune-report/report.html and report.md
-  nettune report results/seed004 --html /tmp/seed004.html
+  nettune report results/bdp --html /tmp/bdp.html
   nettune report results/rps --markdown - | less     the summary on stdout
 
 The page is one file: inline CSS and SVG charts (bars with 95 % confidence intervals

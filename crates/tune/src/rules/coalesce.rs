@@ -35,7 +35,7 @@ impl Rule for Coalesce {
     }
 
     fn source(&self) -> &'static str {
-        "seed 001 (ixgbevf: dynamic ITR CPU0 softirq 59 %, conservative 40 %, fixed 1000/s 8 %, RTT unchanged), seed 003 (e1000 ITR, AP-450); ixgbevf_set_coalesce; Documentation/networking/ethtool-netlink.rst (COALESCE_SET)"
+        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014) (ixgbevf: dynamic ITR CPU0 softirq 59 %, conservative 40 %, fixed 1000/s 8 %, RTT unchanged); Documentation/networking/device_drivers/ethernet/intel/e1000.rst; Intel AP-450 \"Interrupt Moderation Using Intel Gigabit Ethernet Controllers\"; ixgbevf_set_coalesce; Documentation/networking/ethtool-netlink.rst (COALESCE_SET)"
     }
 
     fn plan_iface(&self, cx: &mut Ctx<'_>, nic: &mut Nic<'_>) {
@@ -276,7 +276,7 @@ fn adaptive(
 fn itr_reason(name: &str, driver: &str, us: u32) -> String {
     let rate = model::moderation::rate_for_timer_us(u64::from(us)).unwrap_or(0);
     format!(
-        "{name} ({driver}): fixed {us} µs interval = at most {} interrupts/s per queue, not rx-usecs 1 (dynamic ITR): seed 001 measured dynamic ITR the worst for CPU under small packets (CPU0 softirq 59 %, against 40 % conservative and 8 % at a fixed 1,000/s, RTT unchanged)",
+        "{name} ({driver}): fixed {us} µs interval = at most {} interrupts/s per queue, not rx-usecs 1 (dynamic ITR): y_uuki's ixgbevf test on EC2 measured dynamic ITR the worst for CPU under small packets (CPU0 softirq 59 %, against 40 % conservative and 8 % at a fixed 1,000/s, RTT unchanged)",
         model::moderation::thousands(rate)
     )
 }

@@ -21,7 +21,7 @@ impl Rule for IrqAffinity {
     }
 
     fn source(&self) -> &'static str {
-        "seed 000 (eth0-TxRx-0 on CPU0, eth0-TxRx-1 on CPU9); Documentation/core-api/irq/irq-affinity.rst"
+        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\"; Documentation/core-api/irq/irq-affinity.rst"
     }
 
     fn plan_iface(&self, cx: &mut Ctx<'_>, nic: &mut Nic<'_>) {

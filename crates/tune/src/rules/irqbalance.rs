@@ -18,7 +18,7 @@ impl Rule for Irqbalance {
     }
 
     fn source(&self) -> &'static str {
-        "seed 004 (irqbalance vs manual affinity); irqbalance(1)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (irqbalance vs manual affinity); irqbalance(1)"
     }
 
     fn plan_placed(&self, cx: &mut Ctx<'_>) {

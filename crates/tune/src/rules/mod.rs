@@ -139,7 +139,7 @@ pub trait Rule: Sync {
     fn id(&self) -> RuleId;
     /// Rationale, one sentence.
     fn rationale(&self) -> &'static str;
-    /// A seed or a kernel document.
+    /// A public source: a kernel document, a driver README or a published article.
     fn source(&self) -> &'static str;
     /// Changes for one interface; its queues are already placed.
     fn plan_iface(&self, _cx: &mut Ctx<'_>, _nic: &mut Nic<'_>) {}

@@ -13,10 +13,10 @@ use model::snapshot::Interface;
 pub struct ModuleParams;
 
 /// Seed 003's measurement, said wherever ITR 0 is planned: it takes both ends.
-pub const SEED_003_BOTH_ENDS: &str = "seed 003: e1000 with InterruptThrottleRate=0 on both ends raised TCP_RR from 6,543 to 23,975 transactions/s, one end alone stayed near 8,000: run this plan on both hosts";
+pub const SEED_003_BOTH_ENDS: &str = "엘레노아's 2007 e1000 tuning post (Korean blog, netperf TCP_RR): e1000 with InterruptThrottleRate=0 on both ends raised TCP_RR from 6,543 to 23,975 transactions/s, one end alone stayed near 8,000: run this plan on both hosts";
 
 /// Why a reload matters, said in every planned change.
-const RELOAD: &str = "takes effect only when the module is reloaded, which drops the link of every port it drives (seed 001 lost connectivity and needed a reboot): reload from a console or reboot";
+const RELOAD: &str = "takes effect only when the module is reloaded, which drops the link of every port it drives (y_uuki's ixgbevf test on EC2 lost connectivity and needed a reboot): reload from a console or reboot";
 
 impl Rule for ModuleParams {
     fn id(&self) -> RuleId {
@@ -28,7 +28,7 @@ impl Rule for ModuleParams {
     }
 
     fn source(&self) -> &'static str {
-        "seeds 001 (ixgbevf modes vs softirq %, reload needed a reboot), 003 (e1000 modes, Intel's 82547 note); e1000_param.c, ixgbevf_param.c (ranges)"
+        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014) (ixgbevf modes vs softirq %, reload needed a reboot); Documentation/networking/device_drivers/ethernet/intel/e1000.rst (modes, the 82547 caution); e1000_param.c, ixgbevf_param.c (ranges)"
     }
 
     fn plan_host(&self, cx: &mut Ctx<'_>, ifaces: &[&Interface]) {

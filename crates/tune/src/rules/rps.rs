@@ -21,7 +21,7 @@ impl Rule for Rps {
     }
 
     fn source(&self) -> &'static str {
-        "seed 000 (rps_cpus 000001fe / 0003fc00); Documentation/networking/scaling.rst (RPS)"
+        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (rps_cpus on the queue's NUMA node); Documentation/networking/scaling.rst (RPS)"
     }
 
     fn plan_iface(&self, cx: &mut Ctx<'_>, nic: &mut Nic<'_>) {
