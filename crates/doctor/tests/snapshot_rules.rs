@@ -357,7 +357,9 @@ fn unavoidable_local_stacking_is_info() {
         .evidence
         .iter()
         .any(|e| e.what == "unavoidable" && e.value.contains("ethtool -L enp65s0 combined 8")));
-    assert!(!r.of(DoctorId::IrqRemoteNode).any(|f| f.subject == "enp65s0"));
+    assert!(!r
+        .of(DoctorId::IrqRemoteNode)
+        .any(|f| f.subject == "enp65s0"));
 }
 
 /// Issue 17: a kernel without effective_affinity: a mask spanning both
@@ -375,7 +377,13 @@ fn irq_remote_node_on_a_mask_only_kernel_cites_the_mask() {
         .find(|f| f.subject == "enp2s0")
         .expect("the mask allows node 1");
     assert_eq!(f.severity, Severity::Info, "{f:?}");
-    let q: Vec<_> = f.evidence.iter().filter(|e| e.what == "queue IRQ").collect();
+    let q: Vec<_> = f
+        .evidence
+        .iter()
+        .filter(|e| e.what == "queue IRQ")
+        .collect();
     assert_eq!(q.len(), 8);
-    assert!(q.iter().all(|e| e.source == "/proc/irq/N/smp_affinity_list"));
+    assert!(q
+        .iter()
+        .all(|e| e.source == "/proc/irq/N/smp_affinity_list"));
 }

@@ -84,11 +84,7 @@ impl<'a> Ctx<'a> {
             })
             .collect();
         let out = placement::allocate(&demands, &self.cores, &snap.nodes);
-        self.allotments = ifaces
-            .iter()
-            .map(|i| i.name.clone())
-            .zip(out)
-            .collect();
+        self.allotments = ifaces.iter().map(|i| i.name.clone()).zip(out).collect();
     }
 
     /// Changes planned so far.

@@ -13,6 +13,10 @@ pub struct Core {
     pub cpu: u32,
     /// NUMA node of the core.
     pub node: u32,
+    /// Another usable SMT thread of the core, taken for a second queue when
+    /// a NIC has more queues than its node has cores (two threads beat two
+    /// queues on one CPU).
+    pub sibling: Option<u32>,
 }
 
 /// One representative CPU per physical core (the lowest usable SMT thread),
@@ -39,13 +43,19 @@ pub fn physical_cores(
         if !sib.intersection(reserved).is_empty() {
             continue;
         }
-        let rep = sib.intersection(usable).first().unwrap_or(id);
+        let threads = sib.intersection(usable);
+        let rep = threads.first().unwrap_or(id);
+        let sibling = threads.iter().find(|&t| t != rep);
         let node = c
             .node
             .map(|n| n.0)
             .or_else(|| nodes.iter().find(|n| n.cpus.contains(id)).map(|n| n.id.0))
             .unwrap_or(0);
-        out.push(Core { cpu: rep, node });
+        out.push(Core {
+            cpu: rep,
+            node,
+            sibling,
+        });
     }
     out.sort_by_key(|c| c.cpu);
     out
@@ -154,8 +164,8 @@ fn pool(cores: &[Core], nodes: &[NumaNode], home: Option<u32>) -> (Vec<u32>, Vec
 ///
 /// NICs choose in order of weight (heaviest first, then the order given).
 /// A NIC's queues stay on its node: when the node has fewer cores than the
-/// queues, cores take several queues of it (stacked locally) rather than a
-/// remote node; a node without usable cores sends them to the nearest node
+/// queues, cores take several queues of it (stacked locally: the second
+/// round on the cores' other SMT threads) rather than a remote node; a node without usable cores sends them to the nearest node
 /// that has some. Each NIC takes the least loaded cores of its pool (load:
 /// the weight per queue of what heavier NICs put there), so a busy NIC never
 /// yields local cores to an idle or down one. Queue `i` goes to the `i`-th
@@ -166,6 +176,10 @@ pub fn allocate(demands: &[Demand], cores: &[Core], nodes: &[NumaNode]) -> Vec<A
         return out;
     }
     let node_of: BTreeMap<u32, u32> = cores.iter().map(|c| (c.cpu, c.node)).collect();
+    let sibling_of: BTreeMap<u32, u32> = cores
+        .iter()
+        .filter_map(|c| c.sibling.map(|s| (c.cpu, s)))
+        .collect();
     // cpu -> (weighted load, queues)
     let mut load: BTreeMap<u32, (u64, usize)> = BTreeMap::new();
     let mut order: Vec<usize> = (0..demands.len()).collect();
@@ -196,9 +210,15 @@ pub fn allocate(demands: &[Demand], cores: &[Core], nodes: &[NumaNode]) -> Vec<A
         let shared = chosen.iter().filter(|c| load.contains_key(c)).count();
         let a = &mut out[ix];
         for (i, &q) in d.queues.iter().enumerate() {
-            let cpu = chosen[i % chosen.len()];
-            let node = node_of.get(&cpu).copied().unwrap_or(0);
-            let e = load.entry(cpu).or_insert((0, 0));
+            let core = chosen[i % chosen.len()];
+            let node = node_of.get(&core).copied().unwrap_or(0);
+            // The second round of a NIC with more queues than cores goes to
+            // the cores' other SMT threads; later rounds share CPUs.
+            let cpu = match sibling_of.get(&core) {
+                Some(&s) if i / chosen.len() % 2 == 1 => s,
+                _ => core,
+            };
+            let e = load.entry(core).or_insert((0, 0));
             e.0 = e.0.saturating_add(per_queue);
             e.1 = e.1.saturating_add(1);
             a.placed.insert(q, Placed { cpu, node });
@@ -270,11 +290,7 @@ mod tests {
         assert_eq!(cpus_of(&a[0].placed), [0, 1, 2]);
         // A second, lighter NIC takes the free core first, then shares the
         // least loaded ones; its queues stay on distinct cores.
-        let a = allocate(
-            &[demand(3, Some(0), 10), demand(2, Some(0), 1)],
-            &cores,
-            &n,
-        );
+        let a = allocate(&[demand(3, Some(0), 10), demand(2, Some(0), 1)], &cores, &n);
         assert_eq!(cpus_of(&a[0].placed), [0, 1, 2]);
         assert_eq!(cpus_of(&a[1].placed), [0, 3]);
         assert_eq!(a[1].shared, 1);
@@ -325,6 +341,15 @@ mod tests {
         let a = allocate(&[demand(2, Some(1), 1)], &cores, &n);
         assert_eq!(cpus_of(&a[0].placed), [0, 1]);
         assert!(a[0].off_home);
+    }
+
+    #[test]
+    fn a_second_round_of_queues_takes_the_other_smt_threads() {
+        // 8 CPUs, cores 0-3, siblings 4-7; 10 queues: 0-3, then 4-7, then 0-1.
+        let (c, n) = cpus(8, true, 1);
+        let cores = physical_cores(&c, &n, &CpuSet::range(0, 7), &CpuSet::new());
+        let a = allocate(&[demand(10, Some(0), 1)], &cores, &n);
+        assert_eq!(cpus_of(&a[0].placed), [0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
     }
 
     #[test]

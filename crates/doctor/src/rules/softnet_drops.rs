@@ -132,7 +132,11 @@ impl DoctorRule for SoftnetDrops {
 }
 
 /// Without samples: the totals since boot per CPU, at info.
-fn since_boot(rule: &SoftnetDrops, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Option<Result<(), Skip>> {
+fn since_boot(
+    rule: &SoftnetDrops,
+    cx: &Cx<'_>,
+    out: &mut Vec<Finding>,
+) -> Option<Result<(), Skip>> {
     let sb = cx.since_boot()?;
     let sn = sb.sample.softnet.as_ref()?;
     let dropped = super::sat_sum(sn.rows.iter().map(|r| u64::from(r.dropped)));

@@ -99,11 +99,22 @@ fn since_boot(
     let f = Finding::new(
         rule,
         "host",
-        format!("UDP: {errs} datagrams dropped at full receive buffers {} (no samples: not a rate)", sb.span()),
+        format!(
+            "UDP: {errs} datagrams dropped at full receive buffers {} (no samples: not a rate)",
+            sb.span()
+        ),
     )
     .severity(Severity::Info)
-    .evidence("Udp.RcvbufErrors", errs.to_string(), "/proc/net/snmp Udp.RcvbufErrors")
-    .evidence("Udp.InDatagrams", ind.to_string(), "/proc/net/snmp Udp.InDatagrams");
+    .evidence(
+        "Udp.RcvbufErrors",
+        errs.to_string(),
+        "/proc/net/snmp Udp.RcvbufErrors",
+    )
+    .evidence(
+        "Udp.InDatagrams",
+        ind.to_string(),
+        "/proc/net/snmp Udp.InDatagrams",
+    );
     out.push(f.fix(fix(cx)));
     Some(Ok(()))
 }
@@ -129,7 +140,7 @@ fn fix(cx: &Cx<'_>) -> Fix {
         .filter(|c| c.knob == "net.core.rmem_max")
         .collect();
     let text = "Give the receiving sockets a larger buffer: SO_RCVBUF in the application (capped by net.core.rmem_max), or a larger net.core.rmem_default for applications that do not set it.";
-let mut fix = if changes.is_empty() {
+    let mut fix = if changes.is_empty() {
         Fix {
             text: format!("{text} {fallback}"),
             ..Fix::default()

@@ -55,6 +55,11 @@ impl Rule for IrqAffinity {
                     None if nic.multi_node => format!("node unknown: spread, node {nd}"),
                     None => "one node".to_string(),
                 };
+                let smt = if cx.cores.iter().any(|c| c.cpu == cpu) {
+                    "SMT siblings left out"
+                } else {
+                    "the other SMT thread of a core (more queues than the node's cores)"
+                };
                 cx.push(
                     Phase::IrqAffinity,
                     self.id(),
@@ -65,7 +70,7 @@ impl Rule for IrqAffinity {
                     },
                     cur.map(|c| c.to_list()),
                     cpu.to_string(),
-                    format!("{irq_name} (queue {q}) -> CPU {cpu}: {why}, SMT siblings left out{inferred}"),
+                    format!("{irq_name} (queue {q}) -> CPU {cpu}: {why}, {smt}{inferred}"),
                     false,
                 );
                 cx.any_affinity = true;
