@@ -82,4 +82,37 @@ fn busy_nic_named_last_keeps_the_local_cores() {
         }
     }
     assert_eq!(busy, 8, "{v}");
+    // The whole plan: idle and down NICs share the busy one's cores (notes
+    // say why); enp65s0's 12 queues stack on node 1's 8 cores and their
+    // sibling threads, never node 0.
+    let o = bin()
+        .args(["plan", "--profile", "throughput", "--root"])
+        .arg(fixture("two-socket-multi-nic"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    insta::assert_snapshot!(
+        "plan_two-socket-multi-nic_throughput",
+        String::from_utf8(o.stdout).unwrap()
+    );
+}
+
+/// Issue 17: two NICs on different nodes, each with more queues than its
+/// node's cores, never push queues onto each other's node.
+#[test]
+fn queues_beyond_the_local_cores_stay_local() {
+    let o = bin()
+        .args(["plan", "--profile", "throughput", "--json", "--root"])
+        .arg(fixture("two-socket-16q"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // ens1f0 is on node 1: CPUs 8-15 and 24-31.
+    for ch in v["changes"].as_array().unwrap() {
+        if ch["target"]["kind"] == "irq_affinity" {
+            let cpu: u64 = ch["after"].as_str().unwrap().parse().unwrap();
+            assert!((8..16).contains(&cpu) || (24..32).contains(&cpu), "{ch}");
+        }
+    }
 }
