@@ -387,3 +387,38 @@ fn irq_remote_node_on_a_mask_only_kernel_cites_the_mask() {
         .iter()
         .all(|e| e.source == "/proc/irq/N/smp_affinity_list"));
 }
+
+/// Issue 17: with samples, a mask-only IRQ (no effective_affinity) is judged
+/// by where the window's interrupts landed.
+#[test]
+fn irq_remote_node_with_samples_judges_where_the_window_landed() {
+    let mut i = input("two-socket-multi-nic");
+    for q in i.snapshot.irqs.iter_mut() {
+        q.effective_affinity = None;
+    }
+    let window = |cpu: usize| {
+        let mut a = Counters::cpus(32);
+        let mut b = Counters::cpus(32);
+        for (k, irq) in (61..=68).enumerate() {
+            a.interrupts
+                .push((irq, format!("enp2s0-TxRx-{k}"), vec![0; 32]));
+            let mut per = vec![0; 32];
+            per[cpu] = 500;
+            b.interrupts.push((irq, format!("enp2s0-TxRx-{k}"), per));
+        }
+        samples(&[a, b])
+    };
+    // All of the window's interrupts on CPU 1 (node 0, enp2s0's): local.
+    i.samples = window(1);
+    assert!(!report(&i)
+        .of(DoctorId::IrqRemoteNode)
+        .any(|f| f.subject == "enp2s0"));
+    // On CPU 9 (node 1): remote, a warning.
+    i.samples = window(9);
+    let r = report(&i);
+    let f = r
+        .of(DoctorId::IrqRemoteNode)
+        .find(|f| f.subject == "enp2s0")
+        .expect("remote");
+    assert_eq!(f.severity, Severity::Warning);
+}

@@ -181,7 +181,7 @@ fn remote_irqs(cx: &Cx<'_>, i: &model::snapshot::Interface) -> Option<Vec<Remote
 }
 
 /// Physical cores of `iface`'s node (usable ones, one CPU per core) on which
-/// none of its queue IRQs may run; `None` when the node is unknown.
+/// none of its locally served queue IRQs runs; `None` when the node is unknown.
 fn free_local_cores(cx: &Cx<'_>, iface: &str) -> Option<model::CpuSet> {
     let s = cx.snap();
     let i = s.interface(iface)?;
@@ -189,7 +189,9 @@ fn free_local_cores(cx: &Cx<'_>, iface: &str) -> Option<model::CpuSet> {
     let node = s.nodes.iter().find(|n| n.id.0 == node)?;
     let mut taken = model::CpuSet::new();
     for q in model::findings::queue_irqs(s, i) {
-        if let Some(c) = model::findings::irq_cpus(q) {
+        // Only IRQs served wholly on the node take a local core: a mask
+        // spanning both nodes (no effective_affinity) is not a placement.
+        if let Some(c) = model::findings::irq_cpus(q).filter(|c| c.is_subset(&node.cpus)) {
             for cpu in c.iter() {
                 taken.insert(cpu);
                 if let Some(x) = s.cpu(cpu) {
