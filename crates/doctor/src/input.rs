@@ -40,6 +40,10 @@ pub struct Input {
     pub window: Option<Window>,
     /// Why there are no samples, for the rate rules' skip reason.
     pub no_samples: String,
+    /// Without a window: one reading of the counters, whose values are
+    /// totals since boot. Rate rules report them at info, with the uptime,
+    /// instead of skipping.
+    pub since_boot: Option<SinceBoot>,
     /// The `--profile` intent; `None` = none given (fixes are planned with
     /// `balanced`, intent-specific rules stay quiet).
     pub profile: Option<Profile>,
@@ -87,6 +91,7 @@ impl Input {
             samples: Vec::new(),
             window: None,
             no_samples: NO_SAMPLES.to_string(),
+            since_boot: None,
             profile: None,
             profile_arg: None,
             bdp: None,
@@ -105,6 +110,43 @@ impl Input {
             .iter()
             .find(|(p, _)| p == path)
             .map(|(_, r)| r.as_str())
+    }
+}
+
+/// Counters read once, without a window: totals since boot.
+#[derive(Debug, Clone)]
+pub struct SinceBoot {
+    /// The reading.
+    pub sample: Sample,
+    /// `/proc/uptime`, seconds; `None` when it could not be read.
+    pub uptime_s: Option<f64>,
+}
+
+impl SinceBoot {
+    /// Watched counter `name` (`Udp.RcvbufErrors`) since boot, if read.
+    pub fn counter(&self, name: &str) -> Option<u64> {
+        let i = model::sample::WATCHED_COUNTERS
+            .iter()
+            .position(|k| *k == name)?;
+        let v = (*self.sample.counters.get(i)?)?;
+        u64::try_from(v).ok()
+    }
+
+    /// `since boot (up 3.2 d)`, or `since boot` without an uptime.
+    pub fn span(&self) -> String {
+        match self.uptime_s {
+            Some(u) if u.is_finite() && u >= 0.0 => {
+                let (v, unit) = if u >= 86_400.0 {
+                    (u / 86_400.0, "d")
+                } else if u >= 3600.0 {
+                    (u / 3600.0, "h")
+                } else {
+                    (u, "s")
+                };
+                format!("since boot (up {v:.1} {unit})")
+            }
+            _ => "since boot (uptime unknown)".to_string(),
+        }
     }
 }
 
@@ -367,6 +409,14 @@ impl<'a> Cx<'a> {
     /// The snapshot.
     pub fn snap(&self) -> &'a HostSnapshot {
         &self.input.snapshot
+    }
+
+    /// Counters since boot, when there is no window to judge rates on.
+    pub fn since_boot(&self) -> Option<&SinceBoot> {
+        if self.window.is_some() {
+            return None;
+        }
+        self.input.since_boot.as_ref()
     }
 
     /// The window, or the skip reason of a rate rule.

@@ -498,3 +498,42 @@ fn streamed_window_matches_the_window_of_all_samples() {
     i.window = Some(streamed);
     assert_eq!(ids(&report(&i)), want);
 }
+
+/// Issue 17: without samples, the rate rules report the totals since boot
+/// at info, with the uptime, instead of skipping.
+#[test]
+fn without_samples_rate_rules_report_since_boot_totals_at_info() {
+    let mut i = input("kvm-2vcpu-6.18");
+    let r = report(&i);
+    for id in [
+        DoctorId::SoftnetDrops,
+        DoctorId::ListenDrops,
+        DoctorId::UdpRcvbufErrors,
+    ] {
+        assert!(!r.has(id));
+    }
+    let mut c = Counters::cpus(2);
+    c.softnet[0] = (1_000_000, 25_000, 7);
+    c.add("TcpExt.ListenOverflows", 12)
+        .add("TcpExt.ListenDrops", 12)
+        .add("Udp.RcvbufErrors", 300)
+        .add("Udp.InDatagrams", 10_000);
+    let sample = samples(&[c]).remove(0);
+    i.since_boot = Some(nettune_doctor::input::SinceBoot {
+        sample,
+        uptime_s: Some(2.0 * 86_400.0),
+    });
+    let r = report(&i);
+    for id in [
+        DoctorId::SoftnetDrops,
+        DoctorId::ListenDrops,
+        DoctorId::UdpRcvbufErrors,
+    ] {
+        let f = r.of(id).next().unwrap_or_else(|| panic!("{id:?} reports"));
+        assert_eq!(f.severity, Severity::Info, "{f:?}");
+        assert!(f.title.contains("since boot (up 2.0 d)"), "{}", f.title);
+    }
+    let f = r.of(DoctorId::SoftnetDrops).next().unwrap();
+    assert!(f.title.contains("25000 backlog drops"), "{}", f.title);
+    assert!(f.evidence.iter().any(|e| e.what.starts_with("CPU 0")));
+}

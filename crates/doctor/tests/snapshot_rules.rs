@@ -318,3 +318,107 @@ fn coalesce_mismatch_no_moderation_at_a_high_packet_rate() {
         f.title
     );
 }
+
+/// Issue 17: counts since boot predate the change; the current affinity is
+/// what irq-stacked judges.
+#[test]
+fn irq_stacked_judges_the_current_affinity_not_since_boot_counts() {
+    // Every interrupt of enp2s0's 8 queue IRQs so far landed on CPU 0.
+    let mut i = input("two-socket-multi-nic");
+    assert!(report(&i)
+        .of(DoctorId::IrqStacked)
+        .any(|f| f.subject == "enp2s0"));
+    for (k, irq) in (61..=68).enumerate() {
+        set_affinity(&mut i, irq, &k.to_string());
+    }
+    let r = report(&i);
+    assert!(
+        !r.of(DoctorId::IrqStacked).any(|f| f.subject == "enp2s0"),
+        "{:?}",
+        r.of(DoctorId::IrqStacked).collect::<Vec<_>>()
+    );
+}
+
+/// Issue 17: enp65s0 has 12 queues for node 1's 8 cores: stacked locally
+/// is unavoidable, so info, with the reason.
+#[test]
+fn unavoidable_local_stacking_is_info() {
+    let mut i = input("two-socket-multi-nic");
+    for (k, irq) in (71..=82).enumerate() {
+        set_affinity(&mut i, irq, &(8 + k % 8).to_string());
+    }
+    let r = report(&i);
+    let f = r
+        .of(DoctorId::IrqStacked)
+        .find(|f| f.subject == "enp65s0")
+        .expect("stacked");
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.what == "unavoidable" && e.value.contains("ethtool -L enp65s0 combined 8")));
+    assert!(!r
+        .of(DoctorId::IrqRemoteNode)
+        .any(|f| f.subject == "enp65s0"));
+}
+
+/// Issue 17: a kernel without effective_affinity: a mask spanning both
+/// nodes whose interrupts all landed locally is not a warning, and the
+/// evidence names the mask, not effective_affinity.
+#[test]
+fn irq_remote_node_on_a_mask_only_kernel_cites_the_mask() {
+    let mut i = input("two-socket-multi-nic");
+    for q in i.snapshot.irqs.iter_mut() {
+        q.effective_affinity = None;
+    }
+    let r = report(&i);
+    let f = r
+        .of(DoctorId::IrqRemoteNode)
+        .find(|f| f.subject == "enp2s0")
+        .expect("the mask allows node 1");
+    assert_eq!(f.severity, Severity::Info, "{f:?}");
+    let q: Vec<_> = f
+        .evidence
+        .iter()
+        .filter(|e| e.what == "queue IRQ")
+        .collect();
+    assert_eq!(q.len(), 8);
+    assert!(q
+        .iter()
+        .all(|e| e.source == "/proc/irq/N/smp_affinity_list"));
+}
+
+/// Issue 17: with samples, a mask-only IRQ (no effective_affinity) is judged
+/// by where the window's interrupts landed.
+#[test]
+fn irq_remote_node_with_samples_judges_where_the_window_landed() {
+    let mut i = input("two-socket-multi-nic");
+    for q in i.snapshot.irqs.iter_mut() {
+        q.effective_affinity = None;
+    }
+    let window = |cpu: usize| {
+        let mut a = Counters::cpus(32);
+        let mut b = Counters::cpus(32);
+        for (k, irq) in (61..=68).enumerate() {
+            a.interrupts
+                .push((irq, format!("enp2s0-TxRx-{k}"), vec![0; 32]));
+            let mut per = vec![0; 32];
+            per[cpu] = 500;
+            b.interrupts.push((irq, format!("enp2s0-TxRx-{k}"), per));
+        }
+        samples(&[a, b])
+    };
+    // All of the window's interrupts on CPU 1 (node 0, enp2s0's): local.
+    i.samples = window(1);
+    assert!(!report(&i)
+        .of(DoctorId::IrqRemoteNode)
+        .any(|f| f.subject == "enp2s0"));
+    // On CPU 9 (node 1): remote, a warning.
+    i.samples = window(9);
+    let r = report(&i);
+    let f = r
+        .of(DoctorId::IrqRemoteNode)
+        .find(|f| f.subject == "enp2s0")
+        .expect("remote");
+    assert_eq!(f.severity, Severity::Warning);
+}

@@ -34,6 +34,8 @@ pub const EXTRA_FILES: &[&str] = &[
     // TIME_WAIT, orphan and TCP memory counts (doctor's timewait-exhaustion
     // and tcp-memory-pressure).
     "/proc/net/sockstat",
+    // The span of the since-boot totals doctor reports without samples.
+    "/proc/uptime",
 ];
 
 /// What a capture wrote.

@@ -373,3 +373,25 @@ fn many_quiet_queues_are_folded() {
     assert!(!s.contains("rx-8 "), "{s}");
     assert!(s.contains("(+39 quiet queues)"), "{s}");
 }
+
+/// Issue 17: a recorded tree (it has a LABEL) without samples never
+/// changes; stat says so and exits 1 instead of printing zero rows.
+#[test]
+fn a_capture_without_samples_is_an_error_naming_capture_samples() {
+    let t = tempfile::tempdir().unwrap();
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(set("b"))
+        .arg(t.path().join("cap"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let cap = t.path().join("cap");
+    std::fs::write(cap.join("LABEL"), "Captured live by `nettune capture`.\n").unwrap();
+    let out = nettune(&["stat", "-c", "2", "--root", cap.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(err.contains("capture without samples"), "{err}");
+    assert!(err.contains("capture --out DIR --samples N"), "{err}");
+}

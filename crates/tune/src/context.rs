@@ -2,7 +2,7 @@
 //! interface looks like to them ([`Nic`]), and the changes and notes they
 //! produce.
 
-use crate::placement::{self, Core, NodeOrder, NodeUsage, Placed};
+use crate::placement::{self, Allotment, Core, Demand, Placed};
 use crate::profile::Profile;
 use crate::rules::{self, RuleId};
 use model::knobpath;
@@ -31,8 +31,8 @@ pub struct Ctx<'a> {
     pub bits: u32,
     /// Physical cores usable for IRQs.
     pub cores: Vec<Core>,
-    /// Queues placed per node so far, across interfaces.
-    pub node_used: NodeUsage,
+    /// Where each interface's queues go, by name ([`Ctx::place_all`]).
+    pub allotments: BTreeMap<String, Allotment>,
     /// Whether any IRQ affinity change was planned.
     pub any_affinity: bool,
     changes: Vec<Change>,
@@ -60,12 +60,31 @@ impl<'a> Ctx<'a> {
             scope,
             bits: snap.cpu.mask_bits(),
             cores,
-            node_used: NodeUsage::new(),
+            allotments: BTreeMap::new(),
             any_affinity: false,
             changes: Vec::new(),
             notes: Vec::new(),
             left_out: BTreeMap::new(),
         }
+    }
+
+    /// Place the queues of all `ifaces` at once ([`placement::allocate`]),
+    /// weighing each NIC by [`nic_weight`]; [`Nic::new`] then reads its share.
+    pub(crate) fn place_all(&mut self, ifaces: &[&Interface]) {
+        let snap = self.snap;
+        let irqs: Vec<u64> = ifaces.iter().map(|i| since_boot_irqs(snap, i)).collect();
+        let any_counts = irqs.iter().any(|&n| n > 0);
+        let demands: Vec<Demand> = ifaces
+            .iter()
+            .zip(&irqs)
+            .map(|(i, &n)| Demand {
+                queues: queue_irqs(snap, i).into_iter().map(|(q, _)| q).collect(),
+                home: nic_node(snap, i),
+                weight: nic_weight(i, any_counts.then_some(n)),
+            })
+            .collect();
+        let out = placement::allocate(&demands, &self.cores, &snap.nodes);
+        self.allotments = ifaces.iter().map(|i| i.name.clone()).zip(out).collect();
     }
 
     /// Changes planned so far.
@@ -264,7 +283,7 @@ impl<'a> Nic<'a> {
                 format!("{}: queue IRQs {}", self.name, m.describe()),
             );
         }
-        let (snap, name, n) = (cx.snap, self.name, self.qirqs.len());
+        let (name, n) = (self.name, self.qirqs.len());
         if cx.cores.is_empty() {
             cx.note(
                 RuleId::IrqAffinity,
@@ -272,43 +291,88 @@ impl<'a> Nic<'a> {
             );
             return;
         }
-        let order = match self.node {
-            Some(home) => {
-                let home_n = placement::node_cores(&cx.cores, home).len();
-                if home_n < n {
-                    cx.note(
-                        RuleId::IrqAffinity,
-                        format!(
-                            "{name}: node {home} has {home_n} usable physical cores for {n} queue IRQs; the rest spread to the nearest nodes"
-                        ),
-                    );
-                }
-                NodeOrder::Nearest(placement::nodes_by_distance(&snap.nodes, home))
-            }
-            None => {
-                if self.multi_node {
-                    cx.note(
-                        RuleId::IrqAffinity,
-                        format!(
-                            "{name}: numa_node is {} (unknown): queue IRQs are spread across nodes, one physical core each",
-                            self.iface.numa_node.map_or("absent".to_string(), |v| v.to_string())
-                        ),
-                    );
-                }
-                NodeOrder::Spread(snap.nodes.iter().map(|n| n.id.0).collect())
-            }
-        };
-        let total = placement::capacity(&cx.cores, &order);
-        if total < n {
+        let a = cx.allotments.get(name).cloned().unwrap_or_default();
+        if self.node.is_none() && self.multi_node {
             cx.note(
                 RuleId::IrqAffinity,
                 format!(
-                    "{name}: {n} queue IRQs but {total} usable physical cores: some cores take more than one queue"
+                    "{name}: numa_node is {} (unknown): queue IRQs are spread across nodes, one physical core each",
+                    self.iface.numa_node.map_or("absent".to_string(), |v| v.to_string())
                 ),
             );
         }
-        let queues: Vec<u32> = self.qirqs.iter().map(|(q, _)| *q).collect();
-        self.placement = placement::assign(&queues, &cx.cores, &order, &mut cx.node_used);
+        let pool = a.pool_cores;
+        match self.node {
+            Some(home) if a.off_home => cx.note(
+                RuleId::IrqAffinity,
+                format!(
+                    "{name}: node {home} has no usable physical core: its queue IRQs go to the nearest node {}",
+                    a.pool_nodes.first().copied().unwrap_or(home)
+                ),
+            ),
+            Some(home) if pool < n => {
+                let per = n.div_ceil(pool.max(1));
+                cx.note(
+                    RuleId::IrqAffinity,
+                    format!(
+                        "{name}: node {home} has {pool} usable physical cores for {n} queue IRQs: stacked on them, up to {per} per core, not sent to a remote node (a remote core costs every packet a trip across the interconnect); or lower the queues to the local cores: ethtool -L {name} combined {pool}"
+                    ),
+                );
+            }
+            _ if pool < n => cx.note(
+                RuleId::IrqAffinity,
+                format!(
+                    "{name}: {n} queue IRQs but {pool} usable physical cores: some cores take more than one queue"
+                ),
+            ),
+            _ => {}
+        }
+        if a.shared > 0 {
+            let why = match self.iface.operstate.as_deref() {
+                Some(s) if !link_up(Some(s)) => format!("its link is {s}"),
+                _ => "it carries less traffic (interrupts since boot, link speed)".to_string(),
+            };
+            cx.note(
+                RuleId::IrqAffinity,
+                format!(
+                    "{name}: shares {} of its cores with busier NICs placed first: {why}",
+                    a.shared
+                ),
+            );
+        }
+        self.placement = a.placed;
+    }
+}
+
+/// Whether `operstate` counts as a link that carries traffic (`up`, or
+/// `unknown` as virtual and some drivers report; absent: assumed up).
+fn link_up(operstate: Option<&str>) -> bool {
+    !matches!(
+        operstate,
+        Some("down" | "lowerlayerdown" | "notpresent" | "dormant")
+    )
+}
+
+/// Interrupts of `iface`'s queue IRQs since boot, all CPUs.
+fn since_boot_irqs(snap: &HostSnapshot, iface: &Interface) -> u64 {
+    queue_irqs(snap, iface)
+        .iter()
+        .flat_map(|(_, irqs)| irqs)
+        .filter_map(|&n| snap.irq(model::IrqNumber(n)))
+        .flat_map(|i| i.per_cpu.iter())
+        .fold(0u64, |a, &b| a.saturating_add(b))
+}
+
+/// How much a NIC weighs in placement: 0 for a link that is down; else its
+/// interrupts since boot (plus 1, so an idle link outweighs a down one) when
+/// some NIC has counts (`irqs`), else its speed in Mbit/s (1000 unknown).
+pub fn nic_weight(iface: &Interface, irqs: Option<u64>) -> u64 {
+    if !link_up(iface.operstate.as_deref()) {
+        return 0;
+    }
+    match irqs {
+        Some(n) => n.saturating_add(1),
+        None => iface.speed_mbps.unwrap_or(1000).max(1),
     }
 }
 

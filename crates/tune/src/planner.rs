@@ -65,6 +65,7 @@ pub fn plan(
     let cores = physical_cores(&snap.cpus, &snap.nodes, &usable, &reserved);
     let mut cx = Ctx::new(snap, extras, profile, opts, scope, cores);
     opening_notes(&mut cx, ifaces.is_empty());
+    cx.place_all(&ifaces);
 
     let enabled = || CATALOGUE.iter().filter(|r| profile.enabled(r.id()));
     for iface in &ifaces {

@@ -1,11 +1,11 @@
-//! `irq-remote-node`: a queue IRQ served on a NUMA node other than the NIC's
-//! (from the snapshot finding of the same name), one finding per NIC.
+//! `irq-remote-node`: a queue IRQ served on a NUMA node other than the NIC's,
+//! one finding per NIC. Judged on the present: the effective affinity (the
+//! mask on kernels without it) and, with samples, where the window's
+//! interrupts landed; since-boot counts only support.
 
-use super::{host_findings, DoctorId, DoctorRule, Skip};
+use super::{DoctorId, DoctorRule, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
-use model::findings::FindingId;
-use std::collections::BTreeMap;
 use tune::RuleId;
 
 /// Queue IRQs on a remote node.
@@ -29,18 +29,20 @@ impl DoctorRule for IrqRemoteNode {
         "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (NUMA topology and PCI bus: local_cpulist); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\"; Documentation/networking/scaling.rst"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
-        let mut by_nic: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for hf in host_findings(cx, FindingId::IrqRemoteNode) {
-            by_nic
-                .entry(hf.subject.as_str())
-                .or_default()
-                .push(hf.message.as_str());
+        let s = cx.snap();
+        if s.nodes.iter().filter(|n| !n.cpus.is_empty()).count() < 2 {
+            return Ok(());
         }
-        for (name, msgs) in by_nic {
-            let node = cx
-                .snap()
-                .interface(name)
-                .and_then(|i| i.numa_node)
+        for i in &s.interfaces {
+            let Some(remote) = remote_irqs(cx, i) else {
+                continue;
+            };
+            if remote.is_empty() {
+                continue;
+            }
+            let name = i.name.as_str();
+            let node = i
+                .numa_node
                 .map_or_else(|| "?".to_string(), |n| n.to_string());
             let free = free_local_cores(cx, name);
             let mut f = Finding::new(
@@ -48,7 +50,7 @@ impl DoctorRule for IrqRemoteNode {
                 name,
                 format!(
                     "{name}: {} served off the NIC's node {node}",
-                    super::plural(msgs.len(), "queue IRQ")
+                    super::plural(remote.len(), "queue IRQ")
                 ),
             )
             .evidence(
@@ -56,8 +58,8 @@ impl DoctorRule for IrqRemoteNode {
                 node,
                 format!("/sys/class/net/{name}/device/numa_node"),
             );
-            for m in msgs {
-                f = f.evidence("queue IRQ", m, "/proc/irq/N/effective_affinity");
+            for r in &remote {
+                f = f.evidence("queue IRQ", &r.message, r.source);
             }
             match free {
                 Some(free) if !free.is_empty() => {
@@ -78,6 +80,16 @@ impl DoctorRule for IrqRemoteNode {
                 }
                 None => {}
             }
+            // A mask that allows remote CPUs, on a kernel without
+            // effective_affinity, whose interrupts all landed locally so far:
+            // the mask alone does not say the IRQ is served remotely.
+            if cx.window.is_none() && remote.iter().all(|r| r.local_since_boot) {
+                f = f.severity(Severity::Info).evidence(
+                    "interrupts since boot (supporting only: they predate any change)",
+                    "all on CPUs of the NIC's node",
+                    "/proc/interrupts",
+                );
+            }
             let fix = cx.plan_fix(
                 &[RuleId::IrqAffinity, RuleId::Irqbalance],
                 Some(name),
@@ -90,8 +102,86 @@ impl DoctorRule for IrqRemoteNode {
     }
 }
 
+/// A queue IRQ judged to be served off its NIC's node.
+struct Remote {
+    message: String,
+    /// The file the verdict comes from.
+    source: &'static str,
+    /// Mask-only verdict whose interrupts since boot all landed locally.
+    local_since_boot: bool,
+}
+
+/// Queue IRQs of `i` served off its node, judged on the present: the
+/// effective affinity when the kernel shows it, else the mask; with samples,
+/// an IRQ whose interrupts in the window all landed on local CPUs is local.
+/// `None` when the NIC's node is unknown.
+fn remote_irqs(cx: &Cx<'_>, i: &model::snapshot::Interface) -> Option<Vec<Remote>> {
+    let s = cx.snap();
+    let nd = u32::try_from(i.numa_node?).ok()?;
+    let node = s.nodes.iter().find(|n| n.id.0 == nd)?;
+    let name = i.name.as_str();
+    let mut out = Vec::new();
+    for q in model::findings::queue_irqs(s, i) {
+        let Some(cpus) = model::findings::irq_cpus(q) else {
+            continue;
+        };
+        let remote = cpus.difference(&node.cpus);
+        if remote.is_empty() {
+            continue;
+        }
+        let effective = q.effective_affinity.as_ref().is_some_and(|e| !e.is_empty());
+        let landed_local = |counts: &mut dyn Iterator<Item = (u32, u64)>| {
+            let mut any = false;
+            for (cpu, n) in counts {
+                if n > 0 {
+                    if !node.cpus.contains(cpu) {
+                        return false;
+                    }
+                    any = true;
+                }
+            }
+            any
+        };
+        if let Some(w) = &cx.window {
+            if let Some(d) = w.total.irqs.iter().find(|d| d.irq == q.number) {
+                if landed_local(&mut d.per_cpu.iter().map(|c| (c.cpu.0, c.count))) {
+                    continue;
+                }
+            }
+        }
+        let local_since_boot = !effective
+            && landed_local(
+                &mut q
+                    .per_cpu
+                    .iter()
+                    .enumerate()
+                    .map(|(c, n)| (u32::try_from(c).unwrap_or(u32::MAX), *n)),
+            );
+        let (verb, source) = if effective {
+            ("runs on", "/proc/irq/N/effective_affinity")
+        } else {
+            (
+                "may run on (its mask; the kernel shows no effective_affinity)",
+                "/proc/irq/N/smp_affinity_list",
+            )
+        };
+        out.push(Remote {
+            message: format!(
+                "{name} {}: IRQ {} {verb} CPU {} (node {}), but {name} is on node {nd}",
+                model::findings::queue_label(q),
+                q.number.0,
+                remote.to_list(),
+                model::findings::nodes_of(s, &remote).to_list(),
+            ),
+            source,
+            local_since_boot,
+        });
+    }
+    Some(out)
+}
+
 /// Physical cores of `iface`'s node (usable ones, one CPU per core) on which
-/// none of its queue IRQs may run; `None` when the node is unknown.
+/// none of its locally served queue IRQs runs; `None` when the node is unknown.
 fn free_local_cores(cx: &Cx<'_>, iface: &str) -> Option<model::CpuSet> {
     let s = cx.snap();
     let i = s.interface(iface)?;
@@ -99,7 +189,9 @@ fn free_local_cores(cx: &Cx<'_>, iface: &str) -> Option<model::CpuSet> {
     let node = s.nodes.iter().find(|n| n.id.0 == node)?;
     let mut taken = model::CpuSet::new();
     for q in model::findings::queue_irqs(s, i) {
-        if let Some(c) = model::findings::irq_cpus(q) {
+        // Only IRQs served wholly on the node take a local core: a mask
+        // spanning both nodes (no effective_affinity) is not a placement.
+        if let Some(c) = model::findings::irq_cpus(q).filter(|c| c.is_subset(&node.cpus)) {
             for cpu in c.iter() {
                 taken.insert(cpu);
                 if let Some(x) = s.cpu(cpu) {

@@ -26,7 +26,10 @@ impl DoctorRule for ListenDrops {
         "listen(2) and Documentation/networking/ip-sysctl.rst (somaxconn, tcp_max_syn_backlog); netdata listen overflow alarms"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
-        let w = cx.need_window()?;
+        let w = match cx.need_window() {
+            Ok(w) => w,
+            Err(skip) => return since_boot(self, cx, out).unwrap_or(Err(skip)),
+        };
         let (Some(over), Some(drops)) = (
             w.counter("TcpExt.ListenOverflows"),
             w.counter("TcpExt.ListenDrops"),
@@ -67,13 +70,44 @@ impl DoctorRule for ListenDrops {
             somaxconn,
             "/proc/sys/net/core/somaxconn",
         )
-        .fix(Fix {
-            text: "Raise the accept backlog: net.core.somaxconn (per network namespace) and the backlog the application passes to listen(); `ss -ltn` shows each listener's Recv-Q (queued) against Send-Q (its backlog). If the queue is full because accept() lags, add accepting threads (SO_REUSEPORT).".into(),
-            changes: Vec::new(),
-            command: None,
-            app: Some("listen(fd, 4096) with net.core.somaxconn >= 4096: sysctl -w net.core.somaxconn=4096".into()),
-        });
+        .fix(fix());
         out.push(f);
         Ok(())
+    }
+}
+
+/// Without samples: the totals since boot, at info.
+fn since_boot(rule: &ListenDrops, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Option<Result<(), Skip>> {
+    let sb = cx.since_boot()?;
+    let (over, drops) = (
+        sb.counter("TcpExt.ListenOverflows")?,
+        sb.counter("TcpExt.ListenDrops")?,
+    );
+    if over == 0 && drops == 0 {
+        return Some(Ok(()));
+    }
+    let f = Finding::new(
+        rule,
+        "host",
+        format!(
+            "TCP: {drops} connection attempts dropped at listen queues ({over} overflows) {} (no samples: not a rate)",
+            sb.span()
+        ),
+    )
+    .severity(Severity::Info)
+    .evidence("TcpExt.ListenOverflows", over.to_string(), "/proc/net/netstat TcpExt.ListenOverflows")
+    .evidence("TcpExt.ListenDrops", drops.to_string(), "/proc/net/netstat TcpExt.ListenDrops")
+    .fix(fix());
+    out.push(f);
+    Some(Ok(()))
+}
+
+/// Raise the accept backlog.
+fn fix() -> Fix {
+    Fix {
+        text: "Raise the accept backlog: net.core.somaxconn (per network namespace) and the backlog the application passes to listen(); `ss -ltn` shows each listener's Recv-Q (queued) against Send-Q (its backlog). If the queue is full because accept() lags, add accepting threads (SO_REUSEPORT).".into(),
+        changes: Vec::new(),
+        command: None,
+        app: Some("listen(fd, 4096) with net.core.somaxconn >= 4096: sysctl -w net.core.somaxconn=4096".into()),
     }
 }

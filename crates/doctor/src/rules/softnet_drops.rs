@@ -31,7 +31,10 @@ impl DoctorRule for SoftnetDrops {
         "Documentation/admin-guide/sysctl/net.rst (netdev_max_backlog, netdev_budget); netdata softnet alarms"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
-        let w = cx.need_window()?;
+        let w = match cx.need_window() {
+            Ok(w) => w,
+            Err(skip) => return since_boot(self, cx, out).unwrap_or(Err(skip)),
+        };
         let rows: Vec<_> = w
             .total
             .cpus
@@ -122,13 +125,57 @@ impl DoctorRule for SoftnetDrops {
                 ),
                 "/proc/sys/net/core/netdev_budget",
             );
-        let fix = cx.plan_fix(
-            &[RuleId::Backlog],
-            None,
-            "Raise net.core.netdev_max_backlog for drops, netdev_budget and netdev_budget_usecs for squeezes; if one CPU takes all of it, spread the work first (softirq-concentrated).",
-            "sysctl -w net.core.netdev_max_backlog=5000 net.core.netdev_budget=600 net.core.netdev_budget_usecs=8000 (global knobs).",
-        );
+        let fix = fix(cx);
         out.push(f.fix(fix));
         Ok(())
     }
+}
+
+/// Without samples: the totals since boot per CPU, at info.
+fn since_boot(
+    rule: &SoftnetDrops,
+    cx: &Cx<'_>,
+    out: &mut Vec<Finding>,
+) -> Option<Result<(), Skip>> {
+    let sb = cx.since_boot()?;
+    let sn = sb.sample.softnet.as_ref()?;
+    let dropped = super::sat_sum(sn.rows.iter().map(|r| u64::from(r.dropped)));
+    let squeeze = super::sat_sum(sn.rows.iter().map(|r| u64::from(r.time_squeeze)));
+    if dropped == 0 && squeeze == 0 {
+        return Some(Ok(()));
+    }
+    let mut f = Finding::new(
+        rule,
+        "host",
+        format!(
+            "softnet: {dropped} backlog drops, {squeeze} squeezes {} (no samples: not a rate)",
+            sb.span()
+        ),
+    )
+    .severity(Severity::Info);
+    for (k, r) in sn
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.dropped > 0 || r.time_squeeze > 0)
+    {
+        let cpu = r.cpu.map_or(u32::try_from(k).unwrap_or(u32::MAX), |c| c.0);
+        f = f.evidence(
+            format!("CPU {cpu} dropped / squeezed since boot"),
+            format!("{} / {}", r.dropped, r.time_squeeze),
+            "/proc/net/softnet_stat",
+        );
+    }
+    out.push(f.fix(fix(cx)));
+    Some(Ok(()))
+}
+
+/// Raise the backlog and the budget.
+fn fix(cx: &Cx<'_>) -> crate::finding::Fix {
+    cx.plan_fix(
+        &[RuleId::Backlog],
+        None,
+        "Raise net.core.netdev_max_backlog for drops, netdev_budget and netdev_budget_usecs for squeezes; if one CPU takes all of it, spread the work first (softirq-concentrated).",
+        "sysctl -w net.core.netdev_max_backlog=5000 net.core.netdev_budget=600 net.core.netdev_budget_usecs=8000 (global knobs).",
+    )
 }

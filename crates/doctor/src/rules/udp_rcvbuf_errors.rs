@@ -30,7 +30,10 @@ impl DoctorRule for UdpRcvbufErrors {
         "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, techblog.cloudperf.net, 2016) (recvmmsg/sendmmsg at 2 Mpps); measured here: 64-byte UDP loses 1-2.5 % at the socket with the default buffer, 0 with 4 MiB (DESIGN.md); socket(7) SO_RCVBUF"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
-        let w = cx.need_window()?;
+        let w = match cx.need_window() {
+            Ok(w) => w,
+            Err(skip) => return since_boot(self, cx, out).unwrap_or(Err(skip)),
+        };
         let Some(errs) = w.counter("Udp.RcvbufErrors") else {
             return Err(Skip::because(
                 "Udp.RcvbufErrors: not in the samples (/proc/net/snmp)",
@@ -75,46 +78,87 @@ impl DoctorRule for UdpRcvbufErrors {
         if loss >= CRITICAL_LOSS {
             f = f.severity(Severity::Critical);
         }
-        let rmem_max = cx
-            .snap()
-            .sysctls
-            .get("net.core.rmem_max")
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        let fallback = match rmem_max {
-            Some(m) if m >= 4 << 20 => {
-                format!("net.core.rmem_max ({m}) already lets SO_RCVBUF reach 4 MiB.")
-            }
-            _ => "sysctl -w net.core.rmem_max=4194304 so SO_RCVBUF can reach 4 MiB.".to_string(),
-        };
-        // Of the plan's socket-buffer changes only the receive cap matters
-        // here (tcp_wmem and friends do not help a UDP receiver).
-        let changes: Vec<_> = cx
-            .plan_changes(&[RuleId::SocketBuffers], None)
-            .into_iter()
-            .filter(|c| c.knob == "net.core.rmem_max")
-            .collect();
-        let text = "Give the receiving sockets a larger buffer: SO_RCVBUF in the application (capped by net.core.rmem_max), or a larger net.core.rmem_default for applications that do not set it.";
-        let mut fix = if changes.is_empty() {
-            Fix {
-                text: format!("{text} {fallback}"),
-                ..Fix::default()
-            }
-        } else {
-            Fix {
-                text: format!(
-                    "{text} The {} plan raises net.core.rmem_max.",
-                    cx.plan_profile
-                ),
-                command: Some(cx.plan_command(None)),
-                changes,
-                app: None,
-            }
-        };
-        fix.app = Some(
-            "setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"
-                .to_string(),
-        );
+        let fix = fix(cx);
         out.push(f.fix(fix));
         Ok(())
     }
+}
+
+/// Without samples: the totals since boot, at info.
+fn since_boot(
+    rule: &UdpRcvbufErrors,
+    cx: &Cx<'_>,
+    out: &mut Vec<Finding>,
+) -> Option<Result<(), Skip>> {
+    let sb = cx.since_boot()?;
+    let errs = sb.counter("Udp.RcvbufErrors")?;
+    if errs == 0 {
+        return Some(Ok(()));
+    }
+    let ind = sb.counter("Udp.InDatagrams").unwrap_or(0);
+    let f = Finding::new(
+        rule,
+        "host",
+        format!(
+            "UDP: {errs} datagrams dropped at full receive buffers {} (no samples: not a rate)",
+            sb.span()
+        ),
+    )
+    .severity(Severity::Info)
+    .evidence(
+        "Udp.RcvbufErrors",
+        errs.to_string(),
+        "/proc/net/snmp Udp.RcvbufErrors",
+    )
+    .evidence(
+        "Udp.InDatagrams",
+        ind.to_string(),
+        "/proc/net/snmp Udp.InDatagrams",
+    );
+    out.push(f.fix(fix(cx)));
+    Some(Ok(()))
+}
+
+/// The receive-buffer fix: the plan's rmem_max, else the sysctl, and SO_RCVBUF.
+fn fix(cx: &Cx<'_>) -> Fix {
+    let rmem_max = cx
+        .snap()
+        .sysctls
+        .get("net.core.rmem_max")
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let fallback = match rmem_max {
+        Some(m) if m >= 4 << 20 => {
+            format!("net.core.rmem_max ({m}) already lets SO_RCVBUF reach 4 MiB.")
+        }
+        _ => "sysctl -w net.core.rmem_max=4194304 so SO_RCVBUF can reach 4 MiB.".to_string(),
+    };
+    // Of the plan's socket-buffer changes only the receive cap matters
+    // here (tcp_wmem and friends do not help a UDP receiver).
+    let changes: Vec<_> = cx
+        .plan_changes(&[RuleId::SocketBuffers], None)
+        .into_iter()
+        .filter(|c| c.knob == "net.core.rmem_max")
+        .collect();
+    let text = "Give the receiving sockets a larger buffer: SO_RCVBUF in the application (capped by net.core.rmem_max), or a larger net.core.rmem_default for applications that do not set it.";
+    let mut fix = if changes.is_empty() {
+        Fix {
+            text: format!("{text} {fallback}"),
+            ..Fix::default()
+        }
+    } else {
+        Fix {
+            text: format!(
+                "{text} The {} plan raises net.core.rmem_max.",
+                cx.plan_profile
+            ),
+            command: Some(cx.plan_command(None)),
+            changes,
+            app: None,
+        }
+    };
+    fix.app = Some(
+        "setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"
+            .to_string(),
+    );
+    fix
 }

@@ -325,7 +325,7 @@ pub fn queue_irqs<'a>(s: &'a HostSnapshot, i: &Interface) -> Vec<&'a Irq> {
 }
 
 /// SMT siblings of `cpu`, without `cpu` itself.
-pub(crate) fn siblings_of(s: &HostSnapshot, cpu: u32) -> CpuSet {
+pub fn siblings_of(s: &HostSnapshot, cpu: u32) -> CpuSet {
     s.cpu(cpu)
         .map(|c| {
             let mut x = c.siblings.clone();
@@ -336,7 +336,7 @@ pub(crate) fn siblings_of(s: &HostSnapshot, cpu: u32) -> CpuSet {
 }
 
 /// `queue 3`, `rx queue 1`, or the IRQ's name.
-pub(crate) fn queue_label(irq: &Irq) -> String {
+pub fn queue_label(irq: &Irq) -> String {
     match irq.queue {
         Some(q) => match (q.kind, q.index) {
             (QueueKind::Combined, Some(i)) => format!("queue {i}"),

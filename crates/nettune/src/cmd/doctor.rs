@@ -190,6 +190,9 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if input.window.is_none() && input.samples.len() < 2 {
+        input.since_boot = since_boot(&root);
+    }
     let report = doctor::diagnose(&input);
     let text = if args.json {
         serde_json::to_string_pretty(&report)? + "\n"
@@ -204,6 +207,18 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
         _ => {}
     }
     Ok(ExitCode::from(report.exit_code()))
+}
+
+/// One reading of the root's counters (totals since boot) and its uptime,
+/// for the rate rules when there is no window; `None` when the counters
+/// cannot be read (a fixture without `/proc/stat`).
+fn since_boot(root: &Root) -> Option<doctor::input::SinceBoot> {
+    let sample = Sampler::new(root.clone()).sample().ok()?;
+    let uptime_s = root
+        .read_trim("/proc/uptime")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok());
+    Some(doctor::input::SinceBoot { sample, uptime_s })
 }
 
 /// Samples a second apart (or `span` apart when shorter) over `span`, each

@@ -154,6 +154,14 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         if !recorded.is_empty() {
             return replay(&args, &recorded);
         }
+        // A recorded tree (a capture or fixture: it has a LABEL) without
+        // samples never changes: sampling it would print zero rows for ever.
+        if root.exists("/LABEL") {
+            bail!(
+                "{} is a capture without samples: its counters never change, so there is no interval to show (record some with `nettune capture --out DIR --samples N`)",
+                args.root.display()
+            );
+        }
     }
     let mut sampler = Sampler::new(root);
     if !args.no_nic_stats {

@@ -1,6 +1,6 @@
-//! `irq-affinity`: each queue IRQ on the physical core [`assign`] chose.
+//! `irq-affinity`: each queue IRQ on the physical core [`allocate`] chose.
 //!
-//! [`assign`]: crate::placement::assign
+//! [`allocate`]: crate::placement::allocate
 
 use super::{Rule, RuleId};
 use crate::context::{Ctx, Nic};
@@ -51,9 +51,14 @@ impl Rule for IrqAffinity {
                     .map_or(String::new(), |s| format!(" [queue {}]", s.describe()));
                 let why = match nic.node {
                     Some(h) if h == nd => format!("physical core of node {nd}, the NIC's node"),
-                    Some(h) => format!("node {h} is full; nearest node {nd}"),
+                    Some(h) => format!("node {h} has no usable physical core; nearest node {nd}"),
                     None if nic.multi_node => format!("node unknown: spread, node {nd}"),
                     None => "one node".to_string(),
+                };
+                let smt = if cx.cores.iter().any(|c| c.cpu == cpu) {
+                    "SMT siblings left out"
+                } else {
+                    "the other SMT thread of a core (more queues than the node's cores)"
                 };
                 cx.push(
                     Phase::IrqAffinity,
@@ -65,7 +70,7 @@ impl Rule for IrqAffinity {
                     },
                     cur.map(|c| c.to_list()),
                     cpu.to_string(),
-                    format!("{irq_name} (queue {q}) -> CPU {cpu}: {why}, SMT siblings left out{inferred}"),
+                    format!("{irq_name} (queue {q}) -> CPU {cpu}: {why}, {smt}{inferred}"),
                     false,
                 );
                 cx.any_affinity = true;
