@@ -126,20 +126,9 @@ const E1000_DYNAMIC: &[DynamicMode] = &[
     },
 ];
 
-const IGB_DYNAMIC: &[DynamicMode] = &[
-    DynamicMode {
-        value: 1,
-        name: "dynamic",
-        min_rate: 4_000,
-        max_rate: 70_000,
-    },
-    DynamicMode {
-        value: 3,
-        name: "dynamic conservative",
-        min_rate: 4_000,
-        max_rate: 20_000,
-    },
-];
+/// igb and igc have e1000's first two modes (the same ITR steps), not its
+/// simplified mode 4.
+const IGB_DYNAMIC: &[DynamicMode] = E1000_DYNAMIC.split_at(2).0;
 
 const IXGBE_DYNAMIC: &[DynamicMode] = &[DynamicMode {
     value: 1,
