@@ -102,10 +102,10 @@ impl WindowShare {
                 format!("{pct:.1} % of the buffer is window (net.ipv4.tcp_adv_win_scale = {s})")
             }
             ShareRule::ScalingRatio => format!(
-                "{pct:.0} % of the buffer is window (kernel ≥ 6.6: per-socket scaling ratio, 50 % at start)"
+                "{pct:.1} % of the buffer is window (kernel ≥ 6.6: per-socket scaling ratio, 50 % at start)"
             ),
             ShareRule::Default => {
-                format!("{pct:.0} % of the buffer is window (the kernels' default share)")
+                format!("{pct:.1} % of the buffer is window (the kernels' default share)")
             }
         }
     }
