@@ -338,7 +338,10 @@ fn buffers_below_bdp_fires_at_one_bdp_with_the_default_share() {
     };
     set(&mut i, 1_250_000);
     let r = report(&i);
-    let f = r.of(DoctorId::BuffersBelowBdp).next().expect("fires at 1 x BDP");
+    let f = r
+        .of(DoctorId::BuffersBelowBdp)
+        .next()
+        .expect("fires at 1 x BDP");
     let ev = |what: &str| {
         f.evidence
             .iter()
@@ -354,8 +357,10 @@ fn buffers_below_bdp_fires_at_one_bdp_with_the_default_share() {
     let max = ev("net.core.rmem_max");
     assert!(max.contains("SO_RCVBUF near 100.0 Mbit/s"), "{max}");
     assert!(
-        f.evidence.iter().any(|e| e.value.contains("50.0 %")
-            && e.value.contains("net.ipv4.tcp_adv_win_scale = 1")),
+        f.evidence
+            .iter()
+            .any(|e| e.value.contains("50.0 %")
+                && e.value.contains("net.ipv4.tcp_adv_win_scale = 1")),
         "{:?}",
         f.evidence
     );

@@ -444,7 +444,11 @@ fn socket_buffers_follow_the_seed_004_bdp() {
     // tcp_adv_win_scale in the snapshot: the default 1/2), so 3 325 000 B.
     let r = find(&p, "/proc/sys/net/core/rmem_max").unwrap();
     assert_eq!(r.after, "3325000");
-    assert!(r.reason.contains("50.0 % of the buffer is window"), "{}", r.reason);
+    assert!(
+        r.reason.contains("50.0 % of the buffer is window"),
+        "{}",
+        r.reason
+    );
     // tcp_rmem max (6 MiB) is already above: untouched.
     assert!(find(&p, "/proc/sys/net/ipv4/tcp_rmem").is_none());
 }

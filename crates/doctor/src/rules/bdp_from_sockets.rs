@@ -76,14 +76,14 @@ pub(crate) fn check_from_sockets(
     let bytes = bdp.bytes();
     let share = WindowShare::of(
         s.source.kernel.as_deref(),
-        s.sysctls.get("net.ipv4.tcp_adv_win_scale").map(String::as_str),
+        s.sysctls
+            .get("net.ipv4.tcp_adv_win_scale")
+            .map(String::as_str),
     );
     let target = share.buffer_for(bytes, TARGET_WINDOW_BDP);
     let mut short = Vec::new();
     for k in ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"] {
-        if let Some(m) =
-            max_of(s.sysctls.get(k)).filter(|m| *m < target)
-        {
+        if let Some(m) = max_of(s.sysctls.get(k)).filter(|m| *m < target) {
             short.push((k, m));
         }
     }

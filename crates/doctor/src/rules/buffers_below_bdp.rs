@@ -109,7 +109,11 @@ impl DoctorRule for BuffersBelowBdp {
                     ),
                 )
             } else {
-                let opt = if key.contains("rmem") { "SO_RCVBUF" } else { "SO_SNDBUF" };
+                let opt = if key.contains("rmem") {
+                    "SO_RCVBUF"
+                } else {
+                    "SO_SNDBUF"
+                };
                 (
                     key.to_string(),
                     format!(
