@@ -422,3 +422,60 @@ fn irq_remote_node_with_samples_judges_where_the_window_landed() {
         .expect("remote");
     assert_eq!(f.severity, Severity::Warning);
 }
+
+/// The Red Hat slides' study measured 58 % of the link with buffers at 1 × BDP: half of a
+/// buffer is window under the kernels' default share, and the target is a
+/// window of 1.33 × BDP, so 1 × BDP fires, the
+/// caps count that share, and `rmem_max` is named as the limit of
+/// `SO_RCVBUF` only (autotuned flows grow to `tcp_rmem[2]`).
+#[test]
+fn buffers_below_bdp_fires_at_one_bdp_with_the_default_share() {
+    let mut i = input("c4-8xlarge");
+    i.bdp = Some(Bdp::parse("100mbit,100ms").unwrap());
+    let set = |i: &mut Input, n: u64| {
+        let s = &mut i.snapshot.sysctls;
+        s.insert("net.ipv4.tcp_rmem".into(), format!("4096 87380 {n}"));
+        s.insert("net.ipv4.tcp_wmem".into(), format!("4096 16384 {n}"));
+        s.insert("net.core.rmem_max".into(), n.to_string());
+        s.insert("net.core.wmem_max".into(), n.to_string());
+        s.insert("net.ipv4.tcp_adv_win_scale".into(), "1".into());
+    };
+    set(&mut i, 1_250_000);
+    let r = report(&i);
+    let f = r
+        .of(DoctorId::BuffersBelowBdp)
+        .next()
+        .expect("fires at 1 x BDP");
+    let ev = |what: &str| {
+        f.evidence
+            .iter()
+            .find(|e| e.what.starts_with(what))
+            .unwrap_or_else(|| panic!("no {what} in {:?}", f.evidence))
+            .value
+            .clone()
+    };
+    // Autotuned: half of 1.25 MB per 100 ms = 50 Mbit/s.
+    let rmem = ev("net.ipv4.tcp_rmem");
+    assert!(rmem.contains("autotuned flow near 50.0 Mbit/s"), "{rmem}");
+    // SO_RCVBUF: doubled, so 2 × 1.25 MB × 1/2 per 100 ms.
+    let max = ev("net.core.rmem_max");
+    assert!(max.contains("SO_RCVBUF near 100.0 Mbit/s"), "{max}");
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.value.contains("50.0 %")
+                && e.value.contains("net.ipv4.tcp_adv_win_scale = 1")),
+        "{:?}",
+        f.evidence
+    );
+    // 1.33 × BDP / share = 3325000 bytes: quiet.
+    set(&mut i, 3_325_000);
+    assert!(!report(&i).has(DoctorId::BuffersBelowBdp));
+    // A share of 3/4 (tcp_adv_win_scale 2 on an older kernel) needs less.
+    set(&mut i, 2_300_000);
+    assert!(report(&i).has(DoctorId::BuffersBelowBdp));
+    i.snapshot
+        .sysctls
+        .insert("net.ipv4.tcp_adv_win_scale".into(), "2".into());
+    assert!(!report(&i).has(DoctorId::BuffersBelowBdp));
+}

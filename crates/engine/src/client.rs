@@ -292,7 +292,8 @@ fn udp_flow_socket(
         };
         s.bind(&any.into()).map_err(io_run("UDP socket"))?;
     }
-    apply_opts(s.as_fd(), cfg, false, true).map_err(|e| EngineError::Run(e.to_string()))?;
+    apply_opts(s.as_fd(), cfg, false, cfg.force_buffers)
+        .map_err(|e| EngineError::Run(e.to_string()))?;
     let s: UdpSocket = s.into();
     s.connect(server).map_err(io_run("UDP connect"))?;
     Ok(s)
@@ -351,7 +352,7 @@ fn connect_flows(
                 let port = flow_port(cfg, o.cport, f)?;
                 src.apply(&s, data, port)
                     .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
-                apply_opts(s.as_fd(), cfg, true, true)
+                apply_opts(s.as_fd(), cfg, true, cfg.force_buffers)
                     .map_err(|e| EngineError::Run(e.to_string()))?;
                 s.connect_timeout(&data.into(), Duration::from_secs(5))
                     .map_err(|e| EngineError::Run(format!("data connection to {data}: {e}")))?;
@@ -649,7 +650,7 @@ fn prepare(o: &ClientOpts, cfg: &TestConfig) -> Result<Prepared, EngineError> {
         test_id,
         tag,
         src: o.source.clone(),
-        force_buffers: true,
+        force_buffers: cfg.force_buffers,
     });
     let local = ctrl.local_addr().ok().map(|a| a.ip());
     let opened = connect_flows(o, cfg, SocketAddr::new(addr.ip(), port), test_id, local).and_then(
@@ -788,6 +789,7 @@ fn execute(
         doctor: None,
         cpu_intervals: Vec::new(),
         notes: Vec::new(),
+        buffers: out.buffers,
     };
     let mut intervals = s.intervals;
     intervals.sort_by(|a, b| {

@@ -219,6 +219,12 @@ pub struct TestConfig {
     /// TCP_MAXSEG of data connections, on both ends.
     #[serde(default)]
     pub mss: Option<u32>,
+    /// `--force-buffers`: set `sndbuf`/`rcvbuf` with SO_SNDBUFFORCE and
+    /// SO_RCVBUFFORCE, past `net.core.{w,r}mem_max` (CAP_NET_ADMIN; a server
+    /// forces only for a client with its token). Without it both ends use
+    /// SO_SNDBUF/SO_RCVBUF as an application would.
+    #[serde(default)]
+    pub force_buffers: bool,
 }
 
 impl Default for TestConfig {
@@ -245,6 +251,7 @@ impl Default for TestConfig {
             congestion: None,
             tos: None,
             mss: None,
+            force_buffers: false,
         }
     }
 }

@@ -283,6 +283,21 @@ fn details(o: &mut String, r: &BenchResult) {
             );
         }
     }
+    for (name, s) in [("client", &r.client), ("server", &r.server_side)] {
+        if let Some(b) = &s.buffers {
+            let _ = writeln!(o, "{}", buffers_line(name, b));
+        }
+    }
+}
+
+/// One end's effective socket buffers, as getsockopt read them back.
+pub fn buffers_line(end: &str, b: &crate::report::SocketBuffers) -> String {
+    format!(
+        "socket buffers ({end}): SO_RCVBUF {}, SO_SNDBUF {} (getsockopt{})",
+        crate::config::human_bytes(b.rcvbuf),
+        crate::config::human_bytes(b.sndbuf),
+        if b.forced { "; forced" } else { "" }
+    )
 }
 
 /// Short names of the offloads that matter most for a benchmark.

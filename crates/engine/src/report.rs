@@ -182,6 +182,20 @@ pub struct TcpInfo {
     pub congestion: Option<String>,
 }
 
+/// Socket buffer sizes of one end's first data socket, read back with
+/// getsockopt after its options were set: what the kernel gave (twice the
+/// size asked for, capped at `rmem_max`/`wmem_max` unless forced), or, with
+/// no size asked for, the autotuning start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SocketBuffers {
+    /// SO_RCVBUF as read back, bytes.
+    pub rcvbuf: u64,
+    /// SO_SNDBUF as read back, bytes.
+    pub sndbuf: u64,
+    /// The sizes were set with SO_RCVBUFFORCE/SO_SNDBUFFORCE.
+    pub forced: bool,
+}
+
 /// One worker's results.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkerReport {
@@ -381,6 +395,10 @@ pub struct SideReport {
         deserialize_with = "server_notes"
     )]
     pub notes: Vec<String>,
+    /// Effective socket buffers of this end's data sockets (absent from
+    /// older peers and for tcp-crr clients, whose sockets come later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<SocketBuffers>,
 }
 
 fn server_notes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

@@ -49,6 +49,8 @@ pub(crate) struct Outcome {
     pub doctor_samples: Option<Vec<host::sampler::Sample>>,
     /// Per-CPU use per interval.
     pub cpu_intervals: Vec<crate::report::IntervalCpu>,
+    /// Effective buffers of the first data socket.
+    pub buffers: Option<crate::report::SocketBuffers>,
 }
 
 /// Start `side`'s workers now and run the test to its end: reads control
@@ -166,6 +168,7 @@ pub(crate) fn run<S: Session>(
         side.abort_all();
     }
     let (cpu, doctor_samples, cpu_intervals) = cpuw.report();
+    let buffers = side.buffers;
     let workers = side.join();
     let snmp1 = cpu::udp_snmp(root);
     let udp_snmp = match (snmp0, snmp1) {
@@ -179,6 +182,7 @@ pub(crate) fn run<S: Session>(
             udp_snmp,
             doctor_samples,
             cpu_intervals,
+            buffers,
         },
         failure,
     )

@@ -33,6 +33,9 @@ pub struct SideRun {
     pub tx: Sender<Event>,
     params: Arc<Params>,
     next_cpu: usize,
+    /// Effective buffers of the first data socket handed to
+    /// [`SideRun::add_planned`].
+    pub buffers: Option<crate::report::SocketBuffers>,
     done: Vec<bool>,
 }
 
@@ -50,6 +53,7 @@ impl SideRun {
             params: Arc::new(params),
             next_cpu: 0,
             done: Vec::new(),
+            buffers: None,
         }
     }
 
@@ -60,6 +64,9 @@ impl SideRun {
 
     /// Spawn the workers `plan` gives `end`, on `socks`.
     pub fn add_planned(&mut self, end: End, socks: &mut Sockets) -> std::io::Result<()> {
+        if self.buffers.is_none() {
+            self.buffers = socks.effective_buffers(self.params.force_buffers);
+        }
         for w in plan(&self.params.cfg, end) {
             let job = socks.job(&w).ok_or_else(|| {
                 std::io::Error::other(format!("no socket for {:?} worker {:?}", w.work, w.owns))
@@ -190,6 +197,16 @@ fn take<T>(v: &mut [Option<T>], i: u32) -> Option<T> {
 }
 
 impl Sockets {
+    /// SO_RCVBUF/SO_SNDBUF of the first data socket present.
+    fn effective_buffers(&self, forced: bool) -> Option<crate::report::SocketBuffers> {
+        use std::os::fd::AsFd;
+        let fd = (self.tcp.iter().flatten().next().map(|s| s.as_fd()))
+            .or_else(|| self.udp.iter().flatten().next().map(|s| s.as_fd()))
+            .or_else(|| self.shared_udp.iter().flatten().next().map(|s| s.as_fd()))
+            .or_else(|| self.listeners.iter().flatten().next().map(|s| s.as_fd()))?;
+        crate::sock::effective_buffers(fd, forced)
+    }
+
     /// The job of planned worker `w`, taking its sockets; `None` when one
     /// is missing.
     fn job(&mut self, w: &WorkerPlan) -> Option<Job> {

@@ -98,6 +98,34 @@ pub struct OptError {
     pub source: std::io::Error,
 }
 
+/// Socket options that set a buffer: SO_SNDBUFFORCE/SO_RCVBUFFORCE only
+/// when `force` (`--force-buffers`, and on a server a token), else
+/// SO_SNDBUF/SO_RCVBUF, as an application without privilege would, which
+/// the kernel caps at `net.core.{w,r}mem_max` and doubles. Returns
+/// `(send option, receive option)`.
+pub(crate) fn buffer_opts(force: bool) -> (libc::c_int, libc::c_int) {
+    use sys::opt::*;
+    if force {
+        (SO_SNDBUFFORCE, SO_RCVBUFFORCE)
+    } else {
+        (SO_SNDBUF, SO_RCVBUF)
+    }
+}
+
+/// The buffers a socket has now (getsockopt SO_RCVBUF and SO_SNDBUF);
+/// `forced` is recorded as given.
+pub(crate) fn effective_buffers(
+    fd: std::os::fd::BorrowedFd<'_>,
+    forced: bool,
+) -> Option<crate::report::SocketBuffers> {
+    let s = socket2::SockRef::from(&fd);
+    Some(crate::report::SocketBuffers {
+        rcvbuf: s.recv_buffer_size().ok()? as u64,
+        sndbuf: s.send_buffer_size().ok()? as u64,
+        forced,
+    })
+}
+
 /// Apply the configuration's socket options to a data socket. Buffer sizes,
 /// busy polling and TCP_NODELAY are best effort; `--congestion`, `--tos`
 /// and `--mss` were asked for by name, so a refusal is an error. With
@@ -111,16 +139,13 @@ pub(crate) fn apply_opts(
     force: bool,
 ) -> Result<(), OptError> {
     use sys::opt::*;
-    if let Some(b) = cfg.sndbuf {
+    let (snd, rcv) = buffer_opts(force);
+    for (size, opt, plain) in [(cfg.sndbuf, snd, SO_SNDBUF), (cfg.rcvbuf, rcv, SO_RCVBUF)] {
+        let Some(b) = size else { continue };
         let b = i32::try_from(b).unwrap_or(i32::MAX);
-        if !force || sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUFFORCE, b).is_err() {
-            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_SNDBUF, b);
-        }
-    }
-    if let Some(b) = cfg.rcvbuf {
-        let b = i32::try_from(b).unwrap_or(i32::MAX);
-        if !force || sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUFFORCE, b).is_err() {
-            let _ = sys::set_int_opt(fd, SOL_SOCKET, SO_RCVBUF, b);
+        // Forcing without CAP_NET_ADMIN fails: fall back to the plain option.
+        if sys::set_int_opt(fd, SOL_SOCKET, opt, b).is_err() && opt != plain {
+            let _ = sys::set_int_opt(fd, SOL_SOCKET, plain, b);
         }
     }
     if cfg.busy_poll_us > 0 {
@@ -198,7 +223,7 @@ pub fn clamp_buffers(
             let to = u32::try_from(max).unwrap_or(u32::MAX);
             *v = Some(to);
             notes.push(format!(
-                "{flag} {} was clamped to {knob} ({} bytes) on the server: it forces larger buffers only for clients with its token",
+                "{flag} {} was clamped to {knob} ({} bytes) on the server: it forces larger buffers only for clients with its token that ask with --force-buffers",
                 crate::config::human_bytes(u64::from(b)),
                 to
             ));
@@ -262,6 +287,16 @@ impl From<OptError> for std::io::Error {
 mod tests {
     use super::*;
     use std::os::fd::AsFd;
+
+    /// Without `--force-buffers` a data socket uses SO_RCVBUF/SO_SNDBUF as
+    /// an application would (it used to force on the client always).
+    #[test]
+    fn buffers_are_forced_only_when_asked() {
+        use sys::opt::*;
+        assert_eq!(buffer_opts(false), (SO_SNDBUF, SO_RCVBUF));
+        assert_eq!(buffer_opts(true), (SO_SNDBUFFORCE, SO_RCVBUFFORCE));
+        assert!(!TestConfig::default().force_buffers);
+    }
 
     #[test]
     fn buffers_over_the_hosts_maximum_are_clamped_with_a_note() {

@@ -72,6 +72,7 @@ fn side(name: &str) -> SideReport {
         doctor: None,
         cpu_intervals: vec![],
         notes: vec![],
+        buffers: None,
     }
 }
 

@@ -75,6 +75,7 @@ fn arb_config() -> impl Strategy<Value = TestConfig> {
             prop::option::of("[ -~]{0,20}"),
             prop::option::of(any::<u8>()),
             prop::option::of(any::<u32>()),
+            any::<bool>(),
         ),
     )
         .prop_map(
@@ -90,7 +91,7 @@ fn arb_config() -> impl Strategy<Value = TestConfig> {
                     sndbuf,
                     rcvbuf,
                 ),
-                (congestion, tos, mss),
+                (congestion, tos, mss, force_buffers),
             )| TestConfig {
                 test,
                 flows,
@@ -113,6 +114,7 @@ fn arb_config() -> impl Strategy<Value = TestConfig> {
                 congestion,
                 tos,
                 mss,
+                force_buffers,
             },
         )
 }

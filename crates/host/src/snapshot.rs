@@ -63,6 +63,7 @@ pub const OPTIONAL_SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_low_latency",
     "net.ipv4.tcp_max_syn_backlog",
     "net.ipv4.tcp_syncookies",
+    "net.ipv4.tcp_adv_win_scale",
 ];
 
 /// Read a snapshot of the host at `root`, with ethtool state from the

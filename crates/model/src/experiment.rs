@@ -338,6 +338,7 @@ knobs! {
     CpuPin = "cpu_pin": KnobType::Cpus, "Bench option: pin bench threads to these CPUs.";
     Sndbuf = "sndbuf": KnobType::Int(0, i32::MAX as i64), "Bench option: SO_SNDBUF, bytes (0: default).";
     Rcvbuf = "rcvbuf": KnobType::Int(0, i32::MAX as i64), "Bench option: SO_RCVBUF, bytes (0: default).";
+    ForceBuffers = "force_buffers": KnobType::Bool, "Bench option: --force-buffers (SO_RCVBUFFORCE/SO_SNDBUFFORCE past rmem_max/wmem_max).";
 }
 
 impl Knob {

@@ -18,6 +18,7 @@ pub mod snapshot;
 pub mod stats;
 pub mod text;
 pub mod units;
+pub mod winshare;
 
 pub use cpuset::CpuSet;
 pub use error::ParseError;

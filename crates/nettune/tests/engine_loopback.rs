@@ -186,3 +186,51 @@ fn tcp_rr_busy_poll_pinned() {
         }
     }
 }
+
+/// bench sets --rcvbuf/--sndbuf as an application would (SO_RCVBUF, capped
+/// at rmem_max and doubled) unless --force-buffers, and reports the size
+/// the kernel gave, read back with getsockopt on both ends.
+#[test]
+fn buffers_are_plain_socket_options_unless_forced() {
+    let max = |k: &str| -> u64 {
+        std::fs::read_to_string(format!("/proc/sys/net/core/{k}"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (rmem, wmem) = (max("rmem_max"), max("wmem_max"));
+    let ask: u64 = 64 << 20;
+    let mut args = vec![
+        "--test",
+        "udp-stream",
+        "--rate",
+        "10M",
+        "--rcvbuf",
+        "64M",
+        "--sndbuf",
+        "64M",
+    ];
+    let r = run(args[1], &args[2..]);
+    for side in ["client", "server_side"] {
+        let b = &r[side]["buffers"];
+        assert_eq!(b["forced"], false, "{side}: {b}");
+        // What getsockopt gives for SO_RCVBUF(64M) without privilege.
+        assert_eq!(u(&b["rcvbuf"]), 2 * ask.min(rmem), "{side}: {b}");
+        assert_eq!(u(&b["sndbuf"]), 2 * ask.min(wmem), "{side}: {b}");
+    }
+    // Forced: the client (root here) gets what it asked for, doubled; the
+    // server has no token, so it stays under rmem_max.
+    args.push("--force-buffers");
+    let r = run(args[1], &args[2..]);
+    let b = &r["client"]["buffers"];
+    assert_eq!(b["forced"], true, "{b}");
+    if rmem < ask {
+        assert_eq!(u(&b["rcvbuf"]), 2 * ask, "{b}");
+    }
+    let b = &r["server_side"]["buffers"];
+    assert_eq!(
+        (b["forced"].clone(), u(&b["rcvbuf"])),
+        (serde_json::json!(false), 2 * ask.min(rmem))
+    );
+}

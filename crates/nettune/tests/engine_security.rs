@@ -613,7 +613,7 @@ fn udp_rr_does_not_echo_to_other_ipv6_addresses() {
 // buffers past the host's maximum, and says so in the result; with a token
 // it does (no note).
 #[test]
-fn without_a_token_requested_buffers_are_clamped_to_rmem_max_and_reported() {
+fn without_a_token_and_force_buffers_requested_buffers_are_clamped_to_rmem_max_and_reported() {
     let rmem: u64 = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
         .unwrap()
         .trim()
@@ -637,13 +637,30 @@ fn without_a_token_requested_buffers_are_clamped_to_rmem_max_and_reported() {
     ));
     sane(&r, "tcp-stream");
     assert!(clamped(&r), "no clamp note: {}", r["notes"]);
+    assert_eq!(r["server_side"]["buffers"]["forced"], false);
+    // A token holder gets plain SO_RCVBUF too unless it asks to force.
     let tok = serve(&[("NETTUNE_TOKEN", "tok")], &["-q"]);
     let r = json(&bench(
         &refs(&quick(tok.port, "tcp-stream", &["--rcvbuf", "64M"])),
         &[("NETTUNE_TOKEN", "tok")],
     ));
     sane(&r, "tcp-stream");
+    assert!(
+        clamped(&r),
+        "not clamped without --force-buffers: {}",
+        r["notes"]
+    );
+    let r = json(&bench(
+        &refs(&quick(
+            tok.port,
+            "tcp-stream",
+            &["--rcvbuf", "64M", "--force-buffers"],
+        )),
+        &[("NETTUNE_TOKEN", "tok")],
+    ));
+    sane(&r, "tcp-stream");
     assert!(!clamped(&r), "clamped with a token: {}", r["notes"]);
+    assert_eq!(r["server_side"]["buffers"]["forced"], true);
 }
 
 // Issue 16, defect 12: the token comes from the systemd credential when the

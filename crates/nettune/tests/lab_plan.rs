@@ -199,11 +199,11 @@ fn bench_flags_come_from_the_fixes_socket_options() {
     let s = |v: &[&str]| Some(v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
     assert_eq!(
         bench_flags("setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"),
-        s(&["--rcvbuf", "4M"])
+        s(&["--rcvbuf", "4M", "--force-buffers"])
     );
     assert_eq!(
         bench_flags("with nettune bench: --rcvbuf 4M --busy-poll 50."),
-        s(&["--rcvbuf", "4M", "--busy-poll", "50"])
+        s(&["--rcvbuf", "4M", "--busy-poll", "50", "--force-buffers"])
     );
     assert_eq!(
         bench_flags("setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket"),
@@ -260,7 +260,10 @@ fn findings_of_both_hosts_each_host_its_plan_flags_to_the_after_suite() {
             .find(|(n, _)| n == w)
             .map(|(_, a)| a.join(" "))
     };
-    assert_eq!(args("udp-stream-64").as_deref(), Some("--rcvbuf 4M"));
+    assert_eq!(
+        args("udp-stream-64").as_deref(),
+        Some("--rcvbuf 4M --force-buffers")
+    );
     assert_eq!(args("tcp-stream").as_deref(), Some("--congestion cubic"));
     assert_eq!(args("tcp-crr").as_deref(), Some("--congestion cubic"));
     // Every finding is said, with its host.
@@ -269,7 +272,7 @@ fn findings_of_both_hosts_each_host_its_plan_flags_to_the_after_suite() {
     let applied = fixes.applied.join("\n");
     assert!(
         applied
-            .contains("applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M on udp-stream-64"),
+            .contains("applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M --force-buffers on udp-stream-64"),
         "{applied}"
     );
     assert!(
@@ -375,12 +378,21 @@ fn a_hosts_windows_merge_first_finding_per_rule_and_subject() {
 
 #[test]
 fn a_bench_flag_the_suite_already_has_is_not_applied_again() {
-    // The lab's suite spells out bench's udp-stream default, --rcvbuf 4M.
+    // The lab's suite spells out bench's udp-stream default, --rcvbuf 4M,
+    // forced (the lab's namespaces share the machine's rmem_max).
     let suite: &[(&str, &[&str])] = &[
         ("tcp-stream", &["--test", "tcp-stream"]),
         (
             "udp-stream-64",
-            &["--test", "udp-stream", "--size", "64", "--rcvbuf", "4M"],
+            &[
+                "--test",
+                "udp-stream",
+                "--size",
+                "64",
+                "--rcvbuf",
+                "4M",
+                "--force-buffers",
+            ],
         ),
     ];
     let mut reports = two_hosts();
@@ -396,7 +408,7 @@ fn a_bench_flag_the_suite_already_has_is_not_applied_again() {
     );
     let na = fixes.not_applied.join("\n");
     assert!(
-        na.contains("not applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M is what the suite already runs with (udp-stream-64)"),
+        na.contains("not applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M --force-buffers is what the suite already runs with (udp-stream-64)"),
         "{na}"
     );
     // The TCP flag is still new to the TCP workload.

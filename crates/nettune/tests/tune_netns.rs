@@ -125,11 +125,11 @@ fn apply_verify_rollback_inside_a_namespace() {
         assert_ne!(xps, 0, "tx-{q} xps_cpus set");
     }
     assert!(
-        get("/proc/sys/net/ipv4/tcp_rmem").ends_with(" 166250000"),
+        get("/proc/sys/net/ipv4/tcp_rmem").ends_with(" 332500000"),
         "{}",
         get("/proc/sys/net/ipv4/tcp_rmem")
     );
-    assert!(get("/proc/sys/net/ipv4/tcp_wmem").ends_with(" 166250000"));
+    assert!(get("/proc/sys/net/ipv4/tcp_wmem").ends_with(" 332500000"));
 
     let v = in_ns(&lab, state.path(), &["verify", "--json"]);
     assert!(v.status.success(), "{}", text(&v));

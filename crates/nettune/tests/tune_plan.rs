@@ -164,9 +164,10 @@ fn exclude_cpus_and_bdp_are_honoured() {
         after_of(&p, "/proc/irq/266/smp_affinity_list").unwrap(),
         "1"
     );
+    // A window of 1.33 x 1250000 B, half of the buffer (the default share).
     assert_eq!(
         after_of(&p, "/proc/sys/net/core/rmem_max").unwrap(),
-        "1662500"
+        "3325000"
     );
 }
 

@@ -1,12 +1,14 @@
 //! The second form of `buffers-below-bdp`: without `--bdp`, the BDP is the
 //! fastest NIC's link speed times the RTT the host's own TCP sockets report
-//! (`INET_DIAG` `tcp_info`), checked against the TCP buffer maxima.
+//! (`INET_DIAG` `tcp_info`), checked against the window the TCP buffer
+//! maxima give (their kernel's window share, [`model::winshare`]).
 
 use super::{DoctorRule, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use model::doctor_facts::TcpSocket;
 use model::plan::Bdp;
+use model::winshare::{WindowShare, TARGET_WINDOW_BDP};
 
 /// A socket that moved at least this many bytes counts as bulk; the RTT of
 /// bulk sockets is the one buffers must cover.
@@ -72,9 +74,16 @@ pub(crate) fn check_from_sockets(
         rtt_us: u64::from(sock.rtt_us),
     };
     let bytes = bdp.bytes();
+    let share = WindowShare::of(
+        s.source.kernel.as_deref(),
+        s.sysctls
+            .get("net.ipv4.tcp_adv_win_scale")
+            .map(String::as_str),
+    );
+    let target = share.buffer_for(bytes, TARGET_WINDOW_BDP);
     let mut short = Vec::new();
     for k in ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"] {
-        if let Some(m) = max_of(s.sysctls.get(k)).filter(|m| *m < bytes) {
+        if let Some(m) = max_of(s.sysctls.get(k)).filter(|m| *m < target) {
             short.push((k, m));
         }
     }
@@ -86,7 +95,7 @@ pub(crate) fn check_from_sockets(
         rule,
         "tcp",
         format!(
-            "TCP buffer maxima below the BDP of {} Mbit/s × {rtt_ms:.1} ms = {} bytes",
+            "TCP buffer maxima give a window below {TARGET_WINDOW_BDP} × the BDP of {} Mbit/s × {rtt_ms:.1} ms = {} bytes",
             mbps, bytes
         ),
     )
@@ -108,11 +117,19 @@ pub(crate) fn check_from_sockets(
             if pool.len() == 1 { "" } else { "s" }
         ),
         "netlink INET_DIAG tcp_info (ss -ti)",
+    )
+    .evidence(
+        "window share",
+        share.describe(),
+        "net/ipv4/tcp_input.c tcp_win_from_space; /proc/sys/net/ipv4/tcp_adv_win_scale, /proc/sys/kernel/osrelease",
     );
     for (k, m) in &short {
         f = f.evidence(
             format!("{k} max"),
-            format!("{m} bytes"),
+            format!(
+                "{m} bytes, caps an autotuned flow near {:.1} Mbit/s",
+                share.cap_bps(*m, bdp.rtt_us) / 1e6
+            ),
             format!("/proc/sys/{}", k.replace('.', "/")),
         );
     }

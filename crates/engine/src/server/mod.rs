@@ -524,9 +524,10 @@ fn session(
 ) -> Result<(), SessionError> {
     let (mut cfg, doctor) = handshake(&mut ctrl, sh)?;
     // Without a token, a client gets at most the buffers the host allows
-    // unprivileged sockets; with one, the server forces what was asked
-    // for (where it holds CAP_NET_ADMIN).
-    let force = sh.cfg.token.is_some();
+    // unprivileged sockets; with one, the server forces what was asked for
+    // when the client asks to (`--force-buffers`; where the server holds
+    // CAP_NET_ADMIN).
+    let force = sh.cfg.token.is_some() && cfg.force_buffers;
     let notes = if force {
         Vec::new()
     } else {
@@ -874,6 +875,7 @@ fn run_test(
             .map(|samples| crate::diagnosis::diagnose(&root, samples).into()),
         cpu_intervals: out.cpu_intervals,
         notes,
+        buffers: out.buffers,
     };
     ctrl.set_write_timeout(Some(Duration::from_secs(10)))?;
     proto::write_msg(

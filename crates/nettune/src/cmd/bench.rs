@@ -122,12 +122,20 @@ pub struct Args {
     /// UDP GRO on receivers (udp-stream).
     #[arg(long)]
     pub udp_gro: bool,
-    /// SO_SNDBUF of data sockets (bytes, e.g. 4M).
+    /// SO_SNDBUF of data sockets (bytes, e.g. 4M), set as an application
+    /// would: the kernel caps it at net.core.wmem_max and doubles it; the
+    /// size it gave is reported. Turns send autotuning off.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub sndbuf: Option<u64>,
-    /// SO_RCVBUF of data sockets [default: udp-stream 4M, else the kernel's].
+    /// SO_RCVBUF of data sockets [default: udp-stream 4M, else the kernel's
+    /// autotuning], capped at net.core.rmem_max and doubled like --sndbuf.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub rcvbuf: Option<u64>,
+    /// Set --sndbuf/--rcvbuf with SO_SNDBUFFORCE/SO_RCVBUFFORCE, past
+    /// wmem_max/rmem_max (needs CAP_NET_ADMIN; the server forces only for a
+    /// client with its token). No application does this unprivileged.
+    #[arg(long)]
+    pub force_buffers: bool,
     /// Print one JSON document at the end (both hosts' facts, full config, histograms).
     #[arg(long)]
     pub json: bool,
@@ -273,6 +281,7 @@ pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
         congestion: a.congestion.clone(),
         tos: a.tos,
         mss: a.mss,
+        force_buffers: a.force_buffers,
     };
     cfg.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(cfg)

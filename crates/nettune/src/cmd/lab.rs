@@ -192,10 +192,21 @@ fn check_run_flags(args: &Args) -> anyhow::Result<()> {
 const SUITE: &[(&str, &[&str])] = &[
     ("tcp-stream", &["--test", "tcp-stream"]),
     // bench's own default for udp-stream, spelled out so the table can
-    // tell when a finding asks for what the suite already does.
+    // tell when a finding asks for what the suite already does; forced, as
+    // before bench stopped forcing by default: inside the lab's namespaces
+    // rmem_max is the machine's own and is never raised (its servers have
+    // a token, so they force too).
     (
         "udp-stream-64",
-        &["--test", "udp-stream", "--size", "64", "--rcvbuf", "4M"],
+        &[
+            "--test",
+            "udp-stream",
+            "--size",
+            "64",
+            "--rcvbuf",
+            "4M",
+            "--force-buffers",
+        ],
     ),
     ("tcp-rr", &["--test", "tcp-rr"]),
     ("tcp-crr", &["--test", "tcp-crr"]),
@@ -606,7 +617,8 @@ pub const BASELINE_NOTE: &str = "the baseline is ";
 pub const NOTHING_FOUND: &str = "doctor found nothing ";
 
 /// The bench arguments a finding's `fix.app` names: the flags after
-/// `nettune bench:` (`--rcvbuf 4M`), or, for the socket option
+/// `nettune bench:` (`--rcvbuf 4M`, with `--force-buffers` added to a
+/// buffer size), or, for the socket option
 /// `TCP_CONGESTION "NAME"`, `--congestion NAME` (bench sets it on its data
 /// sockets). `None` when the fix names neither.
 pub fn bench_flags(app: &str) -> Option<Vec<String>> {
@@ -622,6 +634,13 @@ pub fn bench_flags(app: &str) -> Option<Vec<String>> {
             .first()
             .is_some_and(|t| t.starts_with("--") && t.len() > 2)
         {
+            // A buffer size is forced, as the lab always did: rmem_max in
+            // its namespaces is the machine's own and is never raised.
+            let mut toks = toks;
+            let sized = toks.iter().any(|t| t == "--rcvbuf" || t == "--sndbuf");
+            if sized && !toks.iter().any(|t| t == "--force-buffers") {
+                toks.push("--force-buffers".into());
+            }
             return Some(toks);
         }
         return None;

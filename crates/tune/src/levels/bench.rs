@@ -5,7 +5,8 @@ use model::snapshot::HostSnapshot;
 
 use super::{na, online_cpus, Effect, KnobKind, NotApplicable};
 
-/// `flows`, `busy_poll`, `cpu_pin`, `sndbuf`, `rcvbuf` → `nettune bench` flags.
+/// `flows`, `busy_poll`, `cpu_pin`, `sndbuf`, `rcvbuf`, `force_buffers` →
+/// `nettune bench` flags.
 #[derive(Debug, Clone, Copy)]
 pub struct BenchOption;
 
@@ -13,7 +14,12 @@ impl KnobKind for BenchOption {
     fn handles(&self, knob: Knob) -> bool {
         matches!(
             knob,
-            Knob::Flows | Knob::BusyPoll | Knob::CpuPin | Knob::Sndbuf | Knob::Rcvbuf
+            Knob::Flows
+                | Knob::BusyPoll
+                | Knob::CpuPin
+                | Knob::Sndbuf
+                | Knob::Rcvbuf
+                | Knob::ForceBuffers
         )
     }
 
@@ -35,6 +41,8 @@ impl KnobKind for BenchOption {
             (Knob::Sndbuf | Knob::Rcvbuf, Level::Int(0)) => Vec::new(),
             (Knob::Sndbuf, Level::Int(n)) => vec!["--sndbuf".into(), n.to_string()],
             (Knob::Rcvbuf, Level::Int(n)) => vec!["--rcvbuf".into(), n.to_string()],
+            (Knob::ForceBuffers, Level::Bool(true)) => vec!["--force-buffers".into()],
+            (Knob::ForceBuffers, Level::Bool(false)) => Vec::new(),
             _ => return Err(na(knob, level, "level of the wrong type".into())),
         };
         if args.is_empty() {

@@ -145,6 +145,7 @@ fn bench_options_become_bench_arguments_not_changes() {
         (Knob::CpuPin, Level::Cpus(vec![0, 1])),
         (Knob::Sndbuf, Level::Int(0)),
         (Knob::Rcvbuf, Level::Int(1_662_500)),
+        (Knob::ForceBuffers, Level::Bool(true)),
     ])
     .unwrap();
     assert!(p.plan.changes.is_empty());
@@ -158,9 +159,12 @@ fn bench_options_become_bench_arguments_not_changes() {
             "--cpus",
             "0-1",
             "--rcvbuf",
-            "1662500"
+            "1662500",
+            "--force-buffers"
         ]
     );
+    let p = plan(&[(Knob::ForceBuffers, Level::Bool(false))]).unwrap();
+    assert!(p.bench_args.is_empty(), "{:?}", p.bench_args);
 }
 
 #[test]

@@ -1,9 +1,15 @@
-//! `socket-buffers`: socket buffer limits sized to the bandwidth-delay product.
+//! `socket-buffers`: socket buffer limits sized to the bandwidth-delay
+//! product: a window of `buffer_factor` × BDP (1.33 by default) divided by
+//! the kernel's window share of a buffer ([`model::winshare`]). The same
+//! size goes to `tcp_rmem[2]`/`tcp_wmem[2]` (what autotuned flows grow to)
+//! and to `rmem_max`/`wmem_max` (what `SO_RCVBUF`/`SO_SNDBUF` may ask for,
+//! which the kernel doubles, so such a flow gets at least that window).
 
 use super::{Rule, RuleId};
 use crate::context::Ctx;
 use model::plan::Phase;
 use model::snapshot::Interface;
+use model::winshare::WindowShare;
 
 /// Largest socket buffer size the kernel takes: `net.core.rmem_max`/`wmem_max`
 /// and each value of `net.ipv4.tcp_rmem`/`tcp_wmem` are C ints, so a larger
@@ -20,7 +26,7 @@ impl Rule for SocketBuffers {
     }
 
     fn rationale(&self) -> &'static str {
-        "TCP needs buffers of about 1.33 x the bandwidth-delay product to fill a long fat pipe"
+        "TCP needs a window of about 1.33 x the bandwidth-delay product to fill a long fat pipe, and only a share of a socket buffer (half by default) is window"
     }
 
     fn source(&self) -> &'static str {
@@ -48,10 +54,22 @@ impl Rule for SocketBuffers {
                 return;
             }
         };
-        // `as` saturates (and maps NaN to 0); the factor is 0.5..16 anyway.
-        let want = (bdp as f64 * st.buffer_factor).ceil() as u64;
+        // Only a share of a buffer is window (the rest is packet overhead):
+        // size the buffer so its window is buffer_factor x BDP.
+        let share = WindowShare::of(
+            cx.snap.source.kernel.as_deref(),
+            cx.snap
+                .sysctls
+                .get("net.ipv4.tcp_adv_win_scale")
+                .map(String::as_str),
+        );
+        let want = share.buffer_for(bdp, st.buffer_factor);
         let buf = want.min(SOCKET_BUFFER_MAX);
-        let mut why = format!("BDP {bdp} B ({how}) x {} = {want} B", st.buffer_factor);
+        let mut why = format!(
+            "window BDP {bdp} B ({how}) x {}; {}: buffer {want} B",
+            st.buffer_factor,
+            share.describe()
+        );
         if buf < want {
             why.push_str(&format!(
                 ", clamped to {buf} B (INT_MAX, the most the kernel takes)"
