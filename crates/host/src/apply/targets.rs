@@ -258,6 +258,25 @@ mod tests {
         }
     }
 
+    /// Issue 17 item 6: irqbalance's environment file, and no other file
+    /// under /etc, is a `file` target; its content must be plain assignments.
+    #[test]
+    fn irqbalance_env_file_only() {
+        for p in ["/etc/default/irqbalance", "/etc/sysconfig/irqbalance"] {
+            assert!(check_target(&file(p)).is_ok(), "{p}");
+            assert!(check_value(&file(p), "IRQBALANCE_ARGS=\"--banirq=5\"\n").is_ok());
+            assert!(check_value(&file(p), "IRQBALANCE_ARGS=\"$(reboot)\"\n").is_err());
+            assert!(check_value(&file(p), "IRQBALANCE_ARGS=x\nexport PATH=/tmp\n").is_err());
+        }
+        for p in [
+            "/etc/default/irqbalance2",
+            "/etc/default/grub",
+            "/etc/sysconfig/../default/irqbalance",
+        ] {
+            assert!(check_target(&file(p)).is_err(), "{p}");
+        }
+    }
+
     #[test]
     fn names() {
         for ok in ["e1000e", "InterruptThrottleRate", "rx-usecs", "adaptive_rx"] {
