@@ -27,9 +27,12 @@ fn value_byte_ok(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b" _-=,.:/+@%".contains(&b)
 }
 
-/// One assignment line split as `(name, quote, inner value)`; `None` for a
-/// blank or comment line; `Err` for anything else.
-fn parse_line(line: &str) -> Result<Option<(&str, Option<u8>, &str)>, ()> {
+/// An assignment line split as `(name, quote, inner value)`.
+type Assignment<'a> = (&'a str, Option<u8>, &'a str);
+
+/// One assignment line; `None` for a blank or comment line; `Err` for
+/// anything else.
+fn parse_line(line: &str) -> Result<Option<Assignment<'_>>, ()> {
     let t = line.trim_start();
     if t.is_empty() || t.starts_with('#') {
         return if line.bytes().any(|b| b.is_ascii_control() && b != b'\t') {
@@ -79,7 +82,7 @@ pub fn banned_irqs(content: &str) -> BTreeSet<u32> {
         .filter_map(|l| parse_line(l).ok().flatten())
         .filter(|(n, _, _)| *n == ARGS)
         .map(|(_, _, v)| v)
-        .last()
+        .next_back()
     else {
         return out;
     };
