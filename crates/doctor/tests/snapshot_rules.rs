@@ -479,3 +479,37 @@ fn buffers_below_bdp_fires_at_one_bdp_with_the_default_share() {
         .insert("net.ipv4.tcp_adv_win_scale".into(), "2".into());
     assert!(!report(&i).has(DoctorId::BuffersBelowBdp));
 }
+
+/// Issue 17 item 6: irqbalance running is no conflict when its environment
+/// file bans every IRQ the applied plan places; it is while one is not banned.
+#[test]
+fn irq_owner_conflict_is_silent_when_irqbalance_bans_the_pinned_irqs() {
+    use model::plan::Target;
+    use model::snapshot::EnvFile;
+    let mut i = input("tuner-two-socket-32c");
+    let plan = nettune_doctor::Cx::new(&i).plan.clone().unwrap();
+    let pinned: Vec<u32> = plan
+        .changes
+        .iter()
+        .filter_map(|c| match c.target {
+            Target::IrqAffinity { irq, .. } => Some(irq),
+            _ => None,
+        })
+        .collect();
+    assert!(!pinned.is_empty());
+    i.applied = Some(plan);
+    let args: Vec<String> = pinned.iter().map(|n| format!("--banirq={n}")).collect();
+    i.snapshot.owners.irqbalance_env = Some(EnvFile {
+        path: "/etc/default/irqbalance".into(),
+        content: format!("IRQBALANCE_ARGS=\"{}\"\n", args.join(" ")),
+    });
+    assert!(!report(&i).has(DoctorId::IrqOwnerConflict));
+    // One pinned IRQ not banned: the conflict is back.
+    i.snapshot.owners.irqbalance_env = Some(EnvFile {
+        path: "/etc/default/irqbalance".into(),
+        content: format!("IRQBALANCE_ARGS=\"{}\"\n", args[1..].join(" ")),
+    });
+    let r = report(&i);
+    let f = r.of(DoctorId::IrqOwnerConflict).next().expect("fires");
+    assert_eq!(f.severity, Severity::Warning);
+}

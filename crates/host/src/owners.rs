@@ -2,7 +2,7 @@
 //! coalescing (irqbalance, tuned), found under `/proc` and `/etc/tuned`.
 
 use crate::readctx::Ctx;
-use model::snapshot::{ForeignOwners, Process, Tuned};
+use model::snapshot::{EnvFile, ForeignOwners, Process, Tuned};
 
 /// Whether a process with `comm` and NUL-separated `cmdline` is the tuned daemon
 /// (a Python script: `comm` is `tuned`, or argv names `.../tuned`).
@@ -71,7 +71,19 @@ pub(crate) fn read_owners(ctx: &Ctx<'_>) -> ForeignOwners {
     } else {
         None
     };
-    ForeignOwners { irqbalance, tuned }
+    let irqbalance_env = model::irqbalance_env::ENV_PATHS.iter().find_map(|path| {
+        let content = ctx.root.read(path).ok()?;
+        ctx.touch(*path);
+        Some(EnvFile {
+            path: (*path).to_string(),
+            content,
+        })
+    });
+    ForeignOwners {
+        irqbalance,
+        tuned,
+        irqbalance_env,
+    }
 }
 
 #[cfg(test)]

@@ -421,3 +421,46 @@ fn rollback_refuses_an_edited_journal_before_touching_anything() {
         "nothing restored from a refused journal"
     );
 }
+
+/// Issue 17 item 6: a plan (a file a user can edit) may change irqbalance's
+/// environment file only by adding `--banirq=N`: another argument, a changed
+/// byte elsewhere, or shell syntax is refused and the file left as it was.
+#[test]
+fn irqbalance_env_takes_only_added_bans() {
+    let fx = fixture();
+    let k = knobs(&fx);
+    let env = fx.dir().join("etc/default/irqbalance");
+    fs::create_dir_all(env.parent().unwrap()).unwrap();
+    let orig = "# keep\nIRQBALANCE_ARGS=\"--policyscript=/x\"\n";
+    fs::write(&env, orig).unwrap();
+    let t = Target::File {
+        path: "/etc/default/irqbalance".into(),
+        format: ValueFormat::Text,
+    };
+    for bad in [
+        "# keep\nIRQBALANCE_ARGS=\"--policyscript=/x --banirq=5 --oneshot\"\n",
+        "# changed\nIRQBALANCE_ARGS=\"--policyscript=/x --banirq=5\"\n",
+        "# keep\nIRQBALANCE_ARGS=\"--policyscript=/x --banirq=5\"\nIRQBALANCE_ONESHOT=1\n",
+        "# keep\nIRQBALANCE_ARGS=\"$(id) --banirq=5\"\n",
+    ] {
+        let e = apply::apply(
+            &k,
+            &fx.state(),
+            &plan(vec![change(t.clone(), bad)]),
+            ApplyOptions::default(),
+        );
+        assert!(e.is_err(), "{bad}");
+        assert_eq!(fs::read_to_string(&env).unwrap(), orig, "{bad}");
+    }
+    let good = "# keep\nIRQBALANCE_ARGS=\"--policyscript=/x --banirq=5 --banirq=7\"\n";
+    apply::apply(
+        &k,
+        &fx.state(),
+        &plan(vec![change(t, good)]),
+        ApplyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(fs::read_to_string(&env).unwrap(), good);
+    apply::rollback(&k, &fx.state(), None, false).unwrap();
+    assert_eq!(fs::read_to_string(&env).unwrap(), orig);
+}

@@ -8,6 +8,7 @@ pub mod doctor_facts;
 pub mod error;
 pub mod experiment;
 pub mod findings;
+pub mod irqbalance_env;
 pub mod knobpath;
 pub mod moderation;
 pub mod parse;

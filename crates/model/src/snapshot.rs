@@ -494,6 +494,19 @@ pub struct ForeignOwners {
     pub irqbalance: Option<Process>,
     /// tuned: running process and active profile.
     pub tuned: Option<Tuned>,
+    /// irqbalance's environment file (`/etc/default/irqbalance` or
+    /// `/etc/sysconfig/irqbalance`), when one exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqbalance_env: Option<EnvFile>,
+}
+
+/// A service's environment file, as read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvFile {
+    /// Path as on a live host.
+    pub path: String,
+    /// Exact content.
+    pub content: String,
 }
 
 /// A process found under `/proc`.

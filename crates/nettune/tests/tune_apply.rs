@@ -515,3 +515,89 @@ fn a_stale_plan_naming_another_devices_irq_writes_nothing() {
     assert!(err.contains("nothing was written"), "{err}");
     assert_same(&before, &tree(&c.root));
 }
+
+/// Debian's stock /etc/default/irqbalance (irqbalance misc/irqbalance.env,
+/// shortened) with one argument already set, which must survive.
+const IRQBALANCE_ENV: &str = "# irqbalance is a daemon process that distributes interrupts\n#IRQBALANCE_BANNED_CPULIST=\nIRQBALANCE_ARGS=\"--policyscript=/etc/irqpolicy\"\n";
+
+/// The IRQs whose affinity a plan sets.
+fn pinned_irqs(plan: &serde_json::Value) -> std::collections::BTreeSet<u32> {
+    plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["target"]["kind"] == "irq_affinity")
+        .filter_map(|c| c["target"]["irq"].as_u64())
+        .map(|n| u32::try_from(n).unwrap())
+        .collect()
+}
+
+/// Issue 17 item 6: irqbalance (running in the fixture) is kept and exactly
+/// the pinned IRQs are banned in its environment file; rollback restores the
+/// file byte for byte. Before, every plan stopped irqbalance.
+#[test]
+fn irqbalance_is_kept_and_the_pinned_irqs_banned() {
+    let c = copy("tuner-two-socket-32c");
+    let env = c.root.join("etc/default/irqbalance");
+    std::fs::create_dir_all(env.parent().unwrap()).unwrap();
+    std::fs::write(&env, IRQBALANCE_ENV).unwrap();
+    let before = tree(&c.root);
+    let p: serde_json::Value = serde_json::from_str(&plan_json(&c)).unwrap();
+    let changes = p["changes"].as_array().unwrap();
+    assert!(
+        !changes.iter().any(|c| c["target"]["kind"] == "service"),
+        "no service stop: {changes:?}"
+    );
+    let ban = changes
+        .iter()
+        .find(|c| c["knob"] == "irqbalance")
+        .expect("a ban change");
+    assert_eq!(ban["target"]["path"], "/etc/default/irqbalance", "{ban}");
+    let pinned = pinned_irqs(&p);
+    assert!(!pinned.is_empty());
+    ok(&c, &["apply", "--profile", "throughput", "--yes"]);
+    let text = std::fs::read_to_string(&env).unwrap();
+    let want: Vec<String> = pinned.iter().map(|n| format!("--banirq={n}")).collect();
+    assert_eq!(
+        text,
+        format!(
+            "# irqbalance is a daemon process that distributes interrupts\n#IRQBALANCE_BANNED_CPULIST=\nIRQBALANCE_ARGS=\"--policyscript=/etc/irqpolicy {}\"\n",
+            want.join(" ")
+        )
+    );
+    assert_eq!(text.matches("--banirq=").count(), pinned.len());
+    let v = nettune(&c, &["verify"]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    ok(&c, &["rollback"]);
+    assert_same(&before, &tree(&c.root));
+    assert_eq!(std::fs::read_to_string(&env).unwrap(), IRQBALANCE_ENV);
+}
+
+/// `irqbalance = "stop"` keeps the old behaviour: irqbalance stopped, the
+/// environment file untouched.
+#[test]
+fn irqbalance_stop_profile_option_stops_it() {
+    let c = copy("tuner-two-socket-32c");
+    let env = c.root.join("etc/default/irqbalance");
+    std::fs::create_dir_all(env.parent().unwrap()).unwrap();
+    std::fs::write(&env, IRQBALANCE_ENV).unwrap();
+    let prof = c.outside("stop.toml");
+    std::fs::write(
+        &prof,
+        "inherit = \"throughput\"\n[settings]\nirqbalance = \"stop\"\n",
+    )
+    .unwrap();
+    let o = bin()
+        .args(["plan", "--json", "--profile"])
+        .arg(&prof)
+        .arg("--root")
+        .arg(&c.root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let first = &p["changes"][0];
+    assert_eq!(first["knob"], "irqbalance");
+    assert_eq!(first["target"]["kind"], "service", "{first}");
+    assert_eq!(first["after"], "stopped");
+}

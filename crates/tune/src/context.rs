@@ -110,6 +110,17 @@ impl<'a> Ctx<'a> {
         });
     }
 
+    /// The IRQs whose affinity the plan sets so far.
+    pub(crate) fn placed_irqs(&self) -> std::collections::BTreeSet<u32> {
+        self.changes
+            .iter()
+            .filter_map(|c| match c.target {
+                Target::IrqAffinity { irq, .. } => Some(irq),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A change of rule `rule`, with the rule's source. A `global` knob in a
     /// child namespace is left out and summarised in a note at the end.
     #[allow(clippy::too_many_arguments)] // one argument per field of a Change

@@ -40,6 +40,18 @@ pub enum CoalesceIntent {
     Keep,
 }
 
+/// What the plan does about a running irqbalance when it places IRQs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IrqbalanceMode {
+    /// Keep it running and ban exactly the placed IRQs (`--banirq=N` in
+    /// `IRQBALANCE_ARGS` of its environment file), then restart it.
+    #[default]
+    Ban,
+    /// Stop it.
+    Stop,
+}
+
 /// Resolved settings of a profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
@@ -69,6 +81,9 @@ pub struct Settings {
     pub pm_qos_resume_latency_us: u32,
     /// `InterruptThrottleRate` for e1000/e1000e.
     pub interrupt_throttle_rate: u32,
+    /// Ban the placed IRQs from irqbalance (default) or stop it.
+    #[serde(default)]
+    pub irqbalance: IrqbalanceMode,
 }
 
 impl Default for Settings {
@@ -87,6 +102,7 @@ impl Default for Settings {
             governor: "performance".into(),
             pm_qos_resume_latency_us: 20,
             interrupt_throttle_rate: 3,
+            irqbalance: IrqbalanceMode::Ban,
         }
     }
 }
@@ -279,6 +295,7 @@ struct SettingsToml {
     governor: Option<Spanned<String>>,
     pm_qos_resume_latency_us: Option<Spanned<i64>>,
     interrupt_throttle_rate: Option<Spanned<i64>>,
+    irqbalance: Option<IrqbalanceMode>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -468,6 +485,9 @@ fn apply_toml(mut p: Profile, text: &str, file: &str) -> Result<Profile, Profile
     }
     if let Some(v) = &s.rfs_entries {
         st.rfs_entries = as_u32(int(v, "rfs_entries")?);
+    }
+    if let Some(v) = s.irqbalance {
+        st.irqbalance = v;
     }
     if let Some(v) = s.coalesce {
         st.coalesce = v;

@@ -159,6 +159,22 @@ pub fn script(plan: &Plan) -> String {
             visible(&c.rule)
         );
         let line = match &c.target {
+            Target::File { path, .. }
+                if model::irqbalance_env::ENV_PATHS.contains(&path.as_str()) =>
+            {
+                // The whole file, then a restart so irqbalance rereads it.
+                let body = c.after.trim_end();
+                let write = if body
+                    .chars()
+                    .any(|c| c.is_control() && c != '\n' && c != '\t')
+                {
+                    format!("{} > {}", print_cmd(body), sh_quote(path))
+                } else {
+                    let end = heredoc_delimiter(body);
+                    format!("cat > {} <<'{end}'\n{body}\n{end}", sh_quote(path))
+                };
+                format!("{write}\nsystemctl try-restart irqbalance")
+            }
             Target::File { path, .. } => format!("{} > {}", print_cmd(&c.after), sh_quote(path)),
             Target::IrqAffinity { irq, .. } => format!(
                 "{} > {}",

@@ -1,13 +1,17 @@
 //! `irq-owner-conflict`: two owners for the same knobs: irqbalance running
 //! while a nettune plan placed IRQs (or the intent's plan would), tuned active
 //! with a profile that writes knobs a nettune plan sets. Uses the snapshot
-//! findings `irqbalance-running` and `tuned`, and the applied plan.
+//! findings `irqbalance-running` and `tuned`, and the applied plan. irqbalance
+//! running is no conflict when its environment file bans (`--banirq=N` in
+//! `IRQBALANCE_ARGS`) every IRQ the plan places.
 
 use super::{host_findings, DoctorId, DoctorRule, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use model::findings::FindingId;
-use model::plan::{Phase, Plan};
+use model::irqbalance_env;
+use model::plan::{Phase, Plan, Target};
+use std::collections::BTreeSet;
 use tune::RuleId;
 
 /// Competing owners of IRQ affinity and tuning knobs.
@@ -36,7 +40,28 @@ impl DoctorRule for IrqOwnerConflict {
         if let Some(hf) = host_findings(cx, FindingId::IrqbalanceRunning).next() {
             let applied_places = applied.is_some_and(places);
             let planned = cx.plan.as_ref().is_ok_and(places);
-            if applied_places || planned {
+            let pinned: BTreeSet<u32> = applied
+                .filter(|p| places(p))
+                .or(cx.plan.as_ref().ok().filter(|p| places(p)))
+                .map(|p| {
+                    p.changes
+                        .iter()
+                        .filter_map(|c| match c.target {
+                            Target::IrqAffinity { irq, .. } => Some(irq),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let banned = cx
+                .snap()
+                .owners
+                .irqbalance_env
+                .as_ref()
+                .map(|e| irqbalance_env::banned_irqs(&e.content))
+                .unwrap_or_default();
+            let all_banned = !pinned.is_empty() && pinned.is_subset(&banned);
+            if (applied_places || planned) && !all_banned {
                 let mut f = Finding::new(
                     self,
                     "irqbalance",
@@ -66,13 +91,13 @@ impl DoctorRule for IrqOwnerConflict {
                     );
                 }
                 if !applied_places {
-                    // Applying the plan stops irqbalance first: info until then.
+                    // Applying the plan bans the IRQs or stops irqbalance first: info until then.
                     f = f.severity(Severity::Info);
                 }
                 let fix = cx.plan_fix(
                     &[RuleId::Irqbalance],
                     None,
-                    "Give IRQ placement one owner: stop irqbalance (or ban the NIC's IRQs with IRQBALANCE_BANNED_CPULIST / --banirq) when affinity is set by hand or by a plan.",
+                    "Give IRQ placement one owner: ban the placed IRQs from irqbalance (one --banirq=N per IRQ in IRQBALANCE_ARGS of /etc/default/irqbalance or /etc/sysconfig/irqbalance, then restart it), or stop irqbalance, when affinity is set by hand or by a plan.",
                     "systemctl disable --now irqbalance",
                 );
                 out.push(f.fix(fix));

@@ -52,6 +52,8 @@ pub trait Services {
     fn state(&self, name: &str) -> Result<Option<ServiceState>, HostError>;
     /// Bring the service to `state`.
     fn set(&self, name: &str, state: ServiceState) -> Result<(), HostError>;
+    /// Restart the service if it runs (so it rereads its environment file).
+    fn restart(&self, name: &str) -> Result<(), HostError>;
 }
 
 /// systemd through `systemctl`.
@@ -77,21 +79,28 @@ impl Services for Systemd {
             ServiceState::Running => "start",
             ServiceState::Stopped => "stop",
         };
-        let what = format!("systemctl {verb} {name}");
-        let out = Command::new("systemctl")
-            .args([verb, name])
-            .output()
-            .map_err(|e| HostError::io(&what, e))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(HostError::Io {
-                path: what.into(),
-                error: std::io::Error::other(
-                    String::from_utf8_lossy(&out.stderr).trim().to_string(),
-                ),
-            })
-        }
+        systemctl(verb, name)
+    }
+
+    fn restart(&self, name: &str) -> Result<(), HostError> {
+        systemctl("try-restart", name)
+    }
+}
+
+/// `systemctl VERB NAME`, its stderr as the error.
+fn systemctl(verb: &str, name: &str) -> Result<(), HostError> {
+    let what = format!("systemctl {verb} {name}");
+    let out = Command::new("systemctl")
+        .args([verb, name])
+        .output()
+        .map_err(|e| HostError::io(&what, e))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(HostError::Io {
+            path: what.into(),
+            error: std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        })
     }
 }
 
@@ -108,6 +117,11 @@ impl Services for NoServices {
         Ok(None)
     }
     fn set(&self, name: &str, _state: ServiceState) -> Result<(), HostError> {
+        Err(HostError::NotFound {
+            path: format!("service {name}").into(),
+        })
+    }
+    fn restart(&self, name: &str) -> Result<(), HostError> {
         Err(HostError::NotFound {
             path: format!("service {name}").into(),
         })

@@ -7,6 +7,7 @@ pub(crate) mod created;
 pub(crate) mod ethtool;
 pub(crate) mod file;
 pub(crate) mod irq;
+pub(crate) mod irqbalance_env;
 pub(crate) mod module_param;
 pub(crate) mod service;
 
@@ -178,6 +179,9 @@ impl Knobs {
         let b = self.backend.as_ref();
         let inner: Box<dyn Knob + 'a> =
             match t {
+                Target::File { path, .. } if targets::is_irqbalance_env(path) => {
+                    Box::new(irqbalance_env::IrqbalanceEnvKnob::new(b, path))
+                }
                 Target::File { path, format } => Box::new(file::FileKnob::new(b, path, *format)),
                 Target::IrqAffinity { irq, .. } => Box::new(irq::IrqKnob::new(b, *irq)),
                 Target::Ethtool { iface, group, attr } => {

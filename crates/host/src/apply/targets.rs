@@ -3,7 +3,9 @@
 //! apply, rollback or verify touches it:
 //!
 //! - `file` targets: plain absolute paths under `/proc/sys/`, `/sys/` or
-//!   `/proc/irq/` (the kernel's knobs; nothing else is ever planned);
+//!   `/proc/irq/` (the kernel's knobs), or exactly irqbalance's environment
+//!   file (`/etc/default/irqbalance`, `/etc/sysconfig/irqbalance`), whose
+//!   content must be plain `NAME=VALUE` lines ([`model::irqbalance_env`]);
 //! - `created` targets: exactly the files, directories and link that
 //!   `apply --persist` creates, each with its kind;
 //! - names that become file names or command arguments (module, parameter,
@@ -16,6 +18,7 @@
 use crate::error::HostError;
 use crate::persist;
 use crate::root::check_plain;
+use model::irqbalance_env;
 use model::plan::{CreatedKind, Target};
 use std::path::Path;
 
@@ -89,10 +92,10 @@ pub fn check_target(t: &Target) -> Result<(), HostError> {
     match t {
         Target::File { path, .. } => {
             check_plain(Path::new(path))?;
-            if !KERNEL_PREFIXES.iter().any(|p| path.starts_with(p)) {
+            if !KERNEL_PREFIXES.iter().any(|p| path.starts_with(p)) && !is_irqbalance_env(path) {
                 return Err(refused(
                     path,
-                    "not a kernel file nettune writes (only under /proc/sys, /sys and /proc/irq)",
+                    "not a kernel file nettune writes (only under /proc/sys, /sys and /proc/irq, and irqbalance's environment file)",
                 ));
             }
             Ok(())
@@ -125,6 +128,11 @@ pub fn check_target(t: &Target) -> Result<(), HostError> {
             }
         }
     }
+}
+
+/// Whether `path` is irqbalance's environment file.
+pub fn is_irqbalance_env(path: &str) -> bool {
+    irqbalance_env::ENV_PATHS.contains(&path)
 }
 
 fn bad_value(t: &Target, value: &str, why: &'static str) -> HostError {
@@ -179,6 +187,13 @@ pub fn check_value(t: &Target, value: &str) -> Result<(), HostError> {
                 Ok(())
             } else {
                 Err(bad_value(t, value, "a service state is running or stopped"))
+            }
+        }
+        Target::File { path, .. } if is_irqbalance_env(path) => {
+            if irqbalance_env::is_simple(value) {
+                Ok(())
+            } else {
+                Err(bad_value(t, value, irqbalance_env::NOT_SIMPLE))
             }
         }
         Target::ModuleParam { module, .. } => {
@@ -238,6 +253,25 @@ mod tests {
             "sys/x",
             "/proc/sysx",
             "/proc/self/mem",
+        ] {
+            assert!(check_target(&file(p)).is_err(), "{p}");
+        }
+    }
+
+    /// Issue 17 item 6: irqbalance's environment file, and no other file
+    /// under /etc, is a `file` target; its content must be plain assignments.
+    #[test]
+    fn irqbalance_env_file_only() {
+        for p in ["/etc/default/irqbalance", "/etc/sysconfig/irqbalance"] {
+            assert!(check_target(&file(p)).is_ok(), "{p}");
+            assert!(check_value(&file(p), "IRQBALANCE_ARGS=\"--banirq=5\"\n").is_ok());
+            assert!(check_value(&file(p), "IRQBALANCE_ARGS=\"$(reboot)\"\n").is_err());
+            assert!(check_value(&file(p), "IRQBALANCE_ARGS=x\nexport PATH=/tmp\n").is_err());
+        }
+        for p in [
+            "/etc/default/irqbalance2",
+            "/etc/default/grub",
+            "/etc/sysconfig/../default/irqbalance",
         ] {
             assert!(check_target(&file(p)).is_err(), "{p}");
         }
