@@ -115,6 +115,22 @@ fn ethtool_cmd(iface: &str, group: EthtoolGroup, attr: &str, value: &str) -> Str
     format!("ethtool {}", quoted.join(" "))
 }
 
+/// A shell command writing `content` (its trailing newlines trimmed) to
+/// `path`: a quoted here-document, or `printf` when the text has control
+/// characters a here-document would carry raw.
+fn write_file_cmd(content: &str, path: &str) -> String {
+    let body = content.trim_end();
+    if body
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        format!("{} > {}", print_cmd(body), sh_quote(path))
+    } else {
+        let end = heredoc_delimiter(body);
+        format!("cat > {} <<'{end}'\n{body}\n{end}", sh_quote(path))
+    }
+}
+
 /// `EOF`, or `EOF_1`, `EOF_2`... whichever is not a line of `body` (linear:
 /// at most one candidate per line is taken).
 fn heredoc_delimiter(body: &str) -> String {
@@ -163,16 +179,7 @@ pub fn script(plan: &Plan) -> String {
                 if model::irqbalance_env::ENV_PATHS.contains(&path.as_str()) =>
             {
                 // The whole file, then a restart so irqbalance rereads it.
-                let body = c.after.trim_end();
-                let write = if body
-                    .chars()
-                    .any(|c| c.is_control() && c != '\n' && c != '\t')
-                {
-                    format!("{} > {}", print_cmd(body), sh_quote(path))
-                } else {
-                    let end = heredoc_delimiter(body);
-                    format!("cat > {} <<'{end}'\n{body}\n{end}", sh_quote(path))
-                };
+                let write = write_file_cmd(&c.after, path);
                 format!("{write}\nsystemctl try-restart irqbalance")
             }
             Target::File { path, .. } => format!("{} > {}", print_cmd(&c.after), sh_quote(path)),
@@ -190,18 +197,7 @@ pub fn script(plan: &Plan) -> String {
                 }
             }
             Target::Created { path, what } => match what {
-                model::plan::CreatedKind::File => {
-                    let body = c.after.trim_end();
-                    if body
-                        .chars()
-                        .any(|c| c.is_control() && c != '\n' && c != '\t')
-                    {
-                        format!("{} > {}", print_cmd(body), sh_quote(path))
-                    } else {
-                        let end = heredoc_delimiter(body);
-                        format!("cat > {} <<'{end}'\n{body}\n{end}", sh_quote(path))
-                    }
-                }
+                model::plan::CreatedKind::File => write_file_cmd(&c.after, path),
                 model::plan::CreatedKind::Symlink => {
                     format!("ln -s {} {}", sh_quote(&c.after), sh_quote(path))
                 }
