@@ -149,7 +149,8 @@ fn the_loopback_server_needs_no_root_and_dies_on_drop() {
     let port = s.port();
     let mut ex = s.executor();
     // 16 MiB is past a default net.core.rmem_max: the server forces it only
-    // for a client with its token, which the lab gives both.
+    // for a client with its token that asks (--force-buffers); the lab gives
+    // both ends its token.
     let args: Vec<String> = [
         "--test",
         "tcp-rr",
@@ -159,6 +160,7 @@ fn the_loopback_server_needs_no_root_and_dies_on_drop() {
         "0",
         "--rcvbuf",
         "16M",
+        "--force-buffers",
     ]
     .iter()
     .map(|a| a.to_string())
