@@ -12,13 +12,13 @@
 //! - `nice`: the forwarder's tail at 50 ms RTT with its thread at nice 0
 //!   and at nice -10, while a 300 Mbit/s UDP stream shares the line.
 //!
-//! - `seed004` (not in the default set; 2 minutes): seed 004's table
+//! - `rhel6-bdp` (not in the default set; 2 minutes): the BDP table of Red Hat's RHEL 6 tuning slides
 //!   through the line: 100 Mbit/s, 100 ms RTT, `tcp-stream` for 20 s with
 //!   `net.ipv4.tcp_rmem` max 174760, 1250000 and 1662500 set in the lab's
 //!   two namespaces, then 1662500 with application buffers too.
 //!
 //! `delayline NETTUNE_BIN [SECTION...]`: sections `rtt`, `jitter`, `free`,
-//! `rated`, `nice` (default: all), `seed004`.
+//! `rated`, `nice` (default: all), `rhel6-bdp`.
 
 use engine::BenchResult;
 use nettune_lab::{ChildGuard, DelayLine, DelaySpec, Lab, LabSpec, MechanismChoice, ADDR_B};
@@ -291,7 +291,7 @@ fn nice(bin: &str, nice: i32) {
     );
 }
 
-fn seed004(bin: &str) {
+fn rhel6_bdp(bin: &str) {
     let Some(l) = lab(100, 0, Some(100_000_000)) else {
         return;
     };
@@ -315,7 +315,7 @@ fn seed004(bin: &str) {
         if let Some(res) = bench(&l, bin, &args) {
             for d in &res.results {
                 println!(
-                    "seed004 tcp_rmem max {max}{}: {:.1} Mbit/s, retransmits {}",
+                    "rhel6-bdp tcp_rmem max {max}{}: {:.1} Mbit/s, retransmits {}",
                     if app {
                         " + SO_SNDBUF/SO_RCVBUF 1662500"
                     } else {
@@ -344,7 +344,7 @@ fn main() {
             "jitter" => jitter(),
             "free" => streams(&bin, None, &["100M", "200M", "300M", "400M", "600M"]),
             "rated" => streams(&bin, Some(100_000_000), &["50M", "90M", "95M"]),
-            "seed004" => seed004(&bin),
+            "rhel6-bdp" => rhel6_bdp(&bin),
             "nice" => {
                 for _ in 0..2 {
                     nice(&bin, 0);

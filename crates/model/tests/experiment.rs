@@ -204,9 +204,9 @@ fn the_shipped_examples_parse() {
         names,
         [
             "congestion-control",
+            "interrupt-load",
+            "rhel6-bdp",
             "rps-on-off",
-            "seed001-interrupt-load",
-            "seed004-bdp",
             "time-wait"
         ]
     );

@@ -86,7 +86,7 @@ fn an_invalid_file_is_one_line_naming_line_and_key_before_anything_runs() {
 fn the_files_delay_is_the_labs_round_trip_delay() {
     // seed 004: a 100 ms RTT link; LabSpec.delay is the round trip too.
     let exp = nettune::cmd::experiment::load(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seed004-bdp.toml"),
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rhel6-bdp.toml"),
     )
     .unwrap()
     .0;

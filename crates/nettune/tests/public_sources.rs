@@ -135,6 +135,40 @@ fn help_man_pages_profiles_plans_and_findings_cite_public_sources() {
     }
 }
 
+/// Every text file under `dir` (recursively) whose name ends with one of `exts`.
+fn texts(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_symlink() {
+            continue;
+        } else if p.is_dir() {
+            texts(&p, exts, out);
+        } else if exts.iter().any(|x| name.ends_with(x)) {
+            out.push(p);
+        }
+    }
+}
+
+/// What users read besides the binary's output: the README, the docs, the
+/// example experiments, the studies and results, and the LABELs `inspect`
+/// prints for each fixture host.
+#[test]
+fn docs_examples_results_and_fixture_labels_cite_public_sources() {
+    let r = repo();
+    let mut files = vec![r.join("README.md")];
+    texts(&r.join("docs"), &[".md"], &mut files);
+    texts(&r.join("examples"), &[".toml"], &mut files);
+    texts(&r.join("bench"), &[".md"], &mut files);
+    texts(&r.join("packaging"), &[""], &mut files);
+    texts(&r.join("tests/fixtures"), &["LABEL", "-make.py", ".conf"], &mut files);
+    assert!(files.len() > 40, "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert_public(&f.display().to_string(), &text);
+    }
+}
+
 #[test]
 fn the_four_redis_processes_are_not_read_as_four_instances() {
     // The note's c4.4xlarge reached 400K pps with four redis processes on

@@ -178,7 +178,7 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
     out.push_str("</section>\n");
 
     if let Some(rows) = seed004::rows(r) {
-        out.push_str("<section id=\"seed004\">\n<h2>Red Hat's BDP table beside this run</h2>\n<p>Jeremy Eder, &ldquo;Performance Tuning: Red Hat Enterprise Linux 6&rdquo; (Red Hat slides, &ldquo;Bandwidth Delay Product/Long Fat Pipe&rdquo;) measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.</p>\n");
+        out.push_str("<section id=\"rhel6-bdp\">\n<h2>Red Hat's BDP table beside this run</h2>\n<p>Jeremy Eder, &ldquo;Performance Tuning: Red Hat Enterprise Linux 6&rdquo; (Red Hat slides, &ldquo;Bandwidth Delay Product/Long Fat Pipe&rdquo;) measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.</p>\n");
         out.push_str("<table><tr><th>setting</th><th>Red Hat slides (Mbit/s)</th><th>this run: median (Mbit/s)</th><th>95 % CI</th><th>n</th><th>from</th></tr>\n");
         for row in &rows {
             let (median, ci, n) = row.cells();

@@ -1,5 +1,5 @@
 //! Seed 004's BDP table set beside this run's measurements, for the
-//! `seed004-bdp` example (`examples/seed004-bdp.toml`).
+//! `rhel6-bdp` example (`examples/rhel6-bdp.toml`).
 //!
 //! The seed (a Linux 2.6-era host, 100 Mbit/s pipe with 100 ms RTT, 5 GB
 //! transfers) measured 21 Mbit/s untuned, 58 with the system receive buffer at
@@ -13,7 +13,7 @@ use crate::charts::stats_of;
 use crate::num::num;
 
 /// The experiment name this table belongs to.
-pub(crate) const NAME: &str = "seed004-bdp";
+pub(crate) const NAME: &str = "rhel6-bdp";
 
 /// One row of the comparison.
 #[derive(Debug, Clone, PartialEq)]

@@ -156,7 +156,7 @@ fn text_from_the_file_is_escaped() {
 fn seed004_sets_the_run_beside_the_seed() {
     let mut r = common::synthetic();
     assert!(!render_markdown(&r).contains("Red Hat's BDP table"));
-    r.name = "seed004-bdp".into();
+    r.name = "rhel6-bdp".into();
     let levels = [
         "4096 87380 174760",
         "4096 87380 1250000",
@@ -195,7 +195,7 @@ fn seed004_sets_the_run_beside_the_seed() {
         "{app}"
     );
     let page = render_html(&r).unwrap();
-    assert!(page.contains("<section id=\"seed004\">"));
+    assert!(page.contains("<section id=\"rhel6-bdp\">"));
     assert!(page.contains("<h2>Red Hat's BDP table beside this run</h2>"));
     assert!(page.contains("<th>Red Hat slides (Mbit/s)</th>"));
 }
