@@ -161,7 +161,11 @@ fn docs_examples_results_and_fixture_labels_cite_public_sources() {
     texts(&r.join("examples"), &[".toml"], &mut files);
     texts(&r.join("bench"), &[".md"], &mut files);
     texts(&r.join("packaging"), &[""], &mut files);
-    texts(&r.join("tests/fixtures"), &["LABEL", "-make.py", ".conf"], &mut files);
+    texts(
+        &r.join("tests/fixtures"),
+        &["LABEL", "-make.py", ".conf"],
+        &mut files,
+    );
     assert!(files.len() > 40, "{files:?}");
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();

@@ -27,7 +27,12 @@ fn real_roots() -> Vec<String> {
 }
 
 fn run(args: &[&str], root: &str) -> String {
-    let o = bin().args(args).arg("--root").arg(fixture(root)).output().unwrap();
+    let o = bin()
+        .args(args)
+        .arg("--root")
+        .arg(fixture(root))
+        .output()
+        .unwrap();
     assert!(
         o.status.success(),
         "{args:?} {root}: {}",
@@ -51,9 +56,11 @@ fn inspect_and_plan_goldens_of_every_real_dump() {
 
 fn is_sideband(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    ["fdir", "ctrl", "misc", "config", "async", "mgmnt", "mbx", "pages", "cmd"]
-        .iter()
-        .any(|s| n.contains(s))
+    [
+        "fdir", "ctrl", "misc", "config", "async", "mgmnt", "mbx", "pages", "cmd",
+    ]
+    .iter()
+    .any(|s| n.contains(s))
 }
 
 #[test]
@@ -83,8 +90,13 @@ fn sideband_vectors_and_missing_queues_are_never_planned() {
                     .find(|q| &q["number"] == irq && q["interface"] == iface)
                     .unwrap_or_else(|| panic!("{root} {p}: IRQ {irq} not among {iface}'s"));
                 let name = q["name"].as_str().unwrap();
-                assert!(!is_sideband(name), "{root} {p}: sideband {name} planned: {ch}");
-                let ix = q["queue"]["index"].as_u64().unwrap_or_else(|| panic!("{root} {p}: {q}"));
+                assert!(
+                    !is_sideband(name),
+                    "{root} {p}: sideband {name} planned: {ch}"
+                );
+                let ix = q["queue"]["index"]
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("{root} {p}: {q}"));
                 let nrx = nic["rx_queues"].as_array().unwrap().len() as u64;
                 let ntx = nic["tx_queues"].as_array().unwrap().len() as u64;
                 assert!(
