@@ -1,6 +1,6 @@
 //! Interrupt moderation arithmetic, both ways, as Intel's AP-450
 //! ("Interrupt Moderation Using Intel Gigabit Ethernet Controllers", section
-//! 4.1, quoted in seed 003) does it:
+//! 4.1, quoted in field notes on e1000 tuning) does it:
 //!
 //! * interrupts/s = packets/s ÷ packets per interrupt;
 //! * timer = 1 ÷ interrupt rate.

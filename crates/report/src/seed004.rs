@@ -1,7 +1,8 @@
-//! Seed 004's BDP table set beside this run's measurements, for the
-//! `rhel6-bdp` example (`examples/rhel6-bdp.toml`).
+//! The BDP table of Jeremy Eder's "Performance Tuning: Red Hat Enterprise
+//! Linux 6" slides set beside this run's measurements, for the `rhel6-bdp`
+//! example (`examples/rhel6-bdp.toml`).
 //!
-//! The seed (a Linux 2.6-era host, 100 Mbit/s pipe with 100 ms RTT, 5 GB
+//! The slides (a Linux 2.6-era host, 100 Mbit/s pipe with 100 ms RTT, 5 GB
 //! transfers) measured 21 Mbit/s untuned, 58 with the system receive buffer at
 //! 1 × BDP, 67 at 1.33 × BDP, and 95 with the application's buffers at
 //! 1.33 × BDP too.
@@ -18,9 +19,9 @@ pub(crate) const NAME: &str = "rhel6-bdp";
 /// One row of the comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Row {
-    /// The seed's setting.
+    /// The slides' setting.
     pub setting: &'static str,
-    /// The seed's throughput, Mbit/s.
+    /// The slides' throughput, Mbit/s.
     pub seed_mbit: f64,
     /// This run's throughput, when measured.
     pub measured: Option<Measured>,
@@ -55,9 +56,16 @@ impl Row {
     }
 }
 
-/// (setting, tcp_rmem maximum, workload, seed Mbit/s), as in the example file.
+/// (setting, tcp_rmem maximum, workload, the slides' Mbit/s), as in the example file.
 const SEED: [(&str, u64, &str, f64); 4] = [
-    ("untuned (tcp_rmem max 174760)", 174_760, "stream", 21.0),
+    // Untuned then was a 2.6 kernel's tcp_rmem maximum (174760); untuned
+    // now is today's default, the example's first level.
+    (
+        "untuned (2.6: tcp_rmem max 174760; here today's default 6291456)",
+        6_291_456,
+        "stream",
+        21.0,
+    ),
     (
         "system buffer = 1 × BDP (1250000)",
         1_250_000,
@@ -78,7 +86,7 @@ const SEED: [(&str, u64, &str, f64); 4] = [
     ),
 ];
 
-/// The rows, when `r` is the seed 004 study; `None` otherwise.
+/// The rows, when `r` is the `rhel6-bdp` study; `None` otherwise.
 pub(crate) fn rows(r: &ExperimentResults) -> Option<Vec<Row>> {
     if r.name != NAME {
         return None;

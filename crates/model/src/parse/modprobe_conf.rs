@@ -69,9 +69,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    // As in seed 001 (ixgbevf on EC2, Amazon Linux) and Intel's e1000 README.
+    // As in the yuuk.io ixgbevf study (EC2, Amazon Linux, blog.yuuk.io 2014) and Intel's e1000 README.
     const IXGBE: &str = "\
-# interrupt throttling, see seed 001
+# interrupt throttling, see the yuuk.io study
 options ixgbevf InterruptThrottleRate=1
 options e1000 InterruptThrottleRate=0,0 \\
     RxDescriptors=4096
