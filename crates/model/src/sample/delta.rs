@@ -118,7 +118,7 @@ impl Sample {
     /// The change from `prev` (earlier) to `self`. Counters that went
     /// backwards are resets and count as 0 (listed in [`Delta::resets`] and
     /// `notes`), except a 32-bit counter whose wrap is plausible
-    /// ([`increase`]). Linear in the size of both samples.
+    /// ([`increase`](super::increase)). Linear in the size of both samples.
     pub fn delta(&self, prev: &Sample) -> Delta {
         let elapsed = self.at - prev.at;
         let secs = elapsed.as_secs_f64();
