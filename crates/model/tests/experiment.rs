@@ -336,3 +336,35 @@ fn range_errors_keep_their_wording() {
     let probe = format!("{BASE}[responses.probe]\nkind = \"rr\"\ninterval_ms = 0.5\n");
     assert_eq!(expected_of(&probe), "an interval of 1 to 10000 ms");
 }
+
+/// The factor table of docs/experiment.md gives each numeric factor the
+/// range the parser checks (the ranges are written once in the code; the
+/// docs are held to them here).
+#[test]
+fn the_docs_give_each_numeric_factor_its_range() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/experiment.md");
+    let docs = std::fs::read_to_string(path).unwrap();
+    for &k in Knob::ALL {
+        let accepts = k.accepts();
+        let range = if accepts.starts_with("an integer") {
+            accepts.rsplit(' ').next().unwrap()
+        } else if accepts.starts_with(|c: char| c.is_ascii_digit()) {
+            accepts
+        } else {
+            continue;
+        };
+        let name = format!("`{}`", k.name());
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with("| ") && l.contains(&name))
+            .unwrap_or_else(|| panic!("no row for {name} in docs/experiment.md"));
+        // sndbuf/rcvbuf: the docs word the range as "bytes, 0 for the default".
+        if range == "0..=2147483647" && row.contains("0 for the default") {
+            continue;
+        }
+        assert!(
+            row.contains(range),
+            "{name}: docs say {row:?}, the parser {accepts:?}"
+        );
+    }
+}
