@@ -243,3 +243,128 @@ proptest::proptest! {
         }
     }
 }
+
+/// The text an error gives for each out-of-range value, as worded before the
+/// ranges were derived from one declaration (issue 18): each range written
+/// once must still read the same.
+#[test]
+fn range_errors_keep_their_wording() {
+    const BASE: &str = "[hosts.lab]\n[[workload]]\nname = \"a\"\ntest = \"tcp-stream\"\n[responses]\nmetrics = [\"throughput\"]\n";
+    let expected_of = |text: &str| match parse(text).unwrap_err().kind {
+        ErrorKind::BadValue { expected, .. } => expected,
+        other => panic!("not a bad value: {other:?}"),
+    };
+    let factors = [
+        ("rps_flow_cnt", "an integer 0..=1048576"),
+        ("gro_flush_timeout", "an integer of ns 0..=1000000000"),
+        ("napi_defer_hard_irqs", "an integer 0..=2147483647"),
+        ("channels", "an integer 1..=1024"),
+        ("rmem_max", "an integer of bytes 4096..=2147483647"),
+        ("wmem_max", "an integer of bytes 4096..=2147483647"),
+        ("tcp_tw_reuse", "0, 1 or 2"),
+        ("coalesce_rx_usecs", "an integer of µs 0..=100000"),
+        ("coalesce_tx_usecs", "an integer of µs 0..=100000"),
+        ("flows", "an integer 1..=1024"),
+        ("busy_poll", "an integer of µs 0..=1000000"),
+        ("sndbuf", "an integer 0..=2147483647"),
+        ("rcvbuf", "an integer 0..=2147483647"),
+        ("threaded_napi", "true or false"),
+        ("rps_cpus", "a CPU list such as \"0-1,3\", or \"off\""),
+        ("profile", "a name (letters, digits, _ or -, at most 32)"),
+        (
+            "tcp_rmem",
+            "[min, default, max] bytes, 0 < min <= default <= max <= 2147483647",
+        ),
+        (
+            "ip_local_port_range",
+            "[low, high] ports, 1 <= low < high <= 65535",
+        ),
+    ];
+    for (name, want) in factors {
+        for bad in ["-1", "3000000000", "\"x y\"", "[0, 0, 0]"] {
+            let text = format!("{BASE}[[factor]]\nname = \"{name}\"\nlevels = [{bad}]\n");
+            if let Err(e) = parse(&text) {
+                if let ErrorKind::BadValue { expected, .. } = e.kind {
+                    assert_eq!(expected, want, "{name} = {bad}");
+                }
+            }
+        }
+        let knob = Knob::from_name(name).unwrap();
+        assert_eq!(knob.accepts(), want, "{name}");
+    }
+    let keys = [
+        ("repeats = 0\n", "an integer 1..=1000"),
+        ("warmup = 101\n", "an integer 0..=100"),
+        ("until_ci = 0.0\n", "a percentage above 0, at most 100"),
+        (
+            "until_ci = 5.0\nmax_repeats = 2\n",
+            "an integer from repeats (at least 3) to 1000",
+        ),
+    ];
+    for (top, want) in keys {
+        assert_eq!(expected_of(&format!("{top}{BASE}")), want, "{top}");
+    }
+    let lab = [
+        ("hosts = 9", "an integer 2..=8"),
+        ("queues = 65", "an integer 1..=64"),
+        ("rate_mbit = 0.0", "a rate of 0.001 to 100000 Mbit/s"),
+        ("delay_ms = 10001.0", "a delay of 0 to 10000 ms"),
+        ("jitter_ms = -1.0", "a jitter of 0 to 10000 ms"),
+        ("loss_pct = 101.0", "a loss of 0 to 100 %"),
+    ];
+    for (line, want) in lab {
+        let text = BASE.replace("[hosts.lab]\n", &format!("[hosts.lab]\n{line}\n"));
+        assert_eq!(expected_of(&text), want, "{line}");
+    }
+    let workload = [
+        ("size = 0", "a size of 1 to 16777216 bytes"),
+        ("flows = 1025", "an integer 1..=1024"),
+        ("duration_s = 0.0", "a duration of 0.1 to 600 s"),
+        ("sndbuf = 4095", "a buffer of 4096 to 2147483647 bytes"),
+        (
+            "rcvbuf = 2147483648",
+            "a buffer of 4096 to 2147483647 bytes",
+        ),
+    ];
+    for (line, want) in workload {
+        let text = BASE.replace(
+            "test = \"tcp-stream\"\n",
+            &format!("test = \"tcp-stream\"\n{line}\n"),
+        );
+        assert_eq!(expected_of(&text), want, "{line}");
+    }
+    let probe = format!("{BASE}[responses.probe]\nkind = \"rr\"\ninterval_ms = 0.5\n");
+    assert_eq!(expected_of(&probe), "an interval of 1 to 10000 ms");
+}
+
+/// The factor table of docs/experiment.md gives each numeric factor the
+/// range the parser checks (the ranges are written once in the code; the
+/// docs are held to them here).
+#[test]
+fn the_docs_give_each_numeric_factor_its_range() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/experiment.md");
+    let docs = std::fs::read_to_string(path).unwrap();
+    for &k in Knob::ALL {
+        let accepts = k.accepts();
+        let range = if accepts.starts_with("an integer") {
+            accepts.rsplit(' ').next().unwrap()
+        } else if accepts.starts_with(|c: char| c.is_ascii_digit()) {
+            accepts
+        } else {
+            continue;
+        };
+        let name = format!("`{}`", k.name());
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with("| ") && l.contains(&name))
+            .unwrap_or_else(|| panic!("no row for {name} in docs/experiment.md"));
+        // sndbuf/rcvbuf: the docs word the range as "bytes, 0 for the default".
+        if range == "0..=2147483647" && row.contains("0 for the default") {
+            continue;
+        }
+        assert!(
+            row.contains(range),
+            "{name}: docs say {row:?}, the parser {accepts:?}"
+        );
+    }
+}

@@ -74,6 +74,26 @@ fn figure(out: &mut String, c: &Chart) {
 pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
     let charts = charts::all(r)?;
     let mut out = String::new();
+    section_header(&mut out, r);
+    section_machine(&mut out, r);
+    section_cells(&mut out, r);
+    section_seed004(&mut out, r);
+    section_charts(&mut out, &charts);
+    section_overhead(&mut out, r);
+    section_plans(&mut out, r);
+    section_doctor(&mut out, r);
+    section_notes(&mut out, r);
+    section_hosts(&mut out, r);
+    let _ = writeln!(
+        out,
+        "<footer>Written by <code>nettune report</code> from results.json (schema {}). Self-contained: no scripts, fonts or network fetches.</footer>\n</body>\n</html>",
+        r.schema_version
+    );
+    Ok(out)
+}
+
+/// The document head and the page header: name, description, an interrupted run's banner.
+fn section_header(out: &mut String, r: &ExperimentResults) {
     let name = h(&r.name);
     let _ = write!(
         out,
@@ -89,7 +109,10 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
         out.push_str("<p class=\"banner\"><strong>Interrupted:</strong> the run stopped before every cell ran; what follows is what was measured so far.</p>\n");
     }
     out.push_str("</header>\n");
+}
 
+/// Machine and lab: facts, workloads and factors.
+fn section_machine(out: &mut String, r: &ExperimentResults) {
     out.push_str("<section id=\"machine\">\n<h2>Machine and lab</h2>\n<dl class=\"facts\">\n");
     for (k, v) in facts(r) {
         let _ = writeln!(out, "<dt>{k}</dt><dd>{}</dd>", h(&v));
@@ -129,7 +152,10 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
         out.push_str("</table>\n");
     }
     out.push_str("</section>\n");
+}
 
+/// Results per cell, and the cells not measured in full.
+fn section_cells(out: &mut String, r: &ExperimentResults) {
     out.push_str("<section id=\"cells\">\n<h2>Results per cell</h2>\n");
     let (rows, left_out) = table::rows(r);
     if rows.is_empty() {
@@ -176,7 +202,10 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
         out.push_str("</table>\n");
     }
     out.push_str("</section>\n");
+}
 
+/// Red Hat's BDP table beside this run, when the run is that pipe.
+fn section_seed004(out: &mut String, r: &ExperimentResults) {
     if let Some(rows) = seed004::rows(r) {
         out.push_str("<section id=\"rhel6-bdp\">\n<h2>Red Hat's BDP table beside this run</h2>\n<p>Jeremy Eder, &ldquo;Performance Tuning: Red Hat Enterprise Linux 6&rdquo; (Red Hat slides, &ldquo;Bandwidth Delay Product/Long Fat Pipe&rdquo;) measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.</p>\n");
         out.push_str("<table><tr><th>setting</th><th>Red Hat slides (Mbit/s)</th><th>this run: median (Mbit/s)</th><th>95 % CI</th><th>n</th><th>from</th></tr>\n");
@@ -192,16 +221,22 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
         }
         out.push_str("</table>\n</section>\n");
     }
+}
 
+/// The charts, each a figure with its caption.
+fn section_charts(out: &mut String, charts: &[Chart]) {
     out.push_str("<section id=\"charts\">\n<h2>Charts</h2>\n");
     if charts.is_empty() {
         out.push_str("<p>Nothing to chart yet.</p>\n");
     }
-    for c in &charts {
-        figure(&mut out, c);
+    for c in charts {
+        figure(out, c);
     }
     out.push_str("</section>\n");
+}
 
+/// Lab overhead: loopback against the lab path.
+fn section_overhead(out: &mut String, r: &ExperimentResults) {
     if !r.overhead.is_empty() {
         out.push_str(
             "<section id=\"overhead\">\n<h2>Lab overhead: loopback against the lab path</h2>\n",
@@ -223,7 +258,10 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
         }
         out.push_str("</table>\n</section>\n");
     }
+}
 
+/// The plans applied, within the row budget.
+fn section_plans(out: &mut String, r: &ExperimentResults) {
     if !r.plans.is_empty() {
         out.push_str("<section id=\"plans\">\n<h2>Plans applied</h2>\n");
         let mut budget = MAX_ROWS;
@@ -253,20 +291,23 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
         }
         out.push_str("</section>\n");
     }
+}
 
+/// Doctor findings before and after, and the ones cleared.
+fn section_doctor(out: &mut String, r: &ExperimentResults) {
     if r.doctor_before.is_some() || r.doctor_after.is_some() {
         out.push_str("<section id=\"doctor\">\n<h2>Doctor findings</h2>\n");
         let before = r.doctor_before.as_ref().map(findings).unwrap_or_default();
         let after = r.doctor_after.as_ref().map(findings).unwrap_or_default();
         out.push_str("<h3>Before</h3>\n");
         if r.doctor_before.is_some() {
-            findings_table(&mut out, &before);
+            findings_table(out, &before);
         } else {
             out.push_str("<p>Doctor did not run.</p>\n");
         }
         out.push_str("<h3>After</h3>\n");
         if r.doctor_after.is_some() {
-            findings_table(&mut out, &after);
+            findings_table(out, &after);
             let gone = cleared(&before, &after);
             if !gone.is_empty() {
                 let ids: Vec<String> = gone.iter().map(|i| h(i)).collect();
@@ -277,7 +318,10 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
         }
         out.push_str("</section>\n");
     }
+}
 
+/// The run's notes.
+fn section_notes(out: &mut String, r: &ExperimentResults) {
     if !r.notes.is_empty() {
         out.push_str("<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n");
         for n in r.notes.iter().take(MAX_ROWS) {
@@ -285,7 +329,10 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
         }
         out.push_str("</ul>\n</section>\n");
     }
+}
 
+/// Each host's facts, folded.
+fn section_hosts(out: &mut String, r: &ExperimentResults) {
     if !r.host_facts.is_empty() {
         out.push_str("<section id=\"hosts\">\n<h2>Host facts</h2>\n");
         for (host, facts) in r.host_facts.iter().take(MAX_SECTIONS) {
@@ -298,11 +345,4 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
         }
         out.push_str("</section>\n");
     }
-
-    let _ = writeln!(
-        out,
-        "<footer>Written by <code>nettune report</code> from results.json (schema {}). Self-contained: no scripts, fonts or network fetches.</footer>\n</body>\n</html>",
-        r.schema_version
-    );
-    Ok(out)
 }

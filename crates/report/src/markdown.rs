@@ -91,9 +91,8 @@ pub(crate) fn cleared(before: &[Finding], after: &[Finding]) -> Vec<String> {
     ids
 }
 
-/// The Markdown summary of `r`.
-pub fn render_markdown(r: &ExperimentResults) -> String {
-    let mut out = String::new();
+/// The title, description, an interrupted run's banner, facts, workloads and factors.
+fn section_header(out: &mut String, r: &ExperimentResults) {
     let _ = writeln!(out, "# nettune report: {}\n", md(&r.name));
     if !r.description.is_empty() {
         // Not a `> ` quote: a shell would take `>` as a redirection.
@@ -127,7 +126,10 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
         }
         out.push('\n');
     }
+}
 
+/// Results per cell, and the cells not measured in full.
+fn section_cells(out: &mut String, r: &ExperimentResults) {
     out.push_str("## Results per cell\n\n");
     let (rows, left_out) = table::rows(r);
     if rows.is_empty() {
@@ -170,7 +172,10 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
         }
         out.push('\n');
     }
+}
 
+/// Red Hat's BDP table beside this run, when the run is that pipe.
+fn section_seed004(out: &mut String, r: &ExperimentResults) {
     if let Some(rows) = seed004::rows(r) {
         out.push_str("## Red Hat's BDP table beside this run\n\n");
         out.push_str("Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, \"Bandwidth Delay Product/Long Fat Pipe\") measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.\n\n");
@@ -187,7 +192,10 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
         }
         out.push('\n');
     }
+}
 
+/// Lab overhead: loopback against the lab path.
+fn section_overhead(out: &mut String, r: &ExperimentResults) {
     if !r.overhead.is_empty() {
         out.push_str("## Lab overhead: loopback against the lab path\n\n");
         out.push_str("| workload | metric | loopback median (n) | lab path median (n) | lab / loopback |\n| --- | --- | ---: | ---: | ---: |\n");
@@ -208,7 +216,10 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
         }
         out.push('\n');
     }
+}
 
+/// The plans applied, within the row budget.
+fn section_plans(out: &mut String, r: &ExperimentResults) {
     if !r.plans.is_empty() {
         out.push_str("## Plans applied\n\n");
         let mut budget = MAX_ROWS;
@@ -237,20 +248,23 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
             out.push('\n');
         }
     }
+}
 
+/// Doctor findings before and after.
+fn section_doctor(out: &mut String, r: &ExperimentResults) {
     if r.doctor_before.is_some() || r.doctor_after.is_some() {
         out.push_str("## Doctor findings\n\n");
         let before = r.doctor_before.as_ref().map(findings).unwrap_or_default();
         let after = r.doctor_after.as_ref().map(findings).unwrap_or_default();
         out.push_str("### Before\n\n");
         if r.doctor_before.is_some() {
-            finding_rows(&mut out, &before);
+            finding_rows(out, &before);
         } else {
             out.push_str("Doctor did not run.\n\n");
         }
         out.push_str("### After\n\n");
         if r.doctor_after.is_some() {
-            finding_rows(&mut out, &after);
+            finding_rows(out, &after);
             let gone = cleared(&before, &after);
             if !gone.is_empty() {
                 let ids: Vec<String> = gone.iter().map(|i| md(i)).collect();
@@ -260,7 +274,10 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
             out.push_str("Doctor did not run.\n\n");
         }
     }
+}
 
+/// The run's notes, and where the host facts are.
+fn section_notes(out: &mut String, r: &ExperimentResults) {
     if !r.notes.is_empty() {
         out.push_str("## Notes\n\n");
         for n in r.notes.iter().take(MAX_ROWS) {
@@ -281,6 +298,18 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
             hosts.join(", ")
         );
     }
+}
+
+/// The Markdown summary of `r`.
+pub fn render_markdown(r: &ExperimentResults) -> String {
+    let mut out = String::new();
+    section_header(&mut out, r);
+    section_cells(&mut out, r);
+    section_seed004(&mut out, r);
+    section_overhead(&mut out, r);
+    section_plans(&mut out, r);
+    section_doctor(&mut out, r);
+    section_notes(&mut out, r);
     out
 }
 

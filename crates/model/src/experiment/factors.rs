@@ -1,0 +1,306 @@
+//! `[[factor]]`: the knobs an experiment varies and their levels. Each
+//! factor's accepted values come from its [`KnobType`], written once in the
+//! `knobs!` table and used both to check a level and to word the error.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::Serialize;
+use toml::Spanned;
+
+use super::ranges::IntRange;
+use super::raw::RawFactor;
+use super::validate::{is_name, truncate, Ctx, NAME_EXPECTED};
+use super::{ErrorKind, ExperimentError, MAX_CELLS, MAX_FACTORS, MAX_LEVELS};
+use crate::CpuSet;
+
+/// The value type a knob takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KnobType {
+    /// Integer in an inclusive range.
+    Int(IntRange),
+    /// true/false.
+    Bool,
+    /// A CPU list (`"0-1"`) or `""`/`"off"` for none.
+    Cpus,
+    /// A name such as a congestion control or a profile.
+    Name,
+    /// `[min, default, max]` bytes.
+    Triple,
+    /// `[low, high]` ports.
+    PortRange,
+}
+
+/// Largest value of a `Triple` (the kernel reads an `int`).
+const TRIPLE_MAX: i64 = i32::MAX as i64;
+
+impl KnobType {
+    /// What a level of this type may be, for errors and help.
+    fn expected(self) -> &'static str {
+        match self {
+            KnobType::Int(range) => range.expected,
+            KnobType::Bool => "true or false",
+            KnobType::Cpus => "a CPU list such as \"0-1,3\", or \"off\"",
+            KnobType::Name => NAME_EXPECTED,
+            KnobType::Triple => {
+                "[min, default, max] bytes, 0 < min <= default <= max <= 2147483647"
+            }
+            KnobType::PortRange => "[low, high] ports, 1 <= low < high <= 65535",
+        }
+    }
+
+    /// The level `v` stands for, if it is one of this type.
+    fn level(self, v: &toml::Value) -> Option<Level> {
+        let ints = |a: &[toml::Value]| -> Vec<i64> {
+            a.iter().filter_map(toml::Value::as_integer).collect()
+        };
+        match (self, v) {
+            (KnobType::Int(range), toml::Value::Integer(i)) if range.contains(*i) => {
+                Some(Level::Int(*i))
+            }
+            (KnobType::Bool, toml::Value::Boolean(b)) => Some(Level::Bool(*b)),
+            (KnobType::Name, toml::Value::String(s)) if is_name(s) => Some(Level::Name(s.clone())),
+            (KnobType::Cpus, toml::Value::String(s)) if s.is_empty() || s == "off" => {
+                Some(Level::Cpus(Vec::new()))
+            }
+            (KnobType::Cpus, toml::Value::String(s)) => match CpuSet::parse_list(s) {
+                Ok(set) if !set.is_empty() && set.len() <= 4096 => {
+                    Some(Level::Cpus(set.iter().collect()))
+                }
+                _ => None,
+            },
+            (KnobType::Triple, toml::Value::Array(a)) => match ints(a).as_slice() {
+                [x, y, z] if a.len() == 3 && 0 < *x && x <= y && y <= z && *z <= TRIPLE_MAX => {
+                    Some(Level::Triple([*x as u64, *y as u64, *z as u64]))
+                }
+                _ => None,
+            },
+            (KnobType::PortRange, toml::Value::Array(a)) => match ints(a).as_slice() {
+                [lo, hi] if a.len() == 2 && 1 <= *lo && lo < hi && *hi <= 65535 => {
+                    Some(Level::Range([*lo as u16, *hi as u16]))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+macro_rules! knobs {
+    ($( $variant:ident = $name:literal : $ty:expr, $doc:literal; )*) => {
+        /// A factor: a profile, a single knob or a bench option.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Knob { $( #[doc = $doc] $variant, )* }
+
+        impl Knob {
+            /// Every knob.
+            pub const ALL: &'static [Knob] = &[$(Knob::$variant),*];
+            /// Its name in the file.
+            pub fn name(self) -> &'static str { match self { $(Knob::$variant => $name,)* } }
+            /// Its value type.
+            fn ty(self) -> KnobType { match self { $(Knob::$variant => $ty,)* } }
+        }
+        const KNOWN: &str = concat!($($name, " "),*);
+    };
+}
+
+// The integer ranges below are each the only place their bounds are written.
+knobs! {
+    Profile = "profile": KnobType::Name, "A tuning profile by name (`untuned` for none).";
+    RpsCpus = "rps_cpus": KnobType::Cpus, "RPS CPUs of every receive queue.";
+    RpsFlowCnt = "rps_flow_cnt": KnobType::Int(int_range!(0..=1048576)), "RFS flow count per queue.";
+    XpsCpus = "xps_cpus": KnobType::Cpus, "XPS CPUs of every transmit queue.";
+    GroFlushTimeout = "gro_flush_timeout": KnobType::Int(int_range!(0..=1000000000, "ns")), "GRO flush timeout, ns.";
+    NapiDeferHardIrqs = "napi_defer_hard_irqs": KnobType::Int(int_range!(0..=2147483647)), "NAPI deferred hard IRQs.";
+    ThreadedNapi = "threaded_napi": KnobType::Bool, "Threaded NAPI.";
+    Channels = "channels": KnobType::Int(int_range!(1..=1024)), "Combined channels (queues).";
+    RmemMax = "rmem_max": KnobType::Int(int_range!(4096..=2147483647, "bytes")), "net.core.rmem_max, bytes.";
+    WmemMax = "wmem_max": KnobType::Int(int_range!(4096..=2147483647, "bytes")), "net.core.wmem_max, bytes.";
+    TcpRmem = "tcp_rmem": KnobType::Triple, "net.ipv4.tcp_rmem [min, default, max].";
+    TcpWmem = "tcp_wmem": KnobType::Triple, "net.ipv4.tcp_wmem [min, default, max].";
+    CongestionControl = "congestion_control": KnobType::Name, "net.ipv4.tcp_congestion_control.";
+    TcpTwReuse = "tcp_tw_reuse": KnobType::Int(int_range!(0, 1 or 2)), "net.ipv4.tcp_tw_reuse.";
+    IpLocalPortRange = "ip_local_port_range": KnobType::PortRange, "net.ipv4.ip_local_port_range [low, high].";
+    CoalesceRxUsecs = "coalesce_rx_usecs": KnobType::Int(int_range!(0..=100000, "µs")), "NIC rx-usecs coalescing.";
+    CoalesceTxUsecs = "coalesce_tx_usecs": KnobType::Int(int_range!(0..=100000, "µs")), "NIC tx-usecs coalescing.";
+    AdaptiveRx = "adaptive_rx": KnobType::Bool, "NIC adaptive rx coalescing.";
+    Flows = "flows": KnobType::Int(int_range!(1..=1024)), "Bench option: parallel flows.";
+    BusyPoll = "busy_poll": KnobType::Int(int_range!(0..=1000000, "µs")), "Bench option: SO_BUSY_POLL, µs.";
+    CpuPin = "cpu_pin": KnobType::Cpus, "Bench option: pin bench threads to these CPUs.";
+    Sndbuf = "sndbuf": KnobType::Int(int_range!(0..=2147483647)), "Bench option: SO_SNDBUF, bytes (0: default).";
+    Rcvbuf = "rcvbuf": KnobType::Int(int_range!(0..=2147483647)), "Bench option: SO_RCVBUF, bytes (0: default).";
+    ForceBuffers = "force_buffers": KnobType::Bool, "Bench option: --force-buffers (SO_RCVBUFFORCE/SO_SNDBUFFORCE past rmem_max/wmem_max).";
+}
+
+impl Knob {
+    /// Look a knob up by its file name.
+    pub fn from_name(name: &str) -> Option<Knob> {
+        Knob::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// What a level of this factor may be, as errors word it
+    /// (`an integer of µs 0..=100000`).
+    pub fn accepts(self) -> &'static str {
+        self.ty().expected()
+    }
+}
+
+/// One level of a factor.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(untagged)]
+pub enum Level {
+    /// An integer.
+    Int(i64),
+    /// A boolean.
+    Bool(bool),
+    /// A name (profile, congestion control).
+    Name(String),
+    /// A CPU list; empty for none.
+    Cpus(Vec<u32>),
+    /// `[min, default, max]`.
+    Triple([u64; 3]),
+    /// `[low, high]`.
+    Range([u16; 2]),
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Level::Int(v) => write!(f, "{v}"),
+            Level::Bool(v) => write!(f, "{v}"),
+            Level::Name(v) => f.write_str(v),
+            Level::Cpus(v) if v.is_empty() => f.write_str("off"),
+            Level::Cpus(v) => {
+                let s: Vec<String> = v.iter().map(u32::to_string).collect();
+                write!(f, "{}", s.join(","))
+            }
+            Level::Triple([a, b, c]) => write!(f, "{a} {b} {c}"),
+            Level::Range([a, b]) => write!(f, "{a}-{b}"),
+        }
+    }
+}
+
+/// A factor and its levels.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Factor {
+    /// The knob.
+    pub knob: Knob,
+    /// Its levels, in file order.
+    pub levels: Vec<Level>,
+}
+
+/// One level of `knob`, checked against its type.
+fn parse_level(
+    ctx: &Ctx<'_>,
+    knob: Knob,
+    v: &Spanned<toml::Value>,
+    key: &str,
+) -> Result<Level, ExperimentError> {
+    let ty = knob.ty();
+    ty.level(v.get_ref())
+        .ok_or_else(|| ctx.bad(v.span(), key, v.get_ref(), ty.expected()))
+}
+
+/// The `[[factor]]` tables: known, distinct knobs with distinct levels, at
+/// most [`MAX_CELLS`] cells in all.
+pub(super) fn parse_factors(
+    ctx: &Ctx<'_>,
+    raw: &[RawFactor],
+) -> Result<Vec<Factor>, ExperimentError> {
+    if raw.len() > MAX_FACTORS {
+        return Err(ctx.err(
+            raw[MAX_FACTORS].name.span(),
+            format!("factor[{MAX_FACTORS}]"),
+            ErrorKind::TooMany {
+                what: "factors",
+                count: raw.len(),
+                max: MAX_FACTORS,
+            },
+        ));
+    }
+    let mut factors = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut cells: usize = 1;
+    for (i, f) in raw.iter().enumerate() {
+        let name = f.name.get_ref();
+        let Some(knob) = Knob::from_name(name) else {
+            return Err(ctx.err(
+                f.name.span(),
+                format!("factor[{i}].name"),
+                ErrorKind::UnknownFactor {
+                    name: truncate(name),
+                    known: KNOWN.trim_end(),
+                },
+            ));
+        };
+        if !seen.insert(knob) {
+            return Err(ctx.err(
+                f.name.span(),
+                format!("factor[{i}].name"),
+                ErrorKind::Duplicate {
+                    value: truncate(name),
+                },
+            ));
+        }
+        let levels = parse_levels(ctx, knob, &f.levels, i)?;
+        cells = cells.saturating_mul(levels.len());
+        if cells > MAX_CELLS {
+            return Err(ctx.err(
+                f.levels.span(),
+                format!("factor[{i}].levels"),
+                ErrorKind::TooMany {
+                    what: "cells",
+                    count: cells,
+                    max: MAX_CELLS,
+                },
+            ));
+        }
+        factors.push(Factor { knob, levels });
+    }
+    Ok(factors)
+}
+
+/// `factor[i].levels`: 1 to [`MAX_LEVELS`] distinct levels of `knob`.
+fn parse_levels(
+    ctx: &Ctx<'_>,
+    knob: Knob,
+    raw: &Spanned<Vec<Spanned<toml::Value>>>,
+    i: usize,
+) -> Result<Vec<Level>, ExperimentError> {
+    let levels_raw = raw.get_ref();
+    if levels_raw.is_empty() {
+        return Err(ctx.err(
+            raw.span(),
+            format!("factor[{i}].levels"),
+            ErrorKind::EmptyLevels,
+        ));
+    }
+    if levels_raw.len() > MAX_LEVELS {
+        return Err(ctx.err(
+            raw.span(),
+            format!("factor[{i}].levels"),
+            ErrorKind::TooMany {
+                what: "levels",
+                count: levels_raw.len(),
+                max: MAX_LEVELS,
+            },
+        ));
+    }
+    let mut levels: Vec<Level> = Vec::new();
+    for (j, v) in levels_raw.iter().enumerate() {
+        let key = format!("factor[{i}].levels[{j}]");
+        let level = parse_level(ctx, knob, v, &key)?;
+        if levels.contains(&level) {
+            return Err(ctx.err(
+                v.span(),
+                key,
+                ErrorKind::Duplicate {
+                    value: truncate(&level.to_string()),
+                },
+            ));
+        }
+        levels.push(level);
+    }
+    Ok(levels)
+}

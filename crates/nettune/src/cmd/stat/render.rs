@@ -1,0 +1,241 @@
+//! The human screen of `nettune stat`: one block per interval (CPUs, NICs,
+//! queues, IRQs, error counters).
+
+use host::sampler::{Delta, QueueDelta, ERROR_COUNTERS};
+use model::snapshot::{QueueKind, QueueRef};
+use model::text::Printable;
+use model::units::fmt_bits_per_sec;
+use model::Nanos;
+use std::fmt::Write as _;
+
+use super::{TOP_IRQS, TOP_QUEUES};
+
+/// A count per second, compact: `950`, `37.6k`, `1.25M`.
+pub fn rate(v: f64) -> String {
+    if v < 10_000.0 {
+        format!("{v:.0}")
+    } else if v < 1e6 {
+        format!("{:.1}k", v / 1e3)
+    } else if v < 1e9 {
+        format!("{:.2}M", v / 1e6)
+    } else {
+        format!("{:.2}G", v / 1e9)
+    }
+}
+
+pub(super) fn opt_rate(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), rate)
+}
+
+fn queue_label(q: Option<QueueRef>) -> String {
+    match q {
+        None => "-".into(),
+        Some(QueueRef { kind, index }) => {
+            let k = match kind {
+                QueueKind::Combined => "txrx",
+                QueueKind::Rx => "rx",
+                QueueKind::Tx => "tx",
+                QueueKind::Other => "other",
+            };
+            match index {
+                Some(i) => format!("{k}-{i}"),
+                None => k.into(),
+            }
+        }
+    }
+}
+
+fn secs(n: Nanos) -> f64 {
+    n.as_secs_f64()
+}
+
+/// The human screen of one interval (pure: the snapshot tests call it).
+pub fn render(d: &Delta, seq: u64) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "--- interval {seq}, {:.2} s ---", secs(d.elapsed));
+    let _ = writeln!(
+        o,
+        "{:<6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8} | {:>8} {:>6} {:>8} {:>6} {:>6}",
+        "CPU",
+        "%usr",
+        "%sys",
+        "%irq",
+        "%soft",
+        "%steal",
+        "%idle",
+        "NET_RX/s",
+        "NET_TX/s",
+        "sn-proc",
+        "drop",
+        "squeeze",
+        "rps",
+        "flowlim"
+    );
+    for c in &d.cpus {
+        let p = &c.pct;
+        let sn = c.softnet_per_s;
+        let _ = writeln!(
+            o,
+            "{:<6} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>8} {:>8} | {:>8} {:>6} {:>8} {:>6} {:>6}",
+            c.cpu.to_string(),
+            p.usr,
+            p.sys,
+            p.irq,
+            p.softirq,
+            p.steal,
+            p.idle,
+            rate(c.net_rx_per_s),
+            rate(c.net_tx_per_s),
+            opt_rate(sn.map(|s| s.processed)),
+            opt_rate(sn.map(|s| s.dropped)),
+            opt_rate(sn.map(|s| s.time_squeeze)),
+            opt_rate(sn.and_then(|s| s.received_rps)),
+            opt_rate(sn.and_then(|s| s.flow_limit)),
+        );
+    }
+    if !d.ifaces.is_empty() {
+        let _ = writeln!(
+            o,
+            "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
+            "NIC", "rx pkt/s", "tx pkt/s", "rx", "tx", "rxdrop/s", "txdrop/s", "rxerr", "txerr"
+        );
+        for i in &d.ifaces {
+            let _ = writeln!(
+                o,
+                "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
+                Printable(&i.name),
+                rate(i.rx_pps),
+                rate(i.tx_pps),
+                fmt_bits_per_sec(i.rx_bps),
+                fmt_bits_per_sec(i.tx_bps),
+                rate(i.rx_drop_per_s),
+                rate(i.tx_drop_per_s),
+                i.rx_errs,
+                i.tx_errs,
+            );
+        }
+    }
+    queues_section(&mut o, d);
+    if d.irqs.is_empty() {
+        let _ = writeln!(o, "IRQs: none fired");
+    } else {
+        let mut top: Vec<_> = d.irqs.iter().collect();
+        top.sort_by(|a, b| b.count.cmp(&a.count).then(a.irq.cmp(&b.irq)));
+        let _ = writeln!(
+            o,
+            "{:<5} {:<22} {:<8} {:<8} {:>8}  count per CPU",
+            "IRQ", "name", "iface", "queue", "/s"
+        );
+        for i in top.iter().take(TOP_IRQS) {
+            let cpus: Vec<String> = i
+                .per_cpu
+                .iter()
+                .map(|c| format!("{}:{}", c.cpu, c.count))
+                .collect();
+            let _ = writeln!(
+                o,
+                "{:<5} {:<22} {:<8} {:<8} {:>8}  {}",
+                i.irq.0,
+                Printable(&i.name),
+                Printable(i.iface.as_deref().unwrap_or("-")),
+                queue_label(i.queue),
+                rate(i.per_s),
+                cpus.join(" ")
+            );
+        }
+        if top.len() > TOP_IRQS {
+            let _ = writeln!(o, "      (+{} more IRQs)", top.len() - TOP_IRQS);
+        }
+    }
+    let errs: Vec<String> = ERROR_COUNTERS
+        .iter()
+        .filter_map(|k| {
+            d.counters
+                .get(*k)
+                .filter(|v| **v > 0)
+                .map(|v| format!("{k} +{v}"))
+        })
+        .collect();
+    if d.counters.is_empty() {
+        let _ = writeln!(o, "UDP/TCP errors: counters unavailable");
+    } else if errs.is_empty() {
+        let _ = writeln!(o, "UDP/TCP errors: none");
+    } else {
+        let _ = writeln!(o, "UDP/TCP errors: {}", errs.join("  "));
+    }
+    for n in &d.notes {
+        let _ = writeln!(o, "note: {}", Printable(n));
+    }
+    o
+}
+
+/// Per-queue packets/s and drops/s, with the queue's IRQ and packets per
+/// interrupt; then the driver's trouble counters that moved.
+fn queues_section(o: &mut String, d: &Delta) {
+    if !d.queues.is_empty() {
+        let _ = writeln!(
+            o,
+            "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
+            "NIC queue", "queue", "pkt/s", "drops/s", "IRQ", "irq/s", "pkt/irq"
+        );
+        // Many queues (mlx5 has 2 per channel): hide the quiet ones.
+        let quiet = |q: &&QueueDelta| {
+            q.packets.unwrap_or(0) == 0 && q.drops.unwrap_or(0) == 0 && q.interrupts.is_none()
+        };
+        let shown: Vec<&QueueDelta> = if d.queues.len() > TOP_QUEUES {
+            d.queues.iter().filter(|q| !quiet(q)).collect()
+        } else {
+            d.queues.iter().collect()
+        };
+        for q in &shown {
+            let irq_s = match (q.interrupts, d.elapsed.0) {
+                (Some(n), e) if e > 0 => rate(n as f64 / secs(d.elapsed)),
+                _ => "-".into(),
+            };
+            let _ = writeln!(
+                o,
+                "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
+                Printable(&q.iface),
+                format!("{}-{}", q.dir.name(), q.index),
+                opt_rate(q.packets_per_s),
+                opt_rate(q.drops_per_s),
+                q.irq.map_or_else(|| "-".into(), |i| i.0.to_string()),
+                irq_s,
+                q.packets_per_interrupt
+                    .map_or_else(|| "-".into(), |v| format!("{v:.1}")),
+            );
+        }
+        if shown.len() < d.queues.len() {
+            let _ = writeln!(
+                o,
+                "             (+{} quiet queues)",
+                d.queues.len() - shown.len()
+            );
+        }
+    }
+    let moved: Vec<String> = d
+        .nic_counters
+        .iter()
+        .flat_map(|(iface, m)| {
+            m.iter()
+                .filter(|(k, _)| crate::cmd::inspect::is_trouble(k))
+                .map(move |(k, v)| format!("{} {} +{v}", Printable(iface), Printable(k)))
+        })
+        .collect();
+    if !moved.is_empty() {
+        let _ = writeln!(o, "NIC driver drops/errors: {}", moved.join("  "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_rates() {
+        assert_eq!(rate(950.4), "950");
+        assert_eq!(rate(37_552.0), "37.6k");
+        assert_eq!(rate(1_250_000.0), "1.25M");
+        assert_eq!(opt_rate(None), "-");
+    }
+}
