@@ -136,3 +136,105 @@ pub fn congestion_flags(app: &str) -> Option<Vec<String>> {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     ok.then(|| vec!["--congestion".to_string(), name.to_string()])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loop_::candidates::{fixes_from_doctor, Candidate, NotApplied};
+    use crate::loop_::suite::SUITE;
+    use crate::runner::merge_args;
+    use doctor::{Fix, Report, Severity};
+
+    /// A finding whose fix, like udp-rcvbuf-errors', names bench flags for
+    /// the application (here the send buffer, of udp-sndbuf-errors).
+    fn sndbuf_finding() -> Report {
+        Report {
+            schema_version: doctor::REPORT_SCHEMA_VERSION,
+            findings: vec![doctor::Finding {
+                id: DoctorId::UdpSndbufErrors,
+                severity: Severity::Warning,
+                title: "UDP: 500 datagrams not sent at full send buffers in 2.0 s".into(),
+                subject: "host".into(),
+                evidence: Vec::new(),
+                why: String::new(),
+                fix: Fix {
+                    text: "Give the sending sockets a larger buffer".into(),
+                    changes: Vec::new(),
+                    command: None,
+                    app: Some(
+                        "setsockopt(SO_SNDBUF, 4194304) on the sending socket; with nettune bench: --sndbuf 4M"
+                            .into(),
+                    ),
+                },
+                source: String::new(),
+            }],
+            skipped: Vec::new(),
+        }
+    }
+
+    fn run(table: &[BenchFixRule]) -> crate::loop_::candidates::LabFixes {
+        let reports = vec![("lab-h0".to_string(), sndbuf_finding())];
+        fixes_from_doctor(
+            &reports,
+            SUITE,
+            table,
+            |_| panic!("no plan: the finding lists no changes"),
+            |_, _| panic!("no plan command"),
+        )
+        .expect("pure without plans")
+    }
+
+    /// docs/architecture.md, "To add a finding with a bench fix": one row
+    /// in the table is what makes the lab apply a finding's bench flags to
+    /// the after suite (the rule and its id live in doctor's files).
+    #[test]
+    fn a_new_findings_bench_fix_reaches_the_after_suite() {
+        // Without a row: advice the lab cannot apply, with its reason.
+        let before = run(BENCH_FIXES);
+        assert!(before.workload_args.is_empty());
+        assert!(matches!(
+            before.candidates[0].2,
+            Candidate::Advice(NotApplied::AppOnly(_))
+        ));
+        // With the row.
+        let mut table = BENCH_FIXES.to_vec();
+        table.push(BenchFixRule {
+            id: DoctorId::UdpSndbufErrors,
+            workloads: Workloads::Udp,
+            flags: app_bench_flags,
+        });
+        let after = run(&table);
+        let flags: Vec<String> = ["--sndbuf", "4M", "--force-buffers"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            after.candidates[0].2,
+            Candidate::Bench(
+                BenchFix {
+                    flags: flags.clone(),
+                    workloads: Workloads::Udp,
+                },
+                vec!["udp-stream-64".into()]
+            )
+        );
+        assert_eq!(
+            after.workload_args,
+            [("udp-stream-64".to_string(), flags.clone())]
+        );
+        assert_eq!(
+            after.applied,
+            ["applied on lab-h0: udp-sndbuf-errors: bench --sndbuf 4M --force-buffers on udp-stream-64 (the after suite)"]
+        );
+        // The after suite's udp-stream-64 runs with them (the runner merges
+        // a cell's workload arguments into the workload's).
+        let (_, base) = SUITE
+            .iter()
+            .find(|(n, _)| *n == "udp-stream-64")
+            .expect("in the suite");
+        let base: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        let run_args = merge_args(&base, &flags);
+        assert!(run_args.windows(2).any(|w| w == ["--sndbuf", "4M"]));
+        assert!(run_args.windows(2).any(|w| w == ["--rcvbuf", "4M"]));
+    }
+}

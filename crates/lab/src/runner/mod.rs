@@ -441,7 +441,7 @@ fn run_cell(
         Err(e) => {
             let rb = setup.rollback(&cell, exec);
             let status = match e {
-                ExecError::NotApplicable(reason) => {
+                ExecError::NotApplicable { reason, .. } => {
                     progress.event(&ProgressEvent::NotApplicable {
                         label: cell.label.clone(),
                         reason: reason.clone(),
