@@ -176,6 +176,17 @@ pub trait Executor {
     /// severity exit codes 0..=2 are not failures).
     fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError>;
 
+    /// [`Executor::doctor`] read into doctor's typed report; text that is
+    /// not a report is [`ExecError::Failed`] naming the host.
+    fn doctor_report(
+        &mut self,
+        host: HostId,
+        args: &[String],
+    ) -> Result<doctor::Report, ExecError> {
+        let text = self.doctor(host, args)?;
+        crate::loop_::diagnose::parse_report(host, &text)
+    }
+
     /// `nettune plan ARGS --json` on `host`; returns the plan JSON text.
     fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError>;
 
@@ -187,4 +198,48 @@ pub trait Executor {
 
     /// Roll back, on `host`, everything applied since the last rollback.
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_kinds() {
+        let failed = |stderr: &str| ExecError::Failed {
+            what: "apply on h1".into(),
+            code: Some(1),
+            stderr: stderr.into(),
+        };
+        assert_eq!(
+            ExecError::not_applicable(NotApplicableKind::KnobAbsent, "x").kind(),
+            ErrorKind::KnobAbsent
+        );
+        assert_eq!(
+            ExecError::not_applicable(NotApplicableKind::Level, "x").kind(),
+            ErrorKind::NotApplicable
+        );
+        assert_eq!(
+            failed("nettune: /proc/sys/net/core/rmem_max: Permission denied").kind(),
+            ErrorKind::NotRoot
+        );
+        assert_eq!(
+            failed("nettune: the plan is refused").kind(),
+            ErrorKind::Other
+        );
+        let t = ExecError::Timeout {
+            what: "bench".into(),
+            after: Duration::from_secs(1),
+        };
+        assert_eq!(t.kind(), ErrorKind::TimedOut);
+        assert_eq!(ExecError::Cancelled.kind(), ErrorKind::Cancelled);
+        // The message stays the reason alone, as the n/a cells print it.
+        assert_eq!(
+            ExecError::not_applicable(NotApplicableKind::KnobAbsent, "tcp_nosuch: not found")
+                .to_string(),
+            "tcp_nosuch: not found"
+        );
+        assert!(knob_absent("open /proc/sys/x: No such file or directory"));
+        assert!(!knob_absent("Permission denied"));
+    }
 }

@@ -7,7 +7,7 @@
 
 use super::bench_fix::BENCH_FIXES;
 use super::candidates::fixes_from_doctor;
-use super::diagnose::{merge_reports, merge_windows, parse_report};
+use super::diagnose::{merge_reports, merge_windows};
 use super::suite::{fmt_secs, SUITE};
 use super::{DOCTOR_PLAN, DOCTOR_SAMPLE_S, NOTHING_FOUND};
 use crate::exec::{ExecError, Executor, HostId};
@@ -124,8 +124,8 @@ impl DoctorSetup {
             }
             std::thread::sleep(Duration::from_millis(500));
             let da = &dargs;
-            let c = s.spawn(move || doctor2.doctor(client, da));
-            let r = exec.doctor(receiver, &dargs);
+            let c = s.spawn(move || doctor2.doctor_report(client, da));
+            let r = exec.doctor_report(receiver, &dargs);
             let c = c.join().unwrap_or_else(|_| {
                 Err(ExecError::Failed {
                     what: format!("doctor on {client}"),
@@ -135,10 +135,7 @@ impl DoctorSetup {
             });
             (c, r)
         });
-        Ok((
-            parse_report(client, &on_client?)?,
-            parse_report(receiver, &on_receiver?)?,
-        ))
+        Ok((on_client?, on_receiver?))
     }
 
     fn host_of(&self, exec: &dyn Executor, name: &str) -> HostId {
