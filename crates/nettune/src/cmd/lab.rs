@@ -9,7 +9,9 @@
 //!
 //! The two cells (baseline, doctor's plan, in that order) run through the
 //! experiment runner (`lab::runner`), so the repeats and statistics are
-//! those of `nettune experiment`.
+//! those of `nettune experiment`. The loop's stages live in `lab::loop_`
+//! (docs/architecture.md, "The loop"); this module parses the flags and
+//! hands the results to the terminal presenter ([`super::present`]).
 
 pub use super::present::lab_table as render_table;
 use super::present::{End, Ui};
