@@ -47,8 +47,13 @@ pub enum ExecError {
     },
     /// The host cannot take the change (a knob it lacks, a congestion control
     /// not available); the cell becomes n/a with this reason.
-    #[error("{0}")]
-    NotApplicable(String),
+    #[error("{reason}")]
+    NotApplicable {
+        /// Why, as a kind.
+        kind: NotApplicableKind,
+        /// Why, in words (the command's stderr, or a sentence naming the host).
+        reason: String,
+    },
     /// The run was cancelled (Ctrl-C).
     #[error("cancelled")]
     Cancelled,
@@ -64,6 +69,85 @@ pub enum ExecError {
     /// Lab set-up or teardown failed.
     #[error(transparent)]
     Lab(#[from] crate::LabError),
+}
+
+/// Why a host cannot take a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotApplicableKind {
+    /// A knob the change writes is absent on the host (`nettune apply`
+    /// found no such sysctl or `/sys` file).
+    KnobAbsent,
+    /// The host is only measured (the loopback benchmark): nothing is
+    /// applied there.
+    MeasureOnly,
+    /// A level of the experiment's cell cannot be made on the host (a
+    /// congestion control it lacks, a queue count it does not have).
+    Level,
+}
+
+/// What an [`ExecError`] is, for callers that act on the kind rather than
+/// the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A knob the change writes is absent on the host.
+    KnobAbsent,
+    /// The command was refused for want of privileges (`Permission denied`,
+    /// `Operation not permitted`, "needs root").
+    NotRoot,
+    /// The deadline passed and the command was killed.
+    TimedOut,
+    /// Ctrl-C.
+    Cancelled,
+    /// The host cannot take the change for another reason.
+    NotApplicable,
+    /// Anything else.
+    Other,
+}
+
+impl ExecError {
+    /// The [`NotApplicable`](ExecError::NotApplicable) error of `kind`.
+    pub fn not_applicable(kind: NotApplicableKind, reason: impl Into<String>) -> ExecError {
+        ExecError::NotApplicable {
+            kind,
+            reason: reason.into(),
+        }
+    }
+
+    /// What this error is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ExecError::NotApplicable {
+                kind: NotApplicableKind::KnobAbsent,
+                ..
+            } => ErrorKind::KnobAbsent,
+            ExecError::NotApplicable { .. } => ErrorKind::NotApplicable,
+            ExecError::Timeout { .. } => ErrorKind::TimedOut,
+            ExecError::Cancelled => ErrorKind::Cancelled,
+            ExecError::Failed { stderr, .. } if refused_for_privileges(stderr) => {
+                ErrorKind::NotRoot
+            }
+            ExecError::Io { source, .. }
+                if source.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                ErrorKind::NotRoot
+            }
+            _ => ErrorKind::Other,
+        }
+    }
+}
+
+/// Whether a `nettune` command's stderr says a knob it writes is absent
+/// (the one place the lab reads that from text: `nettune apply` has no
+/// exit code of its own for it).
+pub fn knob_absent(stderr: &str) -> bool {
+    stderr.contains("not found") || stderr.contains("No such file or directory")
+}
+
+/// Whether a command's stderr says it was refused for want of privileges.
+pub fn refused_for_privileges(stderr: &str) -> bool {
+    ["Permission denied", "Operation not permitted", "needs root"]
+        .iter()
+        .any(|p| stderr.contains(p))
 }
 
 /// The operations the runner performs on hosts.
@@ -92,14 +176,70 @@ pub trait Executor {
     /// severity exit codes 0..=2 are not failures).
     fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError>;
 
+    /// [`Executor::doctor`] read into doctor's typed report; text that is
+    /// not a report is [`ExecError::Failed`] naming the host.
+    fn doctor_report(
+        &mut self,
+        host: HostId,
+        args: &[String],
+    ) -> Result<doctor::Report, ExecError> {
+        let text = self.doctor(host, args)?;
+        crate::loop_::diagnose::parse_report(host, &text)
+    }
+
     /// `nettune plan ARGS --json` on `host`; returns the plan JSON text.
     fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError>;
 
     /// Apply a plan (the `nettune plan --json` shape) on `host` through the
     /// journal of that host's state directory. A change the host refuses
-    /// because it lacks the knob is [`ExecError::NotApplicable`].
+    /// because it lacks the knob is [`ExecError::NotApplicable`] of kind
+    /// [`NotApplicableKind::KnobAbsent`].
     fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError>;
 
     /// Roll back, on `host`, everything applied since the last rollback.
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_kinds() {
+        let failed = |stderr: &str| ExecError::Failed {
+            what: "apply on h1".into(),
+            code: Some(1),
+            stderr: stderr.into(),
+        };
+        assert_eq!(
+            ExecError::not_applicable(NotApplicableKind::KnobAbsent, "x").kind(),
+            ErrorKind::KnobAbsent
+        );
+        assert_eq!(
+            ExecError::not_applicable(NotApplicableKind::Level, "x").kind(),
+            ErrorKind::NotApplicable
+        );
+        assert_eq!(
+            failed("nettune: /proc/sys/net/core/rmem_max: Permission denied").kind(),
+            ErrorKind::NotRoot
+        );
+        assert_eq!(
+            failed("nettune: the plan is refused").kind(),
+            ErrorKind::Other
+        );
+        let t = ExecError::Timeout {
+            what: "bench".into(),
+            after: Duration::from_secs(1),
+        };
+        assert_eq!(t.kind(), ErrorKind::TimedOut);
+        assert_eq!(ExecError::Cancelled.kind(), ErrorKind::Cancelled);
+        // The message stays the reason alone, as the n/a cells print it.
+        assert_eq!(
+            ExecError::not_applicable(NotApplicableKind::KnobAbsent, "tcp_nosuch: not found")
+                .to_string(),
+            "tcp_nosuch: not found"
+        );
+        assert!(knob_absent("open /proc/sys/x: No such file or directory"));
+        assert!(!knob_absent("Permission denied"));
+    }
 }

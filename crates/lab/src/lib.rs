@@ -13,6 +13,7 @@ use thiserror::Error;
 
 mod delay;
 pub mod exec;
+pub mod loop_;
 mod netns_exec;
 pub mod runner;
 mod session;

@@ -6,7 +6,7 @@
 //! drop, so `apply` and `rollback` in one namespace never see another's
 //! journal (nor the machine's own `/var/lib/nettune`).
 
-use crate::exec::{ExecError, Executor, HostId};
+use crate::exec::{knob_absent, ExecError, Executor, HostId, NotApplicableKind};
 use crate::Lab;
 use std::io::Read;
 use std::net::Ipv4Addr;
@@ -302,10 +302,6 @@ fn run_bounded(
 
 /// Whether an apply's error says a knob does not exist on this host (the
 /// kernel lacks it, or a congestion control module is absent).
-fn knob_absent(stderr: &str) -> bool {
-    stderr.contains("not found") || stderr.contains("No such file or directory")
-}
-
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -398,8 +394,9 @@ impl Executor for NetnsExecutor {
     fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
         let h = self.host(host)?;
         if h.ns.is_none() {
-            return Err(ExecError::NotApplicable(
-                "loopback benchmark: this host is measured, never tuned".into(),
+            return Err(ExecError::not_applicable(
+                NotApplicableKind::MeasureOnly,
+                "loopback benchmark: this host is measured, never tuned",
             ));
         }
         let what = format!("apply on {host}");
@@ -423,7 +420,10 @@ impl Executor for NetnsExecutor {
         let f = self.call(host, what.clone(), &args, self.deadline, false)?;
         match f.code {
             Some(0) => Ok(()),
-            _ if knob_absent(&f.stderr) => Err(ExecError::NotApplicable(f.stderr)),
+            _ if knob_absent(&f.stderr) => Err(ExecError::not_applicable(
+                NotApplicableKind::KnobAbsent,
+                f.stderr,
+            )),
             code => Err(ExecError::Failed {
                 what,
                 code,
@@ -509,7 +509,10 @@ mod tests {
         assert_eq!(ex.host_name(HostId(0)), "loopback");
         assert!(matches!(
             ex.apply(HostId(0), "{}"),
-            Err(ExecError::NotApplicable(_))
+            Err(ExecError::NotApplicable {
+                kind: NotApplicableKind::MeasureOnly,
+                ..
+            })
         ));
         assert!(ex.rollback(HostId(0)).is_ok());
         assert!(matches!(ex.inspect(HostId(1)), Err(ExecError::NoHost(_))));

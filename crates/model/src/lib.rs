@@ -10,6 +10,7 @@ pub mod experiment;
 pub mod findings;
 pub mod irqbalance_env;
 pub mod knobpath;
+pub mod metric;
 pub mod moderation;
 pub mod parse;
 pub mod plan;

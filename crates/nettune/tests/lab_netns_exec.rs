@@ -112,7 +112,10 @@ fn bench_doctor_plan_apply_rollback_inside_the_lab() {
     c["target"] = serde_json::from_str(&t).unwrap();
     *changes = vec![c];
     match ex.apply(HostId(1), &bad.to_string()) {
-        Err(ExecError::NotApplicable(why)) => assert!(why.contains("tcp_nosuch"), "{why}"),
+        Err(e @ ExecError::NotApplicable { .. }) => {
+            assert_eq!(e.kind(), lab::exec::ErrorKind::KnobAbsent, "{e:?}");
+            assert!(e.to_string().contains("tcp_nosuch"), "{e}");
+        }
         other => panic!("{other:?}"),
     }
 

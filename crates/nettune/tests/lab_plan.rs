@@ -1,14 +1,16 @@
-//! What `nettune lab` applies: the plan made from doctor's findings
-//! (`cmd::lab::plan_from_doctor`), from the real doctor report and plans of
-//! the c4.8xlarge fixture (whose RPS is off: four steering changes).
+//! What `nettune lab` applies: the loop's Candidates stage
+//! (`lab::loop_::candidates`) on doctor's typed reports, from the real
+//! doctor report and plans of the c4.8xlarge fixture (whose RPS is off:
+//! four steering changes).
 
 #![allow(clippy::unwrap_used)]
 
-use lab::exec::ExecError;
+use doctor::{DoctorId, Report};
+use lab::exec::{ExecError, HostId};
+use lab::loop_::bench_fix::{bench_marker_flags, congestion_flags, Workloads, BENCH_FIXES};
+use lab::loop_::candidates::{fixes_from_doctor, plan_from_doctor, workloads_of};
+use lab::loop_::diagnose::{merge_reports, merge_windows, parse_report};
 use model::plan::Phase;
-use nettune::cmd::lab::{
-    bench_flags, fixes_from_doctor, merge_reports, merge_windows, plan_from_doctor, workloads_for,
-};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nettune");
@@ -27,6 +29,11 @@ fn nettune(args: &[&str]) -> String {
 
 fn doctor() -> serde_json::Value {
     serde_json::from_str(&nettune(&["doctor", "--root", &fixture(), "--json"])).unwrap()
+}
+
+/// A report as the loop reads it (doctor's typed shape).
+fn typed(v: serde_json::Value) -> Report {
+    serde_json::from_value(v).unwrap()
 }
 
 fn plan(args: &[String]) -> Result<String, ExecError> {
@@ -77,15 +84,15 @@ fn the_union_of_the_findings_changes_one_per_target_in_phase_order() {
         .cloned()
         .unwrap();
     let mut other = rps.clone();
-    other["id"] = "other".into();
+    other["id"] = "softirq-concentrated".into();
     other["fix"]["changes"] = serde_json::json!([sysctl, steering[0]]);
     // First, so the phase order is the sort's doing, not the findings'.
     doc["findings"].as_array_mut().unwrap().insert(0, other);
 
-    let (p, ids) = plan_from_doctor(&doc, base, |_| panic!("no command needed"))
+    let (p, ids) = plan_from_doctor(&typed(doc), base, |_| panic!("no command needed"))
         .unwrap()
         .unwrap();
-    assert_eq!(ids, ["other", "rps-off"]);
+    assert_eq!(ids, [DoctorId::SoftirqConcentrated, DoctorId::RpsOff]);
     assert_eq!(p.changes.len(), 5, "{:?}", p.changes);
     let phases: Vec<Phase> = p.changes.iter().map(|c| c.phase).collect();
     assert_eq!(phases[..4], [Phase::Steering; 4]);
@@ -108,7 +115,7 @@ fn without_changes_the_command_a_finding_names_is_planned() {
     }
     let mut asked = Vec::new();
     let (p, ids) = plan_from_doctor(
-        &doc,
+        &typed(doc),
         || panic!("no base plan needed"),
         |args| {
             asked = args.to_vec();
@@ -119,29 +126,44 @@ fn without_changes_the_command_a_finding_names_is_planned() {
     )
     .unwrap()
     .unwrap();
-    assert_eq!(ids, ["rps-off"]);
+    assert_eq!(ids, [DoctorId::RpsOff]);
     assert!(!p.changes.is_empty());
     assert_eq!(asked.join(" "), cmd.trim_start_matches("nettune plan "));
 }
 
 #[test]
 fn nothing_to_apply_is_none_and_root_commands_are_not_run_elsewhere() {
-    let none = serde_json::json!({"findings": [], "skipped": []});
+    let none = typed(serde_json::json!({"schema_version": 1, "findings": [], "skipped": []}));
     assert!(plan_from_doctor(&none, || panic!(), |_| panic!())
         .unwrap()
         .is_none());
     // A command for a capture (`--root`) is not this host's plan: skipped.
-    let doc = serde_json::json!({"findings": [{"id": "x", "fix": {
-        "text": "", "changes": [], "app": null,
-        "command": "nettune plan --profile balanced --root /tmp/cap --iface eth0"}}]});
-    assert!(plan_from_doctor(&doc, || panic!(), |_| panic!())
+    let mut doc = doctor();
+    for f in doc["findings"].as_array_mut().unwrap() {
+        f["fix"]["changes"] = serde_json::json!([]);
+        f["fix"]["command"] = "nettune plan --profile balanced --root /tmp/cap --iface eth0".into();
+    }
+    assert!(plan_from_doctor(&typed(doc), || panic!(), |_| panic!())
         .unwrap()
         .is_none());
-    // Garbage does not panic.
-    for bad in [serde_json::json!(null), serde_json::json!({"findings": 3})] {
-        assert!(plan_from_doctor(&bad, || panic!(), |_| panic!())
-            .unwrap()
-            .is_none());
+}
+
+/// What is not a doctor report is an error of the Diagnose stage naming
+/// the host, not a report with odd findings (the untyped lab read it as
+/// one).
+#[test]
+fn garbage_is_not_a_report() {
+    for bad in [
+        "null",
+        r#"{"findings": 3}"#,
+        r#"{"schema_version": 1, "skipped": [], "findings": [{"id": 3, "fix": "x"}, 7]}"#,
+        r#"{"schema_version": 1, "skipped": [], "findings": [{"id": "no-such-rule"}]}"#,
+    ] {
+        let e = parse_report(HostId(1), bad).unwrap_err().to_string();
+        assert!(
+            e.contains("doctor on h1") && e.contains("did not parse"),
+            "{e}"
+        );
     }
 }
 
@@ -152,14 +174,6 @@ const SUITE: &[(&str, &[&str])] = &[
     ("udp-stream-64", &["--test", "udp-stream", "--size", "64"]),
     ("tcp-rr", &["--test", "tcp-rr"]),
     ("tcp-crr", &["--test", "tcp-crr"]),
-];
-
-/// (workload, test) of [`SUITE`], for `workloads_for`.
-const TESTS: &[(&str, &str)] = &[
-    ("tcp-stream", "tcp-stream"),
-    ("udp-stream-64", "udp-stream"),
-    ("tcp-rr", "tcp-rr"),
-    ("tcp-crr", "tcp-crr"),
 ];
 
 /// Two hosts' reports as the lab gets them: the connecting h0 with
@@ -194,51 +208,87 @@ fn two_hosts() -> Vec<(String, serde_json::Value)> {
     vec![("lab-h0".into(), h0), ("lab-h1".into(), h1)]
 }
 
+/// [`two_hosts`] typed: each finding completed with the fields every
+/// doctor finding has.
+fn typed_hosts(hosts: Vec<(String, serde_json::Value)>) -> Vec<(String, Report)> {
+    hosts
+        .into_iter()
+        .map(|(h, mut v)| {
+            for f in v["findings"].as_array_mut().unwrap() {
+                for k in ["why", "source"] {
+                    if f.get(k).is_none() {
+                        f[k] = "".into();
+                    }
+                }
+                if f.get("evidence").is_none() {
+                    f["evidence"] = serde_json::json!([]);
+                }
+            }
+            (h, typed(v))
+        })
+        .collect()
+}
+
 #[test]
 fn bench_flags_come_from_the_fixes_socket_options() {
     let s = |v: &[&str]| Some(v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
     assert_eq!(
-        bench_flags("setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"),
+        bench_marker_flags("setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"),
         s(&["--rcvbuf", "4M", "--force-buffers"])
     );
     assert_eq!(
-        bench_flags("with nettune bench: --rcvbuf 4M --busy-poll 50."),
+        bench_marker_flags("with nettune bench: --rcvbuf 4M --busy-poll 50."),
         s(&["--rcvbuf", "4M", "--busy-poll", "50", "--force-buffers"])
     );
+    // app-on-irq-cpu's fix ends in a parenthesis, which is not the flag's.
     assert_eq!(
-        bench_flags("setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket"),
+        bench_marker_flags("taskset -pc 2 99 (or ...; for nettune bench: --cpus 2)"),
+        s(&["--cpus", "2"])
+    );
+    assert_eq!(
+        congestion_flags(
+            "setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket"
+        ),
         s(&["--congestion", "cubic"])
     );
     for none in [
         "sysctl -w net.ipv4.tcp_tw_reuse=1; in the application, reuse connections",
         "with nettune bench: nothing",
         "with nettune bench:",
+        "",
+    ] {
+        assert_eq!(bench_marker_flags(none), None, "{none}");
+    }
+    for none in [
         "TCP_CONGESTION \"\"",
         "TCP_CONGESTION \"a; rm -rf /\"",
         "TCP_CONGESTION",
         "",
     ] {
-        assert_eq!(bench_flags(none), None, "{none}");
+        assert_eq!(congestion_flags(none), None, "{none}");
     }
 }
 
 #[test]
 fn a_rules_protocol_picks_the_workloads_its_flags_go_to() {
-    assert_eq!(workloads_for("udp-rcvbuf-errors", TESTS), ["udp-stream-64"]);
+    let rule = |id| BENCH_FIXES.iter().find(|r| r.id == id).unwrap().workloads;
+    let of = |id| workloads_of(rule(id), SUITE);
+    assert_eq!(of(DoctorId::UdpRcvbufErrors), ["udp-stream-64"]);
     assert_eq!(
-        workloads_for("tcp-reordering", TESTS),
+        of(DoctorId::TcpReordering),
         ["tcp-stream", "tcp-rr", "tcp-crr"]
     );
-    assert_eq!(workloads_for("softirq-concentrated", TESTS).len(), 4);
+    assert_eq!(workloads_of(Workloads::All, SUITE).len(), 4);
 }
 
 #[test]
 fn findings_of_both_hosts_each_host_its_plan_flags_to_the_after_suite() {
-    let reports = two_hosts();
+    let reports = typed_hosts(two_hosts());
     let mut bases = Vec::new();
     let fixes = fixes_from_doctor(
         &reports,
         SUITE,
+        BENCH_FIXES,
         |h| {
             bases.push(h.to_string());
             base()
@@ -251,7 +301,7 @@ fn findings_of_both_hosts_each_host_its_plan_flags_to_the_after_suite() {
     assert_eq!(fixes.plans.len(), 1);
     assert_eq!(fixes.plans[0].0, "lab-h1");
     assert_eq!(fixes.plans[0].1.changes.len(), 4);
-    assert_eq!(fixes.plans[0].2, ["rps-off"]);
+    assert_eq!(fixes.plans[0].2, [DoctorId::RpsOff]);
     // The socket options: --rcvbuf for the UDP workload, --congestion for TCP.
     let args = |w: &str| {
         fixes
@@ -295,10 +345,12 @@ fn a_plan_change_found_on_the_client_is_planned_on_the_client() {
         .pop()
         .unwrap();
     reports[0].1["findings"].as_array_mut().unwrap().push(rps);
+    let reports = typed_hosts(reports);
     let mut bases = Vec::new();
     let fixes = fixes_from_doctor(
         &reports,
         SUITE,
+        BENCH_FIXES,
         |h| {
             bases.push(h.to_string());
             base()
@@ -312,25 +364,23 @@ fn a_plan_change_found_on_the_client_is_planned_on_the_client() {
 }
 
 #[test]
-fn nothing_found_nothing_applied_and_garbage_gives_no_fix() {
-    let empty = serde_json::json!({"findings": [], "skipped": []});
-    let bad = serde_json::json!({"findings": [{"id": 3, "fix": "x"}, 7]});
+fn nothing_found_nothing_applied() {
+    let empty = typed(serde_json::json!({"schema_version": 1, "findings": [], "skipped": []}));
     let fixes = fixes_from_doctor(
-        &[("a".into(), empty), ("b".into(), bad)],
+        &[("a".into(), empty.clone()), ("b".into(), empty)],
         SUITE,
+        BENCH_FIXES,
         |_| panic!("no plan"),
         |_, _| panic!("no command"),
     )
     .unwrap();
     assert!(fixes.is_empty());
-    assert!(fixes.applied.is_empty());
-    // The malformed finding is said, not applied, and nothing panicked.
-    assert_eq!(fixes.not_applied.len(), 2, "{:?}", fixes.not_applied);
+    assert!(fixes.applied.is_empty() && fixes.not_applied.is_empty() && fixes.found.is_empty());
 }
 
 #[test]
 fn both_reports_merge_into_one_with_their_hosts() {
-    let m = merge_reports(&two_hosts());
+    let m = merge_reports(&typed_hosts(two_hosts()));
     let f = m["findings"].as_array().unwrap();
     assert_eq!(f.len(), 4);
     assert_eq!(f[0]["host"], "lab-h0");
@@ -342,17 +392,21 @@ fn both_reports_merge_into_one_with_their_hosts() {
 
 #[test]
 fn a_hosts_windows_merge_first_finding_per_rule_and_subject() {
-    let stream = serde_json::json!({"findings": [
-        {"id": "tcp-reordering", "subject": "host", "title": "stream window"},
-        {"id": "softirq-concentrated", "subject": "cpu1", "title": "stream window"}],
-        "skipped": [{"id": "ring-small", "reason": "no NIC"}, {"id": "udp-rcvbuf-errors", "reason": "x"}]});
-    let churn = serde_json::json!({"findings": [
-        {"id": "softirq-concentrated", "subject": "cpu1", "title": "churn window"},
-        {"id": "udp-rcvbuf-errors", "subject": "host", "title": "churn window"}],
-        "skipped": [{"id": "ring-small", "reason": "no NIC"}]});
+    let finding = |id: &str, subject: &str, title: &str| {
+        serde_json::json!({"id": id, "severity": "warning", "title": title, "subject": subject,
+            "evidence": [], "why": "", "source": "",
+            "fix": {"text": "", "changes": [], "command": null, "app": null}})
+    };
+    let stream = typed(serde_json::json!({"schema_version": 1, "findings": [
+        finding("tcp-reordering", "host", "stream window"),
+        finding("softirq-concentrated", "cpu1", "stream window")],
+        "skipped": [{"id": "ring-small", "reason": "no NIC"}, {"id": "udp-rcvbuf-errors", "reason": "x"}]}));
+    let churn = typed(serde_json::json!({"schema_version": 1, "findings": [
+        finding("softirq-concentrated", "cpu1", "churn window"),
+        finding("udp-rcvbuf-errors", "host", "churn window")],
+        "skipped": [{"id": "ring-small", "reason": "no NIC"}]}));
     let m = merge_windows(&[stream, churn]);
-    let f = m["findings"].as_array().unwrap();
-    let ids: Vec<&str> = f.iter().map(|x| x["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = m.findings.iter().map(|x| x.id.as_str()).collect();
     assert_eq!(
         ids,
         [
@@ -361,19 +415,11 @@ fn a_hosts_windows_merge_first_finding_per_rule_and_subject() {
             "udp-rcvbuf-errors"
         ]
     );
-    assert_eq!(f[1]["title"], "stream window");
+    assert_eq!(m.findings[1].title, "stream window");
     // Skipped only where it was skipped in every window and never fired.
-    let sk: Vec<&str> = m["skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["id"].as_str().unwrap())
-        .collect();
+    let sk: Vec<&str> = m.skipped.iter().map(|x| x.id.as_str()).collect();
     assert_eq!(sk, ["ring-small"]);
-    assert_eq!(
-        merge_windows(&[serde_json::json!(7)])["findings"],
-        serde_json::json!([])
-    );
+    assert!(merge_windows(&[]).findings.is_empty());
 }
 
 #[test]
@@ -397,7 +443,15 @@ fn a_bench_flag_the_suite_already_has_is_not_applied_again() {
     ];
     let mut reports = two_hosts();
     reports[1].1["findings"].as_array_mut().unwrap().truncate(2);
-    let fixes = fixes_from_doctor(&reports, suite, |_| panic!("no plan"), |_, _| panic!()).unwrap();
+    let reports = typed_hosts(reports);
+    let fixes = fixes_from_doctor(
+        &reports,
+        suite,
+        BENCH_FIXES,
+        |_| panic!("no plan"),
+        |_, _| panic!(),
+    )
+    .unwrap();
     assert!(
         !fixes
             .workload_args

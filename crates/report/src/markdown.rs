@@ -319,18 +319,5 @@ pub(crate) fn unit_of(r: &ExperimentResults, m: model::experiment::Metric) -> St
         .iter()
         .flat_map(|c| c.stats.iter())
         .find(|s| s.metric == m)
-        .map_or_else(
-            || {
-                use model::experiment::Metric as M;
-                match m {
-                    M::Throughput => "bit/s",
-                    M::Transactions => "1/s",
-                    M::LatencyP50 | M::LatencyP99 => "µs",
-                    M::CpuPct | M::SoftirqPct | M::LossPct => "%",
-                    M::Retransmits => "segments",
-                }
-                .to_string()
-            },
-            |s| s.unit.clone(),
-        )
+        .map_or_else(|| m.unit().to_string(), |s| s.unit.clone())
 }

@@ -2,8 +2,9 @@
 
 use model::experiment::Metric;
 
-/// A display scale for one unit: values are divided by `factor` and shown
-/// with `unit`.
+/// A display scale for one unit ([`model::metric::Scale`], the one
+/// formatter of the terminal, Markdown and HTML), its unit made safe to
+/// print (units come from results.json).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Scale {
     pub factor: f64,
@@ -13,25 +14,17 @@ pub(crate) struct Scale {
 impl Scale {
     /// The scale for values of `unit` around `magnitude` (a median, a maximum).
     pub fn for_unit(unit: &str, magnitude: f64) -> Scale {
-        let m = if magnitude.is_finite() {
-            magnitude.abs()
-        } else {
-            0.0
-        };
-        let (factor, shown) = match unit {
-            "bit/s" if m >= 1e9 => (1e9, "Gbit/s"),
-            "bit/s" if m >= 1e6 => (1e6, "Mbit/s"),
-            "bit/s" if m >= 1e3 => (1e3, "kbit/s"),
-            "1/s" if m >= 1e6 => (1e6, "M/s"),
-            "1/s" if m >= 1e3 => (1e3, "k/s"),
-            "1/s" => (1.0, "/s"),
-            "µs" | "us" if m >= 1e6 => (1e6, "s"),
-            "µs" | "us" if m >= 1e3 => (1e3, "ms"),
-            _ => (1.0, unit),
-        };
+        let s = model::metric::Scale::for_unit(unit, magnitude);
         Scale {
-            factor,
-            unit: crate::esc::label(shown, 24),
+            factor: s.factor,
+            unit: crate::esc::label(&s.unit, 24),
+        }
+    }
+
+    fn model(&self) -> model::metric::Scale {
+        model::metric::Scale {
+            factor: self.factor,
+            unit: self.unit.clone(),
         }
     }
 
@@ -42,77 +35,20 @@ impl Scale {
 
     /// `v` in this scale, with its unit.
     pub fn fmt(&self, v: f64) -> String {
-        if self.unit.is_empty() {
-            num(self.apply(v))
-        } else if self.unit.starts_with('/') {
-            format!("{}{}", num(self.apply(v)), self.unit)
-        } else {
-            format!("{} {}", num(self.apply(v)), self.unit)
-        }
+        self.model().fmt(v)
     }
 
     /// `[lo, hi]` in this scale, with its unit.
     pub fn fmt_range(&self, lo: f64, hi: f64) -> String {
-        let r = format!("[{}, {}]", num(self.apply(lo)), num(self.apply(hi)));
-        if self.unit.is_empty() {
-            r
-        } else if self.unit.starts_with('/') {
-            format!("{r}{}", self.unit)
-        } else {
-            format!("{r} {}", self.unit)
-        }
+        self.model().fmt_range(lo, hi)
     }
 }
 
-/// A number with about three significant digits; `n/a` when not finite.
-pub(crate) fn num(v: f64) -> String {
-    if !v.is_finite() {
-        return "n/a".into();
-    }
-    let a = v.abs();
-    let s = if a >= 1e15 {
-        format!("{v:.3e}")
-    } else if a >= 99.95 || a == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 9.995 {
-        format!("{v:.1}")
-    } else if a >= 0.01 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.2e}")
-    };
-    if s == "-0" {
-        "0".into()
-    } else {
-        s
-    }
-}
-
-/// A signed percentage (`+12.3 %`).
-pub(crate) fn pct(v: f64) -> String {
-    if !v.is_finite() {
-        return "n/a".into();
-    }
-    let s = num(v);
-    if v > 0.0 {
-        format!("+{s} %")
-    } else {
-        format!("{s} %")
-    }
-}
+pub(crate) use model::metric::{num, pct};
 
 /// The metric for readers (`latency p99`).
 pub(crate) fn metric_name(m: Metric) -> &'static str {
-    match m {
-        Metric::Throughput => "throughput",
-        Metric::Transactions => "transactions",
-        Metric::LatencyP50 => "latency p50",
-        Metric::LatencyP99 => "latency p99",
-        Metric::CpuPct => "CPU",
-        Metric::SoftirqPct => "softirq",
-        Metric::Retransmits => "retransmits",
-        Metric::LossPct => "loss",
-    }
+    m.name()
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use model::snapshot::HostSnapshot;
 use model::stats::{BootstrapConfig, StopRule};
 
 use super::{Applied, CellSetup, Schedule, WorkloadRun};
-use crate::exec::{ExecError, Executor, HostId};
+use crate::exec::{ExecError, Executor, HostId, NotApplicableKind};
 
 /// Bench warm-up inside each run (`nettune bench --warmup`), seconds.
 pub const BENCH_WARMUP_S: f64 = 1.0;
@@ -258,17 +258,18 @@ impl CellSetup for ExperimentSetup {
             .find(|c| c.index == cell.index)
             .map(|c| c.levels)
         else {
-            return Err(ExecError::NotApplicable(format!(
-                "no cell {} in the experiment",
-                cell.index
-            )));
+            return Err(ExecError::not_applicable(
+                NotApplicableKind::Level,
+                format!("no cell {} in the experiment", cell.index),
+            ));
         };
         let mut applied = Applied::default();
         let hosts = self.hosts.clone();
         for (i, h) in hosts.into_iter().enumerate() {
             let snap = snapshot(exec, h)?;
-            let cp = tune::levels::cell_plan(&snap, self.scope, &levels)
-                .map_err(|e| ExecError::NotApplicable(format!("{e} on {h}")))?;
+            let cp = tune::levels::cell_plan(&snap, self.scope, &levels).map_err(|e| {
+                ExecError::not_applicable(NotApplicableKind::Level, format!("{e} on {h}"))
+            })?;
             if i == 0 {
                 applied.bench_args = cp.bench_args.clone();
             }

@@ -21,8 +21,6 @@ use model::experiment::Metric;
 use model::results::{CpuPoint, IntervalPoint, ProbeResult, RunRecord};
 use thiserror::Error;
 
-use super::metric_key;
-
 /// Most points kept of a latency CDF.
 const MAX_CDF_POINTS: usize = 200;
 /// Most intervals kept of a run.
@@ -58,7 +56,7 @@ pub fn record_from_json(text: &str, wanted: &[Metric]) -> Result<RunRecord, Metr
             (Metric::LatencyP99, p.0.p99_us),
         ] {
             if wanted.contains(&m) {
-                rec.values.insert(metric_key(m).to_string(), val);
+                rec.values.insert(m.key().to_string(), val);
             }
         }
         if rec.latency_cdf.is_empty() {
@@ -113,7 +111,7 @@ pub fn record_from_bench(b: &BenchResult, wanted: &[Metric]) -> RunRecord {
     let values = all
         .into_iter()
         .filter(|(m, _)| wanted.contains(m))
-        .map(|(m, v)| (metric_key(m).to_string(), v))
+        .map(|(m, v)| (m.key().to_string(), v))
         .collect();
     let side = receiver(b);
     let cpus = side

@@ -441,7 +441,7 @@ fn run_cell(
         Err(e) => {
             let rb = setup.rollback(&cell, exec);
             let status = match e {
-                ExecError::NotApplicable(reason) => {
+                ExecError::NotApplicable { reason, .. } => {
                     progress.event(&ProgressEvent::NotApplicable {
                         label: cell.label.clone(),
                         reason: reason.clone(),
@@ -623,9 +623,9 @@ fn measure_cell(
                     primary = metrics
                         .iter()
                         .copied()
-                        .find(|m| rec.values.contains_key(metric_key(*m)));
+                        .find(|m| rec.values.contains_key(m.key()));
                 }
-                if let Some(v) = primary.and_then(|m| rec.values.get(metric_key(m))) {
+                if let Some(v) = primary.and_then(|m| rec.values.get(m.key())) {
                     measured.push(*v);
                 }
             }
@@ -738,33 +738,6 @@ fn note_facts(
     }
 }
 
-/// The key of a metric in [`RunRecord::values`] (its snake_case name).
-pub fn metric_key(m: model::experiment::Metric) -> &'static str {
-    use model::experiment::Metric as M;
-    match m {
-        M::Throughput => "throughput",
-        M::Transactions => "transactions",
-        M::LatencyP50 => "latency_p50",
-        M::LatencyP99 => "latency_p99",
-        M::CpuPct => "cpu_pct",
-        M::SoftirqPct => "softirq_pct",
-        M::Retransmits => "retransmits",
-        M::LossPct => "loss_pct",
-    }
-}
-
-/// Display unit of a metric.
-pub fn metric_unit(m: model::experiment::Metric) -> &'static str {
-    use model::experiment::Metric as M;
-    match m {
-        M::Throughput => "bit/s",
-        M::Transactions => "1/s",
-        M::LatencyP50 | M::LatencyP99 => "µs",
-        M::CpuPct | M::SoftirqPct | M::LossPct => "%",
-        M::Retransmits => "segments",
-    }
-}
-
 fn file_safe(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -808,14 +781,14 @@ fn cell_stats(
     let mut out = Vec::new();
     for w in workloads_of(cell) {
         for &m in metrics {
-            let values = values_of(cell, &w, metric_key(m));
+            let values = values_of(cell, &w, m.key());
             if values.is_empty() {
                 continue;
             }
             let summary = stats::summarize(&values).ok();
             let median_ci = stats::median_interval(&values, cfg).ok();
             let vs_baseline = baseline.filter(|b| b.index != cell.index).and_then(|b| {
-                let bv = values_of(b, &w, metric_key(m));
+                let bv = values_of(b, &w, m.key());
                 stats::compare(&values, &bv, m.direction(), cfg).ok()
             });
             let stop = rule.and_then(|r| match r.decide(&values) {
@@ -833,7 +806,7 @@ fn cell_stats(
             out.push(MetricStats {
                 workload: w.clone(),
                 metric: m,
-                unit: metric_unit(m).into(),
+                unit: m.unit().into(),
                 values,
                 summary,
                 median_ci,
@@ -905,11 +878,11 @@ fn run_overhead(
         for &m in &metrics {
             let lo: Vec<f64> = recs
                 .iter()
-                .filter_map(|r| r.values.get(metric_key(m)).copied())
+                .filter_map(|r| r.values.get(m.key()).copied())
                 .collect();
             let lab = baseline
                 .as_ref()
-                .map(|b| values_of(b, &w.name, metric_key(m)))
+                .map(|b| values_of(b, &w.name, m.key()))
                 .unwrap_or_default();
             if let (Ok(loopback), Ok(lab)) = (stats::summarize(&lo), stats::summarize(&lab)) {
                 rows.push(OverheadRow {

@@ -9,12 +9,16 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use lab::exec::{Executor, HostId};
-use lab::runner::{self, experiment as rx, Outcome, Progress, ProgressEvent, RunOptions};
+use lab::runner::{self, experiment as rx, Outcome, RunOptions};
 use model::experiment::{Experiment, Hosts, LabPath};
 use model::plan::NetnsScope;
-use model::results::{CellStatus, ExperimentResults, MetricStats};
+use model::results::ExperimentResults;
 
+use super::present::{self, Ui};
 use crate::exit;
+
+/// The result table ([`present::experiment_table`]).
+pub use super::present::experiment_table as table;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -128,11 +132,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let spec = lab_spec(&topo);
     let exe = std::env::current_exe().context("finding the nettune binary")?;
-    let session = lab::LabSession::start(spec, exe, lab::DEFAULT_LISTEN_TIMEOUT)
-        .context("building the lab")?;
-    for r in session.reaped() {
-        eprintln!("nettune: removed a stale lab: {r:?}");
-    }
+    let runs = schedule_runs(&exp, results.cells.len());
+    let mut progress = Ui::new(runs, !args.json);
+    let session = present::start_lab(&spec, &exe, &progress).context("building the lab")?;
     // Ctrl-C stops a running bench at once, but not the rollback after it.
     let mut exec = runner::SplitExecutor {
         bench: session.executor()?.with_cancel(cancel.clone()),
@@ -163,7 +165,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         experiment_text: Some(text),
         cancel,
     };
-    let mut progress = Bar::new(!args.json && std::io::stderr().is_terminal());
     let outcome = runner::run(
         &mut results,
         &schedule,
@@ -182,7 +183,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        print!("{}", model::text::printable_lines(&table(&results)));
+        print!(
+            "{}",
+            model::text::printable_lines(&present::experiment_table(&results))
+        );
         println!(
             "Results: {}",
             dir.join(model::results::RESULTS_FILE).display()
@@ -272,29 +276,13 @@ pub fn lab_spec(t: &model::experiment::LabTopology) -> lab::LabSpec {
     }
 }
 
-/// Progress on stderr: a bar on a terminal, plain lines otherwise.
-struct Bar {
-    pb: Option<indicatif::ProgressBar>,
-}
-
-impl Bar {
-    fn new(tty: bool) -> Bar {
-        let pb = tty.then(|| {
-            let pb = indicatif::ProgressBar::new(0);
-            pb.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} cell {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            pb
-        });
-        Bar { pb }
-    }
-
-    fn finish(&mut self) {
-        if let Some(pb) = self.pb.take() {
-            pb.finish_and_clear();
-        }
-    }
+/// About how many bench runs the design takes (the progress bar's length):
+/// warm-up and measured runs of every workload in every cell.
+fn schedule_runs(exp: &Experiment, cells: usize) -> u64 {
+    let per_cell = u64::from(exp.warmup).saturating_add(u64::from(exp.repeats));
+    (cells as u64)
+        .saturating_mul(exp.workloads.len() as u64)
+        .saturating_mul(per_cell)
 }
 
 fn eta_text(d: Duration) -> String {
@@ -304,215 +292,4 @@ fn eta_text(d: Duration) -> String {
     } else {
         format!("{}m{:02}s", s / 60, s % 60)
     }
-}
-
-impl Progress for Bar {
-    fn event(&mut self, ev: &ProgressEvent) {
-        let line = match ev {
-            ProgressEvent::Run {
-                cell_pos,
-                cells,
-                label,
-                workload,
-                repeat,
-                warmup,
-                eta,
-            } => {
-                let line = format!(
-                    "{cell_pos}/{cells} [{label}] {workload} {} {repeat}, ETA {}",
-                    if *warmup { "warm-up" } else { "run" },
-                    eta_text(*eta)
-                );
-                if let Some(pb) = &self.pb {
-                    pb.set_length(*cells as u64);
-                    pb.set_position(cell_pos.saturating_sub(1) as u64);
-                    pb.set_message(line);
-                    return;
-                }
-                line
-            }
-            ProgressEvent::NotApplicable { label, reason } => format!("[{label}] n/a: {reason}"),
-            ProgressEvent::CellEnd { label, status } => match status {
-                CellStatus::Failed { error } => format!("[{label}] failed: {error}"),
-                CellStatus::Interrupted => format!("[{label}] interrupted, rolled back"),
-                _ => return,
-            },
-            ProgressEvent::Overhead { workload, repeat } => {
-                format!("overhead: {workload} over loopback, run {repeat}")
-            }
-        };
-        match &self.pb {
-            Some(pb) => pb.println(line),
-            None => eprintln!("{line}"),
-        }
-    }
-}
-
-/// A value with its unit, scaled for reading.
-fn fmt_value(v: f64, unit: &str) -> String {
-    match unit {
-        "bit/s" => {
-            if v.abs() >= 1e9 {
-                format!("{:.2} Gbit/s", v / 1e9)
-            } else if v.abs() >= 1e6 {
-                format!("{:.1} Mbit/s", v / 1e6)
-            } else {
-                format!("{:.1} kbit/s", v / 1e3)
-            }
-        }
-        "1/s" => format!("{v:.0}/s"),
-        "µs" => format!("{v:.1} µs"),
-        "%" => format!("{v:.1} %"),
-        _ => format!("{v:.1}"),
-    }
-}
-
-fn fmt_num(v: f64, unit: &str) -> String {
-    // The number alone, in the unit fmt_value would pick for it.
-    let s = fmt_value(v, unit);
-    s.split(' ')
-        .next()
-        .unwrap_or("")
-        .trim_end_matches("/s")
-        .to_string()
-}
-
-fn stat_row(label: &str, s: &MetricStats) -> Vec<String> {
-    let n = s.summary.as_ref().map_or(0, |x| x.n);
-    let median = s
-        .summary
-        .as_ref()
-        .map_or("-".into(), |x| fmt_value(x.median, &s.unit));
-    let ci = s.median_ci.as_ref().map_or("-".into(), |i| {
-        format!("[{}, {}]", fmt_num(i.lo, &s.unit), fmt_num(i.hi, &s.unit))
-    });
-    let (change, verdict) = match &s.vs_baseline {
-        Some(c) => (
-            // In %, or as a difference when the baseline's median is 0.
-            c.change_pct.as_ref().map_or_else(
-                || {
-                    let d = &c.difference;
-                    let sign = if d.estimate >= 0.0 { "+" } else { "" };
-                    format!(
-                        "{sign}{} [{}, {}]",
-                        fmt_value(d.estimate, &s.unit),
-                        fmt_num(d.lo, &s.unit),
-                        fmt_num(d.hi, &s.unit)
-                    )
-                },
-                |p| format!("{:+.1} % [{:+.1}, {:+.1}]", p.estimate, p.lo, p.hi),
-            ),
-            c.verdict.to_string(),
-        ),
-        None => ("-".into(), "-".into()),
-    };
-    vec![
-        s.workload.clone(),
-        runner::metric_key(s.metric).to_string(),
-        label.to_string(),
-        n.to_string(),
-        median,
-        ci,
-        change,
-        verdict,
-    ]
-}
-
-/// The result table: per workload and metric, each cell's median with its
-/// 95 % CI and its change against the baseline with the change's CI and a
-/// verdict; n/a, failed and interrupted cells listed below.
-pub fn table(r: &ExperimentResults) -> String {
-    let head: Vec<String> = [
-        "workload",
-        "metric",
-        "cell",
-        "n",
-        "median",
-        "95 % CI",
-        "vs baseline (95 % CI)",
-        "verdict",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut rows = vec![head];
-    for w in &r.workloads {
-        for m in &r.metrics {
-            for c in &r.cells {
-                let Some(s) = c
-                    .stats
-                    .iter()
-                    .find(|s| s.workload == w.name && s.metric == *m)
-                else {
-                    continue;
-                };
-                let label = if c.index == r.baseline_cell {
-                    format!("{} (baseline)", c.label)
-                } else {
-                    c.label.clone()
-                };
-                rows.push(stat_row(&label, s));
-            }
-        }
-    }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r.get(i).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = format!(
-        "experiment {}: {} cells, {} workload(s)\n\n",
-        r.name,
-        r.cells.len(),
-        r.workloads.len()
-    );
-    for row in &rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            let pad = widths[i].saturating_sub(cell.chars().count());
-            line.push_str(cell);
-            if i + 1 < row.len() {
-                line.push_str(&" ".repeat(pad + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    for c in &r.cells {
-        match &c.status {
-            CellStatus::NotApplicable { reason } => {
-                out.push_str(&format!("n/a: {} ({reason})\n", c.label));
-            }
-            CellStatus::Failed { error } => {
-                out.push_str(&format!("failed: {} ({error})\n", c.label));
-            }
-            CellStatus::Interrupted => {
-                out.push_str(&format!("interrupted: {}\n", c.label));
-            }
-            CellStatus::Pending => out.push_str(&format!("not run: {}\n", c.label)),
-            CellStatus::Done => {}
-        }
-    }
-    for n in &r.notes {
-        out.push_str(&format!("note: {n}\n"));
-    }
-    if !r.overhead.is_empty() {
-        out.push_str(
-            "\nlab overhead (baseline cell; loopback inside one namespace vs the lab path):\n",
-        );
-        for o in &r.overhead {
-            let unit = runner::metric_unit(o.metric);
-            out.push_str(&format!(
-                "  {} {}: loopback {}, lab {}\n",
-                o.workload,
-                runner::metric_key(o.metric),
-                fmt_value(o.loopback.median, unit),
-                fmt_value(o.lab.median, unit)
-            ));
-        }
-    }
-    out
 }

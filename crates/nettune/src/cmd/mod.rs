@@ -11,6 +11,7 @@ pub mod inspect;
 pub mod lab;
 pub mod man;
 pub mod plan;
+pub mod present;
 pub mod profile;
 pub mod report;
 pub mod rollback;

@@ -1,0 +1,45 @@
+//! The loop of `nettune lab`, as typed stages (docs/architecture.md, "The
+//! loop"):
+//!
+//! 1. **Diagnose** ([`diagnose`]): `nettune doctor --json` on each host of
+//!    the suite under load, read into doctor's typed [`doctor::Report`], a
+//!    host's windows merged into one report.
+//! 2. **Candidates** ([`candidates`]): each finding becomes a
+//!    [`candidates::Candidate`]: plan changes for its host, a
+//!    [`bench_fix::BenchFix`] for the after suite (the table
+//!    [`bench_fix::BENCH_FIXES`]), or advice the lab cannot apply with a
+//!    [`candidates::NotApplied`] reason.
+//! 3. **Apply / Rollback** ([`setup`]): each host's plan through that host's
+//!    journal (`nettune apply`/`rollback` inside its namespace), as a
+//!    [`crate::runner::CellSetup`] beside the experiment's.
+//! 4. **Measure** ([`suite`]): the suite's runs, through
+//!    [`crate::runner::run`].
+//! 5. **Compare**: the runner's statistics (`model::stats`): medians, the
+//!    bootstrap interval of the change and its verdict, per workload and
+//!    metric.
+
+pub mod bench_fix;
+pub mod candidates;
+pub mod diagnose;
+pub mod setup;
+pub mod suite;
+
+/// Label of the baseline cell.
+pub const BASELINE: &str = "baseline";
+/// Label of the cell with doctor's plan applied.
+pub const DOCTOR_PLAN: &str = "doctor plan";
+/// Seconds of each doctor window (both hosts, while the load runs).
+pub const DOCTOR_SAMPLE_S: f64 = 2.0;
+/// Prefix of the note saying what the baseline is.
+pub const BASELINE_NOTE: &str = "the baseline is ";
+/// Prefix of the note when doctor found nothing on any host.
+pub const NOTHING_FOUND: &str = "doctor found nothing ";
+pub use candidates::{APPLIED, FOUND, NOT_APPLIED};
+
+/// Notes a results table prints under its title: what the baseline is,
+/// what doctor found on each host, what was applied and what was not.
+pub fn is_header_note(n: &str) -> bool {
+    [FOUND, APPLIED, NOT_APPLIED, BASELINE_NOTE, NOTHING_FOUND]
+        .iter()
+        .any(|p| n.starts_with(p))
+}

@@ -1,0 +1,236 @@
+//! The Measure stage's data: the lab's suite of bench workloads, the
+//! metrics its table shows, and the results skeleton and schedule the
+//! experiment runner measures them with.
+
+use crate::exec::{Executor, HostId};
+use crate::runner::{self, Schedule};
+use model::experiment::Metric;
+use model::results::{
+    CellResult, CellStatus, ExperimentResults, LabInfo, Machine, ResultsKind, WorkloadInfo,
+    RESULTS_SCHEMA_VERSION,
+};
+use model::stats::BootstrapConfig;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Warm-up inside each bench run (bench `--warmup`), seconds.
+pub const BENCH_WARMUP_S: f64 = 0.5;
+
+/// The suite: (name, bench arguments without duration).
+pub const SUITE: &[(&str, &[&str])] = &[
+    ("tcp-stream", &["--test", "tcp-stream"]),
+    // bench's own default for udp-stream, spelled out so the table can
+    // tell when a finding asks for what the suite already does; forced, as
+    // before bench stopped forcing by default: inside the lab's namespaces
+    // rmem_max is the machine's own and is never raised (its servers have
+    // a token, so they force too).
+    (
+        "udp-stream-64",
+        &[
+            "--test",
+            "udp-stream",
+            "--size",
+            "64",
+            "--rcvbuf",
+            "4M",
+            "--force-buffers",
+        ],
+    ),
+    ("tcp-rr", &["--test", "tcp-rr"]),
+    ("tcp-crr", &["--test", "tcp-crr"]),
+];
+
+/// Metrics the table shows, in this order. Not `cpu_pct`: client and
+/// server share the machine's CPUs, so busy % is saturated by design (the
+/// per-CPU split of every run is kept in `runs[].cpus`).
+pub const METRICS: &[Metric] = &[
+    Metric::Throughput,
+    Metric::Transactions,
+    Metric::LatencyP50,
+    Metric::LatencyP99,
+    Metric::SoftirqPct,
+    Metric::LossPct,
+];
+
+/// Seconds as bench and doctor take them (`2`, `0.5`).
+pub fn fmt_secs(s: f64) -> String {
+    let t = format!("{s:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The suite's workloads for runs of `duration` seconds: what results.json
+/// records and what the runner runs.
+pub fn workloads(duration: f64) -> (Vec<WorkloadInfo>, Vec<runner::WorkloadRun>) {
+    let mut info = Vec::new();
+    let mut runs = Vec::new();
+    for (name, base) in SUITE {
+        let mut args: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        args.extend([
+            "--duration".into(),
+            fmt_secs(duration),
+            "--warmup".into(),
+            fmt_secs(BENCH_WARMUP_S),
+        ]);
+        let expected = Duration::from_secs_f64(duration + BENCH_WARMUP_S + 0.5);
+        info.push(WorkloadInfo {
+            name: name.to_string(),
+            test: base.get(1).copied().unwrap_or_default().to_string(),
+            args: args.clone(),
+        });
+        runs.push(runner::WorkloadRun {
+            name: name.to_string(),
+            args,
+            expected,
+            deadline: expected * 3 + Duration::from_secs(20),
+        });
+    }
+    (info, runs)
+}
+
+/// A pending cell.
+pub fn cell(index: usize, label: &str) -> CellResult {
+    CellResult {
+        index,
+        label: label.into(),
+        levels: Vec::new(),
+        status: CellStatus::Pending,
+        runs: Vec::new(),
+        stats: Vec::new(),
+    }
+}
+
+/// The results of a lab run before anything is measured.
+pub fn skeleton(
+    name: &str,
+    machine: Machine,
+    lab: LabInfo,
+    workloads: Vec<WorkloadInfo>,
+    cells: Vec<CellResult>,
+) -> ExperimentResults {
+    let order = cells.iter().map(|c| c.index).collect();
+    ExperimentResults {
+        schema_version: RESULTS_SCHEMA_VERSION,
+        kind: ResultsKind::Lab,
+        name: name.into(),
+        description: String::new(),
+        nettune_version: env!("CARGO_PKG_VERSION").into(),
+        started: engine::report::rfc3339_utc(std::time::SystemTime::now()),
+        finished: None,
+        interrupted: false,
+        seed: BootstrapConfig::default().seed,
+        machine,
+        lab: Some(lab),
+        host_facts: BTreeMap::new(),
+        workloads,
+        factors: Vec::new(),
+        metrics: METRICS.to_vec(),
+        baseline_cell: 0,
+        run_order: order,
+        cells,
+        overhead: Vec::new(),
+        doctor_before: None,
+        doctor_after: None,
+        plans: BTreeMap::new(),
+        notes: Vec::new(),
+    }
+}
+
+/// The machine of host 0 (its `nettune inspect`), or unknown.
+pub fn machine(exec: &mut dyn Executor) -> Machine {
+    exec.inspect(HostId(0))
+        .ok()
+        .and_then(|t| serde_json::from_str::<model::snapshot::HostSnapshot>(&t).ok())
+        .map(|s| runner::experiment::machine_of(&s))
+        .unwrap_or_default()
+}
+
+/// The runner's schedule of the suite: `repeats` runs per workload and
+/// cell, no warm-up runs, no overhead runs.
+pub fn schedule(
+    client: HostId,
+    server: HostId,
+    runs: Vec<runner::WorkloadRun>,
+    repeats: u32,
+) -> Schedule {
+    Schedule {
+        client,
+        server,
+        workloads: runs,
+        warmup: 0,
+        repeats,
+        until_ci: None,
+        bootstrap: BootstrapConfig::default(),
+        overhead_repeats: 0,
+    }
+}
+
+/// What results.json records of a lab of `spec` whose delay line is
+/// `mechanism` (`none` when the link has no delay, jitter or loss).
+pub fn lab_info(spec: &crate::LabSpec, mechanism: &str) -> LabInfo {
+    LabInfo {
+        hosts: spec.hosts,
+        queues: spec.queues,
+        rate_mbit: spec.rate.map(|r| r as f64 / 1e6),
+        delay_ms: spec.delay.map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+        jitter_ms: spec.jitter.map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+        loss_pct: spec.loss.unwrap_or(0.0),
+        delay_mechanism: if spec.delay.is_some() || spec.loss.is_some() || spec.jitter.is_some() {
+            mechanism.into()
+        } else {
+            "none".into()
+        },
+        path: "veth".into(),
+    }
+}
+
+/// What results.json records of the loopback benchmark.
+pub fn loopback_info() -> LabInfo {
+    LabInfo {
+        hosts: 1,
+        queues: 0,
+        rate_mbit: None,
+        delay_ms: 0.0,
+        jitter_ms: 0.0,
+        loss_pct: 0.0,
+        delay_mechanism: "none".into(),
+        path: "loopback".into(),
+    }
+}
+
+/// The note saying what the baseline is and which way the suite runs.
+pub fn baseline_note(client: &str, receiver: &str) -> String {
+    format!(
+        "{}the kernel's defaults in fresh namespaces (nothing set; udp-stream-64 runs with bench's default SO_RCVBUF of 4 MiB); the suite runs from {client} (client, connecting) to {receiver} (server, receiving); doctor looks at both under load, each host's plan is applied on that host and the findings' bench flags go to the after suite",
+        super::BASELINE_NOTE
+    )
+}
+
+/// `--bdp RATE,RTT` for doctor and the plan of a lab with a rate and a
+/// delay: the delay is already the added round trip ([`crate::LabSpec::delay`]).
+pub fn bdp_of(spec: &crate::LabSpec) -> Option<String> {
+    match (spec.rate, spec.delay) {
+        (Some(rate), Some(d)) if !d.is_zero() => {
+            Some(format!("{rate}bit,{}us", d.as_micros().max(1)))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The BDP doctor and the plan get uses the delay as the RTT, not twice it.
+    #[test]
+    fn bdp_rtt_is_the_delay() {
+        let spec = |rate: Option<u64>, delay_ms: Option<u64>| crate::LabSpec {
+            rate,
+            delay: delay_ms.map(Duration::from_millis),
+            ..crate::LabSpec::new(2, 1)
+        };
+        let s = spec(Some(100_000_000), Some(20));
+        assert_eq!(bdp_of(&s).as_deref(), Some("100000000bit,20000us"));
+        assert_eq!(bdp_of(&spec(Some(100_000_000), None)), None);
+        assert_eq!(bdp_of(&spec(None, Some(20))), None);
+    }
+}

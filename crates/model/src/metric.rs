@@ -1,0 +1,188 @@
+//! How a measured response is named and shown: [`Metric::key`] (its key in
+//! results.json), [`Metric::unit`], [`Metric::name`] for readers, and the
+//! one number formatter of the terminal tables, the Markdown summary and the
+//! HTML page ([`Scale`], [`num`], [`pct`], [`Metric::format`]).
+
+use crate::experiment::Metric;
+
+impl Metric {
+    /// The key of the metric in a run's values (its snake_case name).
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Throughput => "throughput",
+            Metric::Transactions => "transactions",
+            Metric::LatencyP50 => "latency_p50",
+            Metric::LatencyP99 => "latency_p99",
+            Metric::CpuPct => "cpu_pct",
+            Metric::SoftirqPct => "softirq_pct",
+            Metric::Retransmits => "retransmits",
+            Metric::LossPct => "loss_pct",
+        }
+    }
+
+    /// The unit its values are recorded in.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Throughput => "bit/s",
+            Metric::Transactions => "1/s",
+            Metric::LatencyP50 | Metric::LatencyP99 => "µs",
+            Metric::CpuPct | Metric::SoftirqPct | Metric::LossPct => "%",
+            Metric::Retransmits => "segments",
+        }
+    }
+
+    /// The metric for readers (`latency p99`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Throughput => "throughput",
+            Metric::Transactions => "transactions",
+            Metric::LatencyP50 => "latency p50",
+            Metric::LatencyP99 => "latency p99",
+            Metric::CpuPct => "CPU",
+            Metric::SoftirqPct => "softirq",
+            Metric::Retransmits => "retransmits",
+            Metric::LossPct => "loss",
+        }
+    }
+
+    /// `v` (in [`Metric::unit`]) scaled for reading: `2.41 ms`, `18.1 Gbit/s`.
+    pub fn format(self, v: f64) -> String {
+        format_value(self.unit(), v)
+    }
+}
+
+/// `v` in `unit` scaled on its own magnitude: `2.41 ms`, `802/s`, `12.3 %`.
+pub fn format_value(unit: &str, v: f64) -> String {
+    Scale::for_unit(unit, v).fmt(v)
+}
+
+/// A display scale for one unit: values are divided by `factor` and shown
+/// with `unit`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scale {
+    /// What values are divided by.
+    pub factor: f64,
+    /// The unit shown after them (`Gbit/s`, `ms`, `/s`).
+    pub unit: String,
+}
+
+impl Scale {
+    /// The scale for values of `unit` around `magnitude` (a median, a maximum).
+    pub fn for_unit(unit: &str, magnitude: f64) -> Scale {
+        let m = if magnitude.is_finite() {
+            magnitude.abs()
+        } else {
+            0.0
+        };
+        let (factor, shown) = match unit {
+            "bit/s" if m >= 1e9 => (1e9, "Gbit/s"),
+            "bit/s" if m >= 1e6 => (1e6, "Mbit/s"),
+            "bit/s" if m >= 1e3 => (1e3, "kbit/s"),
+            "1/s" if m >= 1e6 => (1e6, "M/s"),
+            "1/s" if m >= 1e3 => (1e3, "k/s"),
+            "1/s" => (1.0, "/s"),
+            "µs" | "us" if m >= 1e6 => (1e6, "s"),
+            "µs" | "us" if m >= 1e3 => (1e3, "ms"),
+            _ => (1.0, unit),
+        };
+        Scale {
+            factor,
+            unit: shown.to_string(),
+        }
+    }
+
+    /// `v` in this scale, as a number (non-finite stays non-finite).
+    pub fn apply(&self, v: f64) -> f64 {
+        v / self.factor
+    }
+
+    /// `v` in this scale, with its unit.
+    pub fn fmt(&self, v: f64) -> String {
+        self.with_unit(num(self.apply(v)))
+    }
+
+    /// `[lo, hi]` in this scale, with its unit.
+    pub fn fmt_range(&self, lo: f64, hi: f64) -> String {
+        self.with_unit(format!(
+            "[{}, {}]",
+            num(self.apply(lo)),
+            num(self.apply(hi))
+        ))
+    }
+
+    fn with_unit(&self, s: String) -> String {
+        if self.unit.is_empty() {
+            s
+        } else if self.unit.starts_with('/') {
+            format!("{s}{}", self.unit)
+        } else {
+            format!("{s} {}", self.unit)
+        }
+    }
+}
+
+/// A number with about three significant digits; `n/a` when not finite.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let a = v.abs();
+    let s = if a >= 1e15 {
+        format!("{v:.3e}")
+    } else if a >= 99.95 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 9.995 {
+        format!("{v:.1}")
+    } else if a >= 0.01 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.2e}")
+    };
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+/// A signed percentage (`+12.3 %`).
+pub fn pct(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let s = num(v);
+    if v > 0.0 {
+        format!("+{s} %")
+    } else {
+        format!("{s} %")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_and_formats() {
+        let s = Scale::for_unit("bit/s", 58.1e6);
+        assert_eq!(s.fmt(58.14e6), "58.1 Mbit/s");
+        assert_eq!(s.fmt_range(55e6, 61.26e6), "[55.0, 61.3] Mbit/s");
+        assert_eq!(Scale::for_unit("µs", 1500.0).fmt(1500.0), "1.50 ms");
+        assert_eq!(Scale::for_unit("1/s", 802.0).fmt(802.0), "802/s");
+        assert_eq!(num(f64::NAN), "n/a");
+        assert_eq!(num(-0.0), "0");
+        assert_eq!(pct(12.34), "+12.3 %");
+        assert_eq!(num(99.96), "100");
+    }
+
+    /// The lab printed `2408.4 µs` where the report printed `2.41 ms`; one
+    /// formatter now prints the report's.
+    #[test]
+    fn a_metric_formats_as_the_report_does() {
+        assert_eq!(Metric::LatencyP99.format(2408.4), "2.41 ms");
+        assert_eq!(Metric::Throughput.format(18.1e9), "18.1 Gbit/s");
+        assert_eq!(Metric::SoftirqPct.format(12.34), "12.3 %");
+        assert_eq!(Metric::LatencyP50.key(), "latency_p50");
+        assert_eq!(Metric::Retransmits.unit(), "segments");
+    }
+}

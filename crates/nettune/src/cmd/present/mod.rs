@@ -1,0 +1,206 @@
+//! The one presenter of `nettune lab` and `nettune experiment` on the
+//! terminal: the progress UI ([`Ui`]), the start and end of a lab run, and
+//! the results tables ([`lab_table`], [`experiment_table`]), whose numbers
+//! come from the one formatter the report's Markdown and HTML use
+//! (`model::metric`).
+
+mod table;
+pub use table::{experiment_table, lab_table};
+
+use anyhow::Context;
+use lab::runner::{Outcome, RunError};
+use lab::runner::{Progress, ProgressEvent};
+use model::results::RESULTS_FILE;
+use model::results::{CellStatus, ExperimentResults};
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Progress on stderr: a bar on a terminal, plain lines otherwise.
+#[derive(Debug, Clone)]
+pub struct Ui {
+    bar: Option<indicatif::ProgressBar>,
+    started: u64,
+}
+
+impl Ui {
+    /// A UI for about `total_runs` bench runs; the bar only when stderr is a
+    /// terminal and `bar` is asked for.
+    pub fn new(total_runs: u64, bar: bool) -> Ui {
+        let bar = (bar && std::io::stderr().is_terminal()).then(|| {
+            let b = indicatif::ProgressBar::new(total_runs);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs  {msg}",
+            ) {
+                b.set_style(style);
+            }
+            b.enable_steady_tick(Duration::from_millis(200));
+            b
+        });
+        Ui { bar, started: 0 }
+    }
+
+    /// One line above the bar (or on stderr).
+    pub fn line(&self, s: &str) {
+        match &self.bar {
+            Some(b) => b.println(s),
+            None => eprintln!("{s}"),
+        }
+    }
+
+    /// Remove the bar.
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Ui {
+    fn event(&mut self, ev: &ProgressEvent) {
+        match ev {
+            ProgressEvent::Run {
+                cell_pos,
+                cells,
+                label,
+                workload,
+                repeat,
+                warmup,
+                eta,
+            } => {
+                let what = format!(
+                    "cell {cell_pos}/{cells} {label}: {workload} run {}{} (about {} s left)",
+                    repeat.saturating_add(1),
+                    if *warmup { " (warm-up)" } else { "" },
+                    eta.as_secs()
+                );
+                match &self.bar {
+                    Some(b) => {
+                        b.set_position(self.started);
+                        b.set_message(what);
+                    }
+                    None => eprintln!("{what}"),
+                }
+                self.started = self.started.saturating_add(1);
+            }
+            ProgressEvent::NotApplicable { label, reason } => {
+                self.line(&format!("cell {label}: n/a: {reason}"));
+            }
+            ProgressEvent::CellEnd { label, status } => {
+                if let Some(b) = &self.bar {
+                    b.set_position(self.started);
+                }
+                self.line(&format!("cell {label}: {}", status_text(status)));
+            }
+            ProgressEvent::Overhead { workload, repeat } => {
+                self.line(&format!(
+                    "{workload} over loopback, run {}",
+                    repeat.saturating_add(1)
+                ));
+            }
+        }
+    }
+}
+
+pub(crate) fn status_text(s: &CellStatus) -> String {
+    match s {
+        CellStatus::Done => "done".into(),
+        CellStatus::Failed { error } => format!("failed: {error}"),
+        CellStatus::Interrupted => "interrupted".into(),
+        CellStatus::NotApplicable { reason } => format!("n/a: {reason}"),
+        CellStatus::Pending => "not run".into(),
+    }
+}
+
+/// Build the lab of `spec` (its servers from the binary `exe`), saying so
+/// and naming the labs of killed runs it removed first.
+pub fn start_lab(
+    spec: &lab::LabSpec,
+    exe: &std::path::Path,
+    ui: &Ui,
+) -> anyhow::Result<lab::LabSession> {
+    ui.line(&format!(
+        "building the lab: {} namespaces, {} queue(s) per veth{}",
+        spec.hosts,
+        spec.queues,
+        spec.rate
+            .map(|r| format!(", {}", model::units::fmt_bits_per_sec(r as f64)))
+            .unwrap_or_default()
+    ));
+    let session = lab::LabSession::start(spec.clone(), exe, lab::DEFAULT_LISTEN_TIMEOUT)?;
+    for r in session.reaped() {
+        ui.line(&format!(
+            "removed the lab {} of a killed run (pid {}): {} namespace(s), {} process(es)",
+            r.lab,
+            r.owner_pid,
+            r.netns.len(),
+            r.killed.len()
+        ));
+    }
+    Ok(session)
+}
+
+/// How a lab run ends on the terminal.
+#[derive(Debug, Clone, Copy)]
+pub struct End<'a> {
+    /// The results directory.
+    pub out: &'a Path,
+    /// Print results.json instead of the table.
+    pub json: bool,
+    /// The line's start after Ctrl-C.
+    pub cancelled: &'a str,
+    /// What finished (`lab`).
+    pub what: &'a str,
+}
+
+impl End<'_> {
+    /// After the runs: results.json, and on Ctrl-C the report of what was
+    /// measured (exit 130), else the table (or JSON) and the report.
+    pub fn finish(
+        &self,
+        results: &ExperimentResults,
+        outcome: Result<Outcome, RunError>,
+        ui: &Ui,
+        t0: Instant,
+    ) -> anyhow::Result<ExitCode> {
+        ui.finish();
+        let file = self.out.join(RESULTS_FILE);
+        let text = serde_json::to_vec_pretty(results)?;
+        let saved = lab::runner::write_atomic(&file, &text);
+        let outcome = outcome?;
+        saved?;
+        if outcome == Outcome::Cancelled {
+            // What was measured, marked interrupted, in all three files.
+            match report::write_dir(self.out) {
+                Ok((html, md)) => eprintln!(
+                    "nettune lab: report of the runs so far in {} and {}",
+                    html.display(),
+                    md.display()
+                ),
+                Err(e) => eprintln!(
+                    "nettune lab: writing the report into {}: {e}",
+                    self.out.display()
+                ),
+            }
+            eprintln!("{}; results so far in {}", self.cancelled, file.display());
+            return Ok(ExitCode::from(crate::exit::INTERRUPTED));
+        }
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(results)?);
+        } else {
+            print!("{}", model::text::printable_lines(&lab_table(results)));
+        }
+        let (html, md) = report::write_dir(self.out)
+            .with_context(|| format!("writing the report into {}", self.out.display()))?;
+        eprintln!(
+            "{} finished in {:.0} s; results in {}, report in {} and {}",
+            self.what,
+            t0.elapsed().as_secs_f64(),
+            file.display(),
+            html.display(),
+            md.display()
+        );
+        Ok(ExitCode::SUCCESS)
+    }
+}

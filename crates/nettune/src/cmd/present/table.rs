@@ -1,0 +1,291 @@
+//! The results tables of the terminal: the lab's before/after table and
+//! the experiment's table, one row formatter and one column layout.
+
+use super::status_text;
+use lab::loop_::{is_header_note, APPLIED, BASELINE};
+use model::metric::Scale;
+use model::results::{CellResult, CellStatus, ExperimentResults, MetricStats};
+use model::stats::Verdict;
+use std::fmt::Write as _;
+
+/// The cells of one statistic: median and 95 % CI (in the median's scale),
+/// change against the baseline with its interval, verdict.
+struct StatCells {
+    median: String,
+    ci: String,
+    change: String,
+    verdict: Option<Verdict>,
+}
+
+fn stat_cells(s: &MetricStats) -> StatCells {
+    let median = s.summary.as_ref().map(|x| x.median);
+    let scale = Scale::for_unit(&s.unit, median.unwrap_or(0.0));
+    let change = s
+        .vs_baseline
+        .as_ref()
+        .map_or("-".into(), |v| match &v.change_pct {
+            Some(p) => format!("{:+.1} % [{:+.1}, {:+.1}]", p.estimate, p.lo, p.hi),
+            // A zero baseline median: the difference, in the metric's unit.
+            None => {
+                let d = v.difference;
+                let sign = if d.estimate > 0.0 { "+" } else { "" };
+                format!(
+                    "{sign}{} {}",
+                    scale.fmt(d.estimate),
+                    scale.fmt_range(d.lo, d.hi)
+                )
+            }
+        });
+    StatCells {
+        median: median.map_or("-".into(), |m| scale.fmt(m)),
+        ci: s
+            .median_ci
+            .map_or("-".into(), |i| scale.fmt_range(i.lo, i.hi)),
+        change,
+        verdict: s.vs_baseline.as_ref().map(|v| v.verdict),
+    }
+}
+
+/// Left-aligned columns, two spaces apart, trailing blanks trimmed.
+fn columns(out: &mut String, rows: &[Vec<String>]) {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let w: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in rows {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            line.push_str(c);
+            if i + 1 < r.len() {
+                let pad = w
+                    .get(i)
+                    .copied()
+                    .unwrap_or(0)
+                    .saturating_sub(c.chars().count())
+                    .saturating_add(2);
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+fn head(cols: &[&str]) -> Vec<String> {
+    cols.iter().map(|s| s.to_string()).collect()
+}
+
+fn status_line(out: &mut String, c: &CellResult) {
+    if c.status != CellStatus::Done {
+        let _ = writeln!(out, "cell {}: {}", c.label, status_text(&c.status));
+    }
+}
+
+fn or_unknown(s: &str) -> &str {
+    if s.is_empty() {
+        "?"
+    } else {
+        s
+    }
+}
+
+/// The before/after table of a lab's results (or, with one cell, the
+/// one-column table): per workload and metric the medians, the 95 %
+/// interval of the change and the verdict. Pure: the same results give the
+/// same text.
+pub fn lab_table(r: &ExperimentResults) -> String {
+    let mut out = String::new();
+    let lab = r.lab.as_ref();
+    let runs = r
+        .cell(r.baseline_cell)
+        .and_then(|c| c.stats.first())
+        .and_then(|s| s.summary.as_ref())
+        .map_or(0, |s| s.n);
+    let what = match lab {
+        Some(l) if l.path == "veth" => format!(
+            "{} namespaces on veth, {} queue(s){}",
+            l.hosts,
+            l.queues,
+            l.rate_mbit
+                .map(|m| format!(", {}", model::units::fmt_bits_per_sec(m * 1e6)))
+                .unwrap_or_default()
+        ),
+        _ => format!(
+            "{} only, measuring (nothing tuned)",
+            lab.map_or("?", |l| l.path.as_str())
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "nettune lab on {} ({}, {} CPUs): {what}{}",
+        or_unknown(&r.machine.hostname),
+        or_unknown(&r.machine.kernel),
+        r.machine.cpus,
+        if r.interrupted { " [INTERRUPTED]" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "{runs} run(s) per workload and cell; medians; 95 % bootstrap intervals"
+    );
+    for n in r.notes.iter().filter(|n| is_header_note(n)) {
+        let _ = writeln!(out, "{n}");
+    }
+    if let [c] = r.cells.as_slice() {
+        let mut rows = vec![head(&["workload", "metric", "median", "95 % CI"])];
+        for s in &c.stats {
+            let x = stat_cells(s);
+            rows.push(vec![
+                s.workload.clone(),
+                s.metric.key().into(),
+                x.median,
+                x.ci,
+            ]);
+        }
+        columns(&mut out, &rows);
+        status_line(&mut out, c);
+        return out;
+    }
+    let base = r.cell(r.baseline_cell);
+    for c in r.cells.iter().filter(|c| c.index != r.baseline_cell) {
+        let mut rows = vec![head(&[
+            "workload",
+            "metric",
+            "before",
+            "after",
+            "change (95 % CI)",
+            "verdict",
+        ])];
+        let mut counts = [0usize; 3];
+        for s in &c.stats {
+            let before = base
+                .and_then(|b| {
+                    b.stats
+                        .iter()
+                        .find(|x| x.workload == s.workload && x.metric == s.metric)
+                })
+                .map_or("-".into(), |b| stat_cells(b).median);
+            let x = stat_cells(s);
+            if let Some(v) = x.verdict {
+                let i = match v {
+                    Verdict::Gain => 0,
+                    Verdict::Regression => 1,
+                    Verdict::NoChange => 2,
+                };
+                counts[i] = counts[i].saturating_add(1);
+            }
+            rows.push(vec![
+                s.workload.clone(),
+                s.metric.key().into(),
+                before,
+                x.median,
+                x.change,
+                x.verdict.map_or("too few runs".into(), |v| v.to_string()),
+            ]);
+        }
+        let _ = writeln!(out, "\n{} against {BASELINE}:", c.label);
+        if r.plans.is_empty() && !r.notes.iter().any(|n| n.starts_with(APPLIED)) {
+            let _ = writeln!(
+                out,
+                "(nothing was applied: both cells ran the same lab, so any verdict here is noise)"
+            );
+        }
+        columns(&mut out, &rows);
+        let _ = writeln!(
+            out,
+            "{} gain(s), {} regression(s), {} without a change the intervals can show",
+            counts[0], counts[1], counts[2]
+        );
+        status_line(&mut out, c);
+    }
+    if let Some(base) = base {
+        status_line(&mut out, base);
+    }
+    for n in r.notes.iter().filter(|n| !is_header_note(n)) {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+/// The table of an experiment: per workload and metric, each cell's median
+/// with its 95 % CI and its change against the baseline with the change's
+/// CI and a verdict; n/a, failed and interrupted cells listed below.
+pub fn experiment_table(r: &ExperimentResults) -> String {
+    let mut rows = vec![head(&[
+        "workload",
+        "metric",
+        "cell",
+        "n",
+        "median",
+        "95 % CI",
+        "vs baseline (95 % CI)",
+        "verdict",
+    ])];
+    for w in &r.workloads {
+        for m in &r.metrics {
+            for c in &r.cells {
+                let Some(s) = c
+                    .stats
+                    .iter()
+                    .find(|s| s.workload == w.name && s.metric == *m)
+                else {
+                    continue;
+                };
+                let label = if c.index == r.baseline_cell {
+                    format!("{} (baseline)", c.label)
+                } else {
+                    c.label.clone()
+                };
+                let x = stat_cells(s);
+                rows.push(vec![
+                    s.workload.clone(),
+                    s.metric.key().to_string(),
+                    label,
+                    s.summary.as_ref().map_or(0, |x| x.n).to_string(),
+                    x.median,
+                    x.ci,
+                    x.change,
+                    x.verdict.map_or("-".into(), |v| v.to_string()),
+                ]);
+            }
+        }
+    }
+    let mut out = format!(
+        "experiment {}: {} cells, {} workload(s)\n\n",
+        r.name,
+        r.cells.len(),
+        r.workloads.len()
+    );
+    columns(&mut out, &rows);
+    for c in &r.cells {
+        let _ = match &c.status {
+            CellStatus::NotApplicable { reason } => writeln!(out, "n/a: {} ({reason})", c.label),
+            CellStatus::Failed { error } => writeln!(out, "failed: {} ({error})", c.label),
+            CellStatus::Interrupted => writeln!(out, "interrupted: {}", c.label),
+            CellStatus::Pending => writeln!(out, "not run: {}", c.label),
+            CellStatus::Done => Ok(()),
+        };
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    if !r.overhead.is_empty() {
+        out.push_str(
+            "\nlab overhead (baseline cell; loopback inside one namespace vs the lab path):\n",
+        );
+        for o in &r.overhead {
+            let _ = writeln!(
+                out,
+                "  {} {}: loopback {}, lab {}",
+                o.workload,
+                o.metric.key(),
+                o.metric.format(o.loopback.median),
+                o.metric.format(o.lab.median)
+            );
+        }
+    }
+    out
+}
