@@ -126,7 +126,7 @@ impl DoctorRule for AppOnIrqCpu {
                         allowed.to_list()
                     )
                 };
-                let mut f = Finding::new(self, &p.comm, title)
+                let mut f = crate::finding::from_rule(self, &p.comm, title)
                     .evidence(
                         format!("{who} allowed CPUs"),
                         allowed.to_list(),

@@ -182,7 +182,7 @@ impl DoctorRule for BootOverride {
             if found.is_empty() {
                 continue;
             }
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 &c.knob,
                 format!(

@@ -71,7 +71,7 @@ impl DoctorRule for Bufferbloat {
             } else {
                 "the root".to_string()
             };
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!(

@@ -76,7 +76,7 @@ impl DoctorRule for BuffersBelowBdp {
             }
             return Ok(());
         }
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(

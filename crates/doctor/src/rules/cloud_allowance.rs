@@ -69,7 +69,7 @@ impl DoctorRule for CloudAllowance {
                 .filter(|h| !rising || h.3.unwrap_or(0) > 0)
                 .map(|h| h.1)
                 .collect();
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 if rising {

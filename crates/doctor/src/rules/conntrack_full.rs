@@ -54,7 +54,7 @@ impl DoctorRule for ConntrackFull {
         } else {
             Severity::Info
         };
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "nf_conntrack",
             format!(

@@ -73,7 +73,7 @@ impl DoctorRule for CpuPower {
                 super::plural(deep_cpus.len(), "CPU")
             ));
         }
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "cpus",
             format!("latency goal, but {}", parts.join(" and ")),

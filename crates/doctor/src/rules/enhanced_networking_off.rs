@@ -99,7 +99,7 @@ impl DoctorRule for EnhancedNetworkingOff {
                 continue;
             }
             let name = iface.name.as_str();
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!("{name}: {} guest on {what}", cloud_name(cloud)),

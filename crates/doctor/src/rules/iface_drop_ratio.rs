@@ -90,7 +90,7 @@ impl IfaceDropRatio {
             ("sent", i.tx_drop, i.tx_packets.0, "transmit drop")
         };
         let pct = 100.0 * drops as f64 / packets.max(1) as f64;
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             name,
             format!(

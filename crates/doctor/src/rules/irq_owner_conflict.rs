@@ -62,7 +62,7 @@ impl DoctorRule for IrqOwnerConflict {
                 .unwrap_or_default();
             let all_banned = !pinned.is_empty() && pinned.is_subset(&banned);
             if (applied_places || planned) && !all_banned {
-                let mut f = Finding::new(
+                let mut f = crate::finding::from_rule(
                     self,
                     "irqbalance",
                     if applied_places {
@@ -75,7 +75,7 @@ impl DoctorRule for IrqOwnerConflict {
                         )
                     },
                 )
-                .evidence("irqbalance", hf.message.clone(), "/proc/*/comm");
+                .evidence("irqbalance", hf.title.clone(), "/proc/*/comm");
                 if let Some(p) = applied {
                     f = f.evidence(
                         "applied plan",
@@ -117,7 +117,7 @@ impl DoctorRule for IrqOwnerConflict {
                 .and_then(|t| t.active_profile.clone());
             if tuned_profile.is_some() && applied.is_some_and(overlaps) {
                 let p = applied.map_or("", |p| p.profile.as_str());
-                let f = Finding::new(
+                let f = crate::finding::from_rule(
                     self,
                     "tuned",
                     format!(
@@ -125,7 +125,7 @@ impl DoctorRule for IrqOwnerConflict {
                         tuned_profile.as_deref().unwrap_or("?")
                     ),
                 )
-                .evidence("tuned", hf.message.clone(), "/etc/tuned/active_profile")
+                .evidence("tuned", hf.title.clone(), "/etc/tuned/active_profile")
                 .fix(Fix {
                     text: "Give these knobs one owner: switch tuned off (`tuned-adm off`) or to a profile that does not set them, or drop the plan's overlapping rules with a nettune profile.".into(),
                     ..Fix::default()

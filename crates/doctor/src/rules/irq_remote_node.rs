@@ -45,7 +45,7 @@ impl DoctorRule for IrqRemoteNode {
                 .numa_node
                 .map_or_else(|| "?".to_string(), |n| n.to_string());
             let free = free_local_cores(cx, name);
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!(

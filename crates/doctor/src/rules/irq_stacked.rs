@@ -57,7 +57,7 @@ impl DoctorRule for IrqStacked {
             if msgs.is_empty() {
                 continue;
             }
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!("{name}: queue IRQs share a CPU or a core"),

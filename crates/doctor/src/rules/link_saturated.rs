@@ -46,7 +46,7 @@ impl DoctorRule for LinkSaturated {
                 }
                 let name = iface.name.as_str();
                 let pct = 100.0 * bps / link;
-                let f = Finding::new(
+                let f = crate::finding::from_rule(
                     self,
                     name,
                     format!(

@@ -47,7 +47,7 @@ impl DoctorRule for ListenDrops {
             .get("net.core.somaxconn")
             .cloned()
             .unwrap_or_else(|| "?".into());
-        let f = Finding::new(
+        let f = crate::finding::from_rule(
             self,
             "host",
             format!(
@@ -86,7 +86,7 @@ fn since_boot(rule: &ListenDrops, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Option
     if over == 0 && drops == 0 {
         return Some(Ok(()));
     }
-    let f = Finding::new(
+    let f = crate::finding::from_rule(
         rule,
         "host",
         format!(

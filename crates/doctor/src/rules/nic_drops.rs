@@ -115,7 +115,7 @@ impl DoctorRule for NicDrops {
             } else {
                 format!("{name}: the NIC dropped received packets since boot")
             };
-            let mut f = Finding::new(self, name, title);
+            let mut f = crate::finding::from_rule(self, name, title);
             if growing > 0 {
                 f = f.severity(Severity::Warning);
             }

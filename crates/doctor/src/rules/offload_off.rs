@@ -49,7 +49,7 @@ impl DoctorRule for OffloadOff {
             if off.is_empty() {
                 continue;
             }
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!(

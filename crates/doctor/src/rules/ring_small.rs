@@ -48,7 +48,7 @@ impl DoctorRule for RingSmall {
                 continue;
             }
             let name = iface.name.as_str();
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!("{name}: RX ring {rx} of a possible {max} while the NIC drops packets"),

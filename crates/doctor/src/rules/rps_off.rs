@@ -48,7 +48,7 @@ impl DoctorRule for RpsOff {
                 .as_ref()
                 .and_then(|w| w.iface(name))
                 .map(|d| d.rx_pps);
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!(
@@ -58,7 +58,7 @@ impl DoctorRule for RpsOff {
             )
             .evidence(
                 "layout",
-                hf.message.clone(),
+                hf.title.clone(),
                 "/proc/interrupts, /sys/class/net/*/queues",
             )
             .evidence(

@@ -71,7 +71,7 @@ impl DoctorRule for SoftirqConcentrated {
         let rest_idle = mean(rest.iter().map(|c| c.pct.idle));
         let subject = busiest_iface(cx, &hot_set);
         let name = subject.as_deref().unwrap_or("host");
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             name,
             format!(

@@ -70,7 +70,7 @@ impl DoctorRule for SoftnetDrops {
                 .cloned()
                 .unwrap_or_else(|| "?".into())
         };
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(
@@ -144,7 +144,7 @@ fn since_boot(
     if dropped == 0 && squeeze == 0 {
         return Some(Ok(()));
     }
-    let mut f = Finding::new(
+    let mut f = crate::finding::from_rule(
         rule,
         "host",
         format!(

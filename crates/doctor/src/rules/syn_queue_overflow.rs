@@ -51,7 +51,7 @@ impl DoctorRule for SynQueueOverflow {
         let syncookies = sysctl(cx, "net.ipv4.tcp_syncookies");
         let somaxconn = sysctl(cx, "net.core.somaxconn");
         let syn_backlog = sysctl(cx, "net.ipv4.tcp_max_syn_backlog");
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(

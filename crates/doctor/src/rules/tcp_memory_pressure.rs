@@ -66,7 +66,7 @@ impl DoctorRule for TcpMemoryPressure {
                     Severity::Warning => "in memory pressure",
                     Severity::Info => "near memory pressure",
                 };
-                let f = Finding::new(
+                let f = crate::finding::from_rule(
                     self,
                     "tcp",
                     format!("TCP memory {state}: {used} pages ({:.0} MiB) against pressure {pressure} and limit {high}", mib(used)),
@@ -109,7 +109,7 @@ impl DoctorRule for TcpMemoryPressure {
                         max / 4
                     )
                 };
-                let f = Finding::new(
+                let f = crate::finding::from_rule(
                     self,
                     "tcp",
                     format!("{orphans} orphaned TCP sockets of a maximum {max}: {applied}"),

@@ -63,7 +63,7 @@ impl DoctorRule for TcpReordering {
             .get("net.ipv4.tcp_congestion_control")
             .cloned()
             .unwrap_or_else(|| "?".into());
-        let f = Finding::new(
+        let f = crate::finding::from_rule(
             self,
             "host",
             format!(

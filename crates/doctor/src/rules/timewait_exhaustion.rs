@@ -66,7 +66,7 @@ impl DoctorRule for TimewaitExhaustion {
             Some(v) => v.to_string(),
             None => "?".to_string(),
         };
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(
@@ -130,7 +130,7 @@ fn fix_changes(cx: &Cx<'_>) -> Vec<model::plan::Change> {
                 {
                     continue;
                 }
-                c.rule = "timewait-exhaustion".into();
+                c.rule = model::plan::Origin::Finding(DoctorId::TimewaitExhaustion);
                 c.reason = "TIME_WAIT sockets hold most of the ephemeral ports".into();
                 c.source =
                     "Documentation/networking/ip-sysctl.rst (tcp_tw_reuse, ip_local_port_range)"

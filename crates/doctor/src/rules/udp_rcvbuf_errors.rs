@@ -51,7 +51,7 @@ impl DoctorRule for UdpRcvbufErrors {
                 .cloned()
                 .unwrap_or_else(|| "?".into())
         };
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(
@@ -96,7 +96,7 @@ fn since_boot(
         return Some(Ok(()));
     }
     let ind = sb.counter("Udp.InDatagrams").unwrap_or(0);
-    let f = Finding::new(
+    let f = crate::finding::from_rule(
         rule,
         "host",
         format!(

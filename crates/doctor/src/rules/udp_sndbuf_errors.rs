@@ -42,7 +42,7 @@ impl DoctorRule for UdpSndbufErrors {
         }
         let sent = w.counter("Udp.OutDatagrams").unwrap_or(0);
         let loss = 100.0 * errs as f64 / sent.saturating_add(errs).max(1) as f64;
-        let f = Finding::new(
+        let f = crate::finding::from_rule(
             self,
             "host",
             format!(

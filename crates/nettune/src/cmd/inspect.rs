@@ -156,10 +156,11 @@ pub fn render(s: &HostSnapshot) -> String {
         let _ = writeln!(o, "findings ({}):", f.len());
         for x in &f {
             let sev = match x.severity {
-                Severity::Warn => "warn",
+                Severity::Critical => "critical",
+                Severity::Warning => "warn",
                 Severity::Info => "info",
             };
-            let _ = writeln!(o, "  [{sev}] {}: {}", x.code, Printable(&x.message));
+            let _ = writeln!(o, "  [{sev}] {}: {}", x.id, Printable(&x.title));
         }
     }
     if !s.notes.is_empty() {
