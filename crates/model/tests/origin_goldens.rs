@@ -32,7 +32,10 @@ fn round_trip(text: &str) -> Plan {
 #[test]
 fn plan_json_golden_is_byte_identical_through_typed_origins() {
     let plan = round_trip(&data("plan-c4-8xlarge-throughput.json"));
-    assert!(plan.changes.iter().all(|c| matches!(c.rule, Origin::Rule(_))));
+    assert!(plan
+        .changes
+        .iter()
+        .all(|c| matches!(c.rule, Origin::Rule(_))));
     assert!(plan.changes.iter().any(|c| c.rule == RuleId::IrqAffinity));
 }
 

@@ -55,11 +55,7 @@ fn findings_two_socket_16q() {
         .filter(|f| f.id == "irq-remote-node")
         .collect();
     assert_eq!(remote.len(), 1);
-    assert!(
-        remote[0].title.contains("IRQ 126"),
-        "{}",
-        remote[0].title
-    );
+    assert!(remote[0].title.contains("IRQ 126"), "{}", remote[0].title);
 }
 
 #[test]
@@ -110,10 +106,7 @@ fn findings_rfs_and_drops() {
         .unwrap();
     nic.stats.rx_missed_errors = Some(1234);
     let f = findings(&s);
-    let rfs: Vec<_> = f
-        .iter()
-        .filter(|f| f.id == "rfs-half-configured")
-        .collect();
+    let rfs: Vec<_> = f.iter().filter(|f| f.id == "rfs-half-configured").collect();
     assert_eq!(rfs.len(), 1, "{f:?}");
     assert!(rfs[0].title.contains("32768"), "{}", rfs[0].title);
     assert!(

@@ -169,7 +169,8 @@ impl DoctorRule for CoalesceMismatch {
             if why.is_empty() {
                 continue;
             }
-            let mut f = crate::finding::from_rule(self, name, format!("{name}: {}", why.join("; ")));
+            let mut f =
+                crate::finding::from_rule(self, name, format!("{name}: {}", why.join("; ")));
             for k in ["adaptive-rx", "rx-usecs", "rx-frames"] {
                 if let Some(v) = get(k) {
                     f = f.evidence(

@@ -61,7 +61,8 @@ impl DoctorRule for TcpResets {
             .map(|(_, what, v)| format!("{v} {what}"))
             .collect::<Vec<_>>()
             .join(", ");
-        let mut f = crate::finding::from_rule(self, "host", format!("TCP: {what} in {:.1} s", w.seconds));
+        let mut f =
+            crate::finding::from_rule(self, "host", format!("TCP: {what} in {:.1} s", w.seconds));
         for (k, _, v) in &vals {
             f = f.evidence(
                 *k,

@@ -154,4 +154,3 @@ string_ids! {
     LinkSaturated => "link-saturated",
     }
 }
-

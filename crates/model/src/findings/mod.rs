@@ -32,8 +32,8 @@ mod finding;
 mod id;
 
 pub use finding::{Evidence, Finding, Fix, Severity};
-pub use id::FindingId;
 pub(crate) use id::string_ids;
+pub use id::FindingId;
 
 /// What a rule looks at: the host once, each NIC, each queue IRQ of a NIC,
 /// or each RX queue of a NIC.

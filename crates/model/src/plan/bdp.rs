@@ -216,4 +216,3 @@ fn parse_rtt(s: &str) -> Result<f64, BdpError> {
     };
     Ok((v * mul).floor())
 }
-

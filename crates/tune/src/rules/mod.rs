@@ -7,8 +7,8 @@
 //! rule").
 
 use crate::context::{Ctx, Nic};
-use model::snapshot::Interface;
 pub use model::plan::RuleId;
+use model::snapshot::Interface;
 
 mod backlog;
 mod busy_poll;
