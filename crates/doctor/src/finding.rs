@@ -2,7 +2,8 @@
 //! (documented in `docs/doctor.md`, checked by tests). Its [`Finding`],
 //! [`Severity`] and ids are `model::findings`', shared with `inspect`.
 
-use crate::rules::{DoctorId, DoctorRule};
+use crate::rules::DoctorRule;
+use model::findings::FindingId;
 pub use model::findings::{Evidence, Finding, Fix, Severity};
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +20,7 @@ pub fn from_rule(rule: &dyn DoctorRule, subject: &str, title: String) -> Finding
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skipped {
     /// The rule.
-    pub id: DoctorId,
+    pub id: FindingId,
     /// Why it could not run.
     pub reason: String,
 }
@@ -52,17 +53,17 @@ impl Report {
     }
 
     /// Findings of rule `id`.
-    pub fn of(&self, id: DoctorId) -> impl Iterator<Item = &Finding> {
+    pub fn of(&self, id: FindingId) -> impl Iterator<Item = &Finding> {
         self.findings.iter().filter(move |f| f.id == id)
     }
 
     /// Whether rule `id` found anything.
-    pub fn has(&self, id: DoctorId) -> bool {
+    pub fn has(&self, id: FindingId) -> bool {
         self.of(id).next().is_some()
     }
 
     /// Whether rule `id` was skipped.
-    pub fn skipped(&self, id: DoctorId) -> Option<&str> {
+    pub fn skipped(&self, id: FindingId) -> Option<&str> {
         self.skipped
             .iter()
             .find(|s| s.id == id)

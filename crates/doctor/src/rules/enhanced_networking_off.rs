@@ -4,7 +4,7 @@
 //! faster one (ENA or an Intel VF on EC2, gVNIC on GCP, accelerated
 //! networking on Azure).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use model::doctor_facts::Cloud;
@@ -48,8 +48,8 @@ fn cloud_name(c: Cloud) -> &'static str {
 pub struct EnhancedNetworkingOff;
 
 impl DoctorRule for EnhancedNetworkingOff {
-    fn id(&self) -> DoctorId {
-        DoctorId::EnhancedNetworkingOff
+    fn id(&self) -> FindingId {
+        FindingId::EnhancedNetworkingOff
     }
     fn severity(&self) -> Severity {
         Severity::Warning

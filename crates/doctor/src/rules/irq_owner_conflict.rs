@@ -5,10 +5,9 @@
 //! running is no conflict when its environment file bans (`--banirq=N` in
 //! `IRQBALANCE_ARGS`) every IRQ the plan places.
 
-use super::{host_findings, DoctorId, DoctorRule, Skip};
+use super::{host_findings, DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
-use model::findings::FindingId;
 use model::irqbalance_env;
 use model::plan::{Phase, Plan, Target};
 use std::collections::BTreeSet;
@@ -19,8 +18,8 @@ use tune::RuleId;
 pub struct IrqOwnerConflict;
 
 impl DoctorRule for IrqOwnerConflict {
-    fn id(&self) -> DoctorId {
-        DoctorId::IrqOwnerConflict
+    fn id(&self) -> FindingId {
+        FindingId::IrqOwnerConflict
     }
     fn severity(&self) -> Severity {
         Severity::Warning

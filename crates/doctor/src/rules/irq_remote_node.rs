@@ -3,7 +3,7 @@
 //! mask on kernels without it) and, with samples, where the window's
 //! interrupts landed; since-boot counts only support.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use tune::RuleId;
@@ -13,8 +13,8 @@ use tune::RuleId;
 pub struct IrqRemoteNode;
 
 impl DoctorRule for IrqRemoteNode {
-    fn id(&self) -> DoctorId {
-        DoctorId::IrqRemoteNode
+    fn id(&self) -> FindingId {
+        FindingId::IrqRemoteNode
     }
     fn severity(&self) -> Severity {
         Severity::Warning

@@ -1,7 +1,7 @@
 //! `listen-drops`: connections dropped at full listen queues
 //! (`TcpExt.ListenOverflows` / `ListenDrops` growing over the window).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -10,8 +10,8 @@ use crate::input::Cx;
 pub struct ListenDrops;
 
 impl DoctorRule for ListenDrops {
-    fn id(&self) -> DoctorId {
-        DoctorId::ListenDrops
+    fn id(&self) -> FindingId {
+        FindingId::ListenDrops
     }
     fn severity(&self) -> Severity {
         Severity::Warning

@@ -58,7 +58,7 @@ impl Skip {
 /// A diagnosis rule: what it is, why, where that comes from, and its check.
 pub trait DoctorRule: Sync {
     /// Its stable id.
-    fn id(&self) -> DoctorId;
+    fn id(&self) -> FindingId;
     /// The usual severity of its findings (a finding may raise or lower it).
     fn severity(&self) -> Severity;
     /// What it detects, in a few words.
@@ -106,7 +106,7 @@ pub static CATALOGUE: &[&dyn DoctorRule] = &[
 ];
 
 /// The rule with id `id`.
-pub fn find(id: DoctorId) -> Option<&'static dyn DoctorRule> {
+pub fn find(id: FindingId) -> Option<&'static dyn DoctorRule> {
     CATALOGUE.iter().copied().find(|r| r.id() == id)
 }
 
@@ -145,17 +145,17 @@ mod tests {
     fn catalogue_has_every_rule_once() {
         for id in CATALOGUE.iter().map(|r| r.id()) {
             assert_eq!(CATALOGUE.iter().filter(|r| r.id() == id).count(), 1, "{id}");
-            assert_eq!(DoctorId::parse(id.as_str()), Some(id));
+            assert_eq!(FindingId::parse(id.as_str()), Some(id));
             let json = serde_json::to_string(&id).unwrap();
             assert_eq!(json, format!("\"{id}\""));
-            assert_eq!(serde_json::from_str::<DoctorId>(&json).unwrap(), id);
+            assert_eq!(serde_json::from_str::<FindingId>(&json).unwrap(), id);
             let r = find(id).unwrap();
             assert!(
                 !r.rationale().is_empty() && !r.source().is_empty() && !r.title().is_empty(),
                 "{id}"
             );
         }
-        assert!(serde_json::from_str::<DoctorId>("\"rps-offf\"").is_err());
+        assert!(serde_json::from_str::<FindingId>("\"rps-offf\"").is_err());
     }
 
     /// Every finding id names a rule of doctor's catalogue or of the

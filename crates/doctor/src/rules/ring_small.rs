@@ -2,7 +2,7 @@
 //! packets for lack of descriptors (the counters of `nic-drops`).
 
 use super::nic_drops::nic_drops;
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use tune::RuleId;
@@ -15,8 +15,8 @@ pub const RING_SMALL_FRACTION: f64 = 0.5;
 pub struct RingSmall;
 
 impl DoctorRule for RingSmall {
-    fn id(&self) -> DoctorId {
-        DoctorId::RingSmall
+    fn id(&self) -> FindingId {
+        FindingId::RingSmall
     }
     fn severity(&self) -> Severity {
         Severity::Warning

@@ -2,7 +2,7 @@
 //! are dropped (`TcpExt.TCPReqQFullDrop`) or answered with SYN cookies
 //! (`TcpExt.TCPReqQFullDoCookies`) over the window.
 
-use super::{sysctl, DoctorId, DoctorRule, Skip};
+use super::{sysctl, DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -16,8 +16,8 @@ pub const CRIT_PER_S: f64 = 5.0;
 pub struct SynQueueOverflow;
 
 impl DoctorRule for SynQueueOverflow {
-    fn id(&self) -> DoctorId {
-        DoctorId::SynQueueOverflow
+    fn id(&self) -> FindingId {
+        FindingId::SynQueueOverflow
     }
     fn severity(&self) -> Severity {
         Severity::Warning

@@ -2,7 +2,7 @@
 //! attempts failing at a high rate over the window (`Tcp.OutRsts`,
 //! `Tcp.EstabResets`, `Tcp.AttemptFails`).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -22,8 +22,8 @@ const COUNTERS: [(&str, &str); 3] = [
 pub struct TcpResets;
 
 impl DoctorRule for TcpResets {
-    fn id(&self) -> DoctorId {
-        DoctorId::TcpResets
+    fn id(&self) -> FindingId {
+        FindingId::TcpResets
     }
     fn severity(&self) -> Severity {
         Severity::Warning

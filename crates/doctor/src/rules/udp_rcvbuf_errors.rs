@@ -1,7 +1,7 @@
 //! `udp-rcvbuf-errors`: UDP datagrams dropped at full socket receive buffers
 //! (`Udp.RcvbufErrors` growing over the window).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use tune::RuleId;
@@ -14,8 +14,8 @@ pub const CRITICAL_LOSS: f64 = 0.01;
 pub struct UdpRcvbufErrors;
 
 impl DoctorRule for UdpRcvbufErrors {
-    fn id(&self) -> DoctorId {
-        DoctorId::UdpRcvbufErrors
+    fn id(&self) -> FindingId {
+        FindingId::UdpRcvbufErrors
     }
     fn severity(&self) -> Severity {
         Severity::Warning
