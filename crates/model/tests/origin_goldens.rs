@@ -4,7 +4,9 @@
 //!
 //! `data/generation-c4-8xlarge/` is `nettune apply --profile throughput
 //! --bdp 10gbit,20ms --persist` on a copy of `tests/fixtures/c4-8xlarge`
-//! (rule, persist origins); its `journal.log` records carry no origin.
+//! (rule, persist origins), by the binary before this change, with the
+//! unit's `ExecStart` path then set to `/usr/sbin/nettune` (checksums
+//! recomputed); its `journal.log` records carry no origin.
 
 #![allow(clippy::unwrap_used)]
 
