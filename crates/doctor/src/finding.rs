@@ -1,136 +1,26 @@
-//! Findings and the report: the stable JSON shape of `nettune doctor --json`
-//! (documented in `docs/doctor.md`, checked by tests).
+//! The report: the stable JSON shape of `nettune doctor --json`
+//! (documented in `docs/doctor.md`, checked by tests). Its [`Finding`],
+//! [`Severity`] and ids are `model::findings`', shared with `inspect`.
 
-use crate::rules::{DoctorId, DoctorRule};
-use model::plan::Change;
+use crate::rules::DoctorRule;
+use model::findings::FindingId;
+pub use model::findings::{Evidence, Finding, Fix, Severity};
 use serde::{Deserialize, Serialize};
 
 /// Version of the report's JSON shape; bumped only on an incompatible change.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
-/// How much a finding matters; orders critical first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Losing packets or capacity now.
-    Critical,
-    /// Likely costs performance, or will undo tuning.
-    Warning,
-    /// Worth knowing; may be intended.
-    Info,
-}
-
-impl Severity {
-    /// `critical`, `warning`, `info`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Critical => "critical",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
-
-impl std::fmt::Display for Severity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One number behind a finding and where it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Evidence {
-    /// What was measured (`CPU 1 softirq`).
-    pub what: String,
-    /// Its value with unit (`62.3 %`, `1200/s`).
-    pub value: String,
-    /// The file or counter it came from (`/proc/stat`, `Udp.RcvbufErrors`).
-    pub source: String,
-}
-
-/// What removes a finding. Every field is always present in JSON.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Fix {
-    /// What to change, in a sentence or two.
-    pub text: String,
-    /// The plan changes that make it (from the planner, for this host).
-    pub changes: Vec<Change>,
-    /// The `nettune plan ...` command that makes those changes.
-    pub command: Option<String>,
-    /// The bench flag or socket option, when the fix belongs to the application.
-    pub app: Option<String>,
-}
-
-/// One diagnosis.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// Stable id of the rule (`softirq-concentrated`).
-    pub id: DoctorId,
-    /// How much it matters.
-    pub severity: Severity,
-    /// One line, specific to this host.
-    pub title: String,
-    /// What it is about (`eth0`, `cpu1`, `host`).
-    pub subject: String,
-    /// The numbers, each with its file or counter.
-    pub evidence: Vec<Evidence>,
-    /// Why it matters (the rule's rationale).
-    pub why: String,
-    /// What removes it.
-    pub fix: Fix,
-    /// Where the knowledge comes from (a kernel document, a driver README or a published article).
-    pub source: String,
-}
-
-impl Finding {
-    /// A finding of `rule` about `subject` with the rule's severity, rationale
-    /// and source; add evidence and a fix with the builder methods.
-    pub fn new(rule: &dyn DoctorRule, subject: &str, title: String) -> Finding {
-        Finding {
-            id: rule.id(),
-            severity: rule.severity(),
-            title,
-            subject: subject.to_string(),
-            evidence: Vec::new(),
-            why: rule.rationale().to_string(),
-            fix: Fix::default(),
-            source: rule.source().to_string(),
-        }
-    }
-
-    /// Override the severity.
-    pub fn severity(mut self, s: Severity) -> Finding {
-        self.severity = s;
-        self
-    }
-
-    /// Add one piece of evidence.
-    pub fn evidence(
-        mut self,
-        what: impl Into<String>,
-        value: impl Into<String>,
-        source: impl Into<String>,
-    ) -> Finding {
-        self.evidence.push(Evidence {
-            what: what.into(),
-            value: value.into(),
-            source: source.into(),
-        });
-        self
-    }
-
-    /// Set the fix.
-    pub fn fix(mut self, fix: Fix) -> Finding {
-        self.fix = fix;
-        self
-    }
+/// A finding of `rule` about `subject` with the rule's severity, rationale
+/// and source; add evidence and a fix with the builder methods of [`Finding`].
+pub fn from_rule(rule: &dyn DoctorRule, subject: &str, title: String) -> Finding {
+    Finding::new(rule.id(), rule.severity(), subject, title).about(rule.rationale(), rule.source())
 }
 
 /// A rule that could not run, and why (a file missing, no samples).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skipped {
     /// The rule.
-    pub id: DoctorId,
+    pub id: FindingId,
     /// Why it could not run.
     pub reason: String,
 }
@@ -163,17 +53,17 @@ impl Report {
     }
 
     /// Findings of rule `id`.
-    pub fn of(&self, id: DoctorId) -> impl Iterator<Item = &Finding> {
+    pub fn of(&self, id: FindingId) -> impl Iterator<Item = &Finding> {
         self.findings.iter().filter(move |f| f.id == id)
     }
 
     /// Whether rule `id` found anything.
-    pub fn has(&self, id: DoctorId) -> bool {
+    pub fn has(&self, id: FindingId) -> bool {
         self.of(id).next().is_some()
     }
 
     /// Whether rule `id` was skipped.
-    pub fn skipped(&self, id: DoctorId) -> Option<&str> {
+    pub fn skipped(&self, id: FindingId) -> Option<&str> {
         self.skipped
             .iter()
             .find(|s| s.id == id)

@@ -470,7 +470,7 @@ impl<'a> Cx<'a> {
         let pick = |p: &Plan| -> Vec<Change> {
             p.changes
                 .iter()
-                .filter(|c| rules.iter().any(|r| r.as_str() == c.rule))
+                .filter(|c| rules.iter().any(|r| c.rule == *r))
                 .filter(|c| iface.is_none_or(|i| change_is_about(c, i)))
                 .cloned()
                 .collect()

@@ -29,6 +29,7 @@ pub mod rules;
 
 pub use finding::{Evidence, Finding, Fix, Report, Severity, Skipped, REPORT_SCHEMA_VERSION};
 pub use input::{Allowance, Cx, Input, Window};
+pub use model::findings::FindingId;
 pub use rules::{DoctorId, DoctorRule, Skip, CATALOGUE};
 
 /// Run every rule of [`CATALOGUE`] on `input`: findings ordered by severity

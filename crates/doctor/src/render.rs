@@ -103,7 +103,7 @@ fn finding(o: &mut String, f: &Finding) {
             visible(&c.target.describe()),
             visible(c.before.as_deref().unwrap_or("?")),
             visible(&c.after),
-            visible(&c.rule)
+            c.rule
         );
     }
     if let Some(a) = &f.fix.app {

@@ -72,7 +72,7 @@ mod tests {
             target,
             before: None,
             after: after.into(),
-            rule: "test".into(),
+            rule: model::plan::Origin::Experiment,
             reason: "test".into(),
             source: "test".into(),
         }

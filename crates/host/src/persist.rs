@@ -84,7 +84,7 @@ fn created(path: &str, what: CreatedKind, value: String, reason: &str) -> Change
         },
         before: None,
         after: value,
-        rule: "persist".into(),
+        rule: model::plan::Origin::Persist,
         reason: reason.into(),
         source: "systemd.unit(5)".into(),
     }

@@ -73,7 +73,7 @@ fn change(target: Target, after: &str) -> Change {
         target,
         before: None,
         after: after.into(),
-        rule: "t".into(),
+        rule: model::plan::Origin::Experiment,
         reason: "t".into(),
         source: "t".into(),
     }

@@ -151,7 +151,7 @@ fn tuned_and_irqbalance_are_found_under_proc() {
     assert!(s.notes.iter().any(|n| n.path == "/sys/class/net"));
     let codes: Vec<String> = model::findings::findings(&s)
         .into_iter()
-        .map(|f| f.code.to_string())
+        .map(|f| f.id.to_string())
         .collect();
     assert!(codes.contains(&"tuned".to_string()), "{codes:?}");
     assert!(

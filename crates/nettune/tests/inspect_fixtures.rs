@@ -18,7 +18,7 @@ fn fixture(name: &str) -> host::Root {
 fn codes(name: &str) -> Vec<String> {
     findings(&host::read_snapshot(&fixture(name)))
         .into_iter()
-        .map(|f| format!("{}:{}", f.code, f.subject))
+        .map(|f| format!("{}:{}", f.id, f.subject))
         .collect()
 }
 
@@ -52,14 +52,10 @@ fn findings_two_socket_16q() {
     let s = host::read_snapshot(&fixture("two-socket-16q"));
     let remote: Vec<_> = findings(&s)
         .into_iter()
-        .filter(|f| f.code == "irq-remote-node")
+        .filter(|f| f.id == "irq-remote-node")
         .collect();
     assert_eq!(remote.len(), 1);
-    assert!(
-        remote[0].message.contains("IRQ 126"),
-        "{}",
-        remote[0].message
-    );
+    assert!(remote[0].title.contains("IRQ 126"), "{}", remote[0].title);
 }
 
 #[test]
@@ -81,9 +77,9 @@ fn findings_one_cpu_and_isolated() {
     }
     s.cpu.isolated = model::CpuSet::single(8);
     let f = findings(&s);
-    assert!(f.iter().any(|f| f.code == "irqs-on-one-cpu"), "{f:?}");
-    assert!(f.iter().any(|f| f.code == "irq-on-isolated-cpu"), "{f:?}");
-    assert!(!f.iter().any(|f| f.code == "irq-remote-node"), "{f:?}");
+    assert!(f.iter().any(|f| f.id == "irqs-on-one-cpu"), "{f:?}");
+    assert!(f.iter().any(|f| f.id == "irq-on-isolated-cpu"), "{f:?}");
+    assert!(!f.iter().any(|f| f.id == "irq-remote-node"), "{f:?}");
 }
 
 #[test]
@@ -110,15 +106,12 @@ fn findings_rfs_and_drops() {
         .unwrap();
     nic.stats.rx_missed_errors = Some(1234);
     let f = findings(&s);
-    let rfs: Vec<_> = f
-        .iter()
-        .filter(|f| f.code == "rfs-half-configured")
-        .collect();
+    let rfs: Vec<_> = f.iter().filter(|f| f.id == "rfs-half-configured").collect();
     assert_eq!(rfs.len(), 1, "{f:?}");
-    assert!(rfs[0].message.contains("32768"), "{}", rfs[0].message);
+    assert!(rfs[0].title.contains("32768"), "{}", rfs[0].title);
     assert!(
         f.iter()
-            .any(|f| f.code == "nic-rx-drops" && f.message.contains("rx_missed_errors is 1234")),
+            .any(|f| f.id == "nic-rx-drops" && f.title.contains("rx_missed_errors is 1234")),
         "{f:?}"
     );
     // Warnings come before infos.

@@ -48,7 +48,7 @@ fn change(target: Value, after: &str) -> Value {
         "target": target,
         "before": null,
         "after": after,
-        "rule": "x",
+        "rule": "experiment",
         "reason": "x",
         "source": "x"
     })

@@ -149,7 +149,7 @@ impl<'a> Ctx<'a> {
             target,
             before,
             after,
-            rule: rule.as_str().into(),
+            rule: model::plan::Origin::Rule(rule),
             reason,
             source: rules::find(rule).map_or("", |r| r.source()).into(),
         });

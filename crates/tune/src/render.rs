@@ -44,7 +44,7 @@ pub fn human(plan: &Plan) -> String {
         let before = visible(c.before.as_deref().unwrap_or("(unknown)"));
         let _ = writeln!(o, "- {t} = {before}");
         let _ = writeln!(o, "+ {t} = {}", visible(&c.after));
-        let _ = writeln!(o, "    {} [{}]", visible(&c.reason), visible(&c.rule));
+        let _ = writeln!(o, "    {} [{}]", visible(&c.reason), c.rule);
     }
     if plan.changes.is_empty() {
         let _ = writeln!(o, "\nNothing to change.");
@@ -172,7 +172,7 @@ pub fn script(plan: &Plan) -> String {
             "# {} (was {}) [{}]",
             visible(&c.reason),
             visible(c.before.as_deref().unwrap_or("unknown")),
-            visible(&c.rule)
+            c.rule
         );
         let line = match &c.target {
             Target::File { path, .. }

@@ -34,7 +34,7 @@ fn ethtool(group: EthtoolGroup, attr: &str, after: &str) -> Change {
         },
         before: None,
         after: after.into(),
-        rule: "rings".into(),
+        rule: tune::RuleId::Rings.into(),
         reason: "test".into(),
         source: String::new(),
     }

@@ -16,7 +16,9 @@ fn change(target: Target, after: &str) -> Change {
         target,
         before: Some("b\nreboot".into()),
         after: after.into(),
-        rule: "r\nreboot".into(),
+        // A typed origin: a hostile word cannot be read (see
+        // `a_hostile_rule_word_is_refused_when_read`).
+        rule: RuleId::Rps.into(),
         reason: "why\nreboot\r\u{1b}[2J".into(),
         source: "s".into(),
     }
@@ -170,4 +172,20 @@ fn the_diff_shows_control_characters_escaped() {
     );
     assert!(!text.lines().any(|l| l.trim() == BAD), "{text}");
     assert!(text.contains("why\\x0areboot"), "{text}");
+}
+
+/// A plan file's `rule` is one of the known words: anything else (a control
+/// sequence, a command) is refused when the plan is read, so it never reaches
+/// the script or the terminal.
+#[test]
+fn a_hostile_rule_word_is_refused_when_read() {
+    let mut plan = hostile_plan();
+    plan.changes.truncate(1);
+    let good = serde_json::to_string(&plan).unwrap();
+    assert!(Plan::from_json(&good).is_ok());
+    let bad = good.replace("\"rule\":\"rps\"", "\"rule\":\"r\\nreboot\"");
+    assert_ne!(bad, good);
+    let e = Plan::from_json(&bad).unwrap_err().to_string();
+    assert!(e.contains("unknown rule"), "{e}");
+    assert!(!e.contains('\n'), "{e:?}");
 }

@@ -2,7 +2,7 @@
 //! that take a NIC's queue IRQs or RPS work while other CPUs of the NIC's
 //! node take none, or pinned to a node other than the NIC's.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use model::snapshot::{HostSnapshot, Interface, QueueKind};
@@ -59,8 +59,8 @@ fn rps_cpus(iface: &Interface) -> CpuSet {
 pub struct AppOnIrqCpu;
 
 impl DoctorRule for AppOnIrqCpu {
-    fn id(&self) -> DoctorId {
-        DoctorId::AppOnIrqCpu
+    fn id(&self) -> FindingId {
+        FindingId::AppOnIrqCpu
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -126,7 +126,7 @@ impl DoctorRule for AppOnIrqCpu {
                         allowed.to_list()
                     )
                 };
-                let mut f = Finding::new(self, &p.comm, title)
+                let mut f = crate::finding::from_rule(self, &p.comm, title)
                     .evidence(
                         format!("{who} allowed CPUs"),
                         allowed.to_list(),

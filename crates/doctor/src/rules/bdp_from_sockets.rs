@@ -91,7 +91,7 @@ pub(crate) fn check_from_sockets(
         return Ok(());
     }
     let rtt_ms = f64::from(sock.rtt_us) / 1000.0;
-    let mut f = Finding::new(
+    let mut f = crate::finding::from_rule(
         rule,
         "tcp",
         format!(

@@ -3,7 +3,7 @@
 //! `sysctl.d`, `modprobe.d`, a udev rule or the active tuned profile), so
 //! whichever runs later at boot wins.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use model::doctor_facts::BootConfig;
@@ -144,8 +144,8 @@ fn conflicts(c: &Change, boot: &BootConfig, driver: Option<&str>) -> Vec<(String
 pub struct BootOverride;
 
 impl DoctorRule for BootOverride {
-    fn id(&self) -> DoctorId {
-        DoctorId::BootOverride
+    fn id(&self) -> FindingId {
+        FindingId::BootOverride
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -182,7 +182,7 @@ impl DoctorRule for BootOverride {
             if found.is_empty() {
                 continue;
             }
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 &c.knob,
                 format!(

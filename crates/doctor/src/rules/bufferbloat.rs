@@ -4,7 +4,7 @@
 //! queue limits as evidence (a limit of 0 means the driver does not use BQL
 //! and its ring is one more deep FIFO).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use model::doctor_facts::Qdisc;
@@ -17,8 +17,8 @@ const FIFO_KINDS: &[&str] = &["pfifo_fast", "pfifo", "bfifo"];
 pub struct Bufferbloat;
 
 impl DoctorRule for Bufferbloat {
-    fn id(&self) -> DoctorId {
-        DoctorId::Bufferbloat
+    fn id(&self) -> FindingId {
+        FindingId::Bufferbloat
     }
     fn severity(&self) -> Severity {
         Severity::Info
@@ -71,7 +71,7 @@ impl DoctorRule for Bufferbloat {
             } else {
                 "the root".to_string()
             };
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!(

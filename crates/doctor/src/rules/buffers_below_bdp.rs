@@ -5,7 +5,7 @@
 //! (`bdp_from_sockets.rs`). `tcp_rmem[2]`/`tcp_wmem[2]` limit autotuned
 //! flows; `rmem_max`/`wmem_max` only flows that set `SO_RCVBUF`/`SO_SNDBUF`.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use model::winshare::{so_buf_effective, WindowShare, TARGET_WINDOW_BDP};
@@ -16,8 +16,8 @@ use tune::RuleId;
 pub struct BuffersBelowBdp;
 
 impl DoctorRule for BuffersBelowBdp {
-    fn id(&self) -> DoctorId {
-        DoctorId::BuffersBelowBdp
+    fn id(&self) -> FindingId {
+        FindingId::BuffersBelowBdp
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -76,7 +76,7 @@ impl DoctorRule for BuffersBelowBdp {
             }
             return Ok(());
         }
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(

@@ -4,7 +4,7 @@
 //! observed pps × packet size × 8 against the bandwidth allowance, the pps
 //! against the pps allowance; the larger share binds.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -25,8 +25,8 @@ pub const ALLOWANCE_COUNTERS: &[(&str, &str)] = &[
 pub struct CloudAllowance;
 
 impl DoctorRule for CloudAllowance {
-    fn id(&self) -> DoctorId {
-        DoctorId::CloudAllowance
+    fn id(&self) -> FindingId {
+        FindingId::CloudAllowance
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -69,7 +69,7 @@ impl DoctorRule for CloudAllowance {
                 .filter(|h| !rising || h.3.unwrap_or(0) > 0)
                 .map(|h| h.1)
                 .collect();
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 if rising {

@@ -5,7 +5,7 @@
 //! family driver that is dynamic under a latency goal or that the driver
 //! rejects (its ranges in `tune::drivers`).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use model::doctor_facts::BootConfig;
@@ -75,8 +75,8 @@ pub const NO_MODERATION_PPS: f64 = 100_000.0;
 pub struct CoalesceMismatch;
 
 impl DoctorRule for CoalesceMismatch {
-    fn id(&self) -> DoctorId {
-        DoctorId::CoalesceMismatch
+    fn id(&self) -> FindingId {
+        FindingId::CoalesceMismatch
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -169,7 +169,8 @@ impl DoctorRule for CoalesceMismatch {
             if why.is_empty() {
                 continue;
             }
-            let mut f = Finding::new(self, name, format!("{name}: {}", why.join("; ")));
+            let mut f =
+                crate::finding::from_rule(self, name, format!("{name}: {}", why.join("; ")));
             for k in ["adaptive-rx", "rx-usecs", "rx-frames"] {
                 if let Some(v) = get(k) {
                     f = f.evidence(

@@ -1,7 +1,7 @@
 //! `conntrack-full`: the connection tracking table near `nf_conntrack_max`,
 //! or its drop counters (`drop`, `early_drop`, `insert_failed`) non-zero.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -15,8 +15,8 @@ pub const CONNTRACK_FULL: f64 = 0.98;
 pub struct ConntrackFull;
 
 impl DoctorRule for ConntrackFull {
-    fn id(&self) -> DoctorId {
-        DoctorId::ConntrackFull
+    fn id(&self) -> FindingId {
+        FindingId::ConntrackFull
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -54,7 +54,7 @@ impl DoctorRule for ConntrackFull {
         } else {
             Severity::Info
         };
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "nf_conntrack",
             format!(

@@ -2,7 +2,7 @@
 //! `performance`, or idle states deeper than [`DEEP_STATE_US`] still allowed
 //! (no PM QoS limit keeps the CPU out of them).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use tune::RuleId;
@@ -15,8 +15,8 @@ pub const DEEP_STATE_US: u64 = 20;
 pub struct CpuPower;
 
 impl DoctorRule for CpuPower {
-    fn id(&self) -> DoctorId {
-        DoctorId::CpuPower
+    fn id(&self) -> FindingId {
+        FindingId::CpuPower
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -73,7 +73,7 @@ impl DoctorRule for CpuPower {
                 super::plural(deep_cpus.len(), "CPU")
             ));
         }
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "cpus",
             format!("latency goal, but {}", parts.join(" and ")),

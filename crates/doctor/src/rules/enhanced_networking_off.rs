@@ -4,7 +4,7 @@
 //! faster one (ENA or an Intel VF on EC2, gVNIC on GCP, accelerated
 //! networking on Azure).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use model::doctor_facts::Cloud;
@@ -48,8 +48,8 @@ fn cloud_name(c: Cloud) -> &'static str {
 pub struct EnhancedNetworkingOff;
 
 impl DoctorRule for EnhancedNetworkingOff {
-    fn id(&self) -> DoctorId {
-        DoctorId::EnhancedNetworkingOff
+    fn id(&self) -> FindingId {
+        FindingId::EnhancedNetworkingOff
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -99,7 +99,7 @@ impl DoctorRule for EnhancedNetworkingOff {
                 continue;
             }
             let name = iface.name.as_str();
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!("{name}: {} guest on {what}", cloud_name(cloud)),

@@ -3,7 +3,7 @@
 //! `inbound_packets_dropped_ratio` / `outbound_packets_dropped_ratio`).
 
 use super::nic_drops::DRIVER_DROP_COUNTERS;
-use super::{sat_sum, DoctorId, DoctorRule, Skip};
+use super::{sat_sum, DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::{Cx, Window};
 use model::sample::IfaceDelta;
@@ -25,8 +25,8 @@ pub const MIN_TX_PACKETS: u64 = 1_000;
 pub struct IfaceDropRatio;
 
 impl DoctorRule for IfaceDropRatio {
-    fn id(&self) -> DoctorId {
-        DoctorId::IfaceDropRatio
+    fn id(&self) -> FindingId {
+        FindingId::IfaceDropRatio
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -90,7 +90,7 @@ impl IfaceDropRatio {
             ("sent", i.tx_drop, i.tx_packets.0, "transmit drop")
         };
         let pct = 100.0 * drops as f64 / packets.max(1) as f64;
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             name,
             format!(

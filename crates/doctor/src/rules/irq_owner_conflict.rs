@@ -5,10 +5,9 @@
 //! running is no conflict when its environment file bans (`--banirq=N` in
 //! `IRQBALANCE_ARGS`) every IRQ the plan places.
 
-use super::{host_findings, DoctorId, DoctorRule, Skip};
+use super::{host_findings, DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
-use model::findings::FindingId;
 use model::irqbalance_env;
 use model::plan::{Phase, Plan, Target};
 use std::collections::BTreeSet;
@@ -19,8 +18,8 @@ use tune::RuleId;
 pub struct IrqOwnerConflict;
 
 impl DoctorRule for IrqOwnerConflict {
-    fn id(&self) -> DoctorId {
-        DoctorId::IrqOwnerConflict
+    fn id(&self) -> FindingId {
+        FindingId::IrqOwnerConflict
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -62,7 +61,7 @@ impl DoctorRule for IrqOwnerConflict {
                 .unwrap_or_default();
             let all_banned = !pinned.is_empty() && pinned.is_subset(&banned);
             if (applied_places || planned) && !all_banned {
-                let mut f = Finding::new(
+                let mut f = crate::finding::from_rule(
                     self,
                     "irqbalance",
                     if applied_places {
@@ -75,7 +74,7 @@ impl DoctorRule for IrqOwnerConflict {
                         )
                     },
                 )
-                .evidence("irqbalance", hf.message.clone(), "/proc/*/comm");
+                .evidence("irqbalance", hf.title.clone(), "/proc/*/comm");
                 if let Some(p) = applied {
                     f = f.evidence(
                         "applied plan",
@@ -117,7 +116,7 @@ impl DoctorRule for IrqOwnerConflict {
                 .and_then(|t| t.active_profile.clone());
             if tuned_profile.is_some() && applied.is_some_and(overlaps) {
                 let p = applied.map_or("", |p| p.profile.as_str());
-                let f = Finding::new(
+                let f = crate::finding::from_rule(
                     self,
                     "tuned",
                     format!(
@@ -125,7 +124,7 @@ impl DoctorRule for IrqOwnerConflict {
                         tuned_profile.as_deref().unwrap_or("?")
                     ),
                 )
-                .evidence("tuned", hf.message.clone(), "/etc/tuned/active_profile")
+                .evidence("tuned", hf.title.clone(), "/etc/tuned/active_profile")
                 .fix(Fix {
                     text: "Give these knobs one owner: switch tuned off (`tuned-adm off`) or to a profile that does not set them, or drop the plan's overlapping rules with a nettune profile.".into(),
                     ..Fix::default()

@@ -3,7 +3,7 @@
 //! mask on kernels without it) and, with samples, where the window's
 //! interrupts landed; since-boot counts only support.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use tune::RuleId;
@@ -13,8 +13,8 @@ use tune::RuleId;
 pub struct IrqRemoteNode;
 
 impl DoctorRule for IrqRemoteNode {
-    fn id(&self) -> DoctorId {
-        DoctorId::IrqRemoteNode
+    fn id(&self) -> FindingId {
+        FindingId::IrqRemoteNode
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -45,7 +45,7 @@ impl DoctorRule for IrqRemoteNode {
                 .numa_node
                 .map_or_else(|| "?".to_string(), |n| n.to_string());
             let free = free_local_cores(cx, name);
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!(

@@ -5,7 +5,7 @@
 //! Stacking is info when the NIC has more RX queue IRQs than physical cores
 //! of its node (unavoidable).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use model::findings::{irq_cpus, queue_irqs, siblings_of};
@@ -18,8 +18,8 @@ use tune::RuleId;
 pub struct IrqStacked;
 
 impl DoctorRule for IrqStacked {
-    fn id(&self) -> DoctorId {
-        DoctorId::IrqStacked
+    fn id(&self) -> FindingId {
+        FindingId::IrqStacked
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -57,7 +57,7 @@ impl DoctorRule for IrqStacked {
             if msgs.is_empty() {
                 continue;
             }
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!("{name}: queue IRQs share a CPU or a core"),

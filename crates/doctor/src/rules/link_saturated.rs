@@ -1,7 +1,7 @@
 //! `link-saturated`: an interface's traffic over the window near its link
 //! speed (netdata's `1m_received_traffic_overflow` / `1m_sent_traffic_overflow`).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -13,8 +13,8 @@ pub const NEAR_SPEED: f64 = 0.90;
 pub struct LinkSaturated;
 
 impl DoctorRule for LinkSaturated {
-    fn id(&self) -> DoctorId {
-        DoctorId::LinkSaturated
+    fn id(&self) -> FindingId {
+        FindingId::LinkSaturated
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -46,7 +46,7 @@ impl DoctorRule for LinkSaturated {
                 }
                 let name = iface.name.as_str();
                 let pct = 100.0 * bps / link;
-                let f = Finding::new(
+                let f = crate::finding::from_rule(
                     self,
                     name,
                     format!(

@@ -1,7 +1,7 @@
 //! `listen-drops`: connections dropped at full listen queues
 //! (`TcpExt.ListenOverflows` / `ListenDrops` growing over the window).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -10,8 +10,8 @@ use crate::input::Cx;
 pub struct ListenDrops;
 
 impl DoctorRule for ListenDrops {
-    fn id(&self) -> DoctorId {
-        DoctorId::ListenDrops
+    fn id(&self) -> FindingId {
+        FindingId::ListenDrops
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -47,7 +47,7 @@ impl DoctorRule for ListenDrops {
             .get("net.core.somaxconn")
             .cloned()
             .unwrap_or_else(|| "?".into());
-        let f = Finding::new(
+        let f = crate::finding::from_rule(
             self,
             "host",
             format!(
@@ -86,7 +86,7 @@ fn since_boot(rule: &ListenDrops, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Option
     if over == 0 && drops == 0 {
         return Some(Ok(()));
     }
-    let f = Finding::new(
+    let f = crate::finding::from_rule(
         rule,
         "host",
         format!(

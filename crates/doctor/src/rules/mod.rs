@@ -1,14 +1,13 @@
 //! The diagnosis rules, one file each: a unit type implementing
 //! [`DoctorRule`], listed once in [`CATALOGUE`].
 //!
-//! To add a rule: a file here with the unit type, a [`DoctorId`] variant in
-//! `doctor_ids!` and one line in [`CATALOGUE`]; a fixture test that fires it
+//! To add a rule: a file here with the unit type, a [`FindingId`] variant in
+//! `model/src/findings/id.rs` and one line in [`CATALOGUE`]; a fixture test that fires it
 //! and one that does not (`docs/doctor.md`, "Adding a rule").
 
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::fmt;
+use model::findings::FindingId;
 
 mod buffers_below_bdp;
 mod coalesce_mismatch;
@@ -41,116 +40,9 @@ mod tcp_memory_pressure;
 mod tcp_resets;
 mod udp_sndbuf_errors;
 
-/// Declares [`DoctorId`] with its kebab-case ids, from one list.
-macro_rules! doctor_ids {
-    ($($(#[$doc:meta])* $variant:ident => $id:literal,)*) => {
-        /// A rule's stable id; JSON and the human output spell it in kebab-case.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum DoctorId {
-            $($(#[$doc])* $variant,)*
-        }
-
-        impl DoctorId {
-            /// Every id.
-            pub const ALL: &'static [DoctorId] = &[$(DoctorId::$variant,)*];
-
-            /// The id's spelling (`softirq-concentrated`).
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(DoctorId::$variant => $id,)*
-                }
-            }
-
-            /// The id spelled `s`, if there is one.
-            pub fn parse(s: &str) -> Option<DoctorId> {
-                match s {
-                    $($id => Some(DoctorId::$variant),)*
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-doctor_ids! {
-    /// NET_RX softirq time concentrated on few CPUs while others idle.
-    SoftirqConcentrated => "softirq-concentrated",
-    /// Fewer RX queues than usable cores and RPS off.
-    RpsOff => "rps-off",
-    /// A queue IRQ on a NUMA node other than the NIC's.
-    IrqRemoteNode => "irq-remote-node",
-    /// Several queue IRQs of one NIC on one CPU or on SMT siblings.
-    IrqStacked => "irq-stacked",
-    /// softnet backlog drops or time_squeeze growing.
-    SoftnetDrops => "softnet-drops",
-    /// UDP RcvbufErrors growing.
-    UdpRcvbufErrors => "udp-rcvbuf-errors",
-    /// irqbalance or tuned owning knobs a plan (or a hand) also sets.
-    IrqOwnerConflict => "irq-owner-conflict",
-    /// TCP ListenOverflows/ListenDrops growing.
-    ListenDrops => "listen-drops",
-    /// Ephemeral ports held by TIME_WAIT.
-    TimewaitExhaustion => "timewait-exhaustion",
-    /// Retransmits that are reordering, not loss.
-    TcpReordering => "tcp-reordering",
-    /// Socket buffer maxima below the BDP.
-    BuffersBelowBdp => "buffers-below-bdp",
-    /// Coalescing against the goal.
-    CoalesceMismatch => "coalesce-mismatch",
-    // (ids of the doctor framework above, of other units below)
-    /// NIC receive drops (missed, no buffer, FIFO).
-    NicDrops => "nic-drops",
-    /// RX ring well below its maximum while the NIC drops.
-    RingSmall => "ring-small",
-    /// The cloud instance's allowance counters rise.
-    CloudAllowance => "cloud-allowance",
-    /// Power saving on CPUs under a latency goal.
-    CpuPower => "cpu-power",
-    /// A cloud guest on a paravirtual NIC where SR-IOV/ENA/gVNIC is offered.
-    EnhancedNetworkingOff => "enhanced-networking-off",
-    /// A busy network process pinned to the NIC's interrupt CPUs or a remote node.
-    AppOnIrqCpu => "app-on-irq-cpu",
-    /// Checksum, GRO, TSO or GSO off where supported.
-    OffloadOff => "offload-off",
-    /// A deep FIFO qdisc where fq_codel or fq is available.
-    Bufferbloat => "bufferbloat",
-    /// Boot-time configuration overrides a knob the plan sets.
-    BootOverride => "boot-override",
-    /// Conntrack table near full or dropping.
-    ConntrackFull => "conntrack-full",
-    /// TCP memory near tcp_mem or orphans near tcp_max_orphans.
-    TcpMemoryPressure => "tcp-memory-pressure",
-    /// An interface's drops >= 2 % of its packets.
-    IfaceDropRatio => "iface-drop-ratio",
-    /// SYN queues full: TCPReqQFullDrop / TCPReqQFullDoCookies growing.
-    SynQueueOverflow => "syn-queue-overflow",
-    /// TCP resets sent, established resets or failed attempts at a high rate.
-    TcpResets => "tcp-resets",
-    /// UDP SndbufErrors growing.
-    UdpSndbufErrors => "udp-sndbuf-errors",
-    /// Traffic near the link speed.
-    LinkSaturated => "link-saturated",
-}
-
-impl fmt::Display for DoctorId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for DoctorId {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for DoctorId {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        DoctorId::parse(&s)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown doctor rule `{s}`")))
-    }
-}
+/// A diagnosis rule's id: the one finding id of the workspace
+/// ([`FindingId`]), named for the callers that only see doctor's rules.
+pub type DoctorId = FindingId;
 
 /// A rule could not run; the reason names what it lacked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,7 +58,7 @@ impl Skip {
 /// A diagnosis rule: what it is, why, where that comes from, and its check.
 pub trait DoctorRule: Sync {
     /// Its stable id.
-    fn id(&self) -> DoctorId;
+    fn id(&self) -> FindingId;
     /// The usual severity of its findings (a finding may raise or lower it).
     fn severity(&self) -> Severity;
     /// What it detects, in a few words.
@@ -214,7 +106,7 @@ pub static CATALOGUE: &[&dyn DoctorRule] = &[
 ];
 
 /// The rule with id `id`.
-pub fn find(id: DoctorId) -> Option<&'static dyn DoctorRule> {
+pub fn find(id: FindingId) -> Option<&'static dyn DoctorRule> {
     CATALOGUE.iter().copied().find(|r| r.id() == id)
 }
 
@@ -240,9 +132,9 @@ pub(crate) fn plural(n: usize, unit: &str) -> String {
 /// Snapshot findings of `model::findings` rule `code`.
 pub(crate) fn host_findings<'c>(
     cx: &'c Cx<'_>,
-    code: model::findings::FindingId,
-) -> impl Iterator<Item = &'c model::findings::Finding> {
-    cx.host_findings.iter().filter(move |f| f.code == code)
+    id: FindingId,
+) -> impl Iterator<Item = &'c Finding> {
+    cx.host_findings.iter().filter(move |f| f.id == id)
 }
 
 #[cfg(test)]
@@ -251,19 +143,30 @@ mod tests {
 
     #[test]
     fn catalogue_has_every_rule_once() {
-        assert_eq!(CATALOGUE.len(), DoctorId::ALL.len());
-        for &id in DoctorId::ALL {
+        for id in CATALOGUE.iter().map(|r| r.id()) {
             assert_eq!(CATALOGUE.iter().filter(|r| r.id() == id).count(), 1, "{id}");
-            assert_eq!(DoctorId::parse(id.as_str()), Some(id));
+            assert_eq!(FindingId::parse(id.as_str()), Some(id));
             let json = serde_json::to_string(&id).unwrap();
             assert_eq!(json, format!("\"{id}\""));
-            assert_eq!(serde_json::from_str::<DoctorId>(&json).unwrap(), id);
+            assert_eq!(serde_json::from_str::<FindingId>(&json).unwrap(), id);
             let r = find(id).unwrap();
             assert!(
                 !r.rationale().is_empty() && !r.source().is_empty() && !r.title().is_empty(),
                 "{id}"
             );
         }
-        assert!(serde_json::from_str::<DoctorId>("\"rps-offf\"").is_err());
+        assert!(serde_json::from_str::<FindingId>("\"rps-offf\"").is_err());
+    }
+
+    /// Every finding id names a rule of doctor's catalogue or of the
+    /// snapshot's (`irq-remote-node` names one of each).
+    #[test]
+    fn every_finding_id_has_a_rule() {
+        for &id in FindingId::ALL {
+            let doctor = find(id).is_some();
+            let snapshot = model::findings::rule(id).is_some();
+            assert!(doctor || snapshot, "{id} has no rule");
+            assert_eq!(doctor && snapshot, id == FindingId::IrqRemoteNode, "{id}");
+        }
     }
 }

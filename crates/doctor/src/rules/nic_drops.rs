@@ -3,7 +3,7 @@
 //! `rx_no_buffer_count` and kin): growing over the sampled window is a
 //! warning, counted since boot only is info.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use model::snapshot::Interface;
@@ -83,8 +83,8 @@ pub(crate) fn nic_drops(cx: &Cx<'_>, iface: &Interface) -> Vec<DropCount> {
 pub struct NicDrops;
 
 impl DoctorRule for NicDrops {
-    fn id(&self) -> DoctorId {
-        DoctorId::NicDrops
+    fn id(&self) -> FindingId {
+        FindingId::NicDrops
     }
     fn severity(&self) -> Severity {
         Severity::Info
@@ -115,7 +115,7 @@ impl DoctorRule for NicDrops {
             } else {
                 format!("{name}: the NIC dropped received packets since boot")
             };
-            let mut f = Finding::new(self, name, title);
+            let mut f = crate::finding::from_rule(self, name, title);
             if growing > 0 {
                 f = f.severity(Severity::Warning);
             }

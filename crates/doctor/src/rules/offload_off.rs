@@ -1,7 +1,7 @@
 //! `offload-off`: receive checksum, GRO, TSO or GSO turned off on a NIC
 //! whose driver supports them (the feature is not `[fixed]`).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -18,8 +18,8 @@ pub const OFFLOADS: &[(&str, &str)] = &[
 pub struct OffloadOff;
 
 impl DoctorRule for OffloadOff {
-    fn id(&self) -> DoctorId {
-        DoctorId::OffloadOff
+    fn id(&self) -> FindingId {
+        FindingId::OffloadOff
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -49,7 +49,7 @@ impl DoctorRule for OffloadOff {
             if off.is_empty() {
                 continue;
             }
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!(

@@ -2,7 +2,7 @@
 //! packets for lack of descriptors (the counters of `nic-drops`).
 
 use super::nic_drops::nic_drops;
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use tune::RuleId;
@@ -15,8 +15,8 @@ pub const RING_SMALL_FRACTION: f64 = 0.5;
 pub struct RingSmall;
 
 impl DoctorRule for RingSmall {
-    fn id(&self) -> DoctorId {
-        DoctorId::RingSmall
+    fn id(&self) -> FindingId {
+        FindingId::RingSmall
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -48,7 +48,7 @@ impl DoctorRule for RingSmall {
                 continue;
             }
             let name = iface.name.as_str();
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!("{name}: RX ring {rx} of a possible {max} while the NIC drops packets"),

@@ -2,10 +2,9 @@
 //! snapshot finding `few-queues-no-rps`); a warning when the window shows the
 //! NIC receiving.
 
-use super::{host_findings, DoctorId, DoctorRule, Skip};
+use super::{host_findings, DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
-use model::findings::FindingId;
 use tune::RuleId;
 
 /// Packets per second received by one NIC above which `rps-off` is a warning.
@@ -16,8 +15,8 @@ pub const RPS_OFF_BUSY_PPS: f64 = 10_000.0;
 pub struct RpsOff;
 
 impl DoctorRule for RpsOff {
-    fn id(&self) -> DoctorId {
-        DoctorId::RpsOff
+    fn id(&self) -> FindingId {
+        FindingId::RpsOff
     }
     fn severity(&self) -> Severity {
         Severity::Info
@@ -48,7 +47,7 @@ impl DoctorRule for RpsOff {
                 .as_ref()
                 .and_then(|w| w.iface(name))
                 .map(|d| d.rx_pps);
-            let mut f = Finding::new(
+            let mut f = crate::finding::from_rule(
                 self,
                 name,
                 format!(
@@ -58,7 +57,7 @@ impl DoctorRule for RpsOff {
             )
             .evidence(
                 "layout",
-                hf.message.clone(),
+                hf.title.clone(),
                 "/proc/interrupts, /sys/class/net/*/queues",
             )
             .evidence(

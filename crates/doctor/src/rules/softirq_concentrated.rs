@@ -5,7 +5,7 @@
 //! (no IRQ time accounting, as on the 2-vCPU KVM guest here) their time shows
 //! as %sys, but the packets still count where they were processed.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use model::sample::CpuDelta;
@@ -34,8 +34,8 @@ pub const HOT_MAX_IDLE_PCT: f64 = 50.0;
 pub struct SoftirqConcentrated;
 
 impl DoctorRule for SoftirqConcentrated {
-    fn id(&self) -> DoctorId {
-        DoctorId::SoftirqConcentrated
+    fn id(&self) -> FindingId {
+        FindingId::SoftirqConcentrated
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -71,7 +71,7 @@ impl DoctorRule for SoftirqConcentrated {
         let rest_idle = mean(rest.iter().map(|c| c.pct.idle));
         let subject = busiest_iface(cx, &hot_set);
         let name = subject.as_deref().unwrap_or("host");
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             name,
             format!(

@@ -1,7 +1,7 @@
 //! `softnet-drops`: softnet backlog drops or time_squeeze growing over the
 //! window (`/proc/net/softnet_stat`).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use tune::RuleId;
@@ -15,8 +15,8 @@ pub const SQUEEZE_WARN_PER_S: f64 = 10.0;
 pub struct SoftnetDrops;
 
 impl DoctorRule for SoftnetDrops {
-    fn id(&self) -> DoctorId {
-        DoctorId::SoftnetDrops
+    fn id(&self) -> FindingId {
+        FindingId::SoftnetDrops
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -70,7 +70,7 @@ impl DoctorRule for SoftnetDrops {
                 .cloned()
                 .unwrap_or_else(|| "?".into())
         };
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(
@@ -144,7 +144,7 @@ fn since_boot(
     if dropped == 0 && squeeze == 0 {
         return Some(Ok(()));
     }
-    let mut f = Finding::new(
+    let mut f = crate::finding::from_rule(
         rule,
         "host",
         format!(

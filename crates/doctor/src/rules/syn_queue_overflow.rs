@@ -2,7 +2,7 @@
 //! are dropped (`TcpExt.TCPReqQFullDrop`) or answered with SYN cookies
 //! (`TcpExt.TCPReqQFullDoCookies`) over the window.
 
-use super::{sysctl, DoctorId, DoctorRule, Skip};
+use super::{sysctl, DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -16,8 +16,8 @@ pub const CRIT_PER_S: f64 = 5.0;
 pub struct SynQueueOverflow;
 
 impl DoctorRule for SynQueueOverflow {
-    fn id(&self) -> DoctorId {
-        DoctorId::SynQueueOverflow
+    fn id(&self) -> FindingId {
+        FindingId::SynQueueOverflow
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -51,7 +51,7 @@ impl DoctorRule for SynQueueOverflow {
         let syncookies = sysctl(cx, "net.ipv4.tcp_syncookies");
         let somaxconn = sysctl(cx, "net.core.somaxconn");
         let syn_backlog = sysctl(cx, "net.ipv4.tcp_max_syn_backlog");
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(

@@ -1,7 +1,7 @@
 //! `tcp-memory-pressure`: TCP socket memory near `tcp_mem`'s pressure or
 //! hard limit, or orphaned sockets near `tcp_max_orphans`.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -28,8 +28,8 @@ pub const ORPHAN_SHIFT_CRIT: u32 = 1;
 pub struct TcpMemoryPressure;
 
 impl DoctorRule for TcpMemoryPressure {
-    fn id(&self) -> DoctorId {
-        DoctorId::TcpMemoryPressure
+    fn id(&self) -> FindingId {
+        FindingId::TcpMemoryPressure
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -66,7 +66,7 @@ impl DoctorRule for TcpMemoryPressure {
                     Severity::Warning => "in memory pressure",
                     Severity::Info => "near memory pressure",
                 };
-                let f = Finding::new(
+                let f = crate::finding::from_rule(
                     self,
                     "tcp",
                     format!("TCP memory {state}: {used} pages ({:.0} MiB) against pressure {pressure} and limit {high}", mib(used)),
@@ -109,7 +109,7 @@ impl DoctorRule for TcpMemoryPressure {
                         max / 4
                     )
                 };
-                let f = Finding::new(
+                let f = crate::finding::from_rule(
                     self,
                     "tcp",
                     format!("{orphans} orphaned TCP sockets of a maximum {max}: {applied}"),

@@ -2,7 +2,7 @@
 //! reordering and out-of-order queueing rise while nothing is dropped
 //! (softnet, the interfaces, the receive queues).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -14,8 +14,8 @@ pub const MIN_RETRANS_PER_S: f64 = 10.0;
 pub struct TcpReordering;
 
 impl DoctorRule for TcpReordering {
-    fn id(&self) -> DoctorId {
-        DoctorId::TcpReordering
+    fn id(&self) -> FindingId {
+        FindingId::TcpReordering
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -63,7 +63,7 @@ impl DoctorRule for TcpReordering {
             .get("net.ipv4.tcp_congestion_control")
             .cloned()
             .unwrap_or_else(|| "?".into());
-        let f = Finding::new(
+        let f = crate::finding::from_rule(
             self,
             "host",
             format!(

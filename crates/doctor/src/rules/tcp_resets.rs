@@ -2,7 +2,7 @@
 //! attempts failing at a high rate over the window (`Tcp.OutRsts`,
 //! `Tcp.EstabResets`, `Tcp.AttemptFails`).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -22,8 +22,8 @@ const COUNTERS: [(&str, &str); 3] = [
 pub struct TcpResets;
 
 impl DoctorRule for TcpResets {
-    fn id(&self) -> DoctorId {
-        DoctorId::TcpResets
+    fn id(&self) -> FindingId {
+        FindingId::TcpResets
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -61,7 +61,8 @@ impl DoctorRule for TcpResets {
             .map(|(_, what, v)| format!("{v} {what}"))
             .collect::<Vec<_>>()
             .join(", ");
-        let mut f = Finding::new(self, "host", format!("TCP: {what} in {:.1} s", w.seconds));
+        let mut f =
+            crate::finding::from_rule(self, "host", format!("TCP: {what} in {:.1} s", w.seconds));
         for (k, _, v) in &vals {
             f = f.evidence(
                 *k,

@@ -2,7 +2,7 @@
 //! holding most of the ephemeral port range while TIME_WAIT reuse is off for
 //! this traffic.
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
@@ -20,8 +20,8 @@ pub const CRITICAL_SHARE: f64 = 0.5;
 pub struct TimewaitExhaustion;
 
 impl DoctorRule for TimewaitExhaustion {
-    fn id(&self) -> DoctorId {
-        DoctorId::TimewaitExhaustion
+    fn id(&self) -> FindingId {
+        FindingId::TimewaitExhaustion
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -66,7 +66,7 @@ impl DoctorRule for TimewaitExhaustion {
             Some(v) => v.to_string(),
             None => "?".to_string(),
         };
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(
@@ -130,7 +130,7 @@ fn fix_changes(cx: &Cx<'_>) -> Vec<model::plan::Change> {
                 {
                     continue;
                 }
-                c.rule = "timewait-exhaustion".into();
+                c.rule = model::plan::Origin::Finding(FindingId::TimewaitExhaustion);
                 c.reason = "TIME_WAIT sockets hold most of the ephemeral ports".into();
                 c.source =
                     "Documentation/networking/ip-sysctl.rst (tcp_tw_reuse, ip_local_port_range)"

@@ -1,7 +1,7 @@
 //! `udp-rcvbuf-errors`: UDP datagrams dropped at full socket receive buffers
 //! (`Udp.RcvbufErrors` growing over the window).
 
-use super::{DoctorId, DoctorRule, Skip};
+use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use tune::RuleId;
@@ -14,8 +14,8 @@ pub const CRITICAL_LOSS: f64 = 0.01;
 pub struct UdpRcvbufErrors;
 
 impl DoctorRule for UdpRcvbufErrors {
-    fn id(&self) -> DoctorId {
-        DoctorId::UdpRcvbufErrors
+    fn id(&self) -> FindingId {
+        FindingId::UdpRcvbufErrors
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -51,7 +51,7 @@ impl DoctorRule for UdpRcvbufErrors {
                 .cloned()
                 .unwrap_or_else(|| "?".into())
         };
-        let mut f = Finding::new(
+        let mut f = crate::finding::from_rule(
             self,
             "host",
             format!(
@@ -96,7 +96,7 @@ fn since_boot(
         return Some(Ok(()));
     }
     let ind = sb.counter("Udp.InDatagrams").unwrap_or(0);
-    let f = Finding::new(
+    let f = crate::finding::from_rule(
         rule,
         "host",
         format!(

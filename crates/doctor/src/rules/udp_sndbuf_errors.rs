@@ -1,7 +1,7 @@
 //! `udp-sndbuf-errors`: UDP sends failing for want of buffer
 //! (`Udp.SndbufErrors` growing over the window).
 
-use super::{sysctl, DoctorId, DoctorRule, Skip};
+use super::{sysctl, DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 use tune::RuleId;
@@ -14,8 +14,8 @@ pub const WARN_PER_S: f64 = 10.0;
 pub struct UdpSndbufErrors;
 
 impl DoctorRule for UdpSndbufErrors {
-    fn id(&self) -> DoctorId {
-        DoctorId::UdpSndbufErrors
+    fn id(&self) -> FindingId {
+        FindingId::UdpSndbufErrors
     }
     fn severity(&self) -> Severity {
         Severity::Warning
@@ -42,7 +42,7 @@ impl DoctorRule for UdpSndbufErrors {
         }
         let sent = w.counter("Udp.OutDatagrams").unwrap_or(0);
         let loss = 100.0 * errs as f64 / sent.saturating_add(errs).max(1) as f64;
-        let f = Finding::new(
+        let f = crate::finding::from_rule(
             self,
             "host",
             format!(

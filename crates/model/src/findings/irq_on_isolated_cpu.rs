@@ -28,7 +28,7 @@ impl FindingRule for IrqOnIsolatedCpu {
         let name = cx.name();
         out.push(Finding::new(
             self.id(),
-            Severity::Warn,
+            Severity::Warning,
             name,
             format!(
                 "{name} {}: IRQ {} may run on isolated/nohz_full CPU {}",

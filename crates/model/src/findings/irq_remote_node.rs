@@ -31,7 +31,7 @@ impl FindingRule for IrqRemoteNode {
         let name = cx.name();
         out.push(Finding::new(
             self.id(),
-            Severity::Warn,
+            Severity::Warning,
             name,
             format!(
                 "{name} {}: IRQ {} runs on CPU {} (node {}), but {name} is on node {}",

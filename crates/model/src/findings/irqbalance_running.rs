@@ -22,7 +22,7 @@ impl FindingRule for IrqbalanceRunning {
         if let Some(p) = &cx.s.owners.irqbalance {
             out.push(Finding::new(
                 self.id(),
-                Severity::Warn,
+                Severity::Warning,
                 "irqbalance",
                 format!(
                     "irqbalance is running (pid {}): it rewrites IRQ affinity and will undo manual placement",

@@ -40,7 +40,7 @@ impl FindingRule for IrqsOnOneCpu {
         if singles.len() == qirqs.len() && singles.iter().all(|c| *c == singles[0]) {
             out.push(Finding::new(
                 self.id(),
-                Severity::Warn,
+                Severity::Warning,
                 name,
                 format!(
                     "{name}: all {} queue IRQs are affine to CPU {}",
@@ -51,7 +51,7 @@ impl FindingRule for IrqsOnOneCpu {
         } else if counted.len() == 1 && cx.host.s.cpu.online.len() > 1 {
             out.push(Finding::new(
                 self.id(),
-                Severity::Warn,
+                Severity::Warning,
                 name,
                 format!(
                     "{name}: all {total} interrupts of its {} queue IRQs so far were handled on CPU {}",

@@ -6,7 +6,10 @@
 //!
 //! Each rule is one file in this directory: a unit type implementing
 //! [`FindingRule`], listed once in [`CATALOGUE`]. Adding a rule is one new
-//! file, one [`FindingId`] variant and one line in the catalogue.
+//! file, one [`FindingId`] variant (`id.rs`) and one line in the catalogue.
+//!
+//! [`Finding`], [`Severity`] and [`FindingId`] are the one finding concept of
+//! the workspace: `doctor`'s diagnosis rules report the same type.
 
 mod few_queues_no_rps;
 mod irq_affinity_spans_nodes;
@@ -24,106 +27,13 @@ mod tuned;
 
 use crate::cpuset::CpuSet;
 use crate::snapshot::{HostSnapshot, Interface, Irq, NumaNode, QueueKind, RxQueue};
-use serde::{Deserialize, Serialize};
-use std::fmt;
 
-/// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Likely costs performance or will undo tuning.
-    Warn,
-    /// Worth knowing; may be intended.
-    Info,
-}
+mod finding;
+mod id;
 
-macro_rules! finding_ids {
-    ($($(#[$doc:meta])* $variant:ident => $text:literal,)*) => {
-        /// Stable identifier of a finding rule; serialized as its kebab-case text.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        pub enum FindingId {
-            $($(#[$doc])* #[serde(rename = $text)] $variant,)*
-        }
-
-        impl FindingId {
-            /// Every id, in declaration order.
-            pub const ALL: &'static [FindingId] = &[$(FindingId::$variant,)*];
-
-            /// The stable text (`irq-remote-node`).
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(FindingId::$variant => $text,)*
-                }
-            }
-        }
-    };
-}
-
-finding_ids! {
-    /// irqbalance is running.
-    IrqbalanceRunning => "irqbalance-running",
-    /// tuned is running or left a profile active.
-    Tuned => "tuned",
-    /// A device's NUMA node is unknown (-1).
-    NumaNodeUnknown => "numa-node-unknown",
-    /// A queue IRQ runs on a node other than the NIC's.
-    IrqRemoteNode => "irq-remote-node",
-    /// A queue IRQ may run on CPUs of several nodes.
-    IrqAffinitySpansNodes => "irq-affinity-spans-nodes",
-    /// A queue IRQ may run on an isolated or nohz_full CPU.
-    IrqOnIsolatedCpu => "irq-on-isolated-cpu",
-    /// Every queue IRQ of a NIC on one CPU.
-    IrqsOnOneCpu => "irqs-on-one-cpu",
-    /// Queue IRQs on SMT siblings of each other.
-    IrqsOnSmtSiblings => "irqs-on-smt-siblings",
-    /// RPS CPUs include the SMT sibling of the queue's IRQ CPU.
-    RpsOnIrqSibling => "rps-on-irq-sibling",
-    /// RPS CPUs include the queue's IRQ CPU.
-    RpsIncludesIrqCpu => "rps-includes-irq-cpu",
-    /// Fewer RX queues than CPUs and RPS off.
-    FewQueuesNoRps => "few-queues-no-rps",
-    /// One half of RFS configured.
-    RfsHalfConfigured => "rfs-half-configured",
-    /// The NIC dropped packets for lack of descriptors or buffer.
-    NicRxDrops => "nic-rx-drops",
-}
-
-impl fmt::Display for FindingId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl PartialEq<&str> for FindingId {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-/// One observation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
-    /// How much it matters.
-    pub severity: Severity,
-    /// Stable identifier of the rule (`irq-remote-node`).
-    pub code: FindingId,
-    /// What it is about (`ens1f0`, `irqbalance`).
-    pub subject: String,
-    /// One sentence with the evidence.
-    pub message: String,
-}
-
-impl Finding {
-    /// A finding of rule `code` about `subject`.
-    pub fn new(code: FindingId, severity: Severity, subject: &str, message: String) -> Finding {
-        Finding {
-            severity,
-            code,
-            subject: subject.to_string(),
-            message,
-        }
-    }
-}
+pub use finding::{Evidence, Finding, Fix, Severity};
+pub(crate) use id::string_ids;
+pub use id::FindingId;
 
 /// What a rule looks at: the host once, each NIC, each queue IRQ of a NIC,
 /// or each RX queue of a NIC.
@@ -228,7 +138,7 @@ pub fn findings(s: &HostSnapshot) -> Vec<Finding> {
     };
     let mut out = Vec::new();
     for r in CATALOGUE.iter().filter(|r| r.scope() == Scope::Host) {
-        r.check(At::Host(&host), &mut out);
+        run(*r, At::Host(&host), &mut out);
     }
     let per_nic: Vec<&dyn FindingRule> = CATALOGUE
         .iter()
@@ -253,20 +163,20 @@ pub fn findings(s: &HostSnapshot) -> Vec<Finding> {
             match group[0].scope() {
                 Scope::Host | Scope::Interface => {
                     for r in group {
-                        r.check(At::Interface(&cx), &mut out);
+                        run(*r, At::Interface(&cx), &mut out);
                     }
                 }
                 Scope::QueueIrq => {
                     for irq in &cx.qirqs {
                         for r in group {
-                            r.check(At::QueueIrq(&cx, irq), &mut out);
+                            run(*r, At::QueueIrq(&cx, irq), &mut out);
                         }
                     }
                 }
                 Scope::RxQueue => {
                     for q in &i.rx_queues {
                         for r in group {
-                            r.check(At::RxQueue(&cx, q), &mut out);
+                            run(*r, At::RxQueue(&cx, q), &mut out);
                         }
                     }
                 }
@@ -275,6 +185,16 @@ pub fn findings(s: &HostSnapshot) -> Vec<Finding> {
     }
     out.sort_by_key(|f| f.severity);
     out
+}
+
+/// Run rule `r` at `at`; its findings get the rule's rationale and source.
+fn run(r: &dyn FindingRule, at: At<'_>, out: &mut Vec<Finding>) {
+    let from = out.len();
+    r.check(at, out);
+    for f in out.iter_mut().skip(from) {
+        f.why = r.rationale().to_string();
+        f.source = r.source().to_string();
+    }
 }
 
 /// CPUs an IRQ is delivered to: `effective_affinity` when the kernel shows
@@ -354,16 +274,16 @@ mod tests {
 
     #[test]
     fn catalogue_has_each_id_once() {
-        for id in FindingId::ALL {
-            let n = CATALOGUE.iter().filter(|r| r.id() == *id).count();
+        for r in CATALOGUE {
+            let id = r.id();
+            let n = CATALOGUE.iter().filter(|r| r.id() == id).count();
             assert_eq!(n, 1, "{id} appears {n} times in CATALOGUE");
-            let r = rule(*id).map(|r| (r.rationale(), r.source()));
             assert!(
-                r.is_some_and(|(a, b)| !a.is_empty() && !b.is_empty()),
+                !r.rationale().is_empty() && !r.source().is_empty(),
                 "{id}: empty rationale or source"
             );
+            assert!(rule(id).is_some());
         }
-        assert_eq!(CATALOGUE.len(), FindingId::ALL.len());
     }
 
     #[test]
@@ -373,6 +293,8 @@ mod tests {
             assert_eq!(j, format!("\"{}\"", id.as_str()));
             let back: FindingId = serde_json::from_str(&j).unwrap();
             assert_eq!(back, *id);
+            assert_eq!(FindingId::parse(id.as_str()), Some(*id));
         }
+        assert!(serde_json::from_str::<FindingId>("\"rps-offf\"").is_err());
     }
 }

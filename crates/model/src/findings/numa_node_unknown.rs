@@ -25,7 +25,7 @@ impl FindingRule for NumaNodeUnknown {
         let name = cx.name();
         let (sev, msg) = if cx.host.multi_node {
             (
-                Severity::Warn,
+                Severity::Warning,
                 format!("{name}: device numa_node is -1 (unknown) on a {}-node host: which node is local cannot be told from the kernel", cx.host.s.nodes.len()),
             )
         } else {

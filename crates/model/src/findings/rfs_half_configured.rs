@@ -41,6 +41,6 @@ impl FindingRule for RfsHalfConfigured {
         } else {
             return;
         };
-        out.push(Finding::new(self.id(), Severity::Warn, name, msg));
+        out.push(Finding::new(self.id(), Severity::Warning, name, msg));
     }
 }

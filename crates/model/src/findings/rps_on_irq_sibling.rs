@@ -32,7 +32,7 @@ impl FindingRule for RpsOnIrqSibling {
         let name = cx.name();
         out.push(Finding::new(
             self.id(),
-            Severity::Warn,
+            Severity::Warning,
             name,
             format!(
                 "{name} rx-{}: RPS CPUs {} include CPU {}, the SMT sibling of IRQ {}'s CPU {c}",

@@ -33,8 +33,8 @@ pub use profile::ProfileKnob;
 pub use steering::QueueSteering;
 pub use sysctl::SysctlKnob;
 
-/// Rule id recorded on every change made from an experiment level.
-pub const RULE: &str = "experiment";
+/// Origin recorded on every change made from an experiment level.
+pub const RULE: model::plan::Origin = model::plan::Origin::Experiment;
 /// Source recorded on every change made from an experiment level.
 pub const SOURCE: &str = "experiment file";
 
@@ -157,7 +157,7 @@ pub(crate) fn change(
         target,
         before,
         after,
-        rule: RULE.into(),
+        rule: RULE,
         reason: format!("experiment level {level_text}"),
         source: SOURCE.into(),
     }

@@ -3,13 +3,12 @@
 //! [`CATALOGUE`] lists them in phase order. Profiles (which rules exist and
 //! their order), the plan's `rule` and `source` fields and the rationale
 //! printed under a plan all come from it. To add a rule: a file here, a
-//! [`RuleId`] variant and one line in [`CATALOGUE`] (docs/tune.md, "Adding a
+//! [`RuleId`] variant (`model/src/plan/origin.rs`) and one line in [`CATALOGUE`] (docs/tune.md, "Adding a
 //! rule").
 
 use crate::context::{Ctx, Nic};
+pub use model::plan::RuleId;
 use model::snapshot::Interface;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::fmt;
 
 mod backlog;
 mod busy_poll;
@@ -25,87 +24,6 @@ mod rings;
 mod rps;
 pub(crate) mod socket_buffers;
 mod xps;
-
-/// Declares [`RuleId`] with its kebab-case ids, from one list.
-macro_rules! rule_ids {
-    ($($(#[$doc:meta])* $variant:ident => $id:literal,)*) => {
-        /// A rule's id; profiles and plans spell it in kebab-case (`irq-affinity`).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum RuleId {
-            $($(#[$doc])* $variant,)*
-        }
-
-        impl RuleId {
-            /// Every id.
-            pub const ALL: &'static [RuleId] = &[$(RuleId::$variant,)*];
-
-            /// The id as profiles and plans spell it.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(RuleId::$variant => $id,)*
-                }
-            }
-
-            /// The id spelled `s`, if there is one.
-            pub fn parse(s: &str) -> Option<RuleId> {
-                match s {
-                    $($id => Some(RuleId::$variant),)*
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-rule_ids! {
-    /// Stop irqbalance when the plan places IRQs.
-    Irqbalance => "irqbalance",
-    /// Combined channel count.
-    Channels => "channels",
-    /// Queue IRQ affinity.
-    IrqAffinity => "irq-affinity",
-    /// Receive packet steering.
-    Rps => "rps",
-    /// Receive flow steering.
-    Rfs => "rfs",
-    /// Transmit packet steering.
-    Xps => "xps",
-    /// Interrupt coalescing.
-    Coalesce => "coalesce",
-    /// Ring sizes.
-    Rings => "rings",
-    /// Socket buffer limits.
-    SocketBuffers => "socket-buffers",
-    /// Backlog and NAPI budget.
-    Backlog => "backlog",
-    /// Busy polling.
-    BusyPoll => "busy-poll",
-    /// CPU frequency governor.
-    Governor => "governor",
-    /// PM QoS resume latency.
-    PmQos => "pm-qos",
-    /// Driver module parameters.
-    ModuleParams => "module-params",
-}
-
-impl fmt::Display for RuleId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for RuleId {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for RuleId {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        RuleId::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown rule `{s}`")))
-    }
-}
 
 /// Something that names a rule: a [`RuleId`] or its spelling (which names no
 /// rule when unknown).
