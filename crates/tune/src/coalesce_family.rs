@@ -50,7 +50,10 @@
 //!   `tx-frames` above 1 (`-EINVAL`; `tx-frames` 0/1 turns napi_tx off/on),
 //!   and `virtnet_get_coalesce` then reports exactly usecs 0, `rx-frames` 1,
 //!   so only a value other than those proves the feature. `adaptive-rx`
-//!   (net_dim) also needs `VIRTIO_NET_F_VQ_NOTF_COAL` (`-EOPNOTSUPP`).
+//!   (net_dim) also needs `VIRTIO_NET_F_VQ_NOTF_COAL`
+//!   (`virtnet_send_rx_notf_coal_cmds`: `-EOPNOTSUPP`; without NOTF_COAL
+//!   the request is taken and ignored), and with it on, a request whose
+//!   `rx-usecs` differs from DIM's current value is `-EINVAL`.
 //! * bnxt_en `bnxt_ethtool.c` `bnxt_set_coalesce`: no range check; the µs
 //!   are kept in a u16 (`struct bnxt_coal` `coal_ticks`) and
 //!   `bnxt_usec_to_coal_tmr` turns them into `timer_units` (80 ns on legacy
@@ -606,9 +609,22 @@ impl Family {
                     attr: attr.to_string(),
                     value,
                     feature: "VIRTIO_NET_F_VQ_NOTF_COAL",
-                    reason: "without it virtnet_set_coalesce refuses adaptive-rx (EOPNOTSUPP); only adaptive-rx already on would show it",
+                    reason: "virtnet_send_rx_notf_coal_cmds refuses adaptive-rx without it (EOPNOTSUPP), and without VIRTIO_NET_F_NOTF_COAL too the request is taken but DIM never starts (adaptive-rx reads back 0); only adaptive-rx already on would show it",
                 });
             }
+        }
+        if self.gate == Gate::VirtioNotfCoal
+            && attr == "rx-usecs"
+            && get(current, "adaptive-rx") != 0
+            && get(current, "rx-usecs") != value
+        {
+            return Err(Rejection::Reserved {
+                family: self.name,
+                attr: attr.to_string(),
+                value,
+                how: "EINVAL",
+                reason: "with adaptive-rx on, virtnet_send_rx_notf_coal_cmds refuses an rx-usecs other than DIM's current one; turn adaptive-rx off first".into(),
+            });
         }
         if self.exclusive_modes {
             let mut m = current.clone();

@@ -235,31 +235,36 @@ fn adaptive(
     let mut want = Vec::new();
     let mut adaptive = false;
     for a in ["adaptive-rx", "adaptive-tx"] {
+        if !co.contains_key(a) {
+            continue;
+        }
         // Reported, and (where a table says) one the driver can take here.
-        let usable = n
+        if let Some(Err(e)) = n
             .fam
-            .is_none_or(|f| f.accepts_on(a, 1, false, &without_rx_usecs(f, co)).is_ok());
-        if co.contains_key(a) && usable {
-            if !adaptive {
-                if let Some(f) = n.fam.filter(|f| f.exclusive_modes) {
-                    if co.get("rx-usecs").is_some_and(|&v| v != 0) {
-                        // vmxnet3: rate-based and adaptive modes exclude
-                        // each other in one merged request.
-                        want.push((
-                            "rx-usecs",
-                            0,
-                            format!("{name} ({driver}): rx-usecs {} first, as vmxnet3_set_coalesce refuses adaptive-rx with a nonzero rx-usecs ({})", f.describe(0), f.source),
-                        ));
-                    }
+            .map(|f| f.accepts_on(a, 1, false, &without_rx_usecs(f, co)))
+        {
+            cx.note(id, format!("{name}: {a} 1 not planned: {e}"));
+            continue;
+        }
+        if !adaptive {
+            if let Some(f) = n.fam.filter(|f| f.exclusive_modes) {
+                if co.get("rx-usecs").is_some_and(|&v| v != 0) {
+                    // vmxnet3: rate-based and adaptive modes exclude
+                    // each other in one merged request.
+                    want.push((
+                        "rx-usecs",
+                        0,
+                        format!("{name} ({driver}): rx-usecs {} first, as vmxnet3_set_coalesce refuses adaptive-rx with a nonzero rx-usecs ({})", f.describe(0), f.source),
+                    ));
                 }
             }
-            adaptive = true;
-            let why = match n.fam.and_then(|f| f.describe_adaptive()) {
-                Some(d) => format!("{name}: adaptive moderation follows the load: {d}"),
-                None => format!("{name}: adaptive moderation follows the load"),
-            };
-            want.push((a, 1, why));
         }
+        adaptive = true;
+        let why = match n.fam.and_then(|f| f.describe_adaptive()) {
+            Some(d) => format!("{name}: adaptive moderation follows the load: {d}"),
+            None => format!("{name}: adaptive moderation follows the load"),
+        };
+        want.push((a, 1, why));
     }
     if !adaptive && co.contains_key("rx-usecs") {
         let cur = co.get("rx-usecs").copied().unwrap_or(0);
