@@ -73,6 +73,15 @@
 //!   depths (`VMXNET3_COAL_STATIC_MAX_DEPTH` 128). No `tx-usecs`, no
 //!   `adaptive-tx` (`ETHTOOL_COALESCE_RX_USECS | _MAX_FRAMES |
 //!   _USE_ADAPTIVE_RX`).
+//! * i40e `i40e_ethtool.c` `__i40e_set_coalesce`, iavf `iavf_ethtool.c`
+//!   `__iavf_set_coalesce`/`iavf_set_itr_per_queue`, ice `ice_ethtool.c`
+//!   `ice_set_rc_coalesce`: `-EINVAL` above 8160 µs (`I40E_MAX_ITR`,
+//!   `IAVF_MAX_ITR`, `ICE_ITR_MAX`) and when `rx-usecs`/`tx-usecs` changes
+//!   while `adaptive-rx`/`-tx` is on in the request; the ITR has a 2 µs
+//!   granularity: ice refuses odd values, i40e/iavf round them down (older
+//!   kernels refused 1), so only even values are planned. i40e/iavf's
+//!   dynamic ITR moves between `I40E_ITR_ADAPTIVE_MIN_USECS` 2 and
+//!   `_MAX_USECS` 126 µs.
 //! * net_dim (`lib/dim/net_dim.c`), the adaptive mode of mlx5, ena, bnxt
 //!   and virtio: RX profiles of 1, 8, 64, 128 and 256 µs (EQE-based) or 2
 //!   to 64 µs (CQE-based).
@@ -213,6 +222,13 @@ pub struct Family {
     pub adaptive_mode: Option<DynamicMode>,
     /// A device feature some values need.
     pub gate: Gate,
+    /// What `adaptive-rx 1` does where `adaptive_mode` has no range.
+    pub adaptive_says: &'static str,
+    /// With `adaptive-rx`/`-tx` on in the merged request, `rx-usecs`/
+    /// `tx-usecs` must keep their current value (`-EINVAL`).
+    pub adaptive_locks_usecs: bool,
+    /// Only even µs are taken (2 µs ITR granularity, `-EINVAL` on odd).
+    pub even_only: bool,
     /// vmxnet3: `rx-usecs`, `adaptive-rx` and the frame counts select
     /// exclusive modes, checked on the merged request.
     pub exclusive_modes: bool,
@@ -264,6 +280,15 @@ const NET_DIM: DynamicMode = DynamicMode {
     max_rate: 1_000_000,
 };
 
+/// i40e/iavf dynamic ITR (`I40E_ITR_ADAPTIVE_MIN_USECS` 2 to
+/// `I40E_ITR_ADAPTIVE_MAX_USECS` 126).
+const I40E_DYNAMIC: DynamicMode = DynamicMode {
+    value: 1,
+    name: "dynamic ITR",
+    min_rate: 7_937,
+    max_rate: 500_000,
+};
+
 /// `MLX5_MAX_CQ_PERIOD`: the CQ context's `cq_period` is 12 bits.
 pub const MLX5E_MAX_COAL_TIME: u32 = 4095;
 
@@ -288,6 +313,9 @@ pub const FAMILIES: &[Family] = &[
         adaptive: None,
         adaptive_mode: None,
         gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
         exclusive_modes: false,
         source: "e1000_ethtool.c e1000_set_coalesce (E1000_MIN_ITR_USECS 10, E1000_MAX_ITR_USECS 10000, 2 and 5-9 EINVAL), e1000_main.c e1000_set_itr",
     },
@@ -304,6 +332,9 @@ pub const FAMILIES: &[Family] = &[
         adaptive: None,
         adaptive_mode: None,
         gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
         exclusive_modes: false,
         source: "e1000e ethtool.c e1000_set_coalesce (E1000_MIN_ITR_USECS 10, E1000_MAX_ITR_USECS 10000, 2 and 5-9 EINVAL), netdev.c e1000_set_itr",
     },
@@ -320,6 +351,9 @@ pub const FAMILIES: &[Family] = &[
         adaptive: None,
         adaptive_mode: None,
         gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
         exclusive_modes: false,
         source: "igb_ethtool.c igb_set_coalesce, igc_ethtool.c igc_ethtool_set_coalesce (IGB_MIN_ITR_USECS 10, IGB_MAX_ITR_USECS 10000, 2 and 4-9 EINVAL), igb_main.c igb_set_itr",
     },
@@ -336,6 +370,9 @@ pub const FAMILIES: &[Family] = &[
         adaptive: None,
         adaptive_mode: None,
         gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
         exclusive_modes: false,
         source: "ixgbe_ethtool.c ixgbe_set_coalesce, ixgbevf ethtool.c ixgbevf_set_coalesce (IXGBE_MAX_EITR >> 2 = 1022 µs), ixgbe.h IXGBE_ITR_ADAPTIVE_MIN/MAX_USECS 10/126",
     },
@@ -352,6 +389,9 @@ pub const FAMILIES: &[Family] = &[
         adaptive: Some(&["adaptive-rx", "adaptive-tx"]),
         adaptive_mode: Some(NET_DIM),
         gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
         exclusive_modes: false,
         source: "mlx5 en_ethtool.c mlx5e_ethtool_set_coalesce (-ERANGE above MLX5E_MAX_COAL_TIME = MLX5_MAX_CQ_PERIOD, 12-bit cq_period: 4095 µs; MLX5E_MAX_COAL_FRAMES 65535; EOPNOTSUPP without cq_moderation), lib/dim/net_dim.c",
     },
@@ -368,6 +408,9 @@ pub const FAMILIES: &[Family] = &[
         adaptive: Some(&["adaptive-rx"]),
         adaptive_mode: Some(NET_DIM),
         gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
         exclusive_modes: false,
         source: "ena_ethtool.c ena_set_coalesce, ena_com.c ena_com_update_nonadaptive_moderation_interval (usecs / intr_delay_resolution, no range check), ena_eth_io_defs.h ENA_ETH_IO_INTR_REG_RX_INTR_DELAY_MASK GENMASK(14, 0); values under the device's resolution round down to 0",
     },
@@ -384,6 +427,9 @@ pub const FAMILIES: &[Family] = &[
         adaptive: Some(&["adaptive-rx"]),
         adaptive_mode: Some(NET_DIM),
         gate: Gate::VirtioNotfCoal,
+        adaptive_says: "",
+        adaptive_locks_usecs: true,
+        even_only: false,
         exclusive_modes: false,
         source: "virtio_net.c virtnet_set_coalesce (VIRTIO_NET_F_NOTF_COAL: values sent to the device as u32 µs), virtnet_coal_params_supported (without it: usecs EOPNOTSUPP, rx-frames != 1 or tx-frames > 1 EINVAL), virtnet_get_coalesce; adaptive-rx needs VIRTIO_NET_F_VQ_NOTF_COAL",
     },
@@ -400,6 +446,9 @@ pub const FAMILIES: &[Family] = &[
         adaptive: Some(&["adaptive-rx"]),
         adaptive_mode: Some(NET_DIM),
         gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
         exclusive_modes: false,
         source: "bnxt_ethtool.c bnxt_set_coalesce (no range check, u16 coal_ticks), bnxt.c bnxt_usec_to_coal_tmr (usec * 1000 / timer_units, u16), bnxt_hwrm_coal_params_qcaps (legacy timer_units 80 ns, cmpl_aggr_dma_tmr_max 65535: 5242 µs)",
     },
@@ -416,8 +465,49 @@ pub const FAMILIES: &[Family] = &[
         adaptive: Some(&["adaptive-rx"]),
         adaptive_mode: None,
         gate: Gate::None,
+        adaptive_says: "the virtual device's own adaptive mode (VMXNET3_COALESCE_ADAPT): its interrupt rates are the device's, not in the driver's code",
+        adaptive_locks_usecs: false,
+        even_only: false,
         exclusive_modes: true,
         source: "vmxnet3_ethtool.c vmxnet3_set_coalesce (device version 3 or later; rx-usecs = rate-based mode at VMXNET3_COAL_RBC_RATE 1000000/usecs, EINVAL outside VMXNET3_COAL_RBC_MIN_RATE 100 .. _MAX_RATE 100000 and with adaptive-rx or frame counts set; adaptive-rx = the device's adaptive mode; frame counts = static depths up to 128), vmxnet3_defs.h, vmxnet3_int.h",
+    },
+    Family {
+        name: "i40e/iavf",
+        drivers: &["i40e", "iavf"],
+        dynamic: &[],
+        min_fixed: 2,
+        max_fixed: 8160,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "off: ITR 0, an interrupt per packet (rx-usecs-high may still cap the rate)",
+        above_max: "EINVAL",
+        adaptive: Some(&["adaptive-rx", "adaptive-tx"]),
+        adaptive_mode: Some(I40E_DYNAMIC),
+        gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: true,
+        even_only: true,
+        exclusive_modes: false,
+        source: "i40e_ethtool.c __i40e_set_coalesce, iavf_ethtool.c __iavf_set_coalesce/iavf_set_itr_per_queue (EINVAL above I40E_MAX_ITR/IAVF_MAX_ITR: 'rx-usecs range is 0-8160'; EINVAL when rx/tx-usecs changes with adaptive-rx/tx on; 2 µs register resolution: odd values rounded down, 1 refused by older kernels), i40e_txrx.h I40E_ITR_ADAPTIVE_MIN/MAX_USECS 2/126",
+    },
+    Family {
+        name: "ice",
+        drivers: &["ice"],
+        dynamic: &[],
+        min_fixed: 2,
+        max_fixed: 8160,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "off: ITR 0, an interrupt per packet (rx-usecs-high may still cap the rate)",
+        above_max: "EINVAL",
+        adaptive: Some(&["adaptive-rx", "adaptive-tx"]),
+        adaptive_mode: None,
+        gate: Gate::None,
+        adaptive_says: "ice's dynamic ITR picks each vector's interval from its load (net_dim on current kernels)",
+        adaptive_locks_usecs: true,
+        even_only: true,
+        exclusive_modes: false,
+        source: "ice_ethtool.c ice_set_rc_coalesce (EINVAL above ICE_ITR_MAX 8160, on odd usecs: 'must be even', and when rx/tx-usecs changes with adaptive-rx/tx on)",
     },
 ];
 
@@ -507,6 +597,18 @@ impl Family {
                 value,
                 how: "EINVAL",
                 reason,
+            });
+        }
+        if self.even_only && value % 2 == 1 {
+            return Err(Rejection::Reserved {
+                family: self.name,
+                attr: attr.to_string(),
+                value,
+                how: "EINVAL",
+                reason: format!(
+                    "the ITR has a 2 µs granularity: only even values ({})",
+                    self.source
+                ),
             });
         }
         // In range, and min_fixed..=max_fixed fits u32.
@@ -613,18 +715,22 @@ impl Family {
                 });
             }
         }
-        if self.gate == Gate::VirtioNotfCoal
-            && attr == "rx-usecs"
-            && get(current, "adaptive-rx") != 0
-            && get(current, "rx-usecs") != value
-        {
-            return Err(Rejection::Reserved {
-                family: self.name,
-                attr: attr.to_string(),
-                value,
-                how: "EINVAL",
-                reason: "with adaptive-rx on, virtnet_send_rx_notf_coal_cmds refuses an rx-usecs other than DIM's current one; turn adaptive-rx off first".into(),
-            });
+        if self.adaptive_locks_usecs {
+            if let Some(dir) = attr.strip_suffix("-usecs") {
+                let adaptive = format!("adaptive-{dir}");
+                if get(current, &adaptive) != 0 && get(current, attr) != value {
+                    return Err(Rejection::Reserved {
+                        family: self.name,
+                        attr: attr.to_string(),
+                        value,
+                        how: "EINVAL",
+                        reason: format!(
+                            "with {adaptive} on, the driver refuses a {attr} other than the current one; turn {adaptive} off first ({})",
+                            self.source
+                        ),
+                    });
+                }
+            }
         }
         if self.exclusive_modes {
             let mut m = current.clone();
@@ -664,10 +770,9 @@ impl Family {
                 self.name,
                 rates(m.min_rate, m.max_rate)
             )),
-            (None, Some(a)) if !a.is_empty() => Some(format!(
-                "the device's own adaptive mode ({}): its interrupt rates are the device's, not in the driver's code",
-                self.name
-            )),
+            (None, Some(a)) if !a.is_empty() && !self.adaptive_says.is_empty() => {
+                Some(self.adaptive_says.to_string())
+            }
             _ => None,
         }
     }
@@ -706,12 +811,21 @@ impl Family {
         if us < self.min_fixed {
             return if zero_ok { 0 } else { self.min_fixed };
         }
-        us.min(self.max_fixed)
+        self.even(us.min(self.max_fixed))
+    }
+
+    /// `us` rounded down to an even value where only even ones are taken.
+    fn even(&self, us: u32) -> u32 {
+        if self.even_only {
+            (us & !1).max(self.min_fixed)
+        } else {
+            us
+        }
     }
 
     /// The nearest accepted fixed interval to `us` (for the adaptive intent).
     pub fn fixed_value(&self, us: u32) -> u32 {
-        us.clamp(self.min_fixed, self.max_fixed)
+        self.even(us.clamp(self.min_fixed, self.max_fixed))
     }
 }
 

@@ -257,7 +257,16 @@ fn every_family_is_found_by_its_drivers() {
     for d in ["e1000", "e1000e", "igb", "igc", "ixgbe", "ixgbevf"] {
         assert!(family(d).is_some(), "{d}");
     }
-    for d in ["mlx5_core", "ena", "virtio_net", "bnxt_en", "vmxnet3"] {
+    for d in [
+        "mlx5_core",
+        "ena",
+        "virtio_net",
+        "bnxt_en",
+        "vmxnet3",
+        "i40e",
+        "iavf",
+        "ice",
+    ] {
         assert!(family(d).is_some(), "{d}");
     }
     assert!(family("hv_netvsc").is_none());
@@ -603,4 +612,44 @@ fn adaptive_modes_are_said_in_both_units() {
         .unwrap()
         .describe(4096)
         .contains("ERANGE"));
+}
+
+/// i40e/iavf/ice: odd values and changes under adaptive-rx/tx are EINVAL.
+#[test]
+fn i40e_iavf_ice_every_planned_value_is_accepted() {
+    for d in ["i40e", "iavf", "ice"] {
+        let n = assert_every_planned_value_accepted(
+            d,
+            &[
+                // The drivers' defaults: dynamic ITR, 50 µs RX and TX.
+                &[
+                    ("adaptive-rx", 1),
+                    ("adaptive-tx", 1),
+                    ("rx-usecs", 50),
+                    ("tx-usecs", 50),
+                ],
+                &[
+                    ("adaptive-rx", 0),
+                    ("adaptive-tx", 0),
+                    ("rx-usecs", 0),
+                    ("tx-usecs", 8160),
+                ],
+                &[
+                    ("adaptive-rx", 1),
+                    ("adaptive-tx", 0),
+                    ("rx-usecs", 2),
+                    ("tx-usecs", 122),
+                ],
+                &[("rx-usecs", 62), ("tx-usecs", 62)],
+            ],
+        );
+        assert!(n > 50, "{d}: only {n} checked");
+    }
+    // An odd coalesce_usecs is planned one lower: ice refuses odd values.
+    let p = plan(
+        &host("ice", "6.1", None, &[("rx-usecs", 62), ("tx-usecs", 62)]),
+        &with_usecs("latency", 9),
+    );
+    let c = coalesce_changes(&p);
+    assert!(c.iter().all(|(_, v, _)| v == "8"), "{c:?}");
 }
