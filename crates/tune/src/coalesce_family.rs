@@ -82,6 +82,11 @@
 //!   kernels refused 1), so only even values are planned. i40e/iavf's
 //!   dynamic ITR moves between `I40E_ITR_ADAPTIVE_MIN_USECS` 2 and
 //!   `_MAX_USECS` 126 µs.
+//! * mlx4_en `en_ethtool.c` `mlx4_en_set_coalesce`: `-ERANGE` above
+//!   `MLX4_EN_MAX_COAL_TIME` (`U16_MAX`), where 65535 itself is
+//!   `MLX4_EN_AUTO_CONF` (the driver default, 16 µs); `adaptive-rx` is the
+//!   driver's own moderation between `rx-usecs-low` 0 and `-high` 128 µs
+//!   (`MLX4_EN_RX_COAL_TIME_LOW/HIGH`).
 //! * net_dim (`lib/dim/net_dim.c`), the adaptive mode of mlx5, ena, bnxt
 //!   and virtio: RX profiles of 1, 8, 64, 128 and 256 µs (EQE-based) or 2
 //!   to 64 µs (CQE-based).
@@ -470,6 +475,25 @@ pub const FAMILIES: &[Family] = &[
         even_only: false,
         exclusive_modes: true,
         source: "vmxnet3_ethtool.c vmxnet3_set_coalesce (device version 3 or later; rx-usecs = rate-based mode at VMXNET3_COAL_RBC_RATE 1000000/usecs, EINVAL outside VMXNET3_COAL_RBC_MIN_RATE 100 .. _MAX_RATE 100000 and with adaptive-rx or frame counts set; adaptive-rx = the device's adaptive mode; frame counts = static depths up to 128), vmxnet3_defs.h, vmxnet3_int.h",
+    },
+    Family {
+        name: "mlx4_en",
+        drivers: &["mlx4_en"],
+        dynamic: &[],
+        min_fixed: 1,
+        max_fixed: 65_534,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "off: a CQ moderation time of 0, an interrupt per completion unless rx-frames holds it",
+        above_max: "ERANGE",
+        adaptive: Some(&["adaptive-rx"]),
+        adaptive_mode: None,
+        gate: Gate::None,
+        adaptive_says: "mlx4_en's adaptive moderation moves rx-usecs between rx-usecs-low (default 0: no moderation) and rx-usecs-high (default 128 µs: at most 7,813 interrupts/s per ring) as the packet rate crosses pkt-rate-low/high (400,000/450,000 packets/s)",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: false,
+        source: "mlx4 en_ethtool.c mlx4_en_set_coalesce (-ERANGE above MLX4_EN_MAX_COAL_TIME U16_MAX; 65535 = MLX4_EN_AUTO_CONF, the driver default MLX4_EN_RX_COAL_TIME 16 µs), mlx4_en.h MLX4_EN_RX_COAL_TIME_LOW/HIGH 0/128, MLX4_EN_RX_RATE_LOW/HIGH 400000/450000",
     },
     Family {
         name: "i40e/iavf",

@@ -266,6 +266,7 @@ fn every_family_is_found_by_its_drivers() {
         "i40e",
         "iavf",
         "ice",
+        "mlx4_en",
     ] {
         assert!(family(d).is_some(), "{d}");
     }
@@ -652,4 +653,34 @@ fn i40e_iavf_ice_every_planned_value_is_accepted() {
     );
     let c = coalesce_changes(&p);
     assert!(c.iter().all(|(_, v, _)| v == "8"), "{c:?}");
+}
+
+#[test]
+fn mlx4_every_planned_value_is_accepted() {
+    let n = assert_every_planned_value_accepted(
+        "mlx4_en",
+        &[
+            // mlx4_en defaults: adaptive on, 16 µs/44 frames RX, 16 µs/16 frames TX.
+            &[
+                ("adaptive-rx", 1),
+                ("rx-usecs", 16),
+                ("rx-frames", 44),
+                ("tx-usecs", 16),
+                ("tx-frames", 16),
+            ],
+            &[("adaptive-rx", 0), ("rx-usecs", 0), ("tx-usecs", 65534)],
+        ],
+    );
+    assert!(n > 50, "only {n} checked");
+    let p = plan(
+        &host(
+            "mlx4_en",
+            "4.0-0",
+            None,
+            &[("adaptive-rx", 0), ("rx-usecs", 16), ("tx-usecs", 16)],
+        ),
+        &builtin("throughput").unwrap(),
+    );
+    let c = coalesce_changes(&p);
+    assert!(c[0].2.contains("7,813 interrupts/s"), "{c:?}");
 }
