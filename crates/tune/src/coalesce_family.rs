@@ -1,10 +1,13 @@
 //! What each driver family's ethtool `rx-usecs`/`tx-usecs` value means and
 //! which values its `set_coalesce` accepts, transcribed from the driver
-//! source (the function is named in each entry's `source`). The planner and
-//! doctor ask [`Family::accepts`] before they propose a value, and
-//! [`Family::describe`] says what a value does in interrupts/s and µs both.
+//! source (the function is named in each entry's `source`). The planner
+//! asks [`Family::accepts_on`] (the doctor [`Family::latency_value`]) before
+//! it proposes a value, and [`Family::describe`] and
+//! [`Family::describe_adaptive`] say what a value does in interrupts/s and
+//! µs both.
 //!
-//! Sources (torvalds/linux, drivers/net/ethernet/intel/):
+//! Sources (torvalds/linux, drivers/net/; the Intel ones under
+//! ethernet/intel/):
 //! * e1000 `e1000_ethtool.c` `e1000_set_coalesce` and e1000e `ethtool.c`
 //!   `e1000_set_coalesce`: `-EINVAL` when `rx_coalesce_usecs >
 //!   E1000_MAX_ITR_USECS` (10000), when `> 4 && < E1000_MIN_ITR_USECS` (10)
