@@ -1,10 +1,13 @@
 //! What each driver family's ethtool `rx-usecs`/`tx-usecs` value means and
 //! which values its `set_coalesce` accepts, transcribed from the driver
-//! source (the function is named in each entry's `source`). The planner and
-//! doctor ask [`Family::accepts`] before they propose a value, and
-//! [`Family::describe`] says what a value does in interrupts/s and µs both.
+//! source (the function is named in each entry's `source`). The planner
+//! asks [`Family::accepts_on`] (the doctor [`Family::latency_value`]) before
+//! it proposes a value, and [`Family::describe`] and
+//! [`Family::describe_adaptive`] say what a value does in interrupts/s and
+//! µs both.
 //!
-//! Sources (torvalds/linux, drivers/net/ethernet/intel/):
+//! Sources (torvalds/linux, drivers/net/; the Intel ones under
+//! ethernet/intel/):
 //! * e1000 `e1000_ethtool.c` `e1000_set_coalesce` and e1000e `ethtool.c`
 //!   `e1000_set_coalesce`: `-EINVAL` when `rx_coalesce_usecs >
 //!   E1000_MAX_ITR_USECS` (10000), when `> 4 && < E1000_MIN_ITR_USECS` (10)
@@ -27,8 +30,78 @@
 //!   and for `tx-usecs` with TxRx vectors; 1 = dynamic ITR
 //!   (`IXGBE_ITR_ADAPTIVE_MIN_USECS` 10 to `IXGBE_ITR_ADAPTIVE_MAX_USECS` 126),
 //!   2 and up a fixed interval.
+//! * mlx5_core `en_ethtool.c` `mlx5e_ethtool_set_coalesce`: `-EOPNOTSUPP`
+//!   without the `cq_moderation` capability (its `get_coalesce` refuses too,
+//!   so a reported coalesce implies it; newer kernels also want the
+//!   `cq_period_mode_modify` capability, which the snapshot cannot show), `-ERANGE`
+//!   above `MLX5E_MAX_COAL_TIME` = `MLX5_MAX_CQ_PERIOD`, the 12-bit
+//!   `cq_period` field of the CQ context (4095 µs), for `rx-usecs` and
+//!   `tx-usecs` alike, and above `MLX5E_MAX_COAL_FRAMES` (65535, 16-bit
+//!   `cq_max_count`) for the frame counts. `adaptive-rx` and `adaptive-tx`
+//!   both switch net_dim on (`ETHTOOL_COALESCE_USE_ADAPTIVE`).
+//! * ena `ena_ethtool.c` `ena_set_coalesce`: `-EOPNOTSUPP` without the
+//!   device's interrupt moderation (`get_coalesce` refuses too); no range
+//!   check: `ena_com_update_nonadaptive_moderation_interval_{rx,tx}` divide
+//!   the µs by the device's `intr_delay_resolution` and `ena_com_update_intr_reg`
+//!   keeps 15 bits (`ENA_ETH_IO_INTR_REG_RX_INTR_DELAY_MASK` `GENMASK(14, 0)`),
+//!   so more than 32767 resolution steps wrap silently. Only `adaptive-rx`
+//!   (`ETHTOOL_COALESCE_USECS | ETHTOOL_COALESCE_USE_ADAPTIVE_RX`).
+//! * virtio_net `virtio_net.c` `virtnet_set_coalesce`: with
+//!   `VIRTIO_NET_F_NOTF_COAL` the values go to the device as they are (u32
+//!   µs); without it `virtnet_coal_params_supported` refuses any nonzero
+//!   `rx-usecs`/`tx-usecs` (`-EOPNOTSUPP`) and `rx-frames` other than 1 or
+//!   `tx-frames` above 1 (`-EINVAL`; `tx-frames` 0/1 turns napi_tx off/on),
+//!   and `virtnet_get_coalesce` then reports exactly usecs 0, `rx-frames` 1,
+//!   so only a value other than those proves the feature. `adaptive-rx`
+//!   (net_dim) also needs `VIRTIO_NET_F_VQ_NOTF_COAL`
+//!   (`virtnet_send_rx_notf_coal_cmds`: `-EOPNOTSUPP`; without NOTF_COAL
+//!   the request is taken and ignored), and with it on, a request whose
+//!   `rx-usecs` differs from DIM's current value is `-EINVAL`.
+//! * bnxt_en `bnxt_ethtool.c` `bnxt_set_coalesce`: no range check; the µs
+//!   are kept in a u16 (`struct bnxt_coal` `coal_ticks`) and
+//!   `bnxt_usec_to_coal_tmr` turns them into `timer_units` (80 ns on legacy
+//!   firmware, `bnxt_hwrm_coal_params_qcaps`) in a u16, which the firmware
+//!   caps at `cmpl_aggr_dma_tmr_max` (65535): above 5242 µs the timer wraps
+//!   silently. `bnxt_hwrm_set_coal_params` clamps the timer to at least 1
+//!   tick, so 0 is the shortest timer. Only `adaptive-rx` (net_dim,
+//!   `BNXT_FLAG_DIM`).
+//! * vmxnet3 `vmxnet3_ethtool.c` `vmxnet3_set_coalesce`: `-EOPNOTSUPP`
+//!   below device version 3 (`VMXNET3_VERSION_GE_3`; `get_coalesce` refuses
+//!   too). Modes, chosen from the whole merged request: all zero = disabled;
+//!   `rx-usecs` nonzero = rate-based (`VMXNET3_COAL_RBC_RATE` = 1000000 /
+//!   usecs interrupts/s, `-EINVAL` outside `VMXNET3_COAL_RBC_MIN_RATE` 100 to
+//!   `_MAX_RATE` 100000, i.e. 10-10000 µs, and `-EINVAL` with
+//!   `adaptive-rx` or any frame count set); `adaptive-rx` = the device's
+//!   adaptive mode (`-EINVAL` with frame counts); frame counts = static
+//!   depths (`VMXNET3_COAL_STATIC_MAX_DEPTH` 128). No `tx-usecs`, no
+//!   `adaptive-tx` (`ETHTOOL_COALESCE_RX_USECS | _MAX_FRAMES |
+//!   _USE_ADAPTIVE_RX`).
+//! * i40e `i40e_ethtool.c` `__i40e_set_coalesce`, iavf `iavf_ethtool.c`
+//!   `__iavf_set_coalesce`/`iavf_set_itr_per_queue`, ice `ice_ethtool.c`
+//!   `ice_set_rc_coalesce`: `-EINVAL` above 8160 µs (`I40E_MAX_ITR`,
+//!   `IAVF_MAX_ITR`, `ICE_ITR_MAX`) and when `rx-usecs`/`tx-usecs` changes
+//!   while `adaptive-rx`/`-tx` is on in the request; the ITR has a 2 µs
+//!   granularity: ice refuses odd values, i40e/iavf round them down (older
+//!   kernels refused 1), so only even values are planned. i40e/iavf's
+//!   dynamic ITR moves between `I40E_ITR_ADAPTIVE_MIN_USECS` 2 and
+//!   `_MAX_USECS` 126 µs.
+//! * mlx4_en `en_ethtool.c` `mlx4_en_set_coalesce`: `-ERANGE` above
+//!   `MLX4_EN_MAX_COAL_TIME` (`U16_MAX`), where 65535 itself is
+//!   `MLX4_EN_AUTO_CONF` (the driver default, 16 µs); `adaptive-rx` is the
+//!   driver's own moderation between `rx-usecs-low` 0 and `-high` 128 µs
+//!   (`MLX4_EN_RX_COAL_TIME_LOW/HIGH`).
+//! * net_dim (`lib/dim/net_dim.c`), the adaptive mode of mlx5, ena, bnxt
+//!   and virtio: RX profiles of 1, 8, 64, 128 and 256 µs (EQE-based) or 2
+//!   to 64 µs (CQE-based).
+//!
+//! `ethtool -C` goes through `ETHTOOL_MSG_COALESCE_SET`, which fills the
+//! driver's request from its current values and refuses (`-EOPNOTSUPP`)
+//! any attribute the driver does not list in `supported_coalesce_params`;
+//! `COALESCE_GET` leaves out unsupported attributes whose value is 0. So
+//! [`Family::accepts_on`] checks one attribute against the merged state.
 
 use model::moderation::{rate_for_timer_us, thousands};
+use std::collections::BTreeMap;
 use thiserror::Error;
 
 /// One dynamic (adaptive) mode selected by a small `rx-usecs` value.
@@ -55,11 +128,12 @@ pub enum Meaning {
     Fixed(u32),
 }
 
-/// Why a family's `set_coalesce` rejects a value (`-EINVAL`).
+/// Why a family's `set_coalesce` rejects a value.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum Rejection {
-    /// Between the mode values and the smallest fixed interval.
-    #[error("{family} rejects {attr} {value} (EINVAL): {reason}")]
+    /// Between the mode values and the smallest fixed interval, or refused
+    /// by another rule of the driver's code.
+    #[error("{family} rejects {attr} {value} ({how}): {reason}")]
     Reserved {
         /// Family name.
         family: &'static str,
@@ -67,11 +141,13 @@ pub enum Rejection {
         attr: String,
         /// The value.
         value: u64,
+        /// The errno, or what happens instead.
+        how: &'static str,
         /// Which rule of the driver's code refuses it.
         reason: String,
     },
     /// Above the longest interval.
-    #[error("{family} rejects {attr} {value} (EINVAL): above its {max} µs maximum")]
+    #[error("{family} rejects {attr} {value} ({how}): above its {max} µs maximum")]
     AboveMax {
         /// Family name.
         family: &'static str,
@@ -79,9 +155,50 @@ pub enum Rejection {
         attr: String,
         /// The value.
         value: u64,
+        /// The errno, or what happens instead.
+        how: &'static str,
         /// The maximum, µs.
         max: u32,
     },
+    /// Taken only with a device feature the snapshot does not show.
+    #[error("{family} takes {attr} {value} only with {feature}, which nothing in the snapshot shows: {reason}")]
+    Unproven {
+        /// Family name.
+        family: &'static str,
+        /// The attribute.
+        attr: String,
+        /// The value.
+        value: u64,
+        /// The feature.
+        feature: &'static str,
+        /// What the driver does without it.
+        reason: &'static str,
+    },
+}
+
+/// What a family does with `tx-usecs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxUsecs {
+    /// Validated like `rx-usecs`: a TX interval of its own.
+    Validated,
+    /// Accepted and ignored (the driver reads `rx-usecs` only).
+    Ignored,
+    /// Not in `supported_coalesce_params`: a nonzero value is refused
+    /// (`-EOPNOTSUPP`) and `ethtool -c` does not report it.
+    Unsupported,
+}
+
+/// A device feature some values need, which `ethtool -c` shows only
+/// indirectly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// Every value in range is taken.
+    None,
+    /// virtio_net: nonzero usecs need `VIRTIO_NET_F_NOTF_COAL`, shown only by
+    /// a reported state other than usecs 0, `rx-frames` 1, `tx-frames` 0/1;
+    /// `adaptive-rx 1` needs `VIRTIO_NET_F_VQ_NOTF_COAL`, shown only by
+    /// `adaptive-rx` already on.
+    VirtioNotfCoal,
 }
 
 /// One driver family's coalescing semantics.
@@ -97,10 +214,32 @@ pub struct Family {
     pub min_fixed: u32,
     /// Largest interval accepted, µs.
     pub max_fixed: u32,
-    /// Whether `tx-usecs` is validated too (else the driver ignores it).
-    pub tx_usecs: bool,
+    /// What the driver does with `tx-usecs`.
+    pub tx_usecs: TxUsecs,
     /// Whether a nonzero `tx-usecs` is refused when RX and TX share vectors.
     pub tx_refused_on_shared_vectors: bool,
+    /// What `rx-usecs 0` does.
+    pub off: &'static str,
+    /// How the driver answers a value above `max_fixed`: an errno, or what
+    /// happens instead when it does not check.
+    pub above_max: &'static str,
+    /// The `adaptive-*` attributes the driver takes; `None`: not transcribed
+    /// (the Intel families select their dynamic modes through `rx-usecs`).
+    pub adaptive: Option<&'static [&'static str]>,
+    /// What `adaptive-rx 1` does, when the driver's code says.
+    pub adaptive_mode: Option<DynamicMode>,
+    /// A device feature some values need.
+    pub gate: Gate,
+    /// What `adaptive-rx 1` does where `adaptive_mode` has no range.
+    pub adaptive_says: &'static str,
+    /// With `adaptive-rx`/`-tx` on in the merged request, `rx-usecs`/
+    /// `tx-usecs` must keep their current value (`-EINVAL`).
+    pub adaptive_locks_usecs: bool,
+    /// Only even µs are taken (2 µs ITR granularity, `-EINVAL` on odd).
+    pub even_only: bool,
+    /// vmxnet3: `rx-usecs`, `adaptive-rx` and the frame counts select
+    /// exclusive modes, checked on the merged request.
+    pub exclusive_modes: bool,
     /// Driver source the entry is transcribed from.
     pub source: &'static str,
 }
@@ -137,6 +276,36 @@ const IXGBE_DYNAMIC: &[DynamicMode] = &[DynamicMode {
     max_rate: 100_000,
 }];
 
+/// What 0 means on the Intel families: ITR 0.
+const INTEL_OFF: &str = "off: no moderation, an interrupt per packet";
+
+/// net_dim's range over its RX profiles (`lib/dim/net_dim.c`
+/// `NET_DIM_RX_EQE_PROFILES` 1-256 µs, `NET_DIM_RX_CQE_PROFILES` 2-64 µs).
+const NET_DIM: DynamicMode = DynamicMode {
+    value: 1,
+    name: "net_dim adaptive",
+    min_rate: 3_906,
+    max_rate: 1_000_000,
+};
+
+/// i40e/iavf dynamic ITR (`I40E_ITR_ADAPTIVE_MIN_USECS` 2 to
+/// `I40E_ITR_ADAPTIVE_MAX_USECS` 126).
+const I40E_DYNAMIC: DynamicMode = DynamicMode {
+    value: 1,
+    name: "dynamic ITR",
+    min_rate: 7_937,
+    max_rate: 500_000,
+};
+
+/// `MLX5_MAX_CQ_PERIOD`: the CQ context's `cq_period` is 12 bits.
+pub const MLX5E_MAX_COAL_TIME: u32 = 4095;
+
+/// The most µs the ENA delay field holds at a 1 µs resolution (15 bits).
+pub const ENA_MAX_DELAY_USECS: u32 = 32_767;
+
+/// The most µs bnxt's u16 timer of 80 ns ticks holds (65535 × 80 ns).
+pub const BNXT_MAX_COAL_USECS: u32 = 5_242;
+
 /// The families nettune knows, one entry each.
 pub const FAMILIES: &[Family] = &[
     Family {
@@ -145,8 +314,17 @@ pub const FAMILIES: &[Family] = &[
         dynamic: E1000_DYNAMIC,
         min_fixed: 10,
         max_fixed: 10_000,
-        tx_usecs: false,
+        tx_usecs: TxUsecs::Ignored,
         tx_refused_on_shared_vectors: false,
+        off: INTEL_OFF,
+        above_max: "EINVAL",
+        adaptive: None,
+        adaptive_mode: None,
+        gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: false,
         source: "e1000_ethtool.c e1000_set_coalesce (E1000_MIN_ITR_USECS 10, E1000_MAX_ITR_USECS 10000, 2 and 5-9 EINVAL), e1000_main.c e1000_set_itr",
     },
     Family {
@@ -155,8 +333,17 @@ pub const FAMILIES: &[Family] = &[
         dynamic: E1000_DYNAMIC,
         min_fixed: 10,
         max_fixed: 10_000,
-        tx_usecs: false,
+        tx_usecs: TxUsecs::Ignored,
         tx_refused_on_shared_vectors: false,
+        off: INTEL_OFF,
+        above_max: "EINVAL",
+        adaptive: None,
+        adaptive_mode: None,
+        gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: false,
         source: "e1000e ethtool.c e1000_set_coalesce (E1000_MIN_ITR_USECS 10, E1000_MAX_ITR_USECS 10000, 2 and 5-9 EINVAL), netdev.c e1000_set_itr",
     },
     Family {
@@ -165,8 +352,17 @@ pub const FAMILIES: &[Family] = &[
         dynamic: IGB_DYNAMIC,
         min_fixed: 10,
         max_fixed: 10_000,
-        tx_usecs: true,
+        tx_usecs: TxUsecs::Validated,
         tx_refused_on_shared_vectors: true,
+        off: INTEL_OFF,
+        above_max: "EINVAL",
+        adaptive: None,
+        adaptive_mode: None,
+        gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: false,
         source: "igb_ethtool.c igb_set_coalesce, igc_ethtool.c igc_ethtool_set_coalesce (IGB_MIN_ITR_USECS 10, IGB_MAX_ITR_USECS 10000, 2 and 4-9 EINVAL), igb_main.c igb_set_itr",
     },
     Family {
@@ -175,9 +371,170 @@ pub const FAMILIES: &[Family] = &[
         dynamic: IXGBE_DYNAMIC,
         min_fixed: 2,
         max_fixed: 1022,
-        tx_usecs: true,
+        tx_usecs: TxUsecs::Validated,
         tx_refused_on_shared_vectors: true,
+        off: INTEL_OFF,
+        above_max: "EINVAL",
+        adaptive: None,
+        adaptive_mode: None,
+        gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: false,
         source: "ixgbe_ethtool.c ixgbe_set_coalesce, ixgbevf ethtool.c ixgbevf_set_coalesce (IXGBE_MAX_EITR >> 2 = 1022 µs), ixgbe.h IXGBE_ITR_ADAPTIVE_MIN/MAX_USECS 10/126",
+    },
+    Family {
+        name: "mlx5",
+        drivers: &["mlx5_core"],
+        dynamic: &[],
+        min_fixed: 1,
+        max_fixed: MLX5E_MAX_COAL_TIME,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "off: a CQ period of 0, an interrupt per completion event unless rx-frames holds it",
+        above_max: "ERANGE",
+        adaptive: Some(&["adaptive-rx", "adaptive-tx"]),
+        adaptive_mode: Some(NET_DIM),
+        gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: false,
+        source: "mlx5 en_ethtool.c mlx5e_ethtool_set_coalesce (-ERANGE above MLX5E_MAX_COAL_TIME = MLX5_MAX_CQ_PERIOD, 12-bit cq_period: 4095 µs; MLX5E_MAX_COAL_FRAMES 65535; EOPNOTSUPP without cq_moderation), lib/dim/net_dim.c",
+    },
+    Family {
+        name: "ena",
+        drivers: &["ena"],
+        dynamic: &[],
+        min_fixed: 1,
+        max_fixed: ENA_MAX_DELAY_USECS,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "off: no interrupt delay",
+        above_max: "not refused: the 15-bit delay field wraps",
+        adaptive: Some(&["adaptive-rx"]),
+        adaptive_mode: Some(NET_DIM),
+        gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: false,
+        source: "ena_ethtool.c ena_set_coalesce, ena_com.c ena_com_update_nonadaptive_moderation_interval (usecs / intr_delay_resolution, no range check), ena_eth_io_defs.h ENA_ETH_IO_INTR_REG_RX_INTR_DELAY_MASK GENMASK(14, 0); values under the device's resolution round down to 0",
+    },
+    Family {
+        name: "virtio_net",
+        drivers: &["virtio_net"],
+        dynamic: &[],
+        min_fixed: 1,
+        max_fixed: u32::MAX,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "off: the device notifies at once",
+        above_max: "EINVAL",
+        adaptive: Some(&["adaptive-rx"]),
+        adaptive_mode: Some(NET_DIM),
+        gate: Gate::VirtioNotfCoal,
+        adaptive_says: "",
+        adaptive_locks_usecs: true,
+        even_only: false,
+        exclusive_modes: false,
+        source: "virtio_net.c virtnet_set_coalesce (VIRTIO_NET_F_NOTF_COAL: values sent to the device as u32 µs), virtnet_coal_params_supported (without it: usecs EOPNOTSUPP, rx-frames != 1 or tx-frames > 1 EINVAL), virtnet_get_coalesce; adaptive-rx needs VIRTIO_NET_F_VQ_NOTF_COAL",
+    },
+    Family {
+        name: "bnxt_en",
+        drivers: &["bnxt_en"],
+        dynamic: &[],
+        min_fixed: 1,
+        max_fixed: BNXT_MAX_COAL_USECS,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "the shortest timer: bnxt_hwrm_set_coal_params clamps it to 1 tick (80 ns), about an interrupt per completion",
+        above_max: "not refused: the u16 timer of 80 ns ticks wraps",
+        adaptive: Some(&["adaptive-rx"]),
+        adaptive_mode: Some(NET_DIM),
+        gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: false,
+        source: "bnxt_ethtool.c bnxt_set_coalesce (no range check, u16 coal_ticks), bnxt.c bnxt_usec_to_coal_tmr (usec * 1000 / timer_units, u16), bnxt_hwrm_coal_params_qcaps (legacy timer_units 80 ns, cmpl_aggr_dma_tmr_max 65535: 5242 µs)",
+    },
+    Family {
+        name: "vmxnet3",
+        drivers: &["vmxnet3"],
+        dynamic: &[],
+        min_fixed: 10,
+        max_fixed: 10_000,
+        tx_usecs: TxUsecs::Unsupported,
+        tx_refused_on_shared_vectors: false,
+        off: "disabled: with adaptive-rx off and no frame counts, VMXNET3_COALESCE_DISABLED, no moderation",
+        above_max: "EINVAL",
+        adaptive: Some(&["adaptive-rx"]),
+        adaptive_mode: None,
+        gate: Gate::None,
+        adaptive_says: "the virtual device's own adaptive mode (VMXNET3_COALESCE_ADAPT): its interrupt rates are the device's, not in the driver's code",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: true,
+        source: "vmxnet3_ethtool.c vmxnet3_set_coalesce (device version 3 or later; rx-usecs = rate-based mode at VMXNET3_COAL_RBC_RATE 1000000/usecs, EINVAL outside VMXNET3_COAL_RBC_MIN_RATE 100 .. _MAX_RATE 100000 and with adaptive-rx or frame counts set; adaptive-rx = the device's adaptive mode; frame counts = static depths up to 128), vmxnet3_defs.h, vmxnet3_int.h",
+    },
+    Family {
+        name: "mlx4_en",
+        drivers: &["mlx4_en"],
+        dynamic: &[],
+        min_fixed: 1,
+        max_fixed: 65_534,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "off: a CQ moderation time of 0, an interrupt per completion unless rx-frames holds it",
+        above_max: "ERANGE",
+        adaptive: Some(&["adaptive-rx"]),
+        adaptive_mode: None,
+        gate: Gate::None,
+        adaptive_says: "mlx4_en's adaptive moderation moves rx-usecs between rx-usecs-low (default 0: no moderation) and rx-usecs-high (default 128 µs: at most 7,813 interrupts/s per ring) as the packet rate crosses pkt-rate-low/high (400,000/450,000 packets/s)",
+        adaptive_locks_usecs: false,
+        even_only: false,
+        exclusive_modes: false,
+        source: "mlx4 en_ethtool.c mlx4_en_set_coalesce (-ERANGE above MLX4_EN_MAX_COAL_TIME U16_MAX; 65535 = MLX4_EN_AUTO_CONF, the driver default MLX4_EN_RX_COAL_TIME 16 µs), mlx4_en.h MLX4_EN_RX_COAL_TIME_LOW/HIGH 0/128, MLX4_EN_RX_RATE_LOW/HIGH 400000/450000",
+    },
+    Family {
+        name: "i40e/iavf",
+        drivers: &["i40e", "iavf"],
+        dynamic: &[],
+        min_fixed: 2,
+        max_fixed: 8160,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "off: ITR 0, an interrupt per packet (rx-usecs-high may still cap the rate)",
+        above_max: "EINVAL",
+        adaptive: Some(&["adaptive-rx", "adaptive-tx"]),
+        adaptive_mode: Some(I40E_DYNAMIC),
+        gate: Gate::None,
+        adaptive_says: "",
+        adaptive_locks_usecs: true,
+        even_only: true,
+        exclusive_modes: false,
+        source: "i40e_ethtool.c __i40e_set_coalesce, iavf_ethtool.c __iavf_set_coalesce/iavf_set_itr_per_queue (EINVAL above I40E_MAX_ITR/IAVF_MAX_ITR: 'rx-usecs range is 0-8160'; EINVAL when rx/tx-usecs changes with adaptive-rx/tx on; 2 µs register resolution: odd values rounded down, 1 refused by older kernels), i40e_txrx.h I40E_ITR_ADAPTIVE_MIN/MAX_USECS 2/126",
+    },
+    Family {
+        name: "ice",
+        drivers: &["ice"],
+        dynamic: &[],
+        min_fixed: 2,
+        max_fixed: 8160,
+        tx_usecs: TxUsecs::Validated,
+        tx_refused_on_shared_vectors: false,
+        off: "off: ITR 0, an interrupt per packet (rx-usecs-high may still cap the rate)",
+        above_max: "EINVAL",
+        adaptive: Some(&["adaptive-rx", "adaptive-tx"]),
+        adaptive_mode: None,
+        gate: Gate::None,
+        adaptive_says: "ice's dynamic ITR picks each vector's interval from its load (net_dim on current kernels)",
+        adaptive_locks_usecs: true,
+        even_only: true,
+        exclusive_modes: false,
+        source: "ice_ethtool.c ice_set_rc_coalesce (EINVAL above ICE_ITR_MAX 8160, on odd usecs: 'must be even', and when rx/tx-usecs changes with adaptive-rx/tx on)",
     },
 ];
 
@@ -203,6 +560,17 @@ pub fn zero_allowed(driver: &str, id: Option<model::snapshot::PciId>) -> bool {
 /// The family of `driver`, if nettune knows one.
 pub fn family(driver: &str) -> Option<&'static Family> {
     FAMILIES.iter().find(|f| f.drivers.contains(&driver))
+}
+
+/// Whether a virtio_net port's reported coalescing proves
+/// `VIRTIO_NET_F_NOTF_COAL`: without it `virtnet_get_coalesce` reports usecs
+/// 0, `rx-frames` 1 and `tx-frames` 0 or 1, nothing else.
+fn virtio_notf_coal_shown(co: &BTreeMap<String, u64>) -> bool {
+    let get = |a: &str| co.get(a).copied();
+    get("rx-usecs").unwrap_or(0) != 0
+        || get("tx-usecs").unwrap_or(0) != 0
+        || get("rx-frames").is_some_and(|v| v != 1)
+        || get("tx-frames").unwrap_or(0) > 1
 }
 
 /// `a-b interrupts/s (c-d µs)` for a rate range.
@@ -231,19 +599,41 @@ impl Family {
                 family: self.name,
                 attr: attr.to_string(),
                 value,
+                how: self.above_max,
                 max: self.max_fixed,
             });
         }
         if value < u64::from(self.min_fixed) {
             let modes: Vec<String> = self.dynamic.iter().map(|m| m.value.to_string()).collect();
+            let reason = if modes.is_empty() {
+                format!(
+                    "below {} µs only 0 (off) is accepted ({})",
+                    self.min_fixed, self.source
+                )
+            } else {
+                format!(
+                    "below {} only 0 (off) and the dynamic modes {} are accepted ({})",
+                    self.min_fixed,
+                    modes.join(", "),
+                    self.source
+                )
+            };
             return Err(Rejection::Reserved {
                 family: self.name,
                 attr: attr.to_string(),
                 value,
+                how: "EINVAL",
+                reason,
+            });
+        }
+        if self.even_only && value % 2 == 1 {
+            return Err(Rejection::Reserved {
+                family: self.name,
+                attr: attr.to_string(),
+                value,
+                how: "EINVAL",
                 reason: format!(
-                    "below {} only 0 (off) and the dynamic modes {} are accepted ({})",
-                    self.min_fixed,
-                    modes.join(", "),
+                    "the ITR has a 2 µs granularity: only even values ({})",
                     self.source
                 ),
             });
@@ -255,30 +645,170 @@ impl Family {
     }
 
     /// `Ok` when the driver's `set_coalesce` takes `attr value`; `shared`:
-    /// RX and TX share vectors (TxRx IRQs).
+    /// RX and TX share vectors (TxRx IRQs). Checks the value alone; see
+    /// [`Family::accepts_on`] for the rules that need the port's state.
     pub fn accepts(&self, attr: &str, value: u64, shared: bool) -> Result<(), Rejection> {
-        if attr == "tx-usecs" && !self.tx_usecs {
+        let refuse = |how: &'static str, reason: String| Rejection::Reserved {
+            family: self.name,
+            attr: attr.to_string(),
+            value,
+            how,
+            reason,
+        };
+        if attr.starts_with("adaptive-") {
+            let Some(takes) = self.adaptive else {
+                return Ok(());
+            };
+            if value > 1 {
+                return Err(refuse(
+                    "EINVAL",
+                    "adaptive-rx/tx are on (1) or off (0)".into(),
+                ));
+            }
+            if value != 0 && !takes.contains(&attr) {
+                return Err(refuse(
+                    "EOPNOTSUPP",
+                    format!(
+                        "{attr} is not among the driver's supported_coalesce_params ({})",
+                        self.source
+                    ),
+                ));
+            }
             return Ok(());
         }
+        if attr != "rx-usecs" && attr != "tx-usecs" {
+            // Frame counts and the rest: not transcribed, not planned.
+            return Ok(());
+        }
+        if attr == "tx-usecs" {
+            match self.tx_usecs {
+                TxUsecs::Ignored => return Ok(()),
+                TxUsecs::Unsupported if value != 0 => {
+                    return Err(refuse(
+                        "EOPNOTSUPP",
+                        format!(
+                            "tx-usecs is not among the driver's supported_coalesce_params ({})",
+                            self.source
+                        ),
+                    ));
+                }
+                TxUsecs::Unsupported => return Ok(()),
+                TxUsecs::Validated => {}
+            }
+        }
         if attr == "tx-usecs" && shared && self.tx_refused_on_shared_vectors && value != 0 {
-            return Err(Rejection::Reserved {
-                family: self.name,
-                attr: attr.to_string(),
-                value,
-                reason: format!(
+            return Err(refuse(
+                "EINVAL",
+                format!(
                     "RX and TX share the vectors, so rx-usecs sets both ({})",
                     self.source
                 ),
-            });
+            ));
         }
         self.meaning(attr, value).map(|_| ())
+    }
+
+    /// `Ok` when one `ethtool -C <port> attr value` on a port whose
+    /// coalescing reads `current` is taken: [`Family::accepts`], then the
+    /// rules on the merged request (the kernel fills the driver's request
+    /// from `current`): device features the values prove (virtio_net) and
+    /// exclusive modes (vmxnet3).
+    pub fn accepts_on(
+        &self,
+        attr: &str,
+        value: u64,
+        shared: bool,
+        current: &BTreeMap<String, u64>,
+    ) -> Result<(), Rejection> {
+        self.accepts(attr, value, shared)?;
+        let get = |m: &BTreeMap<String, u64>, a: &str| m.get(a).copied().unwrap_or(0);
+        if self.gate == Gate::VirtioNotfCoal && value != 0 {
+            if (attr == "rx-usecs" || attr == "tx-usecs") && !virtio_notf_coal_shown(current) {
+                return Err(Rejection::Unproven {
+                    family: self.name,
+                    attr: attr.to_string(),
+                    value,
+                    feature: "VIRTIO_NET_F_NOTF_COAL",
+                    reason: "without it virtnet_coal_params_supported refuses nonzero usecs (EOPNOTSUPP), and ethtool -c then shows usecs 0, rx-frames 1, tx-frames 0 or 1, as it does here",
+                });
+            }
+            if attr == "adaptive-rx" && get(current, "adaptive-rx") == 0 {
+                return Err(Rejection::Unproven {
+                    family: self.name,
+                    attr: attr.to_string(),
+                    value,
+                    feature: "VIRTIO_NET_F_VQ_NOTF_COAL",
+                    reason: "virtnet_send_rx_notf_coal_cmds refuses adaptive-rx without it (EOPNOTSUPP), and without VIRTIO_NET_F_NOTF_COAL too the request is taken but DIM never starts (adaptive-rx reads back 0); only adaptive-rx already on would show it",
+                });
+            }
+        }
+        if self.adaptive_locks_usecs {
+            if let Some(dir) = attr.strip_suffix("-usecs") {
+                let adaptive = format!("adaptive-{dir}");
+                if get(current, &adaptive) != 0 && get(current, attr) != value {
+                    return Err(Rejection::Reserved {
+                        family: self.name,
+                        attr: attr.to_string(),
+                        value,
+                        how: "EINVAL",
+                        reason: format!(
+                            "with {adaptive} on, the driver refuses a {attr} other than the current one; turn {adaptive} off first ({})",
+                            self.source
+                        ),
+                    });
+                }
+            }
+        }
+        if self.exclusive_modes {
+            let mut m = current.clone();
+            m.insert(attr.to_string(), value);
+            let frames = get(&m, "rx-frames") != 0 || get(&m, "tx-frames") != 0;
+            let (usecs, adaptive) = (get(&m, "rx-usecs") != 0, get(&m, "adaptive-rx") != 0);
+            let reason = if usecs && (adaptive || frames) {
+                Some("a nonzero rx-usecs (rate-based mode) needs adaptive-rx off and rx-frames/tx-frames 0 in the same request")
+            } else if adaptive && frames {
+                Some("adaptive-rx needs rx-frames/tx-frames 0 in the same request")
+            } else {
+                None
+            };
+            if let Some(r) = reason {
+                return Err(Rejection::Reserved {
+                    family: self.name,
+                    attr: attr.to_string(),
+                    value,
+                    how: "EINVAL",
+                    reason: format!(
+                        "{r}, and ethtool fills the rest from the port's current values ({})",
+                        self.source
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// What `adaptive-rx 1` does, in both units where the driver's code
+    /// says; `None` where the table does not transcribe adaptive modes.
+    pub fn describe_adaptive(&self) -> Option<String> {
+        match (self.adaptive_mode, self.adaptive) {
+            (Some(m), _) => Some(format!(
+                "{} ({}): the driver moves between {}",
+                m.name,
+                self.name,
+                rates(m.min_rate, m.max_rate)
+            )),
+            (None, Some(a)) if !a.is_empty() && !self.adaptive_says.is_empty() => {
+                Some(self.adaptive_says.to_string())
+            }
+            _ => None,
+        }
     }
 
     /// What `value` does, in the user's terms: `3 (dynamic conservative:
     /// 4,000-20,000 interrupts/s per vector (50-250 µs between interrupts))`.
     pub fn describe(&self, value: u64) -> String {
         match self.meaning("rx-usecs", value) {
-            Ok(Meaning::Off) => format!("{value} (off: no moderation, an interrupt per packet)"),
+            Ok(Meaning::Off) => format!("{value} ({})", self.off),
             Ok(Meaning::Dynamic(m)) => format!(
                 "{value} ({} mode: the driver moves between {})",
                 m.name,
@@ -308,12 +838,21 @@ impl Family {
         if us < self.min_fixed {
             return if zero_ok { 0 } else { self.min_fixed };
         }
-        us.min(self.max_fixed)
+        self.even(us.min(self.max_fixed))
+    }
+
+    /// `us` rounded down to an even value where only even ones are taken.
+    fn even(&self, us: u32) -> u32 {
+        if self.even_only {
+            (us & !1).max(self.min_fixed)
+        } else {
+            us
+        }
     }
 
     /// The nearest accepted fixed interval to `us` (for the adaptive intent).
     pub fn fixed_value(&self, us: u32) -> u32 {
-        us.clamp(self.min_fixed, self.max_fixed)
+        self.even(us.clamp(self.min_fixed, self.max_fixed))
     }
 }
 

@@ -8,7 +8,7 @@
 //! IRQs, -EINVAL) and anything above `IXGBE_MAX_EITR >> 2` = 1022 µs.
 
 use super::{Rule, RuleId};
-use crate::coalesce_family::{family, zero_allowed, Family, E1000_82547_MIN_USECS};
+use crate::coalesce_family::{family, zero_allowed, Family, TxUsecs, E1000_82547_MIN_USECS};
 use crate::context::{Ctx, Nic};
 use crate::profile::CoalesceIntent;
 use model::plan::{EthtoolGroup, Phase, Target};
@@ -78,6 +78,9 @@ impl Rule for Coalesce {
             CoalesceIntent::Adaptive => adaptive(cx, self.id(), co, &nic_ctx, us),
             CoalesceIntent::Keep => Vec::new(),
         };
+        // The port's values as each planned `ethtool -C` leaves them: the
+        // kernel fills every request from them.
+        let mut merged = co.clone();
         for (attr, v, why) in want {
             let cur = co.get(attr).copied();
             if cur == Some(v) {
@@ -85,10 +88,11 @@ impl Rule for Coalesce {
             }
             // Never plan a value the driver's set_coalesce refuses: one
             // EINVAL rolls the whole apply back.
-            if let Some(Err(e)) = fam.map(|f| f.accepts(attr, v, shared)) {
+            if let Some(Err(e)) = fam.map(|f| f.accepts_on(attr, v, shared, &merged)) {
                 cx.note(self.id(), format!("{name}: {attr} {v} not planned: {e}"));
                 continue;
             }
+            merged.insert(attr.to_string(), v);
             cx.push(
                 Phase::Coalescing,
                 self.id(),
@@ -159,7 +163,8 @@ fn low_latency(co: &BTreeMap<String, u64>, n: &NicCtx<'_>, us: u32) -> Vec<Want>
         let Some(&cur) = co.get(a) else {
             continue;
         };
-        if a == "tx-usecs" && (n.shared || n.fam.is_some_and(|f| !f.tx_usecs)) {
+        if a == "tx-usecs" && (n.shared || n.fam.is_some_and(|f| f.tx_usecs != TxUsecs::Validated))
+        {
             // ixgbe(vf)/igb/igc set_coalesce: -EINVAL on tx-usecs with TxRx
             // vectors, where rx-usecs sets the shared vector; e1000(e) read
             // rx-usecs only.
@@ -173,7 +178,7 @@ fn low_latency(co: &BTreeMap<String, u64>, n: &NicCtx<'_>, us: u32) -> Vec<Want>
         }
         let why = match n.fam {
             Some(_) if itr && target == us => format!("{name} ({driver}): fixed {us} µs interval; for {driver} rx-usecs 0 = no throttling and 1 = dynamic ITR"),
-            Some(f) => latency_reason(f, n, cur, target, us),
+            Some(f) => latency_reason(f, n, a, cur, target, us),
             None => format!("{name}: low fixed {us} µs interrupt delay"),
         };
         want.push((a, u64::from(target), why));
@@ -182,14 +187,28 @@ fn low_latency(co: &BTreeMap<String, u64>, n: &NicCtx<'_>, us: u32) -> Vec<Want>
 }
 
 /// Why a family's NIC gets `target` under the latency intent, in both units.
-fn latency_reason(f: &Family, n: &NicCtx<'_>, cur: u64, target: u32, us: u32) -> String {
+fn latency_reason(
+    f: &Family,
+    n: &NicCtx<'_>,
+    attr: &str,
+    cur: u64,
+    target: u32,
+    us: u32,
+) -> String {
     let (name, driver) = (n.name, n.driver);
     let mut why = format!(
-        "{name} ({driver}): rx-usecs {}, now {}",
+        "{name} ({driver}): {attr} {}, now {}",
         f.describe(u64::from(target)),
         f.describe(cur)
     );
-    if target == 0 {
+    if target == 0 && f.dynamic.is_empty() {
+        if us != 0 {
+            why.push_str(&format!(
+                "; the profile asks for {us} µs and {} takes no interval below {} µs, so the latency goal gets 0 ({})",
+                f.name, f.min_fixed, f.source
+            ));
+        }
+    } else if target == 0 {
         why.push_str(&format!(
             "; the profile asks for {us} µs and {} takes no fixed interval below {} µs (only 0 and its dynamic modes), so the latency goal gets 0 = ITR 0 ({})",
             f.name, f.min_fixed, f.source
@@ -216,14 +235,36 @@ fn adaptive(
     let mut want = Vec::new();
     let mut adaptive = false;
     for a in ["adaptive-rx", "adaptive-tx"] {
-        if co.contains_key(a) {
-            adaptive = true;
-            want.push((
-                a,
-                1,
-                format!("{name}: adaptive moderation follows the load"),
-            ));
+        if !co.contains_key(a) {
+            continue;
         }
+        // Reported, and (where a table says) one the driver can take here.
+        if let Some(Err(e)) = n
+            .fam
+            .map(|f| f.accepts_on(a, 1, false, &without_rx_usecs(f, co)))
+        {
+            cx.note(id, format!("{name}: {a} 1 not planned: {e}"));
+            continue;
+        }
+        if !adaptive {
+            if let Some(f) = n.fam.filter(|f| f.exclusive_modes) {
+                if co.get("rx-usecs").is_some_and(|&v| v != 0) {
+                    // vmxnet3: rate-based and adaptive modes exclude
+                    // each other in one merged request.
+                    want.push((
+                        "rx-usecs",
+                        0,
+                        format!("{name} ({driver}): rx-usecs {} first, as vmxnet3_set_coalesce refuses adaptive-rx with a nonzero rx-usecs ({})", f.describe(0), f.source),
+                    ));
+                }
+            }
+        }
+        adaptive = true;
+        let why = match n.fam.and_then(|f| f.describe_adaptive()) {
+            Some(d) => format!("{name}: adaptive moderation follows the load: {d}"),
+            None => format!("{name}: adaptive moderation follows the load"),
+        };
+        want.push((a, 1, why));
     }
     if !adaptive && co.contains_key("rx-usecs") {
         let cur = co.get("rx-usecs").copied().unwrap_or(0);
@@ -269,6 +310,16 @@ fn adaptive(
         }
     }
     want
+}
+
+/// `co` with `rx-usecs` 0 where a family's modes are exclusive (the rule
+/// plans that first), to ask whether `adaptive-*` can follow.
+fn without_rx_usecs(f: &Family, co: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut m = co.clone();
+    if f.exclusive_modes && m.contains_key("rx-usecs") {
+        m.insert("rx-usecs".into(), 0);
+    }
+    m
 }
 
 /// Why ixgbe(vf) get a fixed interval under the adaptive intent, with the
