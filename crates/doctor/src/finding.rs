@@ -4,7 +4,7 @@
 
 use crate::rules::DoctorRule;
 use model::findings::FindingId;
-pub use model::findings::{Evidence, Finding, Fix, Severity};
+pub use model::findings::{BenchFix, Evidence, Finding, Fix, Severity, Workloads};
 use serde::{Deserialize, Serialize};
 
 /// Version of the report's JSON shape; bumped only on an incompatible change.

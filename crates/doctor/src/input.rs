@@ -523,6 +523,7 @@ impl<'a> Cx<'a> {
             command: Some(self.plan_command(iface)),
             changes,
             app: None,
+            bench: None,
         }
     }
 }

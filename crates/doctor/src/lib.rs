@@ -27,7 +27,9 @@ pub mod input;
 pub mod render;
 pub mod rules;
 
-pub use finding::{Evidence, Finding, Fix, Report, Severity, Skipped, REPORT_SCHEMA_VERSION};
+pub use finding::{
+    BenchFix, Evidence, Finding, Fix, Report, Severity, Skipped, Workloads, REPORT_SCHEMA_VERSION,
+};
 pub use input::{Allowance, Cx, Input, Window};
 pub use model::findings::FindingId;
 pub use rules::{DoctorId, DoctorRule, Skip, CATALOGUE};

@@ -298,7 +298,14 @@ fn app_on_irq_cpu_fires_for_redis_on_the_interrupt_core_and_clears_when_moved() 
         "{:?}",
         f[0].fix.app
     );
-    // Seed 000's fix: the application on other cores than the IRQs'.
+    assert_eq!(
+        f[0].fix.bench,
+        Some(nettune_doctor::BenchFix::new(
+            nettune_doctor::Workloads::All,
+            &["--cpus", "1-8,10-35"]
+        ))
+    );
+    // The Aerospike article's fix: the application on other cores than the IRQs'.
     fx.write(
         "proc/2301/status",
         "Name:\tredis-server\nCpus_allowed_list:\t1-8\n",

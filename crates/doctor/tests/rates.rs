@@ -242,6 +242,14 @@ fn udp_rcvbuf_errors_fire_when_growing() {
     // 30000 of 1.53 M datagrams: 1.96 %, above the 1 % critical line.
     assert_eq!(f.severity, Severity::Critical);
     assert!(f.fix.app.as_deref().unwrap().contains("--rcvbuf"));
+    // The same fix as typed bench options, which the lab applies.
+    assert_eq!(
+        f.fix.bench,
+        Some(nettune_doctor::BenchFix::new(
+            nettune_doctor::Workloads::Udp,
+            &["--rcvbuf", "4M"]
+        ))
+    );
     assert!(f
         .evidence
         .iter()
@@ -328,6 +336,13 @@ fn tcp_reordering_fires_without_drops_and_not_with_them() {
         f.title
     );
     assert!(f.fix.text.contains("cubic"));
+    assert_eq!(
+        f.fix.bench,
+        Some(nettune_doctor::BenchFix::new(
+            nettune_doctor::Workloads::Tcp,
+            &["--congestion", "cubic"]
+        ))
+    );
     i.samples = reorder_window(50);
     assert!(
         !report(&i).has(DoctorId::TcpReordering),

@@ -7,7 +7,7 @@
 
 use doctor::{DoctorId, Report};
 use lab::exec::{ExecError, HostId};
-use lab::loop_::bench_fix::{bench_marker_flags, congestion_flags, Workloads, BENCH_FIXES};
+use lab::loop_::bench_fix::{bench_fix, BenchFix, Workloads};
 use lab::loop_::candidates::{fixes_from_doctor, plan_from_doctor, workloads_of};
 use lab::loop_::diagnose::{merge_reports, merge_windows, parse_report};
 use model::plan::Phase;
@@ -198,11 +198,13 @@ fn two_hosts() -> Vec<(String, serde_json::Value)> {
         {"id": "udp-rcvbuf-errors", "severity": "critical", "subject": "host",
          "title": "UDP: 9000 datagrams dropped at full receive buffers (1.50 % of those that arrived) in 2.0 s",
          "fix": {"text": "Give the receiving sockets a larger buffer", "changes": [], "command": null,
-                 "app": "setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"}},
+                 "app": "setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M",
+                 "bench": {"workloads": "udp", "flags": ["--rcvbuf", "4M"]}}},
         {"id": "tcp-reordering", "severity": "warning", "subject": "host",
          "title": "TCP: 30000 retransmits with 900 SACK reorderings and no drops in 2.0 s (congestion control bbr)",
          "fix": {"text": "Do not tune for loss", "changes": [], "command": null,
-                 "app": "setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket"}},
+                 "app": "setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket",
+                 "bench": {"workloads": "tcp", "flags": ["--congestion", "cubic"]}}},
         rps,
     ]});
     vec![("lab-h0".into(), h0), ("lab-h1".into(), h1)]
@@ -229,53 +231,34 @@ fn typed_hosts(hosts: Vec<(String, serde_json::Value)>) -> Vec<(String, Report)>
         .collect()
 }
 
+/// The lab applies a finding's typed bench options (`fix.bench`, set by its
+/// rule), forcing a buffer size; options that do not start with a flag are
+/// refused; a fix without bench options gives none (no text is parsed).
 #[test]
-fn bench_flags_come_from_the_fixes_socket_options() {
-    let s = |v: &[&str]| Some(v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
-    assert_eq!(
-        bench_marker_flags("setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"),
-        s(&["--rcvbuf", "4M", "--force-buffers"])
-    );
-    assert_eq!(
-        bench_marker_flags("with nettune bench: --rcvbuf 4M --busy-poll 50."),
-        s(&["--rcvbuf", "4M", "--busy-poll", "50", "--force-buffers"])
-    );
-    // app-on-irq-cpu's fix ends in a parenthesis, which is not the flag's.
-    assert_eq!(
-        bench_marker_flags("taskset -pc 2 99 (or ...; for nettune bench: --cpus 2)"),
-        s(&["--cpus", "2"])
-    );
-    assert_eq!(
-        congestion_flags(
-            "setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket"
-        ),
-        s(&["--congestion", "cubic"])
-    );
-    for none in [
-        "sysctl -w net.ipv4.tcp_tw_reuse=1; in the application, reuse connections",
-        "with nettune bench: nothing",
-        "with nettune bench:",
-        "",
-    ] {
-        assert_eq!(bench_marker_flags(none), None, "{none}");
-    }
-    for none in [
-        "TCP_CONGESTION \"\"",
-        "TCP_CONGESTION \"a; rm -rf /\"",
-        "TCP_CONGESTION",
-        "",
-    ] {
-        assert_eq!(congestion_flags(none), None, "{none}");
+fn bench_options_come_from_the_fixes_typed_field() {
+    let reports = typed_hosts(two_hosts());
+    let fs = &reports[1].1.findings;
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let rcv = bench_fix(&fs[0]).unwrap();
+    assert_eq!(rcv.flags, s(&["--rcvbuf", "4M", "--force-buffers"]));
+    assert_eq!(rcv.workloads, Workloads::Udp);
+    let cc = bench_fix(&fs[1]).unwrap();
+    assert_eq!(cc.flags, s(&["--congestion", "cubic"]));
+    // The time-wait fix names no bench options, though its app text does.
+    assert_eq!(bench_fix(&reports[0].1.findings[0]), None);
+    let mut f = fs[0].clone();
+    for bad in [&[][..], &["4M"][..], &["--"][..], &["-x"][..]] {
+        f.fix.bench = Some(BenchFix::new(Workloads::Udp, bad));
+        assert_eq!(bench_fix(&f), None, "{bad:?}");
     }
 }
 
+/// A bench fix's transport picks the suite's workloads.
 #[test]
-fn a_rules_protocol_picks_the_workloads_its_flags_go_to() {
-    let rule = |id| BENCH_FIXES.iter().find(|r| r.id == id).unwrap().workloads;
-    let of = |id| workloads_of(rule(id), SUITE);
-    assert_eq!(of(DoctorId::UdpRcvbufErrors), ["udp-stream-64"]);
+fn a_bench_fixs_transport_picks_the_workloads() {
+    assert_eq!(workloads_of(Workloads::Udp, SUITE), ["udp-stream-64"]);
     assert_eq!(
-        of(DoctorId::TcpReordering),
+        workloads_of(Workloads::Tcp, SUITE),
         ["tcp-stream", "tcp-rr", "tcp-crr"]
     );
     assert_eq!(workloads_of(Workloads::All, SUITE).len(), 4);
@@ -288,7 +271,6 @@ fn findings_of_both_hosts_each_host_its_plan_flags_to_the_after_suite() {
     let fixes = fixes_from_doctor(
         &reports,
         SUITE,
-        BENCH_FIXES,
         |h| {
             bases.push(h.to_string());
             base()
@@ -350,7 +332,6 @@ fn a_plan_change_found_on_the_client_is_planned_on_the_client() {
     let fixes = fixes_from_doctor(
         &reports,
         SUITE,
-        BENCH_FIXES,
         |h| {
             bases.push(h.to_string());
             base()
@@ -369,7 +350,6 @@ fn nothing_found_nothing_applied() {
     let fixes = fixes_from_doctor(
         &[("a".into(), empty.clone()), ("b".into(), empty)],
         SUITE,
-        BENCH_FIXES,
         |_| panic!("no plan"),
         |_, _| panic!("no command"),
     )
@@ -444,14 +424,7 @@ fn a_bench_flag_the_suite_already_has_is_not_applied_again() {
     let mut reports = two_hosts();
     reports[1].1["findings"].as_array_mut().unwrap().truncate(2);
     let reports = typed_hosts(reports);
-    let fixes = fixes_from_doctor(
-        &reports,
-        suite,
-        BENCH_FIXES,
-        |_| panic!("no plan"),
-        |_, _| panic!(),
-    )
-    .unwrap();
+    let fixes = fixes_from_doctor(&reports, suite, |_| panic!("no plan"), |_, _| panic!()).unwrap();
     assert!(
         !fixes
             .workload_args

@@ -3,7 +3,7 @@
 //! node take none, or pinned to a node other than the NIC's.
 
 use super::{DoctorRule, FindingId, Skip};
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{BenchFix, Finding, Fix, Severity, Workloads};
 use crate::input::Cx;
 use model::snapshot::{HostSnapshot, Interface, QueueKind};
 use model::CpuSet;
@@ -180,6 +180,7 @@ impl DoctorRule for AppOnIrqCpu {
                         target.to_list(),
                         target.to_list()
                     )),
+                    bench: Some(BenchFix::new(Workloads::All, &["--cpus", &target.to_list()])),
                     ..Fix::default()
                 }));
             }

@@ -207,6 +207,7 @@ impl DoctorRule for BootOverride {
                 changes: vec![c.clone()],
                 command: Some(cx.plan_command(None)),
                 app: None,
+                bench: None,
             }));
         }
         Ok(())

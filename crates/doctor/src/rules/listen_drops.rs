@@ -109,5 +109,6 @@ fn fix() -> Fix {
         changes: Vec::new(),
         command: None,
         app: Some("listen(fd, 4096) with net.core.somaxconn >= 4096: sysctl -w net.core.somaxconn=4096".into()),
+        bench: None,
     }
 }

@@ -3,7 +3,7 @@
 //! (softnet, the interfaces, the receive queues).
 
 use super::{DoctorRule, FindingId, Skip};
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{BenchFix, Finding, Fix, Severity, Workloads};
 use crate::input::Cx;
 
 /// Retransmitted segments per second from which retransmits matter.
@@ -108,6 +108,7 @@ impl DoctorRule for TcpReordering {
             changes: Vec::new(),
             command: None,
             app: Some("setsockopt(IPPROTO_TCP, TCP_CONGESTION, \"cubic\") on the sending socket".into()),
+            bench: Some(BenchFix::new(Workloads::Tcp, &["--congestion", "cubic"])),
         });
         out.push(f);
         Ok(())

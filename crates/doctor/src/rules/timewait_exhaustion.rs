@@ -102,6 +102,7 @@ impl DoctorRule for TimewaitExhaustion {
             changes: fix_changes(cx),
             command: None,
             app: Some("sysctl -w net.ipv4.tcp_tw_reuse=1 net.ipv4.ip_local_port_range=\"1024 65535\"; in the application, reuse connections".into()),
+            bench: None,
         });
         out.push(f);
         Ok(())

@@ -2,7 +2,7 @@
 //! (`Udp.RcvbufErrors` growing over the window).
 
 use super::{DoctorRule, FindingId, Skip};
-use crate::finding::{Finding, Fix, Severity};
+use crate::finding::{BenchFix, Finding, Fix, Severity, Workloads};
 use crate::input::Cx;
 use tune::RuleId;
 
@@ -153,12 +153,13 @@ fn fix(cx: &Cx<'_>) -> Fix {
             ),
             command: Some(cx.plan_command(None)),
             changes,
-            app: None,
+            ..Fix::default()
         }
     };
     fix.app = Some(
         "setsockopt(SO_RCVBUF, 4194304) on the receiving socket; with nettune bench: --rcvbuf 4M"
             .to_string(),
     );
+    fix.bench = Some(BenchFix::new(Workloads::Udp, &["--rcvbuf", "4M"]));
     fix
 }

@@ -89,6 +89,7 @@ impl DoctorRule for UdpSndbufErrors {
                 command: Some(cx.plan_command(None)),
                 changes,
                 app: None,
+                bench: None,
             }
         };
         out.push(f.fix(Fix {

@@ -1,140 +1,31 @@
-//! Which doctor findings the lab answers with bench options, as one table:
-//! a [`BenchFixRule`] per finding id names the workloads of the suite the
-//! options go to and how they are read from the finding's fix. A finding
-//! with no row here is advice the lab cannot apply.
+//! The bench options the lab applies for a finding: the finding's own
+//! typed [`BenchFix`] (`Fix::bench`, set by its doctor rule), with the lab's
+//! one policy on top: a buffer size is forced (`--force-buffers`), since the
+//! lab's namespaces share the machine's `rmem_max`/`wmem_max`, which the lab
+//! never raises. A finding whose fix has no bench options is advice the lab
+//! cannot apply.
 //!
-//! To make the lab apply a new finding's bench-flag fix, add one row to
-//! [`BENCH_FIXES`] (docs/architecture.md, "The loop").
+//! To make the lab apply a new finding's bench fix, its rule sets
+//! `Fix::bench` (docs/architecture.md, "To add a finding with a bench fix").
 
-use doctor::{DoctorId, Finding};
+use doctor::Finding;
+pub use doctor::{BenchFix, Workloads};
 
-/// The workloads of the suite a bench fix is for, by transport.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Workloads {
-    /// The `udp-*` tests.
-    Udp,
-    /// The `tcp-*` tests.
-    Tcp,
-    /// Every workload.
-    All,
-}
-
-impl Workloads {
-    /// Whether a workload running bench `--test TEST` is one of these.
-    pub fn covers(self, test: &str) -> bool {
-        match self {
-            Workloads::Udp => test.starts_with("udp"),
-            Workloads::Tcp => test.starts_with("tcp"),
-            Workloads::All => true,
-        }
-    }
-}
-
-/// A fix the lab applies as bench options of the "after" suite.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BenchFix {
-    /// The bench arguments (`--rcvbuf 4M --force-buffers`).
-    pub flags: Vec<String>,
-    /// The workloads they go to.
-    pub workloads: Workloads,
-}
-
-/// One row of the table: a finding id, its workloads and how its fix gives
-/// bench flags (`None` when this finding's fix names none).
-#[derive(Debug, Clone, Copy)]
-pub struct BenchFixRule {
-    /// The finding.
-    pub id: DoctorId,
-    /// The workloads of the suite the flags go to.
-    pub workloads: Workloads,
-    /// The bench flags of one finding of that id.
-    pub flags: fn(&Finding) -> Option<Vec<String>>,
-}
-
-impl BenchFixRule {
-    /// The bench fix of `f` under this rule.
-    pub fn fix(&self, f: &Finding) -> Option<BenchFix> {
-        (f.id == self.id)
-            .then(|| (self.flags)(f))
-            .flatten()
-            .map(|flags| BenchFix {
-                flags,
-                workloads: self.workloads,
-            })
-    }
-}
-
-/// The findings the lab answers with bench options.
-pub const BENCH_FIXES: &[BenchFixRule] = &[
-    BenchFixRule {
-        id: DoctorId::UdpRcvbufErrors,
-        workloads: Workloads::Udp,
-        flags: app_bench_flags,
-    },
-    BenchFixRule {
-        id: DoctorId::TcpReordering,
-        workloads: Workloads::Tcp,
-        flags: app_congestion,
-    },
-    BenchFixRule {
-        id: DoctorId::AppOnIrqCpu,
-        workloads: Workloads::All,
-        flags: app_bench_flags,
-    },
-];
-
-/// The bench fix of `f` under the first row of `table` for its id.
-pub fn bench_fix(table: &[BenchFixRule], f: &Finding) -> Option<BenchFix> {
-    table.iter().find(|r| r.id == f.id).and_then(|r| r.fix(f))
-}
-
-/// The flags after `nettune bench:` in the fix's `app` text.
-pub fn app_bench_flags(f: &Finding) -> Option<Vec<String>> {
-    f.fix.app.as_deref().and_then(bench_marker_flags)
-}
-
-/// `--congestion NAME` for the fix's socket option `TCP_CONGESTION "NAME"`.
-pub fn app_congestion(f: &Finding) -> Option<Vec<String>> {
-    f.fix.app.as_deref().and_then(congestion_flags)
-}
-
-/// The flags after `nettune bench:` in `app` (up to a `;`), with
-/// `--force-buffers` added to a buffer size: the lab's namespaces share the
-/// machine's rmem_max, which is never raised.
-pub fn bench_marker_flags(app: &str) -> Option<Vec<String>> {
-    const MARK: &str = "nettune bench:";
-    let i = app.find(MARK)?;
-    let rest = app.get(i.checked_add(MARK.len())?..)?;
-    let rest = rest.split(';').next().unwrap_or("");
-    let mut toks: Vec<String> = rest
-        .split_whitespace()
-        .map(|t| t.trim_end_matches(['.', ',', ')']).to_string())
-        .filter(|t| !t.is_empty())
-        .collect();
-    if !toks
+/// The bench fix the lab applies for `f`, if its fix has one.
+pub fn bench_fix(f: &Finding) -> Option<BenchFix> {
+    let mut b = f.fix.bench.clone()?;
+    if !b
+        .flags
         .first()
         .is_some_and(|t| t.starts_with("--") && t.len() > 2)
     {
         return None;
     }
-    let sized = toks.iter().any(|t| t == "--rcvbuf" || t == "--sndbuf");
-    if sized && !toks.iter().any(|t| t == "--force-buffers") {
-        toks.push("--force-buffers".into());
+    let sized = b.flags.iter().any(|t| t == "--rcvbuf" || t == "--sndbuf");
+    if sized && !b.flags.iter().any(|t| t == "--force-buffers") {
+        b.flags.push("--force-buffers".into());
     }
-    Some(toks)
-}
-
-/// `--congestion NAME` for `TCP_CONGESTION "NAME"` in `app` (a plain name
-/// of under 16 characters).
-pub fn congestion_flags(app: &str) -> Option<Vec<String>> {
-    let i = app.find("TCP_CONGESTION")?;
-    let name = app.get(i..)?.split('"').nth(1)?;
-    let ok = !name.is_empty()
-        && name.len() < 16
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    ok.then(|| vec!["--congestion".to_string(), name.to_string()])
+    Some(b)
 }
 
 #[cfg(test)]
@@ -143,11 +34,12 @@ mod tests {
     use crate::loop_::candidates::{fixes_from_doctor, Candidate, NotApplied};
     use crate::loop_::suite::SUITE;
     use crate::runner::merge_args;
-    use doctor::{Fix, Report, Severity};
+    use doctor::{DoctorId, Fix, Report, Severity};
 
-    /// A finding whose fix, like udp-rcvbuf-errors', names bench flags for
-    /// the application (here the send buffer, of udp-sndbuf-errors).
-    fn sndbuf_finding() -> Report {
+    /// A finding whose fix, like udp-rcvbuf-errors', names bench options for
+    /// the application (here the send buffer, of udp-sndbuf-errors), when
+    /// `bench` is set.
+    fn sndbuf_finding(bench: Option<BenchFix>) -> Report {
         Report {
             schema_version: doctor::REPORT_SCHEMA_VERSION,
             findings: vec![doctor::Finding {
@@ -165,6 +57,7 @@ mod tests {
                         "setsockopt(SO_SNDBUF, 4194304) on the sending socket; with nettune bench: --sndbuf 4M"
                             .into(),
                     ),
+                    bench,
                 },
                 source: String::new(),
             }],
@@ -172,38 +65,31 @@ mod tests {
         }
     }
 
-    fn run(table: &[BenchFixRule]) -> crate::loop_::candidates::LabFixes {
-        let reports = vec![("lab-h0".to_string(), sndbuf_finding())];
+    fn run(bench: Option<BenchFix>) -> crate::loop_::candidates::LabFixes {
+        let reports = vec![("lab-h0".to_string(), sndbuf_finding(bench))];
         fixes_from_doctor(
             &reports,
             SUITE,
-            table,
             |_| panic!("no plan: the finding lists no changes"),
             |_, _| panic!("no plan command"),
         )
         .expect("pure without plans")
     }
 
-    /// docs/architecture.md, "To add a finding with a bench fix": one row
-    /// in the table is what makes the lab apply a finding's bench flags to
-    /// the after suite (the rule and its id live in doctor's files).
+    /// docs/architecture.md, "To add a finding with a bench fix": the rule
+    /// setting `Fix::bench` is what makes the lab apply a finding's bench
+    /// options to the after suite; nothing in the lab names the finding.
     #[test]
     fn a_new_findings_bench_fix_reaches_the_after_suite() {
         // Without a row: advice the lab cannot apply, with its reason.
-        let before = run(BENCH_FIXES);
+        let before = run(None);
         assert!(before.workload_args.is_empty());
         assert!(matches!(
             before.candidates[0].2,
             Candidate::Advice(NotApplied::AppOnly(_))
         ));
-        // With the row.
-        let mut table = BENCH_FIXES.to_vec();
-        table.push(BenchFixRule {
-            id: DoctorId::UdpSndbufErrors,
-            workloads: Workloads::Udp,
-            flags: app_bench_flags,
-        });
-        let after = run(&table);
+        // With the rule's typed bench options.
+        let after = run(Some(BenchFix::new(Workloads::Udp, &["--sndbuf", "4M"])));
         let flags: Vec<String> = ["--sndbuf", "4M", "--force-buffers"]
             .iter()
             .map(|s| s.to_string())

@@ -3,7 +3,7 @@
 //! a [`BenchFix`] for the "after" suite, or advice the lab cannot apply,
 //! with the reason as a [`NotApplied`].
 
-use super::bench_fix::{bench_fix, BenchFix, BenchFixRule};
+use super::bench_fix::{bench_fix, BenchFix};
 use crate::exec::ExecError;
 use crate::runner::merge_args;
 use doctor::{DoctorId, Report};
@@ -187,14 +187,13 @@ impl LabFixes {
 
 /// From each host's report (host name, report): each host's plan
 /// ([`plan_from_doctor`], made and later applied on that host), the bench
-/// fixes `table` gives its findings (for the workloads of `suite` they
+/// fixes its findings' rules give (for the workloads of `suite` they
 /// cover), and one line per finding saying what was found, applied, or not
 /// applied and why. Pure but for the two plan closures, which run `nettune
 /// plan` on the named host.
 pub fn fixes_from_doctor(
     reports: &[(String, Report)],
     suite: SuiteArgs<'_>,
-    table: &[BenchFixRule],
     mut base_plan: impl FnMut(&str) -> Result<String, ExecError>,
     mut command_plan: impl FnMut(&str, &[String]) -> Result<String, ExecError>,
 ) -> Result<LabFixes, ExecError> {
@@ -213,7 +212,7 @@ pub fn fixes_from_doctor(
             // In the plan: its own changes, or the same targets as another
             // finding's (one change per target), or its plan command.
             let in_plan = ids.contains(&f.id) || (planned.is_some() && !f.fix.changes.is_empty());
-            let cand = match bench_fix(table, f) {
+            let cand = match bench_fix(f) {
                 Some(b) => {
                     let names = workloads_of(b.workloads, suite);
                     // Flags every workload concerned already runs with change nothing.

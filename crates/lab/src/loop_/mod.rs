@@ -6,8 +6,8 @@
 //!    host's windows merged into one report.
 //! 2. **Candidates** ([`candidates`]): each finding becomes a
 //!    [`candidates::Candidate`]: plan changes for its host, a
-//!    [`bench_fix::BenchFix`] for the after suite (the table
-//!    [`bench_fix::BENCH_FIXES`]), or advice the lab cannot apply with a
+//!    [`bench_fix::BenchFix`] for the after suite (the finding's own
+//!    `Fix::bench`), or advice the lab cannot apply with a
 //!    [`candidates::NotApplied`] reason.
 //! 3. **Apply / Rollback** ([`setup`]): each host's plan through that host's
 //!    journal (`nettune apply`/`rollback` inside its namespace), as a

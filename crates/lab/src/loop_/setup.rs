@@ -5,7 +5,6 @@
 //! host's plan on that host through its journal (Apply) and the bench fixes
 //! to the after suite, and at the end diagnoses again and rolls back.
 
-use super::bench_fix::BENCH_FIXES;
 use super::candidates::fixes_from_doctor;
 use super::diagnose::{merge_reports, merge_windows};
 use super::suite::{fmt_secs, SUITE};
@@ -180,7 +179,6 @@ impl CellSetup for DoctorSetup {
             fixes_from_doctor(
                 &reports,
                 SUITE,
-                BENCH_FIXES,
                 |h| ex.borrow_mut().plan(id(h), &base),
                 |h, args| ex.borrow_mut().plan(id(h), args),
             )?

@@ -46,7 +46,7 @@ pub struct Evidence {
     pub source: String,
 }
 
-/// What removes a finding. Every field is always present in JSON.
+/// What removes a finding. Every field but `bench` is always present in JSON.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fix {
     /// What to change, in a sentence or two.
@@ -57,6 +57,52 @@ pub struct Fix {
     pub command: Option<String>,
     /// The bench flag or socket option, when the fix belongs to the application.
     pub app: Option<String>,
+    /// The same fix as `nettune bench` options, for the tests it concerns;
+    /// the lab applies it to its after suite. Absent from JSON when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench: Option<BenchFix>,
+}
+
+/// A fix that `nettune bench` options make, and the tests they are for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BenchFix {
+    /// The tests the options are for.
+    pub workloads: Workloads,
+    /// The options, as `nettune bench` takes them (`--rcvbuf`, `4M`).
+    pub flags: Vec<String>,
+}
+
+/// The `nettune bench` tests a [`BenchFix`] is for, by transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workloads {
+    /// The `udp-*` tests.
+    Udp,
+    /// The `tcp-*` tests.
+    Tcp,
+    /// Every test.
+    All,
+}
+
+impl Workloads {
+    /// Whether bench `--test TEST` is one of these.
+    pub fn covers(self, test: &str) -> bool {
+        match self {
+            Workloads::Udp => test.starts_with("udp"),
+            Workloads::Tcp => test.starts_with("tcp"),
+            Workloads::All => true,
+        }
+    }
+}
+
+impl BenchFix {
+    /// Options for the tests of `workloads`.
+    pub fn new(workloads: Workloads, flags: &[&str]) -> Self {
+        BenchFix {
+            workloads,
+            flags: flags.iter().map(|f| (*f).to_string()).collect(),
+        }
+    }
 }
 
 /// One finding of a rule, snapshot or diagnosis.

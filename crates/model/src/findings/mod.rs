@@ -31,7 +31,7 @@ use crate::snapshot::{HostSnapshot, Interface, Irq, NumaNode, QueueKind, RxQueue
 mod finding;
 mod id;
 
-pub use finding::{Evidence, Finding, Fix, Severity};
+pub use finding::{BenchFix, Evidence, Finding, Fix, Severity, Workloads};
 pub(crate) use id::string_ids;
 pub use id::FindingId;
 
