@@ -68,7 +68,7 @@ fn q(kind: QueueKind, index: Option<u32>) -> Option<QueueRef> {
 const NOT_QUEUE_WORDS: &[&str] = &[
     "misc", "link", "lsc", "async", "event", "config", "control", "ctrl", "mailbox", "mbx",
     "mgmnt", "mgmt", "cmd", "pages", "ptp", "admin", "aeq", "sp", "other", "err", "ll_ts", "xdp",
-    "cmd_eq", "pages_eq", "fdir",
+    "cmd_eq", "pages_eq", "fdir", "hwc", "rbdr", "qset",
 ];
 
 /// Driver prefixes put before the interface name (i40e/ice/iavf/hns3).
@@ -95,6 +95,17 @@ fn trailing_index<'a>(s: &'a str, seps: &[char]) -> Option<(&'a str, u32)> {
     let pos = s.rfind(|c: char| seps.contains(&c))?;
     let idx: u32 = s[pos + 1..].parse().ok()?;
     Some((&s[..pos], idx))
+}
+
+/// `enp5s0f1-qset` -> `enp5s0f1`: drop trailing sideband words.
+fn strip_sideband_words(mut dev: &str) -> &str {
+    while let Some((head, word)) = dev.rsplit_once('-') {
+        if head.is_empty() || !is_not_queue_word(word) {
+            break;
+        }
+        dev = head;
+    }
+    dev
 }
 
 fn strip_driver_prefix(dev: &str) -> &str {
@@ -166,6 +177,22 @@ fn by_driver_prefix(base: &str, pci: &Option<String>) -> Option<IrqName> {
             ),
             _ => named("mlx4", q(QueueKind::Other, None), pci, NameShape::NotQueue),
         });
+    }
+    // mana: `mana_q<N>@pci:...` serves queue N; `mana_hwc@pci:...` is the
+    // hardware-channel vector ("mana_q%d@pci:%s" with i - 1 for MSI-X
+    // vector i, "mana_hwc@pci:%s" for vector 0, in mana_gd_setup_irqs).
+    if let Some(rest) = base.strip_prefix("mana_") {
+        if let Some(i) = rest.strip_prefix('q').and_then(|i| i.parse().ok()) {
+            return Some(named(
+                "mana",
+                q(QueueKind::Combined, Some(i)),
+                pci,
+                NameShape::Queue,
+            ));
+        }
+        if rest == "hwc" {
+            return Some(named("mana", q(QueueKind::Other, None), pci, NameShape::NotQueue));
+        }
     }
     if let Some(rest) = base.strip_prefix("gve-") {
         return Some(
@@ -246,7 +273,9 @@ fn by_suffix(base: &str, pci: &Option<String>) -> Option<IrqName> {
         ("-Tx", QueueKind::Tx),
         ("-q", QueueKind::Combined),
     ];
-    if let Some((head, idx)) = trailing_index(base, &['-', '_']) {
+    // Only `-` separates the number: `em1_1` is an interface, not vector 1
+    // of `em1` (real dump bnx2x-npar-underscore).
+    if let Some((head, idx)) = trailing_index(base, &['-']) {
         if let Some(n) = queue_word(head, idx, &patterns, &pci) {
             return Some(n);
         }
@@ -257,10 +286,10 @@ fn by_suffix(base: &str, pci: &Option<String>) -> Option<IrqName> {
                 return Some(n);
             }
         }
-        // `ens192-event-4`, `eth1-xdp-0`.
+        // `ens192-event-4`, `eth1-xdp-0`, nicvf `enp5s0f1-qset-err-0`.
         if let Some((dev, word)) = head.rsplit_once('-') {
             if is_not_queue_word(word) {
-                let dev = strip_driver_prefix(dev);
+                let dev = strip_driver_prefix(strip_sideband_words(dev));
                 return Some(named(
                     dev,
                     q(QueueKind::Other, None),
@@ -447,6 +476,33 @@ pub fn map_queues(
     (out, mapping)
 }
 
+/// Drop the queues an interface does not have: a vector mapped to RX queue
+/// `i >= rx`, TX queue `i >= tx` or combined queue `i >= max(rx, tx)`
+/// serves none of them and becomes `Other`. Some drivers keep the vectors
+/// of every channel they could have after `ethtool -L` cut the channels
+/// (mlx5 `mlx5_compN`, gve notify blocks, ena's unrequested vectors), so
+/// their names alone overstate the queues. `rx` and `tx` are the
+/// interface's real counts (`/sys/class/net/IF/queues/`); with both 0
+/// (unknown) nothing changes.
+pub fn retain_existing(mapped: &mut [MappedIrq], rx: usize, tx: usize) {
+    if rx == 0 && tx == 0 {
+        return;
+    }
+    let below = |i: u32, n: usize| usize::try_from(i).is_ok_and(|i| i < n);
+    for m in mapped.iter_mut() {
+        let Some(cur) = m.queue else { continue };
+        let exists = match (cur.kind, cur.index) {
+            (QueueKind::Other, _) | (_, None) => true,
+            (QueueKind::Rx, Some(i)) => below(i, rx),
+            (QueueKind::Tx, Some(i)) => below(i, tx),
+            (QueueKind::Combined, Some(i)) => below(i, rx.max(tx)),
+        };
+        if !exists {
+            m.queue = q(QueueKind::Other, None);
+        }
+    }
+}
+
 /// Driver-specific numbering (see [`map_queues`]).
 fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
     let queue_ix = |m: &MappedIrq| {
@@ -500,319 +556,4 @@ fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn check(name: &str, dev: Option<&str>, kind: Option<QueueKind>, idx: Option<u32>) {
-        let p = parse_irq_name(name);
-        assert_eq!(p.device.as_deref(), dev, "{name}");
-        assert_eq!(p.queue.map(|q| q.kind), kind, "{name}");
-        assert_eq!(p.queue.and_then(|q| q.index), idx, "{name}");
-    }
-
-    #[test]
-    fn driver_conventions() {
-        use QueueKind::*;
-        check("eth0-TxRx-3", Some("eth0"), Some(Combined), Some(3));
-        check("ens5-Tx-Rx-0", Some("ens5"), Some(Combined), Some(0));
-        check(
-            "i40e-ens1f0-TxRx-12",
-            Some("ens1f0"),
-            Some(Combined),
-            Some(12),
-        );
-        check("ice-eth0-TxRx-0", Some("eth0"), Some(Combined), Some(0));
-        check("iavf-eth0-TxRx-1", Some("eth0"), Some(Combined), Some(1));
-        check("eth1-rx-1", Some("eth1"), Some(Rx), Some(1));
-        check("eth1-tx-0", Some("eth1"), Some(Tx), Some(0));
-        check("eth0-fp-7", Some("eth0"), Some(Combined), Some(7));
-        check("sp-0-3b:00.00", Some("qed"), Some(Other), None);
-        check("sp-1-81:00.01", Some("qed"), Some(Other), None);
-        // An interface that happens to be called `sp-...` is not qed's.
-        check("sp-lan-rx-0", Some("sp-lan"), Some(Rx), Some(0));
-        check("virtio2-input.0", Some("virtio2"), Some(Rx), Some(0));
-        check("virtio2-output.3", Some("virtio2"), Some(Tx), Some(3));
-        check("virtio2-config", Some("virtio2"), Some(Other), None);
-        check("virtio2-control", Some("virtio2"), Some(Other), None);
-        check(
-            "virtio2-virtqueues",
-            Some("virtio2"),
-            Some(Combined),
-            Some(0),
-        );
-        check(
-            "mlx5_comp3@pci:0000:00:06.0",
-            Some("mlx5"),
-            Some(Combined),
-            Some(3),
-        );
-        check(
-            "mlx5_async0@pci:0000:00:06.0",
-            Some("mlx5"),
-            Some(Other),
-            None,
-        );
-        check(
-            "mlx5_pages_eq@pci:0000:00:06.0",
-            Some("mlx5"),
-            Some(Other),
-            None,
-        );
-        check("mlx4-1@0000:04:00.0", Some("mlx4"), Some(Combined), Some(0));
-        check(
-            "mlx4-async@pci:0000:04:00.0",
-            Some("mlx4"),
-            Some(Other),
-            None,
-        );
-        check(
-            "gve-ntfy-blk2@pci:0000:00:04.0",
-            Some("gve"),
-            Some(Combined),
-            Some(2),
-        );
-        check("gve-mgmnt@pci:0000:00:04.0", Some("gve"), Some(Other), None);
-        check("ena-mgmnt@pci:0000:00:05.0", Some("ena"), Some(Other), None);
-        check("eth0-txrx-1", Some("eth0"), Some(Combined), Some(1));
-        check("ens192-rxtx-0", Some("ens192"), Some(Combined), Some(0));
-        check("ens192-event-4", Some("ens192"), Some(Other), None);
-        check("eth0-q2", Some("eth0"), Some(Combined), Some(2));
-        check("eth1-3", Some("eth1"), Some(Combined), Some(3));
-        check("eth1-ptp", Some("eth1"), Some(Other), None);
-        check("eth1-xdp-0", Some("eth1"), Some(Other), None);
-        check(
-            "hns3-0000:7d:00.0-TxRx-0",
-            Some("0000:7d:00.0"),
-            Some(Combined),
-            Some(0),
-        );
-        check("hclge-misc-0000:7d:00.0", Some("hclge"), Some(Other), None);
-        check(
-            "i40e-0000:81:00.0:misc",
-            Some("0000:81:00.0"),
-            Some(Other),
-            None,
-        );
-        check(
-            "iavf-0000:00:05.0:mbx",
-            Some("0000:00:05.0"),
-            Some(Other),
-            None,
-        );
-        check("eth0", Some("eth0"), None, None);
-        check("eth0, ehci_hcd:usb1", Some("eth0"), None, None);
-        check("ACPI:Ged", None, None, None);
-        check("", None, None, None);
-        assert_eq!(
-            parse_irq_name("mlx5_comp3@pci:0000:00:06.0").pci.as_deref(),
-            Some("0000:00:06.0")
-        );
-        assert_eq!(parse_irq_name("eth1-3").shape, NameShape::Numbered);
-        assert_eq!(parse_irq_name("eth0").shape, NameShape::Bare);
-    }
-
-    fn owned<'a>(list: &[(u32, &'a str)], msi: bool) -> Vec<OwnedIrq<'a>> {
-        list.iter()
-            .map(|&(number, name)| OwnedIrq {
-                number,
-                name,
-                msi,
-                legacy: !msi,
-            })
-            .collect()
-    }
-
-    fn queues(m: &[MappedIrq]) -> Vec<Option<(QueueKind, Option<u32>)>> {
-        m.iter()
-            .map(|x| x.queue.map(|q| (q.kind, q.index)))
-            .collect()
-    }
-
-    #[test]
-    fn sfc_numbered_vectors_are_queues() {
-        let irqs = owned(&[(40, "eth1-0"), (41, "eth1-1"), (42, "eth1-ptp")], true);
-        let (m, how) = map_queues(&irqs, Some("sfc"), 2);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Combined, Some(0))),
-                Some((Combined, Some(1))),
-                Some((Other, None))
-            ]
-        );
-        assert_eq!(how, Some(IrqMapping::Name));
-        assert!(m.iter().all(|x| x.source == Some(QueueSource::Name)));
-    }
-
-    #[test]
-    fn tg3_vector_zero_is_link_and_rings_start_at_vector_one() {
-        let irqs = owned(
-            &[(50, "eth0-0"), (51, "eth0-txrx-1"), (52, "eth0-rx-2")],
-            true,
-        );
-        let (m, _) = map_queues(&irqs, Some("tg3"), 2);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Other, None)),
-                Some((Combined, Some(0))),
-                Some((Rx, Some(1)))
-            ]
-        );
-    }
-
-    /// Issue 17: sideband vectors named like queues are not queues.
-    #[test]
-    fn flow_director_and_control_vectors_are_not_queues() {
-        use QueueKind::*;
-        check(
-            "i40e-0000:01:00.0:fdir-TxRx-0",
-            Some("0000:01:00.0"),
-            Some(Other),
-            None,
-        );
-        check(
-            "ice-0000:65:00.0:ctrl-TxRx-0",
-            Some("0000:65:00.0"),
-            Some(Other),
-            None,
-        );
-        check("eth0-fdir-TxRx-0", Some("eth0"), Some(Other), None);
-        // A down i40e port keeps its misc and flow-director vectors only:
-        // no queue, so nothing to pin and no "1 RX queue" finding.
-        let irqs = owned(
-            &[
-                (40, "i40e-0000:01:00.0:misc"),
-                (41, "i40e-0000:01:00.0:fdir-TxRx-0"),
-            ],
-            true,
-        );
-        let (m, how) = map_queues(&irqs, Some("i40e"), 4);
-        assert_eq!(queues(&m), vec![Some((Other, None)), Some((Other, None))]);
-        assert_eq!(how, Some(IrqMapping::NoQueueIrqs));
-    }
-
-    /// Issue 17: ice >= 1.16 (out of tree) names vectors `ice-IF-TxRx-A-B`.
-    #[test]
-    fn ice_paired_txrx_names_are_queues() {
-        use QueueKind::*;
-        check("ice-eth0-TxRx-3-3", Some("eth0"), Some(Combined), Some(3));
-        check(
-            "ice-ens1f0-TxRx-0-0",
-            Some("ens1f0"),
-            Some(Combined),
-            Some(0),
-        );
-        assert_eq!(parse_irq_name("ice-eth0-TxRx-3-3").shape, NameShape::Queue);
-    }
-
-    /// Issue 17: tg3 with RSS on and TSS off: vector 0 carries TX ring 0
-    /// (`eth0-tx-0`), vectors 1..4 carry RX rings 0..3 (`eth0-rx-1..4`).
-    #[test]
-    fn tg3_tss_off_rx_vectors_serve_ring_minus_one() {
-        let irqs = owned(
-            &[
-                (60, "eth0-tx-0"),
-                (61, "eth0-rx-1"),
-                (62, "eth0-rx-2"),
-                (63, "eth0-rx-3"),
-                (64, "eth0-rx-4"),
-            ],
-            true,
-        );
-        let (m, _) = map_queues(&irqs, Some("tg3"), 4);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Tx, Some(0))),
-                Some((Rx, Some(0))),
-                Some((Rx, Some(1))),
-                Some((Rx, Some(2))),
-                Some((Rx, Some(3)))
-            ]
-        );
-    }
-
-    #[test]
-    fn gve_notify_blocks_split_into_tx_then_rx() {
-        let irqs = owned(
-            &[
-                (60, "gve-ntfy-blk0@pci:0000:00:04.0"),
-                (61, "gve-ntfy-blk1@pci:0000:00:04.0"),
-                (62, "gve-ntfy-blk2@pci:0000:00:04.0"),
-                (63, "gve-ntfy-blk3@pci:0000:00:04.0"),
-                (64, "gve-mgmnt@pci:0000:00:04.0"),
-            ],
-            true,
-        );
-        let (m, _) = map_queues(&irqs, Some("gve"), 2);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Tx, Some(0))),
-                Some((Tx, Some(1))),
-                Some((Rx, Some(0))),
-                Some((Rx, Some(1))),
-                Some((Other, None))
-            ]
-        );
-    }
-
-    #[test]
-    fn bare_name_beside_named_queues_is_the_other_vector() {
-        let irqs = owned(&[(30, "eth0-rx-0"), (31, "eth0-tx-0"), (32, "eth0")], true);
-        let (m, how) = map_queues(&irqs, Some("e1000e"), 1);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Rx, Some(0))),
-                Some((Tx, Some(0))),
-                Some((Other, None))
-            ]
-        );
-        assert_eq!(how, Some(IrqMapping::Name));
-    }
-
-    #[test]
-    fn legacy_single_interrupt_is_queue_zero_inferred() {
-        let irqs = owned(&[(19, "eth0")], false);
-        let (m, how) = map_queues(&irqs, Some("e1000"), 1);
-        assert_eq!(queues(&m), vec![Some((QueueKind::Combined, Some(0)))]);
-        assert_eq!(m[0].source, Some(QueueSource::LegacyIrq));
-        assert_eq!(how, Some(IrqMapping::LegacyIrq));
-    }
-
-    #[test]
-    fn unnamed_msi_vectors_map_in_order_unless_too_many() {
-        let irqs = owned(&[(70, "foo0"), (71, "foo0"), (72, "foo0:misc")], true);
-        let (m, how) = map_queues(&irqs, Some("foo"), 2);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Combined, Some(0))),
-                Some((Combined, Some(1))),
-                Some((Other, None))
-            ]
-        );
-        assert_eq!(m[0].source, Some(QueueSource::MsiOrder));
-        assert_eq!(how, Some(IrqMapping::MsiOrder));
-        let (m, how) = map_queues(&irqs, Some("foo"), 1);
-        assert_eq!(queues(&m), vec![None, None, Some((Other, None))]);
-        assert_eq!(how, Some(IrqMapping::Ambiguous));
-    }
-
-    #[test]
-    fn no_irqs_with_a_driver_says_so() {
-        let (m, how) = map_queues(&[], Some("hv_netvsc"), 4);
-        assert!(m.is_empty());
-        assert_eq!(how, Some(IrqMapping::NoQueueIrqs));
-        let (_, how) = map_queues(&[], None, 1);
-        assert_eq!(how, None);
-    }
-}
+mod tests;
