@@ -79,7 +79,11 @@ fn queue_counts(label: &str) -> Vec<(String, u32, u32)> {
         .map(|g| {
             let w: Vec<&str> = g.split_whitespace().collect();
             assert_eq!(w.len(), 3, "queues: {g}");
-            (w[0].to_string(), w[1].parse().unwrap(), w[2].parse().unwrap())
+            (
+                w[0].to_string(),
+                w[1].parse().unwrap(),
+                w[2].parse().unwrap(),
+            )
         })
         .collect()
 }
@@ -172,7 +176,8 @@ fn real_dumps_map_to_the_right_queues() {
                     .filter(|q| matches!(q.kind, QueueKind::Rx | QueueKind::Tx))
                 {
                     if driver.as_deref() != Some("virtio_net") {
-                        let n = count.get(&format!("{:?}", q.kind)).copied().unwrap_or(0) + combined;
+                        let n =
+                            count.get(&format!("{:?}", q.kind)).copied().unwrap_or(0) + combined;
                         assert!(q.index.unwrap() < n, "{}: {q:?} of {n}", d.display());
                     }
                 }
@@ -193,7 +198,11 @@ fn real_dumps_map_to_the_right_queues() {
                     QueueKind::Tx => i < tx,
                     _ => i < rx.max(tx),
                 };
-                assert!(ok, "{}: {iface} {q:?} beyond {rx} rx / {tx} tx", d.display());
+                assert!(
+                    ok,
+                    "{}: {iface} {q:?} beyond {rx} rx / {tx} tx",
+                    d.display()
+                );
             }
             // Dropping queues the interface does not have changes nothing
             // here (see `retain_existing`).

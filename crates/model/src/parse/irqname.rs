@@ -4,26 +4,30 @@
 //! Naming schemes, with the driver source they were checked against (the
 //! `snprintf`/`request_irq` of the vector's name; "checked" means the format
 //! string was read in the driver's source, "from memory" that it was not
-//! found in time and is written as commonly seen in `/proc/interrupts`):
+//! found in time and is written as commonly seen in `/proc/interrupts`;
+//! "dump: X" names the real dump under tests/fixtures/real-interrupts/X
+//! that exercises it):
 //!
 //! | driver | queue vectors | not queues |
 //! |---|---|---|
-//! | ixgbe, ixgbevf, igb, fm10k | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-TxRx-%u"`, `"%s-rx-%u"`, `"%s-tx-%u"`) | `eth0` (other/link or mailbox vector, named `netdev->name`; checked for igb) |
-//! | igc | `eth0-TxRx-0` (from memory, same code as igb) | `eth0` |
-//! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`); ice >= 1.16 out of tree `ice-eth0-TxRx-A-B` (from the issue; A taken as the queue) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx`, flow director `i40e-0000:01:00.0:fdir-TxRx-0` and ice control `ice-0000:65:00.0:ctrl-TxRx-0` (real dumps; any sideband word before the queue word makes a non-queue vector) |
-//! | mlx4 | `mlx4-1@0000:04:00.0` (checked: `"mlx4-%d@%s"`; vector 0 is async, so comp vector N serves ring N-1), `eth0-0` once renamed by mlx4_en (from memory) | `mlx4-async@pci:...` |
-//! | mlx5 | `mlx5_comp0@pci:0000:...` (checked: `"mlx5_comp%d"`) | `mlx5_async0`, `mlx5_pages_eq`, `mlx5_cmd_eq`, `mlx5_ctrl0` |
+//! | ixgbe, ixgbevf, igb, fm10k | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-TxRx-%u"`, `"%s-rx-%u"`, `"%s-tx-%u"`) | `eth0` (other/link or mailbox vector, named `netdev->name`; checked for igb). Dumps: igb-split-rx-tx, intel-txrx-plus-rx (TxRx-0 then rx-1..3 with one TX queue), ixgbevf-ec2-single-queue |
+//! | igc | `eth0-TxRx-0` (from memory, same code as igb), queue pairs off `eth0-rx-0`, `eth0-tx-0` (dump: igc-queue-pairs-off) | `eth0` |
+//! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`); ice >= 1.16 out of tree `ice-eth0-TxRx-A-B` (from the issue; A taken as the queue) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx`, flow director `i40e-0000:01:00.0:fdir-TxRx-0` and ice control `ice-0000:65:00.0:ctrl-TxRx-0` (real dumps; any sideband word before the queue word makes a non-queue vector). Dump: iavf-mbx-irq-names |
+//! | mlx4 | `mlx4-1@0000:04:00.0` (checked: `"mlx4-%d@%s"`; vector 0 is async, so comp vector N serves ring N-1), `eth0-0` once renamed by mlx4_en (from memory) | `mlx4-async@pci:...` (dump: mlx4-azure-vf) |
+//! | mlx5 | `mlx5_comp0@pci:0000:...` (checked: `"mlx5_comp%d"`; comp vector N serves channel N, and vectors stay after `ethtool -L`, see [`retain_existing`]) | `mlx5_async0` (dump: mlx5-cx5-dual-port), `mlx5_pages_eq`, `mlx5_cmd_eq`, `mlx5_async_eq` (RHEL 7 era, dump: mlx5-azure-el7-eq-names), `mlx5_ctrl0` |
 //! | bnxt | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-%s-%d", dev->name, "TxRx"`) | |
-//! | bnx2x, qede | `eth0-fp-0` (checked for qede: `"%s-fp-%d"`) | `eth0` (bnx2x slow path, from memory), `sp-0-3b:00.00` (qed slow path `"sp-%d-%02x:%02x.%02x"`, from memory) |
+//! | bnx2x, qede | `eth0-fp-0` (checked for qede: `"%s-fp-%d"`) | `eth0` (bnx2x slow path, from memory; dumps: bnx2x-fp, bnx2x-npar-underscore), `sp-0-3b:00.00` (qed slow path `"sp-%d-%02x:%02x.%02x"`, from memory) |
 //! | tg3 | `eth0-txrx-1`, `eth0-rx-2`, `eth0-tx-3` (checked: `"%s-txrx-%d"` with the vector number, so vector N >= 1 serves ring N-1); TSS off: `eth0-tx-0` (TX ring 0 on vector 0) and `eth0-rx-1..n` (RX rings 0..n-1) | `eth0-0` (vector 0 without rings: link/error) |
 //! | be2net | `eth0-q0` (checked: `"%s-q%d"`) | |
-//! | sfc | `eth1-0` (checked: `"%s%s-%d"` with an empty type), `eth1-rx-0`, `eth1-tx-0` | `eth1-xdp-0`, `eth1-ptp` |
-//! | ena | `eth0-Tx-Rx-0` (checked: `"%s-Tx-Rx-%d"`) | `ena-mgmnt@pci:...` (checked) |
-//! | gve | `gve-ntfy-blk0@pci:...` (checked; blocks 0..n/2 serve TX queues and n/2..n RX queues, checked in `gve_rx_idx_to_ntfy`) | `gve-mgmnt@pci:...` (checked) |
+//! | sfc | `eth1-0` (checked: `"%s%s-%d"` with an empty type), `eth1-rx-0`, `eth1-tx-0` | `eth1-xdp-0`, `eth1-ptp` (dump: sfc-numbered-channels) |
+//! | ena | `eth0-Tx-Rx-0` (checked: `"%s-Tx-Rx-%d"`) | `ena-mgmnt@pci:...` (checked); vectors left without a name after `ethtool -L` stay unmapped (dump: ena-freed-vectors) |
+//! | gve | `gve-ntfy-blk0@pci:...` (checked; blocks 0..n/2 serve TX queues and n/2..n RX queues, checked in `gve_rx_idx_to_ntfy`) | `gve-mgmnt@pci:...` (checked; dump: gve-ntfy-blocks) |
 //! | virtio_net | `virtio0-input.0`, `virtio0-output.0` (checked: `"%s-%s", dev_name, vq name`), `virtio0-virtqueues` (one shared vector) | `virtio0-config`, `virtio0-control` |
-//! | vmxnet3 | `ens192-rxtx-0`, `ens192-rx-0`, `ens192-tx-0` (checked: `"%s-rxtx-%d"`) | `ens192-event-4` (checked: `"%s-event-%d"`) |
+//! | vmxnet3 | `ens192-rxtx-0`, `ens192-rx-0`, `ens192-tx-0` (checked: `"%s-rxtx-%d"`) | `ens192-event-4` (checked: `"%s-event-%d"`; dump: vmxnet3-event) |
 //! | hns3 | `hns3-0000:7d:00.0-TxRx-0` (from memory) | `hclge-misc-0000:7d:00.0` (from memory) |
-//! | e1000, e1000e | `eth0-rx-0`, `eth0-tx-0` (checked: e1000e `"%s-rx-0"`), `eth0` alone on MSI or a legacy INTx line | `eth0` beside named rx/tx vectors (other/link) |
+//! | e1000, e1000e | `eth0-rx-0`, `eth0-tx-0` (checked: e1000e `"%s-rx-0"`), `eth0` alone on MSI or a legacy INTx line | `eth0` beside named rx/tx vectors (other/link; dump: e1000e-msix-riscv) |
+//! | mana | `mana_q0@pci:7870:00:00.0` (checked: `"mana_q%d@pci:%s"`; dump: mana-queues) | `mana_hwc@pci:...` (hardware channel, checked) |
+//! | nicvf (ThunderX) | `eth0-rxtx-0` (checked: `"%s-rxtx-%d"`) | `eth0-rbdr-0`, `eth0-qset-err-0` (checked; dump: thunderx-nicvf-sideband) |
 
 use crate::snapshot::{IrqMapping, QueueKind, QueueRef, QueueSource};
 
@@ -191,7 +195,12 @@ fn by_driver_prefix(base: &str, pci: &Option<String>) -> Option<IrqName> {
             ));
         }
         if rest == "hwc" {
-            return Some(named("mana", q(QueueKind::Other, None), pci, NameShape::NotQueue));
+            return Some(named(
+                "mana",
+                q(QueueKind::Other, None),
+                pci,
+                NameShape::NotQueue,
+            ));
         }
     }
     if let Some(rest) = base.strip_prefix("gve-") {

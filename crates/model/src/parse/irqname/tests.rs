@@ -370,7 +370,10 @@ fn retain_existing_drops_vectors_of_queues_cut_by_ethtool_l() {
     let irqs = owned(&[(1, "eth0-TxRx-0"), (2, "eth0-rx-1")], true);
     let (mut m, _) = map_queues(&irqs, Some("igb"), 2);
     retain_existing(&mut m, 2, 1);
-    assert_eq!(queues(&m), vec![Some((Combined, Some(0))), Some((Rx, Some(1)))]);
+    assert_eq!(
+        queues(&m),
+        vec![Some((Combined, Some(0))), Some((Rx, Some(1)))]
+    );
 }
 
 /// Issue 17, real dumps: mana names its queue vectors `mana_q<N>` and its
@@ -379,7 +382,12 @@ fn retain_existing_drops_vectors_of_queues_cut_by_ethtool_l() {
 #[test]
 fn mana_nicvf_and_underscore_names() {
     use QueueKind::*;
-    check("mana_q3@pci:7870:00:00.0", Some("mana"), Some(Combined), Some(3));
+    check(
+        "mana_q3@pci:7870:00:00.0",
+        Some("mana"),
+        Some(Combined),
+        Some(3),
+    );
     check("mana_hwc@pci:7870:00:00.0", Some("mana"), Some(Other), None);
     check("enp5s0f1-rxtx-0", Some("enp5s0f1"), Some(Combined), Some(0));
     check("enp5s0f1-rbdr-0", Some("enp5s0f1"), Some(Other), None);
