@@ -137,7 +137,10 @@ fn real_dumps_map_to_the_right_queues() {
             .unwrap();
             let mut count = std::collections::BTreeMap::<String, u32>::new();
             for (o, x) in owned.iter().zip(&m) {
-                let q = x.queue.map(|q| format!("{:?} {:?}", q.kind, q.index));
+                let q = x.queue.map(|q| match x.last {
+                    Some(l) => format!("{:?} {:?}..={l}", q.kind, q.index),
+                    None => format!("{:?} {:?}", q.kind, q.index),
+                });
                 writeln!(
                     golden,
                     "  {} {:<36} {}",
@@ -192,7 +195,7 @@ fn real_dumps_map_to_the_right_queues() {
                 let Some(q) = x.queue.filter(|q| q.kind != QueueKind::Other) else {
                     continue;
                 };
-                let i = q.index.unwrap();
+                let i = x.last.unwrap_or(q.index.unwrap());
                 let ok = match q.kind {
                     QueueKind::Rx => i < rx,
                     QueueKind::Tx => i < tx,

@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | ixgbe, ixgbevf, igb, fm10k | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-TxRx-%u"`, `"%s-rx-%u"`, `"%s-tx-%u"`) | `eth0` (other/link or mailbox vector, named `netdev->name`; checked for igb). Dumps: igb-split-rx-tx, intel-txrx-plus-rx (TxRx-0 then rx-1..3 with one TX queue), ixgbevf-ec2-single-queue |
 //! | igc | `eth0-TxRx-0` (from memory, same code as igb), queue pairs off `eth0-rx-0`, `eth0-tx-0` (dump: igc-queue-pairs-off) | `eth0` |
-//! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`); ice >= 1.16 out of tree `ice-eth0-TxRx-A-B` (from the issue; A taken as the queue) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx`, flow director `i40e-0000:01:00.0:fdir-TxRx-0` and ice control `ice-0000:65:00.0:ctrl-TxRx-0` (real dumps; any sideband word before the queue word makes a non-queue vector). Dump: iavf-mbx-irq-names |
+//! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`); ice >= 1.16 out of tree `ice-eth0-TxRx-A-B` for a vector with several queue pairs (checked: RX queues A to B, `"%s-%s-%u-%u"`; queue A with [`IrqName::last`] B) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx`, flow director `i40e-0000:01:00.0:fdir-TxRx-0` and ice control `ice-0000:65:00.0:ctrl-TxRx-0` (real dumps; any sideband word before the queue word makes a non-queue vector). Dump: iavf-mbx-irq-names |
 //! | mlx4 | `mlx4-1@0000:04:00.0` (checked: `"mlx4-%d@%s"`; vector 0 is async, so comp vector N serves ring N-1), `eth0-0` once renamed by mlx4_en (from memory) | `mlx4-async@pci:...` (dump: mlx4-azure-vf) |
 //! | mlx5 | `mlx5_comp0@pci:0000:...` (checked: `"mlx5_comp%d"`; comp vector N serves channel N, and vectors stay after `ethtool -L`, see [`retain_existing`]) | `mlx5_async0` (dump: mlx5-cx5-dual-port), `mlx5_pages_eq`, `mlx5_cmd_eq`, `mlx5_async_eq` (RHEL 7 era, dump: mlx5-azure-el7-eq-names), `mlx5_ctrl0` |
 //! | bnxt | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-%s-%d", dev->name, "TxRx"`) | |
@@ -62,6 +62,10 @@ pub struct IrqName {
     pub pci: Option<String>,
     /// The name's shape.
     pub shape: NameShape,
+    /// Last queue of a range the vector serves: ice out of tree names a
+    /// vector with several queues `ice-eth0-TxRx-2-3` (queues 2 to 3, with
+    /// `queue` 2); `None` for one queue.
+    pub last: Option<u32>,
 }
 
 fn q(kind: QueueKind, index: Option<u32>) -> Option<QueueRef> {
@@ -125,6 +129,7 @@ fn named(device: &str, queue: Option<QueueRef>, pci: Option<String>, shape: Name
         queue,
         pci,
         shape,
+        last: None,
     }
 }
 
@@ -144,6 +149,7 @@ pub fn parse_irq_name(name: &str) -> IrqName {
         queue: None,
         pci: pci.clone(),
         shape: NameShape::Unknown,
+        last: None,
     };
     if base.is_empty() {
         return none;
@@ -288,10 +294,14 @@ fn by_suffix(base: &str, pci: &Option<String>) -> Option<IrqName> {
         if let Some(n) = queue_word(head, idx, &patterns, &pci) {
             return Some(n);
         }
-        // ice >= 1.16 (out of tree): `ice-eth0-TxRx-A-B`; A is taken as
-        // the queue (not checked against the driver's source).
+        // ice >= 1.16 (out of tree): a vector with several queue pairs is
+        // `ice-eth0-TxRx-A-B`, RX queues A to B ("%s-%s-%u-%u", rx base,
+        // base + num_ring_rx - 1, checked in ice_vsi_req_single_irq_msix).
         if let Some((head2, a)) = trailing_index(head, &['-']) {
-            if let Some(n) = queue_word(head2, a, &patterns, &pci) {
+            if let Some(mut n) = queue_word(head2, a, &patterns, &pci) {
+                if n.shape == NameShape::Queue && idx > a {
+                    n.last = Some(idx);
+                }
                 return Some(n);
             }
         }
@@ -399,6 +409,9 @@ pub struct MappedIrq {
     pub queue: Option<QueueRef>,
     /// How it was found; `None` when `queue` is `None`.
     pub source: Option<QueueSource>,
+    /// Last queue when the vector serves a range (`queue` is the first);
+    /// see [`IrqName::last`].
+    pub last: Option<u32>,
 }
 
 /// Map the IRQs of one interface (ascending by number) to its queues.
@@ -426,6 +439,7 @@ pub fn map_queues(
             number: i.number,
             queue: None,
             source: None,
+            last: None,
         })
         .collect();
     let mut mapping = None;
@@ -440,6 +454,7 @@ pub fn map_queues(
             };
             m.queue = queue;
             m.source = source;
+            m.last = p.last.filter(|_| p.shape == NameShape::Queue);
         }
         renumber(&mut out, driver);
         mapping = Some(IrqMapping::Name);
@@ -508,6 +523,16 @@ pub fn retain_existing(mapped: &mut [MappedIrq], rx: usize, tx: usize) {
         };
         if !exists {
             m.queue = q(QueueKind::Other, None);
+            m.last = None;
+        } else if let Some(last) = m.last {
+            // A range reaching past the real queues ends at the last one.
+            let n = match cur.kind {
+                QueueKind::Rx => rx,
+                QueueKind::Tx => tx,
+                _ => rx.max(tx),
+            };
+            let end = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
+            m.last = (last.min(end) > cur.index.unwrap_or(0)).then_some(last.min(end));
         }
     }
 }

@@ -205,6 +205,51 @@ fn ice_paired_txrx_names_are_queues() {
         Some(0),
     );
     assert_eq!(parse_irq_name("ice-eth0-TxRx-3-3").shape, NameShape::Queue);
+    assert_eq!(parse_irq_name("ice-eth0-TxRx-3-3").last, None);
+}
+
+/// Issue 17: `TxRx-A-B` is a range. Real names from
+/// https://github.com/intel/ethernet-linux-ice/issues/16 (ice 1.16.3, 64
+/// queue pairs on 32 vectors: `ice-ens2f1-TxRx-0-1`, `ice-ens2f1-TxRx-2-3`,
+/// ...); the driver writes `"%s-%s-%u-%u", basename, "TxRx", rx_irq_idx,
+/// rx_irq_idx + num_ring_rx - 1`, so each vector serves two queues.
+#[test]
+fn ice_txrx_ranges_serve_every_queue_of_the_range() {
+    use QueueKind::*;
+    let p = parse_irq_name("ice-ens2f1-TxRx-2-3");
+    assert_eq!(p.device.as_deref(), Some("ens2f1"));
+    assert_eq!(
+        p.queue.map(|q| (q.kind, q.index)),
+        Some((Combined, Some(2)))
+    );
+    assert_eq!(p.last, Some(3));
+    let irqs = owned(
+        &[
+            (100, "ice-0000:3b:00.1:misc"),
+            (101, "ice-ens2f1-TxRx-0-1"),
+            (102, "ice-ens2f1-TxRx-2-3"),
+        ],
+        true,
+    );
+    let (mut m, _) = map_queues(&irqs, Some("ice"), 4);
+    let ranges: Vec<_> = m
+        .iter()
+        .map(|x| (x.queue.and_then(|q| q.index), x.last))
+        .collect();
+    assert_eq!(
+        ranges,
+        vec![(None, None), (Some(0), Some(1)), (Some(2), Some(3))]
+    );
+    // After `ethtool -L combined 3` the second vector's range ends at 2.
+    retain_existing(&mut m, 3, 3);
+    let ranges: Vec<_> = m
+        .iter()
+        .map(|x| (x.queue.and_then(|q| q.index), x.last))
+        .collect();
+    assert_eq!(
+        ranges,
+        vec![(None, None), (Some(0), Some(1)), (Some(2), None)]
+    );
 }
 
 /// Issue 17: tg3 with RSS on and TSS off: vector 0 carries TX ring 0
