@@ -24,7 +24,7 @@
 //! | gve | `gve-ntfy-blk0@pci:...` (checked; blocks 0..n/2 serve TX queues and n/2..n RX queues, checked in `gve_rx_idx_to_ntfy`) | `gve-mgmnt@pci:...` (checked; dump: gve-ntfy-blocks) |
 //! | virtio_net | `virtio0-input.0`, `virtio0-output.0` (checked: `"%s-%s", dev_name, vq name`), `virtio0-virtqueues` (one shared vector) | `virtio0-config`, `virtio0-control` |
 //! | vmxnet3 | `ens192-rxtx-0`, `ens192-rx-0`, `ens192-tx-0` (checked: `"%s-rxtx-%d"`) | `ens192-event-4` (checked: `"%s-event-%d"`; dump: vmxnet3-event) |
-//! | hns3 | `hns3-0000:7d:00.0-TxRx-0` (from memory) | `hclge-misc-0000:7d:00.0` (from memory) |
+//! | hns3 | `hns3-0000:7d:00.0-TxRx-0` (checked: `"%s-%s-%s-%d", hns3_driver_name, pci_name, "TxRx"` with the index counted twice, so `TxRx-2k` is vector k and serves queue k; real names in the wayca-irqdump README of a Kunpeng server) | `hclge-misc-0000:7d:00.0` (from memory) |
 //! | e1000, e1000e | `eth0-rx-0`, `eth0-tx-0` (checked: e1000e `"%s-rx-0"`), `eth0` alone on MSI or a legacy INTx line | `eth0` beside named rx/tx vectors (other/link; dump: e1000e-msix-riscv) |
 //! | mana | `mana_q0@pci:7870:00:00.0` (checked: `"mana_q%d@pci:%s"`; dump: mana-queues) | `mana_hwc@pci:...` (hardware channel, checked) |
 //! | nicvf (ThunderX) | `eth0-rxtx-0` (checked: `"%s-rxtx-%d"`) | `eth0-rbdr-0`, `eth0-qset-err-0` (checked; dump: thunderx-nicvf-sideband) |
@@ -560,6 +560,21 @@ fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
                 if let Some(q) = m.queue.as_mut() {
                     if q.kind != QueueKind::Other {
                         q.index = q.index.map(|i| i.saturating_sub(1));
+                    }
+                }
+            }
+        }
+        // hns3 counts a TX/RX vector twice when naming it
+        // (`"%s-%s-%s-%d", .., "TxRx", txrx_int_idx++); txrx_int_idx++;` in
+        // hns3_nic_init_irq), so vector k is `TxRx-2k`; queue i sits on
+        // vector i % vector_num (hns3_nic_init_vector_data), so `TxRx-2k`
+        // serves queue k (and k + vector_num, ... when there are more
+        // queues than vectors). `Rx-N`/`Tx-N` count once.
+        Some("hns3") => {
+            for m in out.iter_mut() {
+                if let Some(q) = m.queue.as_mut() {
+                    if q.kind == QueueKind::Combined {
+                        q.index = q.index.map(|i| i / 2);
                     }
                 }
             }

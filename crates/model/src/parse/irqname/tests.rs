@@ -461,3 +461,28 @@ fn mana_nicvf_and_underscore_names() {
     );
     assert_eq!(how, Some(IrqMapping::Name));
 }
+
+/// Issue 17: hns3 counts each TX/RX vector twice when naming it, so its
+/// vectors are `TxRx-0`, `TxRx-2`, `TxRx-4`, ... and `TxRx-2k` serves queue
+/// k (hns3_nic_init_irq, hns3_nic_init_vector_data).
+#[test]
+fn hns3_txrx_names_count_vectors_twice() {
+    use QueueKind::*;
+    let irqs = owned(
+        &[
+            (199, "hns3-0000:7d:00.0-TxRx-0"),
+            (200, "hns3-0000:7d:00.0-TxRx-2"),
+            (201, "hns3-0000:7d:00.0-TxRx-4"),
+        ],
+        true,
+    );
+    let (m, _) = map_queues(&irqs, Some("hns3"), 3);
+    assert_eq!(
+        queues(&m),
+        vec![
+            Some((Combined, Some(0))),
+            Some((Combined, Some(1))),
+            Some((Combined, Some(2)))
+        ]
+    );
+}
