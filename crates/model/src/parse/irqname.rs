@@ -569,8 +569,18 @@ fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
         // hns3_nic_init_irq), so vector k is `TxRx-2k`; queue i sits on
         // vector i % vector_num (hns3_nic_init_vector_data), so `TxRx-2k`
         // serves queue k (and k + vector_num, ... when there are more
-        // queues than vectors). `Rx-N`/`Tx-N` count once.
+        // queues than vectors). `Rx-N`/`Tx-N` count once. Only when every
+        // TxRx number is even: a name list counted once (`TxRx-1`) keeps
+        // its numbers.
         Some("hns3") => {
+            let combined = || {
+                out.iter()
+                    .filter_map(|m| m.queue)
+                    .filter(|q| q.kind == QueueKind::Combined)
+            };
+            if combined().any(|q| q.index.is_some_and(|i| i % 2 == 1)) {
+                return;
+            }
             for m in out.iter_mut() {
                 if let Some(q) = m.queue.as_mut() {
                     if q.kind == QueueKind::Combined {

@@ -486,3 +486,19 @@ fn hns3_txrx_names_count_vectors_twice() {
         ]
     );
 }
+
+/// A list numbered once (`TxRx-0..3`, as no upstream hns3 names it) keeps
+/// its numbers rather than folding two vectors onto one queue.
+#[test]
+fn hns3_names_counted_once_keep_their_numbers() {
+    let irqs = owned(
+        &[
+            (201, "hns3-0000:7d:00.0-TxRx-0"),
+            (202, "hns3-0000:7d:00.0-TxRx-1"),
+        ],
+        true,
+    );
+    let (m, _) = map_queues(&irqs, Some("hns3"), 2);
+    let ix: Vec<_> = m.iter().map(|x| x.queue.and_then(|q| q.index)).collect();
+    assert_eq!(ix, vec![Some(0), Some(1)]);
+}
