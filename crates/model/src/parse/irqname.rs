@@ -15,7 +15,7 @@
 //! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`); ice >= 1.16 out of tree `ice-eth0-TxRx-A-B` for a vector with several queue pairs (checked: RX queues A to B, `"%s-%s-%u-%u"`; queue A with [`IrqName::last`] B) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx`, flow director `i40e-0000:01:00.0:fdir-TxRx-0` and ice control `ice-0000:65:00.0:ctrl-TxRx-0` (real dumps; any sideband word before the queue word makes a non-queue vector). Dump: iavf-mbx-irq-names |
 //! | mlx4 | `mlx4-1@0000:04:00.0` (checked: `"mlx4-%d@%s"`; vector 0 is async, so comp vector N serves ring N-1), `eth0-0` once renamed by mlx4_en (from memory) | `mlx4-async@pci:...` (dump: mlx4-azure-vf) |
 //! | mlx5 | `mlx5_comp0@pci:0000:...` (checked: `"mlx5_comp%d"`; comp vector N serves channel N, and vectors stay after `ethtool -L`, see [`retain_existing`]) | `mlx5_async0` (dump: mlx5-cx5-dual-port), `mlx5_pages_eq`, `mlx5_cmd_eq`, `mlx5_async_eq` (RHEL 7 era, dump: mlx5-azure-el7-eq-names), `mlx5_ctrl0` |
-//! | bnxt | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-%s-%d", dev->name, "TxRx"`) | |
+//! | bnxt | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-%s-%d", dev->name, "TxRx"`); before v6.12 cut to 17 characters, so `enp4s0f0np0-TxRx-` (numbered in order, see `truncated_queue_word`) | |
 //! | bnx2x, qede | `eth0-fp-0` (checked for qede and bnx2x: `"%s-fp-%d"`) | `eth0` (bnx2x slow path, checked: `request_irq(.., bp->dev->name)`; dumps: bnx2x-fp, bnx2x-npar-underscore), `sp-0-3b:00.00` (qed slow path `"sp-%d-%02x:%02x.%02x"`, from memory) |
 //! | tg3 | `eth0-txrx-1`, `eth0-rx-2`, `eth0-tx-3` (checked: `"%s-txrx-%d"` with the vector number, so vector N >= 1 serves ring N-1); TSS off: `eth0-tx-0` (TX ring 0 on vector 0) and `eth0-rx-1..n` (RX rings 0..n-1) | `eth0-0` (vector 0 without rings: link/error) |
 //! | be2net | `eth0-q0` (checked: `"%s-q%d"`) | |
@@ -288,6 +288,9 @@ fn by_suffix(base: &str, pci: &Option<String>) -> Option<IrqName> {
         ("-Tx", QueueKind::Tx),
         ("-q", QueueKind::Combined),
     ];
+    if let Some(n) = truncated_queue_word(base, &patterns[..9], &pci) {
+        return Some(n);
+    }
     // Only `-` separates the number: `em1_1` is an interface, not vector 1
     // of `em1` (real dump bnx2x-npar-underscore).
     if let Some((head, idx)) = trailing_index(base, &['-']) {
@@ -387,6 +390,33 @@ fn queue_word(
     ))
 }
 
+/// A queue name cut before its number: bnxt before v6.12 wrote
+/// `"%s-%s-%d"` into `char name[IFNAMSIZ + 2]`, so with an 11-character
+/// interface every queue vector is `enp4s0f0np0-TxRx-` ("bnxt_en: resize
+/// bnxt_irq name field to fit format string", Message-ID
+/// <20240909202737.93852-4-michael.chan@broadcom.com>). The queue word is
+/// kept and the number left unknown; [`map_queues`] numbers such vectors in
+/// order.
+fn truncated_queue_word(
+    base: &str,
+    patterns: &[(&str, QueueKind)],
+    pci: &Option<String>,
+) -> Option<IrqName> {
+    let head = base.strip_suffix('-').unwrap_or(base);
+    let (dev, kind) = patterns
+        .iter()
+        .find_map(|(suffix, kind)| head.strip_suffix(suffix).map(|d| (d, *kind)))?;
+    let dev = strip_driver_prefix(dev);
+    if !is_ifname(dev)
+        || dev
+            .rsplit_once(['-', ':'])
+            .is_some_and(|(_, w)| is_not_queue_word(w))
+    {
+        return None;
+    }
+    Some(named(dev, q(kind, None), pci.clone(), NameShape::Queue))
+}
+
 /// One IRQ of an interface, as [`map_queues`] takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedIrq<'a> {
@@ -457,6 +487,7 @@ pub fn map_queues(
             m.last = p.last.filter(|_| p.shape == NameShape::Queue);
         }
         renumber(&mut out, driver);
+        number_truncated(&mut out);
         mapping = Some(IrqMapping::Name);
     } else {
         for (m, p) in out.iter_mut().zip(&parsed) {
@@ -533,6 +564,28 @@ pub fn retain_existing(mapped: &mut [MappedIrq], rx: usize, tx: usize) {
             };
             let end = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
             m.last = (last.min(end) > cur.index.unwrap_or(0)).then_some(last.min(end));
+        }
+    }
+}
+
+/// Names cut before their number (see `truncated_queue_word`): when a kind
+/// has such a vector, its vectors serve queues 0, 1, ... in IRQ order (the
+/// numbers left on longer-cut names are not trusted either).
+fn number_truncated(out: &mut [MappedIrq]) {
+    for kind in [QueueKind::Combined, QueueKind::Rx, QueueKind::Tx] {
+        let of_kind = |m: &MappedIrq| m.queue.is_some_and(|q| q.kind == kind);
+        if !out
+            .iter()
+            .any(|m| of_kind(m) && m.queue.is_some_and(|q| q.index.is_none()))
+        {
+            continue;
+        }
+        let mut next = 0u32;
+        for m in out.iter_mut().filter(|m| of_kind(m)) {
+            m.queue = q(kind, Some(next));
+            m.source = Some(QueueSource::MsiOrder);
+            m.last = None;
+            next = next.saturating_add(1);
         }
     }
 }

@@ -502,3 +502,40 @@ fn hns3_names_counted_once_keep_their_numbers() {
     let ix: Vec<_> = m.iter().map(|x| x.queue.and_then(|q| q.index)).collect();
     assert_eq!(ix, vec![Some(0), Some(1)]);
 }
+
+/// bnxt before v6.12 cut `enp4s0f0np0-TxRx-0` to `enp4s0f0np0-TxRx-` (the
+/// example in the patch that fixed it); every queue vector of an
+/// 11-character interface has that name, and they serve queues in order.
+#[test]
+fn bnxt_names_cut_before_the_number_map_in_order() {
+    use QueueKind::*;
+    let p = parse_irq_name("enp4s0f0np0-TxRx-");
+    assert_eq!(p.device.as_deref(), Some("enp4s0f0np0"));
+    assert_eq!(p.shape, NameShape::Queue);
+    assert_eq!(p.queue.map(|q| (q.kind, q.index)), Some((Combined, None)));
+    // A 12-character name loses the dash too.
+    let p = parse_irq_name("enp65s0f0np0-TxRx");
+    assert_eq!(p.device.as_deref(), Some("enp65s0f0np0"));
+    assert_eq!(p.queue.map(|q| (q.kind, q.index)), Some((Combined, None)));
+    let irqs = owned(
+        &[
+            (150, "enp4s0f0np0-TxRx-"),
+            (151, "enp4s0f0np0-TxRx-"),
+            (152, "enp4s0f0np0-TxRx-"),
+        ],
+        true,
+    );
+    let (m, how) = map_queues(&irqs, Some("bnxt_en"), 3);
+    assert_eq!(
+        queues(&m),
+        vec![
+            Some((Combined, Some(0))),
+            Some((Combined, Some(1))),
+            Some((Combined, Some(2)))
+        ]
+    );
+    assert!(m.iter().all(|x| x.source == Some(QueueSource::MsiOrder)));
+    assert_eq!(how, Some(IrqMapping::Name));
+    // Sideband words before the cut queue word still make a non-queue.
+    assert_ne!(parse_irq_name("eth0-fdir-TxRx").shape, NameShape::Queue);
+}
