@@ -4,26 +4,30 @@
 //! Naming schemes, with the driver source they were checked against (the
 //! `snprintf`/`request_irq` of the vector's name; "checked" means the format
 //! string was read in the driver's source, "from memory" that it was not
-//! found in time and is written as commonly seen in `/proc/interrupts`):
+//! found in time and is written as commonly seen in `/proc/interrupts`;
+//! "dump: X" names the real dump under tests/fixtures/real-interrupts/X
+//! that exercises it):
 //!
 //! | driver | queue vectors | not queues |
 //! |---|---|---|
-//! | ixgbe, ixgbevf, igb, fm10k | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-TxRx-%u"`, `"%s-rx-%u"`, `"%s-tx-%u"`) | `eth0` (other/link or mailbox vector, named `netdev->name`; checked for igb) |
-//! | igc | `eth0-TxRx-0` (from memory, same code as igb) | `eth0` |
-//! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`); ice >= 1.16 out of tree `ice-eth0-TxRx-A-B` (from the issue; A taken as the queue) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx`, flow director `i40e-0000:01:00.0:fdir-TxRx-0` and ice control `ice-0000:65:00.0:ctrl-TxRx-0` (real dumps; any sideband word before the queue word makes a non-queue vector) |
-//! | mlx4 | `mlx4-1@0000:04:00.0` (checked: `"mlx4-%d@%s"`; vector 0 is async, so comp vector N serves ring N-1), `eth0-0` once renamed by mlx4_en (from memory) | `mlx4-async@pci:...` |
-//! | mlx5 | `mlx5_comp0@pci:0000:...` (checked: `"mlx5_comp%d"`) | `mlx5_async0`, `mlx5_pages_eq`, `mlx5_cmd_eq`, `mlx5_ctrl0` |
-//! | bnxt | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-%s-%d", dev->name, "TxRx"`) | |
-//! | bnx2x, qede | `eth0-fp-0` (checked for qede: `"%s-fp-%d"`) | `eth0` (bnx2x slow path, from memory), `sp-0-3b:00.00` (qed slow path `"sp-%d-%02x:%02x.%02x"`, from memory) |
+//! | ixgbe, ixgbevf, igb, fm10k | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-TxRx-%u"`, `"%s-rx-%u"`, `"%s-tx-%u"`) | `eth0` (other/link or mailbox vector, named `netdev->name`; checked for igb). Dumps: igb-split-rx-tx, intel-txrx-plus-rx (TxRx-0 then rx-1..3 with one TX queue), ixgbevf-ec2-single-queue |
+//! | igc | `eth0-TxRx-0` (from memory, same code as igb), queue pairs off `eth0-rx-0`, `eth0-tx-0` (dump: igc-queue-pairs-off) | `eth0` |
+//! | i40e, ice, iavf | `i40e-eth0-TxRx-0`, `ice-eth0-TxRx-0`, `iavf-eth0-TxRx-0` (checked for i40e: `"%s-%s-%d", basename, "TxRx"`); ice >= 1.16 out of tree `ice-eth0-TxRx-A-B` for a vector with several queue pairs (checked: RX queues A to B, `"%s-%s-%u-%u"`; queue A with [`IrqName::last`] B) | `i40e-0000:81:00.0:misc`, `ice-0000:..:misc`, `ice-..:ll_ts` (checked: `"%s-%s:misc"`), `iavf-0000:..:mbx`, flow director `i40e-0000:01:00.0:fdir-TxRx-0` and ice control `ice-0000:65:00.0:ctrl-TxRx-0` (real dumps; any sideband word before the queue word makes a non-queue vector). Dump: iavf-mbx-irq-names |
+//! | mlx4 | `mlx4-1@0000:04:00.0` (checked: `"mlx4-%d@%s"`; vector 0 is async, so comp vector N serves ring N-1), `eth0-0` once renamed by mlx4_en (from memory) | `mlx4-async@pci:...` (dump: mlx4-azure-vf) |
+//! | mlx5 | `mlx5_comp0@pci:0000:...` (checked: `"mlx5_comp%d"`; comp vector N serves channel N, and vectors stay after `ethtool -L`, see [`retain_existing`]) | `mlx5_async0` (dump: mlx5-cx5-dual-port), `mlx5_pages_eq`, `mlx5_cmd_eq`, `mlx5_async_eq` (RHEL 7 era, dump: mlx5-azure-el7-eq-names), `mlx5_ctrl0` |
+//! | bnxt | `eth0-TxRx-0`, `eth0-rx-0`, `eth0-tx-0` (checked: `"%s-%s-%d", dev->name, "TxRx"`); before v6.12 cut to 17 characters, so `enp4s0f0np0-TxRx-` (numbered in order, see `truncated_queue_word`) | |
+//! | bnx2x, qede | `eth0-fp-0` (checked for qede and bnx2x: `"%s-fp-%d"`) | `eth0` (bnx2x slow path, checked: `request_irq(.., bp->dev->name)`; dumps: bnx2x-fp, bnx2x-npar-underscore), `sp-0-3b:00.00` (qed slow path `"sp-%d-%02x:%02x.%02x"`, from memory) |
 //! | tg3 | `eth0-txrx-1`, `eth0-rx-2`, `eth0-tx-3` (checked: `"%s-txrx-%d"` with the vector number, so vector N >= 1 serves ring N-1); TSS off: `eth0-tx-0` (TX ring 0 on vector 0) and `eth0-rx-1..n` (RX rings 0..n-1) | `eth0-0` (vector 0 without rings: link/error) |
 //! | be2net | `eth0-q0` (checked: `"%s-q%d"`) | |
-//! | sfc | `eth1-0` (checked: `"%s%s-%d"` with an empty type), `eth1-rx-0`, `eth1-tx-0` | `eth1-xdp-0`, `eth1-ptp` |
-//! | ena | `eth0-Tx-Rx-0` (checked: `"%s-Tx-Rx-%d"`) | `ena-mgmnt@pci:...` (checked) |
-//! | gve | `gve-ntfy-blk0@pci:...` (checked; blocks 0..n/2 serve TX queues and n/2..n RX queues, checked in `gve_rx_idx_to_ntfy`) | `gve-mgmnt@pci:...` (checked) |
+//! | sfc | `eth1-0` (checked: `"%s%s-%d"` with an empty type), `eth1-rx-0`, `eth1-tx-0` | `eth1-xdp-0`, `eth1-ptp` (dump: sfc-numbered-channels) |
+//! | ena | `eth0-Tx-Rx-0` (checked: `"%s-Tx-Rx-%d"`) | `ena-mgmnt@pci:...` (checked); vectors left without a name after `ethtool -L` stay unmapped (dump: ena-freed-vectors) |
+//! | gve | `gve-ntfy-blk0@pci:...` (checked; blocks 0..n/2 serve TX queues and n/2..n RX queues, checked in `gve_rx_idx_to_ntfy`) | `gve-mgmnt@pci:...` (checked; dump: gve-ntfy-blocks) |
 //! | virtio_net | `virtio0-input.0`, `virtio0-output.0` (checked: `"%s-%s", dev_name, vq name`), `virtio0-virtqueues` (one shared vector) | `virtio0-config`, `virtio0-control` |
-//! | vmxnet3 | `ens192-rxtx-0`, `ens192-rx-0`, `ens192-tx-0` (checked: `"%s-rxtx-%d"`) | `ens192-event-4` (checked: `"%s-event-%d"`) |
-//! | hns3 | `hns3-0000:7d:00.0-TxRx-0` (from memory) | `hclge-misc-0000:7d:00.0` (from memory) |
-//! | e1000, e1000e | `eth0-rx-0`, `eth0-tx-0` (checked: e1000e `"%s-rx-0"`), `eth0` alone on MSI or a legacy INTx line | `eth0` beside named rx/tx vectors (other/link) |
+//! | vmxnet3 | `ens192-rxtx-0`, `ens192-rx-0`, `ens192-tx-0` (checked: `"%s-rxtx-%d"`) | `ens192-event-4` (checked: `"%s-event-%d"`; dump: vmxnet3-event) |
+//! | hns3 | `hns3-0000:7d:00.0-TxRx-0` (checked: `"%s-%s-%s-%d", hns3_driver_name, pci_name, "TxRx"` with the index counted twice, so `TxRx-2k` is vector k and serves queue k; real names in the wayca-irqdump README of a Kunpeng server) | `hclge-misc-0000:7d:00.0` (from memory) |
+//! | e1000, e1000e | `eth0-rx-0`, `eth0-tx-0` (checked: e1000e `"%s-rx-0"`), `eth0` alone on MSI or a legacy INTx line | `eth0` beside named rx/tx vectors (other/link; dump: e1000e-msix-riscv) |
+//! | mana | `mana_q0@pci:7870:00:00.0` (checked: `"mana_q%d@pci:%s"`; dump: mana-queues) | `mana_hwc@pci:...` (hardware channel, checked) |
+//! | nicvf (ThunderX) | `eth0-rxtx-0` (checked: `"%s-rxtx-%d"`) | `eth0-rbdr-0`, `eth0-qset-err-0` (checked; dump: thunderx-nicvf-sideband) |
 
 use crate::snapshot::{IrqMapping, QueueKind, QueueRef, QueueSource};
 
@@ -58,6 +62,10 @@ pub struct IrqName {
     pub pci: Option<String>,
     /// The name's shape.
     pub shape: NameShape,
+    /// Last queue of a range the vector serves: ice out of tree names a
+    /// vector with several queues `ice-eth0-TxRx-2-3` (queues 2 to 3, with
+    /// `queue` 2); `None` for one queue.
+    pub last: Option<u32>,
 }
 
 fn q(kind: QueueKind, index: Option<u32>) -> Option<QueueRef> {
@@ -68,7 +76,7 @@ fn q(kind: QueueKind, index: Option<u32>) -> Option<QueueRef> {
 const NOT_QUEUE_WORDS: &[&str] = &[
     "misc", "link", "lsc", "async", "event", "config", "control", "ctrl", "mailbox", "mbx",
     "mgmnt", "mgmt", "cmd", "pages", "ptp", "admin", "aeq", "sp", "other", "err", "ll_ts", "xdp",
-    "cmd_eq", "pages_eq", "fdir",
+    "cmd_eq", "pages_eq", "fdir", "hwc", "rbdr", "qset",
 ];
 
 /// Driver prefixes put before the interface name (i40e/ice/iavf/hns3).
@@ -97,6 +105,17 @@ fn trailing_index<'a>(s: &'a str, seps: &[char]) -> Option<(&'a str, u32)> {
     Some((&s[..pos], idx))
 }
 
+/// `enp5s0f1-qset` -> `enp5s0f1`: drop trailing sideband words.
+fn strip_sideband_words(mut dev: &str) -> &str {
+    while let Some((head, word)) = dev.rsplit_once('-') {
+        if head.is_empty() || !is_not_queue_word(word) {
+            break;
+        }
+        dev = head;
+    }
+    dev
+}
+
 fn strip_driver_prefix(dev: &str) -> &str {
     DRIVER_PREFIXES
         .iter()
@@ -110,6 +129,7 @@ fn named(device: &str, queue: Option<QueueRef>, pci: Option<String>, shape: Name
         queue,
         pci,
         shape,
+        last: None,
     }
 }
 
@@ -129,6 +149,7 @@ pub fn parse_irq_name(name: &str) -> IrqName {
         queue: None,
         pci: pci.clone(),
         shape: NameShape::Unknown,
+        last: None,
     };
     if base.is_empty() {
         return none;
@@ -166,6 +187,27 @@ fn by_driver_prefix(base: &str, pci: &Option<String>) -> Option<IrqName> {
             ),
             _ => named("mlx4", q(QueueKind::Other, None), pci, NameShape::NotQueue),
         });
+    }
+    // mana: `mana_q<N>@pci:...` serves queue N; `mana_hwc@pci:...` is the
+    // hardware-channel vector ("mana_q%d@pci:%s" with i - 1 for MSI-X
+    // vector i, "mana_hwc@pci:%s" for vector 0, in mana_gd_setup_irqs).
+    if let Some(rest) = base.strip_prefix("mana_") {
+        if let Some(i) = rest.strip_prefix('q').and_then(|i| i.parse().ok()) {
+            return Some(named(
+                "mana",
+                q(QueueKind::Combined, Some(i)),
+                pci,
+                NameShape::Queue,
+            ));
+        }
+        if rest == "hwc" {
+            return Some(named(
+                "mana",
+                q(QueueKind::Other, None),
+                pci,
+                NameShape::NotQueue,
+            ));
+        }
     }
     if let Some(rest) = base.strip_prefix("gve-") {
         return Some(
@@ -246,21 +288,30 @@ fn by_suffix(base: &str, pci: &Option<String>) -> Option<IrqName> {
         ("-Tx", QueueKind::Tx),
         ("-q", QueueKind::Combined),
     ];
-    if let Some((head, idx)) = trailing_index(base, &['-', '_']) {
+    if let Some(n) = truncated_queue_word(base, &patterns[..9], &pci) {
+        return Some(n);
+    }
+    // Only `-` separates the number: `em1_1` is an interface, not vector 1
+    // of `em1` (real dump bnx2x-npar-underscore).
+    if let Some((head, idx)) = trailing_index(base, &['-']) {
         if let Some(n) = queue_word(head, idx, &patterns, &pci) {
             return Some(n);
         }
-        // ice >= 1.16 (out of tree): `ice-eth0-TxRx-A-B`; A is taken as
-        // the queue (not checked against the driver's source).
+        // ice >= 1.16 (out of tree): a vector with several queue pairs is
+        // `ice-eth0-TxRx-A-B`, RX queues A to B ("%s-%s-%u-%u", rx base,
+        // base + num_ring_rx - 1, checked in ice_vsi_req_single_irq_msix).
         if let Some((head2, a)) = trailing_index(head, &['-']) {
-            if let Some(n) = queue_word(head2, a, &patterns, &pci) {
+            if let Some(mut n) = queue_word(head2, a, &patterns, &pci) {
+                if n.shape == NameShape::Queue && idx > a {
+                    n.last = Some(idx);
+                }
                 return Some(n);
             }
         }
-        // `ens192-event-4`, `eth1-xdp-0`.
+        // `ens192-event-4`, `eth1-xdp-0`, nicvf `enp5s0f1-qset-err-0`.
         if let Some((dev, word)) = head.rsplit_once('-') {
             if is_not_queue_word(word) {
-                let dev = strip_driver_prefix(dev);
+                let dev = strip_driver_prefix(strip_sideband_words(dev));
                 return Some(named(
                     dev,
                     q(QueueKind::Other, None),
@@ -339,6 +390,33 @@ fn queue_word(
     ))
 }
 
+/// A queue name cut before its number: bnxt before v6.12 wrote
+/// `"%s-%s-%d"` into `char name[IFNAMSIZ + 2]`, so with an 11-character
+/// interface every queue vector is `enp4s0f0np0-TxRx-` ("bnxt_en: resize
+/// bnxt_irq name field to fit format string", Message-ID
+/// <20240909202737.93852-4-michael.chan@broadcom.com>). The queue word is
+/// kept and the number left unknown; [`map_queues`] numbers such vectors in
+/// order.
+fn truncated_queue_word(
+    base: &str,
+    patterns: &[(&str, QueueKind)],
+    pci: &Option<String>,
+) -> Option<IrqName> {
+    let head = base.strip_suffix('-').unwrap_or(base);
+    let (dev, kind) = patterns
+        .iter()
+        .find_map(|(suffix, kind)| head.strip_suffix(suffix).map(|d| (d, *kind)))?;
+    let dev = strip_driver_prefix(dev);
+    if !is_ifname(dev)
+        || dev
+            .rsplit_once(['-', ':'])
+            .is_some_and(|(_, w)| is_not_queue_word(w))
+    {
+        return None;
+    }
+    Some(named(dev, q(kind, None), pci.clone(), NameShape::Queue))
+}
+
 /// One IRQ of an interface, as [`map_queues`] takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedIrq<'a> {
@@ -361,6 +439,9 @@ pub struct MappedIrq {
     pub queue: Option<QueueRef>,
     /// How it was found; `None` when `queue` is `None`.
     pub source: Option<QueueSource>,
+    /// Last queue when the vector serves a range (`queue` is the first);
+    /// see [`IrqName::last`].
+    pub last: Option<u32>,
 }
 
 /// Map the IRQs of one interface (ascending by number) to its queues.
@@ -388,6 +469,7 @@ pub fn map_queues(
             number: i.number,
             queue: None,
             source: None,
+            last: None,
         })
         .collect();
     let mut mapping = None;
@@ -402,8 +484,10 @@ pub fn map_queues(
             };
             m.queue = queue;
             m.source = source;
+            m.last = p.last.filter(|_| p.shape == NameShape::Queue);
         }
         renumber(&mut out, driver);
+        number_truncated(&mut out);
         mapping = Some(IrqMapping::Name);
     } else {
         for (m, p) in out.iter_mut().zip(&parsed) {
@@ -447,6 +531,65 @@ pub fn map_queues(
     (out, mapping)
 }
 
+/// Drop the queues an interface does not have: a vector mapped to RX queue
+/// `i >= rx`, TX queue `i >= tx` or combined queue `i >= max(rx, tx)`
+/// serves none of them and becomes `Other`. Some drivers keep the vectors
+/// of every channel they could have after `ethtool -L` cut the channels
+/// (mlx5 `mlx5_compN`, gve notify blocks, ena's unrequested vectors), so
+/// their names alone overstate the queues. `rx` and `tx` are the
+/// interface's real counts (`/sys/class/net/IF/queues/`); with both 0
+/// (unknown) nothing changes.
+pub fn retain_existing(mapped: &mut [MappedIrq], rx: usize, tx: usize) {
+    if rx == 0 && tx == 0 {
+        return;
+    }
+    let below = |i: u32, n: usize| usize::try_from(i).is_ok_and(|i| i < n);
+    for m in mapped.iter_mut() {
+        let Some(cur) = m.queue else { continue };
+        let exists = match (cur.kind, cur.index) {
+            (QueueKind::Other, _) | (_, None) => true,
+            (QueueKind::Rx, Some(i)) => below(i, rx),
+            (QueueKind::Tx, Some(i)) => below(i, tx),
+            (QueueKind::Combined, Some(i)) => below(i, rx.max(tx)),
+        };
+        if !exists {
+            m.queue = q(QueueKind::Other, None);
+            m.last = None;
+        } else if let Some(last) = m.last {
+            // A range reaching past the real queues ends at the last one.
+            let n = match cur.kind {
+                QueueKind::Rx => rx,
+                QueueKind::Tx => tx,
+                _ => rx.max(tx),
+            };
+            let end = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
+            m.last = (last.min(end) > cur.index.unwrap_or(0)).then_some(last.min(end));
+        }
+    }
+}
+
+/// Names cut before their number (see `truncated_queue_word`): when a kind
+/// has such a vector, its vectors serve queues 0, 1, ... in IRQ order (the
+/// numbers left on longer-cut names are not trusted either).
+fn number_truncated(out: &mut [MappedIrq]) {
+    for kind in [QueueKind::Combined, QueueKind::Rx, QueueKind::Tx] {
+        let of_kind = |m: &MappedIrq| m.queue.is_some_and(|q| q.kind == kind);
+        if !out
+            .iter()
+            .any(|m| of_kind(m) && m.queue.is_some_and(|q| q.index.is_none()))
+        {
+            continue;
+        }
+        let mut next = 0u32;
+        for m in out.iter_mut().filter(|m| of_kind(m)) {
+            m.queue = q(kind, Some(next));
+            m.source = Some(QueueSource::MsiOrder);
+            m.last = None;
+            next = next.saturating_add(1);
+        }
+    }
+}
+
 /// Driver-specific numbering (see [`map_queues`]).
 fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
     let queue_ix = |m: &MappedIrq| {
@@ -470,6 +613,31 @@ fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
                 if let Some(q) = m.queue.as_mut() {
                     if q.kind != QueueKind::Other {
                         q.index = q.index.map(|i| i.saturating_sub(1));
+                    }
+                }
+            }
+        }
+        // hns3 counts a TX/RX vector twice when naming it
+        // (`"%s-%s-%s-%d", .., "TxRx", txrx_int_idx++); txrx_int_idx++;` in
+        // hns3_nic_init_irq), so vector k is `TxRx-2k`; queue i sits on
+        // vector i % vector_num (hns3_nic_init_vector_data), so `TxRx-2k`
+        // serves queue k (and k + vector_num, ... when there are more
+        // queues than vectors). `Rx-N`/`Tx-N` count once. Only when every
+        // TxRx number is even: a name list counted once (`TxRx-1`) keeps
+        // its numbers.
+        Some("hns3") => {
+            let combined = || {
+                out.iter()
+                    .filter_map(|m| m.queue)
+                    .filter(|q| q.kind == QueueKind::Combined)
+            };
+            if combined().any(|q| q.index.is_some_and(|i| i % 2 == 1)) {
+                return;
+            }
+            for m in out.iter_mut() {
+                if let Some(q) = m.queue.as_mut() {
+                    if q.kind == QueueKind::Combined {
+                        q.index = q.index.map(|i| i / 2);
                     }
                 }
             }
@@ -500,319 +668,4 @@ fn renumber(out: &mut [MappedIrq], driver: Option<&str>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn check(name: &str, dev: Option<&str>, kind: Option<QueueKind>, idx: Option<u32>) {
-        let p = parse_irq_name(name);
-        assert_eq!(p.device.as_deref(), dev, "{name}");
-        assert_eq!(p.queue.map(|q| q.kind), kind, "{name}");
-        assert_eq!(p.queue.and_then(|q| q.index), idx, "{name}");
-    }
-
-    #[test]
-    fn driver_conventions() {
-        use QueueKind::*;
-        check("eth0-TxRx-3", Some("eth0"), Some(Combined), Some(3));
-        check("ens5-Tx-Rx-0", Some("ens5"), Some(Combined), Some(0));
-        check(
-            "i40e-ens1f0-TxRx-12",
-            Some("ens1f0"),
-            Some(Combined),
-            Some(12),
-        );
-        check("ice-eth0-TxRx-0", Some("eth0"), Some(Combined), Some(0));
-        check("iavf-eth0-TxRx-1", Some("eth0"), Some(Combined), Some(1));
-        check("eth1-rx-1", Some("eth1"), Some(Rx), Some(1));
-        check("eth1-tx-0", Some("eth1"), Some(Tx), Some(0));
-        check("eth0-fp-7", Some("eth0"), Some(Combined), Some(7));
-        check("sp-0-3b:00.00", Some("qed"), Some(Other), None);
-        check("sp-1-81:00.01", Some("qed"), Some(Other), None);
-        // An interface that happens to be called `sp-...` is not qed's.
-        check("sp-lan-rx-0", Some("sp-lan"), Some(Rx), Some(0));
-        check("virtio2-input.0", Some("virtio2"), Some(Rx), Some(0));
-        check("virtio2-output.3", Some("virtio2"), Some(Tx), Some(3));
-        check("virtio2-config", Some("virtio2"), Some(Other), None);
-        check("virtio2-control", Some("virtio2"), Some(Other), None);
-        check(
-            "virtio2-virtqueues",
-            Some("virtio2"),
-            Some(Combined),
-            Some(0),
-        );
-        check(
-            "mlx5_comp3@pci:0000:00:06.0",
-            Some("mlx5"),
-            Some(Combined),
-            Some(3),
-        );
-        check(
-            "mlx5_async0@pci:0000:00:06.0",
-            Some("mlx5"),
-            Some(Other),
-            None,
-        );
-        check(
-            "mlx5_pages_eq@pci:0000:00:06.0",
-            Some("mlx5"),
-            Some(Other),
-            None,
-        );
-        check("mlx4-1@0000:04:00.0", Some("mlx4"), Some(Combined), Some(0));
-        check(
-            "mlx4-async@pci:0000:04:00.0",
-            Some("mlx4"),
-            Some(Other),
-            None,
-        );
-        check(
-            "gve-ntfy-blk2@pci:0000:00:04.0",
-            Some("gve"),
-            Some(Combined),
-            Some(2),
-        );
-        check("gve-mgmnt@pci:0000:00:04.0", Some("gve"), Some(Other), None);
-        check("ena-mgmnt@pci:0000:00:05.0", Some("ena"), Some(Other), None);
-        check("eth0-txrx-1", Some("eth0"), Some(Combined), Some(1));
-        check("ens192-rxtx-0", Some("ens192"), Some(Combined), Some(0));
-        check("ens192-event-4", Some("ens192"), Some(Other), None);
-        check("eth0-q2", Some("eth0"), Some(Combined), Some(2));
-        check("eth1-3", Some("eth1"), Some(Combined), Some(3));
-        check("eth1-ptp", Some("eth1"), Some(Other), None);
-        check("eth1-xdp-0", Some("eth1"), Some(Other), None);
-        check(
-            "hns3-0000:7d:00.0-TxRx-0",
-            Some("0000:7d:00.0"),
-            Some(Combined),
-            Some(0),
-        );
-        check("hclge-misc-0000:7d:00.0", Some("hclge"), Some(Other), None);
-        check(
-            "i40e-0000:81:00.0:misc",
-            Some("0000:81:00.0"),
-            Some(Other),
-            None,
-        );
-        check(
-            "iavf-0000:00:05.0:mbx",
-            Some("0000:00:05.0"),
-            Some(Other),
-            None,
-        );
-        check("eth0", Some("eth0"), None, None);
-        check("eth0, ehci_hcd:usb1", Some("eth0"), None, None);
-        check("ACPI:Ged", None, None, None);
-        check("", None, None, None);
-        assert_eq!(
-            parse_irq_name("mlx5_comp3@pci:0000:00:06.0").pci.as_deref(),
-            Some("0000:00:06.0")
-        );
-        assert_eq!(parse_irq_name("eth1-3").shape, NameShape::Numbered);
-        assert_eq!(parse_irq_name("eth0").shape, NameShape::Bare);
-    }
-
-    fn owned<'a>(list: &[(u32, &'a str)], msi: bool) -> Vec<OwnedIrq<'a>> {
-        list.iter()
-            .map(|&(number, name)| OwnedIrq {
-                number,
-                name,
-                msi,
-                legacy: !msi,
-            })
-            .collect()
-    }
-
-    fn queues(m: &[MappedIrq]) -> Vec<Option<(QueueKind, Option<u32>)>> {
-        m.iter()
-            .map(|x| x.queue.map(|q| (q.kind, q.index)))
-            .collect()
-    }
-
-    #[test]
-    fn sfc_numbered_vectors_are_queues() {
-        let irqs = owned(&[(40, "eth1-0"), (41, "eth1-1"), (42, "eth1-ptp")], true);
-        let (m, how) = map_queues(&irqs, Some("sfc"), 2);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Combined, Some(0))),
-                Some((Combined, Some(1))),
-                Some((Other, None))
-            ]
-        );
-        assert_eq!(how, Some(IrqMapping::Name));
-        assert!(m.iter().all(|x| x.source == Some(QueueSource::Name)));
-    }
-
-    #[test]
-    fn tg3_vector_zero_is_link_and_rings_start_at_vector_one() {
-        let irqs = owned(
-            &[(50, "eth0-0"), (51, "eth0-txrx-1"), (52, "eth0-rx-2")],
-            true,
-        );
-        let (m, _) = map_queues(&irqs, Some("tg3"), 2);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Other, None)),
-                Some((Combined, Some(0))),
-                Some((Rx, Some(1)))
-            ]
-        );
-    }
-
-    /// Issue 17: sideband vectors named like queues are not queues.
-    #[test]
-    fn flow_director_and_control_vectors_are_not_queues() {
-        use QueueKind::*;
-        check(
-            "i40e-0000:01:00.0:fdir-TxRx-0",
-            Some("0000:01:00.0"),
-            Some(Other),
-            None,
-        );
-        check(
-            "ice-0000:65:00.0:ctrl-TxRx-0",
-            Some("0000:65:00.0"),
-            Some(Other),
-            None,
-        );
-        check("eth0-fdir-TxRx-0", Some("eth0"), Some(Other), None);
-        // A down i40e port keeps its misc and flow-director vectors only:
-        // no queue, so nothing to pin and no "1 RX queue" finding.
-        let irqs = owned(
-            &[
-                (40, "i40e-0000:01:00.0:misc"),
-                (41, "i40e-0000:01:00.0:fdir-TxRx-0"),
-            ],
-            true,
-        );
-        let (m, how) = map_queues(&irqs, Some("i40e"), 4);
-        assert_eq!(queues(&m), vec![Some((Other, None)), Some((Other, None))]);
-        assert_eq!(how, Some(IrqMapping::NoQueueIrqs));
-    }
-
-    /// Issue 17: ice >= 1.16 (out of tree) names vectors `ice-IF-TxRx-A-B`.
-    #[test]
-    fn ice_paired_txrx_names_are_queues() {
-        use QueueKind::*;
-        check("ice-eth0-TxRx-3-3", Some("eth0"), Some(Combined), Some(3));
-        check(
-            "ice-ens1f0-TxRx-0-0",
-            Some("ens1f0"),
-            Some(Combined),
-            Some(0),
-        );
-        assert_eq!(parse_irq_name("ice-eth0-TxRx-3-3").shape, NameShape::Queue);
-    }
-
-    /// Issue 17: tg3 with RSS on and TSS off: vector 0 carries TX ring 0
-    /// (`eth0-tx-0`), vectors 1..4 carry RX rings 0..3 (`eth0-rx-1..4`).
-    #[test]
-    fn tg3_tss_off_rx_vectors_serve_ring_minus_one() {
-        let irqs = owned(
-            &[
-                (60, "eth0-tx-0"),
-                (61, "eth0-rx-1"),
-                (62, "eth0-rx-2"),
-                (63, "eth0-rx-3"),
-                (64, "eth0-rx-4"),
-            ],
-            true,
-        );
-        let (m, _) = map_queues(&irqs, Some("tg3"), 4);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Tx, Some(0))),
-                Some((Rx, Some(0))),
-                Some((Rx, Some(1))),
-                Some((Rx, Some(2))),
-                Some((Rx, Some(3)))
-            ]
-        );
-    }
-
-    #[test]
-    fn gve_notify_blocks_split_into_tx_then_rx() {
-        let irqs = owned(
-            &[
-                (60, "gve-ntfy-blk0@pci:0000:00:04.0"),
-                (61, "gve-ntfy-blk1@pci:0000:00:04.0"),
-                (62, "gve-ntfy-blk2@pci:0000:00:04.0"),
-                (63, "gve-ntfy-blk3@pci:0000:00:04.0"),
-                (64, "gve-mgmnt@pci:0000:00:04.0"),
-            ],
-            true,
-        );
-        let (m, _) = map_queues(&irqs, Some("gve"), 2);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Tx, Some(0))),
-                Some((Tx, Some(1))),
-                Some((Rx, Some(0))),
-                Some((Rx, Some(1))),
-                Some((Other, None))
-            ]
-        );
-    }
-
-    #[test]
-    fn bare_name_beside_named_queues_is_the_other_vector() {
-        let irqs = owned(&[(30, "eth0-rx-0"), (31, "eth0-tx-0"), (32, "eth0")], true);
-        let (m, how) = map_queues(&irqs, Some("e1000e"), 1);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Rx, Some(0))),
-                Some((Tx, Some(0))),
-                Some((Other, None))
-            ]
-        );
-        assert_eq!(how, Some(IrqMapping::Name));
-    }
-
-    #[test]
-    fn legacy_single_interrupt_is_queue_zero_inferred() {
-        let irqs = owned(&[(19, "eth0")], false);
-        let (m, how) = map_queues(&irqs, Some("e1000"), 1);
-        assert_eq!(queues(&m), vec![Some((QueueKind::Combined, Some(0)))]);
-        assert_eq!(m[0].source, Some(QueueSource::LegacyIrq));
-        assert_eq!(how, Some(IrqMapping::LegacyIrq));
-    }
-
-    #[test]
-    fn unnamed_msi_vectors_map_in_order_unless_too_many() {
-        let irqs = owned(&[(70, "foo0"), (71, "foo0"), (72, "foo0:misc")], true);
-        let (m, how) = map_queues(&irqs, Some("foo"), 2);
-        use QueueKind::*;
-        assert_eq!(
-            queues(&m),
-            vec![
-                Some((Combined, Some(0))),
-                Some((Combined, Some(1))),
-                Some((Other, None))
-            ]
-        );
-        assert_eq!(m[0].source, Some(QueueSource::MsiOrder));
-        assert_eq!(how, Some(IrqMapping::MsiOrder));
-        let (m, how) = map_queues(&irqs, Some("foo"), 1);
-        assert_eq!(queues(&m), vec![None, None, Some((Other, None))]);
-        assert_eq!(how, Some(IrqMapping::Ambiguous));
-    }
-
-    #[test]
-    fn no_irqs_with_a_driver_says_so() {
-        let (m, how) = map_queues(&[], Some("hv_netvsc"), 4);
-        assert!(m.is_empty());
-        assert_eq!(how, Some(IrqMapping::NoQueueIrqs));
-        let (_, how) = map_queues(&[], None, 1);
-        assert_eq!(how, None);
-    }
-}
+mod tests;
