@@ -14,7 +14,7 @@ use crate::Root;
 use model::knobpath::sysctl_path;
 use model::parse::interrupts::parse_interrupts;
 use model::parse::irqname::NameShape;
-use model::parse::irqname::{map_queues, parse_irq_name, MappedIrq, OwnedIrq};
+use model::parse::irqname::{map_queues, parse_irq_name, retain_existing, MappedIrq, OwnedIrq};
 use model::parse::sysfs::{
     is_pci_address, parse_distances, parse_i32, parse_list_or_null, parse_mem_total_kib,
     parse_pci_hex, parse_u32, parse_u64,
@@ -427,11 +427,13 @@ fn read_interface(
             })
         })
         .collect();
-    let (mapped, irq_mapping) = if has_device {
+    let (mut mapped, irq_mapping) = if has_device {
         map_queues(&owned_named, driver.as_deref(), nqueues)
     } else {
         (Vec::new(), None)
     };
+    // Vectors kept for channels `ethtool -L` removed serve no queue.
+    retain_existing(&mut mapped, rx_queues.len(), tx_queues.len());
 
     let ethtool = eth.read(name);
     for m in ethtool.errors() {

@@ -107,3 +107,59 @@ fn sideband_vectors_and_missing_queues_are_never_planned() {
         }
     }
 }
+
+/// After `ethtool -L combined 4` an mlx5 port keeps its twelve completion
+/// vectors (`mlx5_comp4..11` stay requested): the eight beyond the four
+/// queues the interface has are no queue, and no plan pins them.
+#[test]
+fn vectors_of_channels_ethtool_l_removed_are_no_queues() {
+    let c = fixture_copy::copy("real-mlx5-cx5-dual-port");
+    let net = std::fs::canonicalize(c.root.join("sys/class/net/enp1s0f0np0")).unwrap();
+    for q in 4..12 {
+        for d in ["rx", "tx"] {
+            std::fs::remove_dir_all(net.join(format!("queues/{d}-{q}"))).unwrap();
+        }
+    }
+    let root = c.root.to_str().unwrap();
+    let o = bin()
+        .args(["inspect", "--json", "--root", root])
+        .output()
+        .unwrap();
+    let snap: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let comp: Vec<&serde_json::Value> = snap["irqs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["interface"] == "enp1s0f0np0")
+        .filter(|i| i["name"].as_str().unwrap().starts_with("mlx5_comp"))
+        .collect();
+    assert_eq!(comp.len(), 12);
+    for i in &comp {
+        let n: u32 = i["name"].as_str().unwrap()["mlx5_comp".len()..]
+            .split('@')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        if n < 4 {
+            assert_eq!(i["queue"]["index"], n, "{i}");
+        } else {
+            assert_eq!(i["queue"]["kind"], "other", "{i}");
+        }
+    }
+    for p in PROFILES {
+        let o = bin()
+            .args(["plan", "--profile", p, "--json", "--root", root])
+            .output()
+            .unwrap();
+        let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let pinned = plan["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|ch| ch["target"]["kind"] == "irq_affinity")
+            .filter(|ch| ch["target"]["iface"] == "enp1s0f0np0")
+            .count();
+        assert_eq!(pinned, 4, "{p}: {plan}");
+    }
+}
