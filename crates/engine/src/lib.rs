@@ -42,5 +42,5 @@ pub use probe::{ProbeKind, ProbeReport, ProbeSpec};
 pub use report::BenchResult;
 pub use server::{Server, ServerConfig};
 pub use sock::Source;
-pub use sys::open_tun;
+
 pub use work::buffer_bytes;
