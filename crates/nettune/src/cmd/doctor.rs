@@ -126,7 +126,7 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
     let profile = args
         .profile
         .as_deref()
-        .map(tune::profile::load)
+        .map(super::profile::load)
         .transpose()
         .map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
     let bdp = args
