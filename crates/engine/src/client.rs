@@ -88,8 +88,8 @@ fn io_run(what: &str) -> impl Fn(std::io::Error) -> EngineError + '_ {
 fn server_error(m: Msg) -> EngineError {
     match m {
         Msg::Error { code, message } => EngineError::Server {
-            code: proto::printable(&code, 32),
-            message: proto::printable(&message, 500),
+            code: model::text::printable_capped(&code, 32),
+            message: model::text::printable_capped(&message, 500),
         },
         other => EngineError::Run(format!(
             "unexpected {} message from the server",
@@ -256,7 +256,7 @@ fn handshake(
             Ok(Msg::Error { message, .. }) => {
                 return Err(EngineError::Auth(format!(
                     "{addr}: {}",
-                    proto::printable(&message, 500)
+                    model::text::printable_capped(&message, 500)
                 )))
             }
             Ok(other) => return Err(server_error(other)),
@@ -778,7 +778,7 @@ fn execute(
     let server_notes: Vec<String> = std::mem::take(&mut server.notes)
         .iter()
         .take(crate::report::MAX_SERVER_NOTES)
-        .map(|n| proto::printable(n, 300))
+        .map(|n| model::text::printable_capped(n, 300))
         .collect();
     let client = SideReport {
         facts: facts::gather(&root),
@@ -896,7 +896,7 @@ pub fn run_with_probe(
         res.notes.push(format!(
             "latency probe ({}): {}",
             spec.kind.name(),
-            proto::printable(&n, 300)
+            model::text::printable_capped(&n, 300)
         ));
     }
     Ok(res)

@@ -431,7 +431,7 @@ impl TestConfig {
             if !ok {
                 return err(format!(
                     "--congestion `{}` is not an algorithm name (letters, digits, _ and -, at most {CONGESTION_NAME_MAX})",
-                    crate::proto::printable(c, 40)
+                    model::text::printable_capped(c, 40)
                 ));
             }
             if t.is_udp() {

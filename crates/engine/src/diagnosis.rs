@@ -207,7 +207,7 @@ impl PeerReport {
             Err(e) => {
                 return left_out(format!(
                     "the server's doctor report is malformed ({}): left out",
-                    crate::proto::printable(&e.to_string(), 200)
+                    model::text::printable_capped(&e.to_string(), 200)
                 ))
             }
         };

@@ -89,7 +89,7 @@ impl FromStr for ProbeSpec {
     type Err = ProbeParseError;
     fn from_str(s: &str) -> Result<ProbeSpec, ProbeParseError> {
         let bad = || ProbeParseError {
-            given: crate::proto::printable(s, 40),
+            given: model::text::printable_capped(s, 40),
         };
         let (k, ms) = match s.split_once(':') {
             Some((k, ms)) => (k, Some(ms)),

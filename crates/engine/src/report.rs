@@ -637,7 +637,7 @@ pub fn summarize(
                     "{side} worker {} ({:?}): {}",
                     w.worker,
                     w.role,
-                    crate::proto::printable(e, 300)
+                    model::text::printable_capped(e, 300)
                 ));
             }
         }

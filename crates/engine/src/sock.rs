@@ -258,7 +258,7 @@ pub(crate) fn congestion_refused(algo: &str, root: &host::Root) -> Option<String
     };
     Some(format!(
         "{why} `{}` (available: {avail})",
-        crate::proto::printable(algo, 40)
+        model::text::printable_capped(algo, 40)
     ))
 }
 
