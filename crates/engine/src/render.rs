@@ -1,8 +1,8 @@
 //! The human summary of a [`BenchResult`] and one-line interval text.
 
 use crate::config::{Direction, FlowDir, TestKind};
-use model::text::printable_capped as printable;
 use crate::report::{BenchResult, IntervalReport, ServiceDemand, SideReport};
+use model::text::printable_capped as printable;
 use model::units::{fmt_bits_per_sec, fmt_si};
 use model::Nanos;
 use std::fmt::Write;

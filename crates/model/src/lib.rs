@@ -18,6 +18,7 @@ pub mod sample;
 pub mod snapshot;
 pub mod stats;
 pub mod text;
+pub mod time;
 pub mod units;
 pub mod winshare;
 

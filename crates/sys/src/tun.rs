@@ -55,7 +55,6 @@ pub fn open_tun(name: &str) -> io::Result<std::os::fd::OwnedFd> {
     Ok(file.into())
 }
 
-
 #[cfg(test)]
 mod tests {
     #[test]

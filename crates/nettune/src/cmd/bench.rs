@@ -6,10 +6,10 @@ use engine::config::{Direction, TestConfig, TestKind};
 use engine::proto::DEFAULT_PORT;
 use engine::report::IntervalReport;
 use engine::{ClientOpts, Family, Source};
+use model::units::{parse_rate, parse_size};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use model::units::{parse_rate, parse_size};
 use std::time::Duration;
 
 /// Flags of `nettune bench`.

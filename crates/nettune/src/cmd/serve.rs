@@ -2,9 +2,9 @@
 
 use anyhow::Context;
 use engine::config::{human_bytes, Limits, MAX_TEST_MS};
-use model::units::parse_size;
 use engine::proto::DEFAULT_PORT;
 use engine::{Server, ServerConfig};
+use model::units::parse_size;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
