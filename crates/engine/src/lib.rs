@@ -14,13 +14,15 @@
 
 pub(crate) mod agg;
 pub mod auth;
-pub mod bounded;
+/// Capped decoding of a peer's lists and maps (in `model`).
+pub use model::bounded;
 pub mod client;
 pub mod config;
 pub(crate) mod cpu;
 pub mod diagnosis;
 pub mod error;
-pub mod facts;
+/// The host facts a result carries (in `model`; `host` reads them).
+pub use model::bench_facts as facts;
 pub mod interrupt;
 pub(crate) mod plan;
 pub mod probe;

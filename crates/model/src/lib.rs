@@ -3,6 +3,8 @@
 //! Every parser takes kernel text (`&str`) and returns typed values or a
 //! [`ParseError`] that names what was wrong; callers attach the file path.
 
+pub mod bench_facts;
+pub mod bounded;
 pub mod cpuset;
 pub mod doctor_facts;
 pub mod error;

@@ -3,7 +3,6 @@
 use crate::auth;
 use crate::config::{human_bytes, End, Family, FlowDir, Limits, TestConfig, TestKind};
 use crate::error::EngineError;
-use crate::facts;
 use crate::probe::{IcmpProbe, ProbeKind, ProbeReport, ProbeSpec};
 use crate::proto::{
     self, DeadlineReader, Msg, ProtoError, UdpHeader, MAX_SERVER_FRAME, MAX_SERVER_HANDSHAKE_FRAME,
@@ -491,7 +490,7 @@ fn execute(
         .map(|n| model::text::printable_capped(n, 300))
         .collect();
     let client = SideReport {
-        facts: facts::gather(&root),
+        facts: host::snapshot::read_bench_facts(&root),
         workers: out.workers,
         cpu: out.cpu,
         udp_snmp: out.udp_snmp,

@@ -12,7 +12,6 @@
 use crate::auth;
 use crate::config::{End, Limits, TestConfig, TestKind};
 use crate::error::EngineError;
-use crate::facts;
 use crate::proto::{
     self, DeadlineReader, Msg, ProtoError, UdpHeader, CAPS, MAX_CLIENT_FRAME, PROTO_VERSION,
 };
@@ -577,7 +576,7 @@ fn run_test(
         return Err(why.into());
     }
     let report = SideReport {
-        facts: facts::gather(&root),
+        facts: host::snapshot::read_bench_facts(&root),
         workers: out.workers,
         cpu: out.cpu,
         udp_snmp: out.udp_snmp,
