@@ -52,8 +52,9 @@ pub struct ClientOpts {
     /// Set (by a SIGINT handler) to stop the test early: the client asks
     /// the server to stop too and returns what was measured so far.
     pub interrupt: Option<Arc<AtomicBool>>,
-    /// Run the doctor rules on both ends over the window (`--doctor`).
-    pub doctor: bool,
+    /// Run the doctor rules on both ends over the window (`--doctor`):
+    /// this end's through the hook, the server's through its own.
+    pub doctor: Option<crate::diagnosis::DoctorHook>,
 }
 
 impl ClientOpts {
@@ -70,7 +71,7 @@ impl ClientOpts {
             source: Source::default(),
             cport: None,
             interrupt: None,
-            doctor: false,
+            doctor: None,
         }
     }
 }
@@ -351,7 +352,7 @@ fn prepare(o: &ClientOpts, cfg: &TestConfig) -> Result<Prepared, EngineError> {
     preflight(o, cfg)?;
     let (mut ctrl, addr, caps) = handshake(o, cfg)?;
     // An older server does not know doctor: the test runs, with a note.
-    let server_doctor = o.doctor && caps.iter().any(|c| c == crate::diagnosis::CAP);
+    let server_doctor = o.doctor.is_some() && caps.iter().any(|c| c == crate::diagnosis::CAP);
     let (test_id, port) = setup(&mut ctrl, &addr, &caps, cfg, server_doctor)?;
     let tag = proto::udp_tag(test_id);
     let mut side = SideRun::new(Params {
@@ -457,7 +458,7 @@ fn execute(
         side,
         cfg,
         &root,
-        o.doctor,
+        o.doctor.is_some(),
         &ctrl,
         (MAX_SERVER_FRAME, last),
         Duration::from_secs(20),
@@ -471,12 +472,12 @@ fn execute(
         return Err(EngineError::Run("no report from the server".into()));
     };
     let mut doctor_notes = Vec::new();
-    let doctor = o.doctor.then(|| {
+    let doctor = o.doctor.as_ref().map(|hook| {
         let peer = server.doctor.take();
         crate::diagnosis::BenchDoctor {
             client: out
                 .doctor_samples
-                .map(|samples| crate::diagnosis::diagnose(&root, samples)),
+                .map(|samples| hook.diagnose(&root, samples)),
             server: server_findings(&addr, server_doctor, peer, &mut doctor_notes),
         }
     });

@@ -82,7 +82,7 @@ fn run_rr_probe(
         host: p.addr.ip().to_string(),
         family: Some(Family::of(p.addr.ip())),
         cport: None,
-        doctor: false,
+        doctor: None,
         ..o.clone()
     };
     let stop = Arc::new(AtomicBool::new(false));

@@ -68,6 +68,9 @@ pub struct ServerConfig {
     pub root: Root,
     /// Log sessions to stderr.
     pub log: bool,
+    /// The doctor rules a client may ask for (`bench --doctor`); without a
+    /// hook the server does not offer the `doctor` capability.
+    pub doctor: Option<crate::diagnosis::DoctorHook>,
 }
 
 #[derive(Debug)]
@@ -322,7 +325,11 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), Se
         ctrl,
         &Msg::Hello {
             version: env!("CARGO_PKG_VERSION").into(),
-            caps: CAPS.iter().map(|c| c.to_string()).collect(),
+            caps: CAPS
+                .iter()
+                .filter(|c| sh.cfg.doctor.is_some() || **c != crate::diagnosis::CAP)
+                .map(|c| c.to_string())
+                .collect(),
             challenge: challenge.clone(),
         },
     )
@@ -359,7 +366,9 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), Se
     let m = proto::read_msg(&mut DeadlineReader::new(ctrl, deadline), MAX_CLIENT_FRAME)
         .map_err(late("the client's setup"))?;
     let (cfg, doctor) = match m {
-        Msg::Setup { config, doctor } => (config, doctor),
+        // Asked for doctor without offering it (a client that ignored the
+        // capabilities): the test runs without.
+        Msg::Setup { config, doctor } => (config, doctor && sh.cfg.doctor.is_some()),
         other => {
             return Err(refuse(
                 ctrl,
@@ -583,7 +592,8 @@ fn run_test(
         rejected_connections: rejected,
         doctor: out
             .doctor_samples
-            .map(|samples| crate::diagnosis::diagnose(&root, samples).into()),
+            .zip(sh.cfg.doctor.as_ref())
+            .map(|(samples, hook)| hook.diagnose(&root, samples).into()),
         cpu_intervals: out.cpu_intervals,
         notes,
         buffers: out.buffers,
@@ -620,6 +630,7 @@ mod tests {
                 max_sessions: 1,
                 root: Root::new("/"),
                 log: false,
+                doctor: None,
             },
             per_client: Mutex::new(HashMap::new()),
             preauth: Mutex::new(Preauth::default()),

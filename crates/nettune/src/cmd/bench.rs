@@ -319,7 +319,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         cport: args.cport,
         interrupt: engine::interrupt::sigint_flag().ok(),
-        doctor: args.doctor,
+        doctor: args.doctor.then(crate::diagnose::hook),
     };
     let csv = args.csv;
     let human = !args.json && !args.json_stream && !csv;

@@ -211,6 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_sessions: args.max_sessions,
         root: host::Root::new(&args.root),
         log: !args.quiet,
+        doctor: Some(crate::diagnose::hook()),
     })?;
     let addr = server.local_addr().unwrap_or(listen);
 
