@@ -8,6 +8,7 @@
 
 mod crr;
 mod driver;
+mod flows;
 mod tcp_rr;
 mod tcp_stream;
 mod udp_rr;
