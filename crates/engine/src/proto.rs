@@ -461,9 +461,7 @@ pub fn udp_tag(test_id: u64) -> u32 {
     (test_id as u32) | 1
 }
 
-/// Bytes of the header a UDP data datagram starts with: the test's tag and
-/// the flow (u32 little-endian each), then the sequence number (u64 LE).
-pub const UDP_HEADER: usize = 16;
+pub use crate::config::UDP_HEADER;
 
 /// Sequence number of the registration datagrams a client sends before the
 /// start (so the server learns each flow's address); never data.

@@ -210,7 +210,7 @@ impl Session for ClientSession<'_> {
             }
             Msg::Report { report } => {
                 self.server_report = Some(*report);
-                Ok(Some(crate::server::DRAIN))
+                Ok(Some(crate::session::DRAIN))
             }
             other => Err(server_error(other)),
         }

@@ -1,15 +1,17 @@
 //! Result types: per-worker counters, intervals, each side's report and the
 //! final [`BenchResult`] (the `--json` document, documented in docs/engine.md).
 
+use crate::config::measured_by;
 use crate::config::End;
 use crate::config::{Direction, FlowDir, TestConfig, TestKind};
 use crate::facts::HostFacts;
-use crate::plan::measured_by;
 use hdrhistogram::Histogram;
 use model::{Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
+mod probe;
 mod summary;
+pub use probe::{ProbeKind, ProbeReport};
 pub use summary::{cut_short, service_demand, summarize};
 
 /// Version of the `--json` document shape.
@@ -538,7 +540,7 @@ pub struct BenchResult {
     pub doctor: Option<crate::diagnosis::BenchDoctor>,
     /// `--probe`: the latency probe beside the load (absent without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<crate::probe::ProbeReport>,
+    pub probe: Option<ProbeReport>,
 }
 
 /// Re-exported for lab and the CLI; the one date formatter is in

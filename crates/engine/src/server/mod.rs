@@ -45,8 +45,7 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one data connection has, in total, for its 16-byte preamble.
 pub const DATA_PREAMBLE_TIMEOUT: Duration = Duration::from_secs(2);
-/// Drain time for receivers after the sender is done.
-pub const DRAIN: Duration = Duration::from_millis(100);
+pub use crate::session::DRAIN;
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -380,7 +379,10 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), Se
     if let Err(x) = cfg.validate() {
         return Err(refuse(ctrl, "config", x.0));
     }
-    if let Err(x) = cfg.check_limits(&sh.cfg.limits) {
+    if let Err(x) = cfg
+        .check_limits(&sh.cfg.limits)
+        .and_then(|()| crate::work::check_memory(&cfg, &sh.cfg.limits))
+    {
         return Err(refuse(ctrl, "limit", x.0));
     }
     // The data path has the control connection's family (an IPv4 client of
