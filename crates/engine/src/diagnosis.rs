@@ -22,7 +22,10 @@ use std::time::Duration;
 /// two) to a report. Given by the caller of the engine (`bench --doctor`,
 /// `serve`), so the engine depends on neither the rules nor what they read.
 #[derive(Clone)]
-pub struct DoctorHook(pub Arc<dyn Fn(&Root, Vec<Sample>) -> Report + Send + Sync>);
+pub struct DoctorHook(Arc<DiagnoseFn>);
+
+/// What a [`DoctorHook`] calls.
+pub type DiagnoseFn = dyn Fn(&Root, Vec<Sample>) -> Report + Send + Sync;
 
 impl DoctorHook {
     /// A hook from a function.

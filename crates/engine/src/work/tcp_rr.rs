@@ -178,7 +178,7 @@ impl Workload for Server {
             if !self.flows.is_open(i) {
                 continue;
             }
-            let read = (&*self.flows.sock(i)).read(&mut self.buf);
+            let read = self.flows.sock(i).read(&mut self.buf);
             match read {
                 Ok(0) => {
                     self.flows.close(i);

@@ -37,7 +37,7 @@ pub fn load(name_or_path: &str) -> Result<Profile, tune::ProfileError> {
     let path = std::path::Path::new(name_or_path);
     match host::files::read_bounded_text(path, profile::MAX_PROFILE_BYTES) {
         Ok(text) => profile::parse_user(&text, name_or_path),
-        Err(e) if e.is_not_found() && !path.extension().is_some_and(|x| x == "toml") => {
+        Err(e) if e.is_not_found() && path.extension().is_none_or(|x| x != "toml") => {
             Err(tune::ProfileError::Unknown(name_or_path.into()))
         }
         Err(e) => {
