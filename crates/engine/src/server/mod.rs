@@ -618,6 +618,47 @@ fn run_test(
 mod tests {
     use super::*;
 
+    /// The capabilities a server at `hook` offers in its hello.
+    fn offered(hook: Option<crate::diagnosis::DoctorHook>) -> Vec<String> {
+        let server = Server::bind(ServerConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            dual_stack: false,
+            token: None,
+            limits: Limits::default(),
+            max_sessions: 1,
+            root: Root::new("/"),
+            log: false,
+            doctor: hook,
+        })
+        .unwrap();
+        let addr = server.local_addr().unwrap();
+        std::thread::spawn(move || server.serve());
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        proto::write_preamble(&mut s).unwrap();
+        proto::read_preamble(&mut s).unwrap();
+        match proto::read_msg(&mut s, 1 << 20).unwrap() {
+            Msg::Hello { caps, .. } => caps,
+            other => panic!("expected hello, got {}", other.name()),
+        }
+    }
+
+    /// `bench --doctor` runs the rules through the caller's hook: a server
+    /// given none does not claim to run them.
+    #[test]
+    fn doctor_is_offered_only_with_a_hook() {
+        let cap = crate::diagnosis::CAP.to_string();
+        assert!(!offered(None).contains(&cap));
+        let hook = crate::diagnosis::DoctorHook::new(|_, _| doctor::Report {
+            schema_version: doctor::REPORT_SCHEMA_VERSION,
+            findings: Vec::new(),
+            skipped: Vec::new(),
+        });
+        let caps = offered(Some(hook));
+        assert!(caps.contains(&cap), "{caps:?}");
+        assert!(caps.iter().any(|c| c == "tcp-stream"), "{caps:?}");
+    }
+
     fn shared(total: u32, per_prefix: u32) -> Arc<Shared> {
         Arc::new(Shared {
             cfg: ServerConfig {
