@@ -5,7 +5,10 @@ use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
-pub use crate::proto::UDP_HEADER;
+/// Bytes of the header a UDP data datagram starts with: the test's tag and
+/// the flow (u32 little-endian each), then the sequence number (u64 LE);
+/// the smallest datagram that carries one.
+pub const UDP_HEADER: usize = 16;
 /// Largest UDP payload over IPv4 (65535 − 20-byte IP header − 8-byte UDP header).
 pub const UDP_MAX: u32 = 65507;
 /// Largest UDP payload over IPv6 (65535 payload length − 8-byte UDP header;
@@ -104,18 +107,6 @@ pub enum ParseError {
     /// Not a test kind.
     #[error("unknown test `{0}` (expected tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr)")]
     UnknownTest(String),
-    /// Not a number with an SI suffix.
-    #[error("`{0}` is not a number (suffixes k, M, G, T allowed)")]
-    NotNumber(String),
-    /// Negative, infinite or NaN.
-    #[error("`{0}` must be a non-negative number")]
-    Negative(String),
-    /// Not a byte count with a binary suffix.
-    #[error("`{0}` is not a byte count (suffixes K, M, G allowed)")]
-    NotBytes(String),
-    /// Overflows 64 bits.
-    #[error("`{0}` is too large")]
-    TooLarge(String),
 }
 
 /// An IP address family (`-4` / `-6`).
@@ -443,7 +434,7 @@ impl TestConfig {
             if !ok {
                 return err(format!(
                     "--congestion `{}` is not an algorithm name (letters, digits, _ and -, at most {CONGESTION_NAME_MAX})",
-                    crate::proto::printable(c, 40)
+                    model::text::printable_capped(c, 40)
                 ));
             }
             if t.is_udp() {
@@ -477,7 +468,8 @@ impl TestConfig {
     }
 
     /// Check the configuration against a server's limits. Every sum is
-    /// checked: numbers come from the peer.
+    /// checked: numbers come from the peer. The buffer-memory budget is
+    /// checked by `work::check_memory` (it knows what the workloads allocate).
     pub fn check_limits(&self, l: &Limits) -> Result<(), ConfigError> {
         let flows = self.total_flows();
         if flows > l.max_flows {
@@ -512,15 +504,6 @@ impl TestConfig {
                     )));
                 }
             }
-        }
-        let need = crate::work::buffer_bytes(self, End::Server);
-        if need > l.max_test_memory {
-            return Err(ConfigError(format!(
-                "this test needs {} of buffer memory on the server, above its limit of {} per test ({})",
-                human_bytes(need),
-                human_bytes(l.max_test_memory),
-                self.memory_hint()
-            )));
         }
         Ok(())
     }
@@ -574,36 +557,19 @@ impl TestConfig {
     }
 }
 
-/// Parse a count with an optional SI suffix (`10G`, `1.5M`, `64k`), base 1000.
-pub fn parse_si(s: &str) -> Result<f64, ParseError> {
-    let t = s.trim();
-    let (num, mul) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
-        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
-        Some('t' | 'T') => (&t[..t.len() - 1], 1e12),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num.parse().map_err(|_| ParseError::NotNumber(s.into()))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(ParseError::Negative(s.into()));
+/// Which end measures `dir`: the receiver of a stream, the client of a
+/// request/response test.
+pub(crate) fn measured_by(test: TestKind, dir: FlowDir) -> End {
+    if test.is_stream() && dir == FlowDir::Forward {
+        End::Server
+    } else {
+        End::Client
     }
-    Ok(v * mul)
 }
 
-/// Parse a byte size with an optional binary suffix (`128K`, `4M`, `1G`), base 1024.
-pub fn parse_bytes(s: &str) -> Result<u64, ParseError> {
-    let t = s.trim();
-    let (num, mul) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1 << 20),
-        Some('g' | 'G') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    let v: u64 = num.parse().map_err(|_| ParseError::NotBytes(s.into()))?;
-    v.checked_mul(mul)
-        .ok_or_else(|| ParseError::TooLarge(s.into()))
-}
+/// Re-exported for the CLI's older call sites; the parser lives in
+/// [`model::units`] with the rate and size parsers.
+pub use model::units::parse_si;
 
 #[cfg(test)]
 mod tests {
@@ -688,39 +654,6 @@ mod tests {
     }
 
     #[test]
-    fn memory_budget_refuses_huge_tests_only() {
-        let l = Limits::default();
-        for t in TestKind::ALL {
-            let c = cfg(t);
-            c.check_limits(&l).unwrap();
-            assert!(crate::work::buffer_bytes(&c, End::Client) < 8 << 20, "{t}");
-            assert!(crate::work::buffer_bytes(&c, End::Server) < 8 << 20, "{t}");
-        }
-        let c = TestConfig {
-            test: TestKind::TcpRr,
-            size: 16 << 20,
-            outstanding: 4096,
-            ..TestConfig::default()
-        };
-        c.validate().unwrap();
-        assert_eq!(crate::work::buffer_bytes(&c, End::Server), 128 << 30);
-        let e = c.check_limits(&l).unwrap_err().0;
-        assert!(e.contains("128 GiB of buffer memory"), "{e}");
-        assert!(e.contains("256 MiB"), "{e}");
-        // Every input at its largest: no overflow, just a huge number.
-        let c = TestConfig {
-            test: TestKind::TcpRr,
-            flows: u32::MAX,
-            threads: u32::MAX,
-            size: u32::MAX,
-            outstanding: u32::MAX,
-            ..TestConfig::default()
-        };
-        assert_eq!(crate::work::buffer_bytes(&c, End::Client), u64::MAX);
-        assert!(c.check_limits(&l).is_err());
-    }
-
-    #[test]
     fn socket_buffers_are_bounded() {
         let l = Limits::default();
         let mut c = cfg(TestKind::TcpStream);
@@ -731,22 +664,7 @@ mod tests {
     }
 
     #[test]
-    fn si_and_bytes() {
-        assert_eq!(parse_si("10G").unwrap(), 1e10);
-        assert_eq!(parse_si("1.5k").unwrap(), 1500.0);
-        assert!(parse_si("x").is_err());
-        assert_eq!(parse_bytes("4M").unwrap(), 4 << 20);
-        assert_eq!(parse_bytes("128K").unwrap(), 128 << 10);
-        assert!(parse_bytes("1.5M").is_err());
-        // The messages name the text given.
-        assert_eq!(
-            parse_si("-1").unwrap_err().to_string(),
-            "`-1` must be a non-negative number"
-        );
-        assert_eq!(
-            parse_bytes("99999999999G").unwrap_err().to_string(),
-            "`99999999999G` is too large"
-        );
+    fn unknown_test_is_named() {
         assert!("udp-x"
             .parse::<TestKind>()
             .unwrap_err()

@@ -1,19 +1,49 @@
-//! `nettune bench --doctor`: the doctor rules run on each end over the
-//! measured window, and the server's report read back with the same care as
-//! the rest of its final message.
+//! `nettune bench --doctor`: each end samples the host over the measured
+//! window, and the server's report is read back with the same care as the
+//! rest of its final message.
 //!
 //! Each end samples the host (the same sampler as its per-CPU accounting) at
 //! the window's start, at every step and at its end; after the window it
-//! reads the host's snapshot, extras, sockstat and applied plan through
-//! `host` ([`read_host`], shared with `nettune doctor`) and lets `doctor`
-//! decide ([`diagnose`]).
+//! hands the samples to a [`DoctorHook`] that its caller provided (the CLI:
+//! it reads the host's snapshot, extras, sockstat and applied plan through
+//! `host` and lets `doctor` decide). The engine neither reads those facts
+//! nor runs the rules; it only carries the [`Report`] (whose type is the
+//! `doctor` crate's, the one dependency left on it).
 
-use doctor::collect::HostRead;
 use doctor::{Finding, Report, Skipped};
 use host::sampler::Sample;
 use host::Root;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The doctor rules over one measured window: from the root the end reads
+/// its host under and the window's samples (time order, possibly fewer than
+/// two) to a report. Given by the caller of the engine (`bench --doctor`,
+/// `serve`), so the engine depends on neither the rules nor what they read.
+#[derive(Clone)]
+pub struct DoctorHook(Arc<DiagnoseFn>);
+
+/// What a [`DoctorHook`] calls.
+pub type DiagnoseFn = dyn Fn(&Root, Vec<Sample>) -> Report + Send + Sync;
+
+impl DoctorHook {
+    /// A hook from a function.
+    pub fn new(f: impl Fn(&Root, Vec<Sample>) -> Report + Send + Sync + 'static) -> DoctorHook {
+        DoctorHook(Arc::new(f))
+    }
+
+    /// Run the hook.
+    pub fn diagnose(&self, root: &Root, samples: Vec<Sample>) -> Report {
+        (self.0)(root, samples)
+    }
+}
+
+impl std::fmt::Debug for DoctorHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DoctorHook")
+    }
+}
 
 /// Capability a server offers when it runs the doctor rules on request.
 pub const CAP: &str = "doctor";
@@ -43,53 +73,6 @@ pub struct BenchDoctor {
 /// window holds at most [`MAX_SAMPLES`].
 pub fn step(duration: Duration, interval: Duration) -> Duration {
     interval.max(MIN_STEP).max(duration / MAX_SAMPLES)
-}
-
-/// Read what doctor needs from the host under `root`: snapshot, extras,
-/// `/proc/net/sockstat` and the applied plan of the journal. Nothing here
-/// fails: what cannot be read is left out (and listed as unreadable).
-pub fn read_host(root: &Root) -> HostRead {
-    let snapshot = host::read_snapshot(root);
-    let extras = host::extras::read_extras(root, &snapshot);
-    let mut unreadable = Vec::new();
-    let sockstat = match host::sockstat::read_sockstat(root) {
-        Ok(s) => s,
-        Err(e) => {
-            unreadable.push((host::sockstat::SOCKSTAT.to_string(), e.to_string()));
-            None
-        }
-    };
-    let facts = host::doctor_facts::read_doctor_facts(root, &snapshot);
-    HostRead {
-        facts,
-        snapshot,
-        extras,
-        sockstat,
-        applied: applied_plan(root),
-        unreadable,
-    }
-}
-
-/// The plan of the newest finished generation still in force in the
-/// journal under the root, if any (a missing or unreadable journal is none).
-pub fn applied_plan(root: &Root) -> Option<model::plan::Plan> {
-    let dir = host::apply::default_state_dir(root, None).ok()?;
-    let gens = host::journal::StateDir::new(dir).load_all().ok()?;
-    gens.iter()
-        .rev()
-        .find(|g| g.finished() && g.active())
-        .and_then(|g| g.plan())
-}
-
-/// The doctor report of the host under `root` over the window sampled in
-/// `samples` (time order).
-pub fn diagnose(root: &Root, samples: Vec<Sample>) -> Report {
-    let mut input = read_host(root).into_input();
-    if samples.len() < 2 {
-        input.no_samples = SHORT_WINDOW.to_string();
-    }
-    input.samples = samples;
-    doctor::diagnose(&input)
 }
 
 /// Most findings, and most skipped rules, read from a peer's report (this
@@ -207,7 +190,7 @@ impl PeerReport {
             Err(e) => {
                 return left_out(format!(
                     "the server's doctor report is malformed ({}): left out",
-                    crate::proto::printable(&e.to_string(), 200)
+                    model::text::printable_capped(&e.to_string(), 200)
                 ))
             }
         };

@@ -1,26 +1,40 @@
 //! The traffic engine behind `nettune serve` and `nettune bench`.
 //!
-//! Layers, each importing only those below it:
-//! - `proto` (the wire: control frames, data preamble, UDP header), `config`,
-//!   `report` (result types and the summary arithmetic), `render`;
-//! - `plan`: which workers each end runs, a pure function of (config, end);
-//! - `worker` (a worker's counters, histogram and clock), `work` (one poll
-//!   driver and the workloads plugged into it), `sock`, `sys` (all unsafe);
-//! - `side` (spawning a side's workers from the plan) and `session` (the one
-//!   event loop both ends run during a test);
-//! - `client` and `server`: handshake, data connections, then `session`.
+//! Layers, each module importing only modules of the layers above it in
+//! this list (or earlier in its own line), never a later one; the
+//! `module_layers_have_no_cycle` test checks it:
+//! - `config` (what a test runs, its limits), `diagnosis` (the doctor hook
+//!   and the capped reading of a peer's doctor report);
+//! - `report` (result types, the probe's part of them, the summary
+//!   arithmetic);
+//! - `proto` (the wire: control frames, data preamble, UDP header), `error`,
+//!   `auth`, `agg`, `sys` (the syscalls: `nettune-sys` holds the unsafe
+//!   ones), `sock`, `cpu`, `plan` (which workers each end runs, a pure
+//!   function of (config, end));
+//! - `probe` (the latency probe), `worker` (a worker's counters, histogram
+//!   and clock), `work` (one poll driver, the per-flow bookkeeping and the
+//!   workloads plugged into it);
+//! - `side` (spawning a side's workers from the plan), then `session` (the
+//!   one event loop both ends run during a test);
+//! - `client` and `server` (handshake, data connections, then `session`),
+//!   `render` (the human text of a result), `interrupt`.
+//!
+//! Host facts are read by `host` (`host::snapshot::read_bench_facts`), the
+//! doctor rules run behind the caller's [`diagnosis::DoctorHook`].
 //!
 //! The shape of the protocol and of the `--json` document is in docs/engine.md.
 
 pub(crate) mod agg;
 pub mod auth;
-pub mod bounded;
+/// Capped decoding of a peer's lists and maps (in `model`).
+pub use model::bounded;
 pub mod client;
 pub mod config;
 pub(crate) mod cpu;
 pub mod diagnosis;
 pub mod error;
-pub mod facts;
+/// The host facts a result carries (in `model`; `host` reads them).
+pub use model::bench_facts as facts;
 pub mod interrupt;
 pub(crate) mod plan;
 pub mod probe;
@@ -42,5 +56,5 @@ pub use probe::{ProbeKind, ProbeReport, ProbeSpec};
 pub use report::BenchResult;
 pub use server::{Server, ServerConfig};
 pub use sock::Source;
-pub use sys::open_tun;
+
 pub use work::buffer_bytes;

@@ -125,21 +125,11 @@ pub(crate) fn plan(cfg: &TestConfig, end: End) -> Vec<WorkerPlan> {
     out
 }
 
-/// Which end measures `dir`: the receiver of a stream, the client of a
-/// request/response test.
-pub(crate) fn measured_by(test: TestKind, dir: FlowDir) -> End {
-    if test.is_stream() && dir == FlowDir::Forward {
-        End::Server
-    } else {
-        End::Client
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::config::Direction;
+    use crate::config::{measured_by, Direction};
 
     fn configs() -> Vec<TestConfig> {
         let mut v = Vec::new();

@@ -17,9 +17,9 @@
 
 use crate::config::{Direction, TestConfig, TestKind};
 use crate::report::BenchResult;
+pub use crate::report::{ProbeKind, ProbeReport};
 use crate::sys;
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::str::FromStr;
@@ -47,16 +47,6 @@ pub const USAGE: &str =
 /// 65536, so a 16-bit sequence number names its slot); at 1 ms per probe it
 /// covers 4 s, longer than [`REPLY_TIMEOUT`].
 const RING: usize = 4096;
-
-/// What the probe sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProbeKind {
-    /// A paced TCP request/response flow.
-    Rr,
-    /// ICMP echo.
-    Icmp,
-}
 
 impl ProbeKind {
     /// `rr` or `icmp`.
@@ -89,7 +79,7 @@ impl FromStr for ProbeSpec {
     type Err = ProbeParseError;
     fn from_str(s: &str) -> Result<ProbeSpec, ProbeParseError> {
         let bad = || ProbeParseError {
-            given: crate::proto::printable(s, 40),
+            given: model::text::printable_capped(s, 40),
         };
         let (k, ms) = match s.split_once(':') {
             Some((k, ms)) => (k, Some(ms)),
@@ -159,40 +149,6 @@ impl ProbeSpec {
             ..TestConfig::default()
         }
     }
-}
-
-/// What the probe measured (`probe` in the `--json` document). Latencies in
-/// µs; the percentiles are null when nothing was answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProbeReport {
-    /// `rr` or `icmp`.
-    pub kind: ProbeKind,
-    /// Interval between probes, ms.
-    pub interval_ms: u64,
-    /// Probes sent in the window (rr: transactions the schedule put there).
-    pub sent: u64,
-    /// Probes answered.
-    pub answered: u64,
-    /// `sent − answered` (rr: still unanswered at the window's end).
-    pub lost: u64,
-    /// icmp: interval slots not sent because the probe thread woke more
-    /// than an interval late (busy CPUs; ping skips them too); rr: 0.
-    #[serde(default)]
-    pub skipped: u64,
-    /// Smallest round trip, µs.
-    pub min_us: Option<u64>,
-    /// Median, µs.
-    pub p50_us: Option<u64>,
-    /// 90th percentile, µs.
-    pub p90_us: Option<u64>,
-    /// 99th percentile, µs.
-    pub p99_us: Option<u64>,
-    /// Largest, µs.
-    pub max_us: Option<u64>,
-    /// Every non-empty bucket: `[highest equivalent value µs, count]`, ascending.
-    pub histogram: Vec<[u64; 2]>,
-    /// Why the probe measured less than asked, or nothing.
-    pub note: Option<String>,
 }
 
 /// An HDR histogram in µs, 1 µs to 100 s, 3 significant digits.

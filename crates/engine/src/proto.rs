@@ -7,6 +7,7 @@
 
 use crate::config::TestConfig;
 use crate::report::{IntervalReport, SideReport};
+use model::text::printable_capped;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -329,7 +330,7 @@ pub fn decode(body: &[u8]) -> Result<Msg, ProtoError> {
     use std::borrow::Cow;
     fn de<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ProtoError> {
         serde_json::from_slice(body)
-            .map_err(|e| ProtoError::Malformed(printable(&e.to_string(), 200)))
+            .map_err(|e| ProtoError::Malformed(printable_capped(&e.to_string(), 200)))
     }
     #[derive(Deserialize)]
     struct Tag<'a> {
@@ -422,16 +423,10 @@ pub fn decode(body: &[u8]) -> Result<Msg, ProtoError> {
         other => {
             return Err(ProtoError::Malformed(format!(
                 "unknown message type `{}`",
-                printable(other, 40)
+                printable_capped(other, 40)
             )))
         }
     })
-}
-
-/// A peer's text made safe to print on one line: control characters escaped,
-/// at most `max` characters.
-pub fn printable(s: &str, max: usize) -> String {
-    model::text::printable_capped(s, max)
 }
 
 /// Read one message of at most `max` bytes.
@@ -466,9 +461,7 @@ pub fn udp_tag(test_id: u64) -> u32 {
     (test_id as u32) | 1
 }
 
-/// Bytes of the header a UDP data datagram starts with: the test's tag and
-/// the flow (u32 little-endian each), then the sequence number (u64 LE).
-pub const UDP_HEADER: usize = 16;
+pub use crate::config::UDP_HEADER;
 
 /// Sequence number of the registration datagrams a client sends before the
 /// start (so the server learns each flow's address); never data.

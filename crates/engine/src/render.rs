@@ -1,8 +1,8 @@
 //! The human summary of a [`BenchResult`] and one-line interval text.
 
 use crate::config::{Direction, FlowDir, TestKind};
-use crate::proto::printable;
 use crate::report::{BenchResult, IntervalReport, ServiceDemand, SideReport};
+use model::text::printable_capped as printable;
 use model::units::{fmt_bits_per_sec, fmt_si};
 use model::Nanos;
 use std::fmt::Write;
@@ -345,10 +345,10 @@ fn nic_lines(o: &mut String, side: &str, s: &SideReport) {
         let _ = writeln!(
             o,
             "NIC {side} {} ({}): mtu {mtu} · coalesce {} · offloads {}",
-            crate::proto::printable(&i.name, 32),
+            model::text::printable_capped(&i.name, 32),
             i.driver
                 .as_deref()
-                .map_or_else(|| "?".into(), |d| crate::proto::printable(d, 32)),
+                .map_or_else(|| "?".into(), |d| model::text::printable_capped(d, 32)),
             if co.is_empty() {
                 "-".into()
             } else {
@@ -373,7 +373,7 @@ fn cpu(o: &mut String, r: &BenchResult) {
         s.facts
             .congestion_control
             .as_deref()
-            .map_or_else(|| "?".into(), |c| crate::proto::printable(c, 32))
+            .map_or_else(|| "?".into(), |c| model::text::printable_capped(c, 32))
     };
     let _ = writeln!(
         o,

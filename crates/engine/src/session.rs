@@ -15,6 +15,9 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
+/// Drain time for receivers after the sender is done.
+pub const DRAIN: Duration = Duration::from_millis(100);
+
 /// What differs between the ends during a test.
 pub(crate) trait Session {
     /// Why the test failed.

@@ -258,7 +258,7 @@ pub(crate) fn congestion_refused(algo: &str, root: &host::Root) -> Option<String
     };
     Some(format!(
         "{why} `{}` (available: {avail})",
-        crate::proto::printable(algo, 40)
+        model::text::printable_capped(algo, 40)
     ))
 }
 
@@ -292,7 +292,7 @@ mod tests {
     /// an application would (it used to force on the client always).
     #[test]
     fn buffers_are_forced_only_when_asked() {
-        use sys::opt::*;
+        use crate::sys::opt::*;
         assert_eq!(buffer_opts(false), (SO_SNDBUF, SO_RCVBUF));
         assert_eq!(buffer_opts(true), (SO_SNDBUFFORCE, SO_RCVBUFFORCE));
         assert!(!TestConfig::default().force_buffers);

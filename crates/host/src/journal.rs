@@ -442,33 +442,8 @@ fn parse_id(s: &str) -> Option<u32> {
     }
 }
 
-/// Seconds since the epoch as UTC, `2026-11-23 18:54:28Z`.
-pub fn format_utc(secs: u64) -> String {
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// Howard Hinnant's `civil_from_days` for days since 1970-01-01 (unsigned:
-/// the journal holds no earlier times).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
-}
+/// Re-exported: the one date formatter is in [`model::time`].
+pub use model::time::format_utc;
 
 fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), JournalError> {
     let mut f = fs::File::create(path).map_err(|e| io(path, e))?;
@@ -604,17 +579,6 @@ mod tests {
         .unwrap();
         let e = StateDir::new(t.path()).load(1).unwrap_err();
         assert!(matches!(e, JournalError::Corrupt { line: 2, .. }), "{e}");
-    }
-
-    #[test]
-    fn utc() {
-        assert_eq!(format_utc(0), "1970-01-01 00:00:00Z");
-        // date -u -d @1795460068
-        assert_eq!(format_utc(1_795_460_068), "2026-11-23 18:54:28Z");
-        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00:00Z");
-        assert_eq!(format_utc(4_107_542_399), "2100-02-28 23:59:59Z");
-        // Any journal number formats without overflow.
-        assert!(format_utc(u64::MAX).ends_with('Z'));
     }
 
     #[test]

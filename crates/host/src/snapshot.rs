@@ -74,6 +74,12 @@ pub fn read_snapshot(root: &Root) -> HostSnapshot {
     read_snapshot_with(root, src.as_ref())
 }
 
+/// The host facts a `bench` result carries, of the host (or fixture) at
+/// `root`; never fails (what cannot be read is left out).
+pub fn read_bench_facts(root: &Root) -> model::bench_facts::HostFacts {
+    model::bench_facts::from_snapshot(&read_snapshot(root))
+}
+
 /// Read a snapshot taking ethtool state from `eth`.
 pub fn read_snapshot_with(root: &Root, eth: &dyn Ethtool) -> HostSnapshot {
     let ctx = Ctx::new(root, false);
@@ -596,4 +602,30 @@ fn read_sysctls(ctx: &Ctx<'_>) -> BTreeMap<String, String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn bench_facts_carry_mtu_offloads_and_interrupt_moderation() {
+        // Synthesized from seed 000 (ixgbevf on EC2, kernel 4.4).
+        let root = Root::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/c4-8xlarge"
+        ));
+        let f = read_bench_facts(&root);
+        let eth0 = f.interfaces.iter().find(|i| i.name == "eth0").unwrap();
+        assert_eq!(eth0.mtu, Some(9001));
+        assert_eq!(eth0.coalesce.get("rx-usecs"), Some(&1));
+        assert_eq!(eth0.coalesce.get("tx-usecs"), Some(&1));
+        assert!(
+            eth0.offloads_on.iter().any(|o| o == "rx-checksum"),
+            "{eth0:?}"
+        );
+        let j = serde_json::to_value(&f).unwrap();
+        assert!(j["interfaces"][0]["coalesce"].is_object(), "{j}");
+    }
 }

@@ -232,7 +232,7 @@ pub(crate) fn tun_link(
     let tmp = [format!("ntdl{tag}x{n}a"), format!("ntdl{tag}x{n}b")];
     let mut fds = Vec::with_capacity(2);
     for ((dev, ns), name) in tmp.iter().zip([a, b]).zip([a_if, b_if]) {
-        let fd = engine::open_tun(dev).map_err(|e| err(format!("open TUN {dev}"), e))?;
+        let fd = sys::tun::open_tun(dev).map_err(|e| err(format!("open TUN {dev}"), e))?;
         // Moved out of the root namespace at once; if the move fails the fd
         // drops here and the kernel removes the device.
         run(Command::new("ip").args(["link", "set", dev, "netns", ns.name()]))?;

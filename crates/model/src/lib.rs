@@ -3,6 +3,8 @@
 //! Every parser takes kernel text (`&str`) and returns typed values or a
 //! [`ParseError`] that names what was wrong; callers attach the file path.
 
+pub mod bench_facts;
+pub mod bounded;
 pub mod cpuset;
 pub mod doctor_facts;
 pub mod error;
@@ -19,6 +21,7 @@ pub mod sample;
 pub mod snapshot;
 pub mod stats;
 pub mod text;
+pub mod time;
 pub mod units;
 pub mod winshare;
 

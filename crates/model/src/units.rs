@@ -127,6 +127,80 @@ pub fn fmt_si(v: f64, unit: &str) -> String {
     }
 }
 
+/// Why a count, rate or size given on a command line (or in a file) was
+/// refused; each names the text given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    /// Not a number with an SI suffix.
+    #[error("`{0}` is not a number (suffixes k, M, G, T allowed)")]
+    NotNumber(String),
+    /// Negative, infinite or NaN.
+    #[error("`{0}` must be a non-negative number")]
+    Negative(String),
+    /// Not a byte count with a binary suffix.
+    #[error("`{0}` is not a byte count (suffixes K, M, G allowed)")]
+    NotBytes(String),
+    /// Overflows 64 bits.
+    #[error("`{0}` is too large")]
+    TooLarge(String),
+}
+
+/// At most 64 characters of what was given, for an error message.
+fn clip(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
+/// Parse a count with an optional SI suffix (`10G`, `1.5M`, `64k`), base
+/// 1000: packets or transactions per second, a number of anything.
+pub fn parse_si(s: &str) -> Result<f64, UnitError> {
+    let t = s.trim();
+    let (num, mul) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
+        Some('t' | 'T') => (&t[..t.len() - 1], 1e12),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.parse().map_err(|_| UnitError::NotNumber(clip(s)))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(UnitError::Negative(clip(s)));
+    }
+    Ok(v * mul)
+}
+
+/// Parse a rate: an SI count (`10G`, `1.5M`) optionally followed by
+/// `bit`, `bit/s` or `bps` (`1gbit`, `100mbit/s`, `500Mbps`), any case.
+/// Bits per second for a link or a stream; for a request/response test the
+/// same number is transactions per second. One parser for every `--rate`.
+pub fn parse_rate(s: &str) -> Result<f64, UnitError> {
+    let t = s.trim().to_ascii_lowercase();
+    let num = t
+        .strip_suffix("bit/s")
+        .or_else(|| t.strip_suffix("bps"))
+        .or_else(|| t.strip_suffix("bit"))
+        .unwrap_or(&t);
+    parse_si(num).map_err(|e| match e {
+        UnitError::NotNumber(_) => UnitError::NotNumber(clip(s)),
+        UnitError::Negative(_) => UnitError::Negative(clip(s)),
+        other => other,
+    })
+}
+
+/// Parse a byte size with an optional binary suffix (`128K`, `4M`, `1G`),
+/// base 1024, whole bytes. One parser for every size flag.
+pub fn parse_size(s: &str) -> Result<u64, UnitError> {
+    let t = s.trim();
+    let (num, mul) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1 << 20),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let v: u64 = num.parse().map_err(|_| UnitError::NotBytes(clip(s)))?;
+    v.checked_mul(mul)
+        .ok_or_else(|| UnitError::TooLarge(clip(s)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,5 +217,53 @@ mod tests {
         assert_eq!(fmt_bits_per_sec(25_300_000_000.0), "25.30 Gbit/s");
         assert_eq!(fmt_si(999.0, "pkt/s"), "999 pkt/s");
         assert_eq!(fmt_si(1500.0, "pkt/s"), "1.50 kpkt/s");
+    }
+
+    #[test]
+    fn si_rates_and_sizes() {
+        assert_eq!(parse_si("10G").unwrap(), 1e10);
+        assert_eq!(parse_si("1.5k").unwrap(), 1500.0);
+        assert!(parse_si("x").is_err());
+        assert!(parse_si("1gbit").is_err());
+        for (t, v) in [
+            ("1gbit", 1e9),
+            ("100mbit", 1e8),
+            ("1.5G", 1.5e9),
+            ("500Mbps", 5e8),
+            ("10Gbit/s", 1e10),
+            ("20k", 2e4),
+            ("100000000", 1e8),
+        ] {
+            assert_eq!(parse_rate(t).unwrap(), v, "{t}");
+        }
+        for bad in ["", "gbit", "1xbit", "-1gbit", "nan", "inf"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_size("4M").unwrap(), 4 << 20);
+        assert_eq!(parse_size("128K").unwrap(), 128 << 10);
+        assert_eq!(parse_size(" 64 ").unwrap(), 64);
+        assert!(parse_size("1.5M").is_err());
+        // The messages name the text given.
+        assert_eq!(
+            parse_si("-1").unwrap_err().to_string(),
+            "`-1` must be a non-negative number"
+        );
+        assert_eq!(
+            parse_rate("-1gbit").unwrap_err().to_string(),
+            "`-1gbit` must be a non-negative number"
+        );
+        assert_eq!(
+            parse_size("99999999999G").unwrap_err().to_string(),
+            "`99999999999G` is too large"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsers_never_panic(s in ".{0,40}") {
+            let _ = parse_si(&s);
+            let _ = parse_rate(&s);
+            let _ = parse_size(&s);
+        }
     }
 }

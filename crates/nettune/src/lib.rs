@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod diagnose;
 pub mod top;
 
 /// Exit codes shared by every command (docs/exit-codes.md lists them per command).

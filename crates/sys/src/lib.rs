@@ -1,25 +1,48 @@
-//! nettune's audited `unsafe` code that `host` needs: the `SIOCETHTOOL`
-//! ioctls that read a NIC driver's statistics (`ETHTOOL_GSSET_INFO`,
-//! `ETHTOOL_GSTRINGS`, `ETHTOOL_GSTATS`, as `ethtool -S` issues them).
+//! nettune's audited `unsafe` code, all of it: thin wrappers over the Linux
+//! syscalls that `socket2`/`rustix` do not cover.
 //!
-//! Why a crate of its own: `engine` depends on `host`, so `host` cannot call
-//! the engine's audited `sys.rs`; this crate depends on nothing but `libc`,
-//! and is where the engine's and lab's syscalls are meant to move too.
+//! - [`ethtool`]: the `SIOCETHTOOL` ioctls that read a NIC driver's
+//!   statistics (`ETHTOOL_GSSET_INFO`, `ETHTOOL_GSTRINGS`, `ETHTOOL_GSTATS`,
+//!   as `ethtool -S` issues them), for `host`;
+//! - [`sock`] (integer socket options, `TCP_INFO`), [`mmsg`]
+//!   (`recvmmsg`/`sendmmsg` batches), [`poll`] and [`rusage`], for `engine`;
+//! - [`tun`]: the TUN device of `lab`'s delay line.
 //!
-//! Audit rule (as in `engine/src/sys.rs`): every `unsafe` block passes
-//! pointers to memory owned by `self` or by a live borrow for the duration of
-//! the call, and lengths that match those buffers. One more for this ioctl:
+//! Why a crate of its own: `engine` depends on `host` and `lab` should not
+//! depend on `engine` for a syscall; this crate depends on nothing but
+//! `libc`, so every crate above can use it and `unsafe` stays denied
+//! everywhere else.
+//!
+//! Audit rule: every `unsafe` block passes pointers to memory owned by `self`
+//! or by a live borrow for the duration of the call, and lengths that match
+//! those buffers. One more for the ethtool ioctl:
 //! older kernels' `ETHTOOL_GSTRINGS` and `ETHTOOL_GSTATS` ignore the length
 //! user space passes and write the driver's *current* count (see
 //! `ethtool_get_strings` and `ethtool_get_stats` in `net/ethtool/ioctl.c`),
 //! which can grow between the count query and the read (`ethtool -L` adds
 //! channels). Recent kernels (seen on 6.18) answer a count of 0 and copy
 //! nothing when the length passed is not the current one. So their
-//! buffers are a [`Guarded`] mapping whose end is followed by a `PROT_NONE`
+//! buffers are a [`ethtool::Guarded`] mapping whose end is followed by a `PROT_NONE`
 //! page: a longer answer runs into the guard, the kernel's `copy_to_user`
 //! stops there and the ioctl fails with `EFAULT` instead of writing past
 //! the buffer.
 #![allow(unsafe_code)]
+
+pub mod mmsg;
+pub mod poll;
+pub mod rusage;
+pub mod sock;
+pub mod tun;
+
+/// A libc return value as an `io::Result` (negative: `errno`).
+#[inline]
+pub(crate) fn cvt(r: libc::c_int) -> std::io::Result<libc::c_int> {
+    if r < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
 
 pub mod ethtool {
     //! The driver statistics ioctls. Run in the calling thread's network

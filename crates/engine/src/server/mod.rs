@@ -12,7 +12,6 @@
 use crate::auth;
 use crate::config::{End, Limits, TestConfig, TestKind};
 use crate::error::EngineError;
-use crate::facts;
 use crate::proto::{
     self, DeadlineReader, Msg, ProtoError, UdpHeader, CAPS, MAX_CLIENT_FRAME, PROTO_VERSION,
 };
@@ -31,8 +30,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
+mod data;
 mod errors;
+mod preauth;
+use data::*;
 use errors::{Abort, FlowError, SessionError};
+pub use preauth::preauth_prefix;
+use preauth::*;
 
 /// How long a client has for the whole handshake: preamble, token proof and
 /// setup together (a total deadline, not a per-read timeout).
@@ -41,8 +45,7 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one data connection has, in total, for its 16-byte preamble.
 pub const DATA_PREAMBLE_TIMEOUT: Duration = Duration::from_secs(2);
-/// Drain time for receivers after the sender is done.
-pub const DRAIN: Duration = Duration::from_millis(100);
+pub use crate::session::DRAIN;
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -64,38 +67,9 @@ pub struct ServerConfig {
     pub root: Root,
     /// Log sessions to stderr.
     pub log: bool,
-}
-
-/// A connection that has not finished the handshake.
-#[derive(Debug)]
-struct Pending {
-    id: u64,
-    prefix: IpAddr,
-    peer: SocketAddr,
-    /// A handle on the connection, to close it when it is evicted.
-    conn: TcpStream,
-}
-
-/// Connections that have not finished the handshake, oldest first.
-#[derive(Debug, Default)]
-struct Preauth {
-    next_id: u64,
-    queue: std::collections::VecDeque<Pending>,
-    per_prefix: HashMap<IpAddr, u32>,
-}
-
-impl Preauth {
-    /// Take the entry at `i` out of the pool.
-    fn remove(&mut self, i: usize) -> Option<Pending> {
-        let p = self.queue.remove(i)?;
-        if let Some(n) = self.per_prefix.get_mut(&p.prefix) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.per_prefix.remove(&p.prefix);
-            }
-        }
-        Some(p)
-    }
+    /// The doctor rules a client may ask for (`bench --doctor`); without a
+    /// hook the server does not offer the `doctor` capability.
+    pub doctor: Option<crate::diagnosis::DoctorHook>,
 }
 
 #[derive(Debug)]
@@ -139,29 +113,6 @@ fn log(args: std::fmt::Arguments<'_>) {
 /// The address a peer is counted under (IPv4-mapped IPv6 as IPv4).
 fn source(peer: &SocketAddr) -> IpAddr {
     peer.ip().to_canonical()
-}
-
-/// The prefix a peer is counted under before authentication: its IPv4 /24
-/// or IPv6 /64 (one host or one LAN usually holds a whole one).
-pub fn preauth_prefix(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V4(a) => {
-            let [a, b, c, _] = a.octets();
-            IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, 0))
-        }
-        IpAddr::V6(a) => {
-            let [a, b, c, d, ..] = a.segments();
-            IpAddr::V6(std::net::Ipv6Addr::new(a, b, c, d, 0, 0, 0, 0))
-        }
-    }
-}
-
-/// A prefix for messages: `192.0.2.0/24`, `2001:db8::/64`.
-fn prefix_text(p: IpAddr) -> String {
-    match p {
-        IpAddr::V4(_) => format!("{p}/24"),
-        IpAddr::V6(_) => format!("{p}/64"),
-    }
 }
 
 impl Server {
@@ -293,83 +244,6 @@ fn refuse_now(s: &TcpStream, code: &str, message: String) {
     let _ = w.write(&out);
 }
 
-/// Why the pre-authentication pool has no place for a connection.
-#[derive(Debug, Error)]
-enum Busy {
-    /// The connection could not be duplicated to be closed later.
-    #[error("server error (cannot track the connection: {0})")]
-    Handle(std::io::Error),
-    /// A thread panicked holding the pool's lock.
-    #[error("server error (lock poisoned)")]
-    Poisoned,
-}
-
-/// A place in the pre-authentication pool, given back on drop (also when a
-/// session thread panics); a no-op when it was evicted meanwhile.
-#[derive(Debug)]
-struct PreauthSlot {
-    sh: Arc<Shared>,
-    id: u64,
-}
-
-impl PreauthSlot {
-    /// Enter `peer`'s connection `s` into the pool. When its prefix has its
-    /// share, that prefix's oldest connection is evicted; when the pool is
-    /// full, the oldest of all is. Returns the evicted connections (to be
-    /// closed outside the lock) with the reason.
-    fn take(
-        sh: &Arc<Shared>,
-        peer: SocketAddr,
-        s: &TcpStream,
-    ) -> Result<(PreauthSlot, Vec<(Pending, String)>), Busy> {
-        let l = &sh.cfg.limits;
-        let conn = s.try_clone().map_err(Busy::Handle)?;
-        let prefix = preauth_prefix(peer.ip());
-        let Ok(mut p) = sh.preauth.lock() else {
-            return Err(Busy::Poisoned);
-        };
-        let mut evicted = Vec::new();
-        let per = l.max_unauthenticated_per_prefix.max(1);
-        if p.per_prefix.get(&prefix).copied().unwrap_or(0) >= per {
-            let oldest = p.queue.iter().position(|e| e.prefix == prefix);
-            if let Some(e) = oldest.and_then(|i| p.remove(i)) {
-                let why = format!(
-                    "{} had {per} unfinished handshakes, the per-prefix limit",
-                    prefix_text(prefix)
-                );
-                evicted.push((e, why));
-            }
-        }
-        let max = usize::try_from(l.max_unauthenticated.max(1)).unwrap_or(usize::MAX);
-        while p.queue.len() >= max {
-            let Some(e) = p.remove(0) else { break };
-            let why = format!("the server had {max} unfinished handshakes, its limit");
-            evicted.push((e, why));
-        }
-        let id = p.next_id;
-        p.next_id = p.next_id.wrapping_add(1);
-        p.queue.push_back(Pending {
-            id,
-            prefix,
-            peer,
-            conn,
-        });
-        let n = p.per_prefix.entry(prefix).or_insert(0);
-        *n = n.saturating_add(1);
-        Ok((PreauthSlot { sh: sh.clone(), id }, evicted))
-    }
-}
-
-impl Drop for PreauthSlot {
-    fn drop(&mut self) {
-        if let Ok(mut p) = self.sh.preauth.lock() {
-            if let Some(i) = p.queue.iter().position(|e| e.id == self.id) {
-                p.remove(i);
-            }
-        }
-    }
-}
-
 /// A session slot, given back on drop.
 #[derive(Debug)]
 struct SessionSlot<'a> {
@@ -450,7 +324,11 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), Se
         ctrl,
         &Msg::Hello {
             version: env!("CARGO_PKG_VERSION").into(),
-            caps: CAPS.iter().map(|c| c.to_string()).collect(),
+            caps: CAPS
+                .iter()
+                .filter(|c| sh.cfg.doctor.is_some() || **c != crate::diagnosis::CAP)
+                .map(|c| c.to_string())
+                .collect(),
             challenge: challenge.clone(),
         },
     )
@@ -487,7 +365,9 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), Se
     let m = proto::read_msg(&mut DeadlineReader::new(ctrl, deadline), MAX_CLIENT_FRAME)
         .map_err(late("the client's setup"))?;
     let (cfg, doctor) = match m {
-        Msg::Setup { config, doctor } => (config, doctor),
+        // Asked for doctor without offering it (a client that ignored the
+        // capabilities): the test runs without.
+        Msg::Setup { config, doctor } => (config, doctor && sh.cfg.doctor.is_some()),
         other => {
             return Err(refuse(
                 ctrl,
@@ -499,7 +379,10 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), Se
     if let Err(x) = cfg.validate() {
         return Err(refuse(ctrl, "config", x.0));
     }
-    if let Err(x) = cfg.check_limits(&sh.cfg.limits) {
+    if let Err(x) = cfg
+        .check_limits(&sh.cfg.limits)
+        .and_then(|()| crate::work::check_memory(&cfg, &sh.cfg.limits))
+    {
         return Err(refuse(ctrl, "limit", x.0));
     }
     // The data path has the control connection's family (an IPv4 client of
@@ -581,167 +464,6 @@ fn session(
         }
     }
     run_test(ctrl, peer, (cfg, doctor), (force, notes), sh)
-}
-
-/// Open the test's data sockets on `ip`; UDP sockets take datagrams only
-/// from `peer` (the control connection's peer address). For tcp-stream and
-/// tcp-rr the one listener is returned apart; its connections come later.
-fn bind_data(
-    cfg: &TestConfig,
-    ip: IpAddr,
-    peer: IpAddr,
-    force: bool,
-) -> std::io::Result<(Sockets, Option<TcpListener>, u16)> {
-    let any = SocketAddr::new(ip, 0);
-    let mut socks = Sockets::default();
-    match cfg.test {
-        TestKind::TcpStream | TestKind::TcpRr => {
-            let l = reuseport_listener(any, 1024)?;
-            // Buffer sizes set on the listener reach the accepted sockets
-            // before the handshake, so they shape the window scale.
-            apply_opts(l.as_fd(), cfg, true, force)?;
-            let port = l.local_addr()?.port();
-            Ok((socks, Some(l), port))
-        }
-        TestKind::TcpCrr => {
-            let first = reuseport_listener(any, 4096)?;
-            let port = first.local_addr()?.port();
-            let mut v = vec![first];
-            for _ in 1..cfg.threads {
-                v.push(reuseport_listener(SocketAddr::new(ip, port), 4096)?);
-            }
-            for l in &v {
-                apply_opts(l.as_fd(), cfg, true, force)?;
-            }
-            socks.listeners = v.into_iter().map(Some).collect();
-            Ok((socks, None, port))
-        }
-        TestKind::UdpStream | TestKind::UdpRr => {
-            let first = reuseport_udp_from(any, peer)?;
-            let port = first.local_addr()?.port();
-            let mut v = vec![first];
-            for _ in 1..cfg.threads {
-                v.push(reuseport_udp_from(SocketAddr::new(ip, port), peer)?);
-            }
-            for s in &v {
-                apply_opts(s.as_fd(), cfg, false, force)?;
-            }
-            socks.shared_udp = v.into_iter().map(Some).collect();
-            Ok((socks, None, port))
-        }
-    }
-}
-
-/// Accept the test's TCP flows (matching test id, each flow once), by flow.
-fn accept_flows(
-    l: &TcpListener,
-    cfg: &TestConfig,
-    (test_id, force): (u64, bool),
-    rejected: &mut u64,
-) -> Result<Vec<Option<TcpStream>>, FlowError> {
-    let n = cfg.total_flows() as usize;
-    let mut got: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
-    let deadline = Instant::now() + CONNECT_TIMEOUT;
-    socket2::SockRef::from(l).set_read_timeout(Some(Duration::from_millis(100)))?;
-    let mut have = 0;
-    while have < n {
-        if Instant::now() >= deadline {
-            return Err(FlowError::TcpShort { have, want: n });
-        }
-        let (s, _) = match l.accept() {
-            Ok(c) => c,
-            Err(_) => continue,
-        };
-        // A total deadline per connection, so one that dribbles its preamble
-        // cannot hold the accept loop.
-        let by = (Instant::now() + DATA_PREAMBLE_TIMEOUT).min(deadline);
-        let mut pre = [0u8; 16];
-        if DeadlineReader::new(&s, by).read_exact(&mut pre).is_err() {
-            *rejected += 1;
-            continue;
-        }
-        match proto::parse_data_preamble(&pre) {
-            Some((id, f)) if id == test_id && (f as usize) < n && got[f as usize].is_none() => {
-                apply_opts(s.as_fd(), cfg, true, force).map_err(std::io::Error::from)?;
-                got[f as usize] = Some(s);
-                have += 1;
-            }
-            _ => *rejected += 1,
-        }
-    }
-    Ok(got)
-}
-
-/// Learn the client address of each UDP stream flow from its registration
-/// datagrams, and open a connected socket per flow on the data port, so
-/// flows spread over the receiving workers exactly as TCP flows do (a hash
-/// over SO_REUSEPORT sockets may put two flows on one). Registrations count
-/// only from `peer`, the control connection's address.
-fn register_udp(
-    socks: &[Option<UdpSocket>],
-    cfg: &TestConfig,
-    (tag, force): (u32, bool),
-    local: SocketAddr,
-    peer: IpAddr,
-) -> Result<Vec<Option<UdpSocket>>, FlowError> {
-    let want = cfg.total_flows();
-    let mut addrs: HashMap<u32, SocketAddr> = HashMap::new();
-    let deadline = Instant::now() + CONNECT_TIMEOUT;
-    let mut buf = vec![0u8; 65536];
-    for s in socks.iter().flatten() {
-        s.set_read_timeout(Some(Duration::from_millis(20)))?;
-    }
-    while addrs.len() < want as usize {
-        if Instant::now() >= deadline {
-            return Err(FlowError::UdpShort {
-                have: addrs.len(),
-                want: want as usize,
-            });
-        }
-        for s in socks.iter().flatten() {
-            if let Ok((n, from)) = s.recv_from(&mut buf) {
-                match UdpHeader::get(&buf[..n]) {
-                    Some(h)
-                        if h.tag == tag && h.flow < want && from.ip().to_canonical() == peer =>
-                    {
-                        addrs.insert(h.flow, from);
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for f in 0..want {
-        let s = reuseport_udp_from(local, peer)?;
-        apply_opts(s.as_fd(), cfg, false, force).map_err(std::io::Error::from)?;
-        if let Some(a) = addrs.get(&f) {
-            s.connect(*a)?;
-        }
-        out.push(Some(s));
-    }
-    Ok(out)
-}
-
-/// Open, accept or register the data flows and start the workers.
-fn start_workers(
-    side: &mut SideRun,
-    (mut socks, listener): (Sockets, Option<TcpListener>),
-    cfg: &TestConfig,
-    local: SocketAddr,
-    peer: IpAddr,
-    rejected: &mut u64,
-) -> Result<(), SessionError> {
-    let p = side.params();
-    let (test_id, tag, force) = (p.test_id, p.tag, p.force_buffers);
-    if let Some(l) = listener {
-        socks.tcp = accept_flows(&l, cfg, (test_id, force), rejected)?;
-    }
-    if cfg.test == TestKind::UdpStream {
-        socks.udp = register_udp(&socks.shared_udp, cfg, (tag, force), local, peer)?;
-    }
-    side.add_planned(End::Server, &mut socks)
-        .map_err(SessionError::Worker)
 }
 
 /// The server's hooks in the shared event loop.
@@ -865,14 +587,15 @@ fn run_test(
         return Err(why.into());
     }
     let report = SideReport {
-        facts: facts::gather(&root),
+        facts: host::snapshot::read_bench_facts(&root),
         workers: out.workers,
         cpu: out.cpu,
         udp_snmp: out.udp_snmp,
         rejected_connections: rejected,
         doctor: out
             .doctor_samples
-            .map(|samples| crate::diagnosis::diagnose(&root, samples).into()),
+            .zip(sh.cfg.doctor.as_ref())
+            .map(|(samples, hook)| hook.diagnose(&root, samples).into()),
         cpu_intervals: out.cpu_intervals,
         notes,
         buffers: out.buffers,
@@ -895,6 +618,47 @@ fn run_test(
 mod tests {
     use super::*;
 
+    /// The capabilities a server at `hook` offers in its hello.
+    fn offered(hook: Option<crate::diagnosis::DoctorHook>) -> Vec<String> {
+        let server = Server::bind(ServerConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            dual_stack: false,
+            token: None,
+            limits: Limits::default(),
+            max_sessions: 1,
+            root: Root::new("/"),
+            log: false,
+            doctor: hook,
+        })
+        .unwrap();
+        let addr = server.local_addr().unwrap();
+        std::thread::spawn(move || server.serve());
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        proto::write_preamble(&mut s).unwrap();
+        proto::read_preamble(&mut s).unwrap();
+        match proto::read_msg(&mut s, 1 << 20).unwrap() {
+            Msg::Hello { caps, .. } => caps,
+            other => panic!("expected hello, got {}", other.name()),
+        }
+    }
+
+    /// `bench --doctor` runs the rules through the caller's hook: a server
+    /// given none does not claim to run them.
+    #[test]
+    fn doctor_is_offered_only_with_a_hook() {
+        let cap = crate::diagnosis::CAP.to_string();
+        assert!(!offered(None).contains(&cap));
+        let hook = crate::diagnosis::DoctorHook::new(|_, _| doctor::Report {
+            schema_version: doctor::REPORT_SCHEMA_VERSION,
+            findings: Vec::new(),
+            skipped: Vec::new(),
+        });
+        let caps = offered(Some(hook));
+        assert!(caps.contains(&cap), "{caps:?}");
+        assert!(caps.iter().any(|c| c == "tcp-stream"), "{caps:?}");
+    }
+
     fn shared(total: u32, per_prefix: u32) -> Arc<Shared> {
         Arc::new(Shared {
             cfg: ServerConfig {
@@ -909,6 +673,7 @@ mod tests {
                 max_sessions: 1,
                 root: Root::new("/"),
                 log: false,
+                doctor: None,
             },
             per_client: Mutex::new(HashMap::new()),
             preauth: Mutex::new(Preauth::default()),

@@ -8,12 +8,15 @@
 
 mod crr;
 mod driver;
+mod flows;
 mod tcp_rr;
 mod tcp_stream;
 mod udp_rr;
 mod udp_stream;
 
-use crate::config::{Direction, End, TestConfig, TestKind, UDP_HEADER};
+use crate::config::{
+    human_bytes, ConfigError, Direction, End, Limits, TestConfig, TestKind, UDP_HEADER,
+};
 use crate::worker::{Ctx, Params};
 use std::io;
 use std::net::{TcpListener, TcpStream, UdpSocket};
@@ -134,6 +137,21 @@ pub fn buffer_bytes(cfg: &TestConfig, end: End) -> u64 {
     u64::try_from(total).unwrap_or(u64::MAX)
 }
 
+/// Refuse a test whose buffers on the server ([`buffer_bytes`]) exceed the
+/// server's per-test memory limit; the message names the flags to lower.
+pub(crate) fn check_memory(cfg: &TestConfig, l: &Limits) -> Result<(), ConfigError> {
+    let need = buffer_bytes(cfg, End::Server);
+    if need > l.max_test_memory {
+        return Err(ConfigError(format!(
+            "this test needs {} of buffer memory on the server, above its limit of {} per test ({})",
+            human_bytes(need),
+            human_bytes(l.max_test_memory),
+            cfg.memory_hint()
+        )));
+    }
+    Ok(())
+}
+
 /// A buffer of `len` bytes set to `byte`, or an error when the memory is not
 /// there: a failed allocation ends this worker (and so its test) with a
 /// message instead of aborting the whole process.
@@ -215,5 +233,42 @@ mod tests {
         assert!(pace(1000.0, s, s + Duration::from_secs(1), 0, 500).is_none());
         let w = pace(1000.0, s, s + Duration::from_secs(1), 1000, 100).unwrap();
         assert!((w.as_secs_f64() - 0.1).abs() < 1e-6);
+    }
+
+    #[test]
+    fn memory_budget_refuses_huge_tests_only() {
+        let l = Limits::default();
+        for t in TestKind::ALL {
+            let c = TestConfig {
+                test: t,
+                size: t.default_size(),
+                ..TestConfig::default()
+            };
+            check_memory(&c, &l).unwrap();
+            assert!(buffer_bytes(&c, End::Client) < 8 << 20, "{t}");
+            assert!(buffer_bytes(&c, End::Server) < 8 << 20, "{t}");
+        }
+        let c = TestConfig {
+            test: TestKind::TcpRr,
+            size: 16 << 20,
+            outstanding: 4096,
+            ..TestConfig::default()
+        };
+        c.validate().unwrap();
+        assert_eq!(buffer_bytes(&c, End::Server), 128 << 30);
+        let e = check_memory(&c, &l).unwrap_err().0;
+        assert!(e.contains("128 GiB of buffer memory"), "{e}");
+        assert!(e.contains("256 MiB"), "{e}");
+        // Every input at its largest: no overflow, just a huge number.
+        let c = TestConfig {
+            test: TestKind::TcpRr,
+            flows: u32::MAX,
+            threads: u32::MAX,
+            size: u32::MAX,
+            outstanding: u32::MAX,
+            ..TestConfig::default()
+        };
+        assert_eq!(buffer_bytes(&c, End::Client), u64::MAX);
+        assert!(check_memory(&c, &l).is_err());
     }
 }

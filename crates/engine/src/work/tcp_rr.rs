@@ -3,8 +3,8 @@
 //! the server answers every whole request.
 
 use super::driver::{drive, Bounds, Idle, Pass, Workload};
-use super::{filled, gone, pollfds, set_blocking, would_block};
-use crate::sock::tcp_info_of;
+use super::flows::Flows;
+use super::{filled, gone, would_block};
 use crate::sys;
 use crate::worker::{Ctx, Params};
 use std::collections::VecDeque;
@@ -35,7 +35,7 @@ impl RrFlow {
 }
 
 struct Client {
-    flows: Vec<(u32, TcpStream)>,
+    flows: Flows<TcpStream>,
     st: Vec<RrFlow>,
     size: usize,
     cap: usize,
@@ -44,7 +44,6 @@ struct Client {
     start: Instant,
     req: Vec<u8>,
     buf: Vec<u8>,
-    pfds: Vec<libc::pollfd>,
 }
 
 impl Workload for Client {
@@ -53,7 +52,8 @@ impl Workload for Client {
         let size = self.size;
         let mut progressed = false;
         let mut next_due: Option<Instant> = None;
-        for (i, (_, s)) in self.flows.iter().enumerate() {
+        for i in 0..self.flows.len() {
+            let s = self.flows.sock(i);
             let f = &mut self.st[i];
             if let Some(r) = self.rate {
                 loop {
@@ -104,19 +104,16 @@ impl Workload for Client {
                 Err(e) if would_block(&e) => {}
                 Err(e) => return Err(e),
             }
-            self.pfds[i].events = libc::POLLIN | if f.tx_owed > 0 { libc::POLLOUT } else { 0 };
+            let events = libc::POLLIN | if f.tx_owed > 0 { libc::POLLOUT } else { 0 };
+            self.flows.poll_for(i, events);
         }
         Ok(Pass::new(progressed, Idle::Due(next_due)))
     }
     fn pollfds(&mut self) -> &mut [libc::pollfd] {
-        &mut self.pfds
+        self.flows.pollfds()
     }
     fn finish(&mut self, ctx: &mut Ctx) {
-        for (f, s) in &self.flows {
-            if let Some(t) = tcp_info_of(*f, s) {
-                ctx.tcp_info.push(t);
-            }
-        }
+        self.flows.report_tcp_info(ctx);
     }
 }
 
@@ -130,9 +127,7 @@ pub(super) fn client(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) ->
     let rate = p.cfg.rate.map(|r| r / flows.len() as f64);
     let busy = Duration::from_micros(p.cfg.busy_poll_us as u64);
     let single = flows.len() == 1 && rate.is_none() && busy.is_zero();
-    for (_, s) in &flows {
-        set_blocking(s.into(), single)?;
-    }
+    let flows = Flows::new(flows, libc::POLLIN, single)?;
     let now = Instant::now();
     let st = flows
         .iter()
@@ -155,7 +150,6 @@ pub(super) fn client(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) ->
         start: ctx.t.start,
         req: filled(size.saturating_mul(k).max(size), 0x52)?,
         buf: filled(size.saturating_mul(k).max(64 * 1024), 0)?,
-        pfds: pollfds(flows.iter().map(|(_, s)| s), libc::POLLIN),
         flows,
     };
     let b = Bounds {
@@ -167,23 +161,12 @@ pub(super) fn client(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) ->
 }
 
 struct Server {
-    flows: Vec<(u32, TcpStream)>,
+    flows: Flows<TcpStream>,
     size: usize,
     resp: Vec<u8>,
     buf: Vec<u8>,
     pending: Vec<usize>,
     owed: Vec<usize>,
-    open: Vec<bool>,
-    left: usize,
-    pfds: Vec<libc::pollfd>,
-}
-
-impl Server {
-    fn close(&mut self, i: usize) {
-        self.open[i] = false;
-        self.left -= 1;
-        self.pfds[i].events = 0;
-    }
 }
 
 impl Workload for Server {
@@ -192,12 +175,13 @@ impl Workload for Server {
         let size = self.size;
         let mut progressed = false;
         for i in 0..self.flows.len() {
-            if !self.open[i] {
+            if !self.flows.is_open(i) {
                 continue;
             }
-            match (&self.flows[i].1).read(&mut self.buf) {
+            let read = self.flows.sock(i).read(&mut self.buf);
+            match read {
                 Ok(0) => {
-                    self.close(i);
+                    self.flows.close(i);
                     continue;
                 }
                 Ok(n) => {
@@ -211,12 +195,12 @@ impl Workload for Server {
                 }
                 Err(e) if would_block(&e) => {}
                 Err(e) if gone(&e) => {
-                    self.close(i);
+                    self.flows.close(i);
                     continue;
                 }
                 Err(e) => return Err(e),
             }
-            let s = &self.flows[i].1;
+            let s = self.flows.sock(i);
             while self.owed[i] > 0 {
                 let n = self.owed[i].min(self.resp.len());
                 match (&*s).write(&self.resp[..n]) {
@@ -229,15 +213,16 @@ impl Workload for Server {
                     Err(e) => return Err(e),
                 }
             }
-            self.pfds[i].events = libc::POLLIN | if self.owed[i] > 0 { libc::POLLOUT } else { 0 };
+            let events = libc::POLLIN | if self.owed[i] > 0 { libc::POLLOUT } else { 0 };
+            self.flows.poll_for(i, events);
         }
         Ok(Pass::new(progressed, Idle::Poll))
     }
     fn done(&self) -> bool {
-        self.left == 0
+        self.flows.all_closed()
     }
     fn pollfds(&mut self) -> &mut [libc::pollfd] {
-        &mut self.pfds
+        self.flows.pollfds()
     }
 }
 
@@ -245,9 +230,7 @@ impl Workload for Server {
 pub(super) fn server(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io::Result<()> {
     let busy = Duration::from_micros(p.cfg.busy_poll_us as u64);
     let single = flows.len() == 1 && busy.is_zero();
-    for (_, s) in &flows {
-        set_blocking(s.into(), single)?;
-    }
+    let flows = Flows::new(flows, libc::POLLIN, single)?;
     let inflight = (p.cfg.size as usize).saturating_mul(p.cfg.outstanding as usize);
     let n = flows.len();
     let mut w = Server {
@@ -256,9 +239,6 @@ pub(super) fn server(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) ->
         buf: filled(inflight.max(64 * 1024), 0)?,
         pending: vec![0; n],
         owed: vec![0; n],
-        open: vec![true; n],
-        left: n,
-        pfds: pollfds(flows.iter().map(|(_, s)| s), libc::POLLIN),
         flows,
     };
     let b = Bounds {

@@ -2,8 +2,8 @@
 //! paced, optionally MSG_ZEROCOPY); receivers read until every flow closes.
 
 use super::driver::{drive, Bounds, Idle, Pass, Workload};
-use super::{filled, gone, pace, pollfds, set_blocking, would_block, TCP_RECV_BUF};
-use crate::sock::tcp_info_of;
+use super::flows::Flows;
+use super::{filled, gone, pace, would_block, TCP_RECV_BUF};
 use crate::sys;
 use crate::worker::{Ctx, Params};
 use std::io::{self, Read};
@@ -12,7 +12,7 @@ use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 struct Send {
-    flows: Vec<(u32, TcpStream)>,
+    flows: Flows<TcpStream>,
     buf: Vec<u8>,
     flags: i32,
     zc: bool,
@@ -20,8 +20,6 @@ struct Send {
     /// Bytes per second per flow, when paced.
     rate: Option<f64>,
     sent: Vec<u64>,
-    open: Vec<bool>,
-    pfds: Vec<libc::pollfd>,
 }
 
 /// Read (and drop) the zero-copy completions, so the socket's option memory
@@ -45,8 +43,8 @@ impl Workload for Send {
         let size = self.buf.len() as u64;
         let mut progressed = false;
         let mut pace_wait: Option<Duration> = None;
-        for (i, (_, s)) in self.flows.iter().enumerate() {
-            if !self.open[i] {
+        for i in 0..self.flows.len() {
+            if !self.flows.is_open(i) {
                 continue;
             }
             if let Some(r) = self.rate {
@@ -55,7 +53,9 @@ impl Workload for Send {
                     continue;
                 }
             }
-            match socket2::SockRef::from(s).send_with_flags(&self.buf, self.flags) {
+            let sent =
+                socket2::SockRef::from(self.flows.sock(i)).send_with_flags(&self.buf, self.flags);
+            match sent {
                 Ok(n) => {
                     self.sent[i] += n as u64;
                     ctx.c.bytes += n as u64;
@@ -63,14 +63,16 @@ impl Workload for Send {
                     if self.zc {
                         self.zc_n += 1;
                         if self.zc_n.is_multiple_of(16) {
-                            drain_errqueue(s);
+                            drain_errqueue(self.flows.sock(i));
                         }
                     }
                 }
                 Err(e) if would_block(&e) => {}
-                Err(e) if self.zc && e.raw_os_error() == Some(libc::ENOBUFS) => drain_errqueue(s),
+                Err(e) if self.zc && e.raw_os_error() == Some(libc::ENOBUFS) => {
+                    drain_errqueue(self.flows.sock(i))
+                }
                 Err(e) if gone(&e) => {
-                    self.open[i] = false;
+                    self.flows.close(i);
                     ctx.c.errors += 1;
                 }
                 Err(e) => return Err(e),
@@ -83,16 +85,14 @@ impl Workload for Send {
         Ok(Pass::new(progressed, idle))
     }
     fn done(&self) -> bool {
-        !self.open.iter().any(|o| *o)
+        self.flows.all_closed()
     }
     fn pollfds(&mut self) -> &mut [libc::pollfd] {
-        &mut self.pfds
+        self.flows.pollfds()
     }
     fn finish(&mut self, ctx: &mut Ctx) {
-        for (f, s) in &self.flows {
-            if let Some(t) = tcp_info_of(*f, s) {
-                ctx.tcp_info.push(t);
-            }
+        self.flows.report_tcp_info(ctx);
+        for (_, s) in self.flows.iter() {
             let _ = s.shutdown(std::net::Shutdown::Write);
         }
     }
@@ -102,8 +102,8 @@ impl Workload for Send {
 pub(super) fn send(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io::Result<()> {
     let single = flows.len() == 1;
     let zc = p.cfg.zerocopy;
-    for (_, s) in &flows {
-        set_blocking(s.into(), single)?;
+    let flows = Flows::new(flows, libc::POLLOUT, single)?;
+    for (_, s) in flows.iter() {
         if zc {
             sys::set_int_opt(s.as_fd(), libc::SOL_SOCKET, sys::opt::SO_ZEROCOPY, 1)
                 .map_err(|e| io::Error::other(format!("SO_ZEROCOPY: {e}")))?;
@@ -117,8 +117,6 @@ pub(super) fn send(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> i
         zc_n: 0,
         rate: p.cfg.rate.map(|r| r / 8.0 / n as f64),
         sent: vec![0; n],
-        open: vec![true; n],
-        pfds: pollfds(flows.iter().map(|(_, s)| s), libc::POLLOUT),
         flows,
     };
     let b = Bounds {
@@ -130,19 +128,8 @@ pub(super) fn send(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> i
 }
 
 struct Recv {
-    flows: Vec<(u32, TcpStream)>,
+    flows: Flows<TcpStream>,
     buf: Vec<u8>,
-    open: Vec<bool>,
-    left: usize,
-    pfds: Vec<libc::pollfd>,
-}
-
-impl Recv {
-    fn close(&mut self, i: usize) {
-        self.open[i] = false;
-        self.left -= 1;
-        self.pfds[i].events = 0;
-    }
 }
 
 impl Workload for Recv {
@@ -150,18 +137,19 @@ impl Workload for Recv {
     fn pass(&mut self, ctx: &mut Ctx, _now: Instant) -> io::Result<Pass> {
         let mut progressed = false;
         for i in 0..self.flows.len() {
-            if !self.open[i] {
+            if !self.flows.is_open(i) {
                 continue;
             }
-            match (&self.flows[i].1).read(&mut self.buf) {
-                Ok(0) => self.close(i),
+            let read = self.flows.sock(i).read(&mut self.buf);
+            match read {
+                Ok(0) => self.flows.close(i),
                 Ok(n) => {
                     ctx.c.bytes += n as u64;
                     progressed = true;
                 }
                 Err(e) if would_block(&e) => {}
                 Err(e) if gone(&e) => {
-                    self.close(i);
+                    self.flows.close(i);
                     ctx.c.errors += 1;
                 }
                 Err(e) => return Err(e),
@@ -170,32 +158,22 @@ impl Workload for Recv {
         Ok(Pass::new(progressed, Idle::Poll))
     }
     fn done(&self) -> bool {
-        self.left == 0
+        self.flows.all_closed()
     }
     fn pollfds(&mut self) -> &mut [libc::pollfd] {
-        &mut self.pfds
+        self.flows.pollfds()
     }
     fn finish(&mut self, ctx: &mut Ctx) {
-        for (f, s) in &self.flows {
-            if let Some(t) = tcp_info_of(*f, s) {
-                ctx.tcp_info.push(t);
-            }
-        }
+        self.flows.report_tcp_info(ctx);
     }
 }
 
 /// Receive on `flows` until they close or the hard stop.
 pub(super) fn recv(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>) -> io::Result<()> {
     let single = flows.len() == 1;
-    for (_, s) in &flows {
-        set_blocking(s.into(), single)?;
-    }
     let mut w = Recv {
         buf: filled(TCP_RECV_BUF, 0)?,
-        open: vec![true; flows.len()],
-        left: flows.len(),
-        pfds: pollfds(flows.iter().map(|(_, s)| s), libc::POLLIN),
-        flows,
+        flows: Flows::new(flows, libc::POLLIN, single)?,
     };
     let b = Bounds {
         until: ctx.t.hard_stop(),

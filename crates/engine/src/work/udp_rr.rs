@@ -3,6 +3,7 @@
 //! [`UDP_RR_TIMEOUT`]; the server echoes in recvmmsg/sendmmsg batches.
 
 use super::driver::{drive, Bounds, Idle, Pass, Workload};
+use super::flows::Flows;
 use super::tcp_rr::RrFlow;
 use super::{filled, gone, pollfds, set_blocking, would_block, BATCH};
 use crate::proto::{UdpHeader, UDP_HEADER};
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 const UDP_RR_TIMEOUT: Duration = Duration::from_millis(200);
 
 struct Client {
-    flows: Vec<(u32, UdpSocket)>,
+    flows: Flows<UdpSocket>,
     st: Vec<RrFlow>,
     size: usize,
     /// Requests carry a sequence header (size allows it).
@@ -30,7 +31,6 @@ struct Client {
     tag: u32,
     req: Vec<u8>,
     buf: Vec<u8>,
-    pfds: Vec<libc::pollfd>,
 }
 
 impl Client {
@@ -43,7 +43,8 @@ impl Client {
         now: Instant,
         next_due: &mut Option<Instant>,
     ) -> io::Result<bool> {
-        let (flow, s) = &self.flows[i];
+        let flow = self.flows.flow(i);
+        let s = self.flows.sock(i);
         let f = &mut self.st[i];
         let mut progressed = false;
         loop {
@@ -64,7 +65,7 @@ impl Client {
             if self.header {
                 UdpHeader {
                     tag: self.tag,
-                    flow: *flow,
+                    flow,
                     seq: f.seq,
                 }
                 .put(&mut self.req);
@@ -90,7 +91,7 @@ impl Client {
     /// Read the answers waiting on flow `i`.
     #[inline]
     fn recv(&mut self, ctx: &mut Ctx, i: usize) -> io::Result<bool> {
-        let s = &self.flows[i].1;
+        let s = self.flows.sock(i);
         let f = &mut self.st[i];
         let mut progressed = false;
         loop {
@@ -160,7 +161,7 @@ impl Workload for Client {
         Ok(Pass::new(progressed, Idle::Due(next_due)))
     }
     fn pollfds(&mut self) -> &mut [libc::pollfd] {
-        &mut self.pfds
+        self.flows.pollfds()
     }
 }
 
@@ -174,9 +175,7 @@ pub(super) fn client(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) ->
     let rate = p.cfg.rate.map(|r| r / flows.len() as f64);
     let busy = Duration::from_micros(p.cfg.busy_poll_us as u64);
     let single = flows.len() == 1 && rate.is_none() && busy.is_zero();
-    for (_, s) in &flows {
-        set_blocking(s.into(), single)?;
-    }
+    let flows = Flows::new(flows, libc::POLLIN, single)?;
     let mut w = Client {
         st: flows.iter().map(|_| RrFlow::new(k)).collect(),
         size,
@@ -188,7 +187,6 @@ pub(super) fn client(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) ->
         tag: p.tag,
         req: filled(size.max(UDP_HEADER), 0x55)?,
         buf: vec![0u8; 65536],
-        pfds: pollfds(flows.iter().map(|(_, s)| s), libc::POLLIN),
         flows,
     };
     let b = Bounds {

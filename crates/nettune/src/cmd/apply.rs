@@ -325,7 +325,7 @@ fn print_report(args: &Args, state: &StateDir, to_apply: &Plan, report: &ApplyRe
 fn replan_later(root: &Root, plan: &Plan) -> anyhow::Result<Vec<Change>> {
     let profile = match &plan.profile_toml {
         Some(t) => tune::profile::parse_user(t, &plan.profile)?,
-        None => tune::profile::load(&plan.profile)?,
+        None => super::profile::load(&plan.profile)?,
     };
     let snap = host::read_snapshot(root);
     let extras = read_extras(root, &snap);

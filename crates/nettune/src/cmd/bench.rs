@@ -2,10 +2,11 @@
 //! or connection rate against a `nettune serve`.
 
 use anyhow::Context;
-use engine::config::{parse_bytes, parse_si, Direction, TestConfig, TestKind};
+use engine::config::{Direction, TestConfig, TestKind};
 use engine::proto::DEFAULT_PORT;
 use engine::report::IntervalReport;
 use engine::{ClientOpts, Family, Source};
+use model::units::{parse_rate, parse_size};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -84,7 +85,7 @@ pub struct Args {
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// Message, request or datagram size in bytes [default: tcp-stream 128K, udp-stream 1472, RR/CRR 1].
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub size: Option<u64>,
     /// Measured seconds.
     #[arg(long, short, default_value_t = 10.0, value_name = "S")]
@@ -102,7 +103,7 @@ pub struct Args {
     #[arg(long)]
     pub bidir: bool,
     /// Open-loop rate: bits/s for streams, transactions/s for RR (total over flows).
-    #[arg(long, value_name = "RATE", value_parser = parse_si)]
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     pub rate: Option<f64>,
     /// Requests in flight per RR flow.
     #[arg(long, default_value_t = 1, value_name = "K")]
@@ -125,11 +126,11 @@ pub struct Args {
     /// SO_SNDBUF of data sockets (bytes, e.g. 4M), set as an application
     /// would: the kernel caps it at net.core.wmem_max and doubles it; the
     /// size it gave is reported. Turns send autotuning off.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub sndbuf: Option<u64>,
     /// SO_RCVBUF of data sockets [default: udp-stream 4M, else the kernel's
     /// autotuning], capped at net.core.rmem_max and doubled like --sndbuf.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub rcvbuf: Option<u64>,
     /// Set --sndbuf/--rcvbuf with SO_SNDBUFFORCE/SO_RCVBUFFORCE, past
     /// wmem_max/rmem_max (needs CAP_NET_ADMIN; the server forces only for a
@@ -149,7 +150,7 @@ pub struct Args {
     #[arg(long, value_name = "F")]
     pub token_file: Option<PathBuf>,
     /// Most buffer memory the test may take on this host (bytes; suffixes K, M, G).
-    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_size)]
     pub max_memory: u64,
     /// Seconds to wait for the control connection.
     #[arg(long, default_value_t = 3.0, value_name = "S")]
@@ -318,7 +319,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         cport: args.cport,
         interrupt: engine::interrupt::sigint_flag().ok(),
-        doctor: args.doctor,
+        doctor: args.doctor.then(crate::diagnose::hook),
     };
     let csv = args.csv;
     let human = !args.json && !args.json_stream && !csv;
@@ -396,4 +397,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(engine::interrupt::EXIT_INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct Cli {
+        #[command(flatten)]
+        args: super::Args,
+    }
+
+    fn parse(args: &[&str]) -> Result<super::Args, clap::Error> {
+        Cli::try_parse_from(std::iter::once("bench").chain(args.iter().copied())).map(|c| c.args)
+    }
+
+    /// `--rate` takes the link-rate spellings `lab --rate` takes (it used to
+    /// refuse `1gbit`), and the size flags the binary suffixes.
+    #[test]
+    fn rate_and_sizes_use_the_shared_parsers() {
+        let a = parse(&["h", "--rate", "1gbit"]).unwrap();
+        assert_eq!(a.rate, Some(1e9));
+        assert_eq!(parse(&["h", "--rate", "20k"]).unwrap().rate, Some(2e4));
+        assert_eq!(parse(&["h", "--rate", "10G"]).unwrap().rate, Some(1e10));
+        assert!(parse(&["h", "--rate", "fast"]).is_err());
+        let a = parse(&["h", "--sndbuf", "4M"]).unwrap();
+        assert_eq!(a.sndbuf, Some(4 << 20));
+        assert!(parse(&["h", "--sndbuf", "1.5M"]).is_err());
+    }
 }

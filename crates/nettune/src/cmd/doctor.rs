@@ -126,7 +126,7 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
     let profile = args
         .profile
         .as_deref()
-        .map(tune::profile::load)
+        .map(super::profile::load)
         .transpose()
         .map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
     let bdp = args
@@ -158,7 +158,7 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
     // Sample first: the host's facts (sockstat in particular) are read at
     // the end of the window, as `bench --doctor` reads them.
     let samples = sample.map(|span| sample_live(&root, span)).transpose()?;
-    let mut input = engine::diagnosis::read_host(&root).into_input();
+    let mut input = crate::diagnose::read_host(&root).into_input();
     input.profile = profile;
     input.profile_arg = args.profile.clone();
     input.bdp = bdp;

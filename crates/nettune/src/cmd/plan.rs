@@ -256,7 +256,7 @@ pub(crate) fn make_plan(
     profile: &str,
     flags: &PlanFlags,
 ) -> anyhow::Result<(Plan, HostSnapshot)> {
-    let profile = tune::profile::load(profile)?;
+    let profile = super::profile::load(profile)?;
     let opts = options(flags)?;
     let snap = host::read_snapshot(root);
     let extras = read_extras(root, &snap);

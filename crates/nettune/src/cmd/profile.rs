@@ -23,6 +23,39 @@ would make on this host (or on --root). `active` reads the journal: the newest a
 generation that is not rolled back, its profile and when it was applied, or `none`.
 The --json shapes are in docs/tune.md (\"nettune profile\").";
 
+/// Load `--profile NAME_OR_PATH`: a built-in by name, else a TOML file read
+/// here through host's bounded reader (a regular file of at most
+/// [`profile::MAX_PROFILE_BYTES`]; a FIFO or device is refused without
+/// blocking) and parsed by `tune`, which does no I/O. A name that is neither
+/// a built-in nor an existing file (and does not end in `.toml`) is an
+/// unknown profile.
+pub fn load(name_or_path: &str) -> Result<Profile, tune::ProfileError> {
+    use host::error::HostError;
+    if profile::is_builtin(name_or_path) {
+        return profile::builtin(name_or_path);
+    }
+    let path = std::path::Path::new(name_or_path);
+    match host::files::read_bounded_text(path, profile::MAX_PROFILE_BYTES) {
+        Ok(text) => profile::parse_user(&text, name_or_path),
+        Err(e) if e.is_not_found() && path.extension().is_none_or(|x| x != "toml") => {
+            Err(tune::ProfileError::Unknown(name_or_path.into()))
+        }
+        Err(e) => {
+            // The file is named once, by the profile error.
+            let message = match e {
+                HostError::NotRegular { kind, .. } => format!("not a regular file ({kind})"),
+                HostError::TooLarge { limit, .. } => format!("larger than {limit} bytes"),
+                HostError::Io { error, .. } => error.to_string(),
+                other => other.to_string(),
+            };
+            Err(tune::ProfileError::Read {
+                file: name_or_path.into(),
+                message,
+            })
+        }
+    }
+}
+
 /// Flags of `nettune profile`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -162,7 +195,7 @@ fn show(
     flags: &PlanFlags,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let p = profile::load(name)?;
+    let p = load(name)?;
     let shown_root = root.display().to_string();
     let root = open_root(root)?;
     let (plan, _) = make_plan(&root, name, flags)?;
@@ -245,4 +278,49 @@ fn active(journal: &JournalArgs, json: bool) -> anyhow::Result<ExitCode> {
         ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::load;
+    use tune::profile::MAX_PROFILE_BYTES;
+
+    /// A FIFO named as the profile hung `plan`; a device node was read
+    /// without limit. Now read through host::files: refused at once.
+    #[test]
+    fn profile_must_be_a_small_regular_file() {
+        let dir = std::env::temp_dir().join(format!("nettune-prof-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo.toml");
+        let _ = std::fs::remove_file(&fifo);
+        mkfifo(&fifo);
+        let e = load(fifo.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("not a regular file (FIFO)"), "{e}");
+        let e = load("/dev/zero").unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let big = dir.join("big.toml");
+        std::fs::write(&big, "#".repeat(MAX_PROFILE_BYTES as usize + 1)).unwrap();
+        let e = load(big.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("larger than"), "{e}");
+        assert!(
+            matches!(load("no-such-profile"), Err(tune::ProfileError::Unknown(_))),
+            "a bare unknown name"
+        );
+        let e = load(dir.join("absent.toml").to_str().unwrap()).unwrap_err();
+        assert!(matches!(e, tune::ProfileError::Read { .. }), "{e}");
+        let ok = dir.join("mine.toml");
+        std::fs::write(&ok, "inherit = \"latency\"\n").unwrap();
+        assert_eq!(load(ok.to_str().unwrap()).unwrap().base, "latency");
+        assert_eq!(load("throughput").unwrap().name, "throughput");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn mkfifo(p: &std::path::Path) {
+        let ok = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "mkfifo");
+    }
 }

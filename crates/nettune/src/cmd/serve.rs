@@ -1,9 +1,10 @@
 //! `nettune serve`: the traffic server (and agent) that `nettune bench` talks to.
 
 use anyhow::Context;
-use engine::config::{human_bytes, parse_bytes, Limits, MAX_TEST_MS};
+use engine::config::{human_bytes, Limits, MAX_TEST_MS};
 use engine::proto::DEFAULT_PORT;
 use engine::{Server, ServerConfig};
+use model::units::parse_size;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,10 +60,10 @@ pub struct Args {
     #[arg(long, default_value_t = 3600, value_name = "S")]
     pub max_duration: u64,
     /// Most buffer memory the workers of one test may allocate (bytes; suffixes K, M, G).
-    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_size)]
     pub max_test_memory: u64,
     /// Largest SO_SNDBUF/SO_RCVBUF a test may ask for (bytes; suffixes K, M, G).
-    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_size)]
     pub max_socket_buffer: u64,
     /// Most concurrent authenticated control sessions (tests).
     #[arg(long, default_value_t = 64, value_name = "N")]
@@ -210,6 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_sessions: args.max_sessions,
         root: host::Root::new(&args.root),
         log: !args.quiet,
+        doctor: Some(crate::diagnose::hook()),
     })?;
     let addr = server.local_addr().unwrap_or(listen);
 

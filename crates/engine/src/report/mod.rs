@@ -1,13 +1,18 @@
 //! Result types: per-worker counters, intervals, each side's report and the
 //! final [`BenchResult`] (the `--json` document, documented in docs/engine.md).
 
+use crate::config::measured_by;
 use crate::config::End;
 use crate::config::{Direction, FlowDir, TestConfig, TestKind};
 use crate::facts::HostFacts;
-use crate::plan::measured_by;
 use hdrhistogram::Histogram;
 use model::{Bytes, Nanos};
 use serde::{Deserialize, Serialize};
+
+mod probe;
+mod summary;
+pub use probe::{ProbeKind, ProbeReport};
+pub use summary::{cut_short, service_demand, summarize};
 
 /// Version of the `--json` document shape.
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
@@ -535,329 +540,17 @@ pub struct BenchResult {
     pub doctor: Option<crate::diagnosis::BenchDoctor>,
     /// `--probe`: the latency probe beside the load (absent without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<crate::probe::ProbeReport>,
+    pub probe: Option<ProbeReport>,
 }
 
-/// A sum that saturates: the server's report supplies some of the numbers.
-fn ssum(it: impl Iterator<Item = u64>) -> u64 {
-    it.fold(0, u64::saturating_add)
-}
-
-fn sum_window<'a>(ws: impl Iterator<Item = &'a WorkerReport>) -> Counters {
-    let mut c = Counters::default();
-    for w in ws {
-        c.add(&w.window);
-    }
-    c
-}
-
-fn sum_total<'a>(ws: impl Iterator<Item = &'a WorkerReport>) -> Counters {
-    let mut c = Counters::default();
-    for w in ws {
-        c.add(&w.total);
-    }
-    c
-}
-
-/// Loss, reordering and duplicates of a udp-stream direction: `sent` by the
-/// senders, `tot` the receivers' counters over the whole run.
-fn udp_summary(sent: u64, tot: &Counters) -> UdpSummary {
-    let received = tot.msgs;
-    let lost = sent.saturating_sub(received);
-    UdpSummary {
-        sent,
-        received,
-        lost,
-        loss_pct: if sent > 0 {
-            lost as f64 * 100.0 / sent as f64
-        } else {
-            0.0
-        },
-        out_of_order: tot.out_of_order,
-        duplicates: tot.duplicates,
-        foreign: tot.foreign,
-    }
-}
-
-/// The receivers' datagram count (`app`) against the kernel's counters.
-fn kernel_check(app: u64, s: &UdpSnmp) -> KernelCheck {
-    let k = s.in_datagrams;
-    let diff = if k > 0 {
-        (k as f64 - app as f64) * 100.0 / k as f64
-    } else if app > 0 {
-        -100.0
-    } else {
-        0.0
-    };
-    let mut note = String::new();
-    if diff.abs() > 0.5 {
-        note.push_str("other UDP traffic in the receiving namespace counts too; ");
-    }
-    if s.rcvbuf_errors > 0 {
-        note.push_str(&format!(
-            "{} datagrams were dropped at the receiving socket (RcvbufErrors): raise --rcvbuf; ",
-            s.rcvbuf_errors
-        ));
-    }
-    if note.is_empty() {
-        note.push_str("receiver count and kernel InDatagrams agree");
-    }
-    KernelCheck {
-        app_received: app,
-        kernel_in_datagrams: k,
-        kernel_rcvbuf_errors: s.rcvbuf_errors,
-        difference_pct: diff,
-        agrees: diff.abs() <= 0.5,
-        note: note.trim_end_matches("; ").to_string(),
-    }
-}
-
-/// Build the final document from both sides' reports.
-pub fn summarize(
-    cfg: &TestConfig,
-    server_addr: String,
-    test_id: u64,
-    client: SideReport,
-    server: SideReport,
-    intervals: Vec<IntervalReport>,
-    loopback: bool,
-) -> BenchResult {
-    let mut results = Vec::new();
-    let mut notes = Vec::new();
-    let seconds = cfg.duration_ms as f64 / 1000.0;
-    for dir in cfg.dirs() {
-        results.push(summarize_dir(
-            cfg, dir, &client, &server, loopback, seconds, &mut notes,
-        ));
-    }
-    for (side, r) in [("client", &client), ("server", &server)] {
-        for w in &r.workers {
-            if let Some(e) = &w.error {
-                notes.push(format!(
-                    "{side} worker {} ({:?}): {}",
-                    w.worker,
-                    w.role,
-                    crate::proto::printable(e, 300)
-                ));
-            }
-        }
-    }
-    if loopback {
-        notes.push("client and server run on one host: both CPU reports show the same CPUs".into());
-    }
-    let bytes = ssum(results.iter().map(|r| r.bytes.0));
-    let msgs = ssum(results.iter().map(|r| r.msgs));
-    let sd = |r: &SideReport| service_demand(cfg.test, r.cpu.host_busy_us, bytes, msgs);
-    BenchResult {
-        schema_version: RESULT_SCHEMA_VERSION,
-        version: env!("CARGO_PKG_VERSION").into(),
-        server: server_addr,
-        start_time: String::new(),
-        family: None,
-        interrupted: false,
-        test_id,
-        config: cfg.clone(),
-        results,
-        intervals,
-        client_service_demand: sd(&client),
-        server_service_demand: sd(&server),
-        client,
-        server_side: server,
-        notes,
-        doctor: None,
-        probe: None,
-    }
-}
-
-/// The summary of one direction, from the end that measures it; a UDP count
-/// that disagrees with the kernel's adds a note.
-fn summarize_dir(
-    cfg: &TestConfig,
-    dir: FlowDir,
-    client: &SideReport,
-    server: &SideReport,
-    loopback: bool,
-    seconds: f64,
-    notes: &mut Vec<String>,
-) -> DirSummary {
-    let server_measures = measured_by(cfg.test, dir) == End::Server;
-    let (meas, other, by) = if server_measures {
-        (&server, &client, "server")
-    } else {
-        (&client, &server, "client")
-    };
-    let mw = || {
-        meas.workers
-            .iter()
-            .filter(move |w| w.dir == Some(dir) && w.role.is_some_and(|r| r.measures()))
-    };
-    let win = sum_window(mw());
-    let tot = sum_total(mw());
-    let unit = match cfg.test {
-        TestKind::TcpStream => "bytes",
-        TestKind::UdpStream => "datagrams",
-        TestKind::TcpRr | TestKind::UdpRr => "transactions",
-        TestKind::TcpCrr => "connections",
-    };
-    let latency = if cfg.test.is_stream() {
-        None
-    } else {
-        let mut h = new_histogram();
-        for w in mw() {
-            let _ = h.add(hist_from_pairs(&w.hist));
-        }
-        Some(Latency::from_hist(&h))
-    };
-    let sender_side = if cfg.test.is_stream() { other } else { &client };
-    let tcp_info: Vec<_> = if cfg.test.is_udp() {
-        Vec::new()
-    } else {
-        sender_side
-            .workers
-            .iter()
-            .filter(|w| w.dir == Some(dir))
-            .flat_map(|w| w.tcp_info.iter().cloned())
-            .collect()
-    };
-    let retransmits = ssum(tcp_info.iter().map(|t| t.retransmits as u64));
-    let (udp, kernel_check) = if cfg.test == TestKind::UdpStream {
-        let sent = ssum(
-            other
-                .workers
-                .iter()
-                .filter(|w| w.dir == Some(dir) && w.role == Some(Role::Send))
-                .map(|w| w.total.msgs),
-        );
-        let shared_ns = loopback && cfg.direction == Direction::Bidir;
-        let kc = meas
-            .udp_snmp
-            .filter(|_| !shared_ns)
-            .map(|s| kernel_check(tot.reads, &s));
-        if let Some(k) = kc.as_ref().filter(|k| !k.agrees) {
-            notes.push(format!(
-                "{dir:?} receiver counted {} datagrams, the kernel {} ({:+.2} %): {}",
-                k.app_received, k.kernel_in_datagrams, k.difference_pct, k.note
-            ));
-        }
-        (Some(udp_summary(sent, &tot)), kc)
-    } else {
-        (None, None)
-    };
-    let errors = ssum(
-        client
-            .workers
-            .iter()
-            .chain(&server.workers)
-            .filter(|w| w.dir == Some(dir))
-            .map(|w| w.total.errors),
-    );
-    DirSummary {
-        dir: Some(dir),
-        measured_by: by.into(),
-        seconds,
-        bytes: Bytes(win.bytes),
-        bits_per_sec: win.bytes as f64 * 8.0 / seconds,
-        msgs: if cfg.test == TestKind::TcpStream {
-            0
-        } else {
-            win.msgs
-        },
-        per_sec: if cfg.test == TestKind::TcpStream {
-            0.0
-        } else {
-            win.msgs as f64 / seconds
-        },
-        unit: unit.into(),
-        udp,
-        latency,
-        tcp_info,
-        retransmits,
-        lost: win.lost,
-        errors,
-        kernel_check,
-    }
-}
-
-/// Mark a result as stopped early after `window_s` seconds of its measured
-/// window: rates are over that time, intervals that had not started are
-/// dropped, and a note says so.
-pub fn cut_short(r: &mut BenchResult, window_s: f64) {
-    let full = r.config.duration_ms as f64 / 1000.0;
-    let secs = window_s.clamp(0.0, full);
-    r.interrupted = true;
-    for d in &mut r.results {
-        d.seconds = secs;
-        let per = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
-        d.bits_per_sec = per(d.bytes.0 as f64 * 8.0);
-        d.per_sec = if r.config.test == TestKind::TcpStream {
-            0.0
-        } else {
-            per(d.msgs as f64)
-        };
-    }
-    r.intervals.retain(|i| i.start_s < secs);
-    r.notes.push(if secs > 0.0 {
-        format!(
-            "interrupted after {secs:.2} s of the {full:.2} s window: the results cover that part"
-        )
-    } else {
-        "interrupted during the warm-up: nothing was measured".to_string()
-    });
-}
-
-/// `t` as RFC 3339 in UTC, to the second (`2026-11-23T21:40:00Z`); times
-/// before 1970 print as the epoch.
-pub fn rfc3339_utc(t: std::time::SystemTime) -> String {
-    let secs = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// netperf-style service demand: busy CPU µs of the host over the window per unit of work.
-pub fn service_demand(t: TestKind, busy_us: f64, bytes: u64, msgs: u64) -> ServiceDemand {
-    let per = |units: f64| (units > 0.0 && busy_us > 0.0).then(|| busy_us / units);
-    ServiceDemand {
-        us_per_mb: if t.is_stream() {
-            per(bytes as f64 / 1e6)
-        } else {
-            None
-        },
-        us_per_transaction: if t.is_stream() {
-            None
-        } else {
-            per(msgs as f64)
-        },
-        us_per_kpkt: if t == TestKind::UdpStream {
-            per(msgs as f64 / 1000.0)
-        } else {
-            None
-        },
-    }
-}
+/// Re-exported for lab and the CLI; the one date formatter is in
+/// [`model::time`].
+pub use model::time::rfc3339_utc;
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use std::time::{Duration, UNIX_EPOCH};
 
     fn use_(cpu: u32, softirq: f64) -> CpuUse {
         CpuUse {
@@ -965,20 +658,6 @@ mod tests {
         assert!(
             v["cpu"]["server"].is_null() && v["cpu"]["client"].is_array(),
             "{v}"
-        );
-    }
-
-    #[test]
-    fn start_time_is_rfc3339_utc() {
-        let at = |s: u64| rfc3339_utc(UNIX_EPOCH + Duration::from_secs(s));
-        // Expected values from `date -u -d ... +%s`.
-        assert_eq!(at(0), "1970-01-01T00:00:00Z");
-        assert_eq!(at(1_795_470_000), "2026-11-23T21:40:00Z");
-        assert_eq!(at(951_868_799), "2000-02-29T23:59:59Z");
-        assert_eq!(at(4_107_542_400), "2100-03-01T00:00:00Z");
-        assert_eq!(
-            rfc3339_utc(UNIX_EPOCH - Duration::from_secs(5)),
-            "1970-01-01T00:00:00Z"
         );
     }
 

@@ -1,4 +1,4 @@
-//! Decoding a peer's lists and maps with a cap on their length: elements
+//! Decoding a peer's (or a file's) lists and maps with a cap on their length: elements
 //! past the cap are skipped unread (nothing is allocated for them). For the
 //! shapes of a report where tiny JSON becomes large values in memory (a list
 //! of strings: the 3 bytes of `"",` become a 24-byte `String`).

@@ -1,10 +1,10 @@
-//! Host facts reported with every result: kernel, CPUs, congestion control,
-//! interfaces with their MTU, queues, offloads, interrupt moderation and IRQ
-//! affinities. Taken from
-//! [`host::snapshot::read_snapshot`] (the same data `nettune inspect` shows).
+//! Host facts reported with every `bench` result: kernel, CPUs, congestion
+//! control, interfaces with their MTU, queues, offloads, interrupt
+//! moderation and IRQ affinities. Made from a [`HostSnapshot`] (the same
+//! data `nettune inspect` shows) by [`from_snapshot`]; `host` reads them
+//! (`host::snapshot::read_bench_facts`), the engine carries them.
 
-use host::Root;
-use model::snapshot::{HostSnapshot, Probe};
+use crate::snapshot::{HostSnapshot, Probe};
 use serde::{Deserialize, Serialize};
 
 /// One IRQ of an interface and the CPUs that serve it.
@@ -132,36 +132,5 @@ pub fn from_snapshot(s: &HostSnapshot) -> HostFacts {
         ncpus: s.cpu.online.len() as u32,
         congestion_control: s.sysctls.get("net.ipv4.tcp_congestion_control").cloned(),
         interfaces,
-    }
-}
-
-/// Gather facts of the host (or fixture) at `root`; never fails.
-pub fn gather(root: &Root) -> HostFacts {
-    from_snapshot(&host::snapshot::read_snapshot(root))
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn facts_carry_mtu_offloads_and_interrupt_moderation() {
-        // Synthesized from seed 000 (ixgbevf on EC2, kernel 4.4).
-        let root = Root::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/fixtures/c4-8xlarge"
-        ));
-        let f = gather(&root);
-        let eth0 = f.interfaces.iter().find(|i| i.name == "eth0").unwrap();
-        assert_eq!(eth0.mtu, Some(9001));
-        assert_eq!(eth0.coalesce.get("rx-usecs"), Some(&1));
-        assert_eq!(eth0.coalesce.get("tx-usecs"), Some(&1));
-        assert!(
-            eth0.offloads_on.iter().any(|o| o == "rx-checksum"),
-            "{eth0:?}"
-        );
-        let j = serde_json::to_value(&f).unwrap();
-        assert!(j["interfaces"][0]["coalesce"].is_object(), "{j}");
     }
 }

@@ -3,7 +3,6 @@
 use crate::auth;
 use crate::config::{human_bytes, End, Family, FlowDir, Limits, TestConfig, TestKind};
 use crate::error::EngineError;
-use crate::facts;
 use crate::probe::{IcmpProbe, ProbeKind, ProbeReport, ProbeSpec};
 use crate::proto::{
     self, DeadlineReader, Msg, ProtoError, UdpHeader, MAX_SERVER_FRAME, MAX_SERVER_HANDSHAKE_FRAME,
@@ -22,6 +21,11 @@ use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod connect;
+mod with_probe;
+use connect::*;
+pub use with_probe::run_with_probe;
 
 /// How to reach the server.
 #[derive(Debug, Clone)]
@@ -48,8 +52,9 @@ pub struct ClientOpts {
     /// Set (by a SIGINT handler) to stop the test early: the client asks
     /// the server to stop too and returns what was measured so far.
     pub interrupt: Option<Arc<AtomicBool>>,
-    /// Run the doctor rules on both ends over the window (`--doctor`).
-    pub doctor: bool,
+    /// Run the doctor rules on both ends over the window (`--doctor`):
+    /// this end's through the hook, the server's through its own.
+    pub doctor: Option<crate::diagnosis::DoctorHook>,
 }
 
 impl ClientOpts {
@@ -66,7 +71,7 @@ impl ClientOpts {
             source: Source::default(),
             cport: None,
             interrupt: None,
-            doctor: false,
+            doctor: None,
         }
     }
 }
@@ -88,8 +93,8 @@ fn io_run(what: &str) -> impl Fn(std::io::Error) -> EngineError + '_ {
 fn server_error(m: Msg) -> EngineError {
     match m {
         Msg::Error { code, message } => EngineError::Server {
-            code: proto::printable(&code, 32),
-            message: proto::printable(&message, 500),
+            code: model::text::printable_capped(&code, 32),
+            message: model::text::printable_capped(&message, 500),
         },
         other => EngineError::Run(format!(
             "unexpected {} message from the server",
@@ -120,301 +125,6 @@ pub fn needed_caps(cfg: &TestConfig) -> Vec<&'static str> {
         }
     }
     v
-}
-
-/// The server's address: the first of the name's addresses of the family
-/// `-4`/`-6` (or `--bind`) asks for.
-fn resolve(o: &ClientOpts) -> Result<SocketAddr, EngineError> {
-    let want = o.family.or(o.source.addr.map(Family::of));
-    if let (Some(f), Some(b)) = (o.family, o.source.addr) {
-        if Family::of(b) != f {
-            return Err(EngineError::Run(format!(
-                "--bind {b} is not an {} address",
-                f.label()
-            )));
-        }
-    }
-    let all: Vec<SocketAddr> = (o.host.as_str(), o.port)
-        .to_socket_addrs()
-        .map_err(|e| EngineError::Resolve {
-            host: o.host.clone(),
-            reason: e.to_string(),
-        })?
-        .map(|a| SocketAddr::new(a.ip().to_canonical(), a.port()))
-        .collect();
-    match want {
-        None => all.first().copied(),
-        Some(f) => all.iter().copied().find(|a| Family::of(a.ip()) == f),
-    }
-    .ok_or_else(|| EngineError::Resolve {
-        host: o.host.clone(),
-        reason: match want {
-            None => "no addresses".into(),
-            Some(f) => format!("no {} address", f.label()),
-        },
-    })
-}
-
-/// The control connection, from `--bind`/`--bind-dev` when given.
-fn connect_control(o: &ClientOpts, addr: SocketAddr) -> Result<TcpStream, EngineError> {
-    let conn = |source| EngineError::Connect {
-        addr: addr.to_string(),
-        source,
-    };
-    let s = socket2::Socket::new(
-        socket2::Domain::for_address(addr),
-        socket2::Type::STREAM,
-        None,
-    )
-    .map_err(conn)?;
-    o.source
-        .apply(&s, addr, 0)
-        .map_err(|e| EngineError::Run(format!("control connection to {addr}: {e}")))?;
-    s.connect_timeout(&addr.into(), o.connect_timeout)
-        .map_err(conn)?;
-    Ok(s.into())
-}
-
-/// Connect and authenticate; returns the control stream, its address and the
-/// server's capabilities.
-fn handshake(
-    o: &ClientOpts,
-    cfg: &TestConfig,
-) -> Result<(TcpStream, SocketAddr, Vec<String>), EngineError> {
-    let addr = resolve(o)?;
-    cfg.check_family(addr.is_ipv6()).map_err(|e| {
-        EngineError::Run(format!(
-            "{e} ({} is {})",
-            addr.ip(),
-            Family::of(addr.ip()).label()
-        ))
-    })?;
-    let mut s = connect_control(o, addr)?;
-    let _ = s.set_nodelay(true);
-    s.set_write_timeout(Some(HANDSHAKE_TIMEOUT))
-        .map_err(io_run("control socket"))?;
-    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
-    let late =
-        |what: &'static str| move |e: ProtoError| perr(&addr)(e.timed_out(what, HANDSHAKE_TIMEOUT));
-    proto::write_preamble(&mut s).map_err(|e| perr(&addr)(e.into()))?;
-    let theirs = proto::read_preamble(&mut DeadlineReader::new(&s, deadline))
-        .map_err(late("the server's preamble"))?;
-    if theirs != PROTO_VERSION {
-        return Err(EngineError::Version {
-            addr: addr.to_string(),
-            theirs,
-            ours: PROTO_VERSION,
-            version: env!("CARGO_PKG_VERSION").into(),
-        });
-    }
-    let hello = proto::read_msg(
-        &mut DeadlineReader::new(&s, deadline),
-        MAX_SERVER_HANDSHAKE_FRAME,
-    )
-    .map_err(late("the server's hello"))?;
-    let (challenge, caps) = match hello {
-        Msg::Hello {
-            challenge, caps, ..
-        } => (challenge, caps),
-        other => return Err(server_error(other)),
-    };
-    if challenge.is_none() && o.token.is_some() {
-        // A server without a token cannot prove it holds ours: running
-        // anyway would let anyone downgrade the connection.
-        return Err(EngineError::ServerWithoutToken {
-            addr: addr.to_string(),
-        });
-    }
-    if let Some(sn) = challenge {
-        let Some(token) = &o.token else {
-            return Err(EngineError::Auth(format!(
-                "{addr} requires a token: pass --token-file FILE or set NETTUNE_TOKEN"
-            )));
-        };
-        let cn = auth::nonce();
-        proto::write_msg(
-            &mut s,
-            &Msg::Auth {
-                nonce: cn.clone(),
-                proof: auth::client_proof(token, &sn, &cn),
-            },
-        )
-        .map_err(|e| perr(&addr)(e.into()))?;
-        match proto::read_msg(
-            &mut DeadlineReader::new(&s, deadline),
-            MAX_SERVER_HANDSHAKE_FRAME,
-        )
-        .map_err(|e| e.timed_out("the server's token proof", HANDSHAKE_TIMEOUT))
-        {
-            Ok(Msg::AuthOk { proof }) => {
-                if !auth::verify_server(token, &sn, &cn, &proof) {
-                    return Err(EngineError::Auth(format!(
-                        "{addr} could not prove it holds the same token"
-                    )));
-                }
-            }
-            Ok(Msg::Error { message, .. }) => {
-                return Err(EngineError::Auth(format!(
-                    "{addr}: {}",
-                    proto::printable(&message, 500)
-                )))
-            }
-            Ok(other) => return Err(server_error(other)),
-            Err(ProtoError::Closed) => {
-                return Err(EngineError::Auth(format!(
-                    "{addr} closed the connection during authentication"
-                )))
-            }
-            Err(e) => return Err(perr(&addr)(e)),
-        }
-    }
-    Ok((s, addr, caps))
-}
-
-fn udp_flow_socket(
-    cfg: &TestConfig,
-    server: SocketAddr,
-    src: &Source,
-    port: u16,
-) -> Result<UdpSocket, EngineError> {
-    let s = socket2::Socket::new(
-        socket2::Domain::for_address(server),
-        socket2::Type::DGRAM,
-        None,
-    )
-    .map_err(io_run("UDP socket"))?;
-    src.apply(&s, server, port).map_err(io_run("UDP socket"))?;
-    if !(src.addr.is_some() || port != 0) {
-        let any: SocketAddr = if server.is_ipv4() {
-            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
-        } else {
-            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
-        };
-        s.bind(&any.into()).map_err(io_run("UDP socket"))?;
-    }
-    apply_opts(s.as_fd(), cfg, false, cfg.force_buffers)
-        .map_err(|e| EngineError::Run(e.to_string()))?;
-    let s: UdpSocket = s.into();
-    s.connect(server).map_err(io_run("UDP connect"))?;
-    Ok(s)
-}
-
-/// The client port of `flow` with `--cport` (stream tests only), checked.
-fn flow_port(cfg: &TestConfig, cport: Option<u16>, flow: u32) -> Result<u16, EngineError> {
-    let Some(p) = cport.filter(|_| cfg.test.is_stream()) else {
-        return Ok(0);
-    };
-    u32::from(p)
-        .checked_add(flow)
-        .and_then(|x| u16::try_from(x).ok())
-        .ok_or_else(|| {
-            EngineError::Run(format!(
-                "--cport {p} with {} flows runs past port 65535",
-                cfg.total_flows()
-            ))
-        })
-}
-
-/// Open the test's data sockets to `data` (TCP connections with their
-/// preambles, or connected UDP sockets); returns them and, for udp-stream,
-/// a clone of each flow's socket to send its registration on.
-fn connect_flows(
-    o: &ClientOpts,
-    cfg: &TestConfig,
-    data: SocketAddr,
-    test_id: u64,
-    local: Option<std::net::IpAddr>,
-) -> Result<(Sockets, Vec<(u32, UdpSocket)>), EngineError> {
-    // With --cport, bind the control connection's own source address rather
-    // than the wildcard, which would collide with every socket (TIME_WAIT
-    // ones included) holding that port on any other local address.
-    let src = match (o.cport, o.source.addr, local) {
-        (Some(_), None, Some(ip)) => Source {
-            addr: Some(ip),
-            dev: o.source.dev.clone(),
-        },
-        _ => o.source.clone(),
-    };
-    let mut socks = Sockets {
-        target: Some(data),
-        ..Sockets::default()
-    };
-    let mut reg = Vec::new();
-    for f in 0..cfg.total_flows() {
-        match cfg.test {
-            TestKind::TcpStream | TestKind::TcpRr => {
-                let s = socket2::Socket::new(
-                    socket2::Domain::for_address(data),
-                    socket2::Type::STREAM,
-                    None,
-                )
-                .map_err(io_run("TCP socket"))?;
-                let port = flow_port(cfg, o.cport, f)?;
-                src.apply(&s, data, port)
-                    .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
-                apply_opts(s.as_fd(), cfg, true, cfg.force_buffers)
-                    .map_err(|e| EngineError::Run(e.to_string()))?;
-                s.connect_timeout(&data.into(), Duration::from_secs(5))
-                    .map_err(|e| EngineError::Run(format!("data connection to {data}: {e}")))?;
-                let mut s: TcpStream = s.into();
-                s.write_all(&proto::data_preamble(test_id, f))
-                    .map_err(io_run("data preamble"))?;
-                socks.tcp.push(Some(s));
-            }
-            TestKind::UdpStream | TestKind::UdpRr => {
-                let port = flow_port(cfg, o.cport, f)?;
-                let s = udp_flow_socket(cfg, data, &src, port)
-                    .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
-                if cfg.test == TestKind::UdpStream {
-                    reg.push((f, s.try_clone().map_err(io_run("UDP socket"))?));
-                }
-                socks.udp.push(Some(s));
-            }
-            TestKind::TcpCrr => {}
-        }
-    }
-    Ok((socks, reg))
-}
-
-/// Send every flow's registration datagram (again).
-fn register(reg: &[(u32, UdpSocket)], tag: u32) {
-    for (f, s) in reg {
-        let _ = s.send(&UdpHeader::registration(tag, *f));
-    }
-}
-
-/// Say `Connected` and wait for `Go`, re-sending the UDP registrations in
-/// case one was lost.
-fn await_go(
-    ctrl: &mut TcpStream,
-    addr: &SocketAddr,
-    reg: &[(u32, UdpSocket)],
-    tag: u32,
-    interrupt: Option<&AnyFlag>,
-) -> Result<(), EngineError> {
-    register(reg, tag);
-    proto::write_msg(ctrl, &Msg::Connected).map_err(|e| perr(addr)(e.into()))?;
-    ctrl.set_read_timeout(Some(Duration::from_millis(50)))
-        .map_err(io_run("control socket"))?;
-    let go_deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        match proto::read_msg(ctrl, MAX_SERVER_HANDSHAKE_FRAME) {
-            Ok(Msg::Go) => return Ok(()),
-            Ok(other) => return Err(server_error(other)),
-            Err(_) if interrupt.is_some_and(AnyFlag::raised) => {
-                return Err(EngineError::Interrupted("before the test started"))
-            }
-            Err(ProtoError::Io(e))
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) && Instant::now() < go_deadline =>
-            {
-                register(reg, tag);
-            }
-            Err(e) => return Err(perr(addr)(e)),
-        }
-    }
 }
 
 /// The client's hooks in the shared event loop.
@@ -500,7 +210,7 @@ impl Session for ClientSession<'_> {
             }
             Msg::Report { report } => {
                 self.server_report = Some(*report);
-                Ok(Some(crate::server::DRAIN))
+                Ok(Some(crate::session::DRAIN))
             }
             other => Err(server_error(other)),
         }
@@ -642,7 +352,7 @@ fn prepare(o: &ClientOpts, cfg: &TestConfig) -> Result<Prepared, EngineError> {
     preflight(o, cfg)?;
     let (mut ctrl, addr, caps) = handshake(o, cfg)?;
     // An older server does not know doctor: the test runs, with a note.
-    let server_doctor = o.doctor && caps.iter().any(|c| c == crate::diagnosis::CAP);
+    let server_doctor = o.doctor.is_some() && caps.iter().any(|c| c == crate::diagnosis::CAP);
     let (test_id, port) = setup(&mut ctrl, &addr, &caps, cfg, server_doctor)?;
     let tag = proto::udp_tag(test_id);
     let mut side = SideRun::new(Params {
@@ -748,7 +458,7 @@ fn execute(
         side,
         cfg,
         &root,
-        o.doctor,
+        o.doctor.is_some(),
         &ctrl,
         (MAX_SERVER_FRAME, last),
         Duration::from_secs(20),
@@ -762,12 +472,12 @@ fn execute(
         return Err(EngineError::Run("no report from the server".into()));
     };
     let mut doctor_notes = Vec::new();
-    let doctor = o.doctor.then(|| {
+    let doctor = o.doctor.as_ref().map(|hook| {
         let peer = server.doctor.take();
         crate::diagnosis::BenchDoctor {
             client: out
                 .doctor_samples
-                .map(|samples| crate::diagnosis::diagnose(&root, samples)),
+                .map(|samples| hook.diagnose(&root, samples)),
             server: server_findings(&addr, server_doctor, peer, &mut doctor_notes),
         }
     });
@@ -778,10 +488,10 @@ fn execute(
     let server_notes: Vec<String> = std::mem::take(&mut server.notes)
         .iter()
         .take(crate::report::MAX_SERVER_NOTES)
-        .map(|n| proto::printable(n, 300))
+        .map(|n| model::text::printable_capped(n, 300))
         .collect();
     let client = SideReport {
-        facts: facts::gather(&root),
+        facts: host::snapshot::read_bench_facts(&root),
         workers: out.workers,
         cpu: out.cpu,
         udp_snmp: out.udp_snmp,
@@ -836,163 +546,6 @@ pub fn run(
 ) -> Result<BenchResult, EngineError> {
     let p = prepare(o, cfg)?;
     execute(o, cfg, p, on_interval, Hooks::default())
-}
-
-/// How long the load waits for the `rr` probe's test to be ready.
-const PROBE_READY: Duration = Duration::from_secs(5);
-
-/// [`run`] with a latency probe beside the load (`bench --probe`): the
-/// result's `probe` says what it measured. A probe that cannot run (the
-/// server refuses its test, no ICMP socket) leaves the load's test running
-/// and says why in `probe.note` and in the notes.
-pub fn run_with_probe(
-    o: &ClientOpts,
-    cfg: &TestConfig,
-    probe: Option<&ProbeSpec>,
-    on_interval: &mut dyn FnMut(&IntervalReport),
-) -> Result<BenchResult, EngineError> {
-    let Some(spec) = probe.copied() else {
-        return run(o, cfg, on_interval);
-    };
-    spec.check(cfg).map_err(EngineError::Run)?;
-    let p = prepare(o, cfg)?;
-    let mut res = match spec.kind {
-        ProbeKind::Rr => run_rr_probe(o, cfg, &spec, p, on_interval)?,
-        ProbeKind::Icmp => {
-            let addr = p.addr.ip();
-            let mut probe: Option<Result<IcmpProbe, String>> = None;
-            let warmup = Duration::from_millis(cfg.warmup_ms);
-            let duration = Duration::from_millis(cfg.duration_ms);
-            let hooks = Hooks {
-                after_go: Some(Box::new(|go: Instant| {
-                    let start = go + warmup;
-                    probe = Some(crate::probe::spawn_icmp(
-                        spec,
-                        addr,
-                        o.source.clone(),
-                        (start, start + duration),
-                        o.interrupt.clone(),
-                    ));
-                })),
-                ..Hooks::default()
-            };
-            let res = execute(o, cfg, p, on_interval, hooks);
-            let report = match probe {
-                Some(Ok(pr)) if res.is_err() => {
-                    pr.abort();
-                    None
-                }
-                Some(Ok(pr)) => Some(pr.join()),
-                Some(Err(why)) => Some(ProbeReport::failed(&spec, why)),
-                None => None,
-            };
-            let mut res = res?;
-            res.probe =
-                Some(report.unwrap_or_else(|| ProbeReport::failed(&spec, "did not start".into())));
-            res
-        }
-    };
-    if let Some(n) = res.probe.as_ref().and_then(|p| p.note.clone()) {
-        res.notes.push(format!(
-            "latency probe ({}): {}",
-            spec.kind.name(),
-            proto::printable(&n, 300)
-        ));
-    }
-    Ok(res)
-}
-
-/// The `rr` probe: a second test (one open-loop tcp-rr flow) on the same
-/// server, prepared beside the load's and started with it.
-fn run_rr_probe(
-    o: &ClientOpts,
-    cfg: &TestConfig,
-    spec: &ProbeSpec,
-    p: Prepared,
-    on_interval: &mut dyn FnMut(&IntervalReport),
-) -> Result<BenchResult, EngineError> {
-    let pcfg = spec.rr_config(cfg);
-    // The probe reaches the very address the load uses.
-    let po = ClientOpts {
-        host: p.addr.ip().to_string(),
-        family: Some(Family::of(p.addr.ip())),
-        cport: None,
-        doctor: false,
-        ..o.clone()
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
-    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
-    let pstop = stop.clone();
-    let handle = std::thread::Builder::new().name("nt-probe".into()).spawn(
-        move || -> Result<BenchResult, String> {
-            let pp = match prepare(&po, &pcfg) {
-                Ok(pp) => pp,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e.to_string()));
-                    return Err(e.to_string());
-                }
-            };
-            let _ = ready_tx.send(Ok(()));
-            if go_rx.recv_timeout(Duration::from_secs(30)).is_err() {
-                pp.abandon();
-                return Err("the load's test did not start".into());
-            }
-            let hooks = Hooks {
-                stop: Some(pstop),
-                ..Hooks::default()
-            };
-            execute(&po, &pcfg, pp, &mut |_| {}, hooks).map_err(|e| e.to_string())
-        },
-    );
-    // Ready: the load's `connected` releases the probe's (`before_go`).
-    // Not ready in time: it gives up once `go_tx` is dropped, or at `stop`.
-    let (handle, early) = match handle {
-        Ok(h) => match ready_rx.recv_timeout(PROBE_READY) {
-            Ok(Ok(())) => (Some(h), None),
-            Ok(Err(e)) => {
-                let _ = h.join();
-                (None, Some(e))
-            }
-            Err(_) => {
-                stop.store(true, Ordering::Relaxed);
-                (
-                    Some(h),
-                    Some(format!(
-                        "its test was not ready within {} s",
-                        PROBE_READY.as_secs()
-                    )),
-                )
-            }
-        },
-        Err(e) => (None, Some(format!("probe thread: {e}"))),
-    };
-    let hooks = if handle.is_some() && early.is_none() {
-        Hooks {
-            before_go: Some(Box::new(move || {
-                let _ = go_tx.send(());
-            })),
-            ..Hooks::default()
-        }
-    } else {
-        drop(go_tx);
-        Hooks::default()
-    };
-    let res = execute(o, cfg, p, on_interval, hooks);
-    if res.is_err() {
-        stop.store(true, Ordering::Relaxed);
-    }
-    // The probe's test ends with the load's window (its own deadlines bound it).
-    let joined = handle.map(|h| h.join());
-    let report = match (early, joined) {
-        (Some(why), _) => ProbeReport::failed(spec, why),
-        (None, Some(Ok(Ok(r)))) => ProbeReport::from_rr(spec, &r),
-        (None, Some(Ok(Err(e)))) => ProbeReport::failed(spec, e),
-        (None, _) => ProbeReport::failed(spec, "probe thread panicked".into()),
-    };
-    let mut res = res?;
-    res.probe = Some(report);
-    Ok(res)
 }
 
 #[cfg(test)]
