@@ -12,32 +12,7 @@ use model::text::printable as visible;
 
 /// The one-line summary (`2 warnings, 1 info; 3 rules skipped`).
 pub fn summary(r: &Report) -> String {
-    let n = |s: Severity| r.findings.iter().filter(|f| f.severity == s).count();
-    let (c, w, i) = (
-        n(Severity::Critical),
-        n(Severity::Warning),
-        n(Severity::Info),
-    );
-    let mut parts = Vec::new();
-    if c > 0 {
-        parts.push(format!("{c} critical"));
-    }
-    if w > 0 {
-        parts.push(format!("{w} warning{}", if w == 1 { "" } else { "s" }));
-    }
-    if i > 0 {
-        parts.push(format!("{i} info"));
-    }
-    let mut s = if parts.is_empty() {
-        "no findings".to_string()
-    } else {
-        parts.join(", ")
-    };
-    if !r.skipped.is_empty() {
-        let k = r.skipped.len();
-        let _ = write!(s, "; {k} rule{} skipped", if k == 1 { "" } else { "s" });
-    }
-    s
+    r.summary()
 }
 
 /// The full human report, after a `header` line.

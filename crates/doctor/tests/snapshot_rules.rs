@@ -270,7 +270,7 @@ fn coalesce_mismatch_under_a_latency_goal_only() {
     let f = r.of(DoctorId::CoalesceMismatch).next().expect("fires");
     assert!(f.title.contains("adaptive-rx on"), "{}", f.title);
     assert!(f.fix.changes.iter().any(|c| c.rule == "coalesce"));
-    // c4.8xlarge's ixgbevf: rx-usecs 1 is dynamic ITR (seed 001).
+    // c4.8xlarge's ixgbevf: rx-usecs 1 is dynamic ITR (the yuuk.io study).
     let mut c4 = input("c4-8xlarge");
     c4.profile = Some(tune::profile::builtin("latency").unwrap());
     let r = report(&c4);
@@ -316,6 +316,16 @@ fn coalesce_mismatch_no_moderation_at_a_high_packet_rate() {
             .contains("rx-usecs 0 (an interrupt per packet) at 300000"),
         "{}",
         f.title
+    );
+    // This virtio device has no notification coalescing (rx-usecs 0,
+    // rx-frames 1): virtio_net refuses any other rx-usecs, so no ethtool
+    // command is offered, only why.
+    assert!(f.fix.changes.is_empty(), "{:?}", f.fix);
+    assert!(!f.fix.text.contains("ethtool -C eth0"), "{}", f.fix.text);
+    assert!(
+        f.fix.text.contains("virtio_net refuses rx-usecs"),
+        "{}",
+        f.fix.text
     );
 }
 

@@ -1,4 +1,4 @@
-//! Round-trip time to a host by ICMP echo (`plan --bdp RATE,HOST`, seed 004:
+//! Round-trip time to a host by ICMP echo (`plan --bdp RATE,HOST`, as Red Hat's RHEL 6 tuning slides size buffers:
 //! "get RTT from ping"): a few probes within a total deadline over an
 //! unprivileged ICMP datagram socket (a "ping socket", allowed by
 //! `net.ipv4.ping_group_range`), else a raw ICMP socket (CAP_NET_RAW).

@@ -611,7 +611,7 @@ mod tests {
 
     #[test]
     fn bench_facts_carry_mtu_offloads_and_interrupt_moderation() {
-        // Synthesized from seed 000 (ixgbevf on EC2, kernel 4.4).
+        // Synthesized after the Aerospike EC2 article (ixgbevf on EC2, kernel 4.4).
         let root = Root::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/c4-8xlarge"

@@ -11,7 +11,7 @@ use crate::data::{changes, facts_text, findings, Finding, MAX_ROWS, MAX_SECTIONS
 use crate::esc::html as h;
 use crate::markdown::{cleared, facts, unit_of};
 use crate::num::{metric_name, num, Scale};
-use crate::{seed004, table, ReportError};
+use crate::{rhel_bdp, table, ReportError};
 
 const CSS: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;color:#222;background:#fff;line-height:1.4}
@@ -77,7 +77,7 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
     section_header(&mut out, r);
     section_machine(&mut out, r);
     section_cells(&mut out, r);
-    section_seed004(&mut out, r);
+    section_rhel_bdp(&mut out, r);
     section_charts(&mut out, &charts);
     section_overhead(&mut out, r);
     section_plans(&mut out, r);
@@ -205,8 +205,8 @@ fn section_cells(out: &mut String, r: &ExperimentResults) {
 }
 
 /// Red Hat's BDP table beside this run, when the run is that pipe.
-fn section_seed004(out: &mut String, r: &ExperimentResults) {
-    if let Some(rows) = seed004::rows(r) {
+fn section_rhel_bdp(out: &mut String, r: &ExperimentResults) {
+    if let Some(rows) = rhel_bdp::rows(r) {
         out.push_str("<section id=\"rhel6-bdp\">\n<h2>Red Hat's BDP table beside this run</h2>\n<p>Jeremy Eder, &ldquo;Performance Tuning: Red Hat Enterprise Linux 6&rdquo; (Red Hat slides, &ldquo;Bandwidth Delay Product/Long Fat Pipe&rdquo;) measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.</p>\n");
         out.push_str("<table><tr><th>setting</th><th>Red Hat slides (Mbit/s)</th><th>this run: median (Mbit/s)</th><th>95 % CI</th><th>n</th><th>from</th></tr>\n");
         for row in &rows {

@@ -15,7 +15,7 @@ mod esc;
 mod html;
 mod markdown;
 mod num;
-mod seed004;
+mod rhel_bdp;
 mod table;
 
 use std::path::{Path, PathBuf};

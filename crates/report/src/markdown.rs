@@ -7,7 +7,7 @@ use model::results::{ExperimentResults, ResultsKind};
 use crate::data::{changes, findings, Finding, MAX_ROWS, MAX_SECTIONS};
 use crate::esc::md;
 use crate::num::{metric_name, num, Scale};
-use crate::{seed004, table};
+use crate::{rhel_bdp, table};
 
 /// Short facts of the run, shared with the page: (label, raw text).
 pub(crate) fn facts(r: &ExperimentResults) -> Vec<(&'static str, String)> {
@@ -175,8 +175,8 @@ fn section_cells(out: &mut String, r: &ExperimentResults) {
 }
 
 /// Red Hat's BDP table beside this run, when the run is that pipe.
-fn section_seed004(out: &mut String, r: &ExperimentResults) {
-    if let Some(rows) = seed004::rows(r) {
+fn section_rhel_bdp(out: &mut String, r: &ExperimentResults) {
+    if let Some(rows) = rhel_bdp::rows(r) {
         out.push_str("## Red Hat's BDP table beside this run\n\n");
         out.push_str("Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, \"Bandwidth Delay Product/Long Fat Pipe\") measured a 100 Mbit/s, 100 ms RTT pipe on a Linux 2.6-era host (5 GB transfers); this run is the same pipe in the lab.\n\n");
         out.push_str("| setting | Red Hat slides (Mbit/s) | this run: median (Mbit/s) | 95 % CI | n | from |\n| --- | ---: | ---: | --- | ---: | --- |\n");
@@ -305,7 +305,7 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
     let mut out = String::new();
     section_header(&mut out, r);
     section_cells(&mut out, r);
-    section_seed004(&mut out, r);
+    section_rhel_bdp(&mut out, r);
     section_overhead(&mut out, r);
     section_plans(&mut out, r);
     section_doctor(&mut out, r);

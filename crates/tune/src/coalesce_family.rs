@@ -540,7 +540,7 @@ pub const FAMILIES: &[Family] = &[
 
 /// PCI device ids of the 82547 (e1000 `e1000_hw.h`: `E1000_DEV_ID_82547EI`
 /// 0x1019, `_82547EI_MOBILE` 0x101A, `_82547GI` 0x1075), which Intel's e1000
-/// README says may hang with ITR 0 or above 75,000 interrupts/s (seed 003).
+/// README says may hang with ITR 0 or above 75,000 interrupts/s.
 pub const E1000_82547_DEVICES: [u16; 3] = [0x1019, 0x101A, 0x1075];
 
 /// Shortest fixed interval for a port that may be an 82547: 14 µs is at most

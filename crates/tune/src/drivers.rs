@@ -16,7 +16,7 @@
 //! * ixgbe out-of-tree `ixgbe_param.c`: "(0,1,956-488281), default 1",
 //!   `IXGBE_MAX_NIC 32`.
 //! * The in-tree ixgbe and ixgbevf have no `InterruptThrottleRate` at all.
-//! * Intel's e1000 README (quoted in seed 003): the 82547 (PRO/1000 CT) may
+//! * Intel's e1000 README: the 82547 (PRO/1000 CT) may
 //!   hang above 75,000 interrupts/s and must not get 0.
 
 /// What a driver's `InterruptThrottleRate` takes.
@@ -80,7 +80,7 @@ pub const ITR_DRIVERS: &[ItrSpec] = &[
     },
 ];
 
-/// The 82547's ceiling (Intel's e1000 README, seed 003).
+/// The 82547's ceiling (Intel's e1000 README).
 pub const E1000_82547_MAX_ITR: u32 = 75_000;
 
 /// The spec of `driver`, if nettune knows its `InterruptThrottleRate`.

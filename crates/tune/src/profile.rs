@@ -55,7 +55,7 @@ pub enum IrqbalanceMode {
 /// Resolved settings of a profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// RPS masks leave out the CPU that takes the queue's IRQ (seed 000).
+    /// RPS masks leave out the CPU that takes the queue's IRQ (the Aerospike EC2 article's lesson).
     pub rps_exclude_irq_cpu: bool,
     /// `net.core.rps_sock_flow_entries`.
     pub rfs_entries: u32,

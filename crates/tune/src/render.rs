@@ -98,7 +98,7 @@ fn sh_quote(s: &str) -> String {
     }
 }
 
-/// A command that prints `value` and a newline: `echo` as the seeds write it,
+/// A command that prints `value` and a newline: `echo` as field notes write it,
 /// `printf '%s\n'` when `echo` could read the value as an option or escapes.
 fn print_cmd(value: &str) -> String {
     if value.starts_with('-') || value.contains('\\') || value.chars().any(char::is_control) {

@@ -222,10 +222,24 @@ impl DoctorRule for CoalesceMismatch {
                         Some(f) => f.latency_value(us, false).max(E1000_82547_MIN_USECS),
                         None => us,
                     };
-                    if co.contains_key("adaptive-rx") {
-                        format!("ethtool -C {name} adaptive-rx off rx-usecs {us}")
-                    } else {
-                        format!("ethtool -C {name} rx-usecs {us}")
+                    // The command is offered only when the driver takes it
+                    // on this port's coalescing (virtio_net without
+                    // notification coalescing refuses any rx-usecs).
+                    let mut after = co.clone();
+                    if let Some(a) = after.get_mut("adaptive-rx") {
+                        *a = 0;
+                    }
+                    let refused = fam.and_then(|f| {
+                        f.accepts_on("rx-usecs", u64::from(us), false, &after).err()
+                    });
+                    match refused {
+                        Some(e) => format!(
+                            "No ethtool -C command is offered: {driver} refuses rx-usecs {us} on {name} ({e})."
+                        ),
+                        None if co.contains_key("adaptive-rx") => {
+                            format!("ethtool -C {name} adaptive-rx off rx-usecs {us}")
+                        }
+                        None => format!("ethtool -C {name} rx-usecs {us}"),
                     }
                 },
             );

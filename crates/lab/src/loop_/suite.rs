@@ -114,7 +114,7 @@ pub fn skeleton(
         name: name.into(),
         description: String::new(),
         nettune_version: env!("CARGO_PKG_VERSION").into(),
-        started: engine::report::rfc3339_utc(std::time::SystemTime::now()),
+        started: model::time::rfc3339_utc(std::time::SystemTime::now()),
         finished: None,
         interrupted: false,
         seed: BootstrapConfig::default().seed,

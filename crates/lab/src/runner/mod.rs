@@ -294,7 +294,7 @@ pub fn run(
             return cancelled(results, dir);
         }
     }
-    results.finished = Some(engine::report::rfc3339_utc(std::time::SystemTime::now()));
+    results.finished = Some(model::time::rfc3339_utc(std::time::SystemTime::now()));
     save(results, dir)?;
     Ok(Outcome::Completed)
 }
@@ -586,7 +586,7 @@ fn measure_cell(
                 warmup,
                 eta: eta.left(),
             });
-            let start_time = engine::report::rfc3339_utc(std::time::SystemTime::now());
+            let start_time = model::time::rfc3339_utc(std::time::SystemTime::now());
             let text = match exec.bench(schedule.client, schedule.server, &args, w.deadline) {
                 Ok(t) => t,
                 Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),

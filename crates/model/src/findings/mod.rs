@@ -20,6 +20,7 @@ mod irqs_on_one_cpu;
 mod irqs_on_smt_siblings;
 mod nic_rx_drops;
 mod numa_node_unknown;
+mod report;
 mod rfs_half_configured;
 mod rps_includes_irq_cpu;
 mod rps_on_irq_sibling;
@@ -34,6 +35,7 @@ mod id;
 pub use finding::{BenchFix, Evidence, Finding, Fix, Severity, Workloads};
 pub(crate) use id::string_ids;
 pub use id::FindingId;
+pub use report::{Report, Skipped, REPORT_SCHEMA_VERSION};
 
 /// What a rule looks at: the host once, each NIC, each queue IRQ of a NIC,
 /// or each RX queue of a NIC.

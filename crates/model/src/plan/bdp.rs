@@ -186,22 +186,9 @@ fn split_num(s: &str) -> (&str, &str) {
 
 /// Bits per second as given (not yet range-checked; may be huge, never NaN).
 fn parse_rate(s: &str) -> Result<f64, BdpError> {
-    let (num, unit) = split_num(s);
-    let v: f64 = num.parse().map_err(|_| BdpError::Rate(clip(s)))?;
-    let u = unit.to_ascii_lowercase();
-    let u = u
-        .trim_end_matches("bit/s")
-        .trim_end_matches("bps")
-        .trim_end_matches("bit");
-    let mul = match u {
-        "" => 1.0,
-        "k" => 1e3,
-        "m" => 1e6,
-        "g" => 1e9,
-        "t" => 1e12,
-        _ => return Err(BdpError::Rate(clip(s))),
-    };
-    Ok((v * mul).floor())
+    crate::units::parse_rate(s)
+        .map(f64::floor)
+        .map_err(|_| BdpError::Rate(clip(s)))
 }
 
 /// Microseconds as given (not yet range-checked; may be huge, never NaN).

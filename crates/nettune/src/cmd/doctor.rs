@@ -100,7 +100,7 @@ pub fn parse_allowance(s: &str) -> anyhow::Result<doctor::Allowance> {
     };
     let bandwidth = super::lab::parse_rate(rate)
         .map_err(|e| anyhow::anyhow!("--allowance: {}", e.to_string().replace("--rate ", "")))?;
-    let p = engine::config::parse_si(pps.trim().to_ascii_lowercase().as_str())
+    let p = model::units::parse_si(pps.trim().to_ascii_lowercase().as_str())
         .map_err(|e| anyhow::anyhow!("--allowance `{pps}`: {e}"))?;
     if !(1.0..=1e9).contains(&p) {
         anyhow::bail!("--allowance `{pps}`: the pps allowance must be 1 to 10^9");

@@ -123,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 );
             }
             ExperimentResults {
-                started: engine::report::rfc3339_utc(std::time::SystemTime::now()),
+                started: model::time::rfc3339_utc(std::time::SystemTime::now()),
                 ..rx::results_skeleton(&exp, Default::default(), String::new())
             }
         }

@@ -114,13 +114,7 @@ fn running_as_root() -> bool {
 
 /// A link rate: `100mbit`, `1gbit`, `1.5G`, `500M`, `100000000` (bit/s).
 pub fn parse_rate(s: &str) -> anyhow::Result<u64> {
-    let t = s.trim().to_ascii_lowercase();
-    let num = t
-        .strip_suffix("bit/s")
-        .or_else(|| t.strip_suffix("bps"))
-        .or_else(|| t.strip_suffix("bit"))
-        .unwrap_or(&t);
-    let v = engine::config::parse_si(num).map_err(|e| anyhow::anyhow!("--rate `{s}`: {e}"))?;
+    let v = model::units::parse_rate(s).map_err(|e| anyhow::anyhow!("--rate `{s}`: {e}"))?;
     if !(1e3..=4e11).contains(&v) {
         anyhow::bail!("--rate `{s}`: must be 1kbit to 400gbit");
     }

@@ -1,6 +1,6 @@
 //! `coalesce`: interrupt coalescing by the profile's intent, through ethtool.
 //!
-//! ixgbe/ixgbevf: `rx-usecs 1` is dynamic ITR, which seed 001 measured the
+//! ixgbe/ixgbevf: `rx-usecs 1` is dynamic ITR, which the yuuk.io ixgbevf study (blog.yuuk.io, 2014) measured the
 //! worst for CPU under small-packet load (CPU0 softirq 59 % in dynamic mode,
 //! 40 % in conservative mode, 8 % at a fixed 1,000 interrupts/s, RTT the
 //! same), so the adaptive intent gives them a fixed interval, not 1. Their
@@ -269,7 +269,7 @@ fn adaptive(
     if !adaptive && co.contains_key("rx-usecs") {
         let cur = co.get("rx-usecs").copied().unwrap_or(0);
         if itr_driver(driver) {
-            // 0 = off and 1 = dynamic: both cost the most CPU (seed 001).
+            // 0 = off and 1 = dynamic: both cost the most CPU (the yuuk.io ixgbevf study).
             let us = n.fam.map_or(us.max(2), |f| f.fixed_value(us));
             if cur <= 1 || cur < u64::from(us) {
                 want.push(("rx-usecs", u64::from(us), itr_reason(name, driver, us)));

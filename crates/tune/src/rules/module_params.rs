@@ -12,7 +12,7 @@ use model::snapshot::Interface;
 #[derive(Debug)]
 pub struct ModuleParams;
 
-/// Seed 003's measurement, said wherever ITR 0 is planned: it takes both ends.
+/// The e1000 field notes' measurement (after Intel's PRO/1000 guide), said wherever ITR 0 is planned: it takes both ends.
 pub const SEED_003_BOTH_ENDS: &str = "엘레노아's 2007 e1000 tuning post (Korean blog, netperf TCP_RR): e1000 with InterruptThrottleRate=0 on both ends raised TCP_RR from 6,543 to 23,975 transactions/s, one end alone stayed near 8,000: run this plan on both hosts";
 
 /// Why a reload matters, said in every planned change.
