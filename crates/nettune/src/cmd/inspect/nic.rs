@@ -79,7 +79,11 @@ fn interface_header(o: &mut String, i: &Interface) {
         o,
         "{}: driver {}  pci {}  numa_node {}  local_cpus {}",
         Printable(&i.name),
-        Printable(i.driver.as_deref().unwrap_or("none (virtual)")),
+        Printable(i.driver.as_deref().unwrap_or(if i.pci_address.is_some() {
+            "unknown (a device without a bound driver link)"
+        } else {
+            "none (virtual)"
+        })),
         i.pci_address.as_deref().unwrap_or("-"),
         numa,
         i.local_cpus
