@@ -212,39 +212,46 @@ impl DoctorRule for CoalesceMismatch {
                 &[RuleId::Coalesce, RuleId::ModuleParams],
                 Some(name),
                 &text,
-                &{
-                    // A value the driver takes: e1000e refuses 8 (EINVAL for
-                    // 5-9), so the family's latency value, 0 where allowed.
-                    let us = u32::try_from(max_us.max(8)).unwrap_or(u32::MAX);
-                    let ok0 = zero_allowed(driver, i.pci_id);
-                    let us = match fam {
-                        Some(f) if ok0 => f.latency_value(us, true),
-                        Some(f) => f.latency_value(us, false).max(E1000_82547_MIN_USECS),
-                        None => us,
-                    };
-                    // The command is offered only when the driver takes it
-                    // on this port's coalescing (virtio_net without
-                    // notification coalescing refuses any rx-usecs).
-                    let mut after = co.clone();
-                    if let Some(a) = after.get_mut("adaptive-rx") {
-                        *a = 0;
-                    }
-                    let refused = fam.and_then(|f| {
-                        f.accepts_on("rx-usecs", u64::from(us), false, &after).err()
-                    });
-                    match refused {
-                        Some(e) => format!(
-                            "No ethtool -C command is offered: {driver} refuses rx-usecs {us} on {name} ({e})."
-                        ),
-                        None if co.contains_key("adaptive-rx") => {
-                            format!("ethtool -C {name} adaptive-rx off rx-usecs {us}")
-                        }
-                        None => format!("ethtool -C {name} rx-usecs {us}"),
-                    }
-                },
+                &fallback_command(name, driver, i.pci_id, co, max_us),
             );
             out.push(f.fix(fix));
         }
         Ok(())
+    }
+}
+
+/// The `ethtool -C` command the fix offers when the plan has no change for
+/// the port: a value the driver takes (e1000e refuses 8, EINVAL for 5-9: the
+/// family's latency value, 0 where allowed), offered only when the driver
+/// takes it on this port's coalescing (virtio_net without notification
+/// coalescing refuses any rx-usecs); else why none is offered.
+fn fallback_command(
+    name: &str,
+    driver: &str,
+    pci_id: Option<model::snapshot::PciId>,
+    co: &std::collections::BTreeMap<String, u64>,
+    max_us: u64,
+) -> String {
+    let fam = family(driver);
+    let us = u32::try_from(max_us.max(8)).unwrap_or(u32::MAX);
+    let ok0 = zero_allowed(driver, pci_id);
+    let us = match fam {
+        Some(f) if ok0 => f.latency_value(us, true),
+        Some(f) => f.latency_value(us, false).max(E1000_82547_MIN_USECS),
+        None => us,
+    };
+    let mut after = co.clone();
+    if let Some(a) = after.get_mut("adaptive-rx") {
+        *a = 0;
+    }
+    let refused = fam.and_then(|f| f.accepts_on("rx-usecs", u64::from(us), false, &after).err());
+    match refused {
+        Some(e) => format!(
+            "No ethtool -C command is offered: {driver} refuses rx-usecs {us} on {name} ({e})."
+        ),
+        None if co.contains_key("adaptive-rx") => {
+            format!("ethtool -C {name} adaptive-rx off rx-usecs {us}")
+        }
+        None => format!("ethtool -C {name} rx-usecs {us}"),
     }
 }

@@ -36,10 +36,15 @@ use thiserror::Error;
 
 use crate::exec::{ExecError, Executor, HostId};
 
+mod eta;
 pub mod experiment;
 pub mod metrics;
+mod overhead;
 mod store;
 
+use eta::Eta;
+pub use eta::{estimate, Estimate};
+use overhead::run_overhead;
 pub use store::{load_for_resume, out_dir, write_atomic, EXPERIMENT_FILE};
 
 /// What a cell's setup did, for the runner and the results.
@@ -320,96 +325,6 @@ fn cell_mut(results: &mut ExperimentResults, index: usize) -> Option<&mut CellRe
 fn set_status(results: &mut ExperimentResults, index: usize, status: CellStatus) {
     if let Some(c) = cell_mut(results, index) {
         c.status = status;
-    }
-}
-
-/// What a schedule will cost before it starts: bench runs and expected
-/// wall time, for `cells` cells, at most (with `until_ci` every workload is
-/// counted at its `max_repeats`). Saturates instead of overflowing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Estimate {
-    /// Bench runs, warm-ups and overhead runs included.
-    pub runs: u64,
-    /// Expected wall time of those runs.
-    pub wall: Duration,
-}
-
-/// The [`Estimate`] of running `schedule` over `cells` cells.
-pub fn estimate(schedule: &Schedule, cells: usize) -> Estimate {
-    let repeats = match &schedule.until_ci {
-        Some(r) => u64::try_from(r.max_repeats).unwrap_or(u64::MAX),
-        None => u64::from(schedule.repeats),
-    }
-    .max(u64::from(schedule.repeats));
-    let per_workload = u64::from(schedule.warmup)
-        .saturating_add(repeats)
-        .saturating_mul(u64::try_from(cells).unwrap_or(u64::MAX));
-    let overhead = u64::from(schedule.overhead_repeats);
-    let mut runs = 0u64;
-    let mut secs = 0f64;
-    for w in &schedule.workloads {
-        let n = per_workload.saturating_add(overhead);
-        runs = runs.saturating_add(n);
-        secs += w.expected.as_secs_f64() * n as f64;
-    }
-    // Far beyond any sane run: capped (Duration::from_secs_f64 panics on overflow).
-    let wall = Duration::from_secs_f64(secs.clamp(0.0, 1e15));
-    Estimate { runs, wall }
-}
-
-/// Estimated time left: expected seconds per run, corrected by the measured
-/// ratio of wall time to expected time.
-#[derive(Debug)]
-struct Eta {
-    per_cell: Duration,
-    cells_left: usize,
-    started: Instant,
-    expected_done: Duration,
-    cell_started_expected: Duration,
-    in_cell: Duration,
-}
-
-impl Eta {
-    fn new(s: &Schedule, cells: usize) -> Eta {
-        let runs = s.warmup.saturating_add(s.repeats);
-        let per_cell = s
-            .workloads
-            .iter()
-            .map(|w| w.expected.saturating_mul(runs))
-            .sum();
-        Eta {
-            per_cell,
-            cells_left: cells,
-            started: Instant::now(),
-            expected_done: Duration::ZERO,
-            cell_started_expected: Duration::ZERO,
-            in_cell: Duration::ZERO,
-        }
-    }
-
-    fn run_done(&mut self, expected: Duration) {
-        self.expected_done = self.expected_done.saturating_add(expected);
-        self.in_cell = self.in_cell.saturating_add(expected);
-    }
-
-    fn cell_done(&mut self) {
-        self.cells_left = self.cells_left.saturating_sub(1);
-        self.cell_started_expected = self.expected_done;
-        self.in_cell = Duration::ZERO;
-    }
-
-    fn left(&self) -> Duration {
-        let remaining = self
-            .per_cell
-            .saturating_mul(u32::try_from(self.cells_left).unwrap_or(u32::MAX))
-            .saturating_sub(self.in_cell.min(self.per_cell));
-        let done = self.expected_done.as_secs_f64();
-        let ratio = if done > 0.0 {
-            (self.started.elapsed().as_secs_f64() / done).clamp(0.5, 10.0)
-        } else {
-            1.2
-        };
-        Duration::from_secs_f64((remaining.as_secs_f64() * ratio).min(1e7))
     }
 }
 
@@ -830,78 +745,6 @@ pub fn recompute_all(
     for c in &mut results.cells {
         c.stats = cell_stats(c, &metrics, cfg, baseline.as_ref(), rule);
     }
-}
-
-fn run_overhead(
-    results: &mut ExperimentResults,
-    schedule: &Schedule,
-    exec: &mut dyn Executor,
-    opts: &RunOptions,
-    progress: &mut dyn Progress,
-) -> Result<Outcome, RunError> {
-    let dir = opts.out_dir.join("runs").join("overhead-loopback");
-    out_dir(&dir)?;
-    let baseline = results.cell(results.baseline_cell).cloned();
-    let metrics = results.metrics.clone();
-    let mut rows = Vec::new();
-    for w in &schedule.workloads {
-        let mut recs: Vec<RunRecord> = Vec::new();
-        for repeat in 0..schedule.overhead_repeats {
-            if opts.cancel.load(Ordering::SeqCst) {
-                return Ok(Outcome::Cancelled);
-            }
-            progress.event(&ProgressEvent::Overhead {
-                workload: w.name.clone(),
-                repeat,
-            });
-            let text = match exec.bench(schedule.server, schedule.server, &w.args, w.deadline) {
-                Ok(t) => t,
-                Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
-                Err(_) if opts.cancel.load(Ordering::SeqCst) => return Ok(Outcome::Cancelled),
-                Err(e) => {
-                    results.notes.push(format!(
-                        "overhead run of {} over loopback failed: {e}",
-                        w.name
-                    ));
-                    break;
-                }
-            };
-            if opts.cancel.load(Ordering::SeqCst) {
-                return Ok(Outcome::Cancelled);
-            }
-            let raw = dir.join(format!("{}-r{repeat:02}.json", file_safe(&w.name)));
-            write_atomic(&raw, text.as_bytes())?;
-            if let Ok(r) = metrics::record_from_json(&text, &metrics) {
-                recs.push(r);
-            }
-        }
-        for &m in &metrics {
-            let lo: Vec<f64> = recs
-                .iter()
-                .filter_map(|r| r.values.get(m.key()).copied())
-                .collect();
-            let lab = baseline
-                .as_ref()
-                .map(|b| values_of(b, &w.name, m.key()))
-                .unwrap_or_default();
-            if let (Ok(loopback), Ok(lab)) = (stats::summarize(&lo), stats::summarize(&lab)) {
-                rows.push(OverheadRow {
-                    workload: w.name.clone(),
-                    metric: m,
-                    loopback,
-                    lab,
-                });
-            }
-        }
-    }
-    if rows.is_empty() {
-        results.notes.push(
-            "no lab overhead rows: the loopback runs or the baseline cell measured nothing".into(),
-        );
-    }
-    results.overhead = rows;
-    save(results, &opts.out_dir)?;
-    Ok(Outcome::Completed)
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! or connection rate against a `nettune serve`.
 
 use anyhow::Context;
-use engine::config::{Direction, TestConfig, TestKind};
 use engine::proto::DEFAULT_PORT;
 use engine::report::IntervalReport;
 use engine::{ClientOpts, Family, Source};
@@ -169,124 +168,9 @@ pub struct Args {
     pub root: PathBuf,
 }
 
-/// A TOS byte in decimal or `0x` hex.
-fn parse_tos(s: &str) -> Result<u8, String> {
-    let t = s.trim();
-    let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(h) => u8::from_str_radix(h, 16),
-        None => t.parse(),
-    };
-    v.map_err(|_| format!("`{s}` is not a byte (0-255, or 0x00-0xff)"))
-}
-
-/// `--probe KIND[:MS]`; a bad value is a usage error naming the accepted forms.
-fn parse_probe(s: &str) -> Result<engine::ProbeSpec, String> {
-    s.parse()
-        .map_err(|e: engine::probe::ProbeParseError| e.to_string())
-}
-
-fn ms(what: &str, s: f64) -> anyhow::Result<u64> {
-    if !s.is_finite() || s < 0.0 {
-        anyhow::bail!("--{what} must be a non-negative number of seconds");
-    }
-    Ok((s * 1000.0).round() as u64)
-}
-
-fn buf(what: &str, v: Option<u64>) -> anyhow::Result<Option<u32>> {
-    v.map(|b| {
-        u32::try_from(b)
-            .ok()
-            .filter(|b| *b > 0 && *b <= i32::MAX as u32)
-            .ok_or_else(|| anyhow::anyhow!("--{what} must be between 1 byte and 2 GiB"))
-    })
-    .transpose()
-}
-
-/// Turn flags into a validated configuration.
-pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
-    let test: TestKind = a.test.parse().map_err(anyhow::Error::msg)?;
-    if a.reverse && a.bidir {
-        anyhow::bail!("--reverse and --bidir exclude each other (--bidir already runs both ways)");
-    }
-    if a.json && a.json_stream {
-        anyhow::bail!("--json and --json-stream exclude each other");
-    }
-    let online = root
-        .read_opt("/sys/devices/system/cpu/online")
-        .ok()
-        .flatten()
-        .and_then(|l| model::CpuSet::parse_list(&l).ok());
-    let cpus: Vec<u32> = match &a.cpus {
-        Some(l) => {
-            let set = model::CpuSet::parse_arg(l).map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
-            if let Some(on) = &online {
-                if let Some(bad) = set.iter().find(|c| !on.contains(*c)) {
-                    anyhow::bail!(
-                        "--cpus: CPU {bad} is not online here (online: {})",
-                        on.to_list()
-                    );
-                }
-            }
-            set.iter().collect()
-        }
-        None => Vec::new(),
-    };
-    let ncpus = online.map(|o| o.len() as u32).unwrap_or(1).max(1);
-    let threads = match (test, a.threads) {
-        (TestKind::TcpCrr, Some(t)) if t != a.flows => anyhow::bail!(
-            "tcp-crr runs one flow per thread: leave --threads out or set it to --flows ({})",
-            a.flows
-        ),
-        (TestKind::TcpCrr, _) => a.flows,
-        (_, Some(t)) if t > a.flows => anyhow::bail!(
-            "--threads {t} is more than --flows {} (a thread without a flow would idle)",
-            a.flows
-        ),
-        (_, Some(t)) => t,
-        (_, None) => a.flows.min(ncpus).max(1),
-    };
-    let size = match a.size {
-        Some(s) => u32::try_from(s).map_err(|_| anyhow::anyhow!("--size {s} is too large"))?,
-        None => test.default_size(),
-    };
-    let rcvbuf = match (buf("rcvbuf", a.rcvbuf)?, test) {
-        (Some(b), _) => Some(b),
-        (None, TestKind::UdpStream) => Some(4 << 20),
-        (None, _) => None,
-    };
-    let cfg = TestConfig {
-        test,
-        flows: a.flows,
-        threads,
-        cpus,
-        size,
-        duration_ms: ms("duration", a.duration)?,
-        warmup_ms: ms("warmup", a.warmup)?,
-        interval_ms: ms("interval", a.interval)?,
-        direction: if a.bidir {
-            Direction::Bidir
-        } else if a.reverse {
-            Direction::Reverse
-        } else {
-            Direction::Forward
-        },
-        rate: a.rate,
-        outstanding: a.outstanding,
-        nodelay: a.nodelay,
-        busy_poll_us: a.busy_poll,
-        zerocopy: a.zerocopy,
-        udp_gso: a.udp_gso,
-        udp_gro: a.udp_gro,
-        sndbuf: buf("sndbuf", a.sndbuf)?,
-        rcvbuf,
-        congestion: a.congestion.clone(),
-        tos: a.tos,
-        mss: a.mss,
-        force_buffers: a.force_buffers,
-    };
-    cfg.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(cfg)
-}
+mod config;
+pub use config::config;
+use config::{parse_probe, parse_tos};
 
 /// Run `nettune bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -400,31 +284,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use clap::Parser;
-
-    #[derive(Parser, Debug)]
-    struct Cli {
-        #[command(flatten)]
-        args: super::Args,
-    }
-
-    fn parse(args: &[&str]) -> Result<super::Args, clap::Error> {
-        Cli::try_parse_from(std::iter::once("bench").chain(args.iter().copied())).map(|c| c.args)
-    }
-
-    /// `--rate` takes the link-rate spellings `lab --rate` takes (it used to
-    /// refuse `1gbit`), and the size flags the binary suffixes.
-    #[test]
-    fn rate_and_sizes_use_the_shared_parsers() {
-        let a = parse(&["h", "--rate", "1gbit"]).unwrap();
-        assert_eq!(a.rate, Some(1e9));
-        assert_eq!(parse(&["h", "--rate", "20k"]).unwrap().rate, Some(2e4));
-        assert_eq!(parse(&["h", "--rate", "10G"]).unwrap().rate, Some(1e10));
-        assert!(parse(&["h", "--rate", "fast"]).is_err());
-        let a = parse(&["h", "--sndbuf", "4M"]).unwrap();
-        assert_eq!(a.sndbuf, Some(4 << 20));
-        assert!(parse(&["h", "--sndbuf", "1.5M"]).is_err());
-    }
-}
+mod tests;
