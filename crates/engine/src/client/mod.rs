@@ -1,7 +1,7 @@
 //! `nettune bench`: connect to a server, run one test, build the result.
 
 use crate::auth;
-use crate::config::{human_bytes, End, Family, FlowDir, Limits, TestConfig, TestKind};
+use crate::config::{human_bytes, End, Family, FlowDir, Limits, TestConfig, Transport};
 use crate::error::EngineError;
 use crate::probe::{IcmpProbe, ProbeKind, ProbeReport, ProbeSpec};
 use crate::proto::{
