@@ -339,3 +339,42 @@ impl KindSpec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{measured_by, End, FlowDir};
+
+    #[test]
+    fn each_end_runs_what_the_kind_says() {
+        for k in CATALOGUE {
+            for dir in [FlowDir::Forward, FlowDir::Reverse] {
+                let c = k.runs(End::Client, dir);
+                let s = k.runs(End::Server, dir);
+                // The end that measures a direction runs a measuring role.
+                let (m, o) = match measured_by(k.kind, dir) {
+                    End::Client => (c, s),
+                    End::Server => (s, c),
+                };
+                if k.stream || dir == FlowDir::Forward {
+                    assert!(m.role.measures(), "{} {dir:?}", k.name);
+                    assert!(!o.role.measures(), "{} {dir:?}", k.name);
+                }
+                // Only a server shares the data port's sockets.
+                assert_ne!(c.grouping, Grouping::Shared, "{}", k.name);
+            }
+            let c = k.runs(End::Client, FlowDir::Forward);
+            let s = k.runs(End::Server, FlowDir::Forward);
+            if k.stream {
+                assert_eq!((c.role, s.role), (Role::Send, Role::Recv), "{}", k.name);
+            } else {
+                assert_eq!(
+                    (c.role, s.role),
+                    (Role::Request, Role::Respond),
+                    "{}",
+                    k.name
+                );
+            }
+        }
+    }
+}

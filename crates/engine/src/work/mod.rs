@@ -77,10 +77,13 @@ fn entry(w: Work) -> Entry {
     }
 }
 
+/// A workload's run over the sockets it took, called once on its thread.
+type RunOnce = Box<dyn FnOnce(&mut Ctx, &Params) -> io::Result<()> + Send>;
+
 /// A worker's sockets bound to its workload, run once on its thread.
 pub(crate) struct Job {
     work: Work,
-    run: Box<dyn FnOnce(&mut Ctx, &Params) -> io::Result<()> + Send>,
+    run: RunOnce,
 }
 
 impl Job {
@@ -216,6 +219,9 @@ pub fn buffer_bytes(cfg: &TestConfig, end: End) -> u64 {
         Direction::Reverse => (0, flows),
         Direction::Bidir => (flows, flows),
     };
+    // Request/response tests run forward only (`validate` refuses the
+    // others); count them so even before validation.
+    let rev_runs = if kind.stream { rev } else { 0 };
     let load = |flows: u128, workers: u128| Load {
         cfg,
         size: u128::from(cfg.size),
@@ -234,7 +240,7 @@ pub fn buffer_bytes(cfg: &TestConfig, end: End) -> u64 {
         // As `plan`: one worker per shared socket, whatever the direction.
         total += (entry(first.work).buffers)(&load(fwd, threads));
     } else {
-        for (dir, n) in [(FlowDir::Forward, fwd), (FlowDir::Reverse, rev)] {
+        for (dir, n) in [(FlowDir::Forward, fwd), (FlowDir::Reverse, rev_runs)] {
             let r = kind.runs(end, dir);
             let workers = match r.grouping {
                 Grouping::Spread | Grouping::Shared => n.min(threads),
