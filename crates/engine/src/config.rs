@@ -538,10 +538,11 @@ impl TestConfig {
     }
 }
 
-/// Which end measures `dir`: the receiver of a stream, the client of a
-/// request/response test.
+/// Which end measures `dir`: the one whose workers of that direction the
+/// catalogue gives a measuring role (the receiver of a stream, the client
+/// of a request/response test).
 pub(crate) fn measured_by(test: TestKind, dir: FlowDir) -> End {
-    if test.is_stream() && dir == FlowDir::Forward {
+    if test.spec().runs(End::Server, dir).role.measures() {
         End::Server
     } else {
         End::Client

@@ -120,7 +120,9 @@ mod tests {
     fn every_kind_direction_and_end_is_covered() {
         let cs = configs();
         // Every kind runs forward; streams also reverse and bidir.
-        assert_eq!(cs.len(), (2 * 3 + 3) * 3, "{cs:#?}");
+        let streams = TestKind::ALL.iter().filter(|t| t.is_stream()).count();
+        let others = TestKind::ALL.len() - streams;
+        assert_eq!(cs.len(), (streams * 3 + others) * 3, "{cs:#?}");
         for c in &cs {
             for end in [End::Client, End::Server] {
                 let p = plan(c, end);
@@ -149,7 +151,7 @@ mod tests {
                 }
                 for dir in c.dirs() {
                     let n = p.iter().filter(|w| w.dir == dir).count() as u32;
-                    if c.test == TestKind::TcpCrr && end == End::Client {
+                    if c.test.spec().runs(end, dir).grouping == Grouping::PerFlow {
                         assert_eq!(n, c.flows);
                     } else {
                         assert!(n >= 1 && n <= c.threads.max(1), "{c:?} {end:?} {dir:?}");
