@@ -28,60 +28,37 @@ pub const MAX_FLOWS: u32 = 65_536;
 /// Longest `--busy-poll` spin, µs.
 pub const MAX_BUSY_POLL_US: u32 = 1_000_000;
 
-/// The workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TestKind {
-    /// Bulk TCP: bytes/s.
-    TcpStream,
-    /// Bulk UDP: datagrams/s, loss, reordering, duplicates.
-    UdpStream,
-    /// TCP request/response: transactions/s and latency.
-    TcpRr,
-    /// UDP request/response: transactions/s and latency.
-    UdpRr,
-    /// TCP connect/request/response/close: connections/s and latency.
-    TcpCrr,
-}
+pub mod catalogue;
+
+pub use catalogue::{Role, TestKind, Transport};
 
 impl TestKind {
-    /// All kinds, in display order.
-    pub const ALL: [TestKind; 5] = [
-        TestKind::TcpStream,
-        TestKind::UdpStream,
-        TestKind::TcpRr,
-        TestKind::UdpRr,
-        TestKind::TcpCrr,
-    ];
+    /// All kinds, in display order (the catalogue's).
+    pub const ALL: [TestKind; catalogue::CATALOGUE.len()] = catalogue::all_kinds();
+
+    /// Its catalogue entry.
+    pub fn spec(self) -> &'static catalogue::KindSpec {
+        catalogue::spec(self)
+    }
 
     /// The CLI name (`tcp-stream`).
     pub fn name(self) -> &'static str {
-        match self {
-            TestKind::TcpStream => "tcp-stream",
-            TestKind::UdpStream => "udp-stream",
-            TestKind::TcpRr => "tcp-rr",
-            TestKind::UdpRr => "udp-rr",
-            TestKind::TcpCrr => "tcp-crr",
-        }
+        self.spec().name
     }
 
     /// UDP workload.
     pub fn is_udp(self) -> bool {
-        matches!(self, TestKind::UdpStream | TestKind::UdpRr)
+        self.spec().is_udp()
     }
 
     /// Bulk (stream) workload.
     pub fn is_stream(self) -> bool {
-        matches!(self, TestKind::TcpStream | TestKind::UdpStream)
+        self.spec().stream
     }
 
     /// Default message size for the workload.
     pub fn default_size(self) -> u32 {
-        match self {
-            TestKind::TcpStream => 128 * 1024,
-            TestKind::UdpStream => 1472,
-            _ => 1,
-        }
+        self.spec().default_size
     }
 }
 
@@ -105,7 +82,7 @@ impl FromStr for TestKind {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ParseError {
     /// Not a test kind.
-    #[error("unknown test `{0}` (expected tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr)")]
+    #[error("unknown test `{0}` (expected {list})", list = catalogue::names_list())]
     UnknownTest(String),
 }
 
@@ -331,15 +308,17 @@ impl TestConfig {
                 self.size
             ));
         }
-        if t == TestKind::UdpStream && (self.size as usize) < UDP_HEADER {
+        let k = t.spec();
+        if k.sequenced && (self.size as usize) < UDP_HEADER {
             return err(format!(
-                "--size {} is below {UDP_HEADER} bytes, the sequence header udp-stream needs for loss and reordering",
+                "--size {} is below {UDP_HEADER} bytes, the sequence header {t} needs for loss and reordering",
                 self.size
             ));
         }
-        if t == TestKind::UdpRr && (self.size as usize) < UDP_HEADER && self.outstanding > 1 {
+        if k.is_udp() && k.outstanding && (self.size as usize) < UDP_HEADER && self.outstanding > 1
+        {
             return err(format!(
-                "udp-rr with --outstanding above 1 needs --size of at least {UDP_HEADER} bytes (a sequence header)"
+                "{t} with --outstanding above 1 needs --size of at least {UDP_HEADER} bytes (a sequence header)"
             ));
         }
         if !t.is_udp() && self.size > TCP_MAX {
@@ -397,11 +376,10 @@ impl TestConfig {
             if r < 1.0 {
                 return err("--rate must be at least 1 (bit/s or transaction/s)".into());
             }
-            if t == TestKind::TcpCrr {
-                return err(
-                    "--rate does not apply to tcp-crr, a closed-loop test (use --flows to add load)"
-                        .into(),
-                );
+            if !k.open_loop {
+                return err(format!(
+                    "--rate does not apply to {t}, a closed-loop test (use --flows to add load)"
+                ));
             }
         }
         if !t.is_stream() && self.direction != Direction::Forward {
@@ -409,16 +387,23 @@ impl TestConfig {
                 "--reverse and --bidir apply to stream tests, not {t} (requests always go client → server)"
             ));
         }
-        if t != TestKind::TcpRr && t != TestKind::UdpRr && self.outstanding != 1 {
+        if !k.outstanding && self.outstanding != 1 {
             return err(format!(
-                "--outstanding applies to tcp-rr and udp-rr, not {t}"
+                "--outstanding applies to {}, not {t}",
+                catalogue::names_where(|k| k.outstanding)
             ));
         }
-        if self.zerocopy && t != TestKind::TcpStream {
-            return err("--zerocopy applies to tcp-stream only".into());
+        if self.zerocopy && !k.zerocopy {
+            return err(format!(
+                "--zerocopy applies to {} only",
+                catalogue::names_where(|k| k.zerocopy)
+            ));
         }
-        if (self.udp_gso || self.udp_gro) && t != TestKind::UdpStream {
-            return err("--udp-gso and --udp-gro apply to udp-stream only".into());
+        if (self.udp_gso || self.udp_gro) && !k.sequenced {
+            return err(format!(
+                "--udp-gso and --udp-gro apply to {} only",
+                catalogue::names_where(|k| k.sequenced)
+            ));
         }
         if self.nodelay && t.is_udp() {
             return err("--nodelay applies to TCP tests only".into());
@@ -510,11 +495,7 @@ impl TestConfig {
 
     /// Which flags drive this test's buffer memory, for messages.
     pub fn memory_hint(&self) -> &'static str {
-        match self.test {
-            TestKind::TcpRr => "tcp-rr buffers --size × --outstanding per worker; lower them",
-            TestKind::TcpCrr => "tcp-crr buffers --size per flow; lower --size or --flows",
-            _ => "lower --size, --flows or --threads",
-        }
+        self.test.spec().memory_hint
     }
 
     /// Flows over all directions (bidir doubles them; saturating, so a
@@ -557,10 +538,11 @@ impl TestConfig {
     }
 }
 
-/// Which end measures `dir`: the receiver of a stream, the client of a
-/// request/response test.
+/// Which end measures `dir`: the one whose workers of that direction the
+/// catalogue gives a measuring role (the receiver of a stream, the client
+/// of a request/response test).
 pub(crate) fn measured_by(test: TestKind, dir: FlowDir) -> End {
-    if test.is_stream() && dir == FlowDir::Forward {
+    if test.spec().runs(End::Server, dir).role.measures() {
         End::Server
     } else {
         End::Client

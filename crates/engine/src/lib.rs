@@ -3,8 +3,10 @@
 //! Layers, each module importing only modules of the layers above it in
 //! this list (or earlier in its own line), never a later one; the
 //! `module_layers_have_no_cycle` test checks it:
-//! - `config` (what a test runs, its limits), `diagnosis` (the doctor hook
-//!   and the capped reading of a peer's doctor report);
+//! - `config` (what a test runs, its limits, and `config::catalogue`, one
+//!   entry per test kind that everything kind-specific is read from),
+//!   `diagnosis` (the doctor hook and the capped reading of a peer's doctor
+//!   report);
 //! - `report` (result types, the probe's part of them, the summary
 //!   arithmetic);
 //! - `proto` (the wire: control frames, data preamble, UDP header), `error`,

@@ -2,33 +2,10 @@
 //! configuration and the end, shared by client and server, so the two can
 //! never disagree about who sends, who receives and who measures.
 
-use crate::config::{End, FlowDir, TestConfig, TestKind};
+use crate::config::catalogue::Grouping;
+pub(crate) use crate::config::catalogue::Work;
+use crate::config::{End, FlowDir, TestConfig};
 use crate::report::Role;
-
-/// What a worker runs (its workload), before its sockets exist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Work {
-    /// tcp-stream sender.
-    TcpSend,
-    /// tcp-stream receiver.
-    TcpRecv,
-    /// udp-stream sender.
-    UdpSend,
-    /// udp-stream receiver.
-    UdpRecv,
-    /// tcp-rr client.
-    TcpRrClient,
-    /// tcp-rr server.
-    TcpRrServer,
-    /// udp-rr client.
-    UdpRrClient,
-    /// udp-rr server, on one of the shared SO_REUSEPORT sockets.
-    UdpRrServer,
-    /// tcp-crr client (connects anew per transaction).
-    CrrClient,
-    /// tcp-crr server, on one of the SO_REUSEPORT listeners.
-    CrrServer,
-}
 
 /// The sockets a worker owns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,26 +29,6 @@ pub(crate) struct WorkerPlan {
     pub owns: Owns,
 }
 
-/// Role and workload of the workers of `end` for flows of `dir`.
-fn role_of(test: TestKind, end: End, dir: FlowDir) -> (Role, Work) {
-    // The client sends forward flows and receives reverse ones; the server
-    // the other way round. Request/response tests are forward only.
-    let sends = (end == End::Client) == (dir == FlowDir::Forward);
-    match (test, end) {
-        (TestKind::TcpStream, _) if sends => (Role::Send, Work::TcpSend),
-        (TestKind::TcpStream, _) => (Role::Recv, Work::TcpRecv),
-        (TestKind::UdpStream, _) if sends => (Role::Send, Work::UdpSend),
-        (TestKind::UdpStream, _) => (Role::Recv, Work::UdpRecv),
-        (TestKind::TcpRr, End::Client) => (Role::Request, Work::TcpRrClient),
-        (TestKind::TcpRr, End::Server) => (Role::Respond, Work::TcpRrServer),
-        (TestKind::UdpRr, End::Client) if sends => (Role::Request, Work::UdpRrClient),
-        (TestKind::UdpRr, End::Client) => (Role::Recv, Work::UdpRecv),
-        (TestKind::UdpRr, End::Server) => (Role::Respond, Work::UdpRrServer),
-        (TestKind::TcpCrr, End::Client) => (Role::Request, Work::CrrClient),
-        (TestKind::TcpCrr, End::Server) => (Role::Respond, Work::CrrServer),
-    }
-}
-
 /// Items spread round-robin over at most `threads` groups (none empty).
 pub(crate) fn spread<T>(items: Vec<T>, threads: u32) -> Vec<Vec<T>> {
     let t = (threads.max(1) as usize).min(items.len().max(1));
@@ -89,12 +46,10 @@ pub(crate) fn spread<T>(items: Vec<T>, threads: u32) -> Vec<Vec<T>> {
 /// a tcp-crr client takes one worker per flow; udp-rr and tcp-crr servers
 /// one per shared socket (`threads` of them).
 pub(crate) fn plan(cfg: &TestConfig, end: End) -> Vec<WorkerPlan> {
-    let shared = matches!(
-        (cfg.test, end),
-        (TestKind::UdpRr | TestKind::TcpCrr, End::Server)
-    );
-    if shared {
-        let (role, work) = role_of(cfg.test, end, FlowDir::Forward);
+    let kind = cfg.test.spec();
+    let fwd = kind.runs(end, FlowDir::Forward);
+    if fwd.grouping == Grouping::Shared {
+        let (role, work) = (fwd.role, fwd.work);
         return (0..cfg.threads.max(1))
             .map(|i| WorkerPlan {
                 role,
@@ -109,8 +64,9 @@ pub(crate) fn plan(cfg: &TestConfig, end: End) -> Vec<WorkerPlan> {
         let flows: Vec<u32> = (0..cfg.total_flows())
             .filter(|f| cfg.flow_dir(*f) == dir)
             .collect();
-        let (role, work) = role_of(cfg.test, end, dir);
-        let groups = if work == Work::CrrClient {
+        let r = kind.runs(end, dir);
+        let (role, work) = (r.role, r.work);
+        let groups = if r.grouping == Grouping::PerFlow {
             flows.into_iter().map(|f| vec![f]).collect()
         } else {
             spread(flows, cfg.threads)
@@ -129,7 +85,7 @@ pub(crate) fn plan(cfg: &TestConfig, end: End) -> Vec<WorkerPlan> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::config::{measured_by, Direction};
+    use crate::config::{measured_by, Direction, TestKind};
 
     fn configs() -> Vec<TestConfig> {
         let mut v = Vec::new();
@@ -164,7 +120,9 @@ mod tests {
     fn every_kind_direction_and_end_is_covered() {
         let cs = configs();
         // Every kind runs forward; streams also reverse and bidir.
-        assert_eq!(cs.len(), (2 * 3 + 3) * 3, "{cs:#?}");
+        let streams = TestKind::ALL.iter().filter(|t| t.is_stream()).count();
+        let others = TestKind::ALL.len() - streams;
+        assert_eq!(cs.len(), (streams * 3 + others) * 3, "{cs:#?}");
         for c in &cs {
             for end in [End::Client, End::Server] {
                 let p = plan(c, end);
@@ -193,7 +151,7 @@ mod tests {
                 }
                 for dir in c.dirs() {
                     let n = p.iter().filter(|w| w.dir == dir).count() as u32;
-                    if c.test == TestKind::TcpCrr && end == End::Client {
+                    if c.test.spec().runs(end, dir).grouping == Grouping::PerFlow {
                         assert_eq!(n, c.flows);
                     } else {
                         assert!(n >= 1 && n <= c.threads.max(1), "{c:?} {end:?} {dir:?}");

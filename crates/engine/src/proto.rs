@@ -5,6 +5,7 @@
 //! before any message is parsed. Then every message is a big-endian u32 length
 //! followed by that many bytes of JSON ([`Msg`]). See docs/engine.md.
 
+use crate::config::catalogue::{self, CATALOGUE};
 use crate::config::TestConfig;
 use crate::report::{IntervalReport, SideReport};
 use model::text::printable_capped;
@@ -30,13 +31,8 @@ pub const MAX_SERVER_FRAME: usize = 64 << 20;
 pub const MAX_SERVER_HANDSHAKE_FRAME: usize = 256 * 1024;
 /// Magic of the 16-byte preamble on every TCP data connection.
 pub const DATA_MAGIC: &[u8; 4] = b"NTD1";
-/// Capabilities this build offers.
-pub const CAPS: &[&str] = &[
-    "tcp-stream",
-    "udp-stream",
-    "tcp-rr",
-    "udp-rr",
-    "tcp-crr",
+/// Capabilities beyond the test kinds (which come first, from the catalogue).
+const OTHER_CAPS: &[&str] = &[
     "reverse",
     "bidir",
     "udp-gso",
@@ -50,6 +46,24 @@ pub const CAPS: &[&str] = &[
     "mss",
     crate::diagnosis::CAP,
 ];
+/// Capabilities this build offers: every test kind's name, then the options.
+pub const CAPS: &[&str] = &caps::<{ CATALOGUE.len() + OTHER_CAPS.len() }>();
+
+const fn caps<const N: usize>() -> [&'static str; N] {
+    let names = catalogue::names();
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < names.len() {
+        out[i] = names[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < OTHER_CAPS.len() {
+        out[i + j] = OTHER_CAPS[j];
+        j += 1;
+    }
+    out
+}
 
 /// A control message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

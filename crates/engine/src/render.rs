@@ -28,15 +28,6 @@ pub fn fmt_ns(ns: Nanos) -> String {
     }
 }
 
-fn unit_rate(t: TestKind) -> &'static str {
-    match t {
-        TestKind::TcpStream => "",
-        TestKind::UdpStream => "datagrams/s",
-        TestKind::TcpRr | TestKind::UdpRr => "transactions/s",
-        TestKind::TcpCrr => "connections/s",
-    }
-}
-
 fn sd_text(sd: &ServiceDemand) -> String {
     let mut parts = Vec::new();
     if let Some(v) = sd.us_per_transaction {
@@ -64,10 +55,11 @@ pub fn interval_line(t: TestKind, i: &IntervalReport) -> String {
         dir_name(i.dir),
         fmt_bits_per_sec(i.bits_per_sec)
     );
-    if t != TestKind::TcpStream {
-        let _ = write!(s, "  {:>12}", fmt_si(i.per_sec, unit_rate(t)));
+    let kind = t.spec();
+    if let Some(unit) = kind.rate_unit {
+        let _ = write!(s, "  {:>12}", fmt_si(i.per_sec, unit));
     }
-    if t == TestKind::UdpStream && i.lost_estimate > 0 {
+    if kind.sequenced && i.lost_estimate > 0 {
         let _ = write!(s, "  lost ~{}", i.lost_estimate);
     }
     if let (Some(a), Some(b)) = (i.p50_ns, i.p99_ns) {
@@ -182,11 +174,11 @@ fn throughput(o: &mut String, r: &BenchResult) {
         "throughput", "rate"
     );
     for d in &r.results {
-        let rate = if c.test == TestKind::TcpStream {
-            String::new()
-        } else {
-            fmt_si(d.per_sec, unit_rate(c.test))
-        };
+        let rate = c
+            .test
+            .spec()
+            .rate_unit
+            .map_or_else(String::new, |unit| fmt_si(d.per_sec, unit));
         let _ = writeln!(
             o,
             "{:<10} {:<12} {:>14}  {:>24}",
@@ -230,11 +222,7 @@ fn latency(o: &mut String, r: &BenchResult) {
             );
         }
         if d.lost > 0 {
-            let what = if c.test == TestKind::TcpCrr {
-                "failed connections"
-            } else {
-                "requests timed out"
-            };
+            let what = c.test.spec().lost;
             let _ = writeln!(o, "{} {what}: {}", dir_name(d.dir), d.lost);
         }
     }
@@ -420,7 +408,7 @@ fn csv_opt(v: Option<u64>) -> String {
 /// One `interval` row of `--csv`: `lost` is the loss estimate of udp-stream
 /// intervals, else the timed-out requests or failed connections.
 pub fn csv_interval_row(t: TestKind, i: &IntervalReport) -> String {
-    let lost = if t == TestKind::UdpStream {
+    let lost = if t.spec().sequenced {
         i.lost_estimate.to_string()
     } else {
         i.counters.lost.to_string()

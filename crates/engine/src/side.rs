@@ -4,14 +4,14 @@
 use crate::agg::Aggregator;
 use crate::config::{End, FlowDir, TestConfig};
 use crate::cpu::{self, CpuMark};
-use crate::plan::{plan, Owns, Work, WorkerPlan};
+use crate::plan::plan;
 use crate::report::{CpuReport, Role, WorkerReport};
 use crate::sys;
+pub(crate) use crate::work::Sockets;
 use crate::work::{self, Job};
 use crate::worker::{Ctx, Event, Gate, Params, Timing};
 use host::sampler::Sample;
 use host::Root;
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
@@ -68,7 +68,7 @@ impl SideRun {
             self.buffers = socks.effective_buffers(self.params.force_buffers);
         }
         for w in plan(&self.params.cfg, end) {
-            let job = socks.job(&w).ok_or_else(|| {
+            let job = work::job(&w, socks).ok_or_else(|| {
                 std::io::Error::other(format!("no socket for {:?} worker {:?}", w.work, w.owns))
             })?;
             self.add(w.role, w.dir, job)?;
@@ -173,77 +173,6 @@ impl SideRun {
                 })
             })
             .collect()
-    }
-}
-
-/// The sockets of one end, by flow or by shared index, that
-/// [`SideRun::add_planned`] hands to the planned workers.
-#[derive(Debug, Default)]
-pub(crate) struct Sockets {
-    /// TCP data connections, by flow.
-    pub tcp: Vec<Option<TcpStream>>,
-    /// Connected UDP sockets, by flow.
-    pub udp: Vec<Option<UdpSocket>>,
-    /// The data port's shared UDP sockets (udp-rr server).
-    pub shared_udp: Vec<Option<UdpSocket>>,
-    /// The data port's listeners (tcp-crr server).
-    pub listeners: Vec<Option<TcpListener>>,
-    /// Where a tcp-crr client connects.
-    pub target: Option<SocketAddr>,
-}
-
-fn take<T>(v: &mut [Option<T>], i: u32) -> Option<T> {
-    v.get_mut(i as usize)?.take()
-}
-
-impl Sockets {
-    /// SO_RCVBUF/SO_SNDBUF of the first data socket present.
-    fn effective_buffers(&self, forced: bool) -> Option<crate::report::SocketBuffers> {
-        use std::os::fd::AsFd;
-        let fd = (self.tcp.iter().flatten().next().map(|s| s.as_fd()))
-            .or_else(|| self.udp.iter().flatten().next().map(|s| s.as_fd()))
-            .or_else(|| self.shared_udp.iter().flatten().next().map(|s| s.as_fd()))
-            .or_else(|| self.listeners.iter().flatten().next().map(|s| s.as_fd()))?;
-        crate::sock::effective_buffers(fd, forced)
-    }
-
-    /// The job of planned worker `w`, taking its sockets; `None` when one
-    /// is missing.
-    fn job(&mut self, w: &WorkerPlan) -> Option<Job> {
-        let flows: &[u32] = match &w.owns {
-            Owns::Flows(f) => f,
-            Owns::Shared(_) => &[],
-        };
-        let tcp = |s: &mut Sockets| -> Option<Vec<(u32, TcpStream)>> {
-            flows
-                .iter()
-                .map(|f| Some((*f, take(&mut s.tcp, *f)?)))
-                .collect()
-        };
-        let udp = |s: &mut Sockets| -> Option<Vec<(u32, UdpSocket)>> {
-            flows
-                .iter()
-                .map(|f| Some((*f, take(&mut s.udp, *f)?)))
-                .collect()
-        };
-        Some(match (w.work, &w.owns) {
-            (Work::TcpSend, _) => Job::TcpSend(tcp(self)?),
-            (Work::TcpRecv, _) => Job::TcpRecv(tcp(self)?),
-            (Work::TcpRrClient, _) => Job::TcpRrClient(tcp(self)?),
-            (Work::TcpRrServer, _) => Job::TcpRrServer(tcp(self)?),
-            (Work::UdpSend, _) => Job::UdpSend(udp(self)?),
-            (Work::UdpRrClient, _) => Job::UdpRrClient(udp(self)?),
-            (Work::UdpRecv, _) => Job::UdpRecv(udp(self)?.into_iter().map(|(_, s)| s).collect()),
-            (Work::UdpRrServer, Owns::Shared(i)) => {
-                Job::UdpRrServer(vec![take(&mut self.shared_udp, *i)?])
-            }
-            (Work::CrrServer, Owns::Shared(i)) => Job::CrrServer(take(&mut self.listeners, *i)?),
-            (Work::CrrClient, Owns::Flows(f)) => Job::CrrClient {
-                target: self.target?,
-                flow: *f.first()?,
-            },
-            (Work::UdpRrServer | Work::CrrServer | Work::CrrClient, _) => return None,
-        })
     }
 }
 

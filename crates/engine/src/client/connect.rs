@@ -227,8 +227,8 @@ pub(super) fn connect_flows(
     };
     let mut reg = Vec::new();
     for f in 0..cfg.total_flows() {
-        match cfg.test {
-            TestKind::TcpStream | TestKind::TcpRr => {
+        match cfg.test.spec().transport {
+            Transport::Tcp => {
                 let s = socket2::Socket::new(
                     socket2::Domain::for_address(data),
                     socket2::Type::STREAM,
@@ -247,16 +247,16 @@ pub(super) fn connect_flows(
                     .map_err(io_run("data preamble"))?;
                 socks.tcp.push(Some(s));
             }
-            TestKind::UdpStream | TestKind::UdpRr => {
+            Transport::Udp => {
                 let port = flow_port(cfg, o.cport, f)?;
                 let s = udp_flow_socket(cfg, data, &src, port)
                     .map_err(|e| EngineError::Run(format!("flow {f}: {e}")))?;
-                if cfg.test == TestKind::UdpStream {
+                if cfg.test.spec().sequenced {
                     reg.push((f, s.try_clone().map_err(io_run("UDP socket"))?));
                 }
                 socks.udp.push(Some(s));
             }
-            TestKind::TcpCrr => {}
+            Transport::TcpPerTransaction => {}
         }
     }
     Ok((socks, reg))

@@ -1,7 +1,7 @@
 //! `nettune bench`: connect to a server, run one test, build the result.
 
 use crate::auth;
-use crate::config::{human_bytes, End, Family, FlowDir, Limits, TestConfig, TestKind};
+use crate::config::{human_bytes, End, Family, FlowDir, Limits, TestConfig, Transport};
 use crate::error::EngineError;
 use crate::probe::{IcmpProbe, ProbeKind, ProbeReport, ProbeSpec};
 use crate::proto::{
@@ -192,12 +192,13 @@ impl Session for ClientSession<'_> {
                 // Per-CPU use comes from the server's final report, checked;
                 // an interval message carries none.
                 report.cpu = None;
-                // The server measures forward streams; it may send each of
-                // those intervals once, and nothing else.
+                // The server sends each interval of the directions it
+                // measures (forward streams) once, and nothing else.
                 let ok = report.index < self.cfg.intervals()
-                    && self.cfg.test.is_stream()
-                    && report.dir == Some(FlowDir::Forward)
-                    && self.cfg.dirs().contains(&FlowDir::Forward)
+                    && report.dir.is_some_and(|d| {
+                        self.cfg.dirs().contains(&d)
+                            && crate::config::measured_by(self.cfg.test, d) == End::Server
+                    })
                     && self.from_server.insert((report.dir, report.index));
                 if !ok {
                     return Err(EngineError::Run(format!(

@@ -71,26 +71,8 @@ impl Counters {
     }
 }
 
-/// What a worker does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Role {
-    /// Stream sender.
-    Send,
-    /// Stream receiver (measures).
-    Recv,
-    /// RR/CRR client (measures).
-    Request,
-    /// RR/CRR server.
-    Respond,
-}
-
-impl Role {
-    /// Whether this role's counts are the measurement.
-    pub fn measures(self) -> bool {
-        matches!(self, Role::Recv | Role::Request)
-    }
-}
+/// What a worker does (defined with the catalogue of test kinds).
+pub use crate::config::Role;
 
 /// Latency percentiles in nanoseconds, and the histogram as (value, count).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

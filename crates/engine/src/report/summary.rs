@@ -158,12 +158,8 @@ fn summarize_dir(
     };
     let win = sum_window(mw());
     let tot = sum_total(mw());
-    let unit = match cfg.test {
-        TestKind::TcpStream => "bytes",
-        TestKind::UdpStream => "datagrams",
-        TestKind::TcpRr | TestKind::UdpRr => "transactions",
-        TestKind::TcpCrr => "connections",
-    };
+    let kind = cfg.test.spec();
+    let unit = kind.unit;
     let latency = if cfg.test.is_stream() {
         None
     } else {
@@ -185,7 +181,7 @@ fn summarize_dir(
             .collect()
     };
     let retransmits = ssum(tcp_info.iter().map(|t| t.retransmits as u64));
-    let (udp, kernel_check) = if cfg.test == TestKind::UdpStream {
+    let (udp, kernel_check) = if kind.sequenced {
         let sent = ssum(
             other
                 .workers
@@ -222,12 +218,12 @@ fn summarize_dir(
         seconds,
         bytes: Bytes(win.bytes),
         bits_per_sec: win.bytes as f64 * 8.0 / seconds,
-        msgs: if cfg.test == TestKind::TcpStream {
+        msgs: if kind.rate_unit.is_none() {
             0
         } else {
             win.msgs
         },
-        per_sec: if cfg.test == TestKind::TcpStream {
+        per_sec: if kind.rate_unit.is_none() {
             0.0
         } else {
             win.msgs as f64 / seconds
@@ -254,7 +250,7 @@ pub fn cut_short(r: &mut BenchResult, window_s: f64) {
         d.seconds = secs;
         let per = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
         d.bits_per_sec = per(d.bytes.0 as f64 * 8.0);
-        d.per_sec = if r.config.test == TestKind::TcpStream {
+        d.per_sec = if r.config.test.spec().rate_unit.is_none() {
             0.0
         } else {
             per(d.msgs as f64)
@@ -284,7 +280,7 @@ pub fn service_demand(t: TestKind, busy_us: f64, bytes: u64, msgs: u64) -> Servi
         } else {
             per(msgs as f64)
         },
-        us_per_kpkt: if t == TestKind::UdpStream {
+        us_per_kpkt: if t.spec().sequenced {
             per(msgs as f64 / 1000.0)
         } else {
             None

@@ -14,8 +14,8 @@ pub(super) fn bind_data(
 ) -> std::io::Result<(Sockets, Option<TcpListener>, u16)> {
     let any = SocketAddr::new(ip, 0);
     let mut socks = Sockets::default();
-    match cfg.test {
-        TestKind::TcpStream | TestKind::TcpRr => {
+    match cfg.test.spec().transport {
+        Transport::Tcp => {
             let l = reuseport_listener(any, 1024)?;
             // Buffer sizes set on the listener reach the accepted sockets
             // before the handshake, so they shape the window scale.
@@ -23,7 +23,7 @@ pub(super) fn bind_data(
             let port = l.local_addr()?.port();
             Ok((socks, Some(l), port))
         }
-        TestKind::TcpCrr => {
+        Transport::TcpPerTransaction => {
             let first = reuseport_listener(any, 4096)?;
             let port = first.local_addr()?.port();
             let mut v = vec![first];
@@ -36,7 +36,7 @@ pub(super) fn bind_data(
             socks.listeners = v.into_iter().map(Some).collect();
             Ok((socks, None, port))
         }
-        TestKind::UdpStream | TestKind::UdpRr => {
+        Transport::Udp => {
             let first = reuseport_udp_from(any, peer)?;
             let port = first.local_addr()?.port();
             let mut v = vec![first];
@@ -107,7 +107,7 @@ fn register_udp(
     let want = cfg.total_flows();
     let mut addrs: HashMap<u32, SocketAddr> = HashMap::new();
     let deadline = Instant::now() + CONNECT_TIMEOUT;
-    let mut buf = vec![0u8; 65536];
+    let mut buf = vec![0u8; crate::work::REGISTRATION_BUF];
     for s in socks.iter().flatten() {
         s.set_read_timeout(Some(Duration::from_millis(20)))?;
     }
@@ -157,7 +157,7 @@ pub(super) fn start_workers(
     if let Some(l) = listener {
         socks.tcp = accept_flows(&l, cfg, (test_id, force), rejected)?;
     }
-    if cfg.test == TestKind::UdpStream {
+    if cfg.test.spec().sequenced {
         socks.udp = register_udp(&socks.shared_udp, cfg, (tag, force), local, peer)?;
     }
     side.add_planned(End::Server, &mut socks)

@@ -10,7 +10,7 @@
 //! client that completes its handshake promptly always gets through.
 
 use crate::auth;
-use crate::config::{End, Limits, TestConfig, TestKind};
+use crate::config::{End, Limits, TestConfig, Transport};
 use crate::error::EngineError;
 use crate::proto::{
     self, DeadlineReader, Msg, ProtoError, UdpHeader, CAPS, MAX_CLIENT_FRAME, PROTO_VERSION,

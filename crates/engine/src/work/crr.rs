@@ -3,7 +3,8 @@
 //! checks the preamble and answers. Both block in their syscalls.
 
 use super::driver::{drive, Bounds, Idle, Pass, Workload};
-use super::{filled, gone, would_block, TICK};
+use super::{filled, gone, would_block, Entry, Job, Load, Work, HIST_BYTES, TICK};
+use crate::plan::Owns;
 use crate::proto::{data_preamble, parse_data_preamble};
 use crate::sock::apply_opts;
 use crate::worker::{Ctx, Params};
@@ -65,6 +66,32 @@ impl Workload for Client<'_> {
         Ok(Pass::new(true, Idle::Again))
     }
 }
+
+/// tcp-crr clients, one per flow: the preamble, a request and a response
+/// buffer, two histograms.
+pub(super) const CLIENT: Entry = Entry {
+    job: |s, o| {
+        let target = s.target?;
+        let flow = match o {
+            Owns::Flows(f) => *f.first()?,
+            Owns::Shared(_) => return None,
+        };
+        Some(Job::new(Work::CrrClient, move |ctx, p| {
+            client(ctx, target, flow, p)
+        }))
+    },
+    buffers: |l: &Load<'_>| l.workers * (16 + 2 * l.size + 2 * HIST_BYTES),
+};
+
+/// tcp-crr servers, one per listener: the preamble, a request and a
+/// response buffer.
+pub(super) const SERVER: Entry = Entry {
+    job: |s, o| {
+        let l = s.listener(o)?;
+        Some(Job::new(Work::CrrServer, move |ctx, p| server(ctx, l, p)))
+    },
+    buffers: |l: &Load<'_>| l.workers * (16 + 2 * l.size),
+};
 
 /// Connect to `target` as `flow` again and again until the end of the window.
 pub(super) fn client(ctx: &mut Ctx, target: SocketAddr, flow: u32, p: &Params) -> io::Result<()> {

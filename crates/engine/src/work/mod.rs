@@ -14,12 +14,16 @@ mod tcp_stream;
 mod udp_rr;
 mod udp_stream;
 
+use crate::config::catalogue::Grouping;
+#[cfg(test)]
+use crate::config::TestKind;
 use crate::config::{
-    human_bytes, ConfigError, Direction, End, Limits, TestConfig, TestKind, UDP_HEADER,
+    human_bytes, ConfigError, Direction, End, FlowDir, Limits, TestConfig, UDP_HEADER,
 };
+use crate::plan::{Owns, Work, WorkerPlan};
 use crate::worker::{Ctx, Params};
 use std::io;
-use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
@@ -42,59 +46,172 @@ const RING_ENTRY_BYTES: u128 = std::mem::size_of::<(u64, Instant)>() as u128;
 /// workers keep two.
 const HIST_BYTES: u128 = 256 * 1024;
 
-/// Sockets a worker runs on.
-#[derive(Debug)]
-pub(crate) enum Job {
-    /// TCP stream sender over these (flow, socket) pairs.
-    TcpSend(Vec<(u32, TcpStream)>),
-    /// TCP stream receiver.
-    TcpRecv(Vec<(u32, TcpStream)>),
-    /// UDP stream sender over connected sockets.
-    UdpSend(Vec<(u32, UdpSocket)>),
-    /// UDP stream receiver over these sockets (any flows).
-    UdpRecv(Vec<UdpSocket>),
-    /// TCP RR client.
-    TcpRrClient(Vec<(u32, TcpStream)>),
-    /// TCP RR server.
-    TcpRrServer(Vec<(u32, TcpStream)>),
-    /// UDP RR client over connected sockets.
-    UdpRrClient(Vec<(u32, UdpSocket)>),
-    /// UDP RR server (echo) over these sockets.
-    UdpRrServer(Vec<UdpSocket>),
-    /// TCP CRR client: connect to `target` again and again as `flow`.
-    CrrClient {
-        /// Server data address.
-        target: std::net::SocketAddr,
-        /// Flow index (in the preamble).
-        flow: u32,
-    },
-    /// TCP CRR server on a SO_REUSEPORT listener.
-    CrrServer(TcpListener),
+/// Bytes of the buffer a server reads the flows' registrations into (kinds
+/// whose flows register, see `KindSpec::sequenced`).
+pub(crate) const REGISTRATION_BUF: usize = 65536;
+
+/// What this module needs of one workload (one row of [`entry`]): both are
+/// called once per worker or test, at setup, never in a loop.
+pub(crate) struct Entry {
+    /// Take the sockets of a worker that owns `owns` from `socks` and bind
+    /// them to the workload; `None` when one is missing.
+    pub job: fn(&mut Sockets, &Owns) -> Option<Job>,
+    /// Bytes of buffers the workers of [`Load`] allocate (keep in step
+    /// with what the workload allocates).
+    pub buffers: fn(&Load<'_>) -> u128,
+}
+
+/// The row of workload `w`: the one place a workload is wired in.
+fn entry(w: Work) -> Entry {
+    match w {
+        Work::TcpSend => tcp_stream::SEND,
+        Work::TcpRecv => tcp_stream::RECV,
+        Work::UdpSend => udp_stream::SEND,
+        Work::UdpRecv => udp_stream::RECV,
+        Work::TcpRrClient => tcp_rr::CLIENT,
+        Work::TcpRrServer => tcp_rr::SERVER,
+        Work::UdpRrClient => udp_rr::CLIENT,
+        Work::UdpRrServer => udp_rr::SERVER,
+        Work::CrrClient => crr::CLIENT,
+        Work::CrrServer => crr::SERVER,
+    }
+}
+
+/// A workload's run over the sockets it took, called once on its thread.
+type RunOnce = Box<dyn FnOnce(&mut Ctx, &Params) -> io::Result<()> + Send>;
+
+/// A worker's sockets bound to its workload, run once on its thread.
+pub(crate) struct Job {
+    work: Work,
+    run: RunOnce,
+}
+
+impl Job {
+    /// `run` as the job of a `work` worker. The hot loop inside `run` is
+    /// the workload's own, monomorphic; only this one call is dynamic.
+    fn new(
+        work: Work,
+        run: impl FnOnce(&mut Ctx, &Params) -> io::Result<()> + Send + 'static,
+    ) -> Job {
+        Job {
+            work,
+            run: Box::new(run),
+        }
+    }
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job").field("work", &self.work).finish()
+    }
+}
+
+/// The job of planned worker `w`, taking its sockets from `socks`; `None`
+/// when one is missing.
+pub(crate) fn job(w: &WorkerPlan, socks: &mut Sockets) -> Option<Job> {
+    (entry(w.work).job)(socks, &w.owns)
 }
 
 /// Run a job to its end.
 pub(crate) fn run(job: Job, ctx: &mut Ctx, p: &Params) -> io::Result<()> {
-    match job {
-        Job::TcpSend(f) => tcp_stream::send(ctx, f, p),
-        Job::TcpRecv(f) => tcp_stream::recv(ctx, f),
-        Job::UdpSend(f) => udp_stream::send(ctx, f, p),
-        Job::UdpRecv(s) => udp_stream::recv(ctx, s, p),
-        Job::TcpRrClient(f) => tcp_rr::client(ctx, f, p),
-        Job::TcpRrServer(f) => tcp_rr::server(ctx, f, p),
-        Job::UdpRrClient(f) => udp_rr::client(ctx, f, p),
-        Job::UdpRrServer(s) => udp_rr::server(ctx, s, p),
-        Job::CrrClient { target, flow } => crr::client(ctx, target, flow, p),
-        Job::CrrServer(l) => crr::server(ctx, l, p),
+    (job.run)(ctx, p)
+}
+
+/// The sockets of one end, by flow or by shared index, that the planned
+/// workers take theirs from.
+#[derive(Debug, Default)]
+pub(crate) struct Sockets {
+    /// TCP data connections, by flow.
+    pub tcp: Vec<Option<TcpStream>>,
+    /// Connected UDP sockets, by flow.
+    pub udp: Vec<Option<UdpSocket>>,
+    /// The data port's shared UDP sockets (udp-rr server).
+    pub shared_udp: Vec<Option<UdpSocket>>,
+    /// The data port's listeners (tcp-crr server).
+    pub listeners: Vec<Option<TcpListener>>,
+    /// Where a tcp-crr client connects.
+    pub target: Option<SocketAddr>,
+}
+
+fn take<T>(v: &mut [Option<T>], i: u32) -> Option<T> {
+    v.get_mut(i as usize)?.take()
+}
+
+fn owned(owns: &Owns) -> &[u32] {
+    match owns {
+        Owns::Flows(f) => f,
+        Owns::Shared(_) => &[],
     }
 }
 
+impl Sockets {
+    /// SO_RCVBUF/SO_SNDBUF of the first data socket present.
+    pub(crate) fn effective_buffers(&self, forced: bool) -> Option<crate::report::SocketBuffers> {
+        use std::os::fd::AsFd;
+        let fd = (self.tcp.iter().flatten().next().map(|s| s.as_fd()))
+            .or_else(|| self.udp.iter().flatten().next().map(|s| s.as_fd()))
+            .or_else(|| self.shared_udp.iter().flatten().next().map(|s| s.as_fd()))
+            .or_else(|| self.listeners.iter().flatten().next().map(|s| s.as_fd()))?;
+        crate::sock::effective_buffers(fd, forced)
+    }
+
+    /// The TCP connections of the flows `owns` names.
+    fn tcp_flows(&mut self, owns: &Owns) -> Option<Vec<(u32, TcpStream)>> {
+        owned(owns)
+            .iter()
+            .map(|f| Some((*f, take(&mut self.tcp, *f)?)))
+            .collect()
+    }
+
+    /// The connected UDP sockets of the flows `owns` names.
+    fn udp_flows(&mut self, owns: &Owns) -> Option<Vec<(u32, UdpSocket)>> {
+        owned(owns)
+            .iter()
+            .map(|f| Some((*f, take(&mut self.udp, *f)?)))
+            .collect()
+    }
+
+    /// The shared UDP socket `owns` names.
+    fn shared_udp(&mut self, owns: &Owns) -> Option<UdpSocket> {
+        match owns {
+            Owns::Shared(i) => take(&mut self.shared_udp, *i),
+            Owns::Flows(_) => None,
+        }
+    }
+
+    /// The listener `owns` names.
+    fn listener(&mut self, owns: &Owns) -> Option<TcpListener> {
+        match owns {
+            Owns::Shared(i) => take(&mut self.listeners, *i),
+            Owns::Flows(_) => None,
+        }
+    }
+}
+
+/// The workers of one workload at one end, for [`Entry::buffers`]. Every
+/// input is a peer's number, so all are u128, where no product of them can
+/// overflow.
+pub(crate) struct Load<'a> {
+    /// The test.
+    pub cfg: &'a TestConfig,
+    /// `--size`.
+    pub size: u128,
+    /// `--outstanding`.
+    pub k: u128,
+    /// Workers of this workload.
+    pub workers: u128,
+    /// Flows they run.
+    pub flows: u128,
+    /// Flows of the test over both directions.
+    pub all_flows: u128,
+}
+
 /// Bytes of buffers the workers of `end` allocate for a test: the sizes the
-/// workloads allocate (keep the two in step). Every input is a peer's
-/// number, so this is computed in u128, where no product of them can
-/// overflow, and saturates to u64.
+/// workloads allocate (each workload's `buffers`, keep the two in step).
+/// Every input is a peer's number, so this is computed in u128, where no
+/// product of them can overflow, and saturates to u64.
 pub fn buffer_bytes(cfg: &TestConfig, end: End) -> u64 {
-    let size = u128::from(cfg.size);
-    let k = u128::from(cfg.outstanding);
+    let kind = cfg.test.spec();
     let threads = u128::from(cfg.threads.max(1));
     let flows = u128::from(cfg.flows);
     let (fwd, rev) = match cfg.direction {
@@ -102,39 +219,42 @@ pub fn buffer_bytes(cfg: &TestConfig, end: End) -> u64 {
         Direction::Reverse => (0, flows),
         Direction::Bidir => (flows, flows),
     };
-    // Workers of a direction: flows spread over at most `threads`.
-    let w = |n: u128| n.min(threads);
-    let dg = size.max(UDP_HEADER as u128);
-    let batch = BATCH as u128;
-    let udp_recv = if cfg.udp_gro {
-        GRO_SLOTS as u128 * 65536
-    } else {
-        batch * dg
-    } + (fwd + rev) * udp_stream::SEQ_WIN_BYTES;
-    let segs = if cfg.udp_gso {
-        (GSO_SEGS as u128).min(65507 / size.max(1)).max(1)
+    // Request/response tests run forward only (`validate` refuses the
+    // others); count them so even before validation.
+    let rev_runs = if kind.stream { rev } else { 0 };
+    let load = |flows: u128, workers: u128| Load {
+        cfg,
+        size: u128::from(cfg.size),
+        k: u128::from(cfg.outstanding),
+        workers,
+        flows,
+        all_flows: fwd + rev,
+    };
+    let mut total = if end == End::Server && kind.sequenced {
+        REGISTRATION_BUF as u128
     } else {
         0
     };
-    let udp_send = batch * size + segs * size;
-    let tcp_recv = TCP_RECV_BUF as u128;
-    let rr = (size * k).max(64 * 1024);
-    let hist = 2 * HIST_BYTES;
-    let total = match (cfg.test, end) {
-        (TestKind::TcpStream, End::Server) => w(fwd) * tcp_recv + w(rev) * size,
-        (TestKind::TcpStream, End::Client) => w(fwd) * size + w(rev) * tcp_recv,
-        (TestKind::TcpRr, End::Server) => w(fwd) * 2 * rr,
-        (TestKind::TcpRr, End::Client) => {
-            w(fwd) * ((size * k).max(size) + rr + hist) + fwd * k * RING_ENTRY_BYTES
+    let first = kind.runs(end, FlowDir::Forward);
+    if first.grouping == Grouping::Shared {
+        // As `plan`: one worker per shared socket, whatever the direction.
+        total += (entry(first.work).buffers)(&load(fwd, threads));
+    } else {
+        for (dir, n) in [(FlowDir::Forward, fwd), (FlowDir::Reverse, rev_runs)] {
+            let r = kind.runs(end, dir);
+            let workers = match r.grouping {
+                Grouping::Spread | Grouping::Shared => n.min(threads),
+                Grouping::PerFlow => n,
+            };
+            total += (entry(r.work).buffers)(&load(n, workers));
         }
-        (TestKind::TcpCrr, End::Server) => threads * (16 + 2 * size),
-        (TestKind::TcpCrr, End::Client) => fwd * (16 + 2 * size + hist),
-        (TestKind::UdpRr, End::Server) => threads * batch * dg,
-        (TestKind::UdpRr, End::Client) => w(fwd) * (dg + 65536 + hist) + fwd * k * RING_ENTRY_BYTES,
-        (TestKind::UdpStream, End::Server) => 65536 + w(fwd) * udp_recv + w(rev) * udp_send,
-        (TestKind::UdpStream, End::Client) => w(fwd) * udp_send + w(rev) * udp_recv,
-    };
+    }
     u64::try_from(total).unwrap_or(u64::MAX)
+}
+
+/// Datagram buffer size of a UDP workload: `--size`, at least a header.
+fn datagram(l: &Load<'_>) -> u128 {
+    l.size.max(UDP_HEADER as u128)
 }
 
 /// Refuse a test whose buffers on the server ([`buffer_bytes`]) exceed the

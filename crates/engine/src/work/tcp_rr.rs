@@ -4,7 +4,7 @@
 
 use super::driver::{drive, Bounds, Idle, Pass, Workload};
 use super::flows::Flows;
-use super::{filled, gone, would_block};
+use super::{filled, gone, would_block, Entry, Job, Load, Work, HIST_BYTES, RING_ENTRY_BYTES};
 use crate::sys;
 use crate::worker::{Ctx, Params};
 use std::collections::VecDeque;
@@ -116,6 +116,34 @@ impl Workload for Client {
         self.flows.report_tcp_info(ctx);
     }
 }
+
+/// The request/response buffer of an RR worker: all requests in flight,
+/// at least 64 KiB.
+fn rr_buf(l: &Load<'_>) -> u128 {
+    (l.size * l.k).max(64 * 1024)
+}
+
+/// tcp-rr clients: requests in flight, a response buffer, two histograms,
+/// and a ring entry per request in flight.
+pub(super) const CLIENT: Entry = Entry {
+    job: |s, o| {
+        let f = s.tcp_flows(o)?;
+        Some(Job::new(Work::TcpRrClient, move |ctx, p| client(ctx, f, p)))
+    },
+    buffers: |l: &Load<'_>| {
+        l.workers * ((l.size * l.k).max(l.size) + rr_buf(l) + 2 * HIST_BYTES)
+            + l.flows * l.k * RING_ENTRY_BYTES
+    },
+};
+
+/// tcp-rr servers: a request and a response buffer each.
+pub(super) const SERVER: Entry = Entry {
+    job: |s, o| {
+        let f = s.tcp_flows(o)?;
+        Some(Job::new(Work::TcpRrServer, move |ctx, p| server(ctx, f, p)))
+    },
+    buffers: |l: &Load<'_>| l.workers * 2 * rr_buf(l),
+};
 
 /// Request on `flows` until the end of the window.
 pub(super) fn client(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io::Result<()> {

@@ -3,7 +3,7 @@
 
 use super::driver::{drive, Bounds, Idle, Pass, Workload};
 use super::flows::Flows;
-use super::{filled, gone, pace, would_block, TCP_RECV_BUF};
+use super::{filled, gone, pace, would_block, Entry, Job, Load, Work, TCP_RECV_BUF};
 use crate::sys;
 use crate::worker::{Ctx, Params};
 use std::io::{self, Read};
@@ -97,6 +97,24 @@ impl Workload for Send {
         }
     }
 }
+
+/// tcp-stream senders: a buffer of `--size` each.
+pub(super) const SEND: Entry = Entry {
+    job: |s, o| {
+        let f = s.tcp_flows(o)?;
+        Some(Job::new(Work::TcpSend, move |ctx, p| send(ctx, f, p)))
+    },
+    buffers: |l: &Load<'_>| l.workers * l.size,
+};
+
+/// tcp-stream receivers: one receive buffer each.
+pub(super) const RECV: Entry = Entry {
+    job: |s, o| {
+        let f = s.tcp_flows(o)?;
+        Some(Job::new(Work::TcpRecv, move |ctx, _| recv(ctx, f)))
+    },
+    buffers: |l: &Load<'_>| l.workers * TCP_RECV_BUF as u128,
+};
 
 /// Send on `flows` until the send deadline.
 pub(super) fn send(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> io::Result<()> {

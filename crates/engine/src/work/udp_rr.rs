@@ -5,7 +5,10 @@
 use super::driver::{drive, Bounds, Idle, Pass, Workload};
 use super::flows::Flows;
 use super::tcp_rr::RrFlow;
-use super::{filled, gone, pollfds, set_blocking, would_block, BATCH};
+use super::{
+    datagram, filled, gone, pollfds, set_blocking, would_block, Entry, Job, Load, Work, BATCH,
+    HIST_BYTES, RING_ENTRY_BYTES,
+};
 use crate::proto::{UdpHeader, UDP_HEADER};
 use crate::sys::{self, Mmsg};
 use crate::worker::{Ctx, Params};
@@ -164,6 +167,29 @@ impl Workload for Client {
         self.flows.pollfds()
     }
 }
+
+/// udp-rr clients: a request, a 64 KiB response buffer, two histograms,
+/// and a ring entry per request in flight.
+pub(super) const CLIENT: Entry = Entry {
+    job: |s, o| {
+        let f = s.udp_flows(o)?;
+        Some(Job::new(Work::UdpRrClient, move |ctx, p| client(ctx, f, p)))
+    },
+    buffers: |l: &Load<'_>| {
+        l.workers * (datagram(l) + 65536 + 2 * HIST_BYTES) + l.flows * l.k * RING_ENTRY_BYTES
+    },
+};
+
+/// udp-rr servers (echo), one per shared socket: a batch of datagrams.
+pub(super) const SERVER: Entry = Entry {
+    job: |s, o| {
+        let sock = s.shared_udp(o)?;
+        Some(Job::new(Work::UdpRrServer, move |ctx, p| {
+            server(ctx, vec![sock], p)
+        }))
+    },
+    buffers: |l: &Load<'_>| l.workers * BATCH as u128 * datagram(l),
+};
 
 /// Request on `flows` until the end of the window.
 pub(super) fn client(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) -> io::Result<()> {

@@ -3,7 +3,10 @@
 //! new, late (reordered) and duplicate datagrams apart.
 
 use super::driver::{drive, Bounds, Idle, Pass, Workload};
-use super::{filled, gone, pace, pollfds, set_blocking, would_block, BATCH, GRO_SLOTS, GSO_SEGS};
+use super::{
+    datagram, filled, gone, pace, pollfds, set_blocking, would_block, Entry, Job, Load, Work,
+    BATCH, GRO_SLOTS, GSO_SEGS,
+};
 use crate::proto::{UdpHeader, REGISTRATION_SEQ, UDP_HEADER};
 use crate::sys::{self, Mmsg};
 use crate::worker::{Ctx, Params};
@@ -94,6 +97,40 @@ impl Workload for Send {
         })
     }
 }
+
+/// udp-stream senders: a batch of datagrams, and a GSO buffer with `--udp-gso`.
+pub(super) const SEND: Entry = Entry {
+    job: |s, o| {
+        let f = s.udp_flows(o)?;
+        Some(Job::new(Work::UdpSend, move |ctx, p| send(ctx, f, p)))
+    },
+    buffers: |l: &Load<'_>| {
+        let segs = if l.cfg.udp_gso {
+            (GSO_SEGS as u128).min(65507 / l.size.max(1)).max(1)
+        } else {
+            0
+        };
+        l.workers * (BATCH as u128 * l.size + segs * l.size)
+    },
+};
+
+/// udp-stream receivers (also the client's side of a reverse udp-rr flow):
+/// a batch of datagrams (GRO slots with `--udp-gro`) and a sequence window
+/// per flow of the test.
+pub(super) const RECV: Entry = Entry {
+    job: |s, o| {
+        let socks: Vec<UdpSocket> = s.udp_flows(o)?.into_iter().map(|(_, s)| s).collect();
+        Some(Job::new(Work::UdpRecv, move |ctx, p| recv(ctx, socks, p)))
+    },
+    buffers: |l: &Load<'_>| {
+        let batch = if l.cfg.udp_gro {
+            GRO_SLOTS as u128 * 65536
+        } else {
+            BATCH as u128 * datagram(l)
+        };
+        l.workers * (batch + l.all_flows * SEQ_WIN_BYTES)
+    },
+};
 
 /// Send on `flows` until the send deadline.
 pub(super) fn send(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) -> io::Result<()> {

@@ -72,7 +72,7 @@ pub struct Args {
     pub port: u16,
     /// Workload.
     #[arg(long, short, default_value = "tcp-stream", value_name = "TEST",
-          value_parser = ["tcp-stream", "udp-stream", "tcp-rr", "udp-rr", "tcp-crr"])]
+          value_parser = engine::config::catalogue::names())]
     pub test: String,
     /// Flows (connections or UDP sockets), per direction.
     #[arg(long, default_value_t = 1, value_name = "N")]
