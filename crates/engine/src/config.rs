@@ -551,7 +551,6 @@ pub(crate) fn measured_by(test: TestKind, dir: FlowDir) -> End {
 
 /// Re-exported for the CLI's older call sites; the parser lives in
 /// [`model::units`] with the rate and size parsers.
-pub use model::units::parse_si;
 
 #[cfg(test)]
 mod tests {

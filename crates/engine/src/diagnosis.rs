@@ -10,9 +10,9 @@
 //! nor runs the rules; it only carries the [`Report`] (whose type is the
 //! `doctor` crate's, the one dependency left on it).
 
-use doctor::{Finding, Report, Skipped};
 use host::sampler::Sample;
 use host::Root;
+use model::findings::{Finding, Report, Skipped};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -194,11 +194,11 @@ impl PeerReport {
                 ))
             }
         };
-        if loose.schema_version != doctor::REPORT_SCHEMA_VERSION {
+        if loose.schema_version != model::findings::REPORT_SCHEMA_VERSION {
             return left_out(format!(
                 "the server's doctor report has schema_version {}, this nettune reads {}: left out",
                 loose.schema_version,
-                doctor::REPORT_SCHEMA_VERSION
+                model::findings::REPORT_SCHEMA_VERSION
             ));
         }
         let mut budget = MAX_PEER_KEPT_BYTES;
@@ -306,7 +306,7 @@ mod tests {
             "skipped": [{"id": "rps-off", "reason": "r"}, {"id": "nope", "reason": "r"}]});
         let r = from_peer(peer(v), &mut notes).unwrap();
         assert_eq!(r.findings.len(), 1);
-        assert!(r.has(doctor::DoctorId::UdpRcvbufErrors));
+        assert!(r.has(model::findings::FindingId::UdpRcvbufErrors));
         assert_eq!(r.skipped.len(), 1);
         assert_eq!(notes.len(), 1);
         assert!(notes[0].starts_with("3 entries"), "{notes:?}");

@@ -116,13 +116,13 @@ pub fn human(r: &BenchResult) -> String {
 /// `--doctor`: one end's findings, one line each (severity, id, subject,
 /// title) and the fix's command under it. The text may come from the
 /// server: control characters are escaped and lines bounded.
-fn findings(o: &mut String, end: &str, r: Option<&doctor::Report>) {
+fn findings(o: &mut String, end: &str, r: Option<&model::findings::Report>) {
     let _ = writeln!(o);
     let Some(r) = r else {
         let _ = writeln!(o, "Findings ({end}): none received");
         return;
     };
-    let _ = writeln!(o, "Findings ({end}): {}", doctor::render::summary(r));
+    let _ = writeln!(o, "Findings ({end}): {}", r.summary());
     for f in &r.findings {
         let _ = writeln!(
             o,

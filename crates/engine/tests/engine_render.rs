@@ -206,7 +206,7 @@ fn json_shape() {
 
 /// A doctor report with one finding; `title` may hold what a hostile
 /// server would send.
-fn report(id: &str, title: &str, command: Option<&str>) -> doctor::Report {
+fn report(id: &str, title: &str, command: Option<&str>) -> model::findings::Report {
     serde_json::from_value(serde_json::json!({
         "schema_version": 1,
         "findings": [{"id": id, "severity": "critical", "title": title, "subject": "host",

@@ -182,7 +182,7 @@ pub trait Executor {
         &mut self,
         host: HostId,
         args: &[String],
-    ) -> Result<doctor::Report, ExecError> {
+    ) -> Result<model::findings::Report, ExecError> {
         let text = self.doctor(host, args)?;
         crate::loop_::diagnose::parse_report(host, &text)
     }

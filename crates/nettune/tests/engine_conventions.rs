@@ -152,11 +152,11 @@ fn csv_has_a_header_a_row_per_interval_and_per_result() {
 fn json_has_a_wall_clock_start_time() {
     let s = serve(&[], &["-q"]);
     let port = s.port.to_string();
-    let before = engine::report::rfc3339_utc(std::time::SystemTime::now());
+    let before = model::time::rfc3339_utc(std::time::SystemTime::now());
     let mut args = vec!["127.0.0.1", "-p", &port, "--test", "tcp-rr", "--json"];
     args.extend_from_slice(QUICK);
     let r = json(&bench(&args, &[]));
-    let after = engine::report::rfc3339_utc(std::time::SystemTime::now());
+    let after = model::time::rfc3339_utc(std::time::SystemTime::now());
     let t = r["start_time"].as_str().unwrap();
     // RFC 3339 UTC to the second sorts as text.
     assert!(

@@ -310,7 +310,7 @@ fn server_findings(
     offered: bool,
     sent: Option<crate::diagnosis::PeerReport>,
     notes: &mut Vec<String>,
-) -> Option<doctor::Report> {
+) -> Option<model::findings::Report> {
     match sent {
         Some(v) => crate::diagnosis::from_peer(v, notes),
         None if offered => {
@@ -517,7 +517,7 @@ fn execute(
         intervals,
         loopback,
     );
-    res.start_time = crate::report::rfc3339_utc(start_time);
+    res.start_time = model::time::rfc3339_utc(start_time);
     res.family = Some(Family::of(addr.ip()));
     if let Some(at) = s.cut_at {
         crate::report::cut_short(&mut res, at);

@@ -527,7 +527,6 @@ pub struct BenchResult {
 
 /// Re-exported for lab and the CLI; the one date formatter is in
 /// [`model::time`].
-pub use model::time::rfc3339_utc;
 
 #[cfg(test)]
 mod tests {

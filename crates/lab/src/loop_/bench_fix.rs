@@ -8,8 +8,8 @@
 //! To make the lab apply a new finding's bench fix, its rule sets
 //! `Fix::bench` (docs/architecture.md, "To add a finding with a bench fix").
 
-use doctor::Finding;
-pub use doctor::{BenchFix, Workloads};
+use model::findings::Finding;
+pub use model::findings::{BenchFix, Workloads};
 
 /// The bench fix the lab applies for `f`, if its fix has one.
 pub fn bench_fix(f: &Finding) -> Option<BenchFix> {
@@ -34,15 +34,15 @@ mod tests {
     use crate::loop_::candidates::{fixes_from_doctor, Candidate, NotApplied};
     use crate::loop_::suite::SUITE;
     use crate::runner::merge_args;
-    use doctor::{DoctorId, Fix, Report, Severity};
+    use model::findings::{FindingId as DoctorId, Fix, Report, Severity};
 
     /// A finding whose fix, like udp-rcvbuf-errors', names bench options for
     /// the application (here the send buffer, of udp-sndbuf-errors), when
     /// `bench` is set.
     fn sndbuf_finding(bench: Option<BenchFix>) -> Report {
         Report {
-            schema_version: doctor::REPORT_SCHEMA_VERSION,
-            findings: vec![doctor::Finding {
+            schema_version: model::findings::REPORT_SCHEMA_VERSION,
+            findings: vec![model::findings::Finding {
                 id: DoctorId::UdpSndbufErrors,
                 severity: Severity::Warning,
                 title: "UDP: 500 datagrams not sent at full send buffers in 2.0 s".into(),

@@ -6,7 +6,7 @@
 use super::bench_fix::{bench_fix, BenchFix};
 use crate::exec::ExecError;
 use crate::runner::merge_args;
-use doctor::{DoctorId, Report};
+use model::findings::{FindingId as DoctorId, Report};
 use model::plan::{Change, Plan};
 use std::fmt;
 

@@ -4,7 +4,7 @@
 //! results.json.
 
 use crate::exec::{ExecError, HostId};
-use doctor::{Finding, Report, Skipped, REPORT_SCHEMA_VERSION};
+use model::findings::{Finding, Report, Skipped, REPORT_SCHEMA_VERSION};
 
 /// `nettune doctor --json` of `host`, typed. Text that is not a report is
 /// [`ExecError::Failed`] naming the host.

@@ -2,7 +2,7 @@
 //! loop"):
 //!
 //! 1. **Diagnose** ([`diagnose`]): `nettune doctor --json` on each host of
-//!    the suite under load, read into doctor's typed [`doctor::Report`], a
+//!    the suite under load, read into the typed [`model::findings::Report`], a
 //!    host's windows merged into one report.
 //! 2. **Candidates** ([`candidates`]): each finding becomes a
 //!    [`candidates::Candidate`]: plan changes for its host, a

@@ -12,7 +12,7 @@ use super::{DOCTOR_PLAN, DOCTOR_SAMPLE_S, NOTHING_FOUND};
 use crate::exec::{ExecError, Executor, HostId};
 use crate::runner::{Applied, CellSetup};
 use crate::NetnsExecutor;
-use doctor::Report;
+use model::findings::Report;
 use model::results::CellResult;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
