@@ -549,9 +549,6 @@ pub(crate) fn measured_by(test: TestKind, dir: FlowDir) -> End {
     }
 }
 
-/// Re-exported for the CLI's older call sites; the parser lives in
-/// [`model::units`] with the rate and size parsers.
-
 #[cfg(test)]
 mod tests {
     use super::*;

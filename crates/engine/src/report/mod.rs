@@ -525,9 +525,6 @@ pub struct BenchResult {
     pub probe: Option<ProbeReport>,
 }
 
-/// Re-exported for lab and the CLI; the one date formatter is in
-/// [`model::time`].
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
