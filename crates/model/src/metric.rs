@@ -158,6 +158,56 @@ pub fn pct(v: f64) -> String {
     }
 }
 
+/// The text of one statistic, as every results table shows it (the
+/// terminal's, the Markdown summary's and the page's): the median and its
+/// 95 % CI in the median's scale, and the change against the baseline with
+/// its interval (`+16.6 % [+14.3, +18.9]`, or the difference in the metric's
+/// unit when the baseline median is zero). `None` where there is nothing to
+/// show; each table prints its own placeholder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatText {
+    /// The median.
+    pub median: Option<String>,
+    /// Its 95 % interval.
+    pub ci: Option<String>,
+    /// The change against the baseline with its interval.
+    pub change: Option<String>,
+    /// The verdict on that change.
+    pub verdict: Option<crate::stats::Verdict>,
+}
+
+impl StatText {
+    /// The text of `s`.
+    pub fn of(s: &crate::results::MetricStats) -> StatText {
+        StatText::in_unit(s, &s.unit)
+    }
+
+    /// The text of `s` with its unit spelled `unit` (a page passes the
+    /// unit from results.json cleaned and capped).
+    pub fn in_unit(s: &crate::results::MetricStats, unit: &str) -> StatText {
+        let median = s.summary.as_ref().map(|x| x.median);
+        let scale = Scale::for_unit(unit, median.unwrap_or(0.0));
+        let change = s.vs_baseline.as_ref().map(|v| match &v.change_pct {
+            Some(p) => format!("{:+.1} % [{:+.1}, {:+.1}]", p.estimate, p.lo, p.hi),
+            None => {
+                let d = v.difference;
+                let sign = if d.estimate > 0.0 { "+" } else { "" };
+                format!(
+                    "{sign}{} {}",
+                    scale.fmt(d.estimate),
+                    scale.fmt_range(d.lo, d.hi)
+                )
+            }
+        });
+        StatText {
+            median: median.map(|m| scale.fmt(m)),
+            ci: s.median_ci.map(|i| scale.fmt_range(i.lo, i.hi)),
+            change,
+            verdict: s.vs_baseline.as_ref().map(|v| v.verdict),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +223,13 @@ mod tests {
         assert_eq!(num(-0.0), "0");
         assert_eq!(pct(12.34), "+12.3 %");
         assert_eq!(num(99.96), "100");
+        assert_eq!(
+            Scale::for_unit("1/s", 802.0).fmt_range(674.0, 936.0),
+            "[674, 936]/s"
+        );
+        assert_eq!(pct(-3.0), "-3.00 %");
+        assert_eq!(num(1e300), "1.000e300");
+        assert_eq!(num(9.996), "10.0");
     }
 
     /// The lab printed `2408.4 µs` where the report printed `2.41 ms`; one

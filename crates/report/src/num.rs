@@ -37,14 +37,9 @@ impl Scale {
     pub fn fmt(&self, v: f64) -> String {
         self.model().fmt(v)
     }
-
-    /// `[lo, hi]` in this scale, with its unit.
-    pub fn fmt_range(&self, lo: f64, hi: f64) -> String {
-        self.model().fmt_range(lo, hi)
-    }
 }
 
-pub(crate) use model::metric::{num, pct};
+pub(crate) use model::metric::num;
 
 /// The metric for readers (`latency p99`).
 pub(crate) fn metric_name(m: Metric) -> &'static str {
@@ -55,23 +50,19 @@ pub(crate) fn metric_name(m: Metric) -> &'static str {
 mod tests {
     use super::*;
 
+    /// The page's scale is the model's, with the unit from results.json
+    /// cleaned and capped.
     #[test]
-    fn scales_and_formats() {
-        let s = Scale::for_unit("bit/s", 58.1e6);
-        assert_eq!(s.fmt(58.14e6), "58.1 Mbit/s");
-        assert_eq!(s.fmt_range(55e6, 61.26e6), "[55.0, 61.3] Mbit/s");
-        assert_eq!(Scale::for_unit("µs", 1500.0).fmt(1500.0), "1.50 ms");
-        assert_eq!(Scale::for_unit("1/s", 802.0).fmt(802.0), "802/s");
-        assert_eq!(
-            Scale::for_unit("1/s", 802.0).fmt_range(674.0, 936.0),
-            "[674, 936]/s"
-        );
-        assert_eq!(num(f64::NAN), "n/a");
-        assert_eq!(num(-0.0), "0");
-        assert_eq!(pct(12.34), "+12.3 %");
-        assert_eq!(pct(-3.0), "-3.00 %");
-        assert_eq!(num(1e300), "1.000e300");
-        assert_eq!(num(99.96), "100");
-        assert_eq!(num(9.996), "10.0");
+    fn the_models_scale_with_a_safe_unit() {
+        for (unit, v) in [("bit/s", 58.14e6), ("µs", 1500.0), ("1/s", 802.0)] {
+            assert_eq!(
+                Scale::for_unit(unit, v).fmt(v),
+                model::metric::Scale::for_unit(unit, v).fmt(v)
+            );
+        }
+        let hostile = format!("\u{1b}[2J{}", "x".repeat(100));
+        let s = Scale::for_unit(&hostile, 1.0);
+        assert!(s.unit.chars().count() <= 25, "{}", s.unit);
+        assert!(!s.unit.contains('\u{1b}'), "{}", s.unit);
     }
 }

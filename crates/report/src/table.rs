@@ -5,7 +5,8 @@ use model::results::{CellResult, CellStatus, ExperimentResults};
 use model::stats::Verdict;
 
 use crate::data::{workload_names, MAX_METRICS, MAX_ROWS, MAX_WORKLOADS};
-use crate::num::{metric_name, num, pct, Scale};
+use crate::num::metric_name;
+use model::metric::StatText;
 
 /// One row: a metric of a workload in a cell. Text is raw (not escaped).
 #[derive(Debug, Clone, PartialEq)]
@@ -72,24 +73,12 @@ pub(crate) fn rows(r: &ExperimentResults) -> (Vec<Row>, usize) {
                 left_out = left_out.saturating_add(1);
                 continue;
             }
-            let median = s.summary.as_ref().map(|x| x.median);
-            let scale = Scale::for_unit(&s.unit, median.unwrap_or(0.0));
             let baseline = c.index == r.baseline_cell;
-            let change = match &s.vs_baseline {
-                _ if baseline => "baseline".to_string(),
-                Some(v) => match &v.change_pct {
-                    Some(i) => format!("{} [{}, {}] %", pct(i.estimate), num(i.lo), num(i.hi)),
-                    None => {
-                        let d = v.difference;
-                        let sign = if d.estimate > 0.0 { "+" } else { "" };
-                        format!(
-                            "{sign}{} {}",
-                            scale.fmt(d.estimate),
-                            scale.fmt_range(d.lo, d.hi)
-                        )
-                    }
-                },
-                None => "–".to_string(),
+            let t = StatText::in_unit(s, &crate::esc::label(&s.unit, 24));
+            let change = if baseline {
+                "baseline".to_string()
+            } else {
+                t.change.unwrap_or_else(|| "–".to_string())
             };
             out.push(Row {
                 cell: cell_name(c),
@@ -100,16 +89,10 @@ pub(crate) fn rows(r: &ExperimentResults) -> (Vec<Row>, usize) {
                     .as_ref()
                     .map_or(s.values.len(), |x| x.n)
                     .to_string(),
-                median: median.map_or("–".into(), |m| scale.fmt(m)),
-                ci: s
-                    .median_ci
-                    .map_or("–".into(), |i| scale.fmt_range(i.lo, i.hi)),
+                median: t.median.unwrap_or_else(|| "–".into()),
+                ci: t.ci.unwrap_or_else(|| "–".into()),
                 change,
-                verdict: if baseline {
-                    None
-                } else {
-                    s.vs_baseline.as_ref().map(|v| v.verdict)
-                },
+                verdict: if baseline { None } else { t.verdict },
                 baseline,
                 stop: s.stop.clone().unwrap_or_default(),
             });

@@ -3,13 +3,13 @@
 
 use super::status_text;
 use lab::loop_::{is_header_note, APPLIED, BASELINE};
-use model::metric::Scale;
+use model::metric::StatText;
 use model::results::{CellResult, CellStatus, ExperimentResults, MetricStats};
 use model::stats::Verdict;
 use std::fmt::Write as _;
 
-/// The cells of one statistic: median and 95 % CI (in the median's scale),
-/// change against the baseline with its interval, verdict.
+/// The cells of one statistic (the one [`StatText`] of every table), with
+/// the terminal's placeholder.
 struct StatCells {
     median: String,
     ci: String,
@@ -18,31 +18,13 @@ struct StatCells {
 }
 
 fn stat_cells(s: &MetricStats) -> StatCells {
-    let median = s.summary.as_ref().map(|x| x.median);
-    let scale = Scale::for_unit(&s.unit, median.unwrap_or(0.0));
-    let change = s
-        .vs_baseline
-        .as_ref()
-        .map_or("-".into(), |v| match &v.change_pct {
-            Some(p) => format!("{:+.1} % [{:+.1}, {:+.1}]", p.estimate, p.lo, p.hi),
-            // A zero baseline median: the difference, in the metric's unit.
-            None => {
-                let d = v.difference;
-                let sign = if d.estimate > 0.0 { "+" } else { "" };
-                format!(
-                    "{sign}{} {}",
-                    scale.fmt(d.estimate),
-                    scale.fmt_range(d.lo, d.hi)
-                )
-            }
-        });
+    let t = StatText::of(s);
+    let dash = || "-".to_string();
     StatCells {
-        median: median.map_or("-".into(), |m| scale.fmt(m)),
-        ci: s
-            .median_ci
-            .map_or("-".into(), |i| scale.fmt_range(i.lo, i.hi)),
-        change,
-        verdict: s.vs_baseline.as_ref().map(|v| v.verdict),
+        median: t.median.unwrap_or_else(dash),
+        ci: t.ci.unwrap_or_else(dash),
+        change: t.change.unwrap_or_else(dash),
+        verdict: t.verdict,
     }
 }
 
