@@ -106,6 +106,17 @@ pub enum JournalError {
     NoGeneration(u32),
 }
 
+impl JournalError {
+    /// Whether the OS refused access (EACCES/EPERM): not root, most often.
+    pub fn permission_denied(&self) -> bool {
+        match self {
+            JournalError::Io { error, .. } => error.kind() == std::io::ErrorKind::PermissionDenied,
+            JournalError::Read(HostError::PermissionDenied { .. }) => true,
+            _ => false,
+        }
+    }
+}
+
 fn holder(pid: Option<u32>) -> String {
     match pid {
         Some(p) => format!("pid {p}"),

@@ -28,6 +28,11 @@ use clap::Parser;
 /// with [`exit::OK`], as it does `nettune stat`: see [`broken_pipe`].
 pub fn main_exit() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
+    let writes = match &cli.command {
+        cli::Command::Apply(_) => Some("apply"),
+        cli::Command::Rollback(_) => Some("rollback"),
+        _ => None,
+    };
     broken_pipe::quiet_print_panics();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cmd::dispatch(cli)));
     match run {
@@ -41,11 +46,38 @@ pub fn main_exit() -> std::process::ExitCode {
                 "nettune: {}",
                 model::text::printable_lines(&format!("{e:#}"))
             );
+            if let Some(hint) = writes.and_then(|w| root_hint(w, &e)) {
+                eprintln!("nettune: {hint}");
+            }
             std::process::ExitCode::from(exit::ERROR)
         }
         Err(p) if broken_pipe::is_print_panic(p.as_ref()) => std::process::ExitCode::from(exit::OK),
         Err(p) => std::panic::resume_unwind(p),
     }
+}
+
+/// What to do when `apply` or `rollback` was refused a write without root
+/// (the bare "Permission denied (os error 13)" names a file, not the cause).
+fn root_hint(what: &str, e: &anyhow::Error) -> Option<String> {
+    let denied = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::PermissionDenied)
+            || matches!(
+                c.downcast_ref::<host::HostError>(),
+                Some(host::HostError::PermissionDenied { .. })
+            )
+            || c.downcast_ref::<host::journal::JournalError>()
+                .is_some_and(|j| j.permission_denied())
+            || c.downcast_ref::<host::apply::ApplyError>()
+                .is_some_and(|a| a.permission_denied())
+            || c.downcast_ref::<host::apply::RollbackError>()
+                .is_some_and(|r| r.permission_denied())
+    });
+    (denied && !lab::is_root()).then(|| {
+        format!(
+            "{what} needs root: it writes the host's knobs (/proc/sys, /sys, /proc/irq) and its journal (/var/lib/nettune). Run it with sudo, or give --root DIR --state-dir DIR to work on a copy."
+        )
+    })
 }
 
 /// A closed stdout (EPIPE), handled once for every command. SIGPIPE stays

@@ -601,3 +601,57 @@ fn irqbalance_stop_profile_option_stops_it() {
     assert_eq!(first["target"]["kind"], "service", "{first}");
     assert_eq!(first["after"], "stopped");
 }
+
+/// Issue 21: `apply` and `rollback` without root said only "Permission
+/// denied (os error 13)"; now they say they need root and how to work on a
+/// copy. Run as `nobody` (setpriv) on a fixture copy it cannot write.
+#[test]
+fn apply_and_rollback_without_root_say_they_need_root() {
+    if !nettune_is_root() {
+        eprintln!("skipped: needs root to drop to an unprivileged user with setpriv");
+        return;
+    }
+    let c = copy("two-socket-16q");
+    let bin = env!("CARGO_BIN_EXE_nettune");
+    // Every directory on the way must be searchable by nobody.
+    let mut d = c.root.clone();
+    while let Some(p) = d.parent() {
+        let _ = std::process::Command::new("chmod")
+            .arg("o+x")
+            .arg(p)
+            .status();
+        d = p.to_path_buf();
+    }
+    for (cmd, args) in [
+        ("apply", vec!["apply", "--profile", "throughput", "--yes"]),
+        ("rollback", vec!["rollback"]),
+    ] {
+        let o = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin])
+            .args(&args)
+            .arg("--root")
+            .arg(&c.root)
+            .arg("--state-dir")
+            .arg(&c.state)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{cmd}: {err}");
+        assert!(
+            err.contains(&format!("{cmd} needs root"))
+                && err.contains("--root DIR --state-dir DIR"),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+fn nettune_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}

@@ -144,6 +144,14 @@ pub enum ApplyError {
     },
 }
 
+impl ApplyError {
+    /// Whether the journal was refused by the OS (EACCES/EPERM): not root,
+    /// most often.
+    pub fn permission_denied(&self) -> bool {
+        matches!(self, ApplyError::Journal(j) if j.permission_denied())
+    }
+}
+
 fn incomplete(r: &Option<Box<RollbackIncomplete>>) -> String {
     match r {
         None => String::new(),

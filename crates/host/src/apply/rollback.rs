@@ -206,6 +206,14 @@ pub enum RollbackError {
     },
 }
 
+impl RollbackError {
+    /// Whether the journal was refused by the OS (EACCES/EPERM): not root,
+    /// most often.
+    pub fn permission_denied(&self) -> bool {
+        matches!(self, RollbackError::Journal(j) if j.permission_denied())
+    }
+}
+
 /// What a rollback did.
 #[derive(Debug, Serialize)]
 pub struct RollbackReport {
