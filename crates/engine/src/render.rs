@@ -354,7 +354,7 @@ fn nic_lines(o: &mut String, side: &str, s: &SideReport) {
     }
 }
 
-/// Congestion control and CPU of both sides.
+/// Congestion control (TCP tests only) and CPU of both sides.
 fn cpu(o: &mut String, r: &BenchResult) {
     let cc = |s: &SideReport| {
         // The server's facts are its word: print them safely.
@@ -363,12 +363,16 @@ fn cpu(o: &mut String, r: &BenchResult) {
             .as_deref()
             .map_or_else(|| "?".into(), |c| model::text::printable_capped(c, 32))
     };
-    let _ = writeln!(
-        o,
-        "congestion control: client {}, server {}",
-        cc(&r.client),
-        cc(&r.server_side)
-    );
+    // UDP has no congestion control: the host's TCP default says nothing
+    // about a UDP test.
+    if !r.config.test.is_udp() {
+        let _ = writeln!(
+            o,
+            "congestion control: client {}, server {}",
+            cc(&r.client),
+            cc(&r.server_side)
+        );
+    }
     for (name, side) in [("client", &r.client), ("server", &r.server_side)] {
         nic_lines(o, name, side);
     }
