@@ -395,3 +395,38 @@ fn a_capture_without_samples_is_an_error_naming_capture_samples() {
     assert!(err.contains("capture without samples"), "{err}");
     assert!(err.contains("capture --out DIR --samples N"), "{err}");
 }
+
+/// Issue 21: stat rows carry wall-clock time (RFC 3339 UTC), in the human
+/// header and as `time` in each NDJSON line (`at` is monotonic); a replayed
+/// capture has no wall clock and prints none.
+#[test]
+fn live_rows_carry_wall_clock_time() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nettune"))
+        .args(["stat", "0.2", "2", "--json", "--no-nic-stats"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for l in lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let t = v["time"].as_str().unwrap_or_else(|| panic!("no time: {l}"));
+        // 2026-11-25T23:20:01Z: the same day as now, UTC.
+        assert_eq!(t.len(), 20, "{t}");
+        assert!(t.ends_with('Z') && &t[10..11] == "T", "{t}");
+        let today = model::time::rfc3339_utc(std::time::SystemTime::now());
+        assert_eq!(&t[..10], &today[..10], "{t} vs {today}");
+    }
+    let d = recorded_delta();
+    let s = nettune::cmd::stat::render_at(&d, 7, Some("2026-11-25T23:20:01Z"));
+    assert!(s.starts_with("--- interval 7, "), "{s}");
+    assert!(
+        s.lines()
+            .next()
+            .unwrap()
+            .ends_with(", 2026-11-25T23:20:01Z ---"),
+        "{s}"
+    );
+    assert!(!render(&d, 7).lines().next().unwrap().contains('T'));
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 mod render;
 
-pub use render::{rate, render};
+pub use render::{rate, render, render_at};
 
 /// How many IRQs the human screen lists per interval.
 pub const TOP_IRQS: usize = 10;
@@ -79,6 +79,10 @@ pub struct Args {
 pub struct JsonLine<'a> {
     /// [`STAT_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// Wall-clock time of the interval's end, RFC 3339 UTC (`at` is
+    /// monotonic); absent when replaying a capture, which has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<&'a str>,
     /// The interval.
     #[serde(flatten)]
     pub delta: &'a Delta,
@@ -86,8 +90,14 @@ pub struct JsonLine<'a> {
 
 /// The `--json` line of `d` (without the newline).
 pub fn json_line(d: &Delta) -> serde_json::Result<String> {
+    json_line_at(d, None)
+}
+
+/// The `--json` line of `d` ending at wall-clock `time` (RFC 3339).
+pub fn json_line_at(d: &Delta, time: Option<&str>) -> serde_json::Result<String> {
     serde_json::to_string(&JsonLine {
         schema_version: STAT_SCHEMA_VERSION,
+        time,
         delta: d,
     })
 }
@@ -205,9 +215,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             std::thread::sleep(wait);
         }
         let now = sampler.sample()?;
+        let time = model::time::rfc3339_utc(std::time::SystemTime::now());
         let d = now.delta(&prev);
         prev = now;
-        if !emit(&args, d, seq)? {
+        if !emit(&args, d, seq, Some(&time))? {
             return Ok(ExitCode::SUCCESS);
         }
     }
@@ -215,14 +226,14 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Filter and print one interval; `false` when stdout is gone.
-fn emit(args: &Args, mut d: Delta, seq: u64) -> anyhow::Result<bool> {
+fn emit(args: &Args, mut d: Delta, seq: u64, time: Option<&str>) -> anyhow::Result<bool> {
     filter(&mut d, &args.iface, args.cpus.as_ref());
     let text = if args.json {
-        let mut line = json_line(&d)?;
+        let mut line = json_line_at(&d, time)?;
         line.push('\n');
         line
     } else {
-        printable_lines(&render(&d, seq)).into_owned()
+        printable_lines(&render_at(&d, seq, time)).into_owned()
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -255,7 +266,7 @@ fn replay(args: &Args, samples: &[host::sampler::Sample]) -> anyhow::Result<Exit
         if args.count.is_some_and(|n| seq > n) {
             break;
         }
-        if !emit(args, w[1].delta(&w[0]), seq)? {
+        if !emit(args, w[1].delta(&w[0]), seq, None)? {
             break;
         }
     }

@@ -51,8 +51,17 @@ fn secs(n: Nanos) -> f64 {
 
 /// The human screen of one interval (pure: the snapshot tests call it).
 pub fn render(d: &Delta, seq: u64) -> String {
+    render_at(d, seq, None)
+}
+
+/// [`render`] with the wall-clock time the interval ended (RFC 3339 UTC) in
+/// its header, as a live `stat` prints it.
+pub fn render_at(d: &Delta, seq: u64, time: Option<&str>) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "--- interval {seq}, {:.2} s ---", secs(d.elapsed));
+    let _ = match time {
+        Some(t) => writeln!(o, "--- interval {seq}, {:.2} s, {t} ---", secs(d.elapsed)),
+        None => writeln!(o, "--- interval {seq}, {:.2} s ---", secs(d.elapsed)),
+    };
     let _ = writeln!(
         o,
         "{:<6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8} | {:>8} {:>6} {:>8} {:>6} {:>6}",
