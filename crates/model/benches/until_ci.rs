@@ -61,6 +61,7 @@ fn cfg(seed: u64) -> BootstrapConfig {
         resamples: RESAMPLES,
         level: 0.95,
         seed,
+        ..BootstrapConfig::default()
     }
 }
 

@@ -59,6 +59,10 @@ pub struct ExperimentResults {
     pub interrupted: bool,
     /// Seed of the run order and of the bootstrap.
     pub seed: u64,
+    /// The practical threshold of the verdicts, % of the baseline
+    /// (`--min-effect`; absent in results written before it: 2).
+    #[serde(default = "default_min_effect_pct")]
+    pub min_effect_pct: f64,
     /// The machine the lab ran on.
     pub machine: Machine,
     /// The lab topology, when the hosts were a lab.
@@ -379,6 +383,7 @@ mod tests {
             finished: None,
             interrupted: false,
             seed: 1,
+            min_effect_pct: crate::stats::DEFAULT_MIN_EFFECT_PCT,
             machine: Machine::default(),
             lab: None,
             host_facts: BTreeMap::new(),
@@ -426,4 +431,8 @@ mod tests {
         assert!(ExperimentResults::from_json("{").is_err());
         assert!(ExperimentResults::from_json(r#"{"schema_version":1}"#).is_err());
     }
+}
+
+fn default_min_effect_pct() -> f64 {
+    crate::stats::DEFAULT_MIN_EFFECT_PCT
 }

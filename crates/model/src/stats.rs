@@ -16,7 +16,7 @@ mod rng;
 mod sequential;
 mod summary;
 
-pub use bootstrap::{median_interval, BootstrapConfig, Interval};
+pub use bootstrap::{median_interval, BootstrapConfig, Interval, DEFAULT_MIN_EFFECT_PCT};
 pub use compare::{compare, Comparison, Direction, Verdict};
 pub use error::StatsError;
 pub use rng::SplitMix64;

@@ -8,11 +8,13 @@ use nettune_model::stats::{
 };
 use proptest::prelude::*;
 
+/// A bootstrap whose verdict is the interval's alone (no practical threshold).
 fn cfg(resamples: usize, seed: u64) -> BootstrapConfig {
     BootstrapConfig {
         resamples,
         level: 0.95,
         seed,
+        min_effect_pct: 0.0,
     }
 }
 
@@ -398,4 +400,33 @@ fn comparison_json_shape() {
     let c = compare(&cell, &base, Direction::HigherIsBetter, &cfg(500, 1)).unwrap();
     assert_eq!(c.verdict, Verdict::Gain);
     insta::assert_json_snapshot!(c);
+}
+
+/// Issue 21: a change the interval shows but smaller than the practical
+/// threshold (default 2 % of the baseline) is no change; at 0 % it is named.
+#[test]
+fn a_shown_change_under_the_practical_threshold_is_no_change() {
+    // About -0.7 %, tight enough for the interval to exclude zero.
+    let base: Vec<f64> = (0..30).map(|i| 1000.0 + f64::from(i % 3)).collect();
+    let cell: Vec<f64> = (0..30).map(|i| 993.0 + f64::from(i % 3)).collect();
+    let strict = compare(&cell, &base, Direction::HigherIsBetter, &cfg(2000, 7)).unwrap();
+    assert!(strict.difference.hi < 0.0, "{:?}", strict.difference);
+    assert_eq!(strict.verdict, Verdict::Regression);
+    let practical = BootstrapConfig {
+        seed: 7,
+        ..BootstrapConfig::default()
+    };
+    assert_eq!(practical.min_effect_pct, 2.0);
+    let c = compare(&cell, &base, Direction::HigherIsBetter, &practical).unwrap();
+    assert_eq!(c.verdict, Verdict::NoChange);
+    // A 5 % drop is still a regression under the default threshold.
+    let big: Vec<f64> = (0..30).map(|i| 950.0 + f64::from(i % 3)).collect();
+    let c = compare(&big, &base, Direction::HigherIsBetter, &practical).unwrap();
+    assert_eq!(c.verdict, Verdict::Regression);
+    // Out of range: refused.
+    let bad = BootstrapConfig {
+        min_effect_pct: -1.0,
+        ..practical
+    };
+    assert!(compare(&cell, &base, Direction::HigherIsBetter, &bad).is_err());
 }

@@ -103,6 +103,7 @@ fn lab_results() -> ExperimentResults {
         finished: Some("2026-11-24T01:02:00Z".into()),
         interrupted: false,
         seed: 1,
+        min_effect_pct: model::stats::DEFAULT_MIN_EFFECT_PCT,
         machine: Machine {
             hostname: "vm".into(),
             kernel: "6.18.44".into(),

@@ -118,6 +118,7 @@ pub fn skeleton(
         finished: None,
         interrupted: false,
         seed: BootstrapConfig::default().seed,
+        min_effect_pct: model::stats::DEFAULT_MIN_EFFECT_PCT,
         machine,
         lab: Some(lab),
         host_facts: BTreeMap::new(),

@@ -121,6 +121,7 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
         finished: None,
         interrupted: false,
         seed: exp.seed,
+        min_effect_pct: model::stats::DEFAULT_MIN_EFFECT_PCT,
         machine,
         lab,
         host_facts: BTreeMap::new(),

@@ -14,6 +14,18 @@ pub struct BootstrapConfig {
     pub level: f64,
     /// Seed of the resampling generator.
     pub seed: u64,
+    /// Practical threshold, % of the baseline: a change whose interval
+    /// excludes zero is a gain or a regression only when its size is at
+    /// least this ([`DEFAULT_MIN_EFFECT_PCT`]; 0 to call every shown change).
+    #[serde(default = "default_min_effect_pct")]
+    pub min_effect_pct: f64,
+}
+
+/// The default practical threshold, % of the baseline.
+pub const DEFAULT_MIN_EFFECT_PCT: f64 = 2.0;
+
+fn default_min_effect_pct() -> f64 {
+    DEFAULT_MIN_EFFECT_PCT
 }
 
 impl Default for BootstrapConfig {
@@ -22,6 +34,7 @@ impl Default for BootstrapConfig {
             resamples: 2_000,
             level: 0.95,
             seed: 0x006e_6574_7475_6e65, // "nettune" in ASCII
+            min_effect_pct: DEFAULT_MIN_EFFECT_PCT,
         }
     }
 }
@@ -41,6 +54,13 @@ impl BootstrapConfig {
                 name: "confidence level",
                 value: self.level,
                 range: "0.5 to below 1",
+            });
+        }
+        if !(0.0..=100.0).contains(&self.min_effect_pct) {
+            return Err(StatsError::BadParameter {
+                name: "practical threshold",
+                value: self.min_effect_pct,
+                range: "0 to 100 %",
             });
         }
         Ok(())

@@ -27,7 +27,8 @@ pub enum Verdict {
     Gain,
     /// The difference's interval excludes zero, on the worse side.
     Regression,
-    /// The difference's interval contains zero: no change shown.
+    /// The difference's interval contains zero, or the change is under the
+    /// practical threshold: no change shown.
     NoChange,
 }
 
@@ -72,7 +73,9 @@ const STREAM: u64 = 0xA076_1D64_78BD_642F;
 /// The difference's interval is a percentile bootstrap: each replicate
 /// resamples both samples independently and takes the difference (and the
 /// ratio) of their medians. The verdict is gain or regression when that
-/// interval excludes zero, and no change otherwise.
+/// interval excludes zero and the change is at least `cfg.min_effect_pct`
+/// % of the baseline (the practical threshold; with a zero baseline, where
+/// no % exists, the interval alone decides), and no change otherwise.
 pub fn compare(
     cell: &[f64],
     baseline: &[f64],
@@ -124,6 +127,11 @@ pub fn compare(
     } else {
         Verdict::NoChange
     };
+    // Shown but smaller than the practical threshold: no change worth a name.
+    let below = change_pct
+        .as_ref()
+        .is_some_and(|p| p.estimate.abs() < cfg.min_effect_pct);
+    let verdict = if below { Verdict::NoChange } else { verdict };
     let own = |seed: u64| BootstrapConfig {
         seed: cfg.seed ^ seed,
         ..*cfg

@@ -54,6 +54,11 @@ pub struct Args {
     /// the median (at least `repeats`, at most `max_repeats` runs).
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub until_ci: Option<f64>,
+    /// Practical threshold: a change whose 95 % interval excludes zero is
+    /// called a gain or a regression only when it is at least PCT % of the
+    /// baseline (0: every change the interval shows).
+    #[arg(long, default_value_t = model::stats::DEFAULT_MIN_EFFECT_PCT, value_name = "PCT", value_parser = super::present::parse_min_effect)]
+    pub min_effect: f64,
     /// Print results.json on stdout at the end instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -128,6 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
+    results.min_effect_pct = args.min_effect;
     let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
 
     let spec = lab_spec(&topo);
@@ -156,7 +162,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         LabPath::Veth => (HostId(1), HostId(0)),
         LabPath::Loopback => (HostId(0), HostId(0)),
     };
-    let schedule = rx::schedule(&exp, client, server, args.until_ci);
+    let mut schedule = rx::schedule(&exp, client, server, args.until_ci);
+    schedule.bootstrap.min_effect_pct = args.min_effect;
     let mut hosts = vec![client, server];
     hosts.dedup();
     let mut setup = rx::ExperimentSetup::new(exp.clone(), hosts, NetnsScope::Child);

@@ -95,6 +95,11 @@ pub struct Args {
     /// Results directory.
     #[arg(long, default_value = DEFAULT_OUT, value_name = "DIR")]
     pub out: PathBuf,
+    /// Practical threshold: a change whose 95 % interval excludes zero is
+    /// called a gain or a regression only when it is at least PCT % of the
+    /// baseline (0: every change the interval shows).
+    #[arg(long, default_value_t = model::stats::DEFAULT_MIN_EFFECT_PCT, value_name = "PCT", value_parser = super::present::parse_min_effect)]
+    pub min_effect: f64,
     /// Print the results (the results.json shape) instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -182,11 +187,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cells = vec![suite::cell(0, BASELINE), suite::cell(1, DOCTOR_PLAN)];
     let m = suite::machine(&mut exec);
     let mut results = suite::skeleton(session.lab().name(), m, info, infos, cells);
+    results.min_effect_pct = args.min_effect;
     results.notes.push(suite::baseline_note(
         &exec.host_name(client),
         &exec.host_name(receiver),
     ));
-    let sched = suite::schedule(client, receiver, runs, args.repeats);
+    let mut sched = suite::schedule(client, receiver, runs, args.repeats);
+    sched.bootstrap.min_effect_pct = args.min_effect;
     let say = ui.clone();
     let mut setup = DoctorSetup {
         bdp: suite::bdp_of(&spec),

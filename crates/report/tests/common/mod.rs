@@ -273,6 +273,7 @@ pub fn synthetic() -> ExperimentResults {
         finished: None,
         interrupted: true,
         seed: 11,
+        min_effect_pct: model::stats::DEFAULT_MIN_EFFECT_PCT,
         machine: Machine {
             hostname: "fixture-host".into(),
             kernel: "6.18.0-fixture".into(),

@@ -103,6 +103,14 @@ impl Progress for Ui {
     }
 }
 
+/// `--min-effect PCT`: the practical threshold, 0 to 100 % of the baseline.
+pub(crate) fn parse_min_effect(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').trim().parse::<f64>() {
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a percentage from 0 to 100")),
+    }
+}
+
 pub(crate) fn status_text(s: &CellStatus) -> String {
     match s {
         CellStatus::Done => "done".into(),

@@ -111,7 +111,8 @@ pub fn lab_table(r: &ExperimentResults) -> String {
     );
     let _ = writeln!(
         out,
-        "{runs} run(s) per workload and cell; medians; 95 % bootstrap intervals"
+        "{runs} run(s) per workload and cell; medians; 95 % bootstrap intervals; a gain or regression is a change the interval shows of at least {} % (--min-effect)",
+        model::metric::num(r.min_effect_pct)
     );
     for n in r.notes.iter().filter(|n| is_header_note(n)) {
         let _ = writeln!(out, "{n}");
