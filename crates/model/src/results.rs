@@ -368,6 +368,10 @@ impl ExperimentResults {
     }
 }
 
+fn default_min_effect_pct() -> f64 {
+    crate::stats::DEFAULT_MIN_EFFECT_PCT
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,8 +435,4 @@ mod tests {
         assert!(ExperimentResults::from_json("{").is_err());
         assert!(ExperimentResults::from_json(r#"{"schema_version":1}"#).is_err());
     }
-}
-
-fn default_min_effect_pct() -> f64 {
-    crate::stats::DEFAULT_MIN_EFFECT_PCT
 }
