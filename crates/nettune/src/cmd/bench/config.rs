@@ -21,9 +21,11 @@ pub(super) fn parse_probe(s: &str) -> Result<engine::ProbeSpec, String> {
 
 /// `-l` is refused with a pointer to the flag that was meant.
 pub(super) fn no_length(_: &str) -> Result<String, String> {
-    Err("nettune has no -l: use --size for iperf3's -l (buffer length) \
+    Err(
+        "nettune has no -l: use --size for iperf3's -l (buffer length) \
          or --duration (-d) for netperf's -l (test length)"
-        .into())
+            .into(),
+    )
 }
 
 /// The workload: `--test`, or udp-stream for `-u`; `-u` with a TCP test is refused.

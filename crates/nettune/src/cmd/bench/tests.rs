@@ -49,10 +49,16 @@ fn iperf3_letters() {
     assert!(c.zerocopy);
     assert_eq!(c.congestion.as_deref(), Some("cubic"));
     // The long forms and the existing short ones still work.
-    let a = parse(&["h", "--flows", "3", "--json", "-p", "7", "-d", "5", "-i", "2", "-4"]).unwrap();
+    let a = parse(&[
+        "h", "--flows", "3", "--json", "-p", "7", "-d", "5", "-i", "2", "-4",
+    ])
+    .unwrap();
     assert_eq!((a.flows, a.port, a.duration, a.interval), (3, 7, 5.0, 2.0));
     assert!(a.json && a.ipv4);
-    assert_eq!(cfg(&["h"]).unwrap().test, engine::config::TestKind::TcpStream);
+    assert_eq!(
+        cfg(&["h"]).unwrap().test,
+        engine::config::TestKind::TcpStream
+    );
 }
 
 /// `-u` selects udp-stream, accepts a UDP `--test`, and refuses a TCP one.
@@ -61,9 +67,15 @@ fn udp_flag_selects_udp_stream() {
     use engine::config::TestKind;
     assert_eq!(cfg(&["h", "-u"]).unwrap().test, TestKind::UdpStream);
     assert_eq!(cfg(&["h", "--udp"]).unwrap().test, TestKind::UdpStream);
-    assert_eq!(cfg(&["h", "-u", "-t", "udp-rr"]).unwrap().test, TestKind::UdpRr);
+    assert_eq!(
+        cfg(&["h", "-u", "-t", "udp-rr"]).unwrap().test,
+        TestKind::UdpRr
+    );
     let e = cfg(&["h", "-u", "-t", "tcp-rr"]).unwrap_err().to_string();
-    assert!(e.contains("-u") && e.contains("tcp-rr is a TCP test"), "{e}");
+    assert!(
+        e.contains("-u") && e.contains("tcp-rr is a TCP test"),
+        "{e}"
+    );
     assert!(e.contains("udp-stream and udp-rr"), "{e}");
 }
 
@@ -74,7 +86,10 @@ fn bitrate_is_per_flow() {
     assert_eq!(cfg(&["h", "-b", "1gbit"]).unwrap().rate, Some(1e9));
     assert_eq!(cfg(&["h", "--rate", "1gbit"]).unwrap().rate, Some(1e9));
     assert_eq!(cfg(&["h", "-P", "2", "-b", "1G"]).unwrap().rate, Some(2e9));
-    assert_eq!(cfg(&["h", "-P", "2", "--rate", "1G"]).unwrap().rate, Some(1e9));
+    assert_eq!(
+        cfg(&["h", "-P", "2", "--rate", "1G"]).unwrap().rate,
+        Some(1e9)
+    );
     assert_eq!(cfg(&["h", "-b", "0"]).unwrap().rate, None);
     assert!(parse(&["h", "-b", "1G", "--rate", "1G"]).is_err());
     assert!(parse(&["h", "-b", "fast"]).is_err());
@@ -85,8 +100,15 @@ fn bitrate_is_per_flow() {
 fn length_flag_gives_the_hint() {
     for args in [&["h", "-l", "64"][..], &["h", "-l"], &["h", "-l", "-5"]] {
         let e = parse(args).unwrap_err();
-        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{args:?}");
+        assert_eq!(
+            e.kind(),
+            clap::error::ErrorKind::ValueValidation,
+            "{args:?}"
+        );
         let text = e.to_string();
-        assert!(text.contains("--size") && text.contains("--duration"), "{text}");
+        assert!(
+            text.contains("--size") && text.contains("--duration"),
+            "{text}"
+        );
     }
 }
