@@ -49,7 +49,7 @@ fn test_kind(a: &Args) -> anyhow::Result<TestKind> {
 /// `--rate`, or iperf3's per-flow `-b` times the flows (`-b 0`: unlimited).
 fn rate(a: &Args) -> Option<f64> {
     match a.bitrate {
-        Some(b) if b == 0.0 => None,
+        Some(0.0) => None,
         Some(b) => Some(b * f64::from(a.flows)),
         None => a.rate,
     }
