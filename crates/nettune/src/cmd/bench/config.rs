@@ -19,6 +19,42 @@ pub(super) fn parse_probe(s: &str) -> Result<engine::ProbeSpec, String> {
         .map_err(|e: engine::probe::ProbeParseError| e.to_string())
 }
 
+/// `-l` is refused with a pointer to the flag that was meant.
+pub(super) fn no_length(_: &str) -> Result<String, String> {
+    Err(
+        "nettune has no -l: use --size for iperf3's -l (buffer length) \
+         or --duration (-d) for netperf's -l (test length)"
+            .into(),
+    )
+}
+
+/// The workload: `--test`, or udp-stream for `-u`; `-u` with a TCP test is refused.
+fn test_kind(a: &Args) -> anyhow::Result<TestKind> {
+    let name = match (&a.test, a.udp) {
+        (Some(t), _) => t.as_str(),
+        (None, true) => "udp-stream",
+        (None, false) => "tcp-stream",
+    };
+    let test: TestKind = name.parse().map_err(anyhow::Error::msg)?;
+    if a.udp && !test.is_udp() {
+        anyhow::bail!(
+            "-u (--udp) asks for UDP but --test {name} is a TCP test \
+             (leave -u out; the UDP tests are {})",
+            engine::config::catalogue::names_where(|k| k.is_udp())
+        );
+    }
+    Ok(test)
+}
+
+/// `--rate`, or iperf3's per-flow `-b` times the flows (`-b 0`: unlimited).
+fn rate(a: &Args) -> Option<f64> {
+    match a.bitrate {
+        Some(0.0) => None,
+        Some(b) => Some(b * f64::from(a.flows)),
+        None => a.rate,
+    }
+}
+
 fn ms(what: &str, s: f64) -> anyhow::Result<u64> {
     if !s.is_finite() || s < 0.0 {
         anyhow::bail!("--{what} must be a non-negative number of seconds");
@@ -38,7 +74,7 @@ fn buf(what: &str, v: Option<u64>) -> anyhow::Result<Option<u32>> {
 
 /// Turn flags into a validated configuration.
 pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
-    let test: TestKind = a.test.parse().map_err(anyhow::Error::msg)?;
+    let test = test_kind(a)?;
     if a.reverse && a.bidir {
         anyhow::bail!("--reverse and --bidir exclude each other (--bidir already runs both ways)");
     }
@@ -104,7 +140,7 @@ pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
         } else {
             Direction::Forward
         },
-        rate: a.rate,
+        rate: rate(a),
         outstanding: a.outstanding,
         nodelay: a.nodelay,
         busy_poll_us: a.busy_poll,

@@ -23,6 +23,7 @@ Examples (run `nettune serve` on host B first):
   nettune bench B --test udp-rr --rate 20k --outstanding 8    open loop, no coordinated omission
   nettune bench B --test tcp-rr --busy-poll 50                spin instead of sleeping
   nettune bench B --test tcp-crr --flows 2                    connections/s
+  nettune bench B -P 2 -J -R -O 2 -C bbr                      iperf3's letters (-t stays the test: --duration/-d is time)
   nettune bench B --json > result.json                        one document: both hosts, config, histogram
   nettune bench B --json-stream | jq .                        NDJSON: intervals, then the result
   nettune bench B --csv > run.csv                             one row per interval, then per result
@@ -50,7 +51,7 @@ pub struct Args {
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
     /// Source address of the control and data connections.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, short = 'B', value_name = "ADDR")]
     pub bind: Option<std::net::IpAddr>,
     /// Bind every socket to this interface (SO_BINDTODEVICE).
     #[arg(long, value_name = "IF")]
@@ -59,7 +60,7 @@ pub struct Args {
     #[arg(long, value_name = "PORT")]
     pub cport: Option<u16>,
     /// TCP congestion control of data connections on both ends (e.g. cubic, bbr).
-    #[arg(long, value_name = "ALGO")]
+    #[arg(long, short = 'C', value_name = "ALGO")]
     pub congestion: Option<String>,
     /// IP TOS / IPv6 traffic class byte of data sockets on both ends (e.g. 0x10, 184).
     #[arg(long, value_name = "BYTE", value_parser = parse_tos)]
@@ -70,12 +71,15 @@ pub struct Args {
     /// Server control port.
     #[arg(long, short, default_value_t = DEFAULT_PORT, value_name = "P")]
     pub port: u16,
-    /// Workload.
-    #[arg(long, short, default_value = "tcp-stream", value_name = "TEST",
+    /// Workload [default: tcp-stream; udp-stream with -u].
+    #[arg(long, short, value_name = "TEST",
           value_parser = engine::config::catalogue::names())]
-    pub test: String,
+    pub test: Option<String>,
+    /// UDP (iperf3's -u): udp-stream unless --test names another UDP test.
+    #[arg(short = 'u', long = "udp")]
+    pub udp: bool,
     /// Flows (connections or UDP sockets), per direction.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, short = 'P', default_value_t = 1, value_name = "N")]
     pub flows: u32,
     /// Worker threads per direction on each side (default: min(flows, CPUs); tcp-crr: flows).
     #[arg(long, value_name = "N")]
@@ -89,8 +93,8 @@ pub struct Args {
     /// Measured seconds.
     #[arg(long, short, default_value_t = 10.0, value_name = "S")]
     pub duration: f64,
-    /// Unmeasured seconds before the window.
-    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    /// Unmeasured seconds before the window (iperf3's -O, omit).
+    #[arg(long, short = 'O', default_value_t = 1.0, value_name = "S")]
     pub warmup: f64,
     /// Seconds per interval report.
     #[arg(long, short, default_value_t = 1.0, value_name = "S")]
@@ -104,6 +108,9 @@ pub struct Args {
     /// Open-loop rate: bits/s for streams, transactions/s for RR (total over flows).
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     pub rate: Option<f64>,
+    /// iperf3's -b: --rate per flow (`-P 2 -b 1G` is `--flows 2 --rate 2G`); 0: unlimited.
+    #[arg(short = 'b', value_name = "RATE", value_parser = parse_rate, conflicts_with = "rate")]
+    pub bitrate: Option<f64>,
     /// Requests in flight per RR flow.
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub outstanding: u32,
@@ -114,7 +121,7 @@ pub struct Args {
     #[arg(long, value_name = "USEC", default_value_t = 0)]
     pub busy_poll: u32,
     /// MSG_ZEROCOPY sends (tcp-stream).
-    #[arg(long)]
+    #[arg(long, short = 'Z')]
     pub zerocopy: bool,
     /// UDP GSO on senders (udp-stream; reported separately from plain sends).
     #[arg(long)]
@@ -137,7 +144,7 @@ pub struct Args {
     #[arg(long)]
     pub force_buffers: bool,
     /// Print one JSON document at the end (both hosts' facts, full config, histograms).
-    #[arg(long)]
+    #[arg(long, short = 'J')]
     pub json: bool,
     /// Print NDJSON: one line per interval, then the result.
     #[arg(long)]
@@ -166,11 +173,16 @@ pub struct Args {
     /// Directory standing for `/` when reading host facts and counters.
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
+    /// No -l: iperf3 (buffer length) and netperf (test length) disagree on
+    /// it; parsing it always fails with that hint.
+    #[arg(short = 'l', hide = true, num_args = 0..=1, default_missing_value = "",
+          allow_hyphen_values = true, value_parser = no_length)]
+    pub length: Option<String>,
 }
 
 mod config;
 pub use config::config;
-use config::{parse_probe, parse_tos};
+use config::{no_length, parse_probe, parse_tos};
 
 /// Run `nettune bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
