@@ -379,7 +379,10 @@ fn rollback_with_a_vanished_knob_restores_the_rest_and_force_closes_it() {
     want.remove(Path::new(gone));
     assert_same(&want, &tree(&c.root));
     let h: Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
-    assert!(h["generations"][0]["rolled_back_at"].is_null(), "still in force");
+    assert!(
+        h["generations"][0]["rolled_back_at"].is_null(),
+        "still in force"
+    );
 
     let out = ok(&c, &["rollback", "--force"]);
     assert!(

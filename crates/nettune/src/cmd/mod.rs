@@ -24,9 +24,9 @@ use crate::cli::{Cli, Command};
 use serde::Serialize;
 use std::process::ExitCode;
 
-/// `schema_version` of the JSON documents of `history`, `profile`,
-/// `rollback` and `serve` (schemas in docs/schema/); bump on incompatible
-/// changes.
+/// `schema_version` of the JSON documents of `apply`, `verify`, `history`,
+/// `profile`, `rollback` and `serve` (schemas in docs/schema/); bump on
+/// incompatible changes.
 pub const JSON_SCHEMA_VERSION: u32 = 1;
 
 /// A JSON document: `{"schema_version": 1, ...the fields of T}`.

@@ -125,9 +125,11 @@ fn emit(e: Event) -> anyhow::Result<()> {
 
 /// `serve --json`: serve on a thread; the main thread waits for a stop
 /// signal or the server's end and says so with a `stopped` event.
-fn serve_json(server: Server) -> anyhow::Result<ExitCode> {
+fn serve_json(
+    server: Server,
+    got: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> anyhow::Result<ExitCode> {
     use std::sync::atomic::Ordering;
-    let got = engine::interrupt::stop_signals().context("installing the signal handlers")?;
     let worker = std::thread::Builder::new()
         .name("nt-serve".into())
         .spawn(move || server.serve())
@@ -302,13 +304,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("nettune serve: IPv6 is not available here; IPv4 only");
     }
     if args.json {
+        // Before `listening`: a client that stops the server on that line
+        // gets its `stopped` line.
+        let got = engine::interrupt::stop_signals().context("installing the signal handlers")?;
         emit(Event::Listening {
             address: addr,
             protocol: u32::from(engine::proto::PROTO_VERSION),
             token_required: token.is_some(),
             ipv4_only: server.ipv4_fallback() || addr.ip().to_canonical().is_ipv4(),
         })?;
-        return serve_json(server);
+        return serve_json(server, got);
     }
     server.serve()?;
     Ok(ExitCode::SUCCESS)
