@@ -42,7 +42,8 @@ fn keys(v: &Value) -> Vec<&str> {
 #[test]
 fn list_json_has_the_three_builtins() {
     let v: Value = serde_json::from_str(&run(&["profile", "list", "--json"], None, None)).unwrap();
-    let names: Vec<&str> = v
+    assert_eq!(v["schema_version"], 1);
+    let names: Vec<&str> = v["profiles"]
         .as_array()
         .unwrap()
         .iter()
@@ -65,7 +66,15 @@ fn show_json_is_the_profile_plus_the_plan_that_plan_makes() {
     .unwrap();
     assert_eq!(
         keys(&v),
-        ["base", "description", "name", "plan", "rules", "settings"]
+        [
+            "base",
+            "description",
+            "name",
+            "plan",
+            "rules",
+            "schema_version",
+            "settings"
+        ]
     );
     assert_eq!(v["name"], "throughput");
     for r in v["rules"].as_array().unwrap() {
@@ -106,6 +115,7 @@ fn active_follows_apply_and_rollback() {
             "applied_at_utc",
             "generation",
             "profile",
+            "schema_version",
             "status",
             "writes"
         ]

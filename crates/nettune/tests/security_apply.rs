@@ -254,7 +254,7 @@ fn a_plan_with_later_changes_stops_after_the_channel_change_unless_replan() {
     );
     assert_eq!(journal_befores(&c, 1), 1, "only the channel change");
     let h: Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
-    assert_eq!(h[0]["status"], "stopped");
+    assert_eq!(h["generations"][0]["status"], "stopped");
     // The channels are now raised: a fresh plan has no channel change and the
     // next apply goes through.
     ok(&c, &["apply", "--profile", "throughput", "--yes"]);
@@ -379,7 +379,10 @@ fn rollback_with_a_vanished_knob_restores_the_rest_and_force_closes_it() {
     want.remove(Path::new(gone));
     assert_same(&want, &tree(&c.root));
     let h: Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
-    assert!(h[0]["rolled_back_at"].is_null(), "still in force");
+    assert!(
+        h["generations"][0]["rolled_back_at"].is_null(),
+        "still in force"
+    );
 
     let out = ok(&c, &["rollback", "--force"]);
     assert!(
@@ -387,7 +390,7 @@ fn rollback_with_a_vanished_knob_restores_the_rest_and_force_closes_it() {
         "{out}"
     );
     let h: Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
-    assert!(h[0]["rolled_back_at"].is_u64(), "{h}");
+    assert!(h["generations"][0]["rolled_back_at"].is_u64(), "{h}");
     assert!(ok(&c, &["rollback"]).contains("Nothing to roll back"));
     assert_same(&want, &tree(&c.root));
 }
@@ -534,13 +537,13 @@ fn history_shows_utc_times() {
         .collect();
     assert_eq!(stamps.len(), 2, "applied and rolled back in UTC: {out}");
     let h: Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
-    assert!(h[0]["applied_at"].is_u64(), "{h}");
+    assert!(h["generations"][0]["applied_at"].is_u64(), "{h}");
     assert!(
-        is_utc_stamp(h[0]["applied_at_utc"].as_str().unwrap()),
+        is_utc_stamp(h["generations"][0]["applied_at_utc"].as_str().unwrap()),
         "{h}"
     );
     assert!(
-        is_utc_stamp(h[0]["rolled_back_at_utc"].as_str().unwrap()),
+        is_utc_stamp(h["generations"][0]["rolled_back_at_utc"].as_str().unwrap()),
         "{h}"
     );
 }

@@ -101,11 +101,11 @@ fn apply_really_writes_the_c4_layout_and_verify_sees_drift() {
     assert_eq!(v["drift"], 1);
     std::fs::write(&flow, saved).unwrap();
     let h: serde_json::Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
-    assert_eq!(h[0]["status"], "applied");
-    assert!(h[0]["rolled_back_at"].is_null());
+    assert_eq!(h["generations"][0]["status"], "applied");
+    assert!(h["generations"][0]["rolled_back_at"].is_null());
     ok(&c, &["rollback", "1"]);
     let h: serde_json::Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
-    assert!(h[0]["rolled_back_at"].is_u64());
+    assert!(h["generations"][0]["rolled_back_at"].is_u64());
 }
 
 #[test]
@@ -192,8 +192,8 @@ fn injected_failure_rolls_back_and_names_the_knob() {
     );
     assert_same(&before, &tree(&c.root));
     let h: serde_json::Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
-    assert_eq!(h[0]["status"], "failed");
-    assert!(h[0]["rolled_back_at"].is_u64());
+    assert_eq!(h["generations"][0]["status"], "failed");
+    assert!(h["generations"][0]["rolled_back_at"].is_u64());
 }
 
 #[test]
@@ -243,7 +243,7 @@ fn kill_9_mid_apply_then_rollback_is_byte_identical() {
     let mid = tree(&c.root);
     assert!(mid != before, "7 writes happened");
     let h: serde_json::Value = serde_json::from_str(&ok(&c, &["history", "--json"])).unwrap();
-    assert_eq!(h[0]["status"], "incomplete");
+    assert_eq!(h["generations"][0]["status"], "incomplete");
     // A new apply over an unfinished one is refused.
     let o = nettune(&c, &["apply", "--profile", "throughput", "--yes"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("did not finish"));

@@ -157,8 +157,8 @@ fn apply_verify_rollback_inside_a_namespace() {
 
     let h = in_ns(&lab, state.path(), &["history", "--json"]);
     let hist: serde_json::Value = serde_json::from_slice(&h.stdout).unwrap();
-    assert_eq!(hist[0]["status"], "applied");
-    assert!(hist[0]["rolled_back_at"].is_u64());
+    assert_eq!(hist["generations"][0]["status"], "applied");
+    assert!(hist["generations"][0]["rolled_back_at"].is_u64());
 }
 
 #[test]

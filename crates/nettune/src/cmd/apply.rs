@@ -110,7 +110,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .as_ref()
         .map(|s| stopped_message(&args, &plan, s));
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&super::Versioned::new(&report))?
+        );
     } else {
         print_report(&args, &state, &to_apply, &report);
     }

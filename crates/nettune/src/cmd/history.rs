@@ -24,11 +24,17 @@ pub struct Args {
     /// `--root` and `--state-dir`.
     #[command(flatten)]
     pub journal: JournalArgs,
-    /// Print JSON: an array of {generation, applied_at, applied_at_utc, profile, writes,
-    /// status, rolled_back_at, rolled_back_at_utc, unrestored}; times in Unix seconds
-    /// and as UTC text.
+    /// Print JSON: {schema_version, generations: [{generation, applied_at,
+    /// applied_at_utc, profile, writes, status, rolled_back_at, rolled_back_at_utc,
+    /// unrestored}]}; times in Unix seconds and as UTC text (docs/schema/history.json).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `history --json`: `{"schema_version": 1, "generations": [...]}`.
+#[derive(Serialize)]
+struct Generations<'a> {
+    generations: &'a [Entry],
 }
 
 #[derive(Serialize)]
@@ -110,7 +116,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        let doc = super::Versioned::new(Generations { generations: &out });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
     if out.is_empty() {

@@ -21,7 +21,7 @@ Examples:
 `show` prints the profile's rules (rationale and source), its settings and the plan it
 would make on this host (or on --root). `active` reads the journal: the newest applied
 generation that is not rolled back, its profile and when it was applied, or `none`.
-The --json shapes are in docs/tune.md (\"nettune profile\").";
+The --json shapes are in docs/tune.md (\"nettune profile\") and docs/schema/profile-*.json.";
 
 /// Load `--profile NAME_OR_PATH`: a built-in by name, else a TOML file read
 /// here through host's bounded reader (a regular file of at most
@@ -71,7 +71,7 @@ pub enum What {
     /// The built-in profiles, one line each.
     #[command(after_help = "Examples:\n  nettune profile list\n  nettune profile list --json")]
     List {
-        /// Print JSON: [{name, description, builtin}].
+        /// Print JSON: {schema_version, profiles: [{name, description, builtin}]}.
         #[arg(long)]
         json: bool,
     },
@@ -88,8 +88,8 @@ nettune profile show profiles/example.toml --json")]
         /// Planner options.
         #[command(flatten)]
         flags: PlanFlags,
-        /// Print JSON: {name, description, base, rules: [{id, rationale, source}],
-        /// settings, plan}.
+        /// Print JSON: {schema_version, name, description, base, rules: [{id,
+        /// rationale, source}], settings, plan}.
         #[arg(long)]
         json: bool,
     },
@@ -99,11 +99,17 @@ nettune profile show profiles/example.toml --json")]
         /// `--root` and `--state-dir`.
         #[command(flatten)]
         journal: JournalArgs,
-        /// Print JSON: {active, generation, profile, applied_at, applied_at_utc,
-        /// status, writes}.
+        /// Print JSON: {schema_version, active, generation, profile, applied_at,
+        /// applied_at_utc, status, writes}.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `profile list --json`: `{"schema_version": 1, "profiles": [...]}`.
+#[derive(Serialize)]
+struct List<'a> {
+    profiles: &'a [ListEntry],
 }
 
 #[derive(Serialize)]
@@ -167,7 +173,8 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
         });
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        let doc = super::Versioned::new(List { profiles: &out });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!("Built-in profiles (a TOML file can inherit one; see docs/tune.md):");
@@ -208,7 +215,10 @@ fn show(
         plan: &plan,
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&shown)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&super::Versioned::new(&shown))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -258,7 +268,10 @@ fn active(journal: &JournalArgs, json: bool) -> anyhow::Result<ExitCode> {
         };
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&a)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&super::Versioned::new(&a))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     match (&a.profile, a.generation, &a.applied_at_utc) {

@@ -2,7 +2,8 @@
 //! original values from the journal, newest generation first.
 
 use super::plan::JournalArgs;
-use host::apply::Knobs;
+use host::apply::{Knobs, RollbackError, RollbackReport, Unrestored};
+use serde::Serialize;
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -25,7 +26,8 @@ Every knob that can be restored is; without --force a generation with knobs that
 could not be restored stays in force (exit 1, each knob named).
 A corrupt or edited journal (a target outside the kernel's knobs or the root) is
 refused before anything is touched. The state directory is locked while a
-rollback runs; a concurrent apply or rollback fails at once, naming the pid.";
+rollback runs; a concurrent apply or rollback fails at once, naming the pid.
+--json prints one document, also when the rollback fails (docs/schema/rollback.json).";
 
 /// Flags of `nettune rollback`.
 #[derive(Debug, clap::Args)]
@@ -40,13 +42,70 @@ pub struct Args {
     /// listed), e.g. `nettune rollback --force` after a NIC was removed.
     #[arg(long)]
     pub force: bool,
+    /// Print JSON: {schema_version, rolled_back: [generation], restored,
+    /// unrestored: [{generation, knob, target, error}], error}; also printed when
+    /// the rollback fails (exit 1, `error` set).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `rollback --json`.
+#[derive(Serialize)]
+struct Doc<'a> {
+    /// Generations rolled back now, newest first.
+    rolled_back: &'a [u32],
+    /// Original values restored; `null` when the rollback failed.
+    restored: Option<usize>,
+    /// Knobs not restored: closed without them (`--force`), or, with
+    /// `error` set, keeping their generation in force.
+    unrestored: &'a [Unrestored],
+    /// Why the rollback failed; `null` when it did not.
+    error: Option<String>,
+}
+
+fn print_json(doc: Doc<'_>) -> anyhow::Result<()> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&super::Versioned::new(doc))?
+    );
+    Ok(())
 }
 
 /// Run `nettune rollback`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (root, state) = args.journal.open()?;
     let k = Knobs::open(&root, &state);
-    let rep = host::apply::rollback(&k, &state, args.id, args.force)?;
+    let rep = match host::apply::rollback(&k, &state, args.id, args.force) {
+        Ok(rep) => rep,
+        Err(e) if args.json => {
+            let unrestored = match &e {
+                RollbackError::Partial { unrestored, .. } => unrestored.as_slice(),
+                _ => &[],
+            };
+            print_json(Doc {
+                rolled_back: &[],
+                restored: None,
+                unrestored,
+                error: Some(e.to_string()),
+            })?;
+            return Err(e.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if args.json {
+        print_json(Doc {
+            rolled_back: &rep.rolled_back,
+            restored: Some(rep.restored),
+            unrestored: &rep.unrestored,
+            error: None,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_human(&rep, &state);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_human(rep: &RollbackReport, state: &host::journal::StateDir) {
     if rep.rolled_back.is_empty() {
         println!(
             "Nothing to roll back (no active generation in {}).",
@@ -73,5 +132,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@ use engine::config::{human_bytes, Limits, MAX_TEST_MS};
 use engine::proto::DEFAULT_PORT;
 use engine::{Server, ServerConfig};
 use model::units::parse_size;
+use serde::Serialize;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -87,6 +88,81 @@ pub struct Args {
     /// Do not log sessions to stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print events as JSON lines on stdout (docs/schema/serve.json):
+    /// {schema_version, event: "listening", address, protocol, token_required,
+    /// ipv4_only} once listening, {schema_version, event: "stopped", signal, error}
+    /// on SIGTERM, SIGINT or SIGHUP (exit 128 + signal) or when the server fails.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One `serve --json` event line.
+#[derive(Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+enum Event {
+    /// The control socket is bound.
+    Listening {
+        address: SocketAddr,
+        protocol: u32,
+        token_required: bool,
+        ipv4_only: bool,
+    },
+    /// The server ended: by a signal, or failing.
+    Stopped {
+        signal: Option<usize>,
+        error: Option<String>,
+    },
+}
+
+fn emit(e: Event) -> anyhow::Result<()> {
+    use std::io::Write;
+    let line = serde_json::to_string(&super::Versioned::new(e))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `serve --json`: serve on a thread; the main thread waits for a stop
+/// signal or the server's end and says so with a `stopped` event.
+fn serve_json(
+    server: Server,
+    got: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> anyhow::Result<ExitCode> {
+    use std::sync::atomic::Ordering;
+    let worker = std::thread::Builder::new()
+        .name("nt-serve".into())
+        .spawn(move || server.serve())
+        .context("starting the server thread")?;
+    loop {
+        let sig = got.load(Ordering::Relaxed);
+        if sig != 0 {
+            emit(Event::Stopped {
+                signal: Some(sig),
+                error: None,
+            })?;
+            let code = u8::try_from(sig.saturating_add(128)).unwrap_or(1);
+            return Ok(ExitCode::from(code));
+        }
+        if worker.is_finished() {
+            let error = match worker.join() {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(_) => Some("the server thread panicked".to_string()),
+            };
+            let failed = error.is_some();
+            emit(Event::Stopped {
+                signal: None,
+                error,
+            })?;
+            return Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// Largest token file read.
@@ -226,6 +302,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     if server.ipv4_fallback() {
         eprintln!("nettune serve: IPv6 is not available here; IPv4 only");
+    }
+    if args.json {
+        // Before `listening`: a client that stops the server on that line
+        // gets its `stopped` line.
+        let got = engine::interrupt::stop_signals().context("installing the signal handlers")?;
+        emit(Event::Listening {
+            address: addr,
+            protocol: u32::from(engine::proto::PROTO_VERSION),
+            token_required: token.is_some(),
+            ipv4_only: server.ipv4_fallback() || addr.ip().to_canonical().is_ipv4(),
+        })?;
+        return serve_json(server, got);
     }
     server.serve()?;
     Ok(ExitCode::SUCCESS)

@@ -75,7 +75,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         foreign_writers: foreign,
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&super::Versioned::new(&rep))?
+        );
     } else {
         println!(
             "Generation {} (profile {}): {} knob(s), {} drifted",

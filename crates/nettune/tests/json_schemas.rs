@@ -1,0 +1,534 @@
+//! Every `--json` output shape has a JSON Schema (draft 2020-12) under
+//! docs/schema/, and real outputs of the binary on the fixtures validate
+//! against it.
+//!
+//! The validator here is a small subset of JSON Schema written with
+//! serde_json (no schema crate in the lock file): `type`, `properties`,
+//! `required`, `additionalProperties`, `items`, `enum`, `const`, `oneOf` and
+//! `minimum`, `$ref` to another file of docs/schema (`"bench.json"`), plus
+//! the annotations `$schema`, `$id`, `title` and
+//! `description`. A schema using any other keyword fails
+//! `schemas_use_only_the_checked_keywords`, so nothing in a schema goes
+//! unchecked.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures").join(name)
+}
+
+fn schema(name: &str) -> Value {
+    let p = repo().join("docs/schema").join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+const KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "oneOf",
+    "minimum",
+    "$ref",
+];
+
+fn type_ok(t: &str, v: &Value) -> bool {
+    match t {
+        "null" => v.is_null(),
+        "boolean" => v.is_boolean(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "string" => v.is_string(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        _ => false,
+    }
+}
+
+/// Errors of `v` against schema `s`, each naming its JSON path.
+fn validate(s: &Value, v: &Value, path: &str, errs: &mut Vec<String>) {
+    let Some(s) = s.as_object() else {
+        if s == &Value::Bool(false) {
+            errs.push(format!("{path}: not allowed"));
+        }
+        return;
+    };
+    if let Some(Value::String(r)) = s.get("$ref") {
+        let name = r
+            .strip_suffix(".json")
+            .expect("$ref names a file of docs/schema");
+        validate(&schema(name), v, path, errs);
+    }
+    if let Some(t) = s.get("type") {
+        let ok = match t {
+            Value::String(t) => type_ok(t, v),
+            Value::Array(ts) => ts.iter().any(|t| type_ok(t.as_str().unwrap_or(""), v)),
+            _ => false,
+        };
+        if !ok {
+            errs.push(format!("{path}: {v} is not of type {t}"));
+            return;
+        }
+    }
+    if let Some(c) = s.get("const") {
+        if c != v {
+            errs.push(format!("{path}: {v} is not {c}"));
+        }
+    }
+    if let Some(Value::Array(e)) = s.get("enum") {
+        if !e.contains(v) {
+            errs.push(format!("{path}: {v} is not one of {e:?}"));
+        }
+    }
+    if let (Some(m), Some(n)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64()) {
+        if n < m {
+            errs.push(format!("{path}: {n} < {m}"));
+        }
+    }
+    if let Some(Value::Array(alts)) = s.get("oneOf") {
+        let matching = alts
+            .iter()
+            .filter(|a| {
+                let mut e = Vec::new();
+                validate(a, v, path, &mut e);
+                e.is_empty()
+            })
+            .count();
+        if matching != 1 {
+            errs.push(format!("{path}: matches {matching} of oneOf, not 1"));
+        }
+    }
+    if let Some(o) = v.as_object() {
+        let props = s.get("properties").and_then(Value::as_object);
+        if let Some(Value::Array(req)) = s.get("required") {
+            for k in req.iter().filter_map(Value::as_str) {
+                if !o.contains_key(k) {
+                    errs.push(format!("{path}: missing required key {k:?}"));
+                }
+            }
+        }
+        for (k, x) in o {
+            let p = format!("{path}.{k}");
+            match props.and_then(|p| p.get(k)) {
+                Some(ps) => validate(ps, x, &p, errs),
+                None => match s.get("additionalProperties") {
+                    Some(Value::Bool(false)) => errs.push(format!("{p}: key not in the schema")),
+                    Some(a) => validate(a, x, &p, errs),
+                    None => {}
+                },
+            }
+        }
+    }
+    if let (Some(items), Some(a)) = (s.get("items"), v.as_array()) {
+        for (i, x) in a.iter().enumerate() {
+            validate(items, x, &format!("{path}[{i}]"), errs);
+        }
+    }
+}
+
+fn check(name: &str, v: &Value, what: &str) {
+    let mut errs = Vec::new();
+    validate(&schema(name), v, "$", &mut errs);
+    assert!(
+        errs.is_empty(),
+        "{what} does not match docs/schema/{name}.json:\n  {}",
+        errs.iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n  ")
+    );
+}
+
+/// Run nettune; its stdout parsed as one JSON document (exit status in `ok`).
+fn run_json(args: &[&str], ok: &[i32]) -> Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_nettune"))
+        .args(args)
+        .output()
+        .unwrap();
+    let code = o.status.code().unwrap_or(-1);
+    assert!(
+        ok.contains(&code),
+        "{args:?} exited {code}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: not JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+/// The fixture roots (every directory under tests/fixtures but `doctor`).
+fn fixture_roots() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n != "doctor"))
+        .collect();
+    v.sort();
+    assert!(v.len() > 10, "fixtures found: {v:?}");
+    v
+}
+
+/// A writable copy of a fixture (apply writes to it) and a state dir.
+fn copy(name: &str) -> (tempfile::TempDir, String, String) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("root");
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(fixture(name))
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let state = t.path().join("state");
+    let (r, s) = (
+        root.to_str().unwrap().to_string(),
+        state.to_str().unwrap().to_string(),
+    );
+    (t, r, s)
+}
+
+#[test]
+fn schemas_use_only_the_checked_keywords_and_are_listed() {
+    fn walk(s: &Value, at: &str) {
+        let Some(o) = s.as_object() else { return };
+        for (k, x) in o {
+            assert!(KEYWORDS.contains(&k.as_str()), "{at}: keyword {k}");
+            match k.as_str() {
+                "properties" => {
+                    for (p, ps) in x.as_object().unwrap() {
+                        walk(ps, &format!("{at}.{p}"));
+                    }
+                }
+                "items" | "additionalProperties" => walk(x, &format!("{at}/{k}")),
+                "oneOf" => {
+                    for a in x.as_array().unwrap() {
+                        walk(a, &format!("{at}/oneOf"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let dir = repo().join("docs/schema");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        let s: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(
+            s["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{name}"
+        );
+        walk(&s, &name);
+        assert!(
+            readme.contains(&format!("`{name}`")),
+            "{name} is not listed in docs/schema/README.md"
+        );
+        n += 1;
+    }
+    assert!(n >= 14, "{n} schemas");
+}
+
+#[test]
+fn the_validator_rejects_what_the_schema_forbids() {
+    let good = run_json(&["profile", "list", "--json"], &[0]);
+    check("profile-list", &good, "profile list");
+    for bad in [
+        serde_json::json!({"profiles": good["profiles"]}),
+        serde_json::json!({"schema_version": 2, "profiles": good["profiles"]}),
+        serde_json::json!({"schema_version": 1, "profiles": good["profiles"], "extra": 1}),
+        serde_json::json!({"schema_version": 1, "profiles": [{"name": 1}]}),
+        good["profiles"].clone(),
+    ] {
+        let mut errs = Vec::new();
+        validate(&schema("profile-list"), &bad, "$", &mut errs);
+        assert!(!errs.is_empty(), "{bad} passed");
+    }
+}
+
+#[test]
+fn inspect_plan_and_doctor_on_every_fixture() {
+    for root in fixture_roots() {
+        let r = root.to_str().unwrap();
+        let what = |c: &str| format!("{c} --root {r}");
+        check(
+            "inspect",
+            &run_json(&["inspect", "--json", "--root", r], &[0]),
+            &what("inspect"),
+        );
+        for p in ["throughput", "latency", "balanced"] {
+            // A root without CPUs (real-interrupts holds only /proc/interrupts)
+            // has no plan: exit 1, nothing on stdout.
+            let o = Command::new(env!("CARGO_BIN_EXE_nettune"))
+                .args(["plan", "--profile", p, "--json", "--root", r])
+                .output()
+                .unwrap();
+            if o.status.code() == Some(1) && o.stdout.is_empty() {
+                continue;
+            }
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+            check("plan", &v, &what("plan"));
+        }
+        // doctor exits non-zero when it finds something.
+        check(
+            "doctor",
+            &run_json(&["doctor", "--json", "--root", r], &[0, 1, 3, 4, 5]),
+            &what("doctor"),
+        );
+    }
+}
+
+#[test]
+fn journal_commands_through_apply_and_rollback() {
+    for fx in ["c4-8xlarge", "two-socket-16q"] {
+        let (_t, r, s) = copy(fx);
+        let j = ["--root", r.as_str(), "--state-dir", s.as_str()];
+        let with = |a: &[&str]| -> Vec<String> {
+            a.iter()
+                .chain(j.iter())
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+        };
+        let json = |a: &[&str], ok: &[i32]| {
+            let v = with(a);
+            run_json(&v.iter().map(String::as_str).collect::<Vec<_>>(), ok)
+        };
+        check(
+            "profile-active",
+            &json(&["profile", "active", "--json"], &[0]),
+            "profile active (none)",
+        );
+        check(
+            "history",
+            &json(&["history", "--json"], &[0]),
+            "history (empty)",
+        );
+        check(
+            "rollback",
+            &json(&["rollback", "--json"], &[0]),
+            "rollback (nothing)",
+        );
+        check(
+            "apply",
+            &json(
+                &["apply", "--profile", "throughput", "--yes", "--json"],
+                &[0],
+            ),
+            "apply",
+        );
+        check("verify", &json(&["verify", "--json"], &[0, 3]), "verify");
+        check(
+            "profile-active",
+            &json(&["profile", "active", "--json"], &[0]),
+            "profile active",
+        );
+        check(
+            "history",
+            &json(&["history", "--json"], &[0]),
+            "history (applied)",
+        );
+        let rb = json(&["rollback", "--json"], &[0]);
+        check("rollback", &rb, "rollback");
+        assert_eq!(rb["rolled_back"], serde_json::json!([1]), "{rb}");
+        let h = json(&["history", "--json"], &[0]);
+        check("history", &h, "history (rolled back)");
+        assert!(h["generations"][0]["rolled_back_at"].is_u64(), "{h}");
+    }
+}
+
+#[test]
+fn rollback_json_is_printed_when_the_rollback_fails() {
+    let (_t, r, s) = copy("c4-8xlarge");
+    let j = ["--root", r.as_str(), "--state-dir", s.as_str()];
+    let mut a = vec!["apply", "--profile", "throughput", "--yes"];
+    a.extend(j);
+    run_json(&[a.as_slice(), &["--json"]].concat(), &[0]);
+    // A vanished knob: the IRQ's affinity file is gone.
+    std::fs::remove_dir_all(Path::new(&r).join("proc/irq/266")).unwrap();
+    let mut a = vec!["rollback", "--json"];
+    a.extend(j);
+    let v = run_json(&a, &[1]);
+    check("rollback", &v, "rollback (partial)");
+    assert!(v["error"].is_string(), "{v}");
+    assert!(v["restored"].is_null(), "{v}");
+    assert!(!v["unrestored"].as_array().unwrap().is_empty(), "{v}");
+}
+
+#[test]
+fn profile_list_and_show() {
+    check(
+        "profile-list",
+        &run_json(&["profile", "list", "--json"], &[0]),
+        "profile list",
+    );
+    let root = fixture("two-socket-16q");
+    for p in ["latency", "throughput", "balanced"] {
+        check(
+            "profile-show",
+            &run_json(
+                &[
+                    "profile",
+                    "show",
+                    p,
+                    "--json",
+                    "--root",
+                    root.to_str().unwrap(),
+                ],
+                &[0],
+            ),
+            &format!("profile show {p}"),
+        );
+    }
+}
+
+#[test]
+fn stat_lines_from_a_capture_with_samples() {
+    let root = fixture("nic-ena-allowance");
+    let o = Command::new(env!("CARGO_BIN_EXE_nettune"))
+        .args(["stat", "--json", "--root", root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut n = 0;
+    for line in text.lines() {
+        check("stat", &serde_json::from_str(line).unwrap(), "stat line");
+        n += 1;
+    }
+    assert!(n >= 1, "{text}");
+}
+
+/// Stored outputs (not made here): real `bench --json` results kept by the
+/// lab's tests, and the report's results.json fixture.
+#[test]
+fn stored_bench_results_and_results_json() {
+    let data = repo().join("crates/lab/tests/data");
+    let mut n = 0;
+    for e in std::fs::read_dir(&data).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        if name.starts_with("bench-") && name.ends_with(".json") {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            check("bench", &v, &name);
+            n += 1;
+        }
+    }
+    assert!(n >= 1);
+    let p = repo().join("crates/report/tests/fixtures/synthetic-results.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    check("results", &v, "synthetic-results.json");
+}
+
+#[test]
+fn serve_events_on_loopback() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nettune"))
+        .args([
+            "serve",
+            "--json",
+            "--quiet",
+            "--listen",
+            "127.0.0.1",
+            "--port",
+            "0",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    check("serve", &v, "serve listening");
+    assert_eq!(v["event"], "listening");
+    let addr = v["address"].as_str().unwrap().to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "{v}");
+    assert_ne!(addr, "127.0.0.1:0", "the bound port is reported");
+    bench_outputs_against(&addr);
+    let st = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    check("serve", &v, "serve stopped");
+    assert_eq!(v["event"], "stopped");
+    assert_eq!(v["signal"], 15);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+}
+
+/// `bench --json` and `bench --json-stream` against the server at `addr`
+/// (loopback, 1 s each).
+fn bench_outputs_against(addr: &str) {
+    let (host, port) = addr.rsplit_once(':').unwrap();
+    for mode in ["--json", "--json-stream"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_nettune"))
+            .args([
+                "bench",
+                host,
+                "--port",
+                port,
+                "--test",
+                "tcp-stream",
+                "--duration",
+                "1",
+                "--warmup",
+                "0",
+                "--interval",
+                "0.5",
+                mode,
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8(o.stdout).unwrap();
+        if mode == "--json" {
+            check(
+                "bench",
+                &serde_json::from_str(&text).unwrap(),
+                "bench --json",
+            );
+            continue;
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() >= 2, "{text}");
+        for l in &lines {
+            check(
+                "bench-stream",
+                &serde_json::from_str(l).unwrap(),
+                "bench --json-stream line",
+            );
+        }
+        let last: Value = serde_json::from_str(lines[lines.len() - 1]).unwrap();
+        assert_eq!(last["type"], "result", "{last}");
+    }
+}
