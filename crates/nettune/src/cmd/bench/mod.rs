@@ -243,6 +243,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let mut v = serde_json::to_value(i).unwrap_or_default();
             if let Some(m) = v.as_object_mut() {
                 m.insert("type".into(), "interval".into());
+                m.insert(
+                    "schema_version".into(),
+                    engine::report::RESULT_SCHEMA_VERSION.into(),
+                );
+                // Wall clock (the interval's start_s/end_s count from warm-up).
+                let now = model::time::rfc3339_utc(std::time::SystemTime::now());
+                m.insert("time".into(), now.into());
             }
             let _ = writeln!(out, "{v}");
             let _ = out.flush();
