@@ -424,6 +424,22 @@ fn stat_lines_from_a_capture_with_samples() {
     assert!(n >= 1, "{text}");
 }
 
+/// Live `stat` lines (this host's counters, read only) carry `time`.
+#[test]
+fn live_stat_lines() {
+    let o = Command::new(env!("CARGO_BIN_EXE_nettune"))
+        .args(["stat", "0.2", "2", "--json", "--no-nic-stats"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert!(v["time"].is_string(), "{line}");
+        check("stat", &v, "live stat line");
+    }
+}
+
 /// Stored outputs (not made here): real `bench --json` results kept by the
 /// lab's tests, and the report's results.json fixture.
 #[test]
