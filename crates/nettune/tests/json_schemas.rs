@@ -424,9 +424,11 @@ fn stat_lines_from_a_capture_with_samples() {
     assert!(n >= 1, "{text}");
 }
 
-/// Live `stat` lines (this host's counters, read only) carry `time`.
+/// This host's own outputs, read only (a fixture's shape is not a real
+/// host's: fields a fixture always has may be null here): live `stat` lines
+/// carry `time`; `inspect`, `doctor` and `plan` of the live host.
 #[test]
-fn live_stat_lines() {
+fn live_host_outputs() {
     let o = Command::new(env!("CARGO_BIN_EXE_nettune"))
         .args(["stat", "0.2", "2", "--json", "--no-nic-stats"])
         .output()
@@ -437,6 +439,23 @@ fn live_stat_lines() {
         let v: Value = serde_json::from_str(line).unwrap();
         assert!(v["time"].is_string(), "{line}");
         check("stat", &v, "live stat line");
+    }
+    check(
+        "inspect",
+        &run_json(&["inspect", "--json"], &[0]),
+        "live inspect",
+    );
+    check(
+        "doctor",
+        &run_json(&["doctor", "--json"], &[0, 1, 2]),
+        "live doctor",
+    );
+    for p in ["latency", "throughput", "balanced"] {
+        check(
+            "plan",
+            &run_json(&["plan", "--profile", p, "--json"], &[0]),
+            "live plan",
+        );
     }
 }
 
