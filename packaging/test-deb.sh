@@ -44,6 +44,8 @@ deb=$(packaging/build-deb.sh | tail -n 1)
 deb=${deb##* }
 [ -f "$deb" ] || { echo "deb: build-deb.sh did not name a .deb: $deb"; exit 1; }
 echo "deb: built $deb ($(du -h "$deb" | cut -f1))"
+# First in a throwaway overlay root: install, --version, man -l, remove, purge.
+bash packaging/test-deb-root.sh "$deb"
 
 fail() { echo "deb: FAIL: $*"; exit 1; }
 trap 'dpkg -P nettune >/dev/null 2>&1 || true' EXIT
