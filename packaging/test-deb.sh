@@ -13,6 +13,22 @@ if dpkg -s nettune >/dev/null 2>&1; then
   echo "deb: skipped: a nettune package is already installed on this machine; not replacing it"
   exit 0
 fi
+# The package's purge removes nettune's state (/var/lib/nettune, the rollback
+# journal) and what `apply --persist` wrote; never on a machine that has some.
+for f in /var/lib/nettune /etc/nettune/plan.json /etc/systemd/system/nettune.service; do
+  if [ -e "$f" ]; then
+    echo "deb: skipped: $f exists on this machine; purging the test package would remove it"
+    exit 0
+  fi
+done
+for p in iproute2 ethtool; do
+  if ! dpkg -s "$p" >/dev/null 2>&1; then
+    echo "deb: installing $p (a Depends of the package)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "$p" >/dev/null
+  fi
+done
 if ! command -v cargo-deb >/dev/null 2>&1; then
   echo "deb: installing cargo-deb (cargo install cargo-deb --locked)"
   cargo install cargo-deb --locked --quiet
@@ -28,6 +44,8 @@ deb=$(packaging/build-deb.sh | tail -n 1)
 deb=${deb##* }
 [ -f "$deb" ] || { echo "deb: build-deb.sh did not name a .deb: $deb"; exit 1; }
 echo "deb: built $deb ($(du -h "$deb" | cut -f1))"
+# First in a throwaway overlay root: install, --version, man -l, remove, purge.
+bash packaging/test-deb-root.sh "$deb"
 
 fail() { echo "deb: FAIL: $*"; exit 1; }
 trap 'dpkg -P nettune >/dev/null 2>&1 || true' EXIT
@@ -73,11 +91,17 @@ if command -v systemd-analyze >/dev/null 2>&1; then
     "$(dpkg -L nettune | grep '/nettune.service$')" || fail "systemd-analyze verify"
 fi
 [ "$(stat -c %a /etc/default/nettune-serve)" = 600 ] || fail "/etc/default/nettune-serve is not 0600"
+deps=$(dpkg-query -W -f='${Depends}' nettune)
+for p in iproute2 ethtool; do
+  case ", $deps," in *", $p,"*|*", $p "*) ;; *) fail "Depends lacks $p: $deps" ;; esac
+done
+# State a run would leave (the rollback journal's directory): purge removes it.
+mkdir -p /var/lib/nettune && touch /var/lib/nettune/deb-test
 
 dpkg -P nettune >/dev/null
 trap - EXIT
 ! dpkg -s nettune >/dev/null 2>&1 || fail "still installed after dpkg -P"
-for f in /usr/bin/nettune /etc/default/nettune-serve /usr/share/man/man1/nettune.1.gz; do
+for f in /usr/bin/nettune /etc/default/nettune-serve /usr/share/man/man1/nettune.1.gz /var/lib/nettune; do
   [ ! -e "$f" ] || fail "$f left behind by dpkg -P"
 done
 echo "deb: installed, ran /usr/bin/nettune, man nettune, completions and units; purged: ok"

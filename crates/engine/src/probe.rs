@@ -314,7 +314,7 @@ fn icmp_run(
         return ProbeReport::failed(spec, format!("ICMP socket to {addr}: {e}"));
     }
     let v6 = addr.is_ipv6();
-    let nonce: u64 = rand::random();
+    let nonce: u64 = crate::auth::random_u64();
     let ident = (std::process::id() & 0xffff) as u16;
     let interval = Duration::from_millis(spec.interval_ms.max(1));
     let slots = spec

@@ -211,10 +211,10 @@ const TOKEN_ENV: &str = "NETTUNE_TOKEN";
 /// `--rcvbuf` fixes need inside namespaces, whose `rmem_max` is the
 /// machine's own and is never raised.
 fn lab_token() -> String {
-    use rand::RngCore;
-    let mut b = [0u8; 16];
-    rand::thread_rng().fill_bytes(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    engine::auth::random_bytes::<16>()
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
 }
 
 /// When the guarded child has exited: its status and (at most 4 KiB of) stderr.

@@ -131,13 +131,68 @@ fn deb_assets_from_the_tree_exist_and_generated_ones_come_from_build_deb() {
         "usr/share/bash-completion/completions/nettune",
         "usr/share/zsh/vendor-completions/_nettune",
         "usr/share/fish/vendor_completions.d/nettune.fish",
-        "lib/systemd/system/nettune-serve.service",
-        "lib/systemd/system/nettune.service",
     ] {
         assert!(dests.iter().any(|d| d == want), "no asset installs {want}");
     }
     let scripts = deb["maintainer-scripts"].as_str().unwrap();
-    assert!(crate_dir.join(scripts).join("postinst").is_file());
+    for s in ["postinst", "postrm"] {
+        let text = std::fs::read_to_string(crate_dir.join(scripts).join(s)).unwrap();
+        assert!(
+            text.contains("#DEBHELPER#"),
+            "{s}: no token for the systemd fragments"
+        );
+    }
+    // The units are cargo-deb's systemd-units (installed, shipped disabled and
+    // stopped on remove by generated maintainer scripts), not plain assets.
+    let units = deb["systemd-units"].as_array().unwrap();
+    for unit in ["nettune-serve", "nettune"] {
+        let u = units
+            .iter()
+            .find(|u| u["unit-name"].as_str() == Some(unit))
+            .unwrap_or_else(|| panic!("no systemd-units entry for {unit}"));
+        assert_eq!(u["enable"].as_bool(), Some(false), "{unit} enabled");
+        assert_eq!(u["start"].as_bool(), Some(false), "{unit} started");
+        let dir = crate_dir.join(u["unit-scripts"].as_str().unwrap());
+        assert!(
+            dir.join(format!("{unit}.service")).is_file(),
+            "{unit}.service"
+        );
+        assert!(!dests
+            .iter()
+            .any(|d| d.contains(&format!("/{unit}.service"))));
+    }
+    let depends = deb["depends"].as_str().unwrap();
+    for d in ["$auto", "iproute2", "ethtool"] {
+        assert!(
+            depends.split(',').any(|x| x.trim() == d),
+            "Depends lacks {d}"
+        );
+    }
+    assert_eq!(deb["suggests"].as_str(), Some("irqbalance"));
+    assert!(
+        deb.get("maintainer").is_none(),
+        "the maintainer is the workspace's author"
+    );
+    let ws: toml::Value = read("Cargo.toml").parse().unwrap();
+    let author = ws["workspace"]["package"]["authors"][0].as_str().unwrap();
+    assert!(
+        !author.contains("localhost") && author.contains('@'),
+        "{author}"
+    );
+    let changelog = read("packaging/changelog");
+    let version = ws["workspace"]["package"]["version"].as_str().unwrap();
+    assert!(
+        changelog.starts_with(&format!("nettune ({version}-")),
+        "packaging/changelog's first entry is not this version"
+    );
+    assert!(
+        changelog.contains(&format!(" -- {author}  ")),
+        "changelog signed by the maintainer"
+    );
+    assert_eq!(
+        crate_dir.join(deb["changelog"].as_str().unwrap()),
+        crate_dir.join("../../packaging/changelog")
+    );
 }
 
 #[test]

@@ -509,7 +509,7 @@ fn run_test(
     (force, notes): (bool, Vec<String>),
     sh: &Shared,
 ) -> Result<(), SessionError> {
-    let test_id: u64 = rand::random::<u64>() | 1;
+    let test_id: u64 = auth::random_u64() | 1;
     let tag = proto::udp_tag(test_id);
     // IPv4 clients of a dual-stack listener get IPv4 data sockets.
     let ip = ctrl.local_addr()?.ip().to_canonical();

@@ -34,7 +34,7 @@ fn run(args: &[&str]) -> Result<String, HostError> {
         // `nettune serve`'s token is not for its children.
         .env_remove("NETTUNE_TOKEN")
         .output()
-        .map_err(|e| HostError::io(&what, e))?;
+        .map_err(|e| not_installed(&what, e))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
         return Err(HostError::Io {
@@ -43,6 +43,19 @@ fn run(args: &[&str]) -> Result<String, HostError> {
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A spawn error of `what`: a missing ethtool(8) says to install it (not
+/// "not found", which for a knob means the knob is absent).
+fn not_installed(what: &str, e: std::io::Error) -> HostError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        HostError::Io {
+            path: PathBuf::from(what),
+            error: std::io::Error::new(e.kind(), super::stats::NOT_INSTALLED),
+        }
+    } else {
+        HostError::io(what, e)
+    }
 }
 
 impl Ethtool for LiveEthtool {
@@ -60,5 +73,23 @@ impl Ethtool for LiveEthtool {
         crate::apply::targets::check_iface(iface)?;
         let args = knobpath::ethtool_set_args(iface, attr.group(), attr.name(), &value.to_string());
         run(&args.each_ref().map(String::as_str)).map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_ethtool_is_named_as_such() {
+        let e = not_installed(
+            "ethtool -L eth0 combined 4",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        );
+        assert_eq!(
+            e.to_string(),
+            "ethtool -L eth0 combined 4: install ethtool (not found in PATH)"
+        );
+        assert!(!e.is_not_found(), "not an absent knob");
     }
 }

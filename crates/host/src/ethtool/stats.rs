@@ -31,6 +31,10 @@ pub const ETHTOOL_DEADLINE: Duration = Duration::from_secs(2);
 /// hundred KiB); the rest is discarded and the read reported as an error.
 pub const MAX_OUTPUT: u64 = 4 << 20;
 
+/// What nettune says when ethtool(8) is not on `PATH`: a missing tool to
+/// install, not a device that lacks the feature.
+pub const NOT_INSTALLED: &str = "install ethtool (not found in PATH)";
+
 /// ethtool(8) exits with the errno; EOPNOTSUPP is "no stats available".
 const EXIT_EOPNOTSUPP: i32 = 94;
 
@@ -77,13 +81,21 @@ fn reader<R: Read + Send + 'static>(
     })
 }
 
-/// Run `program args` with no stdin, killing it at `deadline`.
+/// Run `program args` with no stdin, killing it at `deadline`; `program` is
+/// looked up in `path` instead of the process's `PATH` when given (tests: an
+/// empty directory).
 pub(crate) fn run_bounded(
     program: &str,
     args: &[&str],
     deadline: Duration,
+    path: Option<&std::ffi::OsStr>,
 ) -> Result<Ran, RunError> {
-    let mut child = match Command::new(program)
+    let mut cmd = Command::new(program);
+    if let Some(p) = path {
+        // A PATH set on the Command is the one the program is looked up in.
+        cmd.env("PATH", p);
+    }
+    let mut child = match cmd
         .args(args)
         .env("LC_ALL", "C")
         // `nettune serve`'s token is not for its children.
@@ -137,17 +149,29 @@ fn describe(iface: &str, all_groups: bool) -> String {
 
 /// Run one `ethtool -S` and parse it.
 fn one(iface: &str, all_groups: bool, deadline: Duration) -> Probe<NicStats> {
+    one_in(iface, all_groups, deadline, None)
+}
+
+/// [`one`], with ethtool looked up in `path` when given.
+fn one_in(
+    iface: &str,
+    all_groups: bool,
+    deadline: Duration,
+    path: Option<&std::ffi::OsStr>,
+) -> Probe<NicStats> {
     let what = describe(iface, all_groups);
     let args: &[&str] = if all_groups {
         &["-S", iface, "--all-groups"]
     } else {
         &["-S", iface]
     };
-    let ran = match run_bounded("ethtool", args, deadline) {
+    let ran = match run_bounded("ethtool", args, deadline, path) {
         Ok(r) => r,
+        // An error, not "unsupported": the device may well have counters,
+        // and the fix is on this machine.
         Err(RunError::NotFound) => {
-            return Probe::Unsupported {
-                reason: "ethtool(8) is not installed (it reads the driver's counters)".into(),
+            return Probe::Error {
+                message: format!("{what}: {NOT_INSTALLED}"),
             }
         }
         Err(RunError::Io(e)) => {
@@ -246,21 +270,40 @@ mod tests {
     #[test]
     fn bounded_run_kills_at_the_deadline() {
         let t = Instant::now();
-        let r = run_bounded("sleep", &["5"], Duration::from_millis(100));
+        let r = run_bounded("sleep", &["5"], Duration::from_millis(100), None);
         assert!(matches!(r, Err(RunError::Timeout(_))), "{r:?}");
         assert!(t.elapsed() < Duration::from_secs(3));
         assert!(matches!(
-            run_bounded("nettune-no-such-program", &[], ETHTOOL_DEADLINE),
+            run_bounded("nettune-no-such-program", &[], ETHTOOL_DEADLINE, None),
             Err(RunError::NotFound)
         ));
         let r = run_bounded(
             "sh",
             &["-c", "echo hi; echo oops >&2; exit 3"],
             ETHTOOL_DEADLINE,
+            None,
         )
         .unwrap();
         assert_eq!((r.code, r.stdout.as_slice()), (Some(3), &b"hi\n"[..]));
         assert_eq!(r.stderr, b"oops\n");
+    }
+
+    #[test]
+    fn a_missing_ethtool_says_install_it_not_unsupported() {
+        let empty = tempfile::tempdir().unwrap();
+        let p = one_in(
+            "eth0",
+            false,
+            ETHTOOL_DEADLINE,
+            Some(empty.path().as_os_str()),
+        );
+        match p {
+            Probe::Error { message } => assert_eq!(
+                message,
+                "ethtool -S eth0: install ethtool (not found in PATH)"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -269,6 +312,7 @@ mod tests {
             "sh",
             &["-c", "head -c 6000000 /dev/zero"],
             Duration::from_secs(10),
+            None,
         )
         .unwrap();
         assert!(r.truncated);
