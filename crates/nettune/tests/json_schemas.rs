@@ -13,6 +13,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod fixture_copy;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -189,23 +190,15 @@ fn fixture_roots() -> Vec<PathBuf> {
     v
 }
 
-/// A writable copy of a fixture (apply writes to it) and a state dir.
-fn copy(name: &str) -> (tempfile::TempDir, String, String) {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("root");
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(fixture(name))
-        .arg(&root)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let state = t.path().join("state");
+/// A writable copy of a fixture (apply writes to it) and a state dir, as
+/// paths.
+fn copy(name: &str) -> (fixture_copy::Copy, String, String) {
+    let c = fixture_copy::copy(name);
     let (r, s) = (
-        root.to_str().unwrap().to_string(),
-        state.to_str().unwrap().to_string(),
+        c.root.to_str().unwrap().to_string(),
+        c.state.to_str().unwrap().to_string(),
     );
-    (t, r, s)
+    (c, r, s)
 }
 
 #[test]

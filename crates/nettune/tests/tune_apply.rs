@@ -607,7 +607,7 @@ fn irqbalance_stop_profile_option_stops_it() {
 /// copy. Run as `nobody` (setpriv) on a fixture copy it cannot write.
 #[test]
 fn apply_and_rollback_without_root_say_they_need_root() {
-    if !nettune_is_root() {
+    if !lab::is_root() {
         eprintln!("skipped: needs root to drop to an unprivileged user with setpriv");
         return;
     }
@@ -643,15 +643,4 @@ fn apply_and_rollback_without_root_say_they_need_root() {
             "{cmd}: {err}"
         );
     }
-}
-
-fn nettune_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
 }
