@@ -164,7 +164,14 @@ fn man_pages_render_for_the_command_and_each_subcommand() {
         let page = std::fs::read_to_string(out.join(format!("{stem}.1")))
             .unwrap_or_else(|e| panic!("{stem}.1: {e}"));
         assert!(page.contains(&format!(".TH {stem} 1")), "{stem}: {page}");
-        assert!(page.contains("Examples"), "{stem} has no examples");
+        // The sections a man page reader looks for, not clap_mangen's EXTRA;
+        // the footer names nettune, not the subcommand.
+        for sec in [".SH EXAMPLES", ".SH \"EXIT STATUS\"", ".SH \"SEE ALSO\""] {
+            assert!(page.contains(sec), "{stem}: no {sec}");
+        }
+        assert!(!page.contains(".SH EXTRA"), "{stem}: EXTRA section");
+        let th = page.lines().find(|l| l.starts_with(".TH ")).unwrap();
+        assert!(th.contains("\"nettune 0.1.0\""), "{stem}: {th}");
         if p.len() == 1 {
             // The main page lists the subcommand.
             // roff escapes the hyphen: nettune\-plan(1).
@@ -172,6 +179,13 @@ fn man_pages_render_for_the_command_and_each_subcommand() {
             assert!(main.contains(&listed), "{listed} not in nettune.1");
         }
     }
+    for sec in [".SH ENVIRONMENT", ".SH FILES"] {
+        assert!(main.contains(sec), "nettune.1: no {sec}");
+    }
+    let serve = std::fs::read_to_string(out.join("nettune-serve.1")).unwrap();
+    assert!(serve.contains("NETTUNE_TOKEN"), "{serve}");
+    let apply = std::fs::read_to_string(out.join("nettune-apply.1")).unwrap();
+    assert!(apply.contains("/var/lib/nettune"), "{apply}");
     assert!(
         !out.join("nettune-man.1").exists(),
         "the hidden command has no page"
