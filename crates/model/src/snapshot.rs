@@ -247,6 +247,28 @@ pub struct QueueRef {
     pub index: Option<u32>,
 }
 
+impl QueueRef {
+    /// The queue as the stat and top screens name it (`rx-3`, `txrx-0`,
+    /// `other`), `-` for none.
+    pub fn label(q: Option<QueueRef>) -> String {
+        match q {
+            None => "-".into(),
+            Some(QueueRef { kind, index }) => {
+                let k = match kind {
+                    QueueKind::Combined => "txrx",
+                    QueueKind::Rx => "rx",
+                    QueueKind::Tx => "tx",
+                    QueueKind::Other => "other",
+                };
+                match index {
+                    Some(i) => format!("{k}-{i}"),
+                    None => k.into(),
+                }
+            }
+        }
+    }
+}
+
 /// How an IRQ's queue was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -173,23 +173,9 @@ pub fn nic_names(snapshot: &HostSnapshot, delta: Option<&Delta>, only: &[String]
     names
 }
 
-/// `rx-3`, `txrx-0`, `-`.
+/// `rx-3`, `txrx-0`, `-` ([`QueueRef::label`]).
 pub fn queue_label(q: Option<QueueRef>) -> String {
-    match q {
-        None => "-".into(),
-        Some(QueueRef { kind, index }) => {
-            let k = match kind {
-                QueueKind::Combined => "txrx",
-                QueueKind::Rx => "rx",
-                QueueKind::Tx => "tx",
-                QueueKind::Other => "other",
-            };
-            match index {
-                Some(i) => format!("{k}-{i}"),
-                None => k.into(),
-            }
-        }
-    }
+    QueueRef::label(q)
 }
 
 /// Descending by `f`, ties by ascending `id`.

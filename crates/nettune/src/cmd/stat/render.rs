@@ -2,7 +2,7 @@
 //! queues, IRQs, error counters).
 
 use host::sampler::{Delta, QueueDelta, ERROR_COUNTERS};
-use model::snapshot::{QueueKind, QueueRef};
+use model::snapshot::QueueRef;
 use model::text::Printable;
 use model::units::fmt_bits_per_sec;
 use model::Nanos;
@@ -25,24 +25,6 @@ pub fn rate(v: f64) -> String {
 
 pub(super) fn opt_rate(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), rate)
-}
-
-fn queue_label(q: Option<QueueRef>) -> String {
-    match q {
-        None => "-".into(),
-        Some(QueueRef { kind, index }) => {
-            let k = match kind {
-                QueueKind::Combined => "txrx",
-                QueueKind::Rx => "rx",
-                QueueKind::Tx => "tx",
-                QueueKind::Other => "other",
-            };
-            match index {
-                Some(i) => format!("{k}-{i}"),
-                None => k.into(),
-            }
-        }
-    }
 }
 
 fn secs(n: Nanos) -> f64 {
@@ -147,7 +129,7 @@ pub fn render_at(d: &Delta, seq: u64, time: Option<&str>) -> String {
                 i.irq.0,
                 Printable(&i.name),
                 Printable(i.iface.as_deref().unwrap_or("-")),
-                queue_label(i.queue),
+                QueueRef::label(i.queue),
                 rate(i.per_s),
                 cpus.join(" ")
             );
