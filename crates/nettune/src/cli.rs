@@ -14,8 +14,9 @@ Examples:
   nettune completions bash > /etc/bash_completion.d/nettune
 
 Exit codes: 0 success, 1 error, 2 usage error, 3 drift (verify), 130 interrupted
-(bench); see docs/exit-codes.md. `man nettune-COMMAND` or `nettune COMMAND --help`
-for each command.";
+(bench); see EXIT STATUS in nettune(1). `man nettune-COMMAND` or `nettune COMMAND
+--help` for each command; the reference (JSON shapes, rules, lab) is in
+/usr/share/doc/nettune/docs.";
 
 /// Measure, explain, tune and prove a Linux host's network path.
 #[derive(Debug, Parser)]

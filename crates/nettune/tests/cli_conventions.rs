@@ -207,3 +207,68 @@ fn man_pages_render_for_the_command_and_each_subcommand() {
         assert!(r.status.success() && s.contains("drift"), "{s}");
     }
 }
+
+/// Where `text` names a file of the source tree (`docs/...`, `crates/...`)
+/// rather than an installed one (`/usr/share/doc/nettune/docs/...`).
+fn source_paths(text: &str) -> Vec<String> {
+    const INSTALLED: &str = "/usr/share/doc/nettune/";
+    let mut bad = Vec::new();
+    for word in ["docs/", "crates/"] {
+        for (at, _) in text.match_indices(word) {
+            if !text[..at].ends_with(INSTALLED) {
+                let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+                bad.push(text[line_start..line_end].to_string());
+            }
+        }
+    }
+    bad
+}
+
+/// Issue 21 item 5: a man page or --help on an installed system points to
+/// a man page section or to the installed documentation, never into the
+/// source tree.
+#[test]
+fn man_pages_and_help_cite_no_source_tree_path() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("man");
+    let o = bin().args(["man", "--out"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let mut bad = Vec::new();
+    let mut pages = 0;
+    for e in std::fs::read_dir(&out).unwrap() {
+        let path = e.unwrap().path();
+        let page = std::fs::read_to_string(&path).unwrap();
+        pages += 1;
+        for l in source_paths(&page) {
+            bad.push(format!("{}: {l}", path.display()));
+        }
+    }
+    assert!(pages > 10, "{pages} pages");
+    let mut paths = subcommand_paths();
+    paths.push(Vec::new());
+    for p in &paths {
+        let mut c = Cli::command();
+        c.build();
+        let mut sub = &mut c;
+        for name in p {
+            sub = sub.find_subcommand_mut(name).unwrap();
+        }
+        let help = sub.render_long_help().to_string();
+        for l in source_paths(&help) {
+            bad.push(format!("nettune {} --help: {l}", p.join(" ")));
+        }
+    }
+    assert!(bad.is_empty(), "source-tree paths:\n{}", bad.join("\n"));
+    // The installed documents they name are shipped by the package.
+    let cargo = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"),
+    )
+    .unwrap();
+    for asset in [
+        "[\"../../docs/*.md\", \"usr/share/doc/nettune/docs/\"",
+        "[\"../../docs/schema/*.json\", \"usr/share/doc/nettune/docs/schema/\"",
+    ] {
+        assert!(cargo.contains(asset), "no asset {asset}");
+    }
+}

@@ -17,8 +17,9 @@ Examples:
 Records every file `inspect` reads (plus the counters `stat` reads), the sysfs symlinks
 between them and ethtool state (with the driver's counters, ethtool -S) as ethtool/IF.json,
 so the tree can be sent and read back with --root. With --samples N it also records N sets
-of the counters the sampler reads, --interval seconds apart, under samples/ (layout in
-docs/snapshot.md), so that stat and doctor compute rates from the capture as they do live.";
+of the counters the sampler reads, --interval seconds apart, under samples/, so that stat
+and doctor compute rates from the capture as they do live (layout in
+/usr/share/doc/nettune/docs/snapshot.md).";
 
 /// Flags of `nettune capture`.
 #[derive(Debug, clap::Args)]

@@ -47,7 +47,7 @@ Each finding has a stable id, a severity (critical, warning, info), the evidence
 file or counter each number came from, why it matters, the fix (plan changes and the
 `nettune plan` command that makes them, or the application's socket option) and its
 source. Exit status: 0 nothing above info, 1 warnings, 2 critical, 3 doctor could not
-run. JSON shape: docs/doctor.md.";
+run. JSON shape: /usr/share/doc/nettune/docs/doctor.md.";
 
 /// Flags of `nettune doctor`.
 #[derive(Debug, clap::Args)]
@@ -70,7 +70,7 @@ pub struct Args {
     /// planned with it (default balanced).
     #[arg(long, short, value_name = "P")]
     pub profile: Option<String>,
-    /// Print the report as JSON (shape: docs/doctor.md).
+    /// Print the report as JSON (shape: /usr/share/doc/nettune/docs/doctor.md).
     #[arg(long)]
     pub json: bool,
 }

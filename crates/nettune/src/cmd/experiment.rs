@@ -41,7 +41,7 @@ one hour a terminal asks, and without one --yes is required (exit 2 otherwise)."
 #[derive(Debug, Parser)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// The experiment file (TOML; see docs/experiment.md).
+    /// The experiment file (TOML; see /usr/share/doc/nettune/docs/experiment.md).
     pub file: PathBuf,
     /// Results directory [default: nettune-experiment-NAME].
     #[arg(long, value_name = "DIR", conflicts_with = "resume")]

@@ -26,7 +26,8 @@ pub struct Args {
     pub journal: JournalArgs,
     /// Print JSON: {schema_version, generations: [{generation, applied_at,
     /// applied_at_utc, profile, writes, status, rolled_back_at, rolled_back_at_utc,
-    /// unrestored}]}; times in Unix seconds and as UTC text (docs/schema/history.json).
+    /// unrestored}]}; times in Unix seconds and as UTC text
+    /// (/usr/share/doc/nettune/docs/schema/history.json).
     #[arg(long)]
     pub json: bool,
 }

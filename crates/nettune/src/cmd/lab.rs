@@ -51,7 +51,7 @@ Examples:
   # measuring only (nothing on the host is changed)
   nettune lab --loopback
 
-  # The results as JSON (the results.json shape, docs/lab.md)
+  # The results as JSON (its shape: lab.md in /usr/share/doc/nettune/docs)
   sudo nettune lab --json > lab.json
 
 The suite: tcp-stream, udp-stream of 64-byte datagrams, tcp-rr and tcp-crr, each with
@@ -61,7 +61,8 @@ the receiver) under a tcp-stream, then under tcp-crr and 64-byte udp-stream; eac
 changes are applied on that host through a journal and rolled back at the end, and fixes
 that are socket options (--rcvbuf, --congestion) go to the after suite's bench arguments.
 The table says what was found, applied and not applied on which host. Ctrl-C rolls back, removes the lab and exits 130; the lab of a
-killed run is removed at the next start. See docs/lab.md.";
+killed run is removed at the next start. See
+/usr/share/doc/nettune/docs/lab.md.";
 
 /// Flags of `nettune lab`.
 #[derive(Debug, clap::Args)]

@@ -109,6 +109,13 @@ fn render(cmd: &clap::Command, man: &clap_mangen::Man) -> std::io::Result<Vec<u8
     } else {
         "nettune(1), ethtool(8), irqbalance(1), iperf3(1)".to_string()
     };
+    // The reference documents (JSON shapes, doctor rules, lab, exit codes per
+    // command) as the Debian package installs them, not the source tree.
+    let docs = literal(
+        "The reference documents: /usr/share/doc/nettune/docs\n\
+         (listed in /usr/share/doc/nettune/README.md).",
+    );
+    let see = format!("{see}\n.PP\n{docs}");
     section(&mut w, "SEE ALSO", &see);
     Ok(w)
 }

@@ -21,7 +21,8 @@ Examples:
 `show` prints the profile's rules (rationale and source), its settings and the plan it
 would make on this host (or on --root). `active` reads the journal: the newest applied
 generation that is not rolled back, its profile and when it was applied, or `none`.
-The --json shapes are in docs/tune.md (\"nettune profile\") and docs/schema/profile-*.json.";
+The --json shapes are in /usr/share/doc/nettune/docs/tune.md (\"nettune profile\") and
+/usr/share/doc/nettune/docs/schema/profile-*.json.";
 
 /// Load `--profile NAME_OR_PATH`: a built-in by name, else a TOML file read
 /// here through host's bounded reader (a regular file of at most
@@ -177,7 +178,9 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("Built-in profiles (a TOML file can inherit one; see docs/tune.md):");
+    println!(
+        "Built-in profiles (a TOML file can inherit one; see /usr/share/doc/nettune/docs/tune.md):"
+    );
     for e in &out {
         println!("- {:<11} {}", e.name, e.description);
     }

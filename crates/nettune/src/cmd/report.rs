@@ -19,7 +19,7 @@ map), the machine, lab, host facts, plans applied, doctor findings before and af
 the per-cell table with verdicts, n/a cells with their reasons, and the lab's overhead.
 No scripts, fonts or network fetches: open it anywhere, mail it, attach it.
 `nettune lab` and `nettune experiment` write both files at their end. A results.json
-written by a newer nettune is refused (docs/report.md).";
+written by a newer nettune is refused (see /usr/share/doc/nettune/docs/report.md).";
 
 /// Flags of `nettune report`.
 #[derive(Debug, clap::Args)]

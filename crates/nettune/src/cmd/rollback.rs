@@ -27,7 +27,8 @@ could not be restored stays in force (exit 1, each knob named).
 A corrupt or edited journal (a target outside the kernel's knobs or the root) is
 refused before anything is touched. The state directory is locked while a
 rollback runs; a concurrent apply or rollback fails at once, naming the pid.
---json prints one document, also when the rollback fails (docs/schema/rollback.json).";
+--json prints one document, also when the rollback fails
+(/usr/share/doc/nettune/docs/schema/rollback.json).";
 
 /// Flags of `nettune rollback`.
 #[derive(Debug, clap::Args)]

@@ -88,7 +88,7 @@ pub struct Args {
     /// Do not log sessions to stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print events as JSON lines on stdout (docs/schema/serve.json):
+    /// Print events as JSON lines on stdout (/usr/share/doc/nettune/docs/schema/serve.json):
     /// {schema_version, event: "listening", address, protocol, token_required,
     /// ipv4_only} once listening, {schema_version, event: "stopped", signal, error}
     /// on SIGTERM, SIGINT or SIGHUP (exit 128 + signal) or when the server fails.

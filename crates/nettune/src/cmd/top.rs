@@ -27,7 +27,8 @@ Examples:
 
 Keys: q/Esc/Ctrl-C quit, s cycles the sort (id, softirq, busy), tab or 1-9 picks the NIC,
 f or space freezes the screen, ? shows help. Needs a terminal of at least 80x20; for a pipe,
-a log or a script use `nettune stat` (and `nettune stat --json`). Screen layout: docs/top.md.";
+a log or a script use `nettune stat` (and `nettune stat --json`). Screen layout:
+/usr/share/doc/nettune/docs/top.md.";
 
 /// Flags of `nettune top`.
 #[derive(Debug, clap::Args)]

@@ -30,7 +30,8 @@ Shows NUMA nodes, cores and SMT siblings; per NIC its driver, PCI address, node,
 channels, rings, coalescing and features, and a queue -> IRQ -> affinity -> node -> RPS/XPS ->
 interrupts table (a queue mapping inferred from MSI order or a legacy IRQ is marked); the
 driver's own counters (ethtool -S) per queue, and its drop/error counters that are not zero;
-key sysctls; irqbalance and tuned; and findings. The --json shape is in docs/snapshot.md.";
+key sysctls; irqbalance and tuned; and findings. The --json shape is in
+/usr/share/doc/nettune/docs/snapshot.md.";
 
 /// Flags of `nettune inspect`.
 #[derive(Debug, clap::Args)]
@@ -39,7 +40,7 @@ pub struct Args {
     /// Directory standing for `/` (a fixture or a `nettune capture`).
     #[arg(long, default_value = "/")]
     pub root: PathBuf,
-    /// Print the full snapshot as JSON (shape: docs/snapshot.md).
+    /// Print the full snapshot as JSON (shape: /usr/share/doc/nettune/docs/snapshot.md).
     #[arg(long)]
     pub json: bool,
     /// Only these interfaces (repeatable).

@@ -29,7 +29,7 @@ Examples:
   nettune stat                          one report a second until Ctrl-C
   nettune stat 1 5                      five reports a second apart (as mpstat takes them)
   nettune stat -i 0.5 --iface eth0      twice a second, one NIC
-  nettune stat --cpus 0-3 --json        NDJSON, CPUs 0-3 only (shape: docs/stat.md)
+  nettune stat --cpus 0-3 --json        NDJSON, CPUs 0-3 only
   nettune stat --root DIR -c 1          a tree recorded by `nettune capture`; with samples
                                         recorded (capture --samples N), their N-1 intervals
   nettune stat --no-nic-stats           without the driver counters (no ethtool -S reads)
@@ -38,7 +38,8 @@ Per interval: per-CPU %usr/%sys/%irq/%soft/%steal/%idle and NET_RX/NET_TX softir
 softnet processed, dropped, time_squeeze and RPS per CPU; per NIC packets/s, bit/s and
 drops; per queue packets/s and drops/s from the driver's counters (ethtool -S) with the
 queue's IRQ and packets per interrupt; driver drop/error counters that moved; the busiest
-IRQs with their queue; UDP/TCP error counters that moved.";
+IRQs with their queue; UDP/TCP error counters that moved. The --json shape is in
+/usr/share/doc/nettune/docs/stat.md.";
 
 /// Flags of `nettune stat`.
 #[derive(Debug, clap::Args)]
