@@ -139,3 +139,89 @@ fn bash_completes_profiles_interfaces_and_tests() {
     let got = r(&["nettune", "bench", "-t", "tcp-"]);
     assert_eq!(got, ["tcp-stream", "tcp-rr", "tcp-crr"]);
 }
+
+/// Whether `shell` runs here.
+fn has(shell: &str) -> bool {
+    Command::new(shell)
+        .arg("-c")
+        .arg("true")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn fish_completes_profiles_interfaces_and_tests() {
+    if !has("fish") {
+        eprintln!("skipped: no fish");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("mine.toml"), "").unwrap();
+    let file = t.path().join("nettune.fish");
+    std::fs::write(&file, script(Shell::Fish)).unwrap();
+    let complete = |line: &str| -> Vec<String> {
+        let o = Command::new("fish")
+            .args(["--no-config", "-c"])
+            .arg(format!("source {}; complete -C '{line}'", file.display()))
+            .current_dir(t.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.split('\t').next().unwrap_or_default().to_string())
+            .collect()
+    };
+    for line in ["nettune plan --profile ", "nettune profile show "] {
+        let got = complete(line);
+        for n in NAMES.iter().chain(&["mine.toml"]) {
+            assert!(got.iter().any(|g| g == n), "{line}: {got:?}");
+        }
+    }
+    if std::path::Path::new("/sys/class/net/lo").exists() {
+        assert_eq!(complete("nettune bench --bind-dev l"), ["lo"]);
+        let got = complete("nettune inspect --iface ");
+        assert!(got.iter().any(|g| g == "lo"), "{got:?}");
+    }
+    assert_eq!(
+        complete("nettune bench -t tcp-"),
+        ["tcp-crr", "tcp-rr", "tcp-stream"]
+    );
+}
+
+#[test]
+fn zsh_script_parses_and_its_helpers_list_profiles_and_interfaces() {
+    if !has("zsh") {
+        eprintln!("skipped: no zsh");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("_nettune");
+    std::fs::write(&file, script(Shell::Zsh)).unwrap();
+    let o = Command::new("zsh").arg("-n").arg(&file).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Outside a completion widget: compadd and _alternative print what
+    // they are given.
+    let o = Command::new("zsh")
+        .arg("-f")
+        .arg("-c")
+        .arg(format!(
+            "compdef() {{ :; }}; compadd() {{ print -l -- \"${{(@P)${{@[-1]}}}}\"; }}; \
+             _alternative() {{ print -l -- \"$@\"; }}; source {}; \
+             _nettune_profiles; print -r -- SPLIT; _nettune_ifaces",
+            file.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let (profiles, ifaces) = out.split_once("SPLIT\n").unwrap();
+    assert!(
+        profiles.contains("(latency throughput balanced)") && profiles.contains("_files"),
+        "{profiles}"
+    );
+    if std::path::Path::new("/sys/class/net/lo").exists() {
+        assert!(ifaces.lines().any(|l| l == "lo"), "{ifaces}");
+    }
+}
