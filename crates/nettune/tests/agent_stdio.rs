@@ -1,0 +1,421 @@
+//! `nettune agent --stdio` through the fleet crate's transports: each
+//! request answers with the document the CLI's `--json` prints; broken
+//! streams are answered and end the agent cleanly; a namespace reached with
+//! `ip netns exec` (as root; skipped otherwise).
+
+#![allow(clippy::unwrap_used)]
+
+mod fixture_copy;
+
+use fixture_copy::{bin, copy, fixture, nettune, ok, text};
+use fleet::proto::{self, ErrorKind, Request, Response, MAX_REQUEST, MAX_RESPONSE};
+use fleet::{Agent, AgentError, Local, Netns};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_nettune");
+const T: Duration = Duration::from_secs(30);
+
+fn local() -> Agent {
+    Agent::connect(&Local { exe: EXE.into() }, "0.1.0", T).unwrap()
+}
+
+/// `nettune ARGS` parsed as JSON, and its exit code.
+fn cli_json(args: &[&str]) -> (serde_json::Value, i32) {
+    let o = bin().args(args).stdin(Stdio::null()).output().unwrap();
+    let v =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", text(&o)));
+    (v, o.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn inspect_plan_and_doctor_answer_what_the_cli_prints() {
+    let root = fixture("c4-8xlarge");
+    let r = root.to_str().unwrap();
+    let mut a = local();
+    assert_eq!(a.peer().nettune_version, env!("CARGO_PKG_VERSION"));
+    assert!(a.peer().caps.iter().any(|c| c == "inspect"));
+
+    let (v, code) = a
+        .json(
+            &Request::Inspect {
+                root: Some(root.clone()),
+                iface: vec![],
+            },
+            T,
+        )
+        .unwrap();
+    assert_eq!(
+        (v, i32::from(code)),
+        cli_json(&["inspect", "--json", "--root", r])
+    );
+
+    let (v, code) = a
+        .json(
+            &Request::Plan {
+                profile: "throughput".into(),
+                root: Some(root.clone()),
+                iface: vec![],
+                cpus: None,
+                exclude_cpus: Some("2-3".into()),
+                bdp: Some("10gbit,20ms".into()),
+            },
+            T,
+        )
+        .unwrap();
+    let cli = cli_json(&[
+        "plan",
+        "--profile",
+        "throughput",
+        "--json",
+        "--root",
+        r,
+        "--exclude-cpus",
+        "2-3",
+        "--bdp",
+        "10gbit,20ms",
+    ]);
+    assert_eq!((v, i32::from(code)), cli);
+
+    let doc = fixture("doctor");
+    let dir = std::fs::read_dir(&doc)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .min()
+        .unwrap_or(root.clone());
+    let (v, code) = a
+        .json(
+            &Request::Doctor {
+                seconds: None,
+                root: Some(dir.clone()),
+                profile: Some("latency".into()),
+                bdp: None,
+                allowance: None,
+            },
+            T,
+        )
+        .unwrap();
+    let cli = cli_json(&[
+        "doctor",
+        "--json",
+        "--root",
+        dir.to_str().unwrap(),
+        "--profile",
+        "latency",
+    ]);
+    assert_eq!((v, i32::from(code)), cli, "doctor of {}", dir.display());
+}
+
+#[test]
+fn errors_are_the_cli_messages_and_the_session_goes_on() {
+    let mut a = local();
+    let e = a
+        .json(
+            &Request::Inspect {
+                root: Some("/nonexistent/nettune-root".into()),
+                iface: vec![],
+            },
+            T,
+        )
+        .unwrap_err();
+    match &e {
+        AgentError::Remote { kind, message, .. } => {
+            assert_eq!(*kind, ErrorKind::Failed);
+            assert_eq!(message, "--root /nonexistent/nettune-root: not a directory");
+        }
+        e => panic!("{e}"),
+    }
+    let e = a
+        .json(
+            &Request::Plan {
+                profile: "no-such-profile".into(),
+                root: Some(fixture("c4-8xlarge")),
+                iface: vec![],
+                cpus: None,
+                exclude_cpus: None,
+                bdp: None,
+            },
+            T,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("no-such-profile"), "{e}");
+    let e = a
+        .json(
+            &Request::Rollback {
+                root: Some("/nonexistent".into()),
+                state_dir: None,
+            },
+            T,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            AgentError::Remote {
+                kind: ErrorKind::Unsupported,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(a
+        .json(
+            &Request::Inspect {
+                root: Some(fixture("c4-8xlarge")),
+                iface: vec!["eth0".into()]
+            },
+            T
+        )
+        .is_ok());
+}
+
+#[test]
+fn verify_and_history_answer_what_the_cli_prints() {
+    let c = copy("c4-8xlarge");
+    let mut a = local();
+    let (root, state) = (Some(c.root.clone()), Some(c.state.clone()));
+    let hist = |a: &mut Agent| {
+        a.json(
+            &Request::History {
+                root: root.clone(),
+                state_dir: state.clone(),
+            },
+            T,
+        )
+        .unwrap()
+    };
+    let verify = Request::Verify {
+        root: root.clone(),
+        state_dir: state.clone(),
+    };
+    // nothing applied: both say so
+    let (v, _) = hist(&mut a);
+    assert_eq!(
+        v,
+        serde_json::from_str::<serde_json::Value>(&ok(&c, &["history", "--json"])).unwrap()
+    );
+    let e = a.json(&verify, T).unwrap_err().to_string();
+    let cli = nettune(&c, &["verify", "--json"]);
+    assert_eq!(cli.status.code(), Some(1));
+    let msg = String::from_utf8_lossy(&cli.stderr);
+    let msg = msg.trim().trim_start_matches("nettune: ");
+    assert_eq!(e, format!("local: verify: {msg}"));
+
+    ok(&c, &["apply", "--profile", "throughput", "--yes"]);
+    std::fs::write(
+        c.root.join("sys/class/net/eth0/queues/rx-1/rps_cpus"),
+        "0\n",
+    )
+    .unwrap();
+    let (v, code) = a.json(&verify, T).unwrap();
+    let cli = nettune(&c, &["verify", "--json"]);
+    assert_eq!(code, 3);
+    assert_eq!(cli.status.code(), Some(3));
+    assert_eq!(
+        v,
+        serde_json::from_slice::<serde_json::Value>(&cli.stdout).unwrap()
+    );
+    let (v, _) = hist(&mut a);
+    assert_eq!(v["generations"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        v,
+        serde_json::from_str::<serde_json::Value>(&ok(&c, &["history", "--json"])).unwrap()
+    );
+}
+
+/// A raw agent child: its stdin, stdout, and the child.
+fn raw() -> std::process::Child {
+    Command::new(EXE)
+        .args(["agent", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait (bounded) for the child's end: exit code and stderr.
+fn finish(mut c: std::process::Child) -> (Option<i32>, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(st) = c.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return (st.code(), err);
+        }
+        if start.elapsed() > T {
+            let _ = c.kill();
+            let _ = c.wait();
+            panic!("the agent did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn an_oversized_frame_is_answered_and_the_agent_exits() {
+    let mut c = raw();
+    let mut w = c.stdin.take().unwrap();
+    let mut r = c.stdout.take().unwrap();
+    proto::write_preamble(&mut w).unwrap();
+    let len = u32::try_from(MAX_REQUEST + 1).unwrap();
+    w.write_all(&len.to_be_bytes()).unwrap();
+    w.write_all(b"{\"type\":").unwrap();
+    w.flush().unwrap();
+    assert_eq!(proto::read_preamble(&mut r).unwrap(), proto::PROTO_VERSION);
+    let m: Response = proto::read_msg(&mut r, MAX_RESPONSE).unwrap();
+    assert!(
+        matches!(&m, Response::Error { kind: ErrorKind::TooLarge, message } if message.contains("262145")),
+        "{m:?}"
+    );
+    let (code, err) = finish(c);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.starts_with("nettune: agent: "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_malformed_frame_is_answered_and_end_of_input_is_a_clean_exit() {
+    let mut c = raw();
+    let mut w = c.stdin.take().unwrap();
+    let mut r = c.stdout.take().unwrap();
+    proto::write_preamble(&mut w).unwrap();
+    w.write_all(&5u32.to_be_bytes()).unwrap();
+    w.write_all(b"{nope").unwrap();
+    proto::write_frame(
+        &mut w,
+        &serde_json::json!({"type": "inspect", "root": 7}),
+        MAX_REQUEST,
+    )
+    .unwrap();
+    proto::write_frame(&mut w, &Request::Hello, MAX_REQUEST).unwrap();
+    drop(w);
+    proto::read_preamble(&mut r).unwrap();
+    for _ in 0..2 {
+        let m: Response = proto::read_msg(&mut r, MAX_RESPONSE).unwrap();
+        assert!(
+            matches!(
+                m,
+                Response::Error {
+                    kind: ErrorKind::BadRequest,
+                    ..
+                }
+            ),
+            "{m:?}"
+        );
+    }
+    let m: Response = proto::read_msg(&mut r, MAX_RESPONSE).unwrap();
+    assert!(matches!(m, Response::Hello { .. }), "{m:?}");
+    assert_eq!(finish(c), (Some(0), String::new()));
+}
+
+#[test]
+fn another_protocol_version_is_refused_naming_both() {
+    let mut c = raw();
+    let mut w = c.stdin.take().unwrap();
+    let mut r = c.stdout.take().unwrap();
+    let mut pre = b"NTAG".to_vec();
+    pre.extend_from_slice(&99u16.to_be_bytes());
+    w.write_all(&pre).unwrap();
+    w.flush().unwrap();
+    proto::read_preamble(&mut r).unwrap();
+    let m: Response = proto::read_msg(&mut r, MAX_RESPONSE).unwrap();
+    assert!(
+        matches!(&m, Response::Error { kind: ErrorKind::Version, message } if message.contains("v99") && message.contains("v1")),
+        "{m:?}"
+    );
+    let (code, err) = finish(c);
+    assert_eq!(code, Some(1), "{err}");
+}
+
+#[test]
+fn a_transport_that_is_not_an_agent_is_named_with_its_stderr() {
+    // `nettune agent` without --stdio: clap's usage error on stderr, no preamble.
+    #[derive(Debug)]
+    struct NoStdio;
+    impl fleet::Transport for NoStdio {
+        fn argv(&self) -> Result<Vec<std::ffi::OsString>, fleet::transport::TransportError> {
+            Ok(vec![EXE.into(), "agent".into()])
+        }
+        fn describe(&self) -> String {
+            "broken".into()
+        }
+    }
+    let e = Agent::connect(&NoStdio, "0.1.0", T)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("broken: the agent pipe closed"), "{e}");
+    assert!(e.contains("--stdio"), "{e}");
+}
+
+/// A network namespace `ntag-<pid>-<name>`, deleted on drop.
+struct Ns(String);
+
+impl Ns {
+    fn new(name: &str) -> Ns {
+        let n = format!("ntag-{}-{name}", std::process::id());
+        let st = Command::new("ip")
+            .args(["netns", "add", &n])
+            .status()
+            .unwrap();
+        assert!(st.success(), "ip netns add {n}");
+        Ns(n)
+    }
+}
+
+impl Drop for Ns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+#[test]
+fn a_namespace_through_ip_netns_exec() {
+    if !lab::require_root("agent_stdio::a_namespace_through_ip_netns_exec") {
+        return;
+    }
+    let ns = Ns::new("a");
+    let t = Netns {
+        name: ns.0.clone(),
+        exe: PathBuf::from(EXE),
+    };
+    let mut a = Agent::connect(&t, "0.1.0", T).unwrap();
+    assert_eq!(a.name(), format!("netns {}", ns.0));
+    let (v, _) = a
+        .json(
+            &Request::Inspect {
+                root: None,
+                iface: vec![],
+            },
+            T,
+        )
+        .unwrap();
+    // A fresh namespace has only its loopback.
+    let names: Vec<&str> = v["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["name"].as_str())
+        .collect();
+    assert_eq!(names, ["lo"], "{v}");
+    let (v, code) = a
+        .json(
+            &Request::Doctor {
+                seconds: Some(0.2),
+                root: None,
+                profile: None,
+                bdp: None,
+                allowance: None,
+            },
+            T,
+        )
+        .unwrap();
+    assert!(v["findings"].is_array(), "{v}");
+    assert!(code <= 2);
+    drop(a);
+    drop(ns);
+}
