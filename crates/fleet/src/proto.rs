@@ -106,7 +106,8 @@ pub enum Request {
         #[serde(default)]
         bdp: Option<String>,
     },
-    /// `nettune apply --plan P --json`: apply a plan (the JSON of `plan --json`).
+    /// `nettune apply --plan FILE --yes --json`: apply a plan (the JSON of
+    /// `plan --json`) exactly as written, through the journal.
     Apply {
         /// The plan.
         plan: serde_json::Value,
@@ -116,8 +117,14 @@ pub enum Request {
         /// `--state-dir`.
         #[serde(default)]
         state_dir: Option<PathBuf>,
+        /// `--force`: a plan made for another host, or over an unfinished apply.
+        #[serde(default)]
+        force: bool,
+        /// `--replan`: re-plan the later phases after a channel change.
+        #[serde(default)]
+        replan: bool,
     },
-    /// `nettune rollback --json`.
+    /// `nettune rollback [ID] --json`.
     Rollback {
         /// `--root`.
         #[serde(default)]
@@ -125,6 +132,12 @@ pub enum Request {
         /// `--state-dir`.
         #[serde(default)]
         state_dir: Option<PathBuf>,
+        /// The generation to roll back to (it and every newer one); the newest by default.
+        #[serde(default)]
+        id: Option<u32>,
+        /// `--force`: close the generation even when some knobs cannot be restored.
+        #[serde(default)]
+        force: bool,
     },
     /// `nettune verify --json`: drift since the last apply.
     Verify {

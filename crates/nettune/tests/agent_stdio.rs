@@ -7,7 +7,7 @@
 
 mod fixture_copy;
 
-use fixture_copy::{bin, copy, fixture, nettune, ok, text};
+use fixture_copy::{assert_same, bin, copy, fixture, nettune, ok, text, tree};
 use fleet::proto::{self, ErrorKind, Request, Response, MAX_REQUEST, MAX_RESPONSE};
 use fleet::{Agent, AgentError, Local, Netns};
 use std::io::Write;
@@ -142,23 +142,21 @@ fn errors_are_the_cli_messages_and_the_session_goes_on() {
         )
         .unwrap_err();
     assert!(e.to_string().contains("no-such-profile"), "{e}");
+    let c = copy("c4-8xlarge");
     let e = a
         .json(
-            &Request::Rollback {
-                root: Some("/nonexistent".into()),
-                state_dir: None,
+            &Request::Apply {
+                plan: serde_json::json!({"changes": "all of them"}),
+                root: Some(c.root.clone()),
+                state_dir: Some(c.state.clone()),
+                force: false,
+                replan: false,
             },
             T,
         )
         .unwrap_err();
     assert!(
-        matches!(
-            e,
-            AgentError::Remote {
-                kind: ErrorKind::Unsupported,
-                ..
-            }
-        ),
+        matches!(&e, AgentError::Remote { kind: ErrorKind::Failed, message, .. } if message.starts_with("the request's plan: ")),
         "{e}"
     );
     assert!(a
@@ -224,6 +222,78 @@ fn verify_and_history_answer_what_the_cli_prints() {
         v,
         serde_json::from_str::<serde_json::Value>(&ok(&c, &["history", "--json"])).unwrap()
     );
+}
+
+#[test]
+fn apply_and_rollback_answer_what_the_cli_prints_and_restore_the_copy() {
+    // The same plan applied to two copies: by the agent and by the CLI.
+    let (ca, cb) = (copy("c4-8xlarge"), copy("c4-8xlarge"));
+    let before = tree(&ca.root);
+    let mut a = local();
+    let (plan, _) = a
+        .json(
+            &Request::Plan {
+                profile: "throughput".into(),
+                root: Some(ca.root.clone()),
+                iface: vec![],
+                cpus: None,
+                exclude_cpus: None,
+                bdp: None,
+            },
+            T,
+        )
+        .unwrap();
+    let file = cb.outside("plan.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(&plan).unwrap()).unwrap();
+    let (v, code) = a
+        .json(
+            &Request::Apply {
+                plan,
+                root: Some(ca.root.clone()),
+                state_dir: Some(ca.state.clone()),
+                force: false,
+                replan: false,
+            },
+            T,
+        )
+        .unwrap();
+    let cli = ok(
+        &cb,
+        &["apply", "--plan", file.to_str().unwrap(), "--yes", "--json"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(v, serde_json::from_str::<serde_json::Value>(&cli).unwrap());
+    assert!(
+        v["changes"].as_array().is_some_and(|c| !c.is_empty()),
+        "{v}"
+    );
+
+    let (v, code) = a
+        .json(
+            &Request::Verify {
+                root: Some(ca.root.clone()),
+                state_dir: Some(ca.state.clone()),
+            },
+            T,
+        )
+        .unwrap();
+    assert_eq!((v["drift"].as_u64(), code), (Some(0), 0), "{v}");
+
+    let (v, code) = a
+        .json(
+            &Request::Rollback {
+                root: Some(ca.root.clone()),
+                state_dir: Some(ca.state.clone()),
+                id: None,
+                force: false,
+            },
+            T,
+        )
+        .unwrap();
+    let cli = ok(&cb, &["rollback", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v, serde_json::from_str::<serde_json::Value>(&cli).unwrap());
+    assert_same(&before, &tree(&ca.root));
 }
 
 /// A raw agent child: its stdin, stdout, and the child.

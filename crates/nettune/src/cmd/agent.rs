@@ -18,8 +18,8 @@ Examples:
 
 The protocol (docs/fleet.md): a 6-byte preamble (NTAG, version), then big-endian
 u32 length-prefixed JSON frames; requests up to 256 KiB, answers up to 64 MiB.
-Requests: hello, inspect, doctor, plan, verify, history (each answered with the
-JSON of the command's --json), shutdown. It exits 0 on end of input or shutdown;
+Requests: hello, inspect, doctor, plan, apply, rollback, verify, history (each
+answered with the JSON of the command's --json), shutdown. It exits 0 on end of input or shutdown;
 1 with a line on stderr when the stream broke (an oversized frame, another
 protocol version, not a nettune controller), after telling the controller.";
 
@@ -33,7 +33,9 @@ pub struct Args {
 }
 
 /// The requests this agent serves beyond `hello` and `shutdown` (its `caps`).
-pub const CAPS: &[&str] = &["inspect", "doctor", "plan", "verify", "history"];
+pub const CAPS: &[&str] = &[
+    "inspect", "doctor", "plan", "apply", "rollback", "verify", "history",
+];
 
 /// Run `nettune agent --stdio`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -140,7 +142,47 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             let entries = super::history::entries(&state)?;
             (json(super::history::document(&entries))?, ok)
         }
-        Request::Apply { .. } | Request::Rollback { .. } => return Ok(None),
+        Request::Apply {
+            plan,
+            root,
+            state_dir,
+            force,
+            replan,
+        } => {
+            let (root, state) = journal(root, state_dir).open()?;
+            let plan = model::plan::Plan::from_json_slice(&serde_json::to_vec(&plan)?)
+                .map_err(|e| anyhow::anyhow!("the request's plan: {e}"))?;
+            let plan = super::apply::check_plan(plan, "the request's plan", &root, force)?;
+            if plan.changes.is_empty() {
+                // `apply` says "Nothing to change" in words; no generation is made.
+                (
+                    serde_json::json!({ "schema_version": super::JSON_SCHEMA_VERSION, "changes": [] }),
+                    ok,
+                )
+            } else {
+                let report = super::apply::execute(&root, &state, &plan, &plan, force, replan)?;
+                // Stopped after a channel change: the CLI prints the report and exits 1.
+                let code = if report.stopped.is_some() {
+                    crate::exit::ERROR
+                } else {
+                    ok
+                };
+                (json(super::Versioned::new(&report))?, code)
+            }
+        }
+        Request::Rollback {
+            root,
+            state_dir,
+            id,
+            force,
+        } => {
+            let (root, state) = journal(root, state_dir).open()?;
+            let k = host::apply::Knobs::open(&root, &state);
+            let res = host::apply::rollback(&k, &state, id, force);
+            // A failed rollback prints its document too (`error` set) and exits 1.
+            let code = if res.is_ok() { ok } else { crate::exit::ERROR };
+            (json(super::rollback::document(&res))?, code)
+        }
         // Answered by the protocol loop itself.
         Request::Hello | Request::Shutdown => return Ok(None),
     }))
