@@ -6,6 +6,7 @@
 
 use super::plan::{JournalArgs, PlanFlags, ScopeArg};
 use fleet::proto::{ErrorKind, Request, Response};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -40,6 +41,11 @@ pub const CAPS: &[&str] = &[
 /// Run `nettune agent --stdio`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     debug_assert!(args.stdio);
+    if std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "agent --stdio: stdin is a terminal; the agent is started by a controller through ssh, kubectl exec -i or ip netns exec (docs/fleet.md)"
+        );
+    }
     let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
     fleet::serve::serve(
