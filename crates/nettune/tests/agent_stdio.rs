@@ -489,3 +489,164 @@ fn a_namespace_through_ip_netns_exec() {
     drop(a);
     drop(ns);
 }
+
+/// A private sshd on a free loopback port (root only), killed on drop.
+struct Sshd {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn keygen(path: &std::path::Path) {
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "ssh-keygen {}", path.display());
+}
+
+/// Start sshd with only `dir`'s host key and authorized key, listening on
+/// 127.0.0.1; `None` (with the reason printed) when it cannot run here.
+fn sshd(dir: &std::path::Path) -> Option<Sshd> {
+    let have = |p: &str| std::path::Path::new(p).exists();
+    if !have("/usr/sbin/sshd") || !have("/run/sshd") {
+        eprintln!(
+            "skipping: no /usr/sbin/sshd or no /run/sshd (its privilege separation directory)"
+        );
+        return None;
+    }
+    keygen(&dir.join("host"));
+    keygen(&dir.join("client"));
+    std::fs::copy(dir.join("client.pub"), dir.join("authorized_keys")).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cfg = dir.join("sshd_config");
+    std::fs::write(
+        &cfg,
+        format!(
+            "ListenAddress 127.0.0.1\nPort {port}\nHostKey {}\nAuthorizedKeysFile {}\n\
+             PidFile {}\nPermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\n",
+            dir.join("host").display(),
+            dir.join("authorized_keys").display(),
+            dir.join("sshd.pid").display(),
+        ),
+    )
+    .unwrap();
+    let child = Command::new("/usr/sbin/sshd")
+        .args(["-D", "-e", "-f"])
+        .arg(&cfg)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let d = Sshd { child, port };
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "sshd did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(d)
+}
+
+#[test]
+fn ssh_to_a_loopback_sshd_with_a_multiplexed_connection() {
+    if !lab::require_root("agent_stdio::ssh_to_a_loopback_sshd_with_a_multiplexed_connection") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let Some(d) = sshd(t.path()) else {
+        return;
+    };
+    let control = t.path().join("cm-%C").display().to_string();
+    let s = fleet::Ssh {
+        user: Some("root".into()),
+        port: Some(d.port),
+        identity: Some(t.path().join("client")),
+        // hermetic: not the machine's ~/.ssh/config or known_hosts
+        extra: vec![
+            "-F".into(),
+            "/dev/null".into(),
+            "-o".into(),
+            format!(
+                "UserKnownHostsFile={}",
+                t.path().join("known_hosts").display()
+            ),
+            "-o".into(),
+            "StrictHostKeyChecking=accept-new".into(),
+        ],
+        control_path: control.clone(),
+        remote_exe: EXE.into(),
+        ..fleet::Ssh::new("127.0.0.1")
+    };
+    let root = fixture("c4-8xlarge");
+    let want = cli_json(&["inspect", "--json", "--root", root.to_str().unwrap()]);
+    for round in 0..2 {
+        // the second session goes through the first one's master connection
+        let mut a = Agent::connect(&s, "0.1.0", T).unwrap();
+        assert_eq!(a.name(), format!("ssh root@127.0.0.1:{}", d.port));
+        let (v, code) = a
+            .json(
+                &Request::Inspect {
+                    root: Some(root.clone()),
+                    iface: vec![],
+                },
+                T,
+            )
+            .unwrap();
+        assert_eq!((v, i32::from(code)), want, "round {round}");
+    }
+    let sockets = std::fs::read_dir(t.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("cm-")
+        })
+        .count();
+    assert_eq!(sockets, 1, "one master connection");
+    // A key sshd does not know: BatchMode fails at once, ssh's reason quoted.
+    keygen(&t.path().join("stranger"));
+    let bad = fleet::Ssh {
+        identity: Some(t.path().join("stranger")),
+        control_path: t.path().join("other-%C").display().to_string(),
+        ..s.clone()
+    };
+    let e = Agent::connect(&bad, "0.1.0", T).unwrap_err().to_string();
+    assert!(e.contains("Permission denied"), "{e}");
+    // End the master (ControlPersist would keep it 60 s).
+    let _ = Command::new("ssh")
+        .args(["-F", "/dev/null", "-o"])
+        .arg(format!("ControlPath={control}"))
+        .args([
+            "-O",
+            "exit",
+            "-p",
+            &d.port.to_string(),
+            "-l",
+            "root",
+            "127.0.0.1",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    drop(d);
+}
