@@ -384,6 +384,22 @@ fn a_malformed_frame_is_answered_and_end_of_input_is_a_clean_exit() {
 }
 
 #[test]
+fn a_controller_gone_mid_answer_is_a_quiet_exit() {
+    let mut c = raw();
+    let mut w = c.stdin.take().unwrap();
+    let r = c.stdout.take().unwrap();
+    drop(r);
+    proto::write_preamble(&mut w).unwrap();
+    let q = Request::Inspect {
+        root: Some(fixture("c4-8xlarge")),
+        iface: vec![],
+    };
+    proto::write_frame(&mut w, &q, MAX_REQUEST).unwrap();
+    drop(w);
+    assert_eq!(finish(c), (Some(0), String::new()));
+}
+
+#[test]
 fn another_protocol_version_is_refused_naming_both() {
     let mut c = raw();
     let mut w = c.stdin.take().unwrap();

@@ -5,7 +5,8 @@
 //! with the document its `--json` prints; nothing else is written to stdout.
 
 use super::plan::{JournalArgs, PlanFlags, ScopeArg};
-use fleet::proto::{ErrorKind, Request, Response};
+use fleet::proto::{ErrorKind, ProtoError, Request, Response};
+use fleet::serve::ServeError;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,9 +21,10 @@ Examples:
 The protocol (docs/fleet.md): a 6-byte preamble (NTAG, version), then big-endian
 u32 length-prefixed JSON frames; requests up to 256 KiB, answers up to 64 MiB.
 Requests: hello, inspect, doctor, plan, apply, rollback, verify, history (each
-answered with the JSON of the command's --json), shutdown. It exits 0 on end of input or shutdown;
-1 with a line on stderr when the stream broke (an oversized frame, another
-protocol version, not a nettune controller), after telling the controller.";
+answered with the JSON of the command's --json), shutdown. It exits 0 on end of
+input, shutdown or a controller gone mid-answer; 1 with a line on stderr when the
+stream broke (an oversized frame, another protocol version, not a nettune
+controller), after telling the controller.";
 
 /// Flags of `nettune agent`.
 #[derive(Debug, clap::Args)]
@@ -48,15 +50,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
-    fleet::serve::serve(
+    match fleet::serve::serve(
         &mut stdin,
         &mut stdout,
         env!("CARGO_PKG_VERSION"),
         CAPS,
         handle,
-    )
-    .map_err(|e| anyhow::anyhow!("agent: {e}"))?;
-    Ok(ExitCode::SUCCESS)
+    ) {
+        Ok(_) => Ok(ExitCode::SUCCESS),
+        // The controller went away while it was answered (killed on its
+        // deadline): nobody is left to tell.
+        Err(ServeError::Proto(ProtoError::Io(e))) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(anyhow::anyhow!("agent: {e}")),
+    }
 }
 
 /// Answer one request: the command's JSON document and exit status, or
