@@ -11,9 +11,13 @@
 //! controller's session. Nothing here reads the host: the agent's commands
 //! are the CLI's own (crates/nettune/src/cmd/agent.rs).
 //!
-//! Layers: `proto`, then `transport` and `serve`, then `client`.
+//! [`install`] copies this nettune to an ssh host whose own is missing or
+//! another version.
+//!
+//! Layers: `proto`, then `transport` and `serve`, then `client` and `install`.
 
 pub mod client;
+pub mod install;
 pub mod proto;
 pub mod serve;
 pub mod transport;

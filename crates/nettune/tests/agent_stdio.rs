@@ -647,6 +647,41 @@ fn ssh_to_a_loopback_sshd_with_a_multiplexed_connection() {
     };
     let e = Agent::connect(&bad, "0.1.0", T).unwrap_err().to_string();
     assert!(e.contains("Permission denied"), "{e}");
+    // A host without nettune on its PATH: the shell's reason is quoted; then
+    // this binary is copied there (a test version, removed afterwards) and runs.
+    let missing = fleet::Ssh {
+        remote_exe: "nettune-not-installed-here".into(),
+        ..s.clone()
+    };
+    let e = Agent::connect(&missing, "0.1.0", T)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not found"), "{e}");
+    let version = format!("0.0.0-agent-test-{}", std::process::id());
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()));
+    let cache = home.join(fleet::install::INSTALL_DIR);
+    let had_cache = cache.exists();
+    let copied = home.join(fleet::install::remote_path(&version));
+    let installed = fleet::install::install(&s, std::path::Path::new(EXE), &version, T);
+    let run = installed.as_ref().map(|i| {
+        let mut a = Agent::connect(i, "0.1.0", T).unwrap();
+        a.json(
+            &Request::Inspect {
+                root: Some(root.clone()),
+                iface: vec![],
+            },
+            T,
+        )
+        .unwrap()
+    });
+    let same = std::fs::read(&copied).ok() == std::fs::read(EXE).ok();
+    let _ = std::fs::remove_file(&copied);
+    if !had_cache {
+        let _ = std::fs::remove_dir(&cache);
+    }
+    let (v, code) = run.unwrap();
+    assert_eq!((v, i32::from(code)), want, "the copy answers");
+    assert!(same, "the copy is this binary");
     // End the master (ControlPersist would keep it 60 s).
     let _ = Command::new("ssh")
         .args(["-F", "/dev/null", "-o"])
