@@ -65,6 +65,9 @@ pub enum Command {
     Report(cmd::report::Args),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(cmd::completions::Args),
+    /// Serve the agent protocol on stdin/stdout for a fleet controller (ssh, kubectl, ip netns exec).
+    #[command(hide = true)]
+    Agent(cmd::agent::Args),
     /// Write man pages generated from these definitions into a directory.
     #[command(hide = true)]
     Man(cmd::man::Args),

@@ -104,7 +104,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("Not applied.");
         return Ok(ExitCode::FAILURE);
     }
-    let report = execute(&args, &root, &state, &plan, &to_apply)?;
+    // A plan file is applied exactly as reviewed: re-planning after a channel
+    // change only for --profile, or when asked with --replan.
+    let replan = args.plan.is_none() || args.replan;
+    let report = execute(&root, &state, &plan, &to_apply, args.force, replan)?;
     let stopped = report
         .stopped
         .as_ref()
@@ -132,27 +135,36 @@ fn source_plan(args: &Args, root: &Root) -> anyhow::Result<Plan> {
         (None, Some(f)) => f,
         (None, None) => anyhow::bail!("give --profile P or --plan FILE"),
     };
-    let plan = read_plan(f)?;
+    check_plan(read_plan(f)?, &f.display().to_string(), root, args.force)
+}
+
+/// A plan given whole (`--plan FILE`, or an agent's `apply` request, `shown`
+/// naming it): refused when it names created files, or was made for another
+/// host without `force`.
+pub(crate) fn check_plan(
+    plan: Plan,
+    shown: &str,
+    root: &Root,
+    force: bool,
+) -> anyhow::Result<Plan> {
     if let Some(c) = plan
         .changes
         .iter()
         .find(|c| matches!(c.target, model::plan::Target::Created { .. }))
     {
         anyhow::bail!(
-            "{}: names a created file ({}); only `apply --persist` creates files",
-            f.display(),
+            "{shown}: names a created file ({}); only `apply --persist` creates files",
             c.target.describe()
         );
     }
     let snap = host::read_snapshot(root);
     let fp = snap.fingerprint();
-    if plan.fingerprint != fp && !args.force {
+    if plan.fingerprint != fp && !force {
         // One line naming what changed: at boot (nettune.service) it is the
         // journal's reason for the failed unit.
         let changed = model::plan::hardware_changes(&plan, &snap);
         anyhow::bail!(
-            "{}: made for host {} (fingerprint {}), but this host is {} (fingerprint {}): {}; refusing (plan again, or pass --force to apply anyway)",
-            f.display(),
+            "{shown}: made for host {} (fingerprint {}), but this host is {} (fingerprint {}): {}; refusing (plan again, or pass --force to apply anyway)",
             plan.hostname.as_deref().unwrap_or("?"),
             plan.fingerprint,
             snap.source.hostname.as_deref().unwrap_or("?"),
@@ -215,23 +227,21 @@ fn confirm(root: &Root, to_apply: &Plan) -> anyhow::Result<bool> {
 /// Apply through the journal. After a channel change host pauses; here the
 /// later phases are re-planned from the host as it now is and the same
 /// generation goes on (--profile, or --plan with --replan), or it stops.
-fn execute(
-    args: &Args,
+pub(crate) fn execute(
     root: &Root,
     state: &StateDir,
     plan: &Plan,
     to_apply: &Plan,
+    force: bool,
+    replan: bool,
 ) -> anyhow::Result<ApplyReport> {
     let k = Knobs::open(root, state);
     let opts = ApplyOptions {
         pause_after_writes: std::env::var("NETTUNE_TEST_PAUSE_AFTER_WRITES")
             .ok()
             .and_then(|v| v.parse().ok()),
-        force: args.force,
+        force,
     };
-    // A plan file is applied exactly as reviewed: re-planning after a channel
-    // change only for --profile, or when asked with --replan.
-    let replan = args.plan.is_none() || args.replan;
     Ok(
         match host::apply::begin(&k, state, to_apply, opts)?.run()? {
             Progress::Finished(r) => r,

@@ -123,6 +123,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
+    let (report, input, sample) = diagnose(&args)?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)? + "\n"
+    } else {
+        doctor::render::human(&header(&input, &args, sample), &report)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        // The reader closed the pipe (`doctor | head`): the findings' exit
+        // status still tells a script what was found.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
+    }
+    Ok(ExitCode::from(report.exit_code()))
+}
+
+/// Read the host (sampling it live for `--sample` seconds unless `--root`
+/// names a capture) and diagnose it: the report `doctor --json` prints,
+/// with the input and the sampled span for the human header. `nettune
+/// agent` answers `doctor` with the report.
+pub fn diagnose(args: &Args) -> anyhow::Result<(doctor::Report, doctor::Input, Option<Duration>)> {
     let profile = args
         .profile
         .as_deref()
@@ -194,19 +215,7 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
         input.since_boot = since_boot(&root);
     }
     let report = doctor::diagnose(&input);
-    let text = if args.json {
-        serde_json::to_string_pretty(&report)? + "\n"
-    } else {
-        doctor::render::human(&header(&input, &args, sample), &report)
-    };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        // The reader closed the pipe (`doctor | head`): the findings' exit
-        // status still tells a script what was found.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
-        _ => {}
-    }
-    Ok(ExitCode::from(report.exit_code()))
+    Ok((report, input, sample))
 }
 
 /// One reading of the root's counters (totals since boot) and its uptime,

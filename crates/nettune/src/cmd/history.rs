@@ -2,7 +2,7 @@
 //! rollbacks recorded in the journal.
 
 use super::plan::JournalArgs;
-use host::journal::{format_utc, EndStatus, Record};
+use host::journal::{format_utc, EndStatus, Record, StateDir};
 use model::text::printable;
 use serde::Serialize;
 use std::process::ExitCode;
@@ -33,13 +33,14 @@ pub struct Args {
 }
 
 /// `history --json`: `{"schema_version": 1, "generations": [...]}`.
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 struct Generations<'a> {
     generations: &'a [Entry],
 }
 
-#[derive(Serialize)]
-struct Entry {
+/// One generation of `history` (a row, or an element of `generations`).
+#[derive(Debug, Serialize)]
+pub struct Entry {
     generation: u32,
     applied_at: u64,
     applied_at_utc: String,
@@ -86,6 +87,37 @@ impl Status {
 /// Run `nettune history`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (_root, state) = args.journal.open()?;
+    let out = entries(&state)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&document(&out))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if out.is_empty() {
+        println!("No applies recorded in {}.", state.path().display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("GEN   APPLIED (UTC)         PROFILE        WRITES  STATUS       ROLLED BACK (UTC)");
+    for e in &out {
+        let rolled = match (&e.rolled_back_at_utc, e.unrestored.len()) {
+            (None, _) => "-".to_string(),
+            (Some(t), 0) => t.clone(),
+            (Some(t), n) => format!("{t} (forced, {n} not restored)"),
+        };
+        println!(
+            "{:<5} {:<20}  {:<13}  {:<6}  {:<11}  {}",
+            e.generation,
+            e.applied_at_utc,
+            printable(&e.profile),
+            e.writes,
+            e.status.name(),
+            rolled
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The journal's generations, oldest first.
+pub fn entries(state: &StateDir) -> anyhow::Result<Vec<Entry>> {
     let mut out = Vec::new();
     for g in state.load_all()? {
         let (at, profile) = g
@@ -116,31 +148,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             unrestored,
         });
     }
-    if args.json {
-        let doc = super::Versioned::new(Generations { generations: &out });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    if out.is_empty() {
-        println!("No applies recorded in {}.", state.path().display());
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!("GEN   APPLIED (UTC)         PROFILE        WRITES  STATUS       ROLLED BACK (UTC)");
-    for e in &out {
-        let rolled = match (&e.rolled_back_at_utc, e.unrestored.len()) {
-            (None, _) => "-".to_string(),
-            (Some(t), 0) => t.clone(),
-            (Some(t), n) => format!("{t} (forced, {n} not restored)"),
-        };
-        println!(
-            "{:<5} {:<20}  {:<13}  {:<6}  {:<11}  {}",
-            e.generation,
-            e.applied_at_utc,
-            printable(&e.profile),
-            e.writes,
-            e.status.name(),
-            rolled
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(out)
+}
+
+/// `history --json`'s document: `{"schema_version": 1, "generations": [...]}`
+/// (`nettune agent` answers `history` with it).
+pub fn document(entries: &[Entry]) -> impl Serialize + '_ {
+    super::Versioned::new(Generations {
+        generations: entries,
+    })
 }

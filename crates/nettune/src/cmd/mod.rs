@@ -1,5 +1,6 @@
 //! One module per subcommand; each exposes `Args` and `run`.
 
+pub mod agent;
 pub mod apply;
 pub mod bench;
 pub mod capture;
@@ -66,6 +67,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Profile(a) => profile::run(a),
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
+        Command::Agent(a) => agent::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Experiment(a) => experiment::run(a),
         Command::Lab(a) => lab::run(a),

@@ -64,42 +64,38 @@ struct Doc<'a> {
     error: Option<String>,
 }
 
-fn print_json(doc: Doc<'_>) -> anyhow::Result<()> {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&super::Versioned::new(doc))?
-    );
-    Ok(())
+/// `rollback --json`'s document for a rollback's outcome (printed also
+/// when it failed, with `error` set); `nettune agent` answers `rollback` with it.
+pub(crate) fn document(res: &Result<RollbackReport, RollbackError>) -> impl Serialize + '_ {
+    super::Versioned::new(match res {
+        Ok(rep) => Doc {
+            rolled_back: &rep.rolled_back,
+            restored: Some(rep.restored),
+            unrestored: &rep.unrestored,
+            error: None,
+        },
+        Err(e) => Doc {
+            rolled_back: &[],
+            restored: None,
+            unrestored: match e {
+                RollbackError::Partial { unrestored, .. } => unrestored.as_slice(),
+                _ => &[],
+            },
+            error: Some(e.to_string()),
+        },
+    })
 }
 
 /// Run `nettune rollback`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (root, state) = args.journal.open()?;
     let k = Knobs::open(&root, &state);
-    let rep = match host::apply::rollback(&k, &state, args.id, args.force) {
-        Ok(rep) => rep,
-        Err(e) if args.json => {
-            let unrestored = match &e {
-                RollbackError::Partial { unrestored, .. } => unrestored.as_slice(),
-                _ => &[],
-            };
-            print_json(Doc {
-                rolled_back: &[],
-                restored: None,
-                unrestored,
-                error: Some(e.to_string()),
-            })?;
-            return Err(e.into());
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let res = host::apply::rollback(&k, &state, args.id, args.force);
     if args.json {
-        print_json(Doc {
-            rolled_back: &rep.rolled_back,
-            restored: Some(rep.restored),
-            unrestored: &rep.unrestored,
-            error: None,
-        })?;
+        println!("{}", serde_json::to_string_pretty(&document(&res))?);
+    }
+    let rep = res?;
+    if args.json {
         return Ok(ExitCode::SUCCESS);
     }
     print_human(&rep, &state);

@@ -31,8 +31,9 @@ pub struct Args {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct Report {
+/// `verify --json`'s fields (after `schema_version`).
+#[derive(Debug, Serialize)]
+pub struct Report {
     generation: u32,
     profile: String,
     drift: usize,
@@ -42,38 +43,8 @@ struct Report {
 
 /// Run `nettune verify`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (root, state) = args.journal.open()?;
-    let gens = state.load_all()?;
-    let Some(g) = gens.iter().rev().find(|g| g.active() && g.finished()) else {
-        anyhow::bail!(
-            "no applied plan in force in {} (see `nettune history`)",
-            state.path().display()
-        );
-    };
-    let k = Knobs::open(&root, &state);
-    let items = host::apply::verify(&k, g);
-    let snap = host::read_snapshot(&root);
-    let mut foreign = Vec::new();
-    if let Some(p) = &snap.owners.irqbalance {
-        foreign.push(format!("irqbalance (pid {}) rewrites IRQ affinity", p.pid));
-    }
-    if let Some(t) = &snap.owners.tuned {
-        foreign.push(format!(
-            "tuned (profile {}) writes sysctls, governor and coalescing",
-            t.active_profile.as_deref().unwrap_or("?")
-        ));
-    }
-    let drift = items
-        .iter()
-        .filter(|i| i.status == DriftStatus::Drift)
-        .count();
-    let rep = Report {
-        generation: g.id,
-        profile: g.begin().map(|b| b.1.to_string()).unwrap_or_default(),
-        drift,
-        items,
-        foreign_writers: foreign,
-    };
+    let rep = report(&args.journal)?;
+    let drift = rep.drift;
     if args.json {
         println!(
             "{}",
@@ -112,9 +83,51 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("  foreign writer: {}", printable(f));
         }
     }
-    Ok(ExitCode::from(if drift > 0 {
+    Ok(ExitCode::from(exit_code(&rep)))
+}
+
+/// The drift report of the last applied generation in force (`verify
+/// --json` prints it versioned; `nettune agent` answers `verify` with it).
+pub fn report(journal: &JournalArgs) -> anyhow::Result<Report> {
+    let (root, state) = journal.open()?;
+    let gens = state.load_all()?;
+    let Some(g) = gens.iter().rev().find(|g| g.active() && g.finished()) else {
+        anyhow::bail!(
+            "no applied plan in force in {} (see `nettune history`)",
+            state.path().display()
+        );
+    };
+    let k = Knobs::open(&root, &state);
+    let items = host::apply::verify(&k, g);
+    let snap = host::read_snapshot(&root);
+    let mut foreign = Vec::new();
+    if let Some(p) = &snap.owners.irqbalance {
+        foreign.push(format!("irqbalance (pid {}) rewrites IRQ affinity", p.pid));
+    }
+    if let Some(t) = &snap.owners.tuned {
+        foreign.push(format!(
+            "tuned (profile {}) writes sysctls, governor and coalescing",
+            t.active_profile.as_deref().unwrap_or("?")
+        ));
+    }
+    let drift = items
+        .iter()
+        .filter(|i| i.status == DriftStatus::Drift)
+        .count();
+    Ok(Report {
+        generation: g.id,
+        profile: g.begin().map(|b| b.1.to_string()).unwrap_or_default(),
+        drift,
+        items,
+        foreign_writers: foreign,
+    })
+}
+
+/// The exit status of a report: [`crate::exit::DRIFT`] when a knob drifted.
+pub fn exit_code(rep: &Report) -> u8 {
+    if rep.drift > 0 {
         crate::exit::DRIFT
     } else {
         crate::exit::OK
-    }))
+    }
 }

@@ -15,7 +15,7 @@ use model::CpuSet;
 use nic::interface;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use table::{list_or, opt, Table};
 
@@ -50,18 +50,23 @@ pub struct Args {
 
 /// Run `nettune inspect`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !args.root.is_dir() {
-        anyhow::bail!("--root {}: not a directory", args.root.display());
-    }
-    let root = Root::new(&args.root);
-    let snap = host::read_snapshot(&root);
-    let snap = filter(snap, &args.iface)?;
+    let snap = snapshot(&args.root, &args.iface)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&snap)?);
     } else {
         print!("{}", printable_lines(&render(&snap)));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The snapshot `inspect --json` prints: `root` read, only the `iface`
+/// interfaces (all when empty). `nettune agent` answers `inspect` with it.
+pub fn snapshot(root: &Path, iface: &[String]) -> anyhow::Result<HostSnapshot> {
+    if !root.is_dir() {
+        anyhow::bail!("--root {}: not a directory", root.display());
+    }
+    let snap = host::read_snapshot(&Root::new(root));
+    filter(snap, iface)
 }
 
 /// Keep only the named interfaces (all when `names` is empty).

@@ -1,0 +1,27 @@
+//! The agent protocol and its transports (issue 19).
+//!
+//! A fleet host is reached by running `nettune agent --stdio` on it through
+//! a transport that only provides the pipe: [`transport::Local`] (this
+//! host), [`transport::Netns`] (`ip netns exec`: the lab and the tests),
+//! [`transport::Ssh`] (the system OpenSSH client) and [`transport::Kubectl`]
+//! (`kubectl exec -i`). Authentication is ssh's or the Kubernetes API's;
+//! nettune opens no port and runs no daemon. The wire is [`proto`]:
+//! a preamble, then length-prefixed JSON frames with the bench protocol's
+//! limits. [`serve::serve`] is the agent's loop, [`client::Agent`] the
+//! controller's session. Nothing here reads the host: the agent's commands
+//! are the CLI's own (crates/nettune/src/cmd/agent.rs).
+//!
+//! [`install`] copies this nettune to an ssh host whose own is missing or
+//! another version.
+//!
+//! Layers: `proto`, then `transport` and `serve`, then `client` and `install`.
+
+pub mod client;
+pub mod install;
+pub mod proto;
+pub mod serve;
+pub mod transport;
+
+pub use client::{Agent, AgentError, PeerInfo};
+pub use proto::{ErrorKind, Request, Response};
+pub use transport::{Kubectl, Local, Netns, Ssh, Transport};

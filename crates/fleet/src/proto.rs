@@ -1,0 +1,401 @@
+//! The agent protocol: what `nettune agent --stdio` reads on stdin and writes
+//! on stdout, whatever pipe carries it (a local child, `ip netns exec`, ssh,
+//! `kubectl exec`).
+//!
+//! Both sides first send a 6-byte preamble, `NTAG` and a big-endian u16
+//! protocol version, so a version mismatch or something that is not a
+//! nettune agent (a login banner, a shell's error) is caught before any
+//! message is parsed. Then every message is a big-endian u32 length followed
+//! by that many bytes of JSON: a [`Request`] from the controller (at most
+//! [`MAX_REQUEST`] bytes), a [`Response`] from the agent (at most
+//! [`MAX_RESPONSE`]). The same conventions as the bench control protocol
+//! (`engine::proto`, docs/engine.md); docs/fleet.md describes the messages.
+
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Preamble magic.
+pub const MAGIC: &[u8; 4] = b"NTAG";
+/// Agent protocol version; bumped on any incompatible change.
+pub const PROTO_VERSION: u16 = 1;
+/// Largest request an agent accepts (as the bench server's client frames).
+pub const MAX_REQUEST: usize = 256 * 1024;
+/// Largest response a controller accepts (a snapshot or doctor report of a
+/// large host; as the bench server's reports).
+pub const MAX_RESPONSE: usize = 64 << 20;
+
+/// An error of the wire: the pipe, the preamble or a frame.
+#[derive(Debug, Error)]
+pub enum ProtoError {
+    /// The pipe failed.
+    #[error("agent pipe: {0}")]
+    Io(#[from] io::Error),
+    /// The other end closed the pipe (at a frame boundary or inside one).
+    #[error("the agent pipe closed")]
+    Closed,
+    /// The first bytes were not `NTAG`: not a nettune agent.
+    #[error("not a nettune agent (the first bytes were {0:?}, not \"NTAG\")")]
+    NotAgent(String),
+    /// A frame announced more bytes than the limit.
+    #[error("a frame of {len} bytes, above the {max}-byte limit")]
+    TooLarge {
+        /// The announced length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A frame that is not the JSON of a message.
+    #[error("a frame that is not a message: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// A request from the controller. `root` is the directory standing for `/`
+/// (a fixture or a capture; `None`: the agent's host), `state_dir` the
+/// journal directory, as the CLI's `--root` and `--state-dir`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    /// Who are you: answered with [`Response::Hello`].
+    Hello,
+    /// `nettune inspect --json`: the host snapshot.
+    Inspect {
+        /// `--root`.
+        #[serde(default)]
+        root: Option<PathBuf>,
+        /// `--iface` (all when empty).
+        #[serde(default)]
+        iface: Vec<String>,
+    },
+    /// `nettune doctor --json`: findings from a snapshot and sampled counters.
+    Doctor {
+        /// `--sample` in seconds on a live host (default 3).
+        #[serde(default)]
+        seconds: Option<f64>,
+        /// `--root` (then no sampling: a capture's own samples).
+        #[serde(default)]
+        root: Option<PathBuf>,
+        /// `--profile`.
+        #[serde(default)]
+        profile: Option<String>,
+        /// `--bdp RATE,RTT`.
+        #[serde(default)]
+        bdp: Option<String>,
+        /// `--allowance RATE,PPS`.
+        #[serde(default)]
+        allowance: Option<String>,
+    },
+    /// `nettune plan --json`: the plan a profile makes for the host.
+    Plan {
+        /// `--profile` (a built-in name or a path on the agent's host).
+        profile: String,
+        /// `--root`.
+        #[serde(default)]
+        root: Option<PathBuf>,
+        /// `--iface`.
+        #[serde(default)]
+        iface: Vec<String>,
+        /// `--cpus`.
+        #[serde(default)]
+        cpus: Option<String>,
+        /// `--exclude-cpus`.
+        #[serde(default)]
+        exclude_cpus: Option<String>,
+        /// `--bdp`.
+        #[serde(default)]
+        bdp: Option<String>,
+    },
+    /// `nettune apply --plan FILE --yes --json`: apply a plan (the JSON of
+    /// `plan --json`) exactly as written, through the journal.
+    Apply {
+        /// The plan.
+        plan: serde_json::Value,
+        /// `--root`.
+        #[serde(default)]
+        root: Option<PathBuf>,
+        /// `--state-dir`.
+        #[serde(default)]
+        state_dir: Option<PathBuf>,
+        /// `--force`: a plan made for another host, or over an unfinished apply.
+        #[serde(default)]
+        force: bool,
+        /// `--replan`: re-plan the later phases after a channel change.
+        #[serde(default)]
+        replan: bool,
+    },
+    /// `nettune rollback [ID] --json`.
+    Rollback {
+        /// `--root`.
+        #[serde(default)]
+        root: Option<PathBuf>,
+        /// `--state-dir`.
+        #[serde(default)]
+        state_dir: Option<PathBuf>,
+        /// The generation to roll back to (it and every newer one); the newest by default.
+        #[serde(default)]
+        id: Option<u32>,
+        /// `--force`: close the generation even when some knobs cannot be restored.
+        #[serde(default)]
+        force: bool,
+    },
+    /// `nettune verify --json`: drift since the last apply.
+    Verify {
+        /// `--root`.
+        #[serde(default)]
+        root: Option<PathBuf>,
+        /// `--state-dir`.
+        #[serde(default)]
+        state_dir: Option<PathBuf>,
+    },
+    /// `nettune history --json`: the journal's generations.
+    History {
+        /// `--root`.
+        #[serde(default)]
+        root: Option<PathBuf>,
+        /// `--state-dir`.
+        #[serde(default)]
+        state_dir: Option<PathBuf>,
+    },
+    /// End the session: the agent exits without answering.
+    Shutdown,
+}
+
+impl Request {
+    /// The request's name, as in its `type` (for messages).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::Hello => "hello",
+            Request::Inspect { .. } => "inspect",
+            Request::Doctor { .. } => "doctor",
+            Request::Plan { .. } => "plan",
+            Request::Apply { .. } => "apply",
+            Request::Rollback { .. } => "rollback",
+            Request::Verify { .. } => "verify",
+            Request::History { .. } => "history",
+            Request::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// An agent's answer to one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Response {
+    /// The answer to [`Request::Hello`].
+    Hello {
+        /// [`PROTO_VERSION`] of the agent.
+        version: u16,
+        /// The agent's `nettune --version` number (e.g. `0.1.0`).
+        nettune_version: String,
+        /// The requests it serves (their `type`s).
+        caps: Vec<String>,
+    },
+    /// The document the CLI's `--json` prints for the same command.
+    Json {
+        /// That document.
+        value: serde_json::Value,
+        /// The exit status the CLI gives with it (`verify`: 3 on drift;
+        /// `doctor`: 0, 1 or 2 by the worst finding).
+        #[serde(default)]
+        code: u8,
+    },
+    /// The request failed; the agent keeps serving unless the frame stream broke.
+    Error {
+        /// What kind of failure.
+        kind: ErrorKind,
+        /// One line naming the file, knob or value (the CLI's own message).
+        message: String,
+    },
+}
+
+/// Kinds of [`Response::Error`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The frame was not a request this agent knows.
+    BadRequest,
+    /// A frame above [`MAX_REQUEST`], or an answer above [`MAX_RESPONSE`].
+    TooLarge,
+    /// The controller speaks another protocol version.
+    Version,
+    /// The agent does not serve this request.
+    Unsupported,
+    /// The command ran and failed (its error message).
+    Failed,
+}
+
+/// Send the preamble.
+pub fn write_preamble(w: &mut impl Write) -> io::Result<()> {
+    let mut b = [0u8; 6];
+    b[..4].copy_from_slice(MAGIC);
+    b[4..].copy_from_slice(&PROTO_VERSION.to_be_bytes());
+    w.write_all(&b)?;
+    w.flush()
+}
+
+fn read_exact_or_closed(r: &mut impl Read, buf: &mut [u8]) -> Result<(), ProtoError> {
+    r.read_exact(buf).map_err(|e| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            ProtoError::Closed
+        } else {
+            ProtoError::Io(e)
+        }
+    })
+}
+
+/// Read the peer's preamble; returns its protocol version.
+pub fn read_preamble(r: &mut impl Read) -> Result<u16, ProtoError> {
+    let mut b = [0u8; 6];
+    read_exact_or_closed(r, &mut b)?;
+    if &b[..4] != MAGIC {
+        return Err(ProtoError::NotAgent(
+            String::from_utf8_lossy(&b).escape_debug().to_string(),
+        ));
+    }
+    Ok(u16::from_be_bytes([b[4], b[5]]))
+}
+
+/// Send one message of at most `max` bytes of JSON.
+pub fn write_frame<T: Serialize>(w: &mut impl Write, m: &T, max: usize) -> Result<(), ProtoError> {
+    let body = serde_json::to_vec(m)?;
+    if body.len() > max {
+        return Err(ProtoError::TooLarge {
+            len: body.len(),
+            max,
+        });
+    }
+    let len = u32::try_from(body.len()).map_err(|_| ProtoError::TooLarge {
+        len: body.len(),
+        max,
+    })?;
+    let mut out = Vec::with_capacity(body.len().saturating_add(4));
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&body);
+    w.write_all(&out)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// Read one frame's body of at most `max` bytes. A length above `max` is
+/// refused before any allocation, and the buffer grows only as bytes arrive
+/// (a peer announcing a long frame and sending little costs little).
+pub fn read_frame(r: &mut impl Read, max: usize) -> Result<Vec<u8>, ProtoError> {
+    let mut lb = [0u8; 4];
+    read_exact_or_closed(r, &mut lb)?;
+    let len = usize::try_from(u32::from_be_bytes(lb)).unwrap_or(usize::MAX);
+    if len > max {
+        return Err(ProtoError::TooLarge { len, max });
+    }
+    let mut body = Vec::new();
+    let got = r.take(len as u64).read_to_end(&mut body)?;
+    if got < len {
+        return Err(ProtoError::Closed);
+    }
+    Ok(body)
+}
+
+/// Read and decode one message of at most `max` bytes.
+pub fn read_msg<T: serde::de::DeserializeOwned>(
+    r: &mut impl Read,
+    max: usize,
+) -> Result<T, ProtoError> {
+    let body = read_frame(r, max)?;
+    Ok(serde_json::from_slice(&body)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_round_trips_through_a_frame() {
+        let r = Request::Plan {
+            profile: "throughput".into(),
+            root: Some("/tmp/x".into()),
+            iface: vec!["eth0".into()],
+            cpus: None,
+            exclude_cpus: Some("2-3".into()),
+            bdp: None,
+        };
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &r, MAX_REQUEST).unwrap();
+        assert_eq!(
+            u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize,
+            buf.len() - 4
+        );
+        let back: Request = read_msg(&mut buf.as_slice(), MAX_REQUEST).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn the_wire_names_are_stable() {
+        let j = serde_json::to_string(&Request::Inspect {
+            root: None,
+            iface: vec![],
+        })
+        .unwrap();
+        assert_eq!(j, r#"{"type":"inspect","root":null,"iface":[]}"#);
+        let r: Request = serde_json::from_str(r#"{"type":"inspect"}"#).unwrap();
+        assert_eq!(
+            r,
+            Request::Inspect {
+                root: None,
+                iface: vec![]
+            }
+        );
+        let e = serde_json::to_string(&Response::Error {
+            kind: ErrorKind::TooLarge,
+            message: "m".into(),
+        })
+        .unwrap();
+        assert_eq!(e, r#"{"type":"error","kind":"too_large","message":"m"}"#);
+        assert!(serde_json::from_str::<Request>(r#"{"type":"format_disk"}"#).is_err());
+        assert!(serde_json::from_str::<Request>(r#"{"type":"inspect","rot":"/"}"#).is_err());
+    }
+
+    #[test]
+    fn an_oversized_frame_is_refused_before_allocation() {
+        let mut buf = Vec::new();
+        buf.extend_from_slice(&(u32::MAX).to_be_bytes());
+        match read_frame(&mut buf.as_slice(), MAX_REQUEST) {
+            Err(ProtoError::TooLarge { len, max }) => {
+                assert_eq!(len, u32::MAX as usize);
+                assert_eq!(max, MAX_REQUEST);
+            }
+            r => panic!("{r:?}"),
+        }
+        // exactly the limit is fine, one more is not
+        let ok = vec![b' '; MAX_REQUEST];
+        let mut f = (MAX_REQUEST as u32).to_be_bytes().to_vec();
+        f.extend_from_slice(&ok);
+        assert_eq!(
+            read_frame(&mut f.as_slice(), MAX_REQUEST).unwrap().len(),
+            MAX_REQUEST
+        );
+        let big = "x".repeat(MAX_REQUEST);
+        assert!(matches!(
+            write_frame(&mut Vec::new(), &big, MAX_REQUEST),
+            Err(ProtoError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn a_short_frame_or_preamble_is_closed_and_a_stranger_is_named() {
+        let mut f = 100u32.to_be_bytes().to_vec();
+        f.extend_from_slice(b"{\"type\"");
+        assert!(matches!(
+            read_frame(&mut f.as_slice(), MAX_REQUEST),
+            Err(ProtoError::Closed)
+        ));
+        assert!(matches!(
+            read_preamble(&mut &b"NTA"[..]),
+            Err(ProtoError::Closed)
+        ));
+        let e = read_preamble(&mut &b"Welcome to host\n"[..]).unwrap_err();
+        assert!(e.to_string().contains("Welcom"), "{e}");
+        let mut p = Vec::new();
+        write_preamble(&mut p).unwrap();
+        assert_eq!(read_preamble(&mut p.as_slice()).unwrap(), PROTO_VERSION);
+    }
+}

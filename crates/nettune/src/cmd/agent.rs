@@ -1,0 +1,210 @@
+//! `nettune agent --stdio`: serve the agent protocol (docs/fleet.md) on
+//! stdin and stdout for a controller that started it through a transport
+//! (`ip netns exec`, ssh, `kubectl exec -i`, or as its own child). Each
+//! request runs the code of the CLI command of the same name and answers
+//! with the document its `--json` prints; nothing else is written to stdout.
+
+use super::plan::{JournalArgs, PlanFlags, ScopeArg};
+use fleet::proto::{ErrorKind, ProtoError, Request, Response};
+use fleet::serve::ServeError;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const EXAMPLES: &str = "\
+Examples:
+  # What a controller runs; not for people: stdin and stdout carry frames
+  ip netns exec lab-a nettune agent --stdio
+  ssh -o BatchMode=yes host -- nettune agent --stdio
+  kubectl exec -i web-0 -c nettune -- nettune agent --stdio
+
+The protocol (docs/fleet.md): a 6-byte preamble (NTAG, version), then big-endian
+u32 length-prefixed JSON frames; requests up to 256 KiB, answers up to 64 MiB.
+Requests: hello, inspect, doctor, plan, apply, rollback, verify, history (each
+answered with the JSON of the command's --json), shutdown. It exits 0 on end of
+input, shutdown or a controller gone mid-answer; 1 with a line on stderr when the
+stream broke (an oversized frame, another protocol version, not a nettune
+controller), after telling the controller.";
+
+/// Flags of `nettune agent`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Serve the protocol on stdin and stdout (the only mode; no port is opened).
+    #[arg(long, required = true)]
+    pub stdio: bool,
+}
+
+/// The requests this agent serves beyond `hello` and `shutdown` (its `caps`).
+pub const CAPS: &[&str] = &[
+    "inspect", "doctor", "plan", "apply", "rollback", "verify", "history",
+];
+
+/// Run `nettune agent --stdio`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    debug_assert!(args.stdio);
+    if std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "agent --stdio: stdin is a terminal; the agent is started by a controller through ssh, kubectl exec -i or ip netns exec (docs/fleet.md)"
+        );
+    }
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    match fleet::serve::serve(
+        &mut stdin,
+        &mut stdout,
+        env!("CARGO_PKG_VERSION"),
+        CAPS,
+        handle,
+    ) {
+        Ok(_) => Ok(ExitCode::SUCCESS),
+        // The controller went away while it was answered (killed on its
+        // deadline): nobody is left to tell.
+        Err(ServeError::Proto(ProtoError::Io(e))) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(anyhow::anyhow!("agent: {e}")),
+    }
+}
+
+/// Answer one request: the command's JSON document and exit status, or
+/// its one-line error. A panic in a command is an error answer, not the
+/// end of the session.
+pub fn handle(q: Request) -> Response {
+    let name = q.name();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| answer(q)));
+    match r {
+        Ok(Ok(Some((value, code)))) => Response::Json { value, code },
+        Ok(Ok(None)) => Response::Error {
+            kind: ErrorKind::Unsupported,
+            message: format!(
+                "this agent does not serve {name} (it serves {})",
+                CAPS.join(", ")
+            ),
+        },
+        Ok(Err(e)) => Response::Error {
+            kind: ErrorKind::Failed,
+            message: format!("{e:#}"),
+        },
+        Err(_) => Response::Error {
+            kind: ErrorKind::Failed,
+            message: format!("{name}: the agent's command panicked (its stderr has the message)"),
+        },
+    }
+}
+
+fn root_or_slash(root: Option<PathBuf>) -> PathBuf {
+    root.unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn json(v: impl serde::Serialize) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::to_value(v)?)
+}
+
+/// `None` for a request this agent does not serve.
+fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
+    let ok = crate::exit::OK;
+    Ok(Some(match q {
+        Request::Inspect { root, iface } => {
+            let snap = super::inspect::snapshot(&root_or_slash(root), &iface)?;
+            (json(&snap)?, ok)
+        }
+        Request::Doctor {
+            seconds,
+            root,
+            profile,
+            bdp,
+            allowance,
+        } => {
+            let args = super::doctor::Args {
+                root,
+                sample: seconds.map(|s| s.to_string()),
+                bdp,
+                allowance,
+                profile,
+                json: true,
+            };
+            let (report, _, _) = super::doctor::diagnose(&args)?;
+            (json(&report)?, report.exit_code())
+        }
+        Request::Plan {
+            profile,
+            root,
+            iface,
+            cpus,
+            exclude_cpus,
+            bdp,
+        } => {
+            let root = super::plan::open_root(&root_or_slash(root))?;
+            let flags = PlanFlags {
+                iface,
+                cpus,
+                exclude_cpus,
+                bdp,
+                netns_scope: ScopeArg::Auto,
+            };
+            let (plan, _) = super::plan::make_plan(&root, &profile, &flags)?;
+            (json(&plan)?, ok)
+        }
+        Request::Verify { root, state_dir } => {
+            let rep = super::verify::report(&journal(root, state_dir))?;
+            let code = super::verify::exit_code(&rep);
+            (json(super::Versioned::new(&rep))?, code)
+        }
+        Request::History { root, state_dir } => {
+            let (_root, state) = journal(root, state_dir).open()?;
+            let entries = super::history::entries(&state)?;
+            (json(super::history::document(&entries))?, ok)
+        }
+        Request::Apply {
+            plan,
+            root,
+            state_dir,
+            force,
+            replan,
+        } => {
+            let (root, state) = journal(root, state_dir).open()?;
+            let plan = model::plan::Plan::from_json_slice(&serde_json::to_vec(&plan)?)
+                .map_err(|e| anyhow::anyhow!("the request's plan: {e}"))?;
+            let plan = super::apply::check_plan(plan, "the request's plan", &root, force)?;
+            if plan.changes.is_empty() {
+                // `apply` says "Nothing to change" in words; no generation is made.
+                (
+                    serde_json::json!({ "schema_version": super::JSON_SCHEMA_VERSION, "changes": [] }),
+                    ok,
+                )
+            } else {
+                let report = super::apply::execute(&root, &state, &plan, &plan, force, replan)?;
+                // Stopped after a channel change: the CLI prints the report and exits 1.
+                let code = if report.stopped.is_some() {
+                    crate::exit::ERROR
+                } else {
+                    ok
+                };
+                (json(super::Versioned::new(&report))?, code)
+            }
+        }
+        Request::Rollback {
+            root,
+            state_dir,
+            id,
+            force,
+        } => {
+            let (root, state) = journal(root, state_dir).open()?;
+            let k = host::apply::Knobs::open(&root, &state);
+            let res = host::apply::rollback(&k, &state, id, force);
+            // A failed rollback prints its document too (`error` set) and exits 1.
+            let code = if res.is_ok() { ok } else { crate::exit::ERROR };
+            (json(super::rollback::document(&res))?, code)
+        }
+        // Answered by the protocol loop itself.
+        Request::Hello | Request::Shutdown => return Ok(None),
+    }))
+}
+
+fn journal(root: Option<PathBuf>, state_dir: Option<PathBuf>) -> JournalArgs {
+    JournalArgs {
+        root: root_or_slash(root),
+        state_dir,
+    }
+}
