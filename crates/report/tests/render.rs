@@ -566,7 +566,20 @@ fn cpu_per_work_and_changed_rows_in_the_results_tables() {
             ));
         }
     }
+    // The overhead row of CPU per work takes its workload's unit.
+    let ovh = |v: &[f64]| summarize(v).unwrap();
+    r.overhead.push(model::results::OverheadRow {
+        workload: "stream".into(),
+        metric: Metric::CpuPerWork,
+        loopback: ovh(&[0.5, 0.6, 0.55]),
+        lab: ovh(&[before[0], before[1], before[2]]),
+    });
     let md = render_markdown(&r);
+    assert!(
+        md.lines()
+            .any(|l| l.contains("CPU per work") && l.contains("0.55 CPU-s/GB")),
+        "no overhead row of CPU per work in\n{md}"
+    );
     let row = md
         .lines()
         .find(|l| l.contains("CPU per work") && l.contains("0.85 CPU-s/GB"))

@@ -268,13 +268,19 @@ pub fn experiment_table(r: &ExperimentResults) -> String {
             "\nlab overhead (baseline cell; loopback inside one namespace vs the lab path):\n",
         );
         for o in &r.overhead {
+            let test = r
+                .workloads
+                .iter()
+                .find(|w| w.name == o.workload)
+                .map_or("", |w| w.test.as_str());
+            let unit = o.metric.unit_for(test);
             let _ = writeln!(
                 out,
                 "  {} {}: loopback {}, lab {}",
                 o.workload,
                 o.metric.key(),
-                o.metric.format(o.loopback.median),
-                o.metric.format(o.lab.median)
+                model::metric::format_value(unit, o.loopback.median),
+                model::metric::format_value(unit, o.lab.median)
             );
         }
     }
