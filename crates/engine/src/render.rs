@@ -28,16 +28,42 @@ pub fn fmt_ns(ns: Nanos) -> String {
     }
 }
 
-fn sd_text(sd: &ServiceDemand) -> String {
+/// A CPU-seconds figure with three significant digits (`1.17`, `0.0293`).
+fn cpu_s(v: f64) -> String {
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else if v >= 1.0 {
+        2
+    } else if v >= 0.1 {
+        3
+    } else if v >= 0.01 {
+        4
+    } else if v >= 0.001 {
+        5
+    } else {
+        return format!("{v:.2e}");
+    };
+    format!("{v:.digits$}")
+}
+
+/// The service demand in CPU-seconds per unit of work: the test's own unit
+/// first (per GB, per Mpkt, per 1k transactions or connections), then
+/// per GB for udp-stream.
+fn sd_text(t: TestKind, sd: &ServiceDemand) -> String {
     let mut parts = Vec::new();
-    if let Some(v) = sd.us_per_transaction {
-        parts.push(format!("{v:.1} µs/transaction"));
+    if let Some(v) = sd.per_work(t) {
+        parts.push(format!(
+            "{} {}",
+            cpu_s(v),
+            model::metric::cpu_work_unit(t.name())
+        ));
     }
-    if let Some(v) = sd.us_per_kpkt {
-        parts.push(format!("{v:.1} µs/1000 datagrams"));
-    }
-    if let Some(v) = sd.us_per_mb {
-        parts.push(format!("{v:.1} µs/MB"));
+    if t.spec().sequenced && t.is_stream() {
+        if let Some(v) = sd.cpu_s_per_gb {
+            parts.push(format!("{} CPU-s/GB", cpu_s(v)));
+        }
     }
     if parts.is_empty() {
         "-".into()
@@ -68,7 +94,7 @@ pub fn interval_line(t: TestKind, i: &IntervalReport) -> String {
     s
 }
 
-fn cpu_line(name: &str, r: &SideReport, sd: &ServiceDemand) -> String {
+fn cpu_line(name: &str, t: TestKind, r: &SideReport, sd: &ServiceDemand) -> String {
     let busy = if r.cpu.seconds > 0.0 {
         r.cpu.host_busy_us / 1e6 / r.cpu.seconds
     } else {
@@ -82,7 +108,7 @@ fn cpu_line(name: &str, r: &SideReport, sd: &ServiceDemand) -> String {
     format!(
         "{name:<8} {:>9.2} CPUs  {usr_sys:<17} {}",
         busy,
-        sd_text(sd)
+        sd_text(t, sd)
     )
 }
 
@@ -379,17 +405,22 @@ fn cpu(o: &mut String, r: &BenchResult) {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "CPU      host busy      process usr/sys   service demand (host CPU per unit)"
+        "CPU      host busy      process usr/sys   CPU per work (host CPU-seconds per unit)"
     );
     let _ = writeln!(
         o,
         "{}",
-        cpu_line("client", &r.client, &r.client_service_demand)
+        cpu_line("client", r.config.test, &r.client, &r.client_service_demand)
     );
     let _ = writeln!(
         o,
         "{}",
-        cpu_line("server", &r.server_side, &r.server_service_demand)
+        cpu_line(
+            "server",
+            r.config.test,
+            &r.server_side,
+            &r.server_service_demand
+        )
     );
     for (name, s) in [("client", &r.client), ("server", &r.server_side)] {
         for u in &s.cpu.cpus {

@@ -487,11 +487,25 @@ fn metrics_come_from_recorded_bench_json() {
         Metric::LatencyP99,
         Metric::CpuPct,
         Metric::SoftirqPct,
+        Metric::CpuPerWork,
         Metric::Retransmits,
         Metric::LossPct,
     ];
     let s = metrics::record_from_json(STREAM, &all).unwrap();
     let raw: serde_json::Value = serde_json::from_str(STREAM).unwrap();
+    // cpu_per_work: the receiver's CPU-s per GB (this older JSON has only
+    // µs per MB, which is CPU-s per GB × 1000).
+    let us_per_mb = raw["server_service_demand"]["us_per_mb"].as_f64().unwrap();
+    assert_eq!(s.values["cpu_per_work"], us_per_mb / 1000.0);
+    // Without work (or CPU) there is no CPU per work, and no panic.
+    let mut idle = raw.clone();
+    idle["server_service_demand"] = serde_json::json!({"us_per_mb": null, "us_per_transaction": null, "us_per_kpkt": null, "cpu_s_per_gb": null});
+    let none = metrics::record_from_json(&idle.to_string(), &all).unwrap();
+    assert!(
+        !none.values.contains_key("cpu_per_work"),
+        "{:?}",
+        none.values
+    );
     assert_eq!(
         s.values["throughput"],
         raw["results"][0]["bits_per_sec"].as_f64().unwrap()
@@ -531,6 +545,14 @@ fn metrics_come_from_recorded_bench_json() {
     assert_eq!(
         r.values["transactions"],
         raw["results"][0]["per_sec"].as_f64().unwrap()
+    );
+    // CPU-s per 1000 transactions is µs per transaction / 1000.
+    assert_eq!(
+        r.values["cpu_per_work"],
+        raw["server_service_demand"]["us_per_transaction"]
+            .as_f64()
+            .unwrap()
+            / 1000.0
     );
     assert!(!r.values.contains_key("throughput"));
     let cdf = &r.latency_cdf;

@@ -15,14 +15,18 @@ impl Metric {
             Metric::LatencyP99 => "latency_p99",
             Metric::CpuPct => "cpu_pct",
             Metric::SoftirqPct => "softirq_pct",
+            Metric::CpuPerWork => "cpu_per_work",
             Metric::Retransmits => "retransmits",
             Metric::LossPct => "loss_pct",
         }
     }
 
-    /// The unit its values are recorded in.
+    /// The unit its values are recorded in (for [`Metric::CpuPerWork`],
+    /// whose unit depends on the test, the generic `CPU-s/work`: see
+    /// [`Metric::unit_for`]).
     pub fn unit(self) -> &'static str {
         match self {
+            Metric::CpuPerWork => "CPU-s/work",
             Metric::Throughput => "bit/s",
             Metric::Transactions => "1/s",
             Metric::LatencyP50 | Metric::LatencyP99 => "µs",
@@ -40,14 +44,39 @@ impl Metric {
             Metric::LatencyP99 => "latency p99",
             Metric::CpuPct => "CPU",
             Metric::SoftirqPct => "softirq",
+            Metric::CpuPerWork => "CPU per work",
             Metric::Retransmits => "retransmits",
             Metric::LossPct => "loss",
+        }
+    }
+
+    /// The unit of its values in a workload of bench test `test`
+    /// (`tcp-stream`): [`cpu_work_unit`] for [`Metric::CpuPerWork`], else
+    /// [`Metric::unit`].
+    pub fn unit_for(self, test: &str) -> &'static str {
+        match self {
+            Metric::CpuPerWork => cpu_work_unit(test),
+            _ => self.unit(),
         }
     }
 
     /// `v` (in [`Metric::unit`]) scaled for reading: `2.41 ms`, `18.1 Gbit/s`.
     pub fn format(self, v: f64) -> String {
         format_value(self.unit(), v)
+    }
+}
+
+/// The unit of CPU per work of bench test `test` (`tcp-stream`): CPU-seconds
+/// per GB (10^9 bytes) for streams, per million datagrams for udp-stream,
+/// per 1000 transactions for request/response and per 1000 connections
+/// for tcp-crr; `CPU-s/work` for a test nettune does not know.
+pub fn cpu_work_unit(test: &str) -> &'static str {
+    match test {
+        "tcp-stream" => "CPU-s/GB",
+        "udp-stream" => "CPU-s/Mpkt",
+        "tcp-rr" | "udp-rr" => "CPU-s/1k tx",
+        "tcp-crr" => "CPU-s/1k conn",
+        _ => "CPU-s/work",
     }
 }
 
@@ -241,5 +270,24 @@ mod tests {
         assert_eq!(Metric::SoftirqPct.format(12.34), "12.3 %");
         assert_eq!(Metric::LatencyP50.key(), "latency_p50");
         assert_eq!(Metric::Retransmits.unit(), "segments");
+    }
+
+    /// CPU per work is named in the test's unit and is better lower; CPU
+    /// and softirq % are neither better nor worse by themselves.
+    #[test]
+    fn cpu_per_work_has_the_tests_unit() {
+        use crate::stats::Direction;
+        assert_eq!(Metric::CpuPerWork.key(), "cpu_per_work");
+        assert_eq!(Metric::CpuPerWork.unit_for("tcp-stream"), "CPU-s/GB");
+        assert_eq!(Metric::CpuPerWork.unit_for("udp-stream"), "CPU-s/Mpkt");
+        assert_eq!(Metric::CpuPerWork.unit_for("tcp-rr"), "CPU-s/1k tx");
+        assert_eq!(Metric::CpuPerWork.unit_for("udp-rr"), "CPU-s/1k tx");
+        assert_eq!(Metric::CpuPerWork.unit_for("tcp-crr"), "CPU-s/1k conn");
+        assert_eq!(Metric::CpuPerWork.unit_for("bogus"), "CPU-s/work");
+        assert_eq!(Metric::LatencyP99.unit_for("tcp-rr"), "µs");
+        assert_eq!(Metric::CpuPerWork.direction(), Direction::LowerIsBetter);
+        assert_eq!(Metric::CpuPct.direction(), Direction::Neither);
+        assert_eq!(Metric::SoftirqPct.direction(), Direction::Neither);
+        assert_eq!(Scale::for_unit("CPU-s/GB", 1.17).fmt(1.17), "1.17 CPU-s/GB");
     }
 }

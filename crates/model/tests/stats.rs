@@ -386,8 +386,16 @@ proptest! {
             Verdict::Gain => Verdict::Regression,
             Verdict::Regression => Verdict::Gain,
             Verdict::NoChange => Verdict::NoChange,
+            Verdict::Changed => Verdict::Changed,
         };
         prop_assert_eq!(z.verdict, flipped);
+        // Neither direction: a change is only "changed".
+        let n = compare(&a, &b, Direction::Neither, &c).unwrap();
+        let neutral = match x.verdict {
+            Verdict::NoChange => Verdict::NoChange,
+            _ => Verdict::Changed,
+        };
+        prop_assert_eq!(n.verdict, neutral);
     }
 }
 

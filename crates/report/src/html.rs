@@ -243,7 +243,7 @@ fn section_overhead(out: &mut String, r: &ExperimentResults) {
         );
         out.push_str("<table><tr><th>workload</th><th>metric</th><th>loopback median (n)</th><th>lab path median (n)</th><th>lab / loopback</th></tr>\n");
         for o in r.overhead.iter().take(MAX_ROWS) {
-            let scale = Scale::for_unit(&unit_of(r, o.metric), o.loopback.median);
+            let scale = Scale::for_unit(&unit_of(r, &o.workload, o.metric), o.loopback.median);
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{} ({})</td><td class=\"num\">{} ({})</td><td class=\"num\">{}</td></tr>",

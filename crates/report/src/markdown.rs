@@ -200,7 +200,7 @@ fn section_overhead(out: &mut String, r: &ExperimentResults) {
         out.push_str("## Lab overhead: loopback against the lab path\n\n");
         out.push_str("| workload | metric | loopback median (n) | lab path median (n) | lab / loopback |\n| --- | --- | ---: | ---: | ---: |\n");
         for o in r.overhead.iter().take(MAX_ROWS) {
-            let scale = Scale::for_unit(&unit_of(r, o.metric), o.loopback.median);
+            let scale = Scale::for_unit(&unit_of(r, &o.workload, o.metric), o.loopback.median);
             let ratio = o.lab.median / o.loopback.median;
             let _ = writeln!(
                 out,
@@ -313,11 +313,16 @@ pub fn render_markdown(r: &ExperimentResults) -> String {
     out
 }
 
-/// The unit the cells' statistics give a metric, else its usual one.
-pub(crate) fn unit_of(r: &ExperimentResults, m: model::experiment::Metric) -> String {
-    r.cells
-        .iter()
-        .flat_map(|c| c.stats.iter())
-        .find(|s| s.metric == m)
+/// The unit the cells' statistics give a metric of a workload (CPU per
+/// work has its test's unit), else of any workload, else its usual one.
+pub(crate) fn unit_of(
+    r: &ExperimentResults,
+    workload: &str,
+    m: model::experiment::Metric,
+) -> String {
+    let stats = || r.cells.iter().flat_map(|c| c.stats.iter());
+    stats()
+        .find(|s| s.metric == m && s.workload == workload)
+        .or_else(|| stats().find(|s| s.metric == m))
         .map_or_else(|| m.unit().to_string(), |s| s.unit.clone())
 }

@@ -128,6 +128,7 @@ pub(crate) fn verdict_word(v: Option<Verdict>, baseline: bool) -> &'static str {
         Some(Verdict::Gain) => "gain",
         Some(Verdict::Regression) => "regression",
         Some(Verdict::NoChange) => "no change",
+        Some(Verdict::Changed) => "changed",
         None => "–",
     }
 }

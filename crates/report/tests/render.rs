@@ -516,3 +516,85 @@ proptest! {
         let _ = render_html(&r);
     }
 }
+
+/// The per-work CPU is a row of the results tables of the page and the
+/// Markdown, in its test's unit and with its verdict; a softirq % change
+/// is "changed", neither gain nor regression.
+#[test]
+fn cpu_per_work_and_changed_rows_in_the_results_tables() {
+    use model::experiment::Metric;
+    use model::results::MetricStats;
+    use model::stats::{compare, median_interval, summarize, BootstrapConfig};
+    let mut r = common::synthetic();
+    let cfg = BootstrapConfig::default();
+    let before = [1.17, 1.18, 1.16, 1.17, 1.19];
+    let after = [0.85, 0.86, 0.84, 0.85, 0.87];
+    let soft_before = [20.0, 20.5, 19.5, 20.2, 19.8];
+    let soft_after = [30.0, 30.5, 29.5, 30.2, 29.8];
+    let stat = |m: Metric, unit: &str, v: &[f64], b: Option<&[f64]>| MetricStats {
+        workload: "stream".into(),
+        metric: m,
+        unit: unit.into(),
+        values: v.to_vec(),
+        summary: summarize(v).ok(),
+        median_ci: median_interval(v, &cfg).ok(),
+        vs_baseline: b.and_then(|b| compare(v, b, m.direction(), &cfg).ok()),
+        stop: None,
+    };
+    r.metrics.extend([Metric::CpuPerWork, Metric::SoftirqPct]);
+    let base = r.baseline_cell;
+    let other = r
+        .cells
+        .iter()
+        .find(|c| c.index != base && c.status == CellStatus::Done)
+        .map(|c| c.index)
+        .unwrap();
+    for c in &mut r.cells {
+        if c.index == base {
+            c.stats
+                .push(stat(Metric::CpuPerWork, "CPU-s/GB", &before, None));
+            c.stats
+                .push(stat(Metric::SoftirqPct, "%", &soft_before, None));
+        } else if c.index == other {
+            c.stats
+                .push(stat(Metric::CpuPerWork, "CPU-s/GB", &after, Some(&before)));
+            c.stats.push(stat(
+                Metric::SoftirqPct,
+                "%",
+                &soft_after,
+                Some(&soft_before),
+            ));
+        }
+    }
+    // The overhead row of CPU per work takes its workload's unit.
+    let ovh = |v: &[f64]| summarize(v).unwrap();
+    r.overhead.push(model::results::OverheadRow {
+        workload: "stream".into(),
+        metric: Metric::CpuPerWork,
+        loopback: ovh(&[0.5, 0.6, 0.55]),
+        lab: ovh(&[before[0], before[1], before[2]]),
+    });
+    let md = render_markdown(&r);
+    assert!(
+        md.lines()
+            .any(|l| l.contains("CPU per work") && l.contains("0.55 CPU-s/GB")),
+        "no overhead row of CPU per work in\n{md}"
+    );
+    let row = md
+        .lines()
+        .find(|l| l.contains("CPU per work") && l.contains("0.85 CPU-s/GB"))
+        .unwrap_or_else(|| panic!("no CPU per work row in\n{md}"));
+    assert!(row.contains("**gain**"), "{row}");
+    let soft = md
+        .lines()
+        .find(|l| l.contains("| softirq |") && l.contains("30.0 %"))
+        .unwrap_or_else(|| panic!("no softirq row in\n{md}"));
+    assert!(soft.contains("| changed |"), "{soft}");
+    assert!(!soft.contains("regression"), "{soft}");
+    let page = render_html(&r).unwrap();
+    assert!(
+        page.contains("0.85 CPU-s/GB"),
+        "no CPU per work in the page"
+    );
+    assert!(page.contains(">changed<"), "no changed verdict in the page");
+}

@@ -405,6 +405,35 @@ pub struct ServiceDemand {
     pub us_per_transaction: Option<f64>,
     /// CPU µs per 1000 datagrams.
     pub us_per_kpkt: Option<f64>,
+    /// Host CPU-seconds per gigabyte (10^9 bytes) moved (stream tests;
+    /// absent from older results).
+    #[serde(default)]
+    pub cpu_s_per_gb: Option<f64>,
+    /// Host CPU-seconds per million datagrams (udp-stream).
+    #[serde(default)]
+    pub cpu_s_per_mpkt: Option<f64>,
+    /// Host CPU-seconds per 1000 transactions (tcp-crr: connections).
+    #[serde(default)]
+    pub cpu_s_per_ktx: Option<f64>,
+}
+
+impl ServiceDemand {
+    /// CPU-seconds per unit of the test's work, the unit named by
+    /// `model::metric::cpu_work_unit`: per GB for tcp-stream, per Mpkt for
+    /// udp-stream, per 1000 transactions (connections) otherwise. Results
+    /// written before the CPU-s fields are read from the µs fields (each
+    /// CPU-s figure is its µs figure / 1000). `None` without work or CPU.
+    pub fn per_work(&self, t: TestKind) -> Option<f64> {
+        let old = |v: Option<f64>| v.map(|x| x / 1000.0);
+        let v = if t.spec().sequenced && t.is_stream() {
+            self.cpu_s_per_mpkt.or(old(self.us_per_kpkt))
+        } else if t.is_stream() {
+            self.cpu_s_per_gb.or(old(self.us_per_mb))
+        } else {
+            self.cpu_s_per_ktx.or(old(self.us_per_transaction))
+        };
+        v.filter(|x| x.is_finite() && *x > 0.0)
+    }
 }
 
 /// Receiver-side UDP truth and the kernel's view of it.

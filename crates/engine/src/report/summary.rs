@@ -266,24 +266,102 @@ pub fn cut_short(r: &mut BenchResult, window_s: f64) {
     });
 }
 
-/// netperf-style service demand: busy CPU µs of the host over the window per unit of work.
+/// `busy_us` of CPU over `work` units, per `per` units, in CPU-seconds:
+/// `None` without work or CPU, or when the result is not finite.
+fn cpu_s_per(busy_us: f64, work: u64, per: f64) -> Option<f64> {
+    if work == 0 || !busy_us.is_finite() || busy_us <= 0.0 {
+        return None;
+    }
+    let v = busy_us / 1e6 / (work as f64 / per);
+    (v.is_finite() && v > 0.0).then_some(v)
+}
+
+/// netperf-style service demand: busy CPU of the host over the window per
+/// unit of work, in µs (the netperf units) and in CPU-seconds per GB, per
+/// Mpkt and per 1000 transactions (connections for tcp-crr).
 pub fn service_demand(t: TestKind, busy_us: f64, bytes: u64, msgs: u64) -> ServiceDemand {
     let per = |units: f64| (units > 0.0 && busy_us > 0.0).then(|| busy_us / units);
+    let stream = t.is_stream();
+    let sequenced = t.spec().sequenced;
     ServiceDemand {
-        us_per_mb: if t.is_stream() {
+        us_per_mb: if stream {
             per(bytes as f64 / 1e6)
         } else {
             None
         },
-        us_per_transaction: if t.is_stream() {
-            None
-        } else {
-            per(msgs as f64)
-        },
-        us_per_kpkt: if t.spec().sequenced {
+        us_per_transaction: if stream { None } else { per(msgs as f64) },
+        us_per_kpkt: if sequenced {
             per(msgs as f64 / 1000.0)
         } else {
             None
         },
+        cpu_s_per_gb: stream.then(|| cpu_s_per(busy_us, bytes, 1e9)).flatten(),
+        cpu_s_per_mpkt: (sequenced && stream)
+            .then(|| cpu_s_per(busy_us, msgs, 1e6))
+            .flatten(),
+        cpu_s_per_ktx: (!stream).then(|| cpu_s_per(busy_us, msgs, 1e3)).flatten(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CPU per work in CPU-seconds: per GB, per Mpkt, per 1000
+    /// transactions; nothing without work or CPU, and no panic on extremes.
+    #[test]
+    fn cpu_per_work_units_and_zero_work() {
+        // 2 CPU-s over 4 GB: 0.5 CPU-s/GB.
+        let sd = service_demand(TestKind::TcpStream, 2e6, 4_000_000_000, 0);
+        assert_eq!(sd.cpu_s_per_gb, Some(0.5));
+        assert_eq!(sd.per_work(TestKind::TcpStream), Some(0.5));
+        assert_eq!((sd.cpu_s_per_mpkt, sd.cpu_s_per_ktx), (None, None));
+        // 3 CPU-s over 2 M datagrams: 1.5 CPU-s/Mpkt.
+        let sd = service_demand(TestKind::UdpStream, 3e6, 1_000_000_000, 2_000_000);
+        assert_eq!(sd.per_work(TestKind::UdpStream), Some(1.5));
+        assert_eq!(sd.cpu_s_per_gb, Some(3.0));
+        // 1 CPU-s over 20 000 transactions: 0.05 CPU-s per 1000.
+        for t in [TestKind::TcpRr, TestKind::UdpRr, TestKind::TcpCrr] {
+            let sd = service_demand(t, 1e6, 0, 20_000);
+            assert_eq!(sd.per_work(t), Some(0.05), "{t:?}");
+            assert_eq!(sd.cpu_s_per_gb, None);
+        }
+        // No work, no CPU, or nonsense CPU: nothing.
+        for (busy, work) in [
+            (1e6, 0),
+            (0.0, 1000),
+            (-1.0, 1000),
+            (f64::NAN, 1000),
+            (f64::INFINITY, 1000),
+        ] {
+            for t in [TestKind::TcpStream, TestKind::UdpStream, TestKind::TcpRr] {
+                let sd = service_demand(t, busy, work, work);
+                assert_eq!(sd.per_work(t), None, "{t:?} {busy} {work}");
+            }
+        }
+        assert!(service_demand(TestKind::TcpStream, f64::MAX, 1, 1)
+            .per_work(TestKind::TcpStream)
+            .is_none());
+        assert!(service_demand(TestKind::TcpRr, 1e-300, u64::MAX, u64::MAX)
+            .per_work(TestKind::TcpRr)
+            .is_none_or(|v| v.is_finite()));
+    }
+
+    /// Results written before the CPU-s fields give the same figures from
+    /// the µs fields.
+    #[test]
+    fn older_results_read_cpu_per_work_from_the_us_fields() {
+        let old = ServiceDemand {
+            us_per_mb: Some(1170.0),
+            us_per_transaction: Some(47.0),
+            us_per_kpkt: Some(2000.0),
+            ..ServiceDemand::default()
+        };
+        assert_eq!(old.per_work(TestKind::TcpStream), Some(1.17));
+        assert_eq!(old.per_work(TestKind::TcpRr), Some(0.047));
+        assert_eq!(old.per_work(TestKind::UdpStream), Some(2.0));
+        let sd = service_demand(TestKind::TcpStream, 1.17e6, 1_000_000_000, 0);
+        let us = sd.us_per_mb.unwrap();
+        assert!((us / 1000.0 - sd.cpu_s_per_gb.unwrap()).abs() < 1e-12);
     }
 }

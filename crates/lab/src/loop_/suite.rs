@@ -42,13 +42,16 @@ pub const SUITE: &[(&str, &[&str])] = &[
 
 /// Metrics the table shows, in this order. Not `cpu_pct`: client and
 /// server share the machine's CPUs, so busy % is saturated by design (the
-/// per-CPU split of every run is kept in `runs[].cpus`).
+/// per-CPU split of every run is kept in `runs[].cpus`); the CPU cost is
+/// `cpu_per_work`, CPU-seconds per unit of work done, which a rise of the
+/// work alone does not make worse.
 pub const METRICS: &[Metric] = &[
     Metric::Throughput,
     Metric::Transactions,
     Metric::LatencyP50,
     Metric::LatencyP99,
     Metric::SoftirqPct,
+    Metric::CpuPerWork,
     Metric::LossPct,
 ];
 

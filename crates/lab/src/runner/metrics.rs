@@ -8,6 +8,11 @@
 //! - `cpu_pct`: busy % (100 − idle) averaged over the receiving side's CPUs;
 //! - `softirq_pct`: the highest per-CPU softirq % on the receiving side (the
 //!   whole per-CPU list goes to [`RunRecord::cpus`]);
+//! - `cpu_per_work`: the receiving host's busy CPU-seconds per unit of the
+//!   test's work (per GB for tcp-stream, per million datagrams for
+//!   udp-stream, per 1000 transactions or connections otherwise; the unit
+//!   is `model::metric::cpu_work_unit`), from the bench's service demand;
+//!   none without work;
 //! - `retransmits`: segments, from `tcp_info`, summed;
 //! - `loss_pct`: lost datagrams % (UDP), the worst direction.
 //!
@@ -16,7 +21,7 @@
 use std::collections::BTreeMap;
 
 use engine::config::{Direction, TestKind};
-use engine::report::{BenchResult, SideReport};
+use engine::report::{BenchResult, ServiceDemand, SideReport};
 use model::experiment::Metric;
 use model::results::{CpuPoint, IntervalPoint, ProbeResult, RunRecord};
 use thiserror::Error;
@@ -39,6 +44,14 @@ fn receiver(b: &BenchResult) -> &SideReport {
     match b.config.direction {
         Direction::Reverse => &b.client,
         _ => &b.server_side,
+    }
+}
+
+/// The receiving side's service demand.
+fn receiver_demand(b: &BenchResult) -> &ServiceDemand {
+    match b.config.direction {
+        Direction::Reverse => &b.client_service_demand,
+        _ => &b.server_service_demand,
     }
 }
 
@@ -179,6 +192,9 @@ pub fn extract(b: &BenchResult) -> BTreeMap<Metric, f64> {
         if let Some(v) = finite(max) {
             out.insert(Metric::SoftirqPct, v);
         }
+    }
+    if let Some(v) = receiver_demand(b).per_work(test) {
+        out.insert(Metric::CpuPerWork, v);
     }
     if test != TestKind::UdpStream && test != TestKind::UdpRr {
         let r: u64 = b

@@ -29,7 +29,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use model::results::{
-    CellResult, CellStatus, ExperimentResults, MetricStats, OverheadRow, RunRecord, RESULTS_FILE,
+    CellResult, CellStatus, ExperimentResults, MetricStats, OverheadRow, RunRecord, WorkloadInfo,
+    RESULTS_FILE,
 };
 use model::stats::{self, BootstrapConfig, Decision, StopReason, StopRule};
 use thiserror::Error;
@@ -544,9 +545,10 @@ fn measure_cell(
                     measured.push(*v);
                 }
             }
+            let workloads = results.workloads.clone();
             if let Some(c) = cell_mut(results, index) {
                 c.runs.push(rec);
-                c.stats = cell_stats(c, &metrics, &schedule.bootstrap, None, None);
+                c.stats = cell_stats(c, &workloads, &metrics, &schedule.bootstrap, None, None);
             }
             save(results, &opts.out_dir)?;
             repeat = repeat.saturating_add(1);
@@ -688,6 +690,7 @@ fn workloads_of(cell: &CellResult) -> Vec<String> {
 
 fn cell_stats(
     cell: &CellResult,
+    workloads: &[WorkloadInfo],
     metrics: &[model::experiment::Metric],
     cfg: &BootstrapConfig,
     baseline: Option<&CellResult>,
@@ -695,6 +698,10 @@ fn cell_stats(
 ) -> Vec<MetricStats> {
     let mut out = Vec::new();
     for w in workloads_of(cell) {
+        let test = workloads
+            .iter()
+            .find(|x| x.name == w)
+            .map_or("", |x| x.test.as_str());
         for &m in metrics {
             let values = values_of(cell, &w, m.key());
             if values.is_empty() {
@@ -721,7 +728,7 @@ fn cell_stats(
             out.push(MetricStats {
                 workload: w.clone(),
                 metric: m,
-                unit: m.unit().into(),
+                unit: m.unit_for(test).into(),
                 values,
                 summary,
                 median_ci,
@@ -742,8 +749,9 @@ pub fn recompute_all(
 ) {
     let baseline = results.cell(results.baseline_cell).cloned();
     let metrics = results.metrics.clone();
+    let workloads = results.workloads.clone();
     for c in &mut results.cells {
-        c.stats = cell_stats(c, &metrics, cfg, baseline.as_ref(), rule);
+        c.stats = cell_stats(c, &workloads, &metrics, cfg, baseline.as_ref(), rule);
     }
 }
 

@@ -15,8 +15,11 @@ use super::{BootstrapConfig, Interval, SplitMix64, StatsError, Summary};
 pub enum Direction {
     /// Throughput, transactions/s: more is better.
     HigherIsBetter,
-    /// Latency, CPU, loss: less is better.
+    /// Latency, CPU per work, loss: less is better.
     LowerIsBetter,
+    /// CPU and softirq %: neither way is better by itself (a rise may
+    /// come with more work done), so a change is only "changed".
+    Neither,
 }
 
 /// What a comparison concluded.
@@ -30,6 +33,9 @@ pub enum Verdict {
     /// The difference's interval contains zero, or the change is under the
     /// practical threshold: no change shown.
     NoChange,
+    /// A change the interval shows, of a metric that is neither better nor
+    /// worse by itself ([`Direction::Neither`]).
+    Changed,
 }
 
 impl fmt::Display for Verdict {
@@ -38,6 +44,7 @@ impl fmt::Display for Verdict {
             Verdict::Gain => "gain",
             Verdict::Regression => "regression",
             Verdict::NoChange => "no change",
+            Verdict::Changed => "changed",
         })
     }
 }
@@ -72,8 +79,8 @@ const STREAM: u64 = 0xA076_1D64_78BD_642F;
 ///
 /// The difference's interval is a percentile bootstrap: each replicate
 /// resamples both samples independently and takes the difference (and the
-/// ratio) of their medians. The verdict is gain or regression when that
-/// interval excludes zero and the change is at least `cfg.min_effect_pct`
+/// ratio) of their medians. The verdict is gain or regression (changed for
+/// [`Direction::Neither`]) when that interval excludes zero and the change is at least `cfg.min_effect_pct`
 /// % of the baseline (the practical threshold; with a zero baseline, where
 /// no % exists, the interval alone decides), and no change otherwise.
 pub fn compare(
@@ -118,11 +125,13 @@ pub fn compare(
         match direction {
             Direction::HigherIsBetter => Verdict::Gain,
             Direction::LowerIsBetter => Verdict::Regression,
+            Direction::Neither => Verdict::Changed,
         }
     } else if difference.hi < 0.0 {
         match direction {
             Direction::HigherIsBetter => Verdict::Regression,
             Direction::LowerIsBetter => Verdict::Gain,
+            Direction::Neither => Verdict::Changed,
         }
     } else {
         Verdict::NoChange

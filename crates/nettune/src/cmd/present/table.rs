@@ -142,7 +142,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
             "change (95 % CI)",
             "verdict",
         ])];
-        let mut counts = [0usize; 3];
+        let mut counts = [0usize; 4];
         for s in &c.stats {
             let before = base
                 .and_then(|b| {
@@ -157,6 +157,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
                     Verdict::Gain => 0,
                     Verdict::Regression => 1,
                     Verdict::NoChange => 2,
+                    Verdict::Changed => 3,
                 };
                 counts[i] = counts[i].saturating_add(1);
             }
@@ -182,6 +183,13 @@ pub fn lab_table(r: &ExperimentResults) -> String {
             "{} gain(s), {} regression(s), {} without a change the intervals can show",
             counts[0], counts[1], counts[2]
         );
+        if counts[3] > 0 {
+            let _ = writeln!(
+                out,
+                "{} changed: CPU and softirq % are neither better nor worse by themselves (judge the CPU by cpu_per_work)",
+                counts[3]
+            );
+        }
         status_line(&mut out, c);
     }
     if let Some(base) = base {
@@ -260,13 +268,19 @@ pub fn experiment_table(r: &ExperimentResults) -> String {
             "\nlab overhead (baseline cell; loopback inside one namespace vs the lab path):\n",
         );
         for o in &r.overhead {
+            let test = r
+                .workloads
+                .iter()
+                .find(|w| w.name == o.workload)
+                .map_or("", |w| w.test.as_str());
+            let unit = o.metric.unit_for(test);
             let _ = writeln!(
                 out,
                 "  {} {}: loopback {}, lab {}",
                 o.workload,
                 o.metric.key(),
-                o.metric.format(o.loopback.median),
-                o.metric.format(o.lab.median)
+                model::metric::format_value(unit, o.loopback.median),
+                model::metric::format_value(unit, o.lab.median)
             );
         }
     }
