@@ -10,6 +10,7 @@ pub mod doctor_facts;
 pub mod error;
 pub mod experiment;
 pub mod findings;
+pub mod inventory;
 pub mod irqbalance_env;
 pub mod knobpath;
 pub mod metric;
