@@ -16,7 +16,7 @@ const MAX_NODES: usize = 1_000_000;
 enum Value {
     Null,
     Scalar(String),
-    Map(Vec<(String, Node)>),
+    Map(Vec<(String, usize, Node)>),
     Seq(Vec<Node>),
 }
 
@@ -30,7 +30,7 @@ struct Node {
 fn tree(text: &str) -> Result<Option<Node>, ParseError> {
     let mut parser = Parser::new_from_str(text);
     // open containers: the node, and for a mapping the key awaiting its value
-    let mut stack: Vec<(Node, Option<String>)> = Vec::new();
+    let mut stack: Vec<(Node, Option<(String, usize)>)> = Vec::new();
     let mut nodes = 0usize;
     loop {
         let (event, mark) = parser.next_token().map_err(|e| {
@@ -85,10 +85,10 @@ fn tree(text: &str) -> Result<Option<Node>, ParseError> {
         match &mut parent.value {
             Value::Seq(items) => items.push(node),
             Value::Map(entries) => match key.take() {
-                Some(k) => entries.push((k, node)),
+                Some((k, at)) => entries.push((k, at, node)),
                 None => match node.value {
-                    Value::Scalar(s) => *key = Some(s),
-                    Value::Null => *key = Some(String::new()),
+                    Value::Scalar(s) => *key = Some((s, node.line)),
+                    Value::Null => *key = Some((String::new(), node.line)),
                     _ => {
                         return Err(ParseError::format(
                             node.line,
@@ -114,11 +114,11 @@ pub(super) fn parse(text: &str) -> Result<Inventory, ParseError> {
             value: Value::Map(groups),
             ..
         }) => {
-            for (name, node) in &groups {
+            for (name, at, node) in &groups {
                 if name != "all" {
-                    model.child("all", name, node.line)?;
+                    model.child("all", name, *at)?;
                 }
-                group(&mut model, name, node, 0)?;
+                group(&mut model, name, *at, node, 0)?;
             }
         }
         Some(Node {
@@ -134,14 +134,20 @@ pub(super) fn parse(text: &str) -> Result<Inventory, ParseError> {
     model.resolve()
 }
 
-fn group(model: &mut Model, name: &str, node: &Node, depth: usize) -> Result<(), ParseError> {
+fn group(
+    model: &mut Model,
+    name: &str,
+    at: usize,
+    node: &Node,
+    depth: usize,
+) -> Result<(), ParseError> {
     if depth > MAX_DEPTH {
         return Err(ParseError::format(
-            node.line,
+            at,
             format!("groups nested deeper than {MAX_DEPTH}"),
         ));
     }
-    model.group(name, node.line)?;
+    model.group(name, at)?;
     let entries = match &node.value {
         Value::Null => return Ok(()),
         Value::Map(e) => e,
@@ -152,15 +158,15 @@ fn group(model: &mut Model, name: &str, node: &Node, depth: usize) -> Result<(),
             ))
         }
     };
-    for (key, n) in entries {
+    for (key, key_at, n) in entries {
         match key.as_str() {
-            "vars" => model.group_vars(name, vars(n, &format!("group {name} vars"))?, n.line)?,
+            "vars" => model.group_vars(name, vars(n, &format!("group {name} vars"))?, *key_at)?,
             "hosts" => match &n.value {
                 Value::Null => {}
                 Value::Map(hosts) => {
-                    for (pattern, h) in hosts {
+                    for (pattern, at, h) in hosts {
                         let v = vars(h, &format!("host {pattern}"))?;
-                        model.hosts(pattern, name, &v, h.line)?;
+                        model.hosts(pattern, name, &v, *at)?;
                     }
                 }
                 _ => {
@@ -173,9 +179,9 @@ fn group(model: &mut Model, name: &str, node: &Node, depth: usize) -> Result<(),
             "children" => match &n.value {
                 Value::Null => {}
                 Value::Map(children) => {
-                    for (child, c) in children {
-                        model.child(name, child, c.line)?;
-                        group(model, child, c, depth.saturating_add(1))?;
+                    for (child, at, c) in children {
+                        model.child(name, child, *at)?;
+                        group(model, child, *at, c, depth.saturating_add(1))?;
                     }
                 }
                 _ => {
@@ -187,7 +193,7 @@ fn group(model: &mut Model, name: &str, node: &Node, depth: usize) -> Result<(),
             },
             other => {
                 return Err(ParseError::format(
-                    n.line,
+                    *key_at,
                     format!("group {name}: unknown key {other:?} (hosts, vars or children)"),
                 ))
             }
@@ -203,7 +209,7 @@ fn vars(node: &Node, what: &str) -> Result<Vars, ParseError> {
     match &node.value {
         Value::Null => {}
         Value::Map(entries) => {
-            for (k, v) in entries {
+            for (k, _, v) in entries {
                 match &v.value {
                     Value::Scalar(s) => {
                         out.insert(k.clone(), s.clone());

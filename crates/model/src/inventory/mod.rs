@@ -17,6 +17,7 @@ use thiserror::Error;
 mod ansible;
 mod ansible_ini;
 mod ansible_yaml;
+mod hostpattern;
 mod limit;
 pub mod toml;
 mod words;
