@@ -1,4 +1,5 @@
-//! Pure types and parsers for nettune: no I/O happens in this crate.
+//! Pure types and parsers for nettune: no I/O happens in this crate, but for
+//! [`inventory::load`], which reads one inventory file (size-capped).
 //!
 //! Every parser takes kernel text (`&str`) and returns typed values or a
 //! [`ParseError`] that names what was wrong; callers attach the file path.

@@ -129,11 +129,12 @@ impl Model {
             let Some(h) = self.hosts.get_mut(i) else {
                 continue;
             };
-            h.vars
-                .extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+            // as Ansible: the pattern's port first, an explicit ansible_port over it
             if let Some(p) = port {
                 h.vars.insert("ansible_port".into(), p.to_string());
             }
+            h.vars
+                .extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
             if group != "all" && group != "ungrouped" {
                 h.groups.insert(group.to_owned());
             }

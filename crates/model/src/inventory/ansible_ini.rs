@@ -155,4 +155,21 @@ mod tests {
             })
         ));
     }
+
+    #[test]
+    fn an_explicit_ansible_port_wins_over_the_patterns() {
+        let inv = parse(
+            "[x]
+h:2200 ansible_port=2300
+",
+        )
+        .unwrap_or_default();
+        assert!(matches!(
+            inv.hosts.first().map(|h| &h.transport),
+            Some(Transport::Ssh {
+                port: Some(2300),
+                ..
+            })
+        ));
+    }
 }

@@ -1,7 +1,7 @@
 //! Fleet inventories: which hosts `nettune fleet` reaches and how.
 //!
 //! Three formats are read, chosen by the file's extension ([`Format::from_path`]):
-//! nettune's own TOML ([`toml`](self::toml), `.toml`), an Ansible INI inventory
+//! nettune's own TOML ([`toml`], `.toml`), an Ansible INI inventory
 //! (`.ini`, `.cfg` or no extension) and an Ansible YAML inventory (`.yml`, `.yaml`).
 //! Every format resolves to the same [`Inventory`]; `--limit` patterns select
 //! from it ([`select`]). Parsing is pure; [`load`] is the one function that reads
