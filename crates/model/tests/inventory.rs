@@ -207,6 +207,26 @@ fn ranges_in_ini_expand_and_are_bounded() {
     assert_eq!(e, "line 3: more than 10000 hosts");
 }
 
+#[test]
+fn many_hosts_sharing_many_variables_are_refused_not_expanded() {
+    let mut text = String::from("[r]\nh[0:9999]\n[all:vars]\n");
+    for i in 0..200 {
+        text.push_str(&format!("v{i}=x\n"));
+    }
+    let e = parse(&text, Format::AnsibleIni).unwrap_err().to_string();
+    assert!(
+        e.contains("more than 1000000 group memberships and variables"),
+        "{e}"
+    );
+    // 10 000 hosts with a few shared variables are fine
+    let inv = parse(
+        "[r]\nh[0:9999]\n[all:vars]\nansible_user=ops\ndc=x\n",
+        Format::AnsibleIni,
+    )
+    .unwrap();
+    assert_eq!(inv.hosts.len(), 10_000);
+}
+
 fn limit(inv: &Inventory, p: &str) -> Result<Vec<String>, LimitError> {
     select(inv, p).map(|hs| hs.iter().map(|h| h.name.to_string()).collect())
 }

@@ -8,6 +8,9 @@ use super::{split_words, Host, HostName, Inventory, Role, Transport, MAX_DEPTH, 
 use crate::error::ParseError;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Most group memberships plus variables resolved over all hosts.
+const MAX_RESOLVED: usize = 1_000_000;
+
 /// Variables of a group or host, values as text.
 pub(super) type Vars = BTreeMap<String, String>;
 
@@ -181,12 +184,27 @@ impl Model {
             self.depth(name, &mut memo, 0)?;
         }
         let mut hosts = Vec::with_capacity(self.hosts.len());
+        // memberships and variables written, over all hosts: a small file of
+        // many groups or variables shared by many hosts must not blow up
+        let mut budget = MAX_RESOLVED;
+        let mut spend = |n: usize, line: usize| {
+            budget = budget.checked_sub(n).ok_or_else(|| {
+                ParseError::format(
+                    line,
+                    format!(
+                        "more than {MAX_RESOLVED} group memberships and variables over all hosts"
+                    ),
+                )
+            })?;
+            Ok::<(), ParseError>(())
+        };
         for h in &self.hosts {
             // the host's groups and all their ancestors
             let mut groups: BTreeSet<String> = BTreeSet::new();
             let mut todo: Vec<&String> = h.groups.iter().collect();
             while let Some(g) = todo.pop() {
                 if groups.insert(g.clone()) {
+                    spend(1, h.line)?;
                     todo.extend(self.groups.get(g).map(|g| &g.parents).into_iter().flatten());
                 }
             }
@@ -195,17 +213,22 @@ impl Model {
                 .map(|g| (memo.get(g).copied().unwrap_or(1), g))
                 .collect();
             order.sort();
-            let mut vars = self
-                .groups
-                .get("all")
-                .map(|g| g.vars.clone())
-                .unwrap_or_default();
-            for (_, g) in &order {
-                if let Some(g) = self.groups.get(*g) {
-                    vars.extend(g.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
-                }
+            let mut vars = Vars::new();
+            let all = self.groups.get("all");
+            let layers = all
+                .into_iter()
+                .chain(
+                    order
+                        .iter()
+                        .filter(|(_, g)| g.as_str() != "all")
+                        .filter_map(|(_, g)| self.groups.get(*g)),
+                )
+                .map(|g| &g.vars)
+                .chain([&h.vars]);
+            for layer in layers {
+                spend(layer.len(), h.line)?;
+                vars.extend(layer.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
-            vars.extend(h.vars.iter().map(|(k, v)| (k.clone(), v.clone())));
             let roles = groups
                 .iter()
                 .filter(|g| *g != "all" && *g != "ungrouped")
