@@ -218,6 +218,10 @@ fn many_hosts_sharing_many_variables_are_refused_not_expanded() {
         e.contains("more than 1000000 group memberships and variables"),
         "{e}"
     );
+    // the same range line again and again
+    let text = "[r]\nh[0:9999]\n".repeat(200);
+    let e = parse(&text, Format::AnsibleIni).unwrap_err().to_string();
+    assert_eq!(e, "line 202: more than 1000000 host entries and variables");
     // 10 000 hosts with a few shared variables are fine
     let inv = parse(
         "[r]\nh[0:9999]\n[all:vars]\nansible_user=ops\ndc=x\n",

@@ -35,6 +35,8 @@ pub(super) struct Model {
     groups: BTreeMap<String, Group>,
     hosts: Vec<HostDef>,
     index: BTreeMap<String, usize>,
+    /// Host entries and their variables written so far (see [`MAX_RESOLVED`]).
+    written: usize,
 }
 
 impl Model {
@@ -106,7 +108,20 @@ impl Model {
         line: usize,
     ) -> Result<(), ParseError> {
         self.group(group, line)?;
-        for (name, port) in expand(pattern, line)? {
+        let names = expand(pattern, line)?;
+        // one range line repeated, or with many variables, must not cost more than the budget
+        self.written = names
+            .len()
+            .checked_mul(vars.len().saturating_add(1))
+            .and_then(|n| self.written.checked_add(n))
+            .filter(|&n| n <= MAX_RESOLVED)
+            .ok_or_else(|| {
+                ParseError::format(
+                    line,
+                    format!("more than {MAX_RESOLVED} host entries and variables"),
+                )
+            })?;
+        for (name, port) in names {
             let i = match self.index.get(&name) {
                 Some(&i) => i,
                 None => {
