@@ -377,7 +377,7 @@ fn format_follows_the_extension() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn ini_parser_never_panics(text in "(\\PC|\n|\\[|\\]|:|=|\"|'|#){0,400}") {

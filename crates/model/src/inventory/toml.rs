@@ -142,6 +142,9 @@ fn host(name: HostName, h: &Fields, d: &Fields, line: usize) -> Result<Host, Par
         "ssh" => {
             foreign(&kube_keys)?;
             foreign(&netns_key)?;
+            if h.port.or(d.port) == Some(0) {
+                return Err(err("port 0 is not a port".to_owned()));
+            }
             Transport::Ssh {
                 address: pick(&h.address, &d.address).unwrap_or_else(|| name.as_str().to_owned()),
                 user: pick(&h.user, &d.user),
@@ -244,5 +247,9 @@ mod tests {
         assert!(e("[[host]]\nname = \"a\"\nprot = 22\n").starts_with("line "));
         assert!(e("[[host]]\nname = \"a b\"\n").starts_with("line 2: invalid host name"));
         assert!(e("[[host]]\nname = \"a\"\nport = 70000\n").starts_with("line 3"));
+        assert_eq!(
+            e("[[host]]\nname = \"a\"\nport = 0\n"),
+            "line 2: host a: port 0 is not a port"
+        );
     }
 }
