@@ -4,7 +4,7 @@
 //! of equal depth by name, as Ansible) into a [`Host`].
 
 use super::hostpattern::expand;
-use super::{split_words, Host, HostName, Inventory, Role, Transport, MAX_DEPTH, MAX_HOSTS};
+use super::{short, split_words, Host, HostName, Inventory, Role, Transport, MAX_DEPTH, MAX_HOSTS};
 use crate::error::ParseError;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -134,14 +134,15 @@ impl Model {
                             format!("more than {MAX_HOSTS} hosts"),
                         ));
                     }
-                    self.index.insert(name.clone(), self.hosts.len());
+                    let i = self.hosts.len();
+                    self.index.insert(name.clone(), i);
                     self.hosts.push(HostDef {
                         name,
                         line,
                         vars: Vars::new(),
                         groups: BTreeSet::new(),
                     });
-                    self.hosts.len() - 1
+                    i
                 }
             };
             let Some(h) = self.hosts.get_mut(i) else {
@@ -289,7 +290,7 @@ fn transport(name: &str, vars: &Vars, line: usize) -> Result<Transport, ParseErr
             let port = match first(vars, &["ansible_port", "ansible_ssh_port"]) {
                 None => None,
                 Some(p) => Some(p.parse::<u16>().ok().filter(|&p| p > 0).ok_or_else(|| {
-                    ParseError::format(line, format!("host {name}: ansible_port {p:?} is not a port number"))
+                    ParseError::format(line, format!("host {name}: ansible_port {:?} is not a port number", short(&p)))
                 })?),
             };
             let mut ssh_args = Vec::new();
@@ -312,7 +313,10 @@ fn transport(name: &str, vars: &Vars, line: usize) -> Result<Transport, ParseErr
         }
         Some(other) => Err(ParseError::format(
             line,
-            format!("host {name}: ansible_connection={other} is not a transport nettune has (ssh, local, kubectl)"),
+            format!(
+                "host {name}: ansible_connection={} is not a transport nettune has (ssh, local, kubectl)",
+                short(other)
+            ),
         )),
     }
 }

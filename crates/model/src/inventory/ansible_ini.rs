@@ -4,7 +4,7 @@
 //! `#` and `;` comments. Hosts before the first section are ungrouped.
 
 use super::ansible::{Model, Vars};
-use super::{split_words, Inventory};
+use super::{short, split_words, Inventory};
 use crate::error::ParseError;
 
 enum Section {
@@ -41,7 +41,11 @@ pub(super) fn parse(text: &str) -> Result<Inventory, ParseError> {
                 Some((_, kind)) => {
                     return Err(ParseError::format(
                         line,
-                        format!("section [{head}]: unknown kind {kind:?} (vars or children)"),
+                        format!(
+                            "section [{}]: unknown kind {:?} (vars or children)",
+                            short(head),
+                            short(kind)
+                        ),
                     ))
                 }
             };

@@ -4,7 +4,7 @@
 //! nesting is capped at [`MAX_DEPTH`].
 
 use super::ansible::{Model, Vars};
-use super::{Inventory, MAX_DEPTH, MAX_HOSTS};
+use super::{short, Inventory, MAX_DEPTH, MAX_HOSTS};
 use crate::error::ParseError;
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::TScalarStyle;
@@ -165,7 +165,7 @@ fn group(
                 Value::Null => {}
                 Value::Map(hosts) => {
                     for (pattern, at, h) in hosts {
-                        let v = vars(h, &format!("host {pattern}"))?;
+                        let v = vars(h, &format!("host {}", short(pattern)))?;
                         model.hosts(pattern, name, &v, *at)?;
                     }
                 }
@@ -194,7 +194,10 @@ fn group(
             other => {
                 return Err(ParseError::format(
                     *key_at,
-                    format!("group {name}: unknown key {other:?} (hosts, vars or children)"),
+                    format!(
+                        "group {name}: unknown key {:?} (hosts, vars or children)",
+                        short(other)
+                    ),
                 ))
             }
         }
@@ -220,7 +223,7 @@ fn vars(node: &Node, what: &str) -> Result<Vars, ParseError> {
                     _ if k.starts_with("ansible_") => {
                         return Err(ParseError::format(
                             v.line,
-                            format!("{what}: {k} must be a single value"),
+                            format!("{what}: {} must be a single value", short(k)),
                         ))
                     }
                     _ => {}

@@ -9,7 +9,8 @@ use crate::error::ParseError;
 /// web01.x, web02.x, web03.x on port 2222. Ranges are `[beg:end]` or
 /// `[beg:end:step]`, numeric (zero-padded if `beg` is) or single letters.
 pub(super) fn expand(pattern: &str, line: usize) -> Result<Vec<(String, Option<u16>)>, ParseError> {
-    let bad = |msg: &str| ParseError::format(line, format!("host pattern {pattern:?}: {msg}"));
+    let shown = super::short(pattern);
+    let bad = |msg: &str| ParseError::format(line, format!("host pattern {shown:?}: {msg}"));
     // a port is a `:digits` suffix outside brackets, when that is the only colon outside brackets
     let mut depth = 0usize;
     let mut colons = Vec::new();

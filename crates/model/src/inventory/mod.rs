@@ -247,6 +247,11 @@ pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
     parse(&text, format).map_err(|source| InventoryError::Parse { file, source })
 }
 
+/// At most 64 characters of `s`, for messages quoting input.
+pub(crate) fn short(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
 /// 1-based line of byte `offset` in `text`.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
