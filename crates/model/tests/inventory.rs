@@ -406,3 +406,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_toml_example_in_docs_fleet_md_parses() {
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/fleet.md"),
+    )
+    .unwrap();
+    let block = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap();
+    let inv = parse(block, Format::Toml).unwrap();
+    let names: Vec<&str> = inv.hosts.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["srv1", "pod-a", "ns-blue"]);
+}
