@@ -109,7 +109,7 @@ pub enum Transport {
         pod: String,
         /// Namespace; `None` is kubectl's current one.
         namespace: Option<String>,
-        /// Container; `None` is the pod's default.
+        /// Container; `None` is the fleet transport's default (`nettune`).
         container: Option<String>,
         /// kubeconfig context; `None` is the current one.
         context: Option<String>,
