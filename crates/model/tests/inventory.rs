@@ -422,3 +422,35 @@ fn the_toml_example_in_docs_fleet_md_parses() {
     let names: Vec<&str> = inv.hosts.iter().map(|h| h.name.as_str()).collect();
     assert_eq!(names, ["srv1", "pod-a", "ns-blue"]);
 }
+
+#[test]
+fn ansible_kubectl_hosts_become_kubectl_transports() {
+    let inv = parse(
+        "[pods]\nagent-0 ansible_connection=kubectl ansible_kubectl_namespace=perf\n\
+         agent-1 ansible_connection=kubernetes.core.kubectl ansible_kubectl_pod=p1 ansible_kubectl_container=c ansible_kubectl_context=lab\n",
+        Format::AnsibleIni,
+    )
+    .unwrap();
+    assert_eq!(
+        host(&inv, "agent-0").transport,
+        Transport::Kubectl {
+            pod: "agent-0".into(),
+            namespace: Some("perf".into()),
+            container: None,
+            context: None
+        }
+    );
+    assert_eq!(
+        host(&inv, "agent-1").transport,
+        Transport::Kubectl {
+            pod: "p1".into(),
+            namespace: None,
+            container: Some("c".into()),
+            context: Some("lab".into())
+        }
+    );
+    let e = parse("[w]\nwin1 ansible_connection=winrm\n", Format::AnsibleIni)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "line 2: host win1: ansible_connection=winrm is not a transport nettune has (ssh, local, kubectl)");
+}
