@@ -1,6 +1,6 @@
 //! The search core of `nettune autotune` (issue 20), pure: no OS, no
 //! traffic. A driver (the lab, or a fake host in tests) asks
-//! [`Search::next`] which arm to measure, applies its settings, runs the
+//! [`Search::next_step`] which arm to measure, applies its settings, runs the
 //! workload and hands the values to [`Search::record`]; the search races
 //! candidates against the baseline on bootstrap intervals, combines the
 //! winners and re-checks the combination (docs/autotune.md).

@@ -1,4 +1,4 @@
-//! The search as a state machine: [`Search::next`] says which arm to
+//! The search as a state machine: [`Search::next_step`] says which arm to
 //! measure next (or that the search is done), [`Search::record`] takes the
 //! run's values. The driver (the lab, or a fake host in tests) applies the
 //! arm's settings, runs the workload and records; the search never touches
@@ -18,7 +18,8 @@
 //!    again with fresh baseline runs, interleaved. Accepted only when the
 //!    combination's interval excludes zero on the better side, its estimate
 //!    reaches the practical threshold and every constraint holds on its
-//!    interval. If a combination of several fails, the best single winner
+//!    interval. A re-check still open (interval reaching the threshold on
+//!    the better side) runs one more batch. If a combination of several fails, the best single winner
 //!    is re-checked alone (budget permitting).
 
 use std::collections::VecDeque;
@@ -41,7 +42,9 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 4;
 /// Default runs per arm and round.
 pub const DEFAULT_REPEATS: u32 = 3;
 /// Re-check runs per arm are this many times the race's `repeats`.
-pub const DEFAULT_CONFIRM_REPEATS_FACTOR: u32 = 2;
+pub const DEFAULT_CONFIRM_REPEATS_FACTOR: u32 = 3;
+/// Extra batches a re-check may run when its interval is still open.
+pub const MAX_RECHECK_EXTENSIONS: u32 = 1;
 /// Most runs per arm and round, rounds, or re-check runs.
 const MAX_SETTING: u32 = 1000;
 
@@ -71,7 +74,7 @@ pub struct SearchConfig {
 }
 
 impl SearchConfig {
-    /// Defaults: 3 runs per arm and round, 4 rounds, re-check of 6 runs
+    /// Defaults: 3 runs per arm and round, 4 rounds, re-check of 9 runs
     /// per arm, 2 % threshold, no budget, 95 % intervals of 1000 resamples.
     pub fn new(objective: Metric) -> SearchConfig {
         SearchConfig {
@@ -139,7 +142,7 @@ impl SearchConfig {
         BootstrapConfig {
             resamples: self.resamples,
             level: self.level,
-            seed: self.seed ^ 0x5EED_0F_B007,
+            seed: self.seed ^ 0x005E_ED0F_B007,
             min_effect_pct: self.min_effect_pct,
         }
     }
@@ -196,6 +199,11 @@ impl Observation {
             objective,
             others: Vec::new(),
         }
+    }
+
+    /// The objective metric's value.
+    pub fn objective(&self) -> f64 {
+        self.objective
     }
 
     /// The same run, also reporting `response` (for a constraint).
@@ -435,6 +443,8 @@ pub struct Search {
     winners: Vec<usize>,
     recheck_base: Vec<Observation>,
     recheck_arm: Vec<Observation>,
+    /// Extra batches run in the current re-check.
+    extended: u32,
     rechecks: Vec<Recheck>,
     phase: Phase,
     queue: VecDeque<Arm>,
@@ -457,6 +467,7 @@ impl Search {
             winners: Vec::new(),
             recheck_base: Vec::new(),
             recheck_arm: Vec::new(),
+            extended: 0,
             rechecks: Vec::new(),
             phase: Phase::Race,
             queue: VecDeque::new(),
@@ -495,7 +506,7 @@ impl Search {
 
     /// What to do next: the same measurement until it is recorded, then the
     /// following one, or the outcome.
-    pub fn next(&mut self) -> Result<Step, AutotuneError> {
+    pub fn next_step(&mut self) -> Result<Step, AutotuneError> {
         loop {
             if let Some(o) = &self.outcome {
                 return Ok(Step::Done(o.clone()));
@@ -514,7 +525,7 @@ impl Search {
         }
     }
 
-    /// Record the values of the run [`Search::next`] asked for.
+    /// Record the values of the run [`Search::next_step`] asked for.
     pub fn record(&mut self, arm: &Arm, obs: Observation) -> Result<(), AutotuneError> {
         let Some(due) = &self.pending else {
             return Err(AutotuneError::NothingDue {
@@ -806,6 +817,13 @@ impl Search {
         }
         self.recheck_base.clear();
         self.recheck_arm.clear();
+        self.extended = 0;
+        self.queue_recheck(&arm);
+        self.phase = Phase::Recheck(arm);
+    }
+
+    /// Queue one batch of a re-check: baseline and `arm` interleaved.
+    fn queue_recheck(&mut self, arm: &Arm) {
         let c = self.cfg.confirm_repeats as usize;
         let mut order: Vec<Arm> = Vec::with_capacity(2 * c);
         for _ in 0..c {
@@ -814,19 +832,32 @@ impl Search {
         }
         self.rng.shuffle(&mut order);
         self.queue = order.into();
-        self.phase = Phase::Recheck(arm);
     }
 
     fn finish_recheck(&mut self, arm: &Arm) -> Result<(), AutotuneError> {
         let j = self.judge(&self.recheck_arm, &self.recheck_base)?;
         let passed = j.winner();
+        let effect = Effect::of(&j.objective);
+        // Sequential testing: a re-check still open (its interval reaches
+        // the threshold on the better side, no constraint broken) gets one
+        // more batch, budget permitting.
+        let open = !passed
+            && j.objective.verdict != Verdict::Regression
+            && self.best_case(&effect) >= self.cfg.min_effect_pct
+            && j.broken.is_none();
+        if open && self.extended < MAX_RECHECK_EXTENSIONS && self.remaining() >= self.recheck_cost()
+        {
+            self.extended += 1;
+            self.queue_recheck(arm);
+            return Ok(());
+        }
         let changes = arm.changes();
         self.rechecks.push(Recheck {
             changes: changes
                 .iter()
                 .filter_map(|&i| self.space.candidates().get(i).cloned())
                 .collect(),
-            effect: Effect::of(&j.objective),
+            effect,
             constraints: j.constraints,
             passed,
         });

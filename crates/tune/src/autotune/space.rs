@@ -6,7 +6,9 @@ use std::fmt;
 
 use model::experiment::{Factor, Knob, Level};
 
-use super::search::{DEFAULT_CONFIRM_REPEATS_FACTOR, DEFAULT_MAX_ROUNDS, MIN_ROUNDS};
+use super::search::{
+    DEFAULT_CONFIRM_REPEATS_FACTOR, DEFAULT_MAX_ROUNDS, MAX_RECHECK_EXTENSIONS, MIN_ROUNDS,
+};
 use super::AutotuneError;
 
 /// Most candidates (levels other than the current one, over all factors).
@@ -124,7 +126,7 @@ impl SearchSpace {
 
     /// The most runs a search with `repeats` runs per arm and round (and
     /// the default rounds and re-check) can use: every candidate raced for
-    /// every round, and two re-checks.
+    /// every round, and two re-checks of two batches each.
     pub fn estimate_runs(&self, repeats: u32) -> usize {
         let r = repeats as usize;
         let arms = self.candidates.len().saturating_add(1);
@@ -133,7 +135,7 @@ impl SearchSpace {
             .saturating_mul(DEFAULT_MAX_ROUNDS.max(MIN_ROUNDS) as usize);
         let confirm = r
             .saturating_mul(DEFAULT_CONFIRM_REPEATS_FACTOR as usize)
-            .saturating_mul(4);
+            .saturating_mul(2 * 2 * (1 + MAX_RECHECK_EXTENSIONS as usize));
         race.saturating_add(confirm)
     }
 }
