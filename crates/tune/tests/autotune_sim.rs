@@ -175,6 +175,49 @@ fn a_noisy_but_real_ten_percent_gain_is_found() {
 }
 
 #[test]
+fn a_lower_is_better_objective_accepts_a_latency_cut() {
+    // min-p99: the objective falls by 12 % with threaded_napi=true and
+    // rises by 10 % with channels=2.
+    let mut effects = [0.0; 8];
+    effects[7] = -0.12;
+    effects[6] = 0.10;
+    let mut host = FakeHost::new(&effects, 0.03, 21);
+    host.base = 80.0;
+    let cfg = SearchConfig {
+        seed: 21,
+        ..SearchConfig::new(Metric::LatencyP99)
+    };
+    let mut s = Search::new(space(), cfg).expect("search");
+    let (o, _) = drive(&mut s, &mut host);
+    assert_eq!(names(&o), ["threaded_napi=true"], "{}", o.render());
+    assert!(o.accepted[0].race.change.hi < 0.0);
+    let r = o
+        .rejected
+        .iter()
+        .find(|r| r.candidate.to_string() == "channels=2")
+        .expect("rejected");
+    assert_eq!(r.reason, Reason::Harmful, "{}", o.render());
+}
+
+#[test]
+fn a_budget_cut_never_calls_a_winner_after_one_round() {
+    let effects = [0.08; 8];
+    for budget in 30..=60 {
+        let cfg = SearchConfig {
+            budget: Some(budget),
+            ..config(4)
+        };
+        let mut host = FakeHost::new(&effects, 0.02, 4);
+        let mut s = Search::new(space(), cfg).expect("search");
+        let (o, _) = drive(&mut s, &mut host);
+        assert!(o.runs <= budget, "{budget}: {} runs", o.runs);
+        for a in &o.accepted {
+            assert!(a.race.runs >= 6, "{budget}: {}", o.render());
+        }
+    }
+}
+
+#[test]
 fn winners_of_two_knobs_are_combined_and_rechecked() {
     let mut effects = [0.0; 8];
     effects[1] = 0.08; // gro=50000

@@ -723,11 +723,14 @@ impl Search {
         if self.rounds >= MIN_ROUNDS && all_won && one_per_knob {
             return false;
         }
+        // Arms the budget pays for, through the rounds a winner needs
+        // (at least this one) and one re-check.
         let r = self.cfg.repeats as usize;
+        let rounds_needed = MIN_ROUNDS.saturating_sub(self.rounds).max(1) as usize;
         let fit = self
             .remaining()
             .saturating_sub(self.recheck_cost())
-            .checked_div(r)
+            .checked_div(r.saturating_mul(rounds_needed))
             .unwrap_or(0)
             .saturating_sub(1);
         if fit == 0 {
