@@ -6,7 +6,9 @@
 //! * [`context`]: what the rules share while planning.
 //! * [`placement`]: which physical core takes each queue IRQ.
 //! * [`render`]: the human diff and the reviewable shell script of a plan.
+//! * [`autotune`]: the search core of `nettune autotune` (pure, simulated).
 
+pub mod autotune;
 pub mod coalesce_family;
 pub mod context;
 pub mod drivers;

@@ -1,0 +1,291 @@
+//! What the search optimizes ([`Objective`]), what else it watches
+//! ([`Response`]) and the limits it must keep ([`Constraint`]).
+
+use std::fmt;
+
+use model::experiment::{Metric, TestKind};
+use model::stats::{Comparison, Direction, Interval};
+
+use super::AutotuneError;
+
+/// The objective of `nettune autotune --objective`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Objective {
+    /// Highest goodput (bit/s) of a stream workload.
+    MaxThroughput,
+    /// Most packets per second: datagrams of a fixed-size udp-stream (their
+    /// rate is the bit rate over the size) or transactions of tcp-rr.
+    MaxPps,
+    /// Lowest 99th-percentile latency (tcp-rr, tcp-crr, or any workload with
+    /// a latency probe).
+    MinP99,
+    /// Most connections per second (tcp-crr).
+    MaxCps,
+}
+
+/// The objectives by their command-line name.
+const OBJECTIVES: &[(&str, Objective)] = &[
+    ("max-throughput", Objective::MaxThroughput),
+    ("max-pps", Objective::MaxPps),
+    ("min-p99", Objective::MinP99),
+    ("max-cps", Objective::MaxCps),
+];
+
+/// The name of a test as the experiment file spells it.
+pub fn test_name(test: TestKind) -> &'static str {
+    match test {
+        TestKind::TcpStream => "tcp-stream",
+        TestKind::UdpStream => "udp-stream",
+        TestKind::TcpRr => "tcp-rr",
+        TestKind::TcpCrr => "tcp-crr",
+    }
+}
+
+impl Objective {
+    /// Look an objective up by its command-line name.
+    pub fn parse(text: &str) -> Result<Objective, AutotuneError> {
+        OBJECTIVES
+            .iter()
+            .find(|(n, _)| *n == text)
+            .map(|(_, o)| *o)
+            .ok_or_else(|| AutotuneError::UnknownObjective {
+                text: model::text::printable_capped(text, 64),
+            })
+    }
+
+    /// Its command-line name.
+    pub fn name(self) -> &'static str {
+        OBJECTIVES
+            .iter()
+            .find(|(_, o)| *o == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    /// Which way it improves.
+    pub fn direction(self) -> Direction {
+        match self {
+            Objective::MinP99 => Direction::LowerIsBetter,
+            _ => Direction::HigherIsBetter,
+        }
+    }
+
+    /// The metric that measures this objective for a workload of `test`
+    /// (`probe`: a latency probe runs beside the load), or why the workload
+    /// cannot measure it. Checked before anything runs.
+    pub fn metric_for(self, test: TestKind, probe: bool) -> Result<Metric, AutotuneError> {
+        let refuse = |needs: &'static str| AutotuneError::Unmeasurable {
+            what: self.name().to_string(),
+            test: test_name(test),
+            needs,
+        };
+        match (self, test) {
+            (Objective::MaxThroughput, TestKind::TcpStream | TestKind::UdpStream) => {
+                Ok(Metric::Throughput)
+            }
+            (Objective::MaxThroughput, _) => Err(refuse("a tcp-stream or udp-stream workload")),
+            // A fixed datagram size: datagrams/s is bit/s over the size, so
+            // maximizing one maximizes the other.
+            (Objective::MaxPps, TestKind::UdpStream) => Ok(Metric::Throughput),
+            (Objective::MaxPps, TestKind::TcpRr) => Ok(Metric::Transactions),
+            (Objective::MaxPps, _) => Err(refuse("a udp-stream or tcp-rr workload")),
+            (Objective::MinP99, TestKind::TcpRr | TestKind::TcpCrr) => Ok(Metric::LatencyP99),
+            (Objective::MinP99, _) if probe => Ok(Metric::LatencyP99),
+            (Objective::MinP99, _) => Err(refuse(
+                "a latency source: a tcp-rr or tcp-crr workload, or a probe (--probe rr|icmp)",
+            )),
+            (Objective::MaxCps, TestKind::TcpCrr) => Ok(Metric::Transactions),
+            (Objective::MaxCps, _) => Err(refuse("a tcp-crr workload")),
+        }
+    }
+}
+
+impl fmt::Display for Objective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A measured response a run reports: a metric, or CPU per unit of work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Response {
+    /// A metric of the experiment model.
+    Metric(Metric),
+    /// CPU % per unit of the objective's work (service demand): the driver
+    /// divides the CPU % by the work done.
+    CpuPerWork,
+}
+
+impl Response {
+    /// Its key (`latency_p99`, `cpu_per_work`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Response::Metric(m) => m.key(),
+            Response::CpuPerWork => "cpu_per_work",
+        }
+    }
+
+    /// Which way it improves.
+    pub fn direction(self) -> Direction {
+        match self {
+            Response::Metric(m) => m.direction(),
+            Response::CpuPerWork => Direction::LowerIsBetter,
+        }
+    }
+
+    /// Whether a workload of `test` (with a latency probe when `probe`)
+    /// yields this response, as the lab's metric extraction does.
+    pub fn measurable(self, test: TestKind, probe: bool) -> bool {
+        let stream = matches!(test, TestKind::TcpStream | TestKind::UdpStream);
+        match self {
+            Response::Metric(Metric::Throughput) => stream,
+            Response::Metric(Metric::Transactions) => !stream,
+            Response::Metric(Metric::LatencyP50 | Metric::LatencyP99) => !stream || probe,
+            Response::Metric(Metric::Retransmits) => test != TestKind::UdpStream,
+            Response::Metric(Metric::LossPct) => test == TestKind::UdpStream,
+            Response::Metric(Metric::CpuPct | Metric::SoftirqPct) | Response::CpuPerWork => true,
+        }
+    }
+}
+
+/// The names a constraint may use (short aliases first).
+const RESPONSES: &[(&str, Response)] = &[
+    ("p99", Response::Metric(Metric::LatencyP99)),
+    ("p50", Response::Metric(Metric::LatencyP50)),
+    ("cpu", Response::Metric(Metric::CpuPct)),
+    ("softirq", Response::Metric(Metric::SoftirqPct)),
+    ("loss", Response::Metric(Metric::LossPct)),
+    ("cpu_per_work", Response::CpuPerWork),
+    ("throughput", Response::Metric(Metric::Throughput)),
+    ("transactions", Response::Metric(Metric::Transactions)),
+    ("latency_p50", Response::Metric(Metric::LatencyP50)),
+    ("latency_p99", Response::Metric(Metric::LatencyP99)),
+    ("cpu_pct", Response::Metric(Metric::CpuPct)),
+    ("softirq_pct", Response::Metric(Metric::SoftirqPct)),
+    ("retransmits", Response::Metric(Metric::Retransmits)),
+    ("loss_pct", Response::Metric(Metric::LossPct)),
+];
+
+/// Which side of its bound a constraint keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// `<=`: the change may be at most the bound.
+    AtMost,
+    /// `>=`: the change must be at least the bound.
+    AtLeast,
+}
+
+/// A limit on a response's change against the baseline, such as
+/// `p99<=+5%` (p99 may grow by at most 5 %) or `throughput>=-1%`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Constraint {
+    /// The response limited.
+    pub response: Response,
+    /// Which side of the bound it keeps.
+    pub bound: Bound,
+    /// The bound, % change against the baseline.
+    pub limit_pct: f64,
+    /// The constraint as written (trimmed, at most 64 characters).
+    pub text: String,
+}
+
+/// Largest |bound| a constraint accepts, %.
+const MAX_LIMIT_PCT: f64 = 1000.0;
+
+impl Constraint {
+    /// Parse `NAME<=±X%` or `NAME>=±X%`. Errors quote the text.
+    pub fn parse(text: &str) -> Result<Constraint, AutotuneError> {
+        let shown = model::text::printable_capped(text.trim(), 64);
+        let bad = |reason: &'static str| AutotuneError::BadConstraint {
+            text: shown.clone(),
+            reason,
+        };
+        let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let (name, bound, rest) = if let Some((n, r)) = t.split_once("<=") {
+            (n, Bound::AtMost, r)
+        } else if let Some((n, r)) = t.split_once(">=") {
+            (n, Bound::AtLeast, r)
+        } else {
+            return Err(bad("expected NAME<=X% or NAME>=X%, such as p99<=+5%"));
+        };
+        let response = RESPONSES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, r)| *r)
+            .ok_or_else(|| {
+                bad("unknown response (known: p99, p50, throughput, transactions, cpu, cpu_per_work, softirq, retransmits, loss)")
+            })?;
+        let Some(number) = rest.strip_suffix('%') else {
+            return Err(bad(
+                "the bound is a % change against the baseline, such as +5% or -1%",
+            ));
+        };
+        let limit_pct: f64 = number
+            .parse()
+            .map_err(|_| bad("the bound is not a number, such as +5% or -1%"))?;
+        if !(limit_pct.is_finite() && limit_pct.abs() <= MAX_LIMIT_PCT) {
+            return Err(bad("the bound must be between -1000% and +1000%"));
+        }
+        Ok(Constraint {
+            response,
+            bound,
+            limit_pct,
+            text: shown,
+        })
+    }
+
+    /// Check that a workload of `test` measures the constrained response.
+    pub fn check_workload(&self, test: TestKind, probe: bool) -> Result<(), AutotuneError> {
+        if self.response.measurable(test, probe) {
+            Ok(())
+        } else {
+            Err(AutotuneError::Unmeasurable {
+                what: format!("constraint `{}`", self.text),
+                test: test_name(test),
+                needs: "a workload (or probe) that reports this response",
+            })
+        }
+    }
+
+    /// The interval a constraint is judged on: the % change, or, when the
+    /// baseline median is zero (no % exists), the difference against a
+    /// bound of zero.
+    pub(crate) fn interval(c: &Comparison) -> (Interval, bool) {
+        match c.change_pct {
+            Some(p) => (p, true),
+            None => (c.difference, false),
+        }
+    }
+
+    fn limit(&self, relative: bool) -> f64 {
+        if relative {
+            self.limit_pct
+        } else {
+            0.0
+        }
+    }
+
+    /// Whether the whole interval keeps the bound.
+    pub fn holds(&self, c: &Comparison) -> bool {
+        let (i, rel) = Constraint::interval(c);
+        match self.bound {
+            Bound::AtMost => i.hi <= self.limit(rel),
+            Bound::AtLeast => i.lo >= self.limit(rel),
+        }
+    }
+
+    /// Whether the whole interval breaks the bound (the candidate cannot
+    /// keep it, whatever more runs show).
+    pub fn broken(&self, c: &Comparison) -> bool {
+        let (i, rel) = Constraint::interval(c);
+        match self.bound {
+            Bound::AtMost => i.lo > self.limit(rel),
+            Bound::AtLeast => i.hi < self.limit(rel),
+        }
+    }
+}
+
+impl fmt::Display for Constraint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
