@@ -379,7 +379,7 @@ fn constraints_parse_and_errors_name_the_text() {
     assert_eq!(c.response, Response::Metric(Metric::LatencyP99));
     assert_eq!(c.limit_pct, 5.0);
     let c = Constraint::parse("cpu_per_work<=+0%").expect("parse");
-    assert_eq!(c.response, Response::CpuPerWork);
+    assert_eq!(c.response, Response::Metric(Metric::CpuPerWork));
     let c = Constraint::parse("throughput>=-1%").expect("parse");
     assert_eq!(c.response, Response::Metric(Metric::Throughput));
     assert_eq!(c.limit_pct, -1.0);

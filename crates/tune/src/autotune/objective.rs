@@ -108,11 +108,9 @@ impl fmt::Display for Objective {
 /// A measured response a run reports: a metric, or CPU per unit of work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Response {
-    /// A metric of the experiment model.
+    /// A metric of the experiment model (`cpu_per_work` included: CPU
+    /// seconds per unit of the workload's work).
     Metric(Metric),
-    /// CPU % per unit of the objective's work (service demand): the driver
-    /// divides the CPU % by the work done.
-    CpuPerWork,
 }
 
 impl Response {
@@ -120,7 +118,6 @@ impl Response {
     pub fn key(self) -> &'static str {
         match self {
             Response::Metric(m) => m.key(),
-            Response::CpuPerWork => "cpu_per_work",
         }
     }
 
@@ -128,7 +125,6 @@ impl Response {
     pub fn direction(self) -> Direction {
         match self {
             Response::Metric(m) => m.direction(),
-            Response::CpuPerWork => Direction::LowerIsBetter,
         }
     }
 
@@ -142,7 +138,7 @@ impl Response {
             Response::Metric(Metric::LatencyP50 | Metric::LatencyP99) => !stream || probe,
             Response::Metric(Metric::Retransmits) => test != TestKind::UdpStream,
             Response::Metric(Metric::LossPct) => test == TestKind::UdpStream,
-            Response::Metric(Metric::CpuPct | Metric::SoftirqPct) | Response::CpuPerWork => true,
+            Response::Metric(Metric::CpuPct | Metric::SoftirqPct | Metric::CpuPerWork) => true,
         }
     }
 }
@@ -154,7 +150,7 @@ const RESPONSES: &[(&str, Response)] = &[
     ("cpu", Response::Metric(Metric::CpuPct)),
     ("softirq", Response::Metric(Metric::SoftirqPct)),
     ("loss", Response::Metric(Metric::LossPct)),
-    ("cpu_per_work", Response::CpuPerWork),
+    ("cpu_per_work", Response::Metric(Metric::CpuPerWork)),
     ("throughput", Response::Metric(Metric::Throughput)),
     ("transactions", Response::Metric(Metric::Transactions)),
     ("latency_p50", Response::Metric(Metric::LatencyP50)),
