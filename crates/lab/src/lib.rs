@@ -26,6 +26,7 @@ pub use netns_exec::NetnsExecutor;
 pub use session::{LabSession, LoopbackServer, DEFAULT_LISTEN_TIMEOUT, SERVE_PORT};
 pub use topo::{
     probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped, MARKER_DIR,
+    MAX_HOSTS,
 };
 
 /// A lab operation that failed.
