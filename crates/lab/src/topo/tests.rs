@@ -120,7 +120,10 @@ fn address_plan_and_names_fit_the_largest_lab() {
         let (a, b) = crate::slot_addrs(slot);
         for addr in [a, b] {
             let o = addr.octets();
-            assert!(o[0] == 198 && (o[1] & 0xfe) == 18, "{addr} outside 198.18.0.0/15");
+            assert!(
+                o[0] == 198 && (o[1] & 0xfe) == 18,
+                "{addr} outside 198.18.0.0/15"
+            );
             assert!(seen.insert(addr), "{addr} given twice");
         }
         // Both ends in the same /30, distinct from every other slot's.
@@ -129,7 +132,13 @@ fn address_plan_and_names_fit_the_largest_lab() {
     // Interface names (`vI` at the hub) stay within IFNAMSIZ - 1.
     assert!(format!("v{}", MAX_HOSTS - 1).len() <= 15);
     // Namespace names: the longest prefix, a 7-digit pid, a large sequence.
-    let ns = format!("{}-{}-{}-h{}", "p".repeat(12), 4_194_304, u32::MAX, MAX_HOSTS - 1);
+    let ns = format!(
+        "{}-{}-{}-h{}",
+        "p".repeat(12),
+        4_194_304,
+        u32::MAX,
+        MAX_HOSTS - 1
+    );
     assert_eq!(lab_of(&ns), ns.rsplit_once("-h").unwrap().0);
     assert_eq!(owner_of(&ns, &"p".repeat(12)), Some(4_194_304));
 }
@@ -154,7 +163,10 @@ fn twelve_host_lab_reaches_the_last_spoke_and_tears_down() {
     let list = netns_list();
     let left: Vec<&String> = names
         .iter()
-        .filter(|n| list.lines().any(|l| l.split_whitespace().next() == Some(n.as_str())))
+        .filter(|n| {
+            list.lines()
+                .any(|l| l.split_whitespace().next() == Some(n.as_str()))
+        })
         .collect();
     assert!(left.is_empty(), "{left:?} left in {list}");
 }
