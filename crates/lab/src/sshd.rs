@@ -1,14 +1,11 @@
 //! [`SshFleet`]: one OpenSSH server per lab host, for tests that drive hosts
-//! over ssh the way a controller would (`ssh -F CONFIG hI CMD`).
-//!
-//! Everything is made per fleet in a private directory (mode 0700) that is
-//! removed on drop: a user key and its `authorized_keys`, a host key per
-//! host, a `known_hosts` covering every host, each sshd's config, pid file
-//! and log, and an `ssh_config` naming the hosts `h0`, `h1`, ... (their lab
-//! index). Each sshd runs in the foreground (`-D`) inside its host's
-//! namespace, listening only on that host's lab address, and is killed
-//! with the sessions it forked when the fleet drops. The machine's own sshd
-//! is never started or touched.
+//! over ssh as a controller would (`ssh -F CONFIG hI CMD`). A private
+//! directory (0700, removed on drop) holds a user key and `authorized_keys`,
+//! a host key per host, `known_hosts`, each sshd's config, pid file and log,
+//! and an `ssh_config` naming the hosts `hI` (I = lab index). Each sshd runs
+//! in the foreground (`-D`) in its host's namespace, listening on that
+//! host's lab address only; it and its sessions are killed on drop. The
+//! machine's own sshd is never started or touched.
 
 use crate::{require_programs, require_root, run, Lab, LabError};
 use std::net::Ipv4Addr;
@@ -23,7 +20,6 @@ pub const SSHD: &str = "/usr/sbin/sshd";
 pub const DEFAULT_PORT: u16 = 2222;
 /// How long [`SshFleet::start`] waits for all servers together to listen.
 pub const READY_DEADLINE: Duration = Duration::from_secs(10);
-/// Most bytes of an sshd log read back for an error.
 const LOG_LIMIT: u64 = 1 << 20;
 
 /// Gate for tests that run sshd in namespaces: root ([`require_root`]) and
@@ -33,7 +29,31 @@ pub fn require_sshd(test: &str) -> bool {
     require_root(test) && require_programs(test, &[SSHD, "ssh", "ssh-keygen"], "openssh")
 }
 
-/// One host's server.
+/// Remove fleet directories (`nettune-sshd-PID-N` in the temp directory)
+/// whose owner PID is gone, left by runs that were killed; returns them.
+/// (Their sshd processes went with the lab's namespaces: [`Lab::reap_stale`].)
+pub fn reap_stale_dirs() -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let entries = std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let rest = name.to_str().and_then(|n| n.strip_prefix("nettune-sshd-"));
+        let Some(pid) = rest.and_then(|r| r.split('-').next()?.parse::<u32>().ok()) else {
+            continue;
+        };
+        // Only a directory, not a symlink to one (file_type does not follow).
+        if !Path::new(&format!("/proc/{pid}")).exists()
+            && e.file_type().is_ok_and(|t| t.is_dir())
+            && std::fs::remove_dir_all(e.path()).is_ok()
+        {
+            removed.push(e.path());
+        }
+    }
+    removed
+}
+
 #[derive(Debug)]
 struct Server {
     host: usize,
@@ -84,11 +104,8 @@ fn keygen(path: &Path) -> Result<String, LabError> {
         .stdin(Stdio::null()))?;
     let public = host::files::read_bounded_text(&path.with_extension("pub"), 64 * 1024);
     let public = public.map_err(LabError::File)?;
-    Ok(public
-        .split_whitespace()
-        .take(2)
-        .collect::<Vec<_>>()
-        .join(" "))
+    let key: Vec<&str> = public.split_whitespace().take(2).collect();
+    Ok(key.join(" "))
 }
 
 /// The last lines of a log, or why it could not be read.
@@ -133,6 +150,7 @@ impl SshFleet {
 
     /// [`SshFleet::start`] on `port`.
     pub fn start_on(lab: &Lab, hosts: &[usize], port: u16) -> Result<SshFleet, LabError> {
+        reap_stale_dirs();
         let base = std::env::temp_dir();
         let base = base.canonicalize().unwrap_or(base);
         let dir = base.join(format!(
@@ -252,9 +270,7 @@ impl SshFleet {
     }
 
     fn write_known_hosts(&self) -> Result<(), LabError> {
-        let mut text = self.known.join("\n");
-        text.push('\n');
-        write(&self.known_hosts(), &text)
+        write(&self.known_hosts(), &format!("{}\n", self.known.join("\n")))
     }
 
     /// Poll until every server's pid file names a live sshd (sshd writes it
@@ -273,10 +289,7 @@ impl SshFleet {
                 return Ok(());
             };
             if Instant::now() >= deadline {
-                let why = format!(
-                    "no pid file {} after {READY_DEADLINE:?}",
-                    s.pid_file.display()
-                );
+                let why = format!("no {} after {READY_DEADLINE:?}", s.pid_file.display());
                 return Err(s.error(format!("not listening on port {}: {why}", self.port)));
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -325,23 +338,25 @@ impl SshFleet {
 
     /// The address the sshd of lab host `host` listens on.
     pub fn addr(&self, host: usize) -> Option<Ipv4Addr> {
-        self.servers.iter().find(|s| s.host == host).map(|s| s.addr)
+        Some(self.servers.get(self.server(host).ok()?)?.addr)
     }
 
     /// The pid of the sshd of lab host `host`, while it runs.
     pub fn pid(&self, host: usize) -> Option<u32> {
         self.servers
-            .iter()
-            .find(|s| s.host == host)
-            .and_then(|s| s.child.as_ref().map(Child::id))
+            .get(self.server(host).ok()?)?
+            .child
+            .as_ref()
+            .map(Child::id)
     }
 
     /// `ip netns exec FROM ssh -F CONFIG hI -- REMOTE...`: run `remote` on
-    /// lab host `host` from the namespace `from` (e.g. the hub's).
+    /// lab host `host` from the namespace `from` (e.g. the hub's). Its stdin
+    /// is null unless the caller sets another.
     pub fn ssh(&self, from: &crate::Netns, host: usize, remote: &[&str]) -> Command {
         let mut c = from.command("ssh");
         c.arg("-F").arg(self.config()).arg(SshFleet::alias(host));
-        c.arg("--").args(remote);
+        c.arg("--").args(remote).stdin(Stdio::null());
         c
     }
 
@@ -366,9 +381,7 @@ impl SshFleet {
     /// server accepts: connecting with it fails with "Permission denied".
     pub fn stranger_config(&self) -> Result<PathBuf, LabError> {
         let key = self.dir.join("stranger_key");
-        if !key.exists() {
-            keygen(&key)?;
-        }
+        keygen(&key)?;
         let path = self.dir.join("ssh_config.stranger");
         write(&path, &self.ssh_config(&key))?;
         Ok(path)

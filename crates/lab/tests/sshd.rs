@@ -133,6 +133,9 @@ fn drop_leaves_no_sshd_and_no_namespace() {
         let fleet = SshFleet::start(&lab, &[0, 1, 2]).unwrap();
         let dir = fleet.dir().to_path_buf();
         let listeners: Vec<u32> = (0..3).map(|i| fleet.pid(i).unwrap()).collect();
+        // The hub's sshd answers a spoke (through the spoke's route).
+        let out = fleet.ssh(&lab.hosts()[2], 0, &["true"]).output().unwrap();
+        assert!(out.status.success(), "h2 -> h0: {}", stderr(&out));
         // An open session: sshd forks a child for it, which must go too.
         let mut client = fleet
             .ssh(&lab.hosts()[0], 1, &["sleep", "30"])
@@ -191,4 +194,23 @@ fn a_server_that_cannot_listen_is_a_clear_error() {
         .to_string();
     assert!(err.contains("sshd of h1"), "{err}");
     assert!(err.contains("Address already in use"), "{err}");
+}
+
+#[test]
+fn directories_of_dead_runs_are_reaped_and_live_ones_kept() {
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead_pid = gone.id();
+    gone.wait().unwrap();
+    let tmp = std::env::temp_dir();
+    let dead = tmp.join(format!("nettune-sshd-{dead_pid}-7"));
+    let live = tmp.join(format!("nettune-sshd-{}-999999", std::process::id()));
+    for d in [&dead, &live] {
+        std::fs::create_dir_all(d.join("h1")).unwrap();
+    }
+    let removed = nettune_lab::sshd::reap_stale_dirs();
+    let live_kept = live.exists();
+    let _ = std::fs::remove_dir_all(&live);
+    // (Another test's SshFleet::start may have reaped it first.)
+    assert!(!dead.exists(), "{} kept: {removed:?}", dead.display());
+    assert!(live_kept, "{} removed", live.display());
 }
