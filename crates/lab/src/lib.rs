@@ -524,6 +524,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_missing_program_skips_outside_ci_and_fails_in_ci() {
+        let gate = || require_programs("lab::gate", &["sh", "/nonexistent/nettune-x"], "none");
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            assert!(std::panic::catch_unwind(gate).is_err());
+        } else {
+            assert!(!gate());
+        }
+        assert!(require_programs("lab::gate", &["sh"], "none"));
+    }
+
+    #[test]
     fn two_hosts_ping_and_clean_up() {
         if !require_root("lab::two_hosts_ping_and_clean_up") {
             return;
