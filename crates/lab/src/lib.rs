@@ -17,6 +17,7 @@ pub mod loop_;
 mod netns_exec;
 pub mod runner;
 mod session;
+pub mod sshd;
 mod topo;
 pub use delay::{
     DelayLine, DelaySpec, DelayStats, DirStats, ADDR_A, ADDR_B, BATCH, FORWARDER_NICE,
@@ -25,7 +26,7 @@ pub use delay::{
 pub use netns_exec::NetnsExecutor;
 pub use session::{LabSession, LoopbackServer, DEFAULT_LISTEN_TIMEOUT, SERVE_PORT};
 pub use topo::{
-    probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped, MARKER_DIR,
+    probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped, MARKER_DIR, MAX_HOSTS,
 };
 
 /// A lab operation that failed.
@@ -80,6 +81,20 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
+    /// A file of the lab (an ssh fleet's keys, configs, logs) could not be
+    /// read or written; the error names it.
+    #[error(transparent)]
+    File(#[from] host::HostError),
+    /// An sshd of an [`sshd::SshFleet`] did not start or does not listen.
+    #[error("sshd of {host}: {reason}; its log ends:\n{log}")]
+    Sshd {
+        /// Which host: `hI (ADDR, namespace NS)`.
+        host: String,
+        /// What went wrong (exited, not listening in time).
+        reason: String,
+        /// The last lines of its log.
+        log: String,
+    },
     /// A lab marker file under the marker directory could not be handled.
     #[error("lab marker {path}: {source}")]
     Marker {
@@ -114,6 +129,22 @@ pub fn require_root(test: &str) -> bool {
         panic!("{test}: needs root for network namespaces, and CI=true runs as root");
     }
     eprintln!("skipping {test}: needs root (creates network namespaces)");
+    false
+}
+
+/// Gate for tests that need `programs` (names on PATH or absolute paths):
+/// true when all are there; otherwise prints which is missing and returns
+/// false. Under `CI=true` a missing one panics, as in [`require_root`]: CI
+/// installs them (`.ci/run`), so a skip there would hide a failure. `what`
+/// names the package(s) in the message.
+pub fn require_programs(test: &str, programs: &[&str], what: &str) -> bool {
+    let Some(missing) = programs.iter().find(|p| !have(p)) else {
+        return true;
+    };
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test}: needs {missing} ({what}), and CI=true installs it");
+    }
+    eprintln!("skipping {test}: {missing} is not installed ({what})");
     false
 }
 
@@ -251,6 +282,40 @@ impl Drop for Netns {
         }
         let _ = Command::new("ip")
             .args(["netns", "del", &self.name])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// SIGKILL every descendant of `pid` (children, theirs...), found by the
+/// parent pid in `/proc/*/stat`. Call it while `pid` is an unreaped child of
+/// this process, so that it cannot be another process's reused pid.
+pub(crate) fn kill_descendants(pid: u32) {
+    let links: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let p = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let rest = stat.get(stat.rfind(')')?.checked_add(1)?..)?;
+            Some((p, rest.split_whitespace().nth(1)?.parse().ok()?))
+        })
+        .collect();
+    let mut found = vec![pid];
+    let mut i = 0;
+    while let Some(&parent) = found.get(i) {
+        let kids: Vec<u32> = links
+            .iter()
+            .filter(|&&(p, pp)| pp == parent && !found.contains(&p))
+            .map(|&(p, _)| p)
+            .collect();
+        found.extend(kids);
+        i += 1;
+    }
+    for p in found.iter().skip(1) {
+        let _ = Command::new("kill")
+            .args(["-9", &p.to_string()])
             .stderr(Stdio::null())
             .status();
     }
@@ -457,6 +522,17 @@ impl TwoHosts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_program_skips_outside_ci_and_fails_in_ci() {
+        let gate = || require_programs("lab::gate", &["sh", "/nonexistent/nettune-x"], "none");
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            assert!(std::panic::catch_unwind(gate).is_err());
+        } else {
+            assert!(!gate());
+        }
+        assert!(require_programs("lab::gate", &["sh"], "none"));
+    }
 
     #[test]
     fn two_hosts_ping_and_clean_up() {

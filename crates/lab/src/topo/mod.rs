@@ -30,7 +30,7 @@ mod spec;
 mod tests;
 
 use spec::{choose, line_failed};
-pub use spec::{DelayMechanism, LabSpec, MechanismChoice};
+pub use spec::{DelayMechanism, LabSpec, MechanismChoice, MAX_HOSTS};
 
 /// Directory holding one marker file per live lab (`NAME.pid`, holding the
 /// owner's pid and its start time).

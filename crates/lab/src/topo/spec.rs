@@ -4,13 +4,20 @@
 use crate::{DelaySpec, LabError};
 use std::time::Duration;
 
+/// Most hosts a lab may have: enough for a fleet bench of 8 clients and a
+/// server, or a fleet apply on several hosts plus a controller, while
+/// building in a few seconds.
+pub const MAX_HOSTS: u32 = 32;
+
 /// What a [`Lab`](super::Lab) should look like.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LabSpec {
     /// Name prefix: lowercase letters and digits, 1 to 12 of them. Lab
     /// namespaces are named `PREFIX-PID-SEQ-hI`.
     pub prefix: String,
-    /// Number of hosts, 2 to 8.
+    /// Number of hosts, 2 to 32 (host 0 is the hub; the links to hosts 1 to
+    /// 31 are /30 slots 0 to 30 of 198.18.0.0/15, hub interfaces `v1` to
+    /// `v31`).
     pub hosts: u32,
     /// RX and TX queues per veth end, 1 to 16. Links on the userspace delay
     /// line are single-queue TUN devices whatever this says.
@@ -80,8 +87,8 @@ impl LabSpec {
                 "1 to 12 lowercase letters or digits",
             );
         }
-        if !(2..=8).contains(&self.hosts) {
-            return bad("hosts", self.hosts.to_string(), "2 to 8");
+        if !(2..=MAX_HOSTS).contains(&self.hosts) {
+            return bad("hosts", self.hosts.to_string(), "2 to 32");
         }
         if !(1..=16).contains(&self.queues) {
             return bad("queues", self.queues.to_string(), "1 to 16");

@@ -12,7 +12,7 @@ fn netns_list() -> String {
 fn spec_ranges_are_checked_before_anything_runs() {
     for (spec, field) in [
         (LabSpec::new(1, 1), "hosts"),
-        (LabSpec::new(9, 1), "hosts"),
+        (LabSpec::new(33, 1), "hosts"),
         (LabSpec::new(2, 0), "queues"),
         (LabSpec::new(2, 17), "queues"),
         (
@@ -43,6 +43,7 @@ fn spec_ranges_are_checked_before_anything_runs() {
         }
     }
     assert!(LabSpec::new(8, 16).validate().is_ok());
+    assert!(LabSpec::new(MAX_HOSTS, 1).validate().is_ok());
 }
 
 #[test]
@@ -98,15 +99,76 @@ fn largest_lab_builds_and_every_host_answers_the_hub() {
     if !require_root("lab::topo::largest_lab_builds_and_every_host_answers_the_hub") {
         return;
     }
-    let lab = Lab::build(LabSpec::new(8, 16)).unwrap();
-    assert_eq!(lab.links().len(), 7);
-    let q = lab.hosts()[0].sh("ls /sys/class/net/v7/queues").unwrap();
+    let lab = Lab::build(LabSpec::new(MAX_HOSTS, 16)).unwrap();
+    let last = MAX_HOSTS as usize - 1;
+    assert_eq!(lab.links().len(), last);
+    let q = lab.hosts()[0]
+        .sh(&format!("ls /sys/class/net/v{last}/queues"))
+        .unwrap();
     assert!(q.contains("rx-15") && q.contains("tx-15"), "{q}");
-    for i in 1..8 {
+    for i in 1..=last {
         let addr = lab.addr(i).unwrap();
         let out = lab.hosts()[0].sh(&format!("ping -c1 -W1 {addr}")).unwrap();
         assert!(out.contains("1 received"), "0->{i}: {out}");
     }
+}
+
+#[test]
+fn address_plan_and_names_fit_the_largest_lab() {
+    let mut seen = std::collections::BTreeSet::new();
+    for slot in 0..MAX_HOSTS - 1 {
+        let (a, b) = crate::slot_addrs(slot);
+        for addr in [a, b] {
+            let o = addr.octets();
+            assert!(
+                o[0] == 198 && (o[1] & 0xfe) == 18,
+                "{addr} outside 198.18.0.0/15"
+            );
+            assert!(seen.insert(addr), "{addr} given twice");
+        }
+        // Both ends in the same /30, distinct from every other slot's.
+        assert_eq!(u32::from(a) >> 2, u32::from(b) >> 2);
+    }
+    // Interface names (`vI` at the hub) stay within IFNAMSIZ - 1.
+    assert!(format!("v{}", MAX_HOSTS - 1).len() <= 15);
+    // Namespace names: the longest prefix, a 7-digit pid, a large sequence.
+    let ns = format!(
+        "{}-{}-{}-h{}",
+        "p".repeat(12),
+        4_194_304,
+        u32::MAX,
+        MAX_HOSTS - 1
+    );
+    assert_eq!(lab_of(&ns), ns.rsplit_once("-h").unwrap().0);
+    assert_eq!(owner_of(&ns, &"p".repeat(12)), Some(4_194_304));
+}
+
+#[test]
+fn twelve_host_lab_reaches_the_last_spoke_and_tears_down() {
+    if !require_root("lab::topo::twelve_host_lab_reaches_the_last_spoke_and_tears_down") {
+        return;
+    }
+    let names: Vec<String>;
+    {
+        let lab = Lab::build(LabSpec::new(12, 1)).unwrap();
+        assert_eq!(lab.links().len(), 11);
+        names = lab.hosts().iter().map(|h| h.name().to_string()).collect();
+        let last = lab.addr(11).unwrap();
+        let out = lab.hosts()[0].sh(&format!("ping -c1 -W2 {last}")).unwrap();
+        assert!(out.contains("1 received"), "0->11: {out}");
+        // Spoke to spoke through the hub's forwarding.
+        let out = lab.hosts()[1].sh(&format!("ping -c1 -W2 {last}")).unwrap();
+        assert!(out.contains("1 received"), "1->11: {out}");
+    }
+    let list = netns_list();
+    let left: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            list.lines()
+                .any(|l| l.split_whitespace().next() == Some(n.as_str()))
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?} left in {list}");
 }
 
 #[test]

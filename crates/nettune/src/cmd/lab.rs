@@ -68,7 +68,7 @@ killed run is removed at the next start. See
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// Hosts (network namespaces), 2 to 8.
+    /// Hosts (network namespaces), 2 to 32.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub hosts: u32,
     /// RX and TX queues per veth end, 1 to 16.
