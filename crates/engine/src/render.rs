@@ -2,8 +2,8 @@
 
 use crate::config::{Direction, FlowDir, TestKind};
 use crate::report::{BenchResult, IntervalReport, ServiceDemand, SideReport};
+use model::metric::{fmt_bits, format_value, PACKETS_PER_SEC};
 use model::text::printable_capped as printable;
-use model::units::{fmt_bits_per_sec, fmt_si};
 use model::Nanos;
 use std::fmt::Write;
 
@@ -14,17 +14,28 @@ fn dir_name(d: Option<FlowDir>) -> &'static str {
     }
 }
 
-/// Nanoseconds as `12.3 µs` / `1.23 ms` / `850 ns`.
+/// Nanoseconds as `12.3 µs` / `1.23 ms` / `850 ns` (the one time rule,
+/// [`model::metric::fmt_ns`]).
 pub fn fmt_ns(ns: Nanos) -> String {
-    let v = ns.0 as f64;
-    if v >= 1e9 {
-        format!("{:.2} s", v / 1e9)
-    } else if v >= 1e6 {
-        format!("{:.2} ms", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1} µs", v / 1e3)
+    model::metric::fmt_ns(ns.0)
+}
+
+/// The rate cell of a result or an interval: `404 kpps` (udp-stream),
+/// `18.4 ktps` (request/response), `9.20 ktps, 9.20 kpps each way` (udp-rr:
+/// one datagram each way per transaction); empty for byte-only kinds.
+fn rate_text(t: TestKind, per_sec: f64) -> String {
+    let kind = t.spec();
+    let Some(unit) = kind.rate_unit else {
+        return String::new();
+    };
+    let rate = format_value(unit, per_sec);
+    if kind.datagram_per_transaction {
+        format!(
+            "{rate}, {} each way",
+            format_value(PACKETS_PER_SEC, per_sec)
+        )
     } else {
-        format!("{} ns", ns.0)
+        rate
     }
 }
 
@@ -53,11 +64,11 @@ pub fn interval_line(t: TestKind, i: &IntervalReport) -> String {
         i.start_s,
         i.end_s,
         dir_name(i.dir),
-        fmt_bits_per_sec(i.bits_per_sec)
+        fmt_bits(i.bits_per_sec)
     );
     let kind = t.spec();
-    if let Some(unit) = kind.rate_unit {
-        let _ = write!(s, "  {:>12}", fmt_si(i.per_sec, unit));
+    if kind.rate_unit.is_some() {
+        let _ = write!(s, "  {:>12}", rate_text(t, i.per_sec));
     }
     if kind.sequenced && i.lost_estimate > 0 {
         let _ = write!(s, "  lost ~{}", i.lost_estimate);
@@ -170,21 +181,17 @@ fn throughput(o: &mut String, r: &BenchResult) {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "direction  measured by  {:>14}  {:>24}",
+        "direction  measured by  {:>14}  {:>14}",
         "throughput", "rate"
     );
     for d in &r.results {
-        let rate = c
-            .test
-            .spec()
-            .rate_unit
-            .map_or_else(String::new, |unit| fmt_si(d.per_sec, unit));
+        let rate = rate_text(c.test, d.per_sec);
         let _ = writeln!(
             o,
-            "{:<10} {:<12} {:>14}  {:>24}",
+            "{:<10} {:<12} {:>14}  {:>14}",
             dir_name(d.dir),
             d.measured_by,
-            fmt_bits_per_sec(d.bits_per_sec),
+            fmt_bits(d.bits_per_sec),
             rate
         );
     }
