@@ -316,10 +316,28 @@ const COALESCE_SHOWN: &[&str] = &[
     "tx-frames",
 ];
 
-/// One line per interface that is up (at most 4 per side): MTU, interrupt
-/// moderation and the main offloads. The server's facts are its word:
+/// The NIC lines of one side. With the interface the test used known
+/// (`path_interface`), one line for it alone, loopback included
+/// (`NIC client path lo: mtu 65536 · loopback · offloads …`); the other
+/// interfaces are in `--json` only. Without it (an older peer), one line
+/// per interface that is up (at most 4). The server's facts are its word:
 /// every name is printed safely.
 fn nic_lines(o: &mut String, side: &str, s: &SideReport) {
+    if let Some(path) = s.facts.path_interface.as_deref() {
+        match s.facts.path() {
+            Some(i) => {
+                let _ = writeln!(o, "NIC {side} path {}", nic_text(i));
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "NIC {side} path {}: no facts read",
+                    model::text::printable_capped(path, 32)
+                );
+            }
+        }
+        return;
+    }
     let up: Vec<_> = s
         .facts
         .interfaces
@@ -327,38 +345,46 @@ fn nic_lines(o: &mut String, side: &str, s: &SideReport) {
         .filter(|i| i.operstate.as_deref() == Some("up"))
         .collect();
     for i in up.iter().take(4) {
-        let mtu = i.mtu.map_or_else(|| "?".into(), |m| m.to_string());
-        let co: Vec<String> = COALESCE_SHOWN
-            .iter()
-            .filter_map(|k| i.coalesce.get(*k).map(|v| format!("{k} {v}")))
-            .collect();
-        let off: Vec<&str> = OFFLOAD_SHORT
-            .iter()
-            .filter(|(long, _)| i.offloads_on.iter().any(|x| x == long))
-            .map(|(_, short)| *short)
-            .collect();
-        let _ = writeln!(
-            o,
-            "NIC {side} {} ({}): mtu {mtu} · coalesce {} · offloads {}",
-            model::text::printable_capped(&i.name, 32),
-            i.driver
-                .as_deref()
-                .map_or_else(|| "?".into(), |d| model::text::printable_capped(d, 32)),
-            if co.is_empty() {
-                "-".into()
-            } else {
-                co.join(", ")
-            },
-            if off.is_empty() {
-                "-".into()
-            } else {
-                off.join(" ")
-            },
-        );
+        let _ = writeln!(o, "NIC {side} {}", nic_text(i));
     }
     if up.len() > 4 {
         let _ = writeln!(o, "NIC {side}: {} more up (see --json)", up.len() - 4);
     }
+}
+
+/// One interface: `eth0 (virtio_net): mtu 1500 · coalesce … · offloads …`,
+/// or `lo: mtu 65536 · loopback · offloads …`.
+fn nic_text(i: &crate::facts::IfaceFacts) -> String {
+    let mtu = i.mtu.map_or_else(|| "?".into(), |m| m.to_string());
+    let co: Vec<String> = COALESCE_SHOWN
+        .iter()
+        .filter_map(|k| i.coalesce.get(*k).map(|v| format!("{k} {v}")))
+        .collect();
+    let off: Vec<&str> = OFFLOAD_SHORT
+        .iter()
+        .filter(|(long, _)| i.offloads_on.iter().any(|x| x == long))
+        .map(|(_, short)| *short)
+        .collect();
+    let off = if off.is_empty() {
+        "-".into()
+    } else {
+        off.join(" ")
+    };
+    let name = model::text::printable_capped(&i.name, 32);
+    if i.name == "lo" {
+        return format!("{name}: mtu {mtu} · loopback · offloads {off}");
+    }
+    format!(
+        "{name} ({}): mtu {mtu} · coalesce {} · offloads {off}",
+        i.driver
+            .as_deref()
+            .map_or_else(|| "?".into(), |d| model::text::printable_capped(d, 32)),
+        if co.is_empty() {
+            "-".into()
+        } else {
+            co.join(", ")
+        },
+    )
 }
 
 /// Congestion control (TCP tests only) and CPU of both sides.

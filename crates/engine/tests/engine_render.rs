@@ -31,6 +31,7 @@ fn facts(name: &str) -> HostFacts {
                 cpus: "0".into(),
             }],
         }],
+        path_interface: None,
     }
 }
 
@@ -186,6 +187,44 @@ fn human_summary_rr() {
 #[test]
 fn human_summary_udp() {
     insta::assert_snapshot!(engine::render::human(&udp_result()));
+}
+
+/// `bench` over 127.0.0.1 printed every interface but lo (eth0's MTU and
+/// driver) as if the test had used it: with the path interface known, its
+/// line alone is shown, lo included; the others stay in --json.
+#[test]
+fn nic_line_is_the_path_interface_even_lo() {
+    let mut r = udp_result();
+    let lo = IfaceFacts {
+        name: "lo".into(),
+        mtu: Some(65536),
+        operstate: Some("unknown".into()),
+        offloads_on: vec!["tx-tcp-segmentation".into()],
+        ..Default::default()
+    };
+    r.client.facts.interfaces.insert(0, lo.clone());
+    r.client.facts.path_interface = Some("lo".into());
+    r.server_side.facts.path_interface = Some("eth0".into());
+    let text = engine::render::human(&r);
+    assert!(
+        text.contains("NIC client path lo: mtu 65536 · loopback · offloads tso\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("NIC server path eth0 (virtio_net): mtu 1500 · coalesce adaptive-rx 0, rx-usecs 50 · offloads gro tso\n"),
+        "{text}"
+    );
+    assert!(!text.contains("NIC client eth0"), "{text}");
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["client"]["facts"]["path_interface"], "lo");
+    assert_eq!(j["client"]["facts"]["interfaces"][1]["name"], "eth0");
+    // A path whose facts were not read says so.
+    r.server_side.facts.path_interface = Some("eth9".into());
+    let text = engine::render::human(&r);
+    assert!(
+        text.contains("NIC server path eth9: no facts read"),
+        "{text}"
+    );
 }
 
 #[test]
