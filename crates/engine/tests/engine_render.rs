@@ -324,7 +324,7 @@ fn probe_line_and_json_with_interval_cpu() {
     let text = engine::render::human(&r);
     assert!(!text.contains('\x1b'), "{text}");
     assert!(
-        text.contains("probe icmp every 200 ms: p50 35 µs p99 1200 µs (9/10 answered)"),
+        text.contains("probe icmp every 200 ms: p50 35.0 µs p99 1.20 ms (9/10 answered)"),
         "{text}"
     );
     insta::assert_snapshot!(text);
