@@ -269,10 +269,10 @@ fn details(o: &mut String, r: &BenchResult) {
             let cwnd = d.tcp_info.iter().map(|t| t.cwnd as f64).sum::<f64>() / n;
             let _ = writeln!(
                 o,
-                "TCP {}: retransmits {}, rtt {:.0} µs, cwnd {:.0} (mean of {} connections)",
+                "TCP {}: retransmits {}, rtt {}, cwnd {:.0} (mean of {} connections)",
                 dir_name(d.dir),
                 d.retransmits,
-                rtt,
+                format_value("µs", rtt),
                 cwnd,
                 d.tcp_info.len()
             );
