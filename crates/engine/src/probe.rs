@@ -223,9 +223,14 @@ impl ProbeReport {
 
     /// The one-line human summary (its note is among the result's notes).
     pub fn line(&self) -> String {
-        let us = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v}"));
+        // The one time rule of every summary (model::metric).
+        let us = |v: Option<u64>| {
+            v.map_or("-".to_string(), |v| {
+                model::metric::format_value("µs", v as f64)
+            })
+        };
         format!(
-            "probe {} every {} ms: p50 {} µs p99 {} µs ({}/{} answered)",
+            "probe {} every {} ms: p50 {} p99 {} ({}/{} answered)",
             self.kind.name(),
             self.interval_ms,
             us(self.p50_us),
@@ -549,7 +554,7 @@ mod tests {
         );
         assert_eq!(
             p.line(),
-            "probe rr every 10 ms: p50 40 µs p99 400 µs (100/100 answered)"
+            "probe rr every 10 ms: p50 40.0 µs p99 400 µs (100/100 answered)"
         );
         // A result without latency (nothing answered): null percentiles.
         let p = ProbeReport::from_rr(&spec, &BenchResult::default());

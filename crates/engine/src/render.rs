@@ -2,8 +2,8 @@
 
 use crate::config::{Direction, FlowDir, TestKind};
 use crate::report::{BenchResult, IntervalReport, ServiceDemand, SideReport};
+use model::metric::{fmt_bits, format_value, PACKETS_PER_SEC};
 use model::text::printable_capped as printable;
-use model::units::{fmt_bits_per_sec, fmt_si};
 use model::Nanos;
 use std::fmt::Write;
 
@@ -14,17 +14,28 @@ fn dir_name(d: Option<FlowDir>) -> &'static str {
     }
 }
 
-/// Nanoseconds as `12.3 µs` / `1.23 ms` / `850 ns`.
+/// Nanoseconds as `12.3 µs` / `1.23 ms` / `850 ns` (the one time rule,
+/// [`model::metric::fmt_ns`]).
 pub fn fmt_ns(ns: Nanos) -> String {
-    let v = ns.0 as f64;
-    if v >= 1e9 {
-        format!("{:.2} s", v / 1e9)
-    } else if v >= 1e6 {
-        format!("{:.2} ms", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1} µs", v / 1e3)
+    model::metric::fmt_ns(ns.0)
+}
+
+/// The rate cell of a result or an interval: `404 kpps` (udp-stream),
+/// `18.4 ktps` (request/response), `9.20 ktps, 9.20 kpps each way` (udp-rr:
+/// one datagram each way per transaction); empty for byte-only kinds.
+fn rate_text(t: TestKind, per_sec: f64) -> String {
+    let kind = t.spec();
+    let Some(unit) = kind.rate_unit else {
+        return String::new();
+    };
+    let rate = format_value(unit, per_sec);
+    if kind.datagram_per_transaction {
+        format!(
+            "{rate}, {} each way",
+            format_value(PACKETS_PER_SEC, per_sec)
+        )
     } else {
-        format!("{} ns", ns.0)
+        rate
     }
 }
 
@@ -79,11 +90,11 @@ pub fn interval_line(t: TestKind, i: &IntervalReport) -> String {
         i.start_s,
         i.end_s,
         dir_name(i.dir),
-        fmt_bits_per_sec(i.bits_per_sec)
+        fmt_bits(i.bits_per_sec)
     );
     let kind = t.spec();
-    if let Some(unit) = kind.rate_unit {
-        let _ = write!(s, "  {:>12}", fmt_si(i.per_sec, unit));
+    if kind.rate_unit.is_some() {
+        let _ = write!(s, "  {:>12}", rate_text(t, i.per_sec));
     }
     if kind.sequenced && i.lost_estimate > 0 {
         let _ = write!(s, "  lost ~{}", i.lost_estimate);
@@ -196,21 +207,17 @@ fn throughput(o: &mut String, r: &BenchResult) {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "direction  measured by  {:>14}  {:>24}",
+        "direction  measured by  {:>14}  {:>14}",
         "throughput", "rate"
     );
     for d in &r.results {
-        let rate = c
-            .test
-            .spec()
-            .rate_unit
-            .map_or_else(String::new, |unit| fmt_si(d.per_sec, unit));
+        let rate = rate_text(c.test, d.per_sec);
         let _ = writeln!(
             o,
-            "{:<10} {:<12} {:>14}  {:>24}",
+            "{:<10} {:<12} {:>14}  {:>14}",
             dir_name(d.dir),
             d.measured_by,
-            fmt_bits_per_sec(d.bits_per_sec),
+            fmt_bits(d.bits_per_sec),
             rate
         );
     }
@@ -288,10 +295,10 @@ fn details(o: &mut String, r: &BenchResult) {
             let cwnd = d.tcp_info.iter().map(|t| t.cwnd as f64).sum::<f64>() / n;
             let _ = writeln!(
                 o,
-                "TCP {}: retransmits {}, rtt {:.0} µs, cwnd {:.0} (mean of {} connections)",
+                "TCP {}: retransmits {}, rtt {}, cwnd {:.0} (mean of {} connections)",
                 dir_name(d.dir),
                 d.retransmits,
-                rtt,
+                format_value("µs", rtt),
                 cwnd,
                 d.tcp_info.len()
             );
@@ -335,10 +342,28 @@ const COALESCE_SHOWN: &[&str] = &[
     "tx-frames",
 ];
 
-/// One line per interface that is up (at most 4 per side): MTU, interrupt
-/// moderation and the main offloads. The server's facts are its word:
+/// The NIC lines of one side. With the interface the test used known
+/// (`path_interface`), one line for it alone, loopback included
+/// (`NIC client path lo: mtu 65536 · loopback · offloads …`); the other
+/// interfaces are in `--json` only. Without it (an older peer), one line
+/// per interface that is up (at most 4). The server's facts are its word:
 /// every name is printed safely.
 fn nic_lines(o: &mut String, side: &str, s: &SideReport) {
+    if let Some(path) = s.facts.path_interface.as_deref() {
+        match s.facts.path() {
+            Some(i) => {
+                let _ = writeln!(o, "NIC {side} path {}", nic_text(i));
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "NIC {side} path {}: no facts read",
+                    model::text::printable_capped(path, 32)
+                );
+            }
+        }
+        return;
+    }
     let up: Vec<_> = s
         .facts
         .interfaces
@@ -346,38 +371,46 @@ fn nic_lines(o: &mut String, side: &str, s: &SideReport) {
         .filter(|i| i.operstate.as_deref() == Some("up"))
         .collect();
     for i in up.iter().take(4) {
-        let mtu = i.mtu.map_or_else(|| "?".into(), |m| m.to_string());
-        let co: Vec<String> = COALESCE_SHOWN
-            .iter()
-            .filter_map(|k| i.coalesce.get(*k).map(|v| format!("{k} {v}")))
-            .collect();
-        let off: Vec<&str> = OFFLOAD_SHORT
-            .iter()
-            .filter(|(long, _)| i.offloads_on.iter().any(|x| x == long))
-            .map(|(_, short)| *short)
-            .collect();
-        let _ = writeln!(
-            o,
-            "NIC {side} {} ({}): mtu {mtu} · coalesce {} · offloads {}",
-            model::text::printable_capped(&i.name, 32),
-            i.driver
-                .as_deref()
-                .map_or_else(|| "?".into(), |d| model::text::printable_capped(d, 32)),
-            if co.is_empty() {
-                "-".into()
-            } else {
-                co.join(", ")
-            },
-            if off.is_empty() {
-                "-".into()
-            } else {
-                off.join(" ")
-            },
-        );
+        let _ = writeln!(o, "NIC {side} {}", nic_text(i));
     }
     if up.len() > 4 {
         let _ = writeln!(o, "NIC {side}: {} more up (see --json)", up.len() - 4);
     }
+}
+
+/// One interface: `eth0 (virtio_net): mtu 1500 · coalesce … · offloads …`,
+/// or `lo: mtu 65536 · loopback · offloads …`.
+fn nic_text(i: &crate::facts::IfaceFacts) -> String {
+    let mtu = i.mtu.map_or_else(|| "?".into(), |m| m.to_string());
+    let co: Vec<String> = COALESCE_SHOWN
+        .iter()
+        .filter_map(|k| i.coalesce.get(*k).map(|v| format!("{k} {v}")))
+        .collect();
+    let off: Vec<&str> = OFFLOAD_SHORT
+        .iter()
+        .filter(|(long, _)| i.offloads_on.iter().any(|x| x == long))
+        .map(|(_, short)| *short)
+        .collect();
+    let off = if off.is_empty() {
+        "-".into()
+    } else {
+        off.join(" ")
+    };
+    let name = model::text::printable_capped(&i.name, 32);
+    if i.name == "lo" {
+        return format!("{name}: mtu {mtu} · loopback · offloads {off}");
+    }
+    format!(
+        "{name} ({}): mtu {mtu} · coalesce {} · offloads {off}",
+        i.driver
+            .as_deref()
+            .map_or_else(|| "?".into(), |d| model::text::printable_capped(d, 32)),
+        if co.is_empty() {
+            "-".into()
+        } else {
+            co.join(", ")
+        },
+    )
 }
 
 /// Congestion control (TCP tests only) and CPU of both sides.

@@ -31,6 +31,7 @@ fn facts(name: &str) -> HostFacts {
                 cpus: "0".into(),
             }],
         }],
+        path_interface: None,
     }
 }
 
@@ -188,6 +189,44 @@ fn human_summary_udp() {
     insta::assert_snapshot!(engine::render::human(&udp_result()));
 }
 
+/// `bench` over 127.0.0.1 printed every interface but lo (eth0's MTU and
+/// driver) as if the test had used it: with the path interface known, its
+/// line alone is shown, lo included; the others stay in --json.
+#[test]
+fn nic_line_is_the_path_interface_even_lo() {
+    let mut r = udp_result();
+    let lo = IfaceFacts {
+        name: "lo".into(),
+        mtu: Some(65536),
+        operstate: Some("unknown".into()),
+        offloads_on: vec!["tx-tcp-segmentation".into()],
+        ..Default::default()
+    };
+    r.client.facts.interfaces.insert(0, lo.clone());
+    r.client.facts.path_interface = Some("lo".into());
+    r.server_side.facts.path_interface = Some("eth0".into());
+    let text = engine::render::human(&r);
+    assert!(
+        text.contains("NIC client path lo: mtu 65536 · loopback · offloads tso\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("NIC server path eth0 (virtio_net): mtu 1500 · coalesce adaptive-rx 0, rx-usecs 50 · offloads gro tso\n"),
+        "{text}"
+    );
+    assert!(!text.contains("NIC client eth0"), "{text}");
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["client"]["facts"]["path_interface"], "lo");
+    assert_eq!(j["client"]["facts"]["interfaces"][1]["name"], "eth0");
+    // A path whose facts were not read says so.
+    r.server_side.facts.path_interface = Some("eth9".into());
+    let text = engine::render::human(&r);
+    assert!(
+        text.contains("NIC server path eth9: no facts read"),
+        "{text}"
+    );
+}
+
 #[test]
 fn json_shape() {
     let r = udp_result();
@@ -285,7 +324,7 @@ fn probe_line_and_json_with_interval_cpu() {
     let text = engine::render::human(&r);
     assert!(!text.contains('\x1b'), "{text}");
     assert!(
-        text.contains("probe icmp every 200 ms: p50 35 µs p99 1200 µs (9/10 answered)"),
+        text.contains("probe icmp every 200 ms: p50 35.0 µs p99 1.20 ms (9/10 answered)"),
         "{text}"
     );
     insta::assert_snapshot!(text);

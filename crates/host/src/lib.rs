@@ -2,6 +2,7 @@
 //! through a [`Root`], so a recorded tree of a real machine can stand in for `/`.
 
 pub mod apply;
+pub mod bench_path;
 pub mod capture;
 pub mod doctor_facts;
 pub mod error;

@@ -77,7 +77,18 @@ pub fn read_snapshot(root: &Root) -> HostSnapshot {
 /// The host facts a `bench` result carries, of the host (or fixture) at
 /// `root`; never fails (what cannot be read is left out).
 pub fn read_bench_facts(root: &Root) -> model::bench_facts::HostFacts {
-    model::bench_facts::from_snapshot(&read_snapshot(root))
+    read_bench_facts_on(root, None)
+}
+
+/// [`read_bench_facts`] with the interface the traffic of a connection
+/// from `local` to `peer` used ([`crate::bench_path::path_interface`]),
+/// listed even when it is `lo`.
+pub fn read_bench_facts_on(
+    root: &Root,
+    conn: Option<(std::net::IpAddr, std::net::IpAddr)>,
+) -> model::bench_facts::HostFacts {
+    let path = conn.and_then(|(local, peer)| crate::bench_path::path_interface(root, local, peer));
+    model::bench_facts::from_snapshot_on(&read_snapshot(root), path.as_deref())
 }
 
 /// Read a snapshot taking ethtool state from `eth`.
@@ -627,5 +638,24 @@ mod tests {
         );
         let j = serde_json::to_value(&f).unwrap();
         assert!(j["interfaces"][0]["coalesce"].is_object(), "{j}");
+        assert!(f.interfaces.iter().all(|i| i.name != "lo"), "{f:?}");
+        assert!(j.get("path_interface").is_none(), "{j}");
+    }
+
+    /// `bench` over 127.0.0.1 printed eth0's facts as the path's: the path
+    /// interface is listed with its facts, lo included.
+    #[test]
+    fn bench_facts_list_the_path_interface_even_lo() {
+        let root = Root::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/c4-8xlarge"
+        ));
+        let lo: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+        let f = read_bench_facts_on(&root, Some((lo, lo)));
+        assert_eq!(f.path_interface.as_deref(), Some("lo"));
+        let path = f.path().unwrap();
+        assert_eq!((path.name.as_str(), path.driver.as_deref()), ("lo", None));
+        assert_eq!(path.mtu, Some(65536));
+        assert!(f.interfaces.iter().any(|i| i.name == "eth0"), "{f:?}");
     }
 }

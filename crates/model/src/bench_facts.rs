@@ -57,9 +57,41 @@ pub struct HostFacts {
     pub ncpus: u32,
     /// `net.ipv4.tcp_congestion_control` of the network namespace.
     pub congestion_control: Option<String>,
-    /// Interfaces (loopback omitted).
+    /// Interfaces (loopback omitted, unless it is the path interface).
     #[serde(deserialize_with = "interfaces")]
     pub interfaces: Vec<IfaceFacts>,
+    /// The interface the test's traffic used on this host (`lo` when the
+    /// peer is this host), found from the control connection's addresses
+    /// ([`path_interface`]); its facts are in `interfaces`. Absent when
+    /// unknown (an older peer, an address no interface holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_interface: Option<String>,
+}
+
+impl HostFacts {
+    /// The facts of the path interface, when known and listed.
+    pub fn path(&self) -> Option<&IfaceFacts> {
+        let name = self.path_interface.as_deref()?;
+        self.interfaces.iter().find(|i| i.name == name)
+    }
+}
+
+/// The interface the traffic between `local` (this host's end of a
+/// connection) and `peer` used: `lo` when either is a loopback address, the
+/// two are equal, or `is_own(peer)` (the peer is one of this host's
+/// addresses: the kernel delivers it over loopback); else the interface
+/// holding `local` (`holder`).
+pub fn path_interface(
+    local: std::net::IpAddr,
+    peer: std::net::IpAddr,
+    is_own: impl Fn(std::net::IpAddr) -> bool,
+    holder: impl Fn(std::net::IpAddr) -> Option<String>,
+) -> Option<String> {
+    let (local, peer) = (local.to_canonical(), peer.to_canonical());
+    if local.is_loopback() || peer.is_loopback() || local == peer || is_own(peer) {
+        return Some("lo".into());
+    }
+    holder(local)
 }
 
 // A peer's facts are read with caps on their lists (crate::bounded).
@@ -78,12 +110,18 @@ fn interfaces<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<IfaceFacts>,
     crate::bounded::vec_at_most(d, crate::bounded::MAX_INTERFACES)
 }
 
-/// Facts from a snapshot.
+/// Facts from a snapshot (no path interface).
 pub fn from_snapshot(s: &HostSnapshot) -> HostFacts {
+    from_snapshot_on(s, None)
+}
+
+/// Facts from a snapshot, with `path` the interface the test used (listed
+/// even when it is `lo`).
+pub fn from_snapshot_on(s: &HostSnapshot, path: Option<&str>) -> HostFacts {
     let interfaces = s
         .interfaces
         .iter()
-        .filter(|i| i.name != "lo")
+        .filter(|i| i.name != "lo" || path == Some("lo"))
         .map(|i| {
             let mut irqs: Vec<IrqAffinity> = s
                 .irqs
@@ -132,5 +170,56 @@ pub fn from_snapshot(s: &HostSnapshot) -> HostFacts {
         ncpus: s.cpu.online.len() as u32,
         congestion_control: s.sysctls.get("net.ipv4.tcp_congestion_control").cloned(),
         interfaces,
+        path_interface: path.map(str::to_string),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::IpAddr;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap_or(IpAddr::from([0, 0, 0, 0]))
+    }
+
+    /// `bench` over 127.0.0.1 printed eth0's MTU and driver as the path's:
+    /// the path is chosen from the connection's addresses.
+    #[test]
+    fn the_path_interface_follows_the_addresses() {
+        let own = |a: IpAddr| a == ip("10.0.0.5") || a == ip("10.0.1.5");
+        let holder =
+            |a: IpAddr| (a == ip("10.0.0.5") || a == ip("10.0.1.5")).then(|| format!("eth-{a}"));
+        let path = |l: &str, p: &str| path_interface(ip(l), ip(p), own, holder);
+        assert_eq!(path("127.0.0.1", "127.0.0.1").as_deref(), Some("lo"));
+        assert_eq!(path("::1", "::1").as_deref(), Some("lo"));
+        assert_eq!(
+            path("::ffff:127.0.0.1", "::ffff:127.0.0.1").as_deref(),
+            Some("lo")
+        );
+        // To one of this host's own addresses: over lo.
+        assert_eq!(path("10.0.0.5", "10.0.0.5").as_deref(), Some("lo"));
+        assert_eq!(path("10.0.0.5", "10.0.1.5").as_deref(), Some("lo"));
+        // To another host: the interface holding the local address.
+        assert_eq!(
+            path("10.0.0.5", "10.0.0.9").as_deref(),
+            Some("eth-10.0.0.5")
+        );
+        assert_eq!(
+            path("::ffff:10.0.0.5", "10.0.0.9").as_deref(),
+            Some("eth-10.0.0.5")
+        );
+        // An address no interface holds: unknown.
+        assert_eq!(path("10.9.9.9", "10.0.0.9"), None);
+    }
+
+    #[test]
+    fn old_peers_facts_parse() {
+        let f: HostFacts = serde_json::from_str(
+            r#"{"hostname":null,"kernel":null,"cpus_online":null,"ncpus":1,
+                "congestion_control":null,"interfaces":[]}"#,
+        )
+        .unwrap_or_default();
+        assert_eq!((f.ncpus, f.path_interface), (1, None));
     }
 }

@@ -80,18 +80,43 @@ pub fn cpu_work_unit(test: &str) -> &'static str {
     }
 }
 
-/// `v` in `unit` scaled on its own magnitude: `2.41 ms`, `802/s`, `12.3 %`.
+/// `v` in `unit` scaled on its own magnitude: `2.41 ms`, `802 tps`, `12.3 %`.
 pub fn format_value(unit: &str, v: f64) -> String {
     Scale::for_unit(unit, v).fmt(v)
 }
 
+/// The unit of bit rates (`Gbit/s`, `Mbit/s`, `kbit/s` once scaled).
+pub const BITS_PER_SEC: &str = "bit/s";
+/// The unit of packet (UDP datagram) rates (`Mpps`, `kpps`, `pps`).
+pub const PACKETS_PER_SEC: &str = "pps";
+/// The unit of transaction rates (`Mtps`, `ktps`, `tps`); also how results
+/// recorded in `1/s` (transactions) are shown.
+pub const TRANSACTIONS_PER_SEC: &str = "tps";
+
+/// A rate in bit/s, scaled: `25.3 Gbit/s`, `4.00 kbit/s`.
+pub fn fmt_bits(v: f64) -> String {
+    format_value(BITS_PER_SEC, v)
+}
+
+/// A duration in nanoseconds in the unit its magnitude calls for, with
+/// three significant digits: `850 ns`, `54.3 µs`, `2.25 ms`, `1.50 s`.
+pub fn fmt_ns(ns: u64) -> String {
+    format_value("ns", ns as f64)
+}
+
 /// A display scale for one unit: values are divided by `factor` and shown
 /// with `unit`.
+///
+/// The one convention of every table and summary (`docs/engine.md`,
+/// "Units"): a rate takes an SI prefix (k, M, G) chosen on its magnitude and
+/// a named unit (`bit/s`, `pps`, `tps`); a time takes the unit (ns, µs, ms,
+/// s) in which its magnitude is at least 1; both print about three
+/// significant digits ([`num`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scale {
     /// What values are divided by.
     pub factor: f64,
-    /// The unit shown after them (`Gbit/s`, `ms`, `/s`).
+    /// The unit shown after them (`Gbit/s`, `ms`, `kpps`).
     pub unit: String,
 }
 
@@ -103,20 +128,43 @@ impl Scale {
         } else {
             0.0
         };
+        let si = |named: &str| {
+            let (factor, prefix) = if m >= 1e9 {
+                (1e9, "G")
+            } else if m >= 1e6 {
+                (1e6, "M")
+            } else if m >= 1e3 {
+                (1e3, "k")
+            } else {
+                (1.0, "")
+            };
+            (factor, format!("{prefix}{named}"))
+        };
+        let time = |base: f64| {
+            // `base`: nanoseconds per recorded unit (1 for ns, 1000 for µs).
+            let ns = m * base;
+            let (per, shown) = if ns >= 1e9 {
+                (1e9, "s")
+            } else if ns >= 1e6 {
+                (1e6, "ms")
+            } else if ns >= 1e3 || base > 1.0 {
+                (1e3, "µs")
+            } else {
+                (1.0, "ns")
+            };
+            (per / base, shown.to_string())
+        };
         let (factor, shown) = match unit {
-            "bit/s" if m >= 1e9 => (1e9, "Gbit/s"),
-            "bit/s" if m >= 1e6 => (1e6, "Mbit/s"),
-            "bit/s" if m >= 1e3 => (1e3, "kbit/s"),
-            "1/s" if m >= 1e6 => (1e6, "M/s"),
-            "1/s" if m >= 1e3 => (1e3, "k/s"),
-            "1/s" => (1.0, "/s"),
-            "µs" | "us" if m >= 1e6 => (1e6, "s"),
-            "µs" | "us" if m >= 1e3 => (1e3, "ms"),
-            _ => (1.0, unit),
+            BITS_PER_SEC | PACKETS_PER_SEC | TRANSACTIONS_PER_SEC => si(unit),
+            // Transactions are recorded in `1/s` (results.json keeps it).
+            "1/s" => si(TRANSACTIONS_PER_SEC),
+            "ns" => time(1.0),
+            "µs" | "us" => time(1e3),
+            _ => (1.0, unit.to_string()),
         };
         Scale {
             factor,
-            unit: shown.to_string(),
+            unit: shown,
         }
     }
 
@@ -247,18 +295,53 @@ mod tests {
         assert_eq!(s.fmt(58.14e6), "58.1 Mbit/s");
         assert_eq!(s.fmt_range(55e6, 61.26e6), "[55.0, 61.3] Mbit/s");
         assert_eq!(Scale::for_unit("µs", 1500.0).fmt(1500.0), "1.50 ms");
-        assert_eq!(Scale::for_unit("1/s", 802.0).fmt(802.0), "802/s");
+        assert_eq!(Scale::for_unit("1/s", 802.0).fmt(802.0), "802 tps");
         assert_eq!(num(f64::NAN), "n/a");
         assert_eq!(num(-0.0), "0");
         assert_eq!(pct(12.34), "+12.3 %");
         assert_eq!(num(99.96), "100");
         assert_eq!(
             Scale::for_unit("1/s", 802.0).fmt_range(674.0, 936.0),
-            "[674, 936]/s"
+            "[674, 936] tps"
         );
         assert_eq!(pct(-3.0), "-3.00 %");
         assert_eq!(num(1e300), "1.000e300");
         assert_eq!(num(9.996), "10.0");
+    }
+
+    /// Bench printed `404.17 kdatagrams/s` and `18.44 ktransactions/s`, the
+    /// lab `51.0 k/s`: one style now, SI prefix and a named rate.
+    #[test]
+    fn rates_take_an_si_prefix_and_a_named_unit() {
+        assert_eq!(format_value(PACKETS_PER_SEC, 404_170.0), "404 kpps");
+        assert_eq!(format_value(PACKETS_PER_SEC, 1.2e6), "1.20 Mpps");
+        assert_eq!(format_value(PACKETS_PER_SEC, 999.0), "999 pps");
+        assert_eq!(format_value(TRANSACTIONS_PER_SEC, 18_440.0), "18.4 ktps");
+        assert_eq!(Metric::Transactions.format(51_000.0), "51.0 ktps");
+        assert_eq!(fmt_bits(25.3e9), "25.3 Gbit/s");
+        assert_eq!(fmt_bits(240e6), "240 Mbit/s");
+        assert_eq!(fmt_bits(f64::NAN), "n/a bit/s");
+        assert_eq!(
+            Scale::for_unit("1/s", 51e3).fmt_range(49.8e3, 52e3),
+            "[49.8, 52.0] ktps"
+        );
+    }
+
+    /// Bench's latency table had its own time formatter (`123.4 µs`, `5.2
+    /// µs`); times now follow the one rule: the unit in which the magnitude
+    /// is at least 1, three significant digits.
+    #[test]
+    fn times_follow_one_rule() {
+        assert_eq!(fmt_ns(850), "850 ns");
+        assert_eq!(fmt_ns(5_200), "5.20 µs");
+        assert_eq!(fmt_ns(54_300), "54.3 µs");
+        assert_eq!(fmt_ns(123_400), "123 µs");
+        assert_eq!(fmt_ns(2_250_000), "2.25 ms");
+        assert_eq!(fmt_ns(12_340_000_000), "12.3 s");
+        assert_eq!(fmt_ns(0), "0 ns");
+        assert_eq!(format_value("µs", 123.4), "123 µs");
+        assert_eq!(format_value("µs", 0.5), "0.50 µs");
+        assert_eq!(format_value("µs", 2.5e6), "2.50 s");
     }
 
     /// The lab printed `2408.4 µs` where the report printed `2.41 ms`; one

@@ -103,27 +103,24 @@ id_newtype!(
     NodeId, u32, "node"
 );
 
-/// Format a rate in bits per second with an SI prefix, e.g. `25.3 Gbit/s`.
+/// Format a rate in bits per second with an SI prefix and two decimals,
+/// e.g. `25.30 Gbit/s` (the `stat` and `top` columns; summaries and tables
+/// use [`crate::metric::fmt_bits`]).
 pub fn fmt_bits_per_sec(bps: f64) -> String {
-    fmt_si(bps, "bit/s")
-}
-
-/// Format a rate with an SI prefix and a unit, e.g. `1.20 Mpps`-style `1.20 Mpkt/s`.
-pub fn fmt_si(v: f64, unit: &str) -> String {
-    let (div, p) = if v.abs() >= 1e9 {
+    let (div, p) = if bps.abs() >= 1e9 {
         (1e9, "G")
-    } else if v.abs() >= 1e6 {
+    } else if bps.abs() >= 1e6 {
         (1e6, "M")
-    } else if v.abs() >= 1e3 {
+    } else if bps.abs() >= 1e3 {
         (1e3, "k")
     } else {
         (1.0, "")
     };
-    let x = v / div;
+    let x = bps / div;
     if p.is_empty() {
-        format!("{x:.0} {unit}")
+        format!("{x:.0} bit/s")
     } else {
-        format!("{x:.2} {p}{unit}")
+        format!("{x:.2} {p}bit/s")
     }
 }
 
@@ -143,6 +140,9 @@ pub enum UnitError {
     /// Overflows 64 bits.
     #[error("`{0}` is too large")]
     TooLarge(String),
+    /// Not a duration.
+    #[error("`{0}` is not a duration (seconds, or a number with ms, s, m or h: 500ms, 2s, 1m)")]
+    NotDuration(String),
 }
 
 /// At most 64 characters of what was given, for an error message.
@@ -201,6 +201,34 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
         .ok_or_else(|| UnitError::TooLarge(clip(s)))
 }
 
+/// Parse a duration in seconds: a plain number is seconds (`2`, `0.5`),
+/// else a number with a unit `ms`, `s`, `m` or `h` (`500ms`, `2s`, `1m`,
+/// `1.5h`), any case, space allowed before the unit. Non-negative and
+/// finite. One parser for every duration flag that counts in seconds.
+pub fn parse_seconds(s: &str) -> Result<f64, UnitError> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, mul) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t.as_str(), 1.0)
+    };
+    let v: f64 = num
+        .trim_end()
+        .parse()
+        .map_err(|_| UnitError::NotDuration(clip(s)))?;
+    let secs = v * mul;
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(UnitError::Negative(clip(s)));
+    }
+    Ok(secs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,8 +243,7 @@ mod tests {
     #[test]
     fn si_formatting() {
         assert_eq!(fmt_bits_per_sec(25_300_000_000.0), "25.30 Gbit/s");
-        assert_eq!(fmt_si(999.0, "pkt/s"), "999 pkt/s");
-        assert_eq!(fmt_si(1500.0, "pkt/s"), "1.50 kpkt/s");
+        assert_eq!(fmt_bits_per_sec(999.0), "999 bit/s");
     }
 
     #[test]
@@ -258,9 +285,34 @@ mod tests {
         );
     }
 
+    /// `bench -d 2s` was refused ("invalid float literal").
+    #[test]
+    fn durations_take_a_unit() {
+        for (t, v) in [
+            ("2", 2.0),
+            ("2s", 2.0),
+            ("500ms", 0.5),
+            ("1m", 60.0),
+            ("0.5", 0.5),
+            (" 1.5 S ", 1.5),
+            ("2h", 7200.0),
+            ("0", 0.0),
+        ] {
+            assert_eq!(parse_seconds(t).unwrap(), v, "{t}");
+        }
+        for bad in ["", "s", "2x", "ms", "-1", "-1s", "inf", "nan", "1e400"] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_seconds("2x").unwrap_err().to_string(),
+            "`2x` is not a duration (seconds, or a number with ms, s, m or h: 500ms, 2s, 1m)"
+        );
+    }
+
     proptest::proptest! {
         #[test]
         fn parsers_never_panic(s in ".{0,40}") {
+            let _ = parse_seconds(&s);
             let _ = parse_si(&s);
             let _ = parse_rate(&s);
             let _ = parse_size(&s);

@@ -84,7 +84,7 @@ fn ctrl_c_prints_what_was_measured_and_exits_130() {
     // The human summary says so too.
     let (code, text) = interrupted(&base);
     assert_eq!(code, Some(130), "{text}");
-    assert!(text.contains("transactions/s"), "{text}");
+    assert!(text.contains("tps"), "{text}");
     assert!(text.contains("note: interrupted after"), "{text}");
     // The server is fine and runs the next test.
     let mut args = vec!["127.0.0.1", "-p", &port, "--test", "tcp-rr", "--json"];

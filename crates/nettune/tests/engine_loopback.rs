@@ -27,6 +27,44 @@ fn tcp_stream_bounded_by_lo_counters() {
     assert_eq!(r["results"][0]["tcp_info"].as_array().unwrap().len(), 2);
 }
 
+/// `bench` over 127.0.0.1 printed eth0's MTU and driver as the path's:
+/// both sides now name lo, with its facts, and the summary shows its line.
+#[test]
+fn loopback_bench_reports_lo_as_the_path() {
+    let r = run("tcp-rr", &[]);
+    for side in ["client", "server_side"] {
+        let f = &r[side]["facts"];
+        assert_eq!(f["path_interface"], "lo", "{side}: {f}");
+        let lo = f["interfaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == "lo")
+            .unwrap_or_else(|| panic!("{side}: no lo in {f}"));
+        assert!(u(&lo["mtu"]) > 0, "{lo}");
+    }
+    let s = serve(&[], &["-q"]);
+    let port = s.port.to_string();
+    let mut args = vec![
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--test",
+        "udp-stream",
+        "--size",
+        "64",
+    ];
+    args.extend_from_slice(QUICK);
+    let out = bench(&args, &[]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("NIC client path lo: mtu "), "{text}");
+    assert!(text.contains("NIC server path lo: mtu "), "{text}");
+    assert!(!text.contains("NIC client eth"), "{text}");
+    // udp-stream's rate is in packets per second.
+    assert!(text.contains("pps"), "{text}");
+}
+
 #[test]
 fn tcp_stream_reverse_and_bidir() {
     let r = run("tcp-stream", &["--reverse"]);
@@ -147,7 +185,10 @@ fn human_output_has_table() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("measured by"), "{text}");
     assert!(text.contains("p99.99"), "{text}");
-    assert!(text.contains("transactions/s"), "{text}");
+    // One rate style (docs/engine.md, "Units"): udp-rr shows its
+    // transactions and the packets each way.
+    assert!(text.contains("tps, "), "{text}");
+    assert!(text.contains("pps each way"), "{text}");
 }
 
 #[test]

@@ -207,7 +207,7 @@ fn a_change_from_a_zero_baseline_is_shown_as_a_difference() {
         .lines()
         .find(|l| l.contains("transactions  tcp_tw_reuse=1 congestion_control=cubic"))
         .unwrap();
-    assert!(row.contains("+800/s [790, 810]"), "{t}");
+    assert!(row.contains("+800 tps [790, 810] tps"), "{t}");
     assert!(row.ends_with("gain"), "{t}");
 }
 

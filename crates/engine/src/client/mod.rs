@@ -439,6 +439,9 @@ fn execute(
         f(go);
     }
     let root = o.root.clone();
+    // The data flows use the control connection's addresses: its ends name
+    // the interface the test used (docs/engine.md, "Units").
+    let conn = ctrl.local_addr().ok().map(|l| (l.ip(), addr.ip()));
     let mut s = ClientSession {
         cfg,
         ctrl: ctrl.try_clone().map_err(io_run("control socket"))?,
@@ -492,7 +495,7 @@ fn execute(
         .map(|n| model::text::printable_capped(n, 300))
         .collect();
     let client = SideReport {
-        facts: host::snapshot::read_bench_facts(&root),
+        facts: host::snapshot::read_bench_facts_on(&root, conn),
         workers: out.workers,
         cpu: out.cpu,
         udp_snmp: out.udp_snmp,

@@ -145,9 +145,14 @@ pub struct KindSpec {
     pub default_size: u32,
     /// What one unit of work is, in results (`bytes`, `transactions`).
     pub unit: &'static str,
-    /// The rate column of the text output (`transactions/s`); `None`: the
-    /// kind counts bytes only (no message count, no rate column).
+    /// The unit of the rate column of the text output, as
+    /// [`model::metric::Scale`] scales it (`pps`: datagrams, `tps`:
+    /// transactions; docs/engine.md, "Units"); `None`: the kind counts bytes
+    /// only (no message count, no rate column).
     pub rate_unit: Option<&'static str>,
+    /// Each transaction is one datagram each way (udp-rr): the text output
+    /// shows that packet rate beside the transaction rate.
+    pub datagram_per_transaction: bool,
     /// What a lost unit is called in the text output.
     pub lost: &'static str,
     /// Datagrams carry sequence numbers: the receiver estimates loss and
@@ -181,6 +186,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         default_size: 128 * 1024,
         unit: "bytes",
         rate_unit: None,
+        datagram_per_transaction: false,
         lost: TIMED_OUT,
         sequenced: false,
         open_loop: true,
@@ -197,7 +203,8 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: true,
         default_size: 1472,
         unit: "datagrams",
-        rate_unit: Some("datagrams/s"),
+        rate_unit: Some(model::metric::PACKETS_PER_SEC),
+        datagram_per_transaction: false,
         lost: TIMED_OUT,
         sequenced: true,
         open_loop: true,
@@ -214,7 +221,8 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "transactions",
-        rate_unit: Some("transactions/s"),
+        rate_unit: Some(model::metric::TRANSACTIONS_PER_SEC),
+        datagram_per_transaction: false,
         lost: TIMED_OUT,
         sequenced: false,
         open_loop: true,
@@ -231,7 +239,8 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "transactions",
-        rate_unit: Some("transactions/s"),
+        rate_unit: Some(model::metric::TRANSACTIONS_PER_SEC),
+        datagram_per_transaction: true,
         lost: TIMED_OUT,
         sequenced: false,
         open_loop: true,
@@ -248,7 +257,8 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "connections",
-        rate_unit: Some("connections/s"),
+        rate_unit: Some(model::metric::TRANSACTIONS_PER_SEC),
+        datagram_per_transaction: false,
         lost: "failed connections",
         sequenced: false,
         open_loop: false,

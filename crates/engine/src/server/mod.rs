@@ -587,7 +587,7 @@ fn run_test(
         return Err(why.into());
     }
     let report = SideReport {
-        facts: host::snapshot::read_bench_facts(&root),
+        facts: host::snapshot::read_bench_facts_on(&root, Some((ip, peer_ip))),
         workers: out.workers,
         cpu: out.cpu,
         udp_snmp: out.udp_snmp,

@@ -51,8 +51,10 @@ fn parse_samples(s: &str) -> anyhow::Result<u32> {
 }
 
 fn parse_interval(s: &str) -> anyhow::Result<Duration> {
-    let Ok(v) = s.trim().parse::<f64>() else {
-        anyhow::bail!("`{s}` is not a number of seconds");
+    let v = match model::units::parse_seconds(s) {
+        Ok(v) => v,
+        Err(model::units::UnitError::Negative(_)) => f64::NAN,
+        Err(_) => anyhow::bail!("`{s}` is not a number of seconds (or 500ms, 2s, 1m)"),
     };
     if !v.is_finite() || !(0.1..=600.0).contains(&v) {
         anyhow::bail!("--interval must be 0.1 to 600 seconds, got `{s}`");
@@ -132,6 +134,7 @@ mod tests {
             assert!(parse_samples(bad).is_err(), "{bad}");
         }
         assert_eq!(parse_interval("0.5").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_interval("1m").unwrap(), Duration::from_secs(60));
         for bad in ["0", "0.01", "-1", "nan", "inf", "601", "x"] {
             assert!(parse_interval(bad).is_err(), "{bad}");
         }

@@ -77,8 +77,10 @@ pub struct Args {
 
 /// `--sample S` checked: more than 0, at most an hour.
 pub fn parse_sample(s: &str) -> anyhow::Result<Duration> {
-    let Ok(v) = s.trim().parse::<f64>() else {
-        anyhow::bail!("--sample `{s}`: not a number of seconds");
+    let v = match model::units::parse_seconds(s) {
+        Ok(v) => v,
+        Err(model::units::UnitError::Negative(_)) => f64::NAN,
+        Err(_) => anyhow::bail!("--sample `{s}`: not a number of seconds (or 500ms, 2s, 1m)"),
     };
     if !v.is_finite() || v <= 0.0 {
         anyhow::bail!("--sample `{s}`: must be more than 0 seconds");

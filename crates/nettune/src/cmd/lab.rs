@@ -91,7 +91,7 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_REPEATS, value_name = "N")]
     pub repeats: u32,
     /// Seconds of each run (0.2 to 60).
-    #[arg(long, default_value_t = DEFAULT_DURATION, value_name = "S")]
+    #[arg(long, default_value_t = DEFAULT_DURATION, value_name = "S", value_parser = model::units::parse_seconds)]
     pub duration: f64,
     /// Results directory.
     #[arg(long, default_value = DEFAULT_OUT, value_name = "DIR")]

@@ -52,8 +52,10 @@ pub struct Args {
 }
 
 fn parse_interval(s: &str) -> anyhow::Result<Duration> {
-    let Ok(v) = s.trim().parse::<f64>() else {
-        bail!("`{s}` is not a number of seconds");
+    let v = match model::units::parse_seconds(s) {
+        Ok(v) => v,
+        Err(model::units::UnitError::Negative(_)) => f64::NAN,
+        Err(_) => bail!("`{s}` is not a number of seconds (or 500ms, 2s, 1m)"),
     };
     if !v.is_finite() || !(0.2..=60.0).contains(&v) {
         bail!("interval must be between 0.2 and 60 seconds, got `{s}`");
@@ -264,6 +266,7 @@ mod tests {
     fn interval_bounds() {
         assert_eq!(parse_interval("1").unwrap(), Duration::from_secs(1));
         assert_eq!(parse_interval("0.5").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_interval("2s").unwrap(), Duration::from_secs(2));
         for bad in ["0", "0.1", "-1", "61", "nan", "inf", "x", ""] {
             assert!(parse_interval(bad).is_err(), "{bad}");
         }

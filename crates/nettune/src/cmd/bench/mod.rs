@@ -5,7 +5,7 @@ use anyhow::Context;
 use engine::proto::DEFAULT_PORT;
 use engine::report::IntervalReport;
 use engine::{ClientOpts, Family, Source};
-use model::units::{parse_rate, parse_size};
+use model::units::{parse_rate, parse_seconds, parse_size};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,7 +37,8 @@ Examples (run `nettune serve` on host B first):
 Ctrl-C stops the test and prints what was measured so far (exit status 130); a second
 Ctrl-C exits at once.
 
-Numbers take suffixes: --rate 10G (bits/s for streams, transactions/s for RR), --size 64K.
+Numbers take suffixes: --rate 10G (bits/s for streams, transactions/s for RR), --size 64K,
+durations -d 2s, -O 500ms, -d 1m (a plain number is seconds).
 Throughput and loss are measured where the packets arrive; RR/CRR latency at the client.
 CPU: per-CPU usr/sys/irq/softirq of both hosts over the window, and service demand
 (host CPU µs per MB / transaction / 1000 datagrams, as netperf computes it).")]
@@ -91,13 +92,13 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub size: Option<u64>,
     /// Measured seconds.
-    #[arg(long, short, default_value_t = 10.0, value_name = "S")]
+    #[arg(long, short, default_value_t = 10.0, value_name = "S", value_parser = parse_seconds)]
     pub duration: f64,
     /// Unmeasured seconds before the window (iperf3's -O, omit).
-    #[arg(long, short = 'O', default_value_t = 1.0, value_name = "S")]
+    #[arg(long, short = 'O', default_value_t = 1.0, value_name = "S", value_parser = parse_seconds)]
     pub warmup: f64,
     /// Seconds per interval report.
-    #[arg(long, short, default_value_t = 1.0, value_name = "S")]
+    #[arg(long, short, default_value_t = 1.0, value_name = "S", value_parser = parse_seconds)]
     pub interval: f64,
     /// Server sends, client receives (stream tests).
     #[arg(long, short = 'R')]
@@ -159,7 +160,7 @@ pub struct Args {
     #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_size)]
     pub max_memory: u64,
     /// Seconds to wait for the control connection.
-    #[arg(long, default_value_t = 3.0, value_name = "S")]
+    #[arg(long, default_value_t = 3.0, value_name = "S", value_parser = parse_seconds)]
     pub connect_timeout: f64,
     /// Run the doctor rules on both hosts over the measured window and show
     /// their findings after the summary (in --json: `doctor`; not in --csv).

@@ -26,6 +26,32 @@ fn rate_and_sizes_use_the_shared_parsers() {
     assert!(parse(&["h", "--sndbuf", "1.5M"]).is_err());
 }
 
+/// `bench -d 2s` was refused ("invalid float literal"): every duration
+/// flag takes the shared parser (a plain number is seconds).
+#[test]
+fn durations_take_units() {
+    let a = parse(&[
+        "h",
+        "-d",
+        "2s",
+        "-O",
+        "500ms",
+        "-i",
+        "1m",
+        "--connect-timeout",
+        "2",
+    ])
+    .unwrap();
+    assert_eq!(
+        (a.duration, a.warmup, a.interval, a.connect_timeout),
+        (2.0, 0.5, 60.0, 2.0)
+    );
+    let a = parse(&["h"]).unwrap();
+    assert_eq!((a.duration, a.warmup, a.interval), (10.0, 1.0, 1.0));
+    assert!(parse(&["h", "-d", "2x"]).is_err());
+    assert!(parse(&["h", "-d", "-1"]).is_err());
+}
+
 fn cfg(args: &[&str]) -> anyhow::Result<engine::config::TestConfig> {
     let a = parse(args).map_err(|e| anyhow::anyhow!("{e}"))?;
     super::config(&a, &host::Root::new("/"))

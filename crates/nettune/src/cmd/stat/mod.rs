@@ -104,8 +104,10 @@ pub fn json_line_at(d: &Delta, time: Option<&str>) -> serde_json::Result<String>
 }
 
 fn parse_interval(s: &str) -> anyhow::Result<Duration> {
-    let Ok(v) = s.trim().parse::<f64>() else {
-        anyhow::bail!("`{s}` is not a number of seconds");
+    let v = match model::units::parse_seconds(s) {
+        Ok(v) => v,
+        Err(model::units::UnitError::Negative(_)) => f64::NAN,
+        Err(_) => anyhow::bail!("`{s}` is not a number of seconds (or 500ms, 2s, 1m)"),
     };
     if !v.is_finite() || v <= 0.0 {
         anyhow::bail!("interval must be more than 0 seconds, got `{s}`");
@@ -282,6 +284,8 @@ mod tests {
     fn interval_validation() {
         assert_eq!(parse_interval("0.5").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_interval("2").unwrap(), Duration::from_secs(2));
+        // The shared duration parser (model::units::parse_seconds).
+        assert_eq!(parse_interval("500ms").unwrap(), Duration::from_millis(500));
         for bad in ["0", "-1", "nan", "inf", "x", "", "0.001", "100000"] {
             assert!(parse_interval(bad).is_err(), "{bad}");
         }
