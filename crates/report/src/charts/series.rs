@@ -63,15 +63,15 @@ struct LineChart<'a> {
 /// The smallest latency charted on the log axis, µs (1 ns).
 const MIN_LATENCY_US: f64 = 1e-3;
 
-/// `lo..hi` widened to whole decades (at least one) for a log axis; `None`
-/// without a positive value.
+/// The log axis of `lo..hi`: from the decade at or below `lo` (so at least
+/// one decade with its 2× and 5× ticks shows) to 20 % past `hi`; `None`
+/// without a latency of 1 ns or more.
 fn decades(lo: f64, hi: f64) -> Option<(f64, f64)> {
     if !(lo >= MIN_LATENCY_US && hi >= lo && hi.is_finite()) {
         return None;
     }
-    let a = lo.log10().floor();
-    let b = hi.log10().ceil().max(a + 1.0);
-    Some((10f64.powf(a), 10f64.powf(b)))
+    let a = 10f64.powf(lo.log10().floor());
+    Some((a, (hi * 1.2).max(a * 10.0)))
 }
 
 /// A log axis tick: decades and their 2× and 5× with µs/ms/s units, the
@@ -582,8 +582,23 @@ pub(super) fn heatmap(r: &ExperimentResults) -> Result<Option<Chart>, ReportErro
     if cells.is_empty() || cpus.is_empty() {
         return Ok(None);
     }
-    let ticks: Vec<String> = cells.iter().map(|(c, _)| cell_tick(c)).collect();
     let (nx, ny) = (cells.len(), cpus.len());
+    // Whole names where they fit under their column, else the index alone
+    // (the results table names every cell).
+    let ticks: Vec<String> = cells.iter().map(|(c, _)| cell_tick(c)).collect();
+    let widest = ticks.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    let column_px = 600 / nx.max(1);
+    let short = widest.saturating_mul(6) > column_px;
+    let ticks: Vec<String> = if short {
+        cells.iter().map(|(c, _)| format!("#{}", c.index)).collect()
+    } else {
+        ticks
+    };
+    let x_desc = if short {
+        format!("{} · by index, as in the results table", cells_desc(r))
+    } else {
+        cells_desc(r)
+    };
     let title = "Softirq % per CPU and cell (mean over measured runs)".to_string();
     render("chart-heatmap".into(), title, NOTE_HEAT, |root, title| {
         let (w, _) = root.dim_in_pixel();
@@ -613,7 +628,7 @@ pub(super) fn heatmap(r: &ExperimentResults) -> Result<Option<Chart>, ReportErro
             .y_labels(ny)
             .x_label_formatter(&xfmt)
             .y_label_formatter(&yfmt)
-            .x_desc(cells_desc(r))
+            .x_desc(x_desc.as_str())
             .y_desc("CPU (softirq % of the CPU)")
             .draw()?;
         chart.draw_series(cells.iter().enumerate().flat_map(|(i, (_, m))| {
