@@ -63,15 +63,15 @@ struct LineChart<'a> {
 /// The smallest latency charted on the log axis, µs (1 ns).
 const MIN_LATENCY_US: f64 = 1e-3;
 
-/// The log axis of `lo..hi`: from the decade at or below `lo` (so at least
-/// one decade with its 2× and 5× ticks shows) to 20 % past `hi`; `None`
+/// The log axis of `lo..hi`: from the decade at or below `lo` (its 1×, 2×
+/// and 5× ticks name the scale) to 20 % past `hi`; `None`
 /// without a latency of 1 ns or more.
 fn decades(lo: f64, hi: f64) -> Option<(f64, f64)> {
     if !(lo >= MIN_LATENCY_US && hi >= lo && hi.is_finite()) {
         return None;
     }
     let a = 10f64.powf(lo.log10().floor());
-    Some((a, (hi * 1.2).max(a * 10.0)))
+    Some((a, hi * 1.2))
 }
 
 /// A log axis tick: decades and their 2× and 5× with µs/ms/s units, the
