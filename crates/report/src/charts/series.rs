@@ -173,7 +173,9 @@ fn line_chart(spec: LineChart<'_>) -> Result<Option<Chart>, ReportError> {
             .map(Some)
         }
         XAxis::Linear => {
-            let (a, b) = if x1 > x0 { (x0, x1) } else { span(x0, x1) };
+            // Padded: a dot on the first or last interval is whole, not
+            // cut in half by the axis.
+            let (a, b) = span(x0, x1);
             render(spec.id, spec.title, spec.note, |root, title| {
                 plot(
                     root,
