@@ -17,7 +17,11 @@ use std::time::{Duration, Instant};
 const DEADLINE: Duration = Duration::from_secs(120);
 
 /// The charts the fixture has, with the start of each one's label.
-const CHARTS: [(&str, &str); 10] = [
+const CHARTS: [(&str, &str); 11] = [
+    (
+        "chart-forest",
+        "Change against the baseline, every metric and cell",
+    ),
     ("chart-bars-0", "Median throughput of stream per cell"),
     ("chart-bars-1", "Median transactions of rr per cell"),
     ("chart-bars-2", "Median latency p99 of rr per cell"),

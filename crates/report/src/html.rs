@@ -73,8 +73,10 @@ fn figure(out: &mut String, c: &Chart) {
 /// The HTML page of `r`.
 pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
     let charts = charts::all(r)?;
+    let forest = charts::forest(r)?;
     let mut out = String::new();
     section_header(&mut out, r);
+    section_forest(&mut out, forest.as_ref());
     section_machine(&mut out, r);
     section_cells(&mut out, r);
     section_rhel_bdp(&mut out, r);
@@ -109,6 +111,18 @@ fn section_header(out: &mut String, r: &ExperimentResults) {
         out.push_str("<p class=\"banner\"><strong>Interrupted:</strong> the run stopped before every cell ran; what follows is what was measured so far.</p>\n");
     }
     out.push_str("</header>\n");
+}
+
+/// The forest plot, first thing under the header: every change against
+/// the baseline at a glance.
+fn section_forest(out: &mut String, forest: Option<&Chart>) {
+    if let Some(c) = forest {
+        out.push_str(
+            "<section id=\"at-a-glance\">\n<h2>At a glance: change against the baseline</h2>\n",
+        );
+        figure(out, c);
+        out.push_str("</section>\n");
+    }
 }
 
 /// Machine and lab: facts, workloads and factors.

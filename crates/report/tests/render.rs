@@ -42,6 +42,10 @@ fn every_chart_is_present_and_labelled() {
     let page = render_html(&common::synthetic()).unwrap();
     let expected = [
         (
+            "chart-forest",
+            "Change against the baseline, every metric and cell",
+        ),
+        (
             "chart-bars-0",
             "Median throughput of stream per cell, with 95 % confidence interval",
         ),

@@ -17,10 +17,12 @@ use crate::esc;
 use crate::num::{metric_name, Scale};
 use crate::ReportError;
 
+mod forest;
 mod series;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use forest::forest;
 use series::{cdfs, heatmap, softirq, throughput};
 
 /// Lines per chart.
@@ -43,13 +45,14 @@ const MAX_MAGNITUDE: f64 = 1e15;
 const SIZE: (u32, u32) = (820, 420);
 
 const NOTE_BARS: &str = "Bars: the median of the measured runs (warm-ups left out); whiskers: the 95 % bootstrap interval of the median. Colour: the verdict against the baseline (an interval of the difference that excludes zero).";
-const NOTE_THROUGHPUT: &str = "One measured run per cell (the first after the warm-ups); every run's raw intervals are under runs/ in the results directory.";
+const NOTE_THROUGHPUT: &str = "One measured run per cell (the first after the warm-ups), one dot per interval: dots, not lines, because consecutive intervals of one run are not a trend. Every run's raw intervals are under runs/ in the results directory.";
 const NOTE_SOFTIRQ: &str =
-    "Receiving side, one line per CPU: where the network's softirq work ran.";
+    "Receiving side, one colour per CPU, one dot per sample (or per measured run): where the network's softirq work ran.";
 const NOTE_CDF: &str =
-    "From the request/response workload or the latency probe that ran alongside the load.";
+    "From the request/response workload or the latency probe that ran alongside the load. Latency on a log scale, so the body and the tail both show.";
 const NOTE_HEAT: &str =
-    "Each CPU's softirq % averaged over the cell's measured runs; grey: no data for that CPU.";
+    "Each CPU's softirq % averaged over the cell's measured runs, printed in its square; colour: viridis (dark 0 %, yellow 100 %, lightness rising evenly); grey: no data for that CPU.";
+const NOTE_FOREST: &str = "Each row: one metric of one cell against the baseline. Dot: the change of the median in %; whisker: its 95 % bootstrap interval; shaded band: the practical threshold (±min-effect), inside which a change counts as none. Green: gain, red triangle: regression, grey ring: no change (for latency, lower is better, so a negative change is a gain).";
 const FONT: &str = "sans-serif";
 
 type DrawResult<T> = Result<T, DrawingAreaErrorKind<std::io::Error>>;
@@ -84,6 +87,16 @@ fn span(lo: f64, hi: f64) -> (f64, f64) {
         lo.abs().max(1.0) * 0.1
     };
     (lo - pad, hi + pad)
+}
+
+/// An axis tick or a threshold: a whole number without decimals (`2`,
+/// `100`), else about three significant digits (`0.25`, `1.5`).
+fn tick_num(v: f64) -> String {
+    if v.is_finite() && v.abs() < 1e12 && (v - v.round()).abs() < 1e-9 {
+        format!("{}", v.round() as i64)
+    } else {
+        crate::num::num(v)
+    }
 }
 
 /// `lo..hi` of some values, `None` when there are none.
@@ -131,16 +144,67 @@ const GAIN: RGBColor = RGBColor(40, 150, 70);
 const REGRESSION: RGBColor = RGBColor(200, 50, 50);
 const NO_CHANGE: RGBColor = RGBColor(150, 150, 150);
 
-/// Heat-map colour of a softirq % (white → amber → red).
+/// Matplotlib's viridis colour map (Stéfan van der Walt and Nathaniel Smith)
+/// sampled at ten evenly spaced points, 0 to 1: its published values. Its
+/// lightness rises evenly from dark violet to yellow, so equal steps of the
+/// value look like equal steps of colour, also in grey and to the common
+/// colour-vision deficiencies.
+const VIRIDIS: [(u8, u8, u8); 10] = [
+    (0x44, 0x01, 0x54),
+    (0x48, 0x28, 0x78),
+    (0x3e, 0x49, 0x89),
+    (0x31, 0x68, 0x8e),
+    (0x26, 0x82, 0x8e),
+    (0x1f, 0x9e, 0x89),
+    (0x35, 0xb7, 0x79),
+    (0x6e, 0xce, 0x58),
+    (0xb5, 0xde, 0x2b),
+    (0xfd, 0xe7, 0x25),
+];
+
+/// Heat-map colour of a softirq % (0 to 100 %, viridis, linearly between
+/// its samples).
 fn heat(pct: f64) -> RGBColor {
-    let t = (pct / 100.0).clamp(0.0, 1.0);
-    let lerp = |a: u8, b: u8, t: f64| (f64::from(a) + (f64::from(b) - f64::from(a)) * t) as u8;
-    if t < 0.5 {
-        let u = t * 2.0;
-        RGBColor(255, lerp(248, 190, u), lerp(225, 60, u))
+    let t = if pct.is_finite() {
+        (pct / 100.0).clamp(0.0, 1.0)
     } else {
-        let u = (t - 0.5) * 2.0;
-        RGBColor(lerp(255, 180, u), lerp(190, 20, u), lerp(60, 30, u))
+        0.0
+    };
+    let last = VIRIDIS.len() - 1;
+    let pos = t * last as f64;
+    let i = (pos.floor() as usize).min(last - 1);
+    let u = pos - i as f64;
+    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
+    let lerp = |x: u8, y: u8| {
+        (f64::from(x) + (f64::from(y) - f64::from(x)) * u)
+            .round()
+            .clamp(0.0, 255.0) as u8
+    };
+    RGBColor(lerp(a.0, b.0), lerp(a.1, b.1), lerp(a.2, b.2))
+}
+
+/// Relative luminance (WCAG 2) of a colour, 0 (black) to 1 (white).
+fn luminance(c: RGBColor) -> f64 {
+    let lin = |v: u8| {
+        let s = f64::from(v) / 255.0;
+        if s <= 0.040_45 {
+            s / 12.92
+        } else {
+            ((s + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * lin(c.0) + 0.7152 * lin(c.1) + 0.0722 * lin(c.2)
+}
+
+/// Text colour that reads on `fill`: black on light fills, white on dark
+/// (whichever has the higher WCAG contrast ratio).
+fn text_on(fill: RGBColor) -> RGBColor {
+    let l = luminance(fill);
+    // (1.05) / (l + 0.05) against white, (l + 0.05) / 0.05 against black.
+    if (l + 0.05) * (l + 0.05) > 1.05 * 0.05 {
+        BLACK
+    } else {
+        WHITE
     }
 }
 
@@ -164,9 +228,20 @@ fn render(
     note: &'static str,
     draw: impl FnOnce(&Area<'_>, &str) -> DrawResult<()>,
 ) -> Result<Chart, ReportError> {
+    render_sized(id, title, note, SIZE, draw)
+}
+
+/// [`render`] on a canvas of `size` pixels.
+fn render_sized(
+    id: String,
+    title: String,
+    note: &'static str,
+    size: (u32, u32),
+    draw: impl FnOnce(&Area<'_>, &str) -> DrawResult<()>,
+) -> Result<Chart, ReportError> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         let drawn = root
             .fill(&WHITE)
             .and_then(|()| draw(&root, &title))

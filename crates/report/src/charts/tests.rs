@@ -27,3 +27,46 @@ fn tags_the_svg() {
     assert!(s.contains("<title>a &lt;b&gt;</title>"), "{s}");
     assert!(!s.contains("http"), "{s}");
 }
+
+/// CIELAB lightness L* (0 black to 100 white) of a colour.
+fn lightness(c: RGBColor) -> f64 {
+    let y = luminance(c);
+    let d: f64 = 6.0 / 29.0;
+    let f = if y > d.powi(3) {
+        y.cbrt()
+    } else {
+        y / (3.0 * d * d) + 4.0 / 29.0
+    };
+    116.0 * f - 16.0
+}
+
+/// The heat map's scale is perceptual: 21 % and 46 % (the reviewer's two
+/// "both pale" squares) differ clearly in lightness, and lightness rises
+/// evenly from 0 % to 100 %.
+#[test]
+fn heat_colours_are_a_perceptual_scale() {
+    let (a, b) = (lightness(heat(21.0)), lightness(heat(46.0)));
+    assert!(b - a > 15.0, "21 %: L* {a:.1}, 46 %: L* {b:.1}");
+    let mut last = lightness(heat(0.0));
+    for p in 1..=100 {
+        let l = lightness(heat(f64::from(p)));
+        assert!(l > last, "L* falls at {p} %: {last:.1} → {l:.1}");
+        last = l;
+    }
+    assert!(lightness(heat(100.0)) - lightness(heat(0.0)) > 60.0);
+    // The ends are viridis's published ends; out-of-range values clamp.
+    assert_eq!(heat(0.0), RGBColor(0x44, 0x01, 0x54));
+    assert_eq!(heat(100.0), RGBColor(0xfd, 0xe7, 0x25));
+    assert_eq!(heat(-5.0), heat(0.0));
+    assert_eq!(heat(f64::NAN), heat(0.0));
+    assert_eq!(heat(250.0), heat(100.0));
+}
+
+/// Values print white on the dark end of the scale and black on the light.
+#[test]
+fn heat_text_contrasts_with_its_square() {
+    assert_eq!(text_on(heat(0.0)), WHITE);
+    assert_eq!(text_on(heat(30.0)), WHITE);
+    assert_eq!(text_on(heat(90.0)), BLACK);
+    assert_eq!(text_on(RGBColor(225, 225, 225)), BLACK);
+}
