@@ -6,6 +6,7 @@
 //! * [`context`]: what the rules share while planning.
 //! * [`placement`]: which physical core takes each queue IRQ.
 //! * [`render`]: the human diff and the reviewable shell script of a plan.
+//! * [`risk`]: which changes can cut the controller off (applied with a confirm deadline).
 
 pub mod coalesce_family;
 pub mod context;
@@ -15,6 +16,7 @@ pub mod placement;
 pub mod planner;
 pub mod profile;
 pub mod render;
+pub mod risk;
 pub mod rules;
 
 pub use planner::{plan, PlanError};
