@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod capture;
+pub mod confirm;
 pub mod doctor_facts;
 pub mod error;
 pub mod ethtool;
