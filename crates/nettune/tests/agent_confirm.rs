@@ -140,7 +140,9 @@ fn an_apply_confirmed_over_a_fresh_session_stays_after_the_deadline() {
     assert_eq!((code, v["status"].as_str()), (0, Some("confirmed")), "{v}");
     // Past the deadline (as the watchdog counts it, in Unix seconds) the
     // generation is still in force, and the watchdog said why it left.
-    wait_for(T, "the deadline to pass", || host::journal::now() > deadline);
+    wait_for(T, "the deadline to pass", || {
+        host::journal::now() > deadline
+    });
     let log = c.state.join(format!("confirm/{g:06}.watchdog.log"));
     wait_for(T, "the watchdog to leave", || {
         std::fs::read_to_string(&log).is_ok_and(|l| l.contains("Confirmed"))
@@ -197,6 +199,9 @@ fn the_watchdog_rolls_back_after_the_agents_process_group_is_killed() {
         status(&c, g).as_deref() == Some("rolled_back")
     });
     assert_same(&before, &tree(&c.root));
-    let why = history(&c)["rolled_back_reason"].as_str().unwrap().to_string();
+    let why = history(&c)["rolled_back_reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(why.contains("confirm deadline"), "{why}");
 }

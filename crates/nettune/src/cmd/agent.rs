@@ -18,14 +18,15 @@ Examples:
   ssh -o BatchMode=yes host -- nettune agent --stdio
   kubectl exec -i web-0 -c nettune -- nettune agent --stdio
 
-The protocol (docs/fleet.md): a 6-byte preamble (NTAG, version), then big-endian
-u32 length-prefixed JSON frames; requests up to 256 KiB, answers up to 64 MiB.
-Requests: hello, inspect, doctor, plan, apply, rollback, verify, history (each
-answered with the JSON of the command's --json), confirm, shutdown. An apply with
-confirm_within is rolled back by the host itself unless confirmed in time. It exits 0 on end of
-input, shutdown or a controller gone mid-answer; 1 with a line on stderr when the
-stream broke (an oversized frame, another protocol version, not a nettune
-controller), after telling the controller.";
+The protocol (/usr/share/doc/nettune/docs/fleet.md): a 6-byte preamble (NTAG,
+version), then big-endian u32 length-prefixed JSON frames; requests up to 256 KiB,
+answers up to 64 MiB. Requests: hello, inspect, doctor, plan, apply, rollback,
+verify, history (each answered with the JSON of the command's --json), confirm,
+shutdown. An apply with confirm_within is rolled back by the host itself at the
+deadline unless a confirm arrives in time. It exits 0 on end of input, shutdown or
+a controller gone mid-answer; 1 with a line on stderr when the stream broke (an
+oversized frame, another protocol version, not a nettune controller), after
+telling the controller.";
 
 /// Flags of `nettune agent`.
 #[derive(Debug, clap::Args)]
