@@ -116,7 +116,7 @@ pub fn load_all(state: &StateDir) -> Result<Vec<Pending>, ConfirmError> {
     let rd = match fs::read_dir(&dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(JournalError::from(io(&dir, e)).into()),
+        Err(e) => return Err(io(&dir, e).into()),
     };
     let mut ids: Vec<u32> = rd
         .filter_map(|e| e.ok())
