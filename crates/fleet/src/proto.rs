@@ -123,6 +123,23 @@ pub enum Request {
         /// `--replan`: re-plan the later phases after a channel change.
         #[serde(default)]
         replan: bool,
+        /// Seconds the controller has to [`Request::Confirm`] the apply over
+        /// a fresh connection before the host rolls it back by itself (set
+        /// when the plan can cut the path, `tune::risk`; docs/fleet.md,
+        /// "Confirm deadline"). `None`: no deadline.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confirm_within: Option<u32>,
+    },
+    /// Confirm an apply made with `confirm_within`: it stays in force.
+    Confirm {
+        /// `--root`.
+        #[serde(default)]
+        root: Option<PathBuf>,
+        /// `--state-dir`.
+        #[serde(default)]
+        state_dir: Option<PathBuf>,
+        /// The generation the apply answered with.
+        generation: u32,
     },
     /// `nettune rollback [ID] --json`.
     Rollback {
@@ -170,6 +187,7 @@ impl Request {
             Request::Doctor { .. } => "doctor",
             Request::Plan { .. } => "plan",
             Request::Apply { .. } => "apply",
+            Request::Confirm { .. } => "confirm",
             Request::Rollback { .. } => "rollback",
             Request::Verify { .. } => "verify",
             Request::History { .. } => "history",
@@ -351,6 +369,27 @@ mod tests {
         .unwrap();
         assert_eq!(e, r#"{"type":"error","kind":"too_large","message":"m"}"#);
         assert!(serde_json::from_str::<Request>(r#"{"type":"format_disk"}"#).is_err());
+        // An apply without a deadline is the same frame as before it existed.
+        let a: Request =
+            serde_json::from_str(r#"{"type":"apply","plan":{},"confirm_within":60}"#).unwrap();
+        assert!(matches!(
+            a,
+            Request::Apply {
+                confirm_within: Some(60),
+                ..
+            }
+        ));
+        let a = Request::Apply {
+            plan: serde_json::json!({}),
+            root: None,
+            state_dir: None,
+            force: false,
+            replan: false,
+            confirm_within: None,
+        };
+        assert!(!serde_json::to_string(&a).unwrap().contains("confirm"));
+        let c: Request = serde_json::from_str(r#"{"type":"confirm","generation":7}"#).unwrap();
+        assert_eq!(c.name(), "confirm");
         assert!(serde_json::from_str::<Request>(r#"{"type":"inspect","rot":"/"}"#).is_err());
     }
 

@@ -38,7 +38,7 @@ pub use knob::{CheckError, Knob, Knobs};
 pub use report::{
     Applied, ApplyError, ApplyReport, KnobError, Outcome, ReplanError, RollbackIncomplete, Stopped,
 };
-pub use rollback::{rollback, RollbackError, RollbackReport, Unrestored};
+pub use rollback::{rollback, rollback_locked, RollbackError, RollbackReport, Unrestored};
 pub use session::{apply, begin, check_change, Apply, ApplyOptions, Paused, Progress};
 pub use verify::{verify, DriftItem, DriftStatus};
 

@@ -124,7 +124,7 @@ fn holder(pid: Option<u32>) -> String {
     }
 }
 
-fn io(path: &Path, e: std::io::Error) -> JournalError {
+pub(crate) fn io(path: &Path, e: std::io::Error) -> JournalError {
     JournalError::Io {
         path: path.to_path_buf(),
         error: e,
@@ -206,6 +206,10 @@ pub enum Record {
         /// generation without them), each as `knob (target): error`.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         unrestored: Vec<String>,
+        /// Why, when nettune rolled it back by itself (a confirm deadline
+        /// passed, `crate::confirm`); absent for a rollback asked for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
 }
 
@@ -292,6 +296,11 @@ impl StateDir {
     /// The directory.
     pub fn path(&self) -> &Path {
         &self.dir
+    }
+
+    /// `STATE/confirm`: pending confirmations (`crate::confirm`).
+    pub fn confirm_dir(&self) -> PathBuf {
+        self.dir.join("confirm")
     }
 
     fn gens_dir(&self) -> PathBuf {
@@ -456,13 +465,13 @@ fn parse_id(s: &str) -> Option<u32> {
 /// Re-exported: the one date formatter is in [`model::time`].
 pub use model::time::format_utc;
 
-fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), JournalError> {
+pub(crate) fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), JournalError> {
     let mut f = fs::File::create(path).map_err(|e| io(path, e))?;
     f.write_all(bytes).map_err(|e| io(path, e))?;
     f.sync_all().map_err(|e| io(path, e))
 }
 
-fn sync_dir(dir: &Path) -> Result<(), JournalError> {
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), JournalError> {
     fs::File::open(dir)
         .and_then(|f| f.sync_all())
         .map_err(|e| io(dir, e))

@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod bench_path;
 pub mod capture;
+pub mod confirm;
 pub mod doctor_facts;
 pub mod error;
 pub mod ethtool;

@@ -151,6 +151,7 @@ fn errors_are_the_cli_messages_and_the_session_goes_on() {
                 state_dir: Some(c.state.clone()),
                 force: false,
                 replan: false,
+                confirm_within: None,
             },
             T,
         )
@@ -253,6 +254,7 @@ fn apply_and_rollback_answer_what_the_cli_prints_and_restore_the_copy() {
                 state_dir: Some(ca.state.clone()),
                 force: false,
                 replan: false,
+                confirm_within: None,
             },
             T,
         )

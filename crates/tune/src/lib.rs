@@ -7,6 +7,7 @@
 //! * [`placement`]: which physical core takes each queue IRQ.
 //! * [`render`]: the human diff and the reviewable shell script of a plan.
 //! * [`autotune`]: the search core of `nettune autotune` (pure, simulated).
+//! * [`risk`]: which changes can cut the controller off (applied with a confirm deadline).
 
 pub mod autotune;
 pub mod coalesce_family;
@@ -17,6 +18,7 @@ pub mod placement;
 pub mod planner;
 pub mod profile;
 pub mod render;
+pub mod risk;
 pub mod rules;
 
 pub use planner::{plan, PlanError};

@@ -4,7 +4,7 @@ use super::irqmap::IrqMap;
 use super::knob::{retry, Knobs};
 use super::targets;
 use crate::error::HostError;
-use crate::journal::{now, Generation, JournalError, Record, StateDir};
+use crate::journal::{now, Generation, JournalError, Record, StateDir, StateLock};
 use model::plan::{EthtoolGroup, Target};
 use model::snapshot::QueueRef;
 use serde::Serialize;
@@ -241,7 +241,21 @@ pub fn rollback(
     id: Option<u32>,
     force: bool,
 ) -> Result<RollbackReport, RollbackError> {
-    let _lock = state.lock()?;
+    let lock = state.lock()?;
+    rollback_locked(knobs, state, &lock, id, force, None)
+}
+
+/// [`rollback`] under a lock the caller took (`lock` proves it), with the
+/// `reason` recorded in each generation's `rolled_back` record when nettune
+/// rolls back by itself (a confirm deadline that passed).
+pub fn rollback_locked(
+    knobs: &Knobs,
+    state: &StateDir,
+    _lock: &StateLock,
+    id: Option<u32>,
+    force: bool,
+    reason: Option<&str>,
+) -> Result<RollbackReport, RollbackError> {
     let all = state.load_all()?;
     let mut todo: Vec<&Generation> = match id {
         None => all.iter().rev().find(|g| g.active()).into_iter().collect(),
@@ -278,6 +292,7 @@ pub fn rollback(
         state.writer(g.id)?.append(&Record::RolledBack {
             at: now(),
             unrestored: failures.iter().map(|u| u.to_string()).collect(),
+            reason: reason.map(str::to_string),
         })?;
         rep.rolled_back.push(g.id);
         rep.unrestored.extend(failures);

@@ -382,6 +382,7 @@ impl<'k> Apply<'k> {
         let _ = self.w.append(&Record::RolledBack {
             at: now(),
             unrestored: Vec::new(),
+            reason: None,
         });
         Ok(())
     }

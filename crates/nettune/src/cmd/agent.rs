@@ -18,30 +18,47 @@ Examples:
   ssh -o BatchMode=yes host -- nettune agent --stdio
   kubectl exec -i web-0 -c nettune -- nettune agent --stdio
 
-The protocol (docs/fleet.md): a 6-byte preamble (NTAG, version), then big-endian
-u32 length-prefixed JSON frames; requests up to 256 KiB, answers up to 64 MiB.
-Requests: hello, inspect, doctor, plan, apply, rollback, verify, history (each
-answered with the JSON of the command's --json), shutdown. It exits 0 on end of
-input, shutdown or a controller gone mid-answer; 1 with a line on stderr when the
-stream broke (an oversized frame, another protocol version, not a nettune
-controller), after telling the controller.";
+The protocol (/usr/share/doc/nettune/docs/fleet.md): a 6-byte preamble (NTAG,
+version), then big-endian u32 length-prefixed JSON frames; requests up to 256 KiB,
+answers up to 64 MiB. Requests: hello, inspect, doctor, plan, apply, rollback,
+verify, history (each answered with the JSON of the command's --json), confirm,
+shutdown. An apply with confirm_within is rolled back by the host itself at the
+deadline unless a confirm arrives in time. It exits 0 on end of input, shutdown or
+a controller gone mid-answer; 1 with a line on stderr when the stream broke (an
+oversized frame, another protocol version, not a nettune controller), after
+telling the controller.";
 
 /// Flags of `nettune agent`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Serve the protocol on stdin and stdout (the only mode; no port is opened).
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "watchdog")]
     pub stdio: bool,
+    /// The confirm-deadline watchdog an apply with `confirm_within` starts.
+    #[arg(long, hide = true, conflicts_with = "stdio", requires = "generation")]
+    pub watchdog: bool,
+    /// The watchdog's `--root`.
+    #[arg(long, hide = true, default_value = "/")]
+    pub root: PathBuf,
+    /// The watchdog's `--state-dir`.
+    #[arg(long, hide = true)]
+    pub state_dir: Option<PathBuf>,
+    /// The generation the watchdog waits on.
+    #[arg(long, hide = true)]
+    pub generation: Option<u32>,
 }
 
 /// The requests this agent serves beyond `hello` and `shutdown` (its `caps`).
 pub const CAPS: &[&str] = &[
-    "inspect", "doctor", "plan", "apply", "rollback", "verify", "history",
+    "inspect", "doctor", "plan", "apply", "rollback", "verify", "history", "confirm",
 ];
 
 /// Run `nettune agent --stdio`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let (true, Some(g)) = (args.watchdog, args.generation) {
+        return super::agent_watchdog::run(args.root, args.state_dir, g);
+    }
     debug_assert!(args.stdio);
     if std::io::stdin().is_terminal() {
         anyhow::bail!(
@@ -147,12 +164,16 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             (json(&plan)?, ok)
         }
         Request::Verify { root, state_dir } => {
+            if let Ok((root, state)) = journal(root.clone(), state_dir.clone()).open() {
+                expire_overdue(&root, &state);
+            }
             let rep = super::verify::report(&journal(root, state_dir))?;
             let code = super::verify::exit_code(&rep);
             (json(super::Versioned::new(&rep))?, code)
         }
         Request::History { root, state_dir } => {
-            let (_root, state) = journal(root, state_dir).open()?;
+            let (root, state) = journal(root, state_dir).open()?;
+            expire_overdue(&root, &state);
             let entries = super::history::entries(&state)?;
             (json(super::history::document(&entries))?, ok)
         }
@@ -162,8 +183,11 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             state_dir,
             force,
             replan,
+            confirm_within,
         } => {
+            let root_path = root_or_slash(root.clone());
             let (root, state) = journal(root, state_dir).open()?;
+            expire_overdue(&root, &state);
             let plan = model::plan::Plan::from_json_slice(&serde_json::to_vec(&plan)?)
                 .map_err(|e| anyhow::anyhow!("the request's plan: {e}"))?;
             let plan = super::apply::check_plan(plan, "the request's plan", &root, force)?;
@@ -181,8 +205,25 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
                 } else {
                     ok
                 };
-                (json(super::Versioned::new(&report))?, code)
+                let mut doc = json(super::Versioned::new(&report))?;
+                if let Some(within) = confirm_within {
+                    let p = arm(&root, &root_path, &state, report.generation, within)?;
+                    if let Some(o) = doc.as_object_mut() {
+                        o.insert("confirm".into(), json(p)?);
+                    }
+                }
+                (doc, code)
             }
+        }
+        Request::Confirm {
+            root,
+            state_dir,
+            generation,
+        } => {
+            let (root, state) = journal(root, state_dir).open()?;
+            let k = host::apply::Knobs::open(&root, &state);
+            let p = host::confirm::confirm(&k, &state, generation)?;
+            (json(super::Versioned::new(&p))?, ok)
         }
         Request::Rollback {
             root,
@@ -191,6 +232,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             force,
         } => {
             let (root, state) = journal(root, state_dir).open()?;
+            expire_overdue(&root, &state);
             let k = host::apply::Knobs::open(&root, &state);
             let res = host::apply::rollback(&k, &state, id, force);
             // A failed rollback prints its document too (`error` set) and exits 1.
@@ -206,5 +248,50 @@ fn journal(root: Option<PathBuf>, state_dir: Option<PathBuf>) -> JournalArgs {
     JournalArgs {
         root: root_or_slash(root),
         state_dir,
+    }
+}
+
+/// Roll back the generations whose confirm deadline passed with nobody to
+/// roll them back (the watchdog died: a reboot, a killed session). Run
+/// before each request that names a journal; a failure here (a locked
+/// state directory) is left to the request itself and the next one.
+fn expire_overdue(root: &host::root::Root, state: &host::journal::StateDir) {
+    let k = host::apply::Knobs::open(root, state);
+    if let Err(e) = host::confirm::expire_overdue(&k, state) {
+        eprintln!("nettune agent: confirm deadlines: {e}");
+    }
+}
+
+/// Start the confirm deadline of `generation`: the confirm file, then the
+/// watchdog. A watchdog that cannot start rolls the generation back at once
+/// (nothing would roll it back at the deadline) and fails the request.
+fn arm(
+    root: &host::root::Root,
+    root_path: &std::path::Path,
+    state: &host::journal::StateDir,
+    generation: u32,
+    within: u32,
+) -> anyhow::Result<host::confirm::Pending> {
+    let k = host::apply::Knobs::open(root, state);
+    let p = match host::confirm::start(state, generation, within) {
+        Ok(p) => p,
+        Err(e) => {
+            let undone = host::apply::rollback(&k, state, Some(generation), false);
+            anyhow::bail!(
+                "generation {generation}: no confirm deadline could be set ({e}); {}",
+                match undone {
+                    Ok(_) => "it was rolled back".to_string(),
+                    Err(r) => format!("rolling it back failed too: {r}"),
+                }
+            )
+        }
+    };
+    match super::agent_watchdog::spawn(root_path, state, generation) {
+        Ok(_) => Ok(p),
+        Err(e) => {
+            let why = format!("the confirm watchdog could not start: {e:#}");
+            host::confirm::abandon(&k, state, generation, &why)?;
+            anyhow::bail!("generation {generation} was rolled back: {why}")
+        }
     }
 }

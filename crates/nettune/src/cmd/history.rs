@@ -52,6 +52,9 @@ pub struct Entry {
     /// Knobs `rollback --force` could not restore.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unrestored: Vec<String>,
+    /// Why nettune rolled it back by itself (a confirm deadline passed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rolled_back_reason: Option<String>,
 }
 
 /// How a generation's apply ended, or `incomplete` (crashed mid-apply).
@@ -103,6 +106,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (Some(t), 0) => t.clone(),
             (Some(t), n) => format!("{t} (forced, {n} not restored)"),
         };
+        let rolled = match &e.rolled_back_reason {
+            Some(why) => format!("{rolled} ({})", printable(why)),
+            None => rolled,
+        };
         println!(
             "{:<5} {:<20}  {:<13}  {:<6}  {:<11}  {}",
             e.generation,
@@ -124,11 +131,15 @@ pub fn entries(state: &StateDir) -> anyhow::Result<Vec<Entry>> {
             .begin()
             .map(|(a, p)| (a, p.to_string()))
             .unwrap_or_default();
-        let (rolled_back_at, unrestored) = g
+        let (rolled_back_at, unrestored, rolled_back_reason) = g
             .records
             .iter()
             .find_map(|r| match r {
-                Record::RolledBack { at, unrestored } => Some((Some(*at), unrestored.clone())),
+                Record::RolledBack {
+                    at,
+                    unrestored,
+                    reason,
+                } => Some((Some(*at), unrestored.clone(), reason.clone())),
                 _ => None,
             })
             .unwrap_or_default();
@@ -146,6 +157,7 @@ pub fn entries(state: &StateDir) -> anyhow::Result<Vec<Entry>> {
             rolled_back_at,
             rolled_back_at_utc: rolled_back_at.map(format_utc),
             unrestored,
+            rolled_back_reason,
         });
     }
     Ok(out)

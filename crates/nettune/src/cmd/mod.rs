@@ -1,6 +1,7 @@
 //! One module per subcommand; each exposes `Args` and `run`.
 
 pub mod agent;
+pub mod agent_watchdog;
 pub mod apply;
 pub mod bench;
 pub mod capture;
