@@ -63,6 +63,8 @@ pub enum Command {
     Lab(cmd::lab::Args),
     /// Render a results directory (results.json) as an HTML page with charts and a Markdown summary.
     Report(cmd::report::Args),
+    /// Run inspect, doctor, plan, apply, rollback, verify or history on the hosts of an inventory.
+    Fleet(cmd::fleet::Args),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(cmd::completions::Args),
     /// Serve the agent protocol on stdin/stdout for a fleet controller (ssh, kubectl, ip netns exec).
