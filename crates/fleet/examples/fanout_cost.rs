@@ -9,9 +9,9 @@
 //!     target/debug/nettune 200 64 tests/fixtures/real-interrupts
 //! ```
 
+use model::inventory::Transport;
 use nettune_fleet::fanout::Options;
 use nettune_fleet::ops::{run, Job, Op};
-use model::inventory::Transport;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

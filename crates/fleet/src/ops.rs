@@ -222,7 +222,8 @@ fn request(op: &Op, job: &Job) -> Request {
             bdp: bdp.clone(),
             allowance: None,
         },
-        Op::Plan { profile, bdp } | Op::Apply {
+        Op::Plan { profile, bdp }
+        | Op::Apply {
             plan: PlanFrom::Profile { profile, bdp },
             ..
         } => Request::Plan {

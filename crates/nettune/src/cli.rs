@@ -11,12 +11,13 @@ Examples:
   nettune verify                                drift since (exit 3 on drift)
   nettune serve                                 on host B, then on host A:
   nettune bench B --test tcp-rr
+  nettune fleet verify --inventory hosts.toml   the same on every host of an inventory
   nettune completions bash > /etc/bash_completion.d/nettune
 
-Exit codes: 0 success, 1 error, 2 usage error, 3 drift (verify), 130 interrupted
-(bench); see EXIT STATUS in nettune(1). `man nettune-COMMAND` or `nettune COMMAND
---help` for each command; the reference (JSON shapes, rules, lab) is in
-/usr/share/doc/nettune/docs.";
+Exit codes: 0 success, 1 error, 2 usage error, 3 drift (verify), 4 some host
+failed (fleet), 130 interrupted (bench); see EXIT STATUS in nettune(1).
+`man nettune-COMMAND` or `nettune COMMAND --help` for each command; the reference
+(JSON shapes, rules, lab) is in /usr/share/doc/nettune/docs.";
 
 /// Measure, explain, tune and prove a Linux host's network path.
 #[derive(Debug, Parser)]

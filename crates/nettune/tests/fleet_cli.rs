@@ -73,7 +73,9 @@ fn inspect_over_three_namespaces_equals_each_hosts_inspect_and_a_missing_one_fai
     }
     let t = tempfile::tempdir().unwrap();
     let fixtures = ["c4-8xlarge", "nic-ena", "nic-mlx5"];
-    let ns: Vec<lab::Netns> = (0..3).map(|_| lab::Netns::create("ntfleet").unwrap()).collect();
+    let ns: Vec<lab::Netns> = (0..3)
+        .map(|_| lab::Netns::create("ntfleet").unwrap())
+        .collect();
     let mut hosts: Vec<(&str, String)> = Vec::new();
     let names = ["h0", "h1", "h2"];
     for (i, n) in ns.iter().enumerate() {
@@ -86,13 +88,23 @@ fn inspect_over_three_namespaces_equals_each_hosts_inspect_and_a_missing_one_fai
             .status()
             .unwrap();
         assert!(st.success());
-        hosts.push((names[i], format!("transport = \"netns\"\nnetns = \"{}\"", n.name())));
+        hosts.push((
+            names[i],
+            format!("transport = \"netns\"\nnetns = \"{}\"", n.name()),
+        ));
     }
     let gone = format!("ntfleet-gone-{}", std::process::id());
     hosts.push(("gone", format!("transport = \"netns\"\nnetns = \"{gone}\"")));
     let inv = inventory(t.path(), &hosts);
     let tpl = format!("{}/{{host}}/root", t.path().display());
-    let o = fleet(&["inspect", "--inventory", &inv, "--root-template", &tpl, "--json"]);
+    let o = fleet(&[
+        "inspect",
+        "--inventory",
+        &inv,
+        "--root-template",
+        &tpl,
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     let v = json(&o);
     assert_eq!(v["failed"], serde_json::json!(["gone"]));
@@ -119,10 +131,21 @@ fn inspect_over_three_namespaces_equals_each_hosts_inspect_and_a_missing_one_fai
     assert!(e.contains(&gone), "{e}");
 
     // The table says the same.
-    let o = fleet(&["inspect", "--inventory", &inv, "--root-template", &tpl, "--parallel", "2"]);
+    let o = fleet(&[
+        "inspect",
+        "--inventory",
+        &inv,
+        "--root-template",
+        &tpl,
+        "--parallel",
+        "2",
+    ]);
     assert_eq!(o.status.code(), Some(4));
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("4 host(s): 3 ok, 1 failed (gone)"), "{table}");
+    assert!(
+        table.contains("4 host(s): 3 ok, 1 failed (gone)"),
+        "{table}"
+    );
 }
 
 /// Make the copy's `rel` file unwritable: immutable as root (root ignores
@@ -131,7 +154,12 @@ fn lock(c: &Copy, rel: &str) -> impl FnOnce() {
     let p = c.root.join(rel);
     let root = lab::is_root();
     if root {
-        assert!(Command::new("chattr").arg("+i").arg(&p).status().unwrap().success());
+        assert!(Command::new("chattr")
+            .arg("+i")
+            .arg(&p)
+            .status()
+            .unwrap()
+            .success());
     } else {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
@@ -184,7 +212,10 @@ fn apply_on_four_hosts_rolls_back_the_one_that_fails_and_the_others_verify_and_r
     );
     assert_eq!(v["failed"], serde_json::json!(["b"]));
     let e = stderr(&o);
-    assert!(e.contains("nettune: fleet apply: b failed, rolled back:"), "{e}");
+    assert!(
+        e.contains("nettune: fleet apply: b failed, rolled back:"),
+        "{e}"
+    );
     assert!(e.contains(&last), "{e}");
     // b is as it was; the others changed.
     fixture_copy::assert_same(&before[1], &tree(&copies[1].root));
@@ -221,7 +252,14 @@ fn an_apply_past_its_deadline_is_killed_and_rolled_back_by_the_controller() {
     let inv = inventory(t.path(), &hosts);
     // The agents inherit the hook: each apply sleeps after 2 writes.
     let o = Command::new(BIN)
-        .args(["fleet", "apply", "--inventory", &inv, "--profile", "throughput"])
+        .args([
+            "fleet",
+            "apply",
+            "--inventory",
+            &inv,
+            "--profile",
+            "throughput",
+        ])
         .args(["--timeout", "4", "--json"])
         .env("NETTUNE_TEST_PAUSE_AFTER_WRITES", "2")
         .output()
@@ -245,7 +283,11 @@ fn inventory_and_flag_errors_exit_1_or_2_before_any_host() {
     let inv = inventory(t.path(), &[("a", local(&c))]);
     let o = fleet(&["verify", "--inventory", &inv, "--limit", "nosuch"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("\"nosuch\" matches no host"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("\"nosuch\" matches no host"),
+        "{}",
+        stderr(&o)
+    );
     let o = fleet(&["verify", "--inventory", "/nonexistent/inv.toml"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("/nonexistent/inv.toml"));

@@ -569,7 +569,11 @@ fn fleet_documents_and_their_per_host_results() {
     let (b, rb, sb) = copy("c4-8xlarge");
     let inv = t.path().join("inv.toml");
     let mut text = String::new();
-    for (h, r, s) in [("a", &ra, &sa), ("b", &rb, &sb), ("gone", &"/nonexistent-root".to_string(), &sa)] {
+    for (h, r, s) in [
+        ("a", &ra, &sa),
+        ("b", &rb, &sb),
+        ("gone", &"/nonexistent-root".to_string(), &sa),
+    ] {
         text.push_str(&format!(
             "[[host]]\nname = \"{h}\"\ntransport = \"local\"\nlabels = {{ root = \"{r}\", state_dir = \"{s}\" }}\n"
         ));
@@ -579,7 +583,15 @@ fn fleet_documents_and_their_per_host_results() {
     let fleet = |cmd: &[&str], limit: &str, ok: &[i32]| {
         let mut args = vec!["fleet"];
         args.extend_from_slice(cmd);
-        args.extend_from_slice(&["--inventory", inv, "--limit", limit, "--json", "--timeout", "60"]);
+        args.extend_from_slice(&[
+            "--inventory",
+            inv,
+            "--limit",
+            limit,
+            "--json",
+            "--timeout",
+            "60",
+        ]);
         let v = run_json(&args, ok);
         check("fleet", &v, &args.join(" "));
         v
@@ -596,8 +608,14 @@ fn fleet_documents_and_their_per_host_results() {
     assert_eq!(v["hosts"][2]["error"]["kind"], "remote");
     each(&v, "inspect");
     each(&fleet(&["doctor"], "a,b", &[0, 1, 2]), "doctor");
-    each(&fleet(&["plan", "--profile", "throughput"], "a,b", &[0]), "plan");
-    each(&fleet(&["apply", "--profile", "throughput"], "a,b", &[0]), "apply");
+    each(
+        &fleet(&["plan", "--profile", "throughput"], "a,b", &[0]),
+        "plan",
+    );
+    each(
+        &fleet(&["apply", "--profile", "throughput"], "a,b", &[0]),
+        "apply",
+    );
     each(&fleet(&["verify"], "a,b", &[0]), "verify");
     each(&fleet(&["history"], "a,b", &[0]), "history");
     each(&fleet(&["rollback"], "a,b", &[0]), "rollback");

@@ -26,7 +26,60 @@ apply fails is rolled back and named, the others keep what they applied.
 Exit codes: 0 every host ok; 4 some host failed (each named on stderr, the
 others finished); 3 verify: no host failed and some drifted; doctor: the worst
 finding's 0, 1 or 2 when no host failed; 1 error (inventory, --limit, --plan);
-2 usage error. docs/fleet.md, \"Commands\".";
+2 usage error. /usr/share/doc/nettune/docs/fleet.md, \"Commands\".";
+
+const INSPECT_EXAMPLES: &str = "\
+Examples:
+  nettune fleet inspect --inventory hosts.toml --json > snapshots.json
+  nettune fleet inspect --inventory hosts.ini --limit web* --parallel 32
+
+Exit codes: 0 every host ok, 4 some host failed (named on stderr), 3 drift
+(verify), doctor's worst 0/1/2, 1 error, 2 usage error.";
+
+const DOCTOR_EXAMPLES: &str = "\
+Examples:
+  nettune fleet doctor --inventory hosts.toml --sample 2
+  nettune fleet doctor --inventory hosts.yml --profile throughput --json
+
+Exit codes: 0 every host ok, 4 some host failed (named on stderr), 3 drift
+(verify), doctor's worst 0/1/2, 1 error, 2 usage error.";
+
+const PLAN_EXAMPLES: &str = "\
+Examples:
+  nettune fleet plan --inventory hosts.toml --profile throughput --json
+
+Exit codes: 0 every host ok, 4 some host failed (named on stderr), 3 drift
+(verify), doctor's worst 0/1/2, 1 error, 2 usage error.";
+
+const APPLY_EXAMPLES: &str = "\
+Examples:
+  nettune fleet apply --inventory hosts.toml --profile throughput
+  nettune fleet apply --inventory hosts.toml --plan plan.json --limit 'servers:!db'
+
+Exit codes: 0 every host ok, 4 some host failed (named on stderr), 3 drift
+(verify), doctor's worst 0/1/2, 1 error, 2 usage error.";
+
+const ROLLBACK_EXAMPLES: &str = "\
+Examples:
+  nettune fleet rollback --inventory hosts.toml
+  nettune fleet rollback --inventory hosts.toml --to 3 --limit srv1
+
+Exit codes: 0 every host ok, 4 some host failed (named on stderr), 3 drift
+(verify), doctor's worst 0/1/2, 1 error, 2 usage error.";
+
+const VERIFY_EXAMPLES: &str = "\
+Examples:
+  nettune fleet verify --inventory hosts.toml   # 3 on drift, 4 when a host failed
+
+Exit codes: 0 every host ok, 4 some host failed (named on stderr), 3 drift
+(verify), doctor's worst 0/1/2, 1 error, 2 usage error.";
+
+const HISTORY_EXAMPLES: &str = "\
+Examples:
+  nettune fleet history --inventory hosts.toml --json
+
+Exit codes: 0 every host ok, 4 some host failed (named on stderr), 3 drift
+(verify), doctor's worst 0/1/2, 1 error, 2 usage error.";
 
 /// Flags of `nettune fleet`.
 #[derive(Debug, clap::Args)]
@@ -41,18 +94,25 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 pub enum Sub {
     /// Each host's snapshot (inspect --json).
+    #[command(after_help = INSPECT_EXAMPLES)]
     Inspect(Common),
     /// Diagnose every host: findings by severity.
+    #[command(after_help = DOCTOR_EXAMPLES)]
     Doctor(DoctorArgs),
     /// The plan a profile makes on each host.
+    #[command(after_help = PLAN_EXAMPLES)]
     Plan(PlanArgs),
     /// Apply on each host through its journal; a host whose apply fails is rolled back.
+    #[command(after_help = APPLY_EXAMPLES)]
     Apply(ApplyArgs),
     /// Roll each host back (newest generation, or down to --to).
+    #[command(after_help = ROLLBACK_EXAMPLES)]
     Rollback(RollbackArgs),
     /// Drift on each host since its last apply.
+    #[command(after_help = VERIFY_EXAMPLES)]
     Verify(Common),
     /// Each host's journal.
+    #[command(after_help = HISTORY_EXAMPLES)]
     History(Common),
 }
 

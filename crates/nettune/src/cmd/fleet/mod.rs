@@ -39,7 +39,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ),
         Sub::Apply(a) => {
             let plan = match (a.profile, a.plan) {
-                (Some(profile), None) => PlanFrom::Profile { profile, bdp: a.bdp },
+                (Some(profile), None) => PlanFrom::Profile {
+                    profile,
+                    bdp: a.bdp,
+                },
                 (None, Some(file)) => PlanFrom::Document(read_plan(&file)?),
                 _ => anyhow::bail!("fleet apply: give --profile NAME or --plan FILE"),
             };
@@ -129,7 +132,10 @@ fn read_plan(file: &std::path::Path) -> anyhow::Result<serde_json::Value> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(file)
-        .and_then(|f| f.take(MAX_PLAN_BYTES.saturating_add(1)).read_to_end(&mut bytes))
+        .and_then(|f| {
+            f.take(MAX_PLAN_BYTES.saturating_add(1))
+                .read_to_end(&mut bytes)
+        })
         .map_err(|e| anyhow::anyhow!("fleet apply: {}: {e}", file.display()))?;
     if u64::try_from(bytes.len()).map_or(true, |n| n > MAX_PLAN_BYTES) {
         anyhow::bail!(
@@ -137,6 +143,10 @@ fn read_plan(file: &std::path::Path) -> anyhow::Result<serde_json::Value> {
             file.display()
         );
     }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| anyhow::anyhow!("fleet apply: {}: not a plan --json document: {e}", file.display()))
+    serde_json::from_slice(&bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "fleet apply: {}: not a plan --json document: {e}",
+            file.display()
+        )
+    })
 }
