@@ -21,6 +21,7 @@
 //! Layers: `proto`, then `transport` and `serve`, then `client` and `install`,
 //! then `fanout`, `ops` and `summary`.
 
+mod apply;
 pub mod client;
 pub mod fanout;
 pub mod install;

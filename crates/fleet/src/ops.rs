@@ -173,7 +173,7 @@ pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
         }
     };
     let res = match op {
-        Op::Apply { plan, force } => return apply(s, job, plan, *force, opts, rep),
+        Op::Apply { plan, force } => return crate::apply::apply(s, job, plan, *force, opts, rep),
         _ => s.json(&request(op, job)),
     };
     match res {
@@ -203,6 +203,18 @@ pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
     rep
 }
 
+/// `plan --profile PROFILE [--bdp]` on the job's root.
+pub(crate) fn plan_request(profile: &str, bdp: Option<&String>, job: &Job) -> Request {
+    Request::Plan {
+        profile: profile.to_string(),
+        root: job.root.clone(),
+        iface: Vec::new(),
+        cpus: None,
+        exclude_cpus: None,
+        bdp: bdp.cloned(),
+    }
+}
+
 /// The request of a command other than `apply`.
 fn request(op: &Op, job: &Job) -> Request {
     let (root, state_dir) = (job.root.clone(), job.state_dir.clone());
@@ -222,23 +234,9 @@ fn request(op: &Op, job: &Job) -> Request {
             bdp: bdp.clone(),
             allowance: None,
         },
-        Op::Plan { profile, bdp }
-        | Op::Apply {
-            plan: PlanFrom::Profile { profile, bdp },
-            ..
-        } => Request::Plan {
-            profile: profile.clone(),
-            root,
-            iface: Vec::new(),
-            cpus: None,
-            exclude_cpus: None,
-            bdp: bdp.clone(),
-        },
-        Op::Apply {
-            plan: PlanFrom::Document(_),
-            ..
-        }
-        | Op::History => Request::History { root, state_dir },
+        Op::Plan { profile, bdp } => plan_request(profile, bdp.as_ref(), job),
+        // `apply` is several requests (crate::apply); never sent from here.
+        Op::Apply { .. } | Op::History => Request::History { root, state_dir },
         Op::Rollback { to, force } => Request::Rollback {
             root,
             state_dir,
@@ -249,141 +247,18 @@ fn request(op: &Op, job: &Job) -> Request {
     }
 }
 
-fn remote(s: &Session, what: &str, why: String) -> Failure {
+pub(crate) fn remote(s: &Session, what: &str, why: String) -> Failure {
     Failure {
         kind: "remote",
         message: format!("{}: {what}: {why}", s.name()),
     }
 }
 
-fn doc_error(v: &Value) -> String {
+pub(crate) fn doc_error(v: &Value) -> String {
     v.get("error")
         .and_then(Value::as_str)
         .unwrap_or("failed")
         .to_string()
-}
-
-/// The newest generation of a `history` document and whether it was rolled back.
-fn newest(history: &Value) -> Option<(u64, bool)> {
-    history
-        .get("generations")?
-        .as_array()?
-        .iter()
-        .filter_map(|g| {
-            let id = g.get("generation")?.as_u64()?;
-            let back = g.get("rolled_back_at").is_some_and(|r| !r.is_null());
-            Some((id, back))
-        })
-        .max_by_key(|(id, _)| *id)
-}
-
-/// Plan (when by profile), apply; on failure roll back this apply's
-/// generation if the apply itself did not.
-fn apply(
-    mut s: Session,
-    job: &Job,
-    from: &PlanFrom,
-    force: bool,
-    opts: &Options,
-    mut rep: HostReport,
-) -> HostReport {
-    let plan = match from {
-        PlanFrom::Document(v) => v.clone(),
-        PlanFrom::Profile { .. } => {
-            let q = request(
-                &Op::Apply {
-                    plan: from.clone(),
-                    force,
-                },
-                job,
-            );
-            match s.json(&q) {
-                Ok((v, _)) => v,
-                Err(f) => {
-                    rep.error = Some(f);
-                    return rep;
-                }
-            }
-        }
-    };
-    let hist = Request::History {
-        root: job.root.clone(),
-        state_dir: job.state_dir.clone(),
-    };
-    // The newest generation before: a failed apply's is newer.
-    let before = match s.json(&hist) {
-        Ok((v, _)) => newest(&v).map(|(id, _)| id),
-        Err(f) => {
-            rep.error = Some(f);
-            return rep;
-        }
-    };
-    let q = Request::Apply {
-        plan,
-        root: job.root.clone(),
-        state_dir: job.state_dir.clone(),
-        force,
-        replan: false,
-    };
-    let failure = match s.json(&q) {
-        Ok((v, 0)) => {
-            rep.code = Some(0);
-            rep.outcome = Outcome::Ok;
-            rep.result = Some(v);
-            return rep;
-        }
-        Ok((v, code)) => {
-            rep.code = Some(code);
-            let f = remote(&s, "apply", "stopped after a channel change".into());
-            rep.result = Some(v);
-            f
-        }
-        Err(f) => f,
-    };
-    rep.error = Some(failure);
-    // A fresh session (the old one may have timed out) with a fresh deadline.
-    drop(s);
-    let mut s = match Session::connect(&job.transport, opts) {
-        Ok(s) => s,
-        Err(_) => {
-            rep.outcome = Outcome::RollbackFailed;
-            return rep;
-        }
-    };
-    let now = match s.json(&hist) {
-        Ok((v, _)) => newest(&v),
-        Err(_) => {
-            rep.outcome = Outcome::RollbackFailed;
-            return rep;
-        }
-    };
-    match now {
-        // No new generation: nothing was written.
-        Some((id, _)) if Some(id) == before => rep.outcome = Outcome::Failed,
-        None => rep.outcome = Outcome::Failed,
-        // The apply rolled itself back.
-        Some((_, true)) => rep.outcome = Outcome::RolledBack,
-        Some((id, false)) => {
-            let q = Request::Rollback {
-                root: job.root.clone(),
-                state_dir: job.state_dir.clone(),
-                id: u32::try_from(id).ok(),
-                force: false,
-            };
-            rep.outcome = match s.json(&q) {
-                Ok((v, 0)) => {
-                    rep.rollback = Some(v);
-                    Outcome::RolledBack
-                }
-                Ok((v, _)) => {
-                    rep.rollback = Some(v);
-                    Outcome::RollbackFailed
-                }
-                Err(_) => Outcome::RollbackFailed,
-            };
-        }
-    }
-    rep
 }
 
 /// A doctor report's findings by severity.
@@ -417,4 +292,30 @@ pub fn drifted(v: &Value) -> Vec<String> {
             format!("{} {}", s("knob"), s("target"))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn summary_columns_from_the_documents() {
+        let d = json!({"findings": [
+            {"severity": "critical"}, {"severity": "info"},
+            {"severity": "warning"}, {"severity": "info"}
+        ]});
+        let f = Findings {
+            critical: 1,
+            warning: 1,
+            info: 2,
+        };
+        assert_eq!(findings(&d), f);
+        let v = json!({"items": [
+            {"knob": "rps_cpus", "target": "eth0 rx-0", "status": "drift"},
+            {"knob": "net.core.rmem_max", "target": "/proc/sys/net/core/rmem_max", "status": "ok"}
+        ]});
+        assert_eq!(drifted(&v), vec!["rps_cpus eth0 rx-0".to_string()]);
+        assert!(drifted(&json!({})).is_empty());
+    }
 }
