@@ -1,12 +1,16 @@
 //! The controller's cost of a fleet fan-out: `N` local agents (`nettune
 //! agent --stdio` children), each asked `hello` then `inspect` on a small
-//! fixture root, at most `PARALLEL` at once. Prints the wall time, this
+//! fixture root (or `verify` against `STATE_DIR`, a journal of that root,
+//! when given), at most `PARALLEL` at once. Prints the wall time, this
 //! process's peak RSS (`VmHWM`) and its CPU time (user + system, from
 //! /proc/self/stat at 100 ticks a second; the agents' own CPU apart).
 //!
 //! ```text
 //! cargo build -p nettune && cargo run -p nettune-fleet --example fanout_cost -- \
-//!     target/debug/nettune 200 64 tests/fixtures/real-interrupts
+//!     target/debug/nettune 200 64 tests/fixtures/real-interrupts/ice-ctrl-vector
+//! # verify: a copy of a fixture with an applied plan
+//! cp -a tests/fixtures/c4-8xlarge /tmp/r && nettune apply --root /tmp/r --state-dir /tmp/s \
+//!     --profile throughput --yes && ... fanout_cost target/debug/nettune 200 64 /tmp/r /tmp/s
 //! ```
 
 use model::inventory::Transport;
@@ -43,19 +47,25 @@ fn main() {
     let mut a = std::env::args().skip(1);
     let (Some(exe), Some(n), Some(parallel), Some(root)) = (a.next(), a.next(), a.next(), a.next())
     else {
-        eprintln!("usage: fanout_cost NETTUNE N PARALLEL FIXTURE_ROOT");
+        eprintln!("usage: fanout_cost NETTUNE N PARALLEL FIXTURE_ROOT [STATE_DIR]");
         std::process::exit(2);
     };
     let (Ok(n), Ok(parallel)) = (n.parse::<usize>(), parallel.parse::<usize>()) else {
         eprintln!("N and PARALLEL are numbers");
         std::process::exit(2);
     };
+    let state = a.next().map(PathBuf::from);
+    let op = if state.is_some() {
+        Op::Verify
+    } else {
+        Op::Inspect
+    };
     let jobs: Vec<Job> = (0..n)
         .map(|i| Job {
             host: format!("h{i}"),
             transport: Transport::Local,
             root: Some(PathBuf::from(&root)),
-            state_dir: None,
+            state_dir: state.clone(),
         })
         .collect();
     let opts = Options {
@@ -67,7 +77,7 @@ fn main() {
     };
     let rss0 = status_kb("VmRSS:").unwrap_or(0);
     let t = Instant::now();
-    let reports = run(&jobs, &Op::Inspect, &opts);
+    let reports = run(&jobs, &op, &opts);
     let wall = t.elapsed();
     let failed = nettune_fleet::summary::verdict(&reports).failed;
     if let Some(r) = reports.iter().find(|r| r.outcome.failed()) {
@@ -75,7 +85,8 @@ fn main() {
     }
     let (own, children) = cpu_s().unwrap_or((0.0, 0.0));
     println!(
-        "{n} agents, parallel {parallel}: {} ok, {} failed; wall {:.3} s; controller peak RSS {} KiB (before the run {} KiB); controller CPU {:.2} s; agents' CPU {:.2} s",
+        "{} to {n} agents, parallel {parallel}: {} ok, {} failed; wall {:.3} s; controller peak RSS {} KiB (before the run {} KiB); controller CPU {:.2} s; agents' CPU {:.2} s",
+        if state.is_some() { "verify" } else { "hello+inspect" },
         n.saturating_sub(failed.len()),
         failed.len(),
         wall.as_secs_f64(),
