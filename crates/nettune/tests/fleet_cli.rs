@@ -130,6 +130,18 @@ fn inspect_over_three_namespaces_equals_each_hosts_inspect_and_a_missing_one_fai
     assert!(e.contains("nettune: fleet inspect: gone failed:"), "{e}");
     assert!(e.contains(&gone), "{e}");
 
+    // Live and read-only: doctor in each namespace (a sample of its own
+    // counters), the missing one failing alone.
+    let o = fleet(&["doctor", "--inventory", &inv, "--sample", "0.5", "--json"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let v = json(&o);
+    for h in &v["hosts"].as_array().unwrap()[..3] {
+        assert_eq!(h["outcome"], "ok", "{h}");
+        assert!(h["findings"]["info"].is_u64(), "{h}");
+        assert!(h["result"]["findings"].is_array(), "{h}");
+    }
+    assert_eq!(v["failed"], serde_json::json!(["gone"]));
+
     // The table says the same.
     let o = fleet(&[
         "inspect",
