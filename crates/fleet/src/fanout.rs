@@ -169,12 +169,22 @@ impl Session {
     /// a copy of this one when `opts.copy`; otherwise the host fails
     /// naming both versions.
     pub fn connect(t: &InvTransport, opts: &Options) -> Result<Session, Failure> {
-        let end = Instant::now() + opts.deadline;
         let first = transport_of(t, &opts.exe);
-        let ssh = ssh_of(t).filter(|_| opts.copy);
-        let agent = match Agent::connect(first.as_ref(), &opts.version, left(end)) {
+        Session::connect_via(first.as_ref(), ssh_of(t).as_ref(), opts)
+    }
+
+    /// [`connect`](Self::connect) with `first`; `ssh` is the host's ssh
+    /// transport (the one a copy goes through), `None` for another kind.
+    pub fn connect_via(
+        first: &dyn Transport,
+        ssh: Option<&Ssh>,
+        opts: &Options,
+    ) -> Result<Session, Failure> {
+        let end = Instant::now() + opts.deadline;
+        let copy_to = ssh.filter(|_| opts.copy);
+        let agent = match Agent::connect(first, &opts.version, left(end)) {
             Ok(a) if a.peer().nettune_version == opts.version => a,
-            Ok(a) => match &ssh {
+            Ok(a) => match copy_to {
                 Some(s) => {
                     drop(a);
                     refreshed(s, opts, end)?
@@ -187,16 +197,15 @@ impl Session {
                             a.name(),
                             a.peer().nettune_version,
                             opts.version,
-                            if ssh_of(t).is_some() { " (or drop --no-copy)" } else { "" }
+                            if ssh.is_some() { " (or drop --no-copy)" } else { "" }
                         ),
                     })
                 }
             },
-            Err(e) if ssh.is_some() && replaceable(&e) => match &ssh {
-                Some(s) => refreshed(s, opts, end)?,
-                None => return Err(e.into()),
+            Err(e) => match copy_to {
+                Some(s) if replaceable(&e) => refreshed(s, opts, end)?,
+                _ => return Err(e.into()),
             },
-            Err(e) => return Err(e.into()),
         };
         Ok(Session {
             agent,
@@ -305,6 +314,62 @@ mod tests {
             transport_of(&InvTransport::Netns { name: "a".into() }, exe).describe(),
             "netns a"
         );
+    }
+
+    /// A fake agent: a shell that writes a preamble and a `hello` answer
+    /// naming `version`, then waits for end of input.
+    #[derive(Debug)]
+    struct Fake {
+        version: &'static str,
+    }
+
+    impl Transport for Fake {
+        fn argv(&self) -> Result<Vec<std::ffi::OsString>, crate::transport::TransportError> {
+            let hello = format!(
+                r#"{{"type":"hello","version":{},"nettune_version":"{}","caps":[]}}"#,
+                crate::proto::PROTO_VERSION,
+                self.version
+            );
+            let mut bytes = b"NTAG".to_vec();
+            bytes.extend_from_slice(&crate::proto::PROTO_VERSION.to_be_bytes());
+            bytes.extend_from_slice(&u32::try_from(hello.len()).unwrap().to_be_bytes());
+            bytes.extend_from_slice(hello.as_bytes());
+            let esc: String = bytes.iter().map(|b| format!("\\{b:03o}")).collect();
+            Ok(["sh", "-c", &format!("printf '{esc}'; cat >/dev/null")]
+                .iter()
+                .map(Into::into)
+                .collect())
+        }
+        fn describe(&self) -> String {
+            "fake".into()
+        }
+    }
+
+    fn opts() -> Options {
+        Options {
+            parallel: 1,
+            deadline: Duration::from_secs(10),
+            copy: false,
+            version: "0.1.0".into(),
+            exe: PathBuf::from("/nonexistent/nettune"),
+        }
+    }
+
+    #[test]
+    fn an_agent_of_another_version_is_named_with_both_versions() {
+        let s = Session::connect_via(&Fake { version: "0.1.0" }, None, &opts()).unwrap();
+        assert_eq!(s.name(), "fake");
+        drop(s);
+        let e = Session::connect_via(&Fake { version: "9.9.9" }, None, &opts()).unwrap_err();
+        assert_eq!(e.kind, "version");
+        assert_eq!(
+            e.message,
+            "fake: the agent is nettune 9.9.9, this controller 0.1.0; install the same version there"
+        );
+        // an ssh host with --no-copy: the same, and how to let it copy
+        let e = Session::connect_via(&Fake { version: "9.9.9" }, Some(&Ssh::new("b")), &opts())
+            .unwrap_err();
+        assert!(e.message.ends_with("(or drop --no-copy)"), "{e}");
     }
 
     #[test]
