@@ -3,7 +3,7 @@
 //! per-host deadline, refreshing (or naming) an agent of another version.
 
 use crate::client::{Agent, AgentError};
-use crate::install::{install, InstallError};
+use crate::install::{install, remote_path, InstallError};
 use crate::proto::Request;
 use crate::transport::{Kubectl, Local, Netns, Ssh, Transport};
 use model::inventory::Transport as InvTransport;
@@ -164,10 +164,7 @@ pub struct Session {
 }
 
 impl Session {
-    /// Connect to `t` within `opts.deadline`. An agent of another nettune
-    /// version (or protocol, or none at all) on an ssh host is replaced by
-    /// a copy of this one when `opts.copy`; otherwise the host fails
-    /// naming both versions.
+    /// Connect to `t` within `opts.deadline` (see [`connect_via`](Self::connect_via)).
     pub fn connect(t: &InvTransport, opts: &Options) -> Result<Session, Failure> {
         let first = transport_of(t, &opts.exe);
         Session::connect_via(first.as_ref(), ssh_of(t).as_ref(), opts)
@@ -175,43 +172,52 @@ impl Session {
 
     /// [`connect`](Self::connect) with `first`; `ssh` is the host's ssh
     /// transport (the one a copy goes through), `None` for another kind.
+    /// An agent of another version (or protocol, or none) fails the host
+    /// naming both versions, except on an ssh host: there a copy an earlier
+    /// run made (`~/.cache/nettune/nettune-VERSION`) is tried, then (unless
+    /// `--no-copy`) a new copy is made.
     pub fn connect_via(
         first: &dyn Transport,
         ssh: Option<&Ssh>,
         opts: &Options,
     ) -> Result<Session, Failure> {
         let end = Instant::now() + opts.deadline;
-        let copy_to = ssh.filter(|_| opts.copy);
-        let agent = match Agent::connect(first, &opts.version, left(end)) {
-            Ok(a) if a.peer().nettune_version == opts.version => a,
-            Ok(a) => match copy_to {
-                Some(s) => {
-                    drop(a);
-                    refreshed(s, opts, end)?
-                }
-                None => {
-                    return Err(Failure {
-                        kind: "version",
-                        message: format!(
-                            "{}: the agent is nettune {}, this controller {}; install the same version there{}",
-                            a.name(),
-                            a.peer().nettune_version,
-                            opts.version,
-                            if ssh.is_some() { " (or drop --no-copy)" } else { "" }
-                        ),
-                    })
-                }
-            },
-            Err(e) => match copy_to {
-                Some(s) if replaceable(&e) => refreshed(s, opts, end)?,
-                _ => return Err(e.into()),
-            },
-        };
-        Ok(Session {
+        let session = |agent| Session {
             agent,
             end,
             deadline: opts.deadline,
-        })
+        };
+        let failure = match Agent::connect(first, &opts.version, left(end)) {
+            Ok(a) if a.peer().nettune_version == opts.version => return Ok(session(a)),
+            Ok(a) => Failure {
+                kind: "version",
+                message: format!(
+                    "{}: the agent is nettune {}, this controller {}; install the same version there{}",
+                    a.name(),
+                    a.peer().nettune_version,
+                    opts.version,
+                    if ssh.is_some() { " (or drop --no-copy)" } else { "" }
+                ),
+            },
+            Err(e) if ssh.is_some() && replaceable(&e) => e.into(),
+            Err(e) => return Err(e.into()),
+        };
+        let Some(s) = ssh else {
+            return Err(failure);
+        };
+        let cached = Ssh {
+            remote_exe: remote_path(&opts.version),
+            ..s.clone()
+        };
+        if let Ok(a) = Agent::connect(&cached, &opts.version, left(end)) {
+            if a.peer().nettune_version == opts.version {
+                return Ok(session(a));
+            }
+        }
+        if !opts.copy {
+            return Err(failure);
+        }
+        Ok(session(refreshed(s, opts, end)?))
     }
 
     /// The agent's name ([`Transport::describe`]).
@@ -357,18 +363,23 @@ mod tests {
 
     #[test]
     fn an_agent_of_another_version_is_named_with_both_versions() {
-        let s = Session::connect_via(&Fake { version: "0.1.0" }, None, &opts()).unwrap();
-        assert_eq!(s.name(), "fake");
-        drop(s);
+        let ok = Session::connect_via(&Fake { version: "0.1.0" }, None, &opts());
+        assert_eq!(ok.unwrap().name(), "fake");
         let e = Session::connect_via(&Fake { version: "9.9.9" }, None, &opts()).unwrap_err();
         assert_eq!(e.kind, "version");
         assert_eq!(
             e.message,
             "fake: the agent is nettune 9.9.9, this controller 0.1.0; install the same version there"
         );
-        // an ssh host with --no-copy: the same, and how to let it copy
-        let e = Session::connect_via(&Fake { version: "9.9.9" }, Some(&Ssh::new("b")), &opts())
-            .unwrap_err();
+        // An ssh host with --no-copy: the same, and how to let it copy
+        // (after trying an earlier copy: here ssh to a closed loopback port).
+        let ssh = Ssh {
+            port: Some(9),
+            extra: vec!["-F".into(), "/dev/null".into()],
+            control_path: "none".into(),
+            ..Ssh::new("127.0.0.1")
+        };
+        let e = Session::connect_via(&Fake { version: "9.9.9" }, Some(&ssh), &opts()).unwrap_err();
         assert!(e.message.ends_with("(or drop --no-copy)"), "{e}");
     }
 
