@@ -241,6 +241,18 @@ fn apply_on_four_hosts_rolls_back_the_one_that_fails_and_the_others_verify_and_r
     }
     let o = fleet(&["verify", "--inventory", &inv]);
     assert_eq!(o.status.code(), Some(4), "b has no plan in force");
+    // A knob changed behind a's back: drift, exit 3 (no host failed).
+    std::fs::write(copies[0].root.join(&last), "4096 16384 4194304\n").unwrap();
+    let o = fleet(&["verify", "--inventory", &inv, "--limit", "a,c", "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(outcomes(&v)[0], ("a".to_string(), "drift".to_string()));
+    let d = v["hosts"][0]["drifted"].as_array().unwrap();
+    assert!(
+        d.len() == 1 && d[0].as_str().unwrap().contains(&last),
+        "{d:?}"
+    );
+    assert_eq!(v["hosts"][1]["drifted"], serde_json::json!([]));
 
     let o = fleet(&["rollback", "--inventory", &inv, "--limit", ok3]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
