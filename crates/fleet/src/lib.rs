@@ -14,12 +14,21 @@
 //! [`install`] copies this nettune to an ssh host whose own is missing or
 //! another version.
 //!
-//! Layers: `proto`, then `transport` and `serve`, then `client` and `install`.
+//! [`fanout`], [`ops`] and [`summary`] are the `nettune fleet` commands:
+//! one session per host on a bounded pool of threads, each host's outcome,
+//! and the table and verdict.
+//!
+//! Layers: `proto`, then `transport` and `serve`, then `client` and `install`,
+//! then `fanout`, `ops` and `summary`.
 
+mod apply;
 pub mod client;
+pub mod fanout;
 pub mod install;
+pub mod ops;
 pub mod proto;
 pub mod serve;
+pub mod summary;
 pub mod transport;
 
 pub use client::{Agent, AgentError, PeerInfo};

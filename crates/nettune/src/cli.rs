@@ -11,12 +11,13 @@ Examples:
   nettune verify                                drift since (exit 3 on drift)
   nettune serve                                 on host B, then on host A:
   nettune bench B --test tcp-rr
+  nettune fleet verify --inventory hosts.toml   the same on every host of an inventory
   nettune completions bash > /etc/bash_completion.d/nettune
 
-Exit codes: 0 success, 1 error, 2 usage error, 3 drift (verify), 130 interrupted
-(bench); see EXIT STATUS in nettune(1). `man nettune-COMMAND` or `nettune COMMAND
---help` for each command; the reference (JSON shapes, rules, lab) is in
-/usr/share/doc/nettune/docs.";
+Exit codes: 0 success, 1 error, 2 usage error, 3 drift (verify), 4 some host
+failed (fleet), 130 interrupted (bench); see EXIT STATUS in nettune(1).
+`man nettune-COMMAND` or `nettune COMMAND --help` for each command; the reference
+(JSON shapes, rules, lab) is in /usr/share/doc/nettune/docs.";
 
 /// Measure, explain, tune and prove a Linux host's network path.
 #[derive(Debug, Parser)]
@@ -63,6 +64,8 @@ pub enum Command {
     Lab(cmd::lab::Args),
     /// Render a results directory (results.json) as an HTML page with charts and a Markdown summary.
     Report(cmd::report::Args),
+    /// Run inspect, doctor, plan, apply, rollback, verify or history on the hosts of an inventory.
+    Fleet(cmd::fleet::Args),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(cmd::completions::Args),
     /// Serve the agent protocol on stdin/stdout for a fleet controller (ssh, kubectl, ip netns exec).

@@ -560,3 +560,64 @@ fn bench_outputs_against(addr: &str) {
         assert_eq!(last["type"], "result", "{last}");
     }
 }
+
+#[test]
+fn fleet_documents_and_their_per_host_results() {
+    // Two local hosts on fixture copies, and one whose root does not exist.
+    let t = tempfile::tempdir().unwrap();
+    let (a, ra, sa) = copy("c4-8xlarge");
+    let (b, rb, sb) = copy("c4-8xlarge");
+    let inv = t.path().join("inv.toml");
+    let mut text = String::new();
+    for (h, r, s) in [
+        ("a", &ra, &sa),
+        ("b", &rb, &sb),
+        ("gone", &"/nonexistent-root".to_string(), &sa),
+    ] {
+        text.push_str(&format!(
+            "[[host]]\nname = \"{h}\"\ntransport = \"local\"\nlabels = {{ root = \"{r}\", state_dir = \"{s}\" }}\n"
+        ));
+    }
+    std::fs::write(&inv, text).unwrap();
+    let inv = inv.to_str().unwrap();
+    let fleet = |cmd: &[&str], limit: &str, ok: &[i32]| {
+        let mut args = vec!["fleet"];
+        args.extend_from_slice(cmd);
+        args.extend_from_slice(&[
+            "--inventory",
+            inv,
+            "--limit",
+            limit,
+            "--json",
+            "--timeout",
+            "60",
+        ]);
+        let v = run_json(&args, ok);
+        check("fleet", &v, &args.join(" "));
+        v
+    };
+    let each = |v: &Value, name: &str| {
+        for h in v["hosts"].as_array().unwrap() {
+            if !h["result"].is_null() {
+                check(name, &h["result"], &format!("fleet {name}: {}", h["host"]));
+            }
+        }
+    };
+    let v = fleet(&["inspect"], "all", &[4]);
+    assert_eq!(v["failed"], serde_json::json!(["gone"]));
+    assert_eq!(v["hosts"][2]["error"]["kind"], "remote");
+    each(&v, "inspect");
+    each(&fleet(&["doctor"], "a,b", &[0, 1, 2]), "doctor");
+    each(
+        &fleet(&["plan", "--profile", "throughput"], "a,b", &[0]),
+        "plan",
+    );
+    each(
+        &fleet(&["apply", "--profile", "throughput"], "a,b", &[0]),
+        "apply",
+    );
+    each(&fleet(&["verify"], "a,b", &[0]), "verify");
+    each(&fleet(&["history"], "a,b", &[0]), "history");
+    each(&fleet(&["rollback"], "a,b", &[0]), "rollback");
+    drop((a, b));
+}

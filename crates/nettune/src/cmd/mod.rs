@@ -8,6 +8,7 @@ pub mod capture;
 pub mod completions;
 pub mod doctor;
 pub mod experiment;
+pub mod fleet;
 pub mod history;
 pub mod inspect;
 pub mod lab;
@@ -69,6 +70,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
         Command::Agent(a) => agent::run(a),
+        Command::Fleet(a) => fleet::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Experiment(a) => experiment::run(a),
         Command::Lab(a) => lab::run(a),

@@ -1,0 +1,321 @@
+//! The fleet commands on one host and on all of them: each host's outcome,
+//! its document, and the summary columns (findings by severity, drifted
+//! knobs). `apply` rolls back a host whose apply failed, on that host only.
+
+use crate::fanout::{fan_out, Failure, Options, Session};
+use crate::proto::Request;
+use model::inventory::Transport as InvTransport;
+use serde::Serialize;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Where a plan for `apply` comes from.
+#[derive(Debug, Clone)]
+pub enum PlanFrom {
+    /// Each host plans `profile` (`--bdp`) on itself, then applies that plan.
+    Profile {
+        /// The profile.
+        profile: String,
+        /// `--bdp`.
+        bdp: Option<String>,
+    },
+    /// One `plan --json` document for every host.
+    Document(Value),
+}
+
+/// A fleet command.
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// `inspect`.
+    Inspect,
+    /// `doctor` (`--sample` only without a root).
+    Doctor {
+        /// `--sample` seconds.
+        seconds: Option<f64>,
+        /// `--profile`.
+        profile: Option<String>,
+        /// `--bdp`.
+        bdp: Option<String>,
+    },
+    /// `plan`.
+    Plan {
+        /// `--profile`.
+        profile: String,
+        /// `--bdp`.
+        bdp: Option<String>,
+    },
+    /// `apply` (a failed host is rolled back).
+    Apply {
+        /// The plan.
+        plan: PlanFrom,
+        /// `--force`.
+        force: bool,
+    },
+    /// `rollback [--to GEN]`.
+    Rollback {
+        /// The generation to roll back to.
+        to: Option<u32>,
+        /// `--force`.
+        force: bool,
+    },
+    /// `verify`.
+    Verify,
+    /// `history`.
+    History,
+}
+
+/// One host to reach: its name, transport and per-host `--root`/`--state-dir`.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Inventory name.
+    pub host: String,
+    /// How to reach it.
+    pub transport: InvTransport,
+    /// `--root` on that host.
+    pub root: Option<PathBuf>,
+    /// `--state-dir` on that host.
+    pub state_dir: Option<PathBuf>,
+}
+
+/// A host's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The command ran (doctor's findings are not failures).
+    Ok,
+    /// `verify`: some knob drifted.
+    Drift,
+    /// The host failed (unreachable, refused, the command failed).
+    Failed,
+    /// `apply` failed and this host's generation was rolled back.
+    RolledBack,
+    /// `apply` failed and its rollback failed too: the host needs a look.
+    RollbackFailed,
+}
+
+impl Outcome {
+    /// Whether the host counts as failed.
+    pub fn failed(self) -> bool {
+        !matches!(self, Outcome::Ok | Outcome::Drift)
+    }
+    /// The word in the table.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Drift => "drift",
+            Outcome::Failed => "failed",
+            Outcome::RolledBack => "failed, rolled back",
+            Outcome::RollbackFailed => "failed, rollback failed",
+        }
+    }
+}
+
+/// Findings of a doctor report by severity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Findings {
+    /// `critical`.
+    pub critical: u32,
+    /// `warning`.
+    pub warning: u32,
+    /// `info`.
+    pub info: u32,
+}
+
+/// What happened on one host.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostReport {
+    /// Inventory name.
+    pub host: String,
+    /// The transport ([`crate::Transport::describe`]).
+    pub transport: String,
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The exit status the command gave on the host (absent when it did not answer).
+    pub code: Option<u8>,
+    /// `doctor`: findings by severity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Findings>,
+    /// `verify`: the drifted knobs (`knob target`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drifted: Option<Vec<String>>,
+    /// Why it failed.
+    pub error: Option<Failure>,
+    /// The command's document (`--json` of the single-host command).
+    pub result: Option<Value>,
+    /// `apply` on a failed host: the rollback document, when one was requested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<Value>,
+}
+
+/// Run `op` on every job (at most `opts.parallel` at once); reports in job order.
+pub fn run(jobs: &[Job], op: &Op, opts: &Options) -> Vec<HostReport> {
+    fan_out(jobs, opts.parallel, |j| run_host(j, op, opts))
+}
+
+/// Run `op` on one host.
+pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
+    let mut rep = HostReport {
+        host: job.host.clone(),
+        transport: crate::fanout::transport_of(&job.transport, &opts.exe).describe(),
+        outcome: Outcome::Failed,
+        code: None,
+        findings: None,
+        drifted: None,
+        error: None,
+        result: None,
+        rollback: None,
+    };
+    let mut s = match Session::connect(&job.transport, opts) {
+        Ok(s) => s,
+        Err(f) => {
+            rep.error = Some(f);
+            return rep;
+        }
+    };
+    let res = match op {
+        Op::Apply { plan, force } => return crate::apply::apply(s, job, plan, *force, opts, rep),
+        _ => s.json(&request(op, job)),
+    };
+    match res {
+        Ok((v, code)) => {
+            rep.code = Some(code);
+            rep.outcome = Outcome::Ok;
+            if let Op::Doctor { .. } = op {
+                rep.findings = Some(findings(&v));
+            }
+            if let Op::Verify = op {
+                let d = drifted(&v);
+                if !d.is_empty() {
+                    rep.outcome = Outcome::Drift;
+                }
+                rep.drifted = Some(d);
+            }
+            if let Op::Rollback { .. } = op {
+                if code != 0 {
+                    rep.outcome = Outcome::Failed;
+                    rep.error = Some(remote(&s, "rollback", doc_error(&v)));
+                }
+            }
+            rep.result = Some(v);
+        }
+        Err(f) => rep.error = Some(f),
+    }
+    rep
+}
+
+/// `plan --profile PROFILE [--bdp]` on the job's root.
+pub(crate) fn plan_request(profile: &str, bdp: Option<&String>, job: &Job) -> Request {
+    Request::Plan {
+        profile: profile.to_string(),
+        root: job.root.clone(),
+        iface: Vec::new(),
+        cpus: None,
+        exclude_cpus: None,
+        bdp: bdp.cloned(),
+    }
+}
+
+/// The request of a command other than `apply`.
+fn request(op: &Op, job: &Job) -> Request {
+    let (root, state_dir) = (job.root.clone(), job.state_dir.clone());
+    match op {
+        Op::Inspect => Request::Inspect {
+            root,
+            iface: Vec::new(),
+        },
+        Op::Doctor {
+            seconds,
+            profile,
+            bdp,
+        } => Request::Doctor {
+            seconds: if root.is_some() { None } else { *seconds },
+            root,
+            profile: profile.clone(),
+            bdp: bdp.clone(),
+            allowance: None,
+        },
+        Op::Plan { profile, bdp } => plan_request(profile, bdp.as_ref(), job),
+        // `apply` is several requests (crate::apply); never sent from here.
+        Op::Apply { .. } | Op::History => Request::History { root, state_dir },
+        Op::Rollback { to, force } => Request::Rollback {
+            root,
+            state_dir,
+            id: *to,
+            force: *force,
+        },
+        Op::Verify => Request::Verify { root, state_dir },
+    }
+}
+
+pub(crate) fn remote(s: &Session, what: &str, why: String) -> Failure {
+    Failure {
+        kind: "remote",
+        message: format!("{}: {what}: {why}", s.name()),
+    }
+}
+
+pub(crate) fn doc_error(v: &Value) -> String {
+    v.get("error")
+        .and_then(Value::as_str)
+        .unwrap_or("failed")
+        .to_string()
+}
+
+/// A doctor report's findings by severity.
+pub fn findings(v: &Value) -> Findings {
+    let mut f = Findings::default();
+    for x in v
+        .get("findings")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let c = match x.get("severity").and_then(Value::as_str) {
+            Some("critical") => &mut f.critical,
+            Some("warning") => &mut f.warning,
+            _ => &mut f.info,
+        };
+        *c = c.saturating_add(1);
+    }
+    f
+}
+
+/// A verify report's drifted knobs, `knob target`.
+pub fn drifted(v: &Value) -> Vec<String> {
+    v.get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|i| i.get("status").and_then(Value::as_str) == Some("drift"))
+        .map(|i| {
+            let s = |k| i.get(k).and_then(Value::as_str).unwrap_or("?");
+            format!("{} {}", s("knob"), s("target"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn summary_columns_from_the_documents() {
+        let d = json!({"findings": [
+            {"severity": "critical"}, {"severity": "info"},
+            {"severity": "warning"}, {"severity": "info"}
+        ]});
+        let f = Findings {
+            critical: 1,
+            warning: 1,
+            info: 2,
+        };
+        assert_eq!(findings(&d), f);
+        let v = json!({"items": [
+            {"knob": "rps_cpus", "target": "eth0 rx-0", "status": "drift"},
+            {"knob": "net.core.rmem_max", "target": "/proc/sys/net/core/rmem_max", "status": "ok"}
+        ]});
+        assert_eq!(drifted(&v), vec!["rps_cpus eth0 rx-0".to_string()]);
+        assert!(drifted(&json!({})).is_empty());
+    }
+}

@@ -1,0 +1,152 @@
+//! `nettune fleet <inspect|doctor|plan|apply|rollback|verify|history>
+//! --inventory FILE`: one command on many hosts through their agents
+//! (docs/fleet.md, "Commands"). This module parses and prints; the fan-out,
+//! the per-host outcomes and `apply`'s rollback are `fleet::ops`.
+
+mod args;
+mod jobs;
+
+pub use args::{Args, Common, Sub};
+
+use fleet::ops::{HostReport, Op, PlanFrom};
+use std::process::ExitCode;
+
+/// Exit status when at least one host failed (named on stderr).
+pub const HOSTS_FAILED: u8 = 4;
+/// Largest `--plan` file read.
+const MAX_PLAN_BYTES: u64 = 16 << 20;
+
+/// Run `nettune fleet ...`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (name, common, op) = match args.command {
+        Sub::Inspect(c) => ("inspect", c, Op::Inspect),
+        Sub::Doctor(a) => (
+            "doctor",
+            a.common,
+            Op::Doctor {
+                seconds: a.sample,
+                profile: a.profile,
+                bdp: a.bdp,
+            },
+        ),
+        Sub::Plan(a) => (
+            "plan",
+            a.common,
+            Op::Plan {
+                profile: a.profile,
+                bdp: a.bdp,
+            },
+        ),
+        Sub::Apply(a) => {
+            let plan = match (a.profile, a.plan) {
+                (Some(profile), None) => PlanFrom::Profile {
+                    profile,
+                    bdp: a.bdp,
+                },
+                (None, Some(file)) => PlanFrom::Document(read_plan(&file)?),
+                _ => anyhow::bail!("fleet apply: give --profile NAME or --plan FILE"),
+            };
+            (
+                "apply",
+                a.common,
+                Op::Apply {
+                    plan,
+                    force: a.force,
+                },
+            )
+        }
+        Sub::Rollback(a) => (
+            "rollback",
+            a.common,
+            Op::Rollback {
+                to: a.to,
+                force: a.force,
+            },
+        ),
+        Sub::Verify(c) => ("verify", c, Op::Verify),
+        Sub::History(c) => ("history", c, Op::History),
+    };
+    let jobs = jobs::jobs(&common)?;
+    let opts = fleet::fanout::Options {
+        parallel: common.parallel,
+        deadline: std::time::Duration::from_secs_f64(common.timeout),
+        copy: !common.no_copy,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        exe: std::env::current_exe()
+            .map_err(|e| anyhow::anyhow!("fleet: this nettune's path: {e}"))?,
+    };
+    let reports = fleet::ops::run(&jobs, &op, &opts);
+    print(name, &reports, common.json)?;
+    Ok(ExitCode::from(exit_status(name, &reports)))
+}
+
+/// `fleet --json`'s fields after `schema_version` (docs/schema/fleet.json).
+#[derive(Debug, serde::Serialize)]
+struct Document<'a> {
+    command: &'a str,
+    hosts: &'a [HostReport],
+    failed: &'a [String],
+}
+
+/// Print the JSON document or the table; name each failed host on stderr.
+fn print(name: &str, reports: &[HostReport], json: bool) -> anyhow::Result<()> {
+    let v = fleet::summary::verdict(reports);
+    if json {
+        let doc = super::Versioned::new(Document {
+            command: name,
+            hosts: reports,
+            failed: &v.failed,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", fleet::summary::table(reports));
+    }
+    for r in reports.iter().filter(|r| r.outcome.failed()) {
+        let why = r.error.as_ref().map(|e| e.message.as_str()).unwrap_or("");
+        eprintln!(
+            "nettune: fleet {name}: {} {}: {}",
+            model::text::printable_capped(&r.host, 64),
+            r.outcome.word(),
+            model::text::printable_capped(why, 2000)
+        );
+    }
+    Ok(())
+}
+
+/// [`HOSTS_FAILED`] when a host failed; otherwise `verify`'s 3 on drift,
+/// `doctor`'s worst 0/1/2, or 0.
+fn exit_status(name: &str, reports: &[HostReport]) -> u8 {
+    let v = fleet::summary::verdict(reports);
+    if !v.failed.is_empty() {
+        HOSTS_FAILED
+    } else if v.drift {
+        crate::exit::DRIFT
+    } else if name == "doctor" {
+        v.worst_code
+    } else {
+        crate::exit::OK
+    }
+}
+
+fn read_plan(file: &std::path::Path) -> anyhow::Result<serde_json::Value> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| {
+            f.take(MAX_PLAN_BYTES.saturating_add(1))
+                .read_to_end(&mut bytes)
+        })
+        .map_err(|e| anyhow::anyhow!("fleet apply: {}: {e}", file.display()))?;
+    if u64::try_from(bytes.len()).map_or(true, |n| n > MAX_PLAN_BYTES) {
+        anyhow::bail!(
+            "fleet apply: {}: larger than {MAX_PLAN_BYTES} bytes",
+            file.display()
+        );
+    }
+    serde_json::from_slice(&bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "fleet apply: {}: not a plan --json document: {e}",
+            file.display()
+        )
+    })
+}
