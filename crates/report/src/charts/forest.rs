@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 use super::{
     clean, extent, ran_cells, render_sized, slots, span, stat_pairs, stats_of, tick_num, Chart,
-    FONT, GAIN, GRID, NOTE_FOREST, NO_CHANGE, REGRESSION,
+    CHANGED, FONT, GAIN, GRID, NOTE_FOREST, NO_CHANGE, REGRESSION,
 };
 use crate::esc;
 use crate::num::metric_name;
@@ -41,6 +41,7 @@ fn verdict_color(v: Verdict) -> RGBColor {
         Verdict::Gain => GAIN,
         Verdict::Regression => REGRESSION,
         Verdict::NoChange => NO_CHANGE,
+        Verdict::Changed => CHANGED,
     }
 }
 
@@ -180,7 +181,7 @@ pub(crate) fn forest(r: &ExperimentResults) -> Result<Option<Chart>, ReportError
                 let at = (w.estimate, y(i));
                 let c = verdict_color(w.verdict);
                 match w.verdict {
-                    Verdict::Gain => {
+                    Verdict::Gain | Verdict::Changed => {
                         chart.draw_series(std::iter::once(Circle::new(at, 5, c.filled())))?;
                     }
                     Verdict::Regression => {
@@ -216,7 +217,14 @@ pub(crate) fn forest(r: &ExperimentResults) -> Result<Option<Chart>, ReportError
             x += 120;
             foot.draw(&Circle::new((x, mid), 5, NO_CHANGE.stroke_width(2)))?;
             foot.draw(&Text::new("no change", (x + 10, mid - 7), text.clone()))?;
-            x += 120;
+            x += 110;
+            foot.draw(&Circle::new((x, mid), 5, CHANGED.filled()))?;
+            foot.draw(&Text::new(
+                "changed (no better side)",
+                (x + 10, mid - 7),
+                text.clone(),
+            ))?;
+            x += 200;
             foot.draw(&PathElement::new(
                 vec![(x - 10, mid), (x + 10, mid)],
                 BLACK.stroke_width(2),
