@@ -5,7 +5,69 @@
 use crate::fanout::{Failure, Options, Session};
 use crate::ops::{doc_error, plan_request, remote, HostReport, Job, Outcome, PlanFrom};
 use crate::proto::Request;
+use model::inventory::Transport as InvTransport;
+use model::plan::{Plan, Target};
 use serde_json::Value;
+
+/// How a host applies.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct How {
+    /// `--force`.
+    pub force: bool,
+    /// The confirm deadline for a plan that can cut the path.
+    pub confirm_within: Option<u32>,
+}
+
+/// The confirm deadline `plan` gets on a host reached by `t`: `within` when
+/// some change can cut the path (`tune::risk`). The controller does not know
+/// which interface its ssh or kubectl connection crosses, so there every
+/// interface the plan touches counts as the path; a local or netns pipe
+/// crosses none, and only channels, rings and module parameters count.
+pub(crate) fn confirm_deadline(plan: &Value, t: &InvTransport, within: Option<u32>) -> Option<u32> {
+    let within = within?;
+    let plan = Plan::from_json_slice(&serde_json::to_vec(plan).ok()?).ok()?;
+    let path: Vec<String> = match t {
+        InvTransport::Ssh { .. } | InvTransport::Kubectl { .. } => touched_ifaces(&plan),
+        InvTransport::Local | InvTransport::Netns { .. } => Vec::new(),
+    };
+    (!tune::risk::risky_changes(&plan, &path).is_empty()).then_some(within)
+}
+
+/// Every interface a plan's changes name.
+fn touched_ifaces(plan: &Plan) -> Vec<String> {
+    let mut out: Vec<String> = plan
+        .changes
+        .iter()
+        .filter_map(|c| match &c.target {
+            Target::Ethtool { iface, .. } | Target::IrqAffinity { iface, .. } => {
+                Some(iface.clone())
+            }
+            Target::File { path, .. } => path
+                .strip_prefix("/sys/class/net/")
+                .and_then(|r| r.split('/').next())
+                .map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Confirm `generation` over a fresh connection; the failure when that
+/// cannot be done (the host then rolls back by itself at its deadline).
+fn confirm(job: &Job, opts: &Options, generation: u32) -> Result<Value, Failure> {
+    let mut s = Session::connect(&job.transport, opts)?;
+    let q = Request::Confirm {
+        root: job.root.clone(),
+        state_dir: job.state_dir.clone(),
+        generation,
+    };
+    match s.json(&q)? {
+        (v, 0) => Ok(v),
+        (v, _) => Err(remote(&s, "confirm", doc_error(&v))),
+    }
+}
 
 /// The newest generation of a `history` document and whether it was rolled back.
 fn newest(history: &Value) -> Option<(u64, bool)> {
@@ -27,7 +89,7 @@ pub(crate) fn apply(
     mut s: Session,
     job: &Job,
     from: &PlanFrom,
-    force: bool,
+    how: How,
     opts: &Options,
     mut rep: HostReport,
 ) -> HostReport {
@@ -55,18 +117,41 @@ pub(crate) fn apply(
             return rep;
         }
     };
+    let confirm_within = confirm_deadline(&plan, &job.transport, how.confirm_within);
     let q = Request::Apply {
         plan,
         root: job.root.clone(),
         state_dir: job.state_dir.clone(),
-        force,
+        force: how.force,
         replan: false,
+        confirm_within,
     };
     let failure = match s.json(&q) {
         Ok((v, 0)) => {
             rep.code = Some(0);
-            rep.outcome = Outcome::Ok;
+            let generation = v
+                .get("confirm")
+                .and_then(|c| c.get("generation"))
+                .or_else(|| v.get("generation"))
+                .and_then(Value::as_u64)
+                .and_then(|g| u32::try_from(g).ok());
             rep.result = Some(v);
+            rep.outcome = Outcome::Ok;
+            if let (Some(_), Some(g)) = (confirm_within, generation) {
+                // Over a fresh connection: the one the change could cut is
+                // not proof that the host is still reachable.
+                drop(s);
+                if let Err(f) = confirm(job, opts, g) {
+                    rep.outcome = Outcome::Failed;
+                    rep.error = Some(Failure {
+                        kind: f.kind,
+                        message: format!(
+                            "not confirmed ({}): the host rolls generation {g} back by itself at its deadline",
+                            f.message
+                        ),
+                    });
+                }
+            }
             return rep;
         }
         Ok((v, code)) => {
@@ -131,6 +216,47 @@ fn rollback_failed(mut rep: HostReport, why: &Failure) -> HostReport {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A real plan (c4-8xlarge, throughput: IRQs of eth0 moved, sysctls).
+    const PLAN: &str = include_str!("../../model/tests/data/plan-c4-8xlarge-throughput.json");
+
+    fn ssh() -> InvTransport {
+        InvTransport::Ssh {
+            address: "10.0.0.5".into(),
+            user: None,
+            port: None,
+            jump: None,
+            identity_file: None,
+            ssh_args: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_deadline_only_where_the_plan_can_cut_the_path() {
+        let plan: Value = serde_json::from_str(PLAN).unwrap_or_default();
+        // Over ssh eth0 may carry the controller: its IRQ moves are a risk.
+        assert_eq!(confirm_deadline(&plan, &ssh(), Some(60)), Some(60));
+        assert_eq!(confirm_deadline(&plan, &ssh(), None), None);
+        // A local pipe crosses no interface; IRQ moves cannot cut it.
+        assert_eq!(
+            confirm_deadline(&plan, &InvTransport::Local, Some(60)),
+            None
+        );
+        // A channel change rebuilds queues whatever the transport.
+        let mut chan = plan.clone();
+        if let Some(c) = chan.get_mut("changes").and_then(Value::as_array_mut) {
+            c.truncate(1);
+            c[0]["phase"] = json!("channels");
+            c[0]["knob"] = json!("combined");
+            c[0]["target"] = json!({"kind": "ethtool", "iface": "eth0", "group": "channels", "attr": "combined"});
+            c[0]["before"] = json!("8");
+            c[0]["after"] = json!("4");
+        }
+        let netns = InvTransport::Netns { name: "h1".into() };
+        assert_eq!(confirm_deadline(&chan, &netns, Some(30)), Some(30));
+        // Not a plan: no deadline is invented (the apply refuses it).
+        assert_eq!(confirm_deadline(&json!({"x": 1}), &ssh(), Some(60)), None);
+    }
 
     #[test]
     fn the_newest_generation_and_whether_it_was_rolled_back() {

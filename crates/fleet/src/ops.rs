@@ -50,6 +50,10 @@ pub enum Op {
         plan: PlanFrom,
         /// `--force`.
         force: bool,
+        /// `--confirm-timeout`: seconds the host waits for the controller's
+        /// confirm of a plan that can cut the path (`tune::risk`) before it
+        /// rolls back by itself; `None`: no deadline.
+        confirm_within: Option<u32>,
     },
     /// `rollback [--to GEN]`.
     Rollback {
@@ -173,7 +177,17 @@ pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
         }
     };
     let res = match op {
-        Op::Apply { plan, force } => return crate::apply::apply(s, job, plan, *force, opts, rep),
+        Op::Apply {
+            plan,
+            force,
+            confirm_within,
+        } => {
+            let how = crate::apply::How {
+                force: *force,
+                confirm_within: *confirm_within,
+            };
+            return crate::apply::apply(s, job, plan, how, opts, rep);
+        }
         _ => s.json(&request(op, job)),
     };
     match res {

@@ -197,6 +197,13 @@ pub struct ApplyArgs {
     /// Apply a plan made for another host, or over an unfinished apply.
     #[arg(long)]
     pub force: bool,
+    /// Seconds a host waits for this controller's confirm (sent over a fresh
+    /// connection) after a plan that can cut the path (channels, rings, module
+    /// parameters; over ssh or kubectl also moderation, IRQs and steering of the
+    /// interfaces it touches) before rolling it back by itself, as `commit
+    /// confirmed` does; 0: no deadline.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub confirm_timeout: u32,
 }
 
 /// `fleet rollback`.

@@ -52,6 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Op::Apply {
                     plan,
                     force: a.force,
+                    confirm_within: (a.confirm_timeout > 0).then_some(a.confirm_timeout),
                 },
             )
         }
