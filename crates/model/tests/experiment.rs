@@ -2,7 +2,10 @@
 //! the line and key), cells and run order, and the shipped examples.
 #![allow(clippy::unwrap_used)]
 
-use nettune_model::experiment::{parse, ErrorKind, Hosts, Knob, Level, TestKind, MAX_CELLS};
+use nettune_model::experiment::{
+    parse, ErrorKind, FleetRoleError, Hosts, Knob, Level, TestKind, MAX_CELLS, MAX_LAB_HOSTS,
+};
+use nettune_model::inventory::{self, Format};
 
 const VALID: &str = r#"
 name = "demo"
@@ -204,6 +207,10 @@ fn the_shipped_examples_parse() {
         names,
         [
             "congestion-control",
+            "fleet-ceilings",
+            "fleet-interrupt-rate",
+            "fleet-itr-rr",
+            "fleet-rings-channels",
             "interrupt-load",
             "rhel6-bdp",
             "rps-on-off",
@@ -305,7 +312,7 @@ fn range_errors_keep_their_wording() {
         assert_eq!(expected_of(&format!("{top}{BASE}")), want, "{top}");
     }
     let lab = [
-        ("hosts = 9", "an integer 2..=8"),
+        ("hosts = 33", "an integer 2..=32"),
         ("queues = 65", "an integer 1..=64"),
         ("rate_mbit = 0.0", "a rate of 0.001 to 100000 Mbit/s"),
         ("delay_ms = 10001.0", "a delay of 0 to 10000 ms"),
@@ -367,4 +374,200 @@ fn the_docs_give_each_numeric_factor_its_range() {
             "{name}: docs say {row:?}, the parser {accepts:?}"
         );
     }
+}
+
+/// `VALID` with its `[hosts.lab]` table replaced by `hosts`.
+fn with_hosts(hosts: &str) -> String {
+    VALID.replace(
+        "[hosts.lab]\nhosts = 2\nqueues = 2\nrate_mbit = 100\ndelay_ms = 10\njitter_ms = 1\nloss_pct = 0.1\n",
+        hosts,
+    )
+}
+
+const FLEET: &str = "[hosts.fleet]\ninventory = \"hosts.ini\"\nserver = \"srv1\"\nclients = \"loaders\"\nprobe = \"pinger\"\nlimit = \"rack1\"\n";
+
+#[test]
+fn a_fleet_names_an_inventory_and_its_roles() {
+    let e = parse(&with_hosts(FLEET)).unwrap();
+    let Hosts::Fleet(f) = &e.hosts else {
+        panic!("fleet expected: {:?}", e.hosts)
+    };
+    assert_eq!(
+        (f.inventory.as_str(), f.server.as_str(), f.clients.as_str()),
+        ("hosts.ini", "srv1", "loaders")
+    );
+    assert_eq!(
+        (f.probe.as_deref(), f.limit.as_deref()),
+        (Some("pinger"), Some("rack1"))
+    );
+    // probe and limit are optional.
+    let e = parse(&with_hosts(
+        "[hosts.fleet]\ninventory = \"k8s.yml\"\nserver = \"server\"\nclients = \"clients\"\n",
+    ))
+    .unwrap();
+    let Hosts::Fleet(f) = &e.hosts else { panic!() };
+    assert_eq!((f.probe.as_ref(), f.limit.as_ref()), (None, None));
+}
+
+#[test]
+fn fleet_errors_name_the_line_and_key() {
+    // (replacement of FLEET's text, the expected line of the error, its key, a piece of its message)
+    let cases = [
+        (
+            "server = \"srv1\"\n",
+            9,
+            "hosts.fleet",
+            "missing field `server`",
+        ),
+        (
+            "inventory = \"hosts.ini\"",
+            10,
+            "hosts.fleet.inventory",
+            "an inventory file",
+        ),
+        (
+            "server = \"srv1\"",
+            11,
+            "hosts.fleet.server",
+            "a host or role name",
+        ),
+        (
+            "clients = \"loaders\"",
+            12,
+            "hosts.fleet.clients",
+            "other hosts than the server",
+        ),
+        (
+            "probe = \"pinger\"",
+            13,
+            "hosts.fleet.probe",
+            "another host than the server",
+        ),
+        (
+            "limit = \"rack1\"",
+            14,
+            "hosts.fleet.limit",
+            "a --limit pattern",
+        ),
+        (
+            "limit = \"rack1\"",
+            14,
+            "hosts.fleet.lmit",
+            "unknown field `lmit`",
+        ),
+    ];
+    let bad = [
+        "",
+        "inventory = \"hosts.txt\"",
+        "server = \"web*\"",
+        "clients = \"srv1\"",
+        "probe = \"srv1\"",
+        "limit = \" \"",
+        "lmit = \"rack1\"",
+    ];
+    for ((from, line, key, what), to) in cases.iter().zip(bad) {
+        let text = with_hosts(&FLEET.replace(from, to));
+        let e = parse(&text).unwrap_err();
+        let msg = e.to_string();
+        assert_eq!((e.line, e.key.as_str()), (*line, *key), "{msg}");
+        assert!(msg.contains(what), "{msg}");
+    }
+    // Lab and fleet together; none at all.
+    let both = VALID.replace("[hosts.lab]", &format!("{FLEET}[hosts.lab]"));
+    let msg = parse(&both).unwrap_err().to_string();
+    assert!(
+        msg.contains("give one of hosts.lab, hosts.agents and hosts.fleet"),
+        "{msg}"
+    );
+    let msg = parse(&with_hosts("[hosts]\n")).unwrap_err().to_string();
+    assert!(msg.contains("hosts.fleet (an inventory)"), "{msg}");
+}
+
+#[test]
+fn the_lab_takes_up_to_32_hosts() {
+    assert_eq!(MAX_LAB_HOSTS, 32);
+    let e = parse(&VALID.replace("hosts = 2\n", "hosts = 32\n")).unwrap();
+    let Hosts::Lab(lab) = &e.hosts else { panic!() };
+    assert_eq!(lab.hosts, 32);
+    assert!(parse(&VALID.replace("hosts = 2\n", "hosts = 33\n")).is_err());
+}
+
+const INVENTORY: &str = "[servers]\nsrv1\nsrv2\n[loaders]\ncli1\ncli2\ncli3\n[rack1]\nsrv1\ncli1\ncli2\n[pinger]\nmon1\n";
+
+#[test]
+fn fleet_roles_resolve_in_the_inventory() {
+    let inv = inventory::parse(INVENTORY, Format::AnsibleIni).unwrap();
+    let Hosts::Fleet(f) = parse(&with_hosts(FLEET)).unwrap().hosts else {
+        panic!()
+    };
+    let names = |hs: &[inventory::Host]| hs.iter().map(|h| h.name.to_string()).collect::<Vec<_>>();
+    // limit = rack1 leaves the probe's host out.
+    assert_eq!(
+        f.resolve(&inv).unwrap_err(),
+        FleetRoleError::NoMatch {
+            key: "probe",
+            term: "pinger".into(),
+            limited: true
+        }
+    );
+    // Without the probe: rack1 keeps cli1 and cli2 of the loaders.
+    let mut p = f.clone();
+    p.probe = None;
+    let r = p.resolve(&inv).unwrap();
+    assert_eq!(r.server.name.as_str(), "srv1");
+    assert_eq!(names(&r.clients), ["cli1", "cli2"]);
+    assert!(r.probe.is_none());
+    let mut g = f.clone();
+    g.limit = None;
+    let r = g.resolve(&inv).unwrap();
+    assert_eq!(names(&r.clients), ["cli1", "cli2", "cli3"]);
+    assert_eq!(r.probe.unwrap().name.as_str(), "mon1");
+    // A server role of two hosts, a server among the clients, a name nowhere, a bad limit.
+    let mut h = g.clone();
+    h.server = "servers".into();
+    let msg = h.resolve(&inv).unwrap_err().to_string();
+    assert_eq!(
+        msg,
+        "hosts.fleet.server: \"servers\" is 2 hosts (srv1, srv2); name one host"
+    );
+    h.server = "cli1".into();
+    assert!(matches!(
+        h.resolve(&inv),
+        Err(FleetRoleError::Overlap {
+            role: "a client",
+            ..
+        })
+    ));
+    h.server = "srv9".into();
+    let msg = h.resolve(&inv).unwrap_err().to_string();
+    assert_eq!(
+        msg,
+        "hosts.fleet.server: \"srv9\" is no host or role of the inventory"
+    );
+    h.server = "srv1".into();
+    h.limit = Some("rack9".into());
+    assert!(matches!(h.resolve(&inv), Err(FleetRoleError::Limit(_))));
+}
+
+/// The shipped fleet examples name roles their shipped inventory has.
+#[test]
+fn the_fleet_examples_resolve_in_their_inventory() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.starts_with("fleet-") && name.ends_with(".toml")) {
+            continue;
+        }
+        let e = parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let Hosts::Fleet(f) = &e.hosts else {
+            panic!("{name}: not [hosts.fleet]")
+        };
+        let inv = inventory::load(&dir.join(&f.inventory)).unwrap();
+        let r = f.resolve(&inv).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!r.clients.is_empty(), "{name}");
+        n += 1;
+    }
+    assert_eq!(n, 4);
 }

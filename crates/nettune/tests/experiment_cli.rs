@@ -473,3 +473,59 @@ fn an_absurd_design_needs_yes_without_a_terminal() {
     assert!(!out_dir.exists());
     assert_eq!(netns_with("ntexp-"), before);
 }
+
+#[test]
+fn the_experiment_files_lab_cap_is_the_labs() {
+    assert_eq!(model::experiment::MAX_LAB_HOSTS, lab::MAX_HOSTS);
+}
+
+#[test]
+fn a_fleet_file_is_checked_with_its_inventory_then_refused_in_one_line() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |file: &std::path::Path| {
+        Command::new(BIN)
+            .arg("experiment")
+            .arg(file)
+            .current_dir(tmp.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for name in ["fleet-itr-rr", "fleet-interrupt-rate"] {
+        let o = run(&repo.join(format!("examples/{name}.toml")));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("[hosts.fleet] is valid (server srv1.example.com"),
+            "{err}"
+        );
+        assert!(
+            err.contains("`nettune fleet bench`, which is not there yet"),
+            "{err}"
+        );
+        assert!(o.stdout.is_empty());
+    }
+    // Nothing was written where it ran.
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+
+    // The inventory is read relative to the file; a missing one, or a role it
+    // lacks, is one line naming it.
+    let text = std::fs::read_to_string(repo.join("examples/fleet-interrupt-rate.toml")).unwrap();
+    let file = tmp.path().join("x.toml");
+    std::fs::write(&file, &text).unwrap();
+    let o = run(&file);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("fleet-hosts.ini"), "{err}");
+    std::fs::write(
+        tmp.path().join("fleet-hosts.ini"),
+        "[server]\nsrv1\n[probe]\np1\n[other]\nc1\n",
+    )
+    .unwrap();
+    let o = run(&file);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("hosts.fleet.clients"), "{err}");
+}

@@ -109,7 +109,7 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
                 LabPath::Loopback => "loopback".into(),
             },
         }),
-        Hosts::Agents(_) => None,
+        Hosts::Agents(_) | Hosts::Fleet(_) => None,
     };
     ExperimentResults {
         schema_version: RESULTS_SCHEMA_VERSION,

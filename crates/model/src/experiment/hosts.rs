@@ -1,32 +1,41 @@
-//! `[hosts]`: a lab topology built on this machine, or remote agents.
+//! `[hosts]`: a lab topology built on this machine, remote agents, or
+//! real hosts of a fleet inventory by role (and how those roles resolve).
 
 use std::ops::Range;
 
+use thiserror::Error;
 use toml::Spanned;
 
-use super::raw::{RawHosts, RawLab};
+use super::raw::{RawFleet, RawHosts, RawLab};
 use super::validate::{header_span, to_u32, Ctx};
-use super::{ErrorKind, ExperimentError, Hosts, LabPath, LabTopology};
+use super::{ErrorKind, ExperimentError, FleetHosts, Hosts, LabPath, LabTopology, MAX_LAB_HOSTS};
+use crate::inventory::{select, Format, Host, HostName, Inventory, LimitError};
 
 /// Most agents.
 const MAX_AGENTS: usize = 16;
 
-/// The `[hosts]` table: exactly one of `lab` and `agents`.
+/// Longest `hosts.fleet.inventory` path and `hosts.fleet.limit` pattern, bytes.
+const MAX_PATH_BYTES: usize = 4096;
+
+/// Namespaces of a lab; its top is [`MAX_LAB_HOSTS`].
+const LAB_HOSTS: super::ranges::IntRange = int_range!(2..=32);
+const _: () = assert!(LAB_HOSTS.hi == MAX_LAB_HOSTS as i64);
+
+/// The `[hosts]` table: exactly one of `lab`, `agents` and `fleet`.
 pub(super) fn parse_hosts(ctx: &Ctx<'_>, raw: &RawHosts) -> Result<Hosts, ExperimentError> {
     let hspan = header_span(ctx.text, "hosts");
-    match (&raw.lab, &raw.agents) {
-        (Some(_), Some(_)) => Err(ctx.err(
-            hspan,
-            "hosts",
-            ErrorKind::Structure("give either hosts.lab or hosts.agents, not both"),
-        )),
-        (None, None) => Err(ctx.err(
-            hspan,
-            "hosts",
-            ErrorKind::Structure("give hosts.lab (a lab topology) or hosts.agents (addresses)"),
-        )),
-        (None, Some(agents)) => parse_agents(ctx, agents, hspan).map(Hosts::Agents),
-        (Some(lab), None) => parse_lab(ctx, lab, hspan).map(Hosts::Lab),
+    let structure = |why| Err(ctx.err(hspan.clone(), "hosts", ErrorKind::Structure(why)));
+    match (&raw.lab, &raw.agents, &raw.fleet) {
+        (Some(_), Some(_), None) => structure("give either hosts.lab or hosts.agents, not both"),
+        (None, None, None) => structure(
+            "give hosts.lab (a lab topology), hosts.agents (addresses) or hosts.fleet (an inventory)",
+        ),
+        (None, Some(agents), None) => parse_agents(ctx, agents, hspan.clone()).map(Hosts::Agents),
+        (Some(lab), None, None) => parse_lab(ctx, lab, hspan.clone()).map(Hosts::Lab),
+        (None, None, Some(fleet)) => parse_fleet(ctx, fleet).map(Hosts::Fleet),
+        (_, _, Some(_)) => {
+            structure("give one of hosts.lab, hosts.agents and hosts.fleet, not two")
+        }
     }
 }
 
@@ -96,7 +105,7 @@ fn parse_lab(
         return Err(ctx.bad(span, "hosts.lab.jitter_ms", jitter_ms, "at most delay_ms"));
     }
     Ok(LabTopology {
-        hosts: to_u32(ctx.int(&lab.hosts, "hosts.lab.hosts", 2, int_range!(2..=8))?),
+        hosts: to_u32(ctx.int(&lab.hosts, "hosts.lab.hosts", 2, LAB_HOSTS)?),
         queues: to_u32(ctx.int(&lab.queues, "hosts.lab.queues", 1, int_range!(1..=64))?),
         rate_mbit: ctx.float(
             &lab.rate_mbit,
@@ -114,4 +123,185 @@ fn parse_lab(
             .unwrap_or(0.0),
         path,
     })
+}
+
+/// `[hosts.fleet]`: the inventory file, then the roles, each a host or role name.
+fn parse_fleet(ctx: &Ctx<'_>, raw: &RawFleet) -> Result<FleetHosts, ExperimentError> {
+    let inv = raw.inventory.get_ref();
+    let path_ok = !inv.trim().is_empty()
+        && inv.len() <= MAX_PATH_BYTES
+        && !inv.chars().any(char::is_control)
+        && Format::from_path(std::path::Path::new(inv)).is_some();
+    if !path_ok {
+        return Err(ctx.bad(
+            raw.inventory.span(),
+            "hosts.fleet.inventory",
+            inv,
+            "an inventory file (.toml, .yml/.yaml, or Ansible INI: .ini, .cfg or no extension)",
+        ));
+    }
+    let name = |v: &Spanned<String>, key: &str| -> Result<String, ExperimentError> {
+        let s = v.get_ref();
+        if HostName::new(s).is_some() && !s.contains(['*', '?', ':']) {
+            Ok(s.clone())
+        } else {
+            Err(ctx.bad(v.span(), key, s, "a host or role name of the inventory"))
+        }
+    };
+    let server = name(&raw.server, "hosts.fleet.server")?;
+    let clients = name(&raw.clients, "hosts.fleet.clients")?;
+    if clients == server {
+        return Err(ctx.err(
+            raw.clients.span(),
+            "hosts.fleet.clients",
+            ErrorKind::Structure("the clients must be other hosts than the server"),
+        ));
+    }
+    let probe = match &raw.probe {
+        None => None,
+        Some(p) => {
+            let s = name(p, "hosts.fleet.probe")?;
+            if s == server {
+                return Err(ctx.err(
+                    p.span(),
+                    "hosts.fleet.probe",
+                    ErrorKind::Structure("the probe runs on another host than the server"),
+                ));
+            }
+            Some(s)
+        }
+    };
+    let limit = match &raw.limit {
+        None => None,
+        Some(l) => {
+            let s = l.get_ref();
+            if s.trim().is_empty() || s.len() > MAX_PATH_BYTES || s.chars().any(char::is_control) {
+                return Err(ctx.bad(
+                    l.span(),
+                    "hosts.fleet.limit",
+                    s,
+                    "a --limit pattern such as \"rack1:!db\"",
+                ));
+            }
+            Some(s.clone())
+        }
+    };
+    Ok(FleetHosts {
+        inventory: inv.clone(),
+        server,
+        clients,
+        probe,
+        limit,
+    })
+}
+
+/// A `[hosts.fleet]` whose names do not fit its inventory.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FleetRoleError {
+    /// `limit` could not be applied.
+    #[error("hosts.fleet.limit: {0}")]
+    Limit(#[source] LimitError),
+    /// A name that is no host or role of the (limited) inventory.
+    #[error("hosts.fleet.{key}: {term:?} is no host or role of the inventory{}", if *.limited { " after hosts.fleet.limit" } else { "" })]
+    NoMatch {
+        /// `server`, `clients` or `probe`.
+        key: &'static str,
+        /// The name as written.
+        term: String,
+        /// Whether `limit` was applied first.
+        limited: bool,
+    },
+    /// `server` or `probe` stands for more than one host.
+    #[error("hosts.fleet.{key}: {term:?} is {count} hosts ({names}); name one host")]
+    NotOne {
+        /// `server` or `probe`.
+        key: &'static str,
+        /// The name as written.
+        term: String,
+        /// How many hosts it selects.
+        count: usize,
+        /// The first of them, comma-separated.
+        names: String,
+    },
+    /// The server host is also a client or the probe.
+    #[error("hosts.fleet: {host} is the server and also {role}; they must be other hosts")]
+    Overlap {
+        /// The server's inventory name.
+        host: String,
+        /// `a client` or `the probe`.
+        role: &'static str,
+    },
+}
+
+/// The hosts a `[hosts.fleet]` names, found in its inventory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetRoles {
+    /// The host that runs the bench server.
+    pub server: Host,
+    /// The hosts that run bench clients, in inventory order.
+    pub clients: Vec<Host>,
+    /// The host that runs the latency probe, if any.
+    pub probe: Option<Host>,
+}
+
+impl FleetHosts {
+    /// Find the server, clients and probe in `inv`, after `limit`: the server
+    /// and the probe must be one host each, none of them the server.
+    pub fn resolve(&self, inv: &Inventory) -> Result<FleetRoles, FleetRoleError> {
+        let limited = match &self.limit {
+            None => inv.clone(),
+            Some(l) => Inventory {
+                hosts: select(inv, l)
+                    .map_err(FleetRoleError::Limit)?
+                    .into_iter()
+                    .cloned()
+                    .collect(),
+            },
+        };
+        let pick = |key: &'static str, term: &str| -> Result<Vec<Host>, FleetRoleError> {
+            select(&limited, term)
+                .map(|hs| hs.into_iter().cloned().collect())
+                .map_err(|_| FleetRoleError::NoMatch {
+                    key,
+                    term: term.to_string(),
+                    limited: self.limit.is_some(),
+                })
+        };
+        let one = |key: &'static str, term: &str| -> Result<Host, FleetRoleError> {
+            let mut hs = pick(key, term)?;
+            if hs.len() == 1 {
+                if let Some(h) = hs.pop() {
+                    return Ok(h);
+                }
+            }
+            let names: Vec<&str> = hs.iter().take(4).map(|h| h.name.as_str()).collect();
+            Err(FleetRoleError::NotOne {
+                key,
+                term: term.to_string(),
+                count: hs.len(),
+                names: names.join(", "),
+            })
+        };
+        let server = one("server", &self.server)?;
+        let clients = pick("clients", &self.clients)?;
+        let probe = match &self.probe {
+            None => None,
+            Some(p) => Some(one("probe", p)?),
+        };
+        let overlap = |role| FleetRoleError::Overlap {
+            host: server.name.to_string(),
+            role,
+        };
+        if clients.iter().any(|c| c.name == server.name) {
+            return Err(overlap("a client"));
+        }
+        if probe.as_ref().is_some_and(|p| p.name == server.name) {
+            return Err(overlap("the probe"));
+        }
+        Ok(FleetRoles {
+            server,
+            clients,
+            probe,
+        })
+    }
 }

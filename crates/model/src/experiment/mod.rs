@@ -27,6 +27,7 @@ mod validate;
 mod workloads;
 
 pub use factors::{Factor, Knob, Level};
+pub use hosts::{FleetRoleError, FleetRoles};
 pub use parse::parse;
 
 /// Most cells (level combinations) an experiment may have.
@@ -39,6 +40,9 @@ pub const MAX_FACTORS: usize = 8;
 pub const MAX_LEVELS: usize = 32;
 /// Most workloads.
 pub const MAX_WORKLOADS: usize = 16;
+/// Most hosts (namespaces) of `[hosts.lab]`; the same as the lab's own
+/// `lab::MAX_HOSTS` (a test of the CLI checks that they agree).
+pub const MAX_LAB_HOSTS: u32 = 32;
 /// Largest experiment file accepted, in bytes.
 pub const MAX_FILE_BYTES: usize = 1 << 20;
 
@@ -150,6 +154,26 @@ pub enum Hosts {
     Lab(LabTopology),
     /// Remote `nettune serve` agents, by address.
     Agents(Vec<String>),
+    /// Real hosts of a fleet inventory, by role (`[hosts.fleet]`).
+    Fleet(FleetHosts),
+}
+
+/// `[hosts.fleet]`: which hosts of a fleet inventory (docs/fleet.md) serve,
+/// load and probe. Names are checked here; [`FleetHosts::resolve`] finds
+/// them in the inventory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FleetHosts {
+    /// The inventory file as written; a relative path is relative to the
+    /// experiment file's directory.
+    pub inventory: String,
+    /// The bench server: a host name, or a role of exactly one host.
+    pub server: String,
+    /// The bench clients: a host or role name.
+    pub clients: String,
+    /// The host that runs the latency probe: a host name, or a role of one host.
+    pub probe: Option<String>,
+    /// A `--limit` pattern applied to the inventory before the names.
+    pub limit: Option<String>,
 }
 
 /// Which path the lab's traffic takes.
@@ -165,7 +189,7 @@ pub enum LabPath {
 /// A lab topology.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LabTopology {
-    /// Number of hosts (namespaces), 2..=8.
+    /// Number of hosts (namespaces), 2..=[`MAX_LAB_HOSTS`].
     pub hosts: u32,
     /// Queues per veth, 1..=64.
     pub queues: u32,

@@ -27,6 +27,17 @@ pub(super) struct RawFile {
 pub(super) struct RawHosts {
     pub(super) lab: Option<RawLab>,
     pub(super) agents: Option<Vec<Spanned<String>>>,
+    pub(super) fleet: Option<RawFleet>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFleet {
+    pub(super) inventory: Spanned<String>,
+    pub(super) server: Spanned<String>,
+    pub(super) clients: Spanned<String>,
+    pub(super) probe: Option<Spanned<String>>,
+    pub(super) limit: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

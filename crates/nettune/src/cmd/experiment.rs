@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Parser;
 use lab::exec::{Executor, HostId};
 use lab::runner::{self, experiment as rx, Outcome, RunOptions};
-use model::experiment::{Experiment, Hosts, LabPath};
+use model::experiment::{Experiment, FleetHosts, Hosts, LabPath};
 use model::plan::NetnsScope;
 use model::results::ExperimentResults;
 
@@ -89,6 +89,32 @@ pub fn load(path: &Path) -> Result<(Experiment, String), String> {
     Ok((exp, text))
 }
 
+/// `[hosts.fleet]` is checked to the end (the file, its inventory, the roles
+/// in it) but not run: one line says so, exit 1.
+fn fleet_not_yet(file: &Path, f: &FleetHosts) -> anyhow::Result<ExitCode> {
+    let inv_path = fleet_inventory_path(file, f);
+    let inv = model::inventory::load(&inv_path)?;
+    let roles = f
+        .resolve(&inv)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    eprintln!(
+        "nettune: {}: [hosts.fleet] is valid (server {}, {} client(s), probe {}, from {}), but experiments on real hosts need `nettune fleet bench`, which is not there yet; run it in a lab ([hosts.lab]) or apply a cell's levels by hand with `nettune fleet apply`",
+        file.display(),
+        roles.server.name,
+        roles.clients.len(),
+        roles.probe.as_ref().map_or("none", |p| p.name.as_str()),
+        inv_path.display(),
+    );
+    Ok(ExitCode::from(exit::ERROR))
+}
+
+/// `hosts.fleet.inventory`, a relative path taken from the experiment file's directory.
+pub fn fleet_inventory_path(file: &Path, f: &FleetHosts) -> PathBuf {
+    file.parent()
+        .unwrap_or_else(|| Path::new(""))
+        .join(&f.inventory)
+}
+
 /// Run the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (exp, text) = match load(&args.file) {
@@ -98,11 +124,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(exit::USAGE));
         }
     };
+    if let Hosts::Fleet(f) = &exp.hosts {
+        return fleet_not_yet(&args.file, f);
+    }
     if let Err(code) = confirm(&exp, args.until_ci, args.yes) {
         return Ok(code);
     }
     let topo = match &exp.hosts {
         Hosts::Lab(t) => t.clone(),
+        Hosts::Fleet(f) => return fleet_not_yet(&args.file, f),
         Hosts::Agents(_) => anyhow::bail!(
             "{}: hosts.agents is not supported yet; use [hosts.lab] (a lab of namespaces on this machine)",
             args.file.display()
