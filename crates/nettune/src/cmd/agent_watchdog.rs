@@ -16,13 +16,25 @@ use std::time::Duration;
 
 /// How often the watchdog looks at the confirm file.
 const POLL: Duration = Duration::from_millis(200);
+/// How long the agent waits for a started watchdog to say it is detached.
+const READY_WITHIN: Duration = Duration::from_secs(10);
 /// How long it retries a state directory locked by another apply or
 /// rollback at the deadline before it leaves the rollback to the next agent
 /// request.
 const LOCKED_RETRIES: u32 = 300;
 
+/// The file a watchdog writes (its pid) once it runs in its own session.
+fn ready_path(state: &host::journal::StateDir, generation: u32) -> PathBuf {
+    state
+        .confirm_dir()
+        .join(format!("{generation:06}.watchdog.ready"))
+}
+
 /// Start the watchdog of `generation` detached from this process's session;
-/// its stderr goes to `STATE/confirm/GGGGGG.watchdog.log`. Returns its pid.
+/// its stderr goes to `STATE/confirm/GGGGGG.watchdog.log`. Returns its pid
+/// once the watchdog has said it runs in a session of its own: until then a
+/// killed transport group would take it along (setsid(1) is still in ours),
+/// so the apply is not answered before.
 pub(crate) fn spawn(
     root: &Path,
     state: &host::journal::StateDir,
@@ -35,9 +47,15 @@ pub(crate) fn spawn(
         .join(format!("{generation:06}.watchdog.log"));
     let log = std::fs::File::create(&log_path)
         .map_err(|e| anyhow::anyhow!("{}: {e}", log_path.display()))?;
+    let ready = ready_path(state, generation);
+    match std::fs::remove_file(&ready) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => anyhow::bail!("{}: {e}", ready.display()),
+    }
     // setsid(1) puts it in a new session and process group: a killed
     // transport (its whole group) or a hung-up ssh session does not reach it.
-    let child = Command::new("setsid")
+    let mut child = Command::new("setsid")
         .arg(exe)
         .args(["agent", "--watchdog", "--root"])
         .arg(root)
@@ -50,12 +68,38 @@ pub(crate) fn spawn(
         .stderr(log)
         .spawn()
         .map_err(|e| anyhow::anyhow!("confirm watchdog: running setsid: {e}"))?;
-    Ok(child.id())
+    let start = std::time::Instant::now();
+    loop {
+        if ready.exists() {
+            return Ok(child.id());
+        }
+        // setsid(1) forks only when it leads its group; then its exit is fine.
+        if let Ok(Some(st)) = child.try_wait() {
+            if !st.success() {
+                anyhow::bail!(
+                    "confirm watchdog exited before it was ready ({st}); see {}",
+                    log_path.display()
+                );
+            }
+        }
+        if start.elapsed() > READY_WITHIN {
+            let _ = child.kill();
+            anyhow::bail!(
+                "confirm watchdog not ready within {READY_WITHIN:?}; see {}",
+                log_path.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Run `nettune agent --watchdog`.
 pub fn run(root: PathBuf, state_dir: Option<PathBuf>, generation: u32) -> anyhow::Result<ExitCode> {
     let (root, state) = JournalArgs { root, state_dir }.open()?;
+    // In a session of its own now (setsid exec'd us): tell the agent.
+    let ready = ready_path(&state, generation);
+    std::fs::write(&ready, format!("{}\n", std::process::id()))
+        .map_err(|e| anyhow::anyhow!("{}: {e}", ready.display()))?;
     let knobs = Knobs::open(&root, &state);
     let mut locked = 0u32;
     loop {
