@@ -113,11 +113,14 @@ impl Rig {
     }
 }
 
-impl Drop for Rig {
-    /// Close every master connection the runs left (`ControlPersist`).
-    fn drop(&mut self) {
+impl Rig {
+    /// Close every master connection the runs left (`ControlPersist`);
+    /// returns how many sockets there were.
+    fn close_masters(&self) -> usize {
+        let mut n = 0;
         for e in std::fs::read_dir(self.path("cm")).into_iter().flatten() {
             let Ok(e) = e else { continue };
+            n += 1;
             let _ = Command::new("ssh")
                 .args(["-F", "/dev/null", "-S"])
                 .arg(e.path())
@@ -125,6 +128,24 @@ impl Drop for Rig {
                 .stdin(Stdio::null())
                 .output();
         }
+        n
+    }
+
+    /// Processes whose command line names this rig's master sockets.
+    fn masters(&self) -> String {
+        let cm = self.path("cm");
+        let o = Command::new("pgrep")
+            .arg("-af")
+            .arg(cm.to_str().unwrap())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        self.close_masters();
     }
 }
 
@@ -258,6 +279,17 @@ fn inspect_and_doctor_over_ssh_on_three_spokes_equal_each_hosts_own() {
     assert_eq!(o.status.code(), Some(0));
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.contains("3 host(s): 3 ok"), "{table}");
+
+    // One master per host, in the test's directory (not ~/.ssh), all closed.
+    assert!(
+        !rig.masters().is_empty(),
+        "no ssh master in {:?}",
+        rig.path("cm")
+    );
+    assert_eq!(rig.close_masters(), 3);
+    wait_for(Duration::from_secs(5), "the masters exiting", || {
+        rig.masters().is_empty()
+    });
 }
 
 #[test]
