@@ -209,7 +209,7 @@ impl Session {
                     if ssh.is_some() { " (or drop --no-copy)" } else { "" }
                 ),
             },
-            Err(e) if ssh.is_some() && replaceable(&e) => e.into(),
+            Err(e) if ssh.is_some_and(|s| replaceable(&e, &s.remote_exe)) => e.into(),
             Err(e) => return Err(e.into()),
         };
         let Some(s) = ssh else {
@@ -257,15 +257,18 @@ fn left(end: Instant) -> Duration {
 }
 
 /// A failure a fresh copy of nettune may cure: another protocol version, or
-/// a pipe that closed before the preamble because the program is missing
-/// (`nettune: command not found`; bash's `/path/nettune: No such file or
-/// directory` for a `nettune` label naming a missing path).
-fn replaceable(e: &AgentError) -> bool {
+/// a pipe that closed before the preamble because the remote program `exe`
+/// is missing (`nettune: command not found`; bash's `/path/nettune: No such
+/// file or directory` for a `nettune` label naming a missing path). The
+/// line must name `exe`: ssh's own complaints (a missing identity file) are
+/// not cured by a copy.
+fn replaceable(e: &AgentError, exe: &str) -> bool {
     match e {
         AgentError::Version { .. } => true,
-        AgentError::Proto { stderr, .. } => {
-            stderr.contains("not found") || stderr.contains("No such file or directory")
-        }
+        AgentError::Proto { stderr, .. } => stderr.lines().any(|l| {
+            l.contains(&format!("{exe}: "))
+                && (l.contains("not found") || l.contains("No such file or directory"))
+        }),
         _ => false,
     }
 }
@@ -404,6 +407,27 @@ mod tests {
         };
         let e = Session::connect_via(&Fake { version: "9.9.9" }, Some(&ssh), &opts()).unwrap_err();
         assert!(e.message.ends_with("(or drop --no-copy)"), "{e}");
+    }
+
+    #[test]
+    fn only_a_missing_remote_program_is_cured_by_a_copy() {
+        let proto = |stderr: &str| AgentError::Proto {
+            agent: "ssh b".into(),
+            source: crate::proto::ProtoError::Closed,
+            stderr: stderr.into(),
+        };
+        let bash = "bash: line 1: nettune: command not found";
+        assert!(replaceable(&proto(bash), "nettune"));
+        assert!(replaceable(&proto("sh: 1: nettune: not found"), "nettune"));
+        let path = "bash: line 1: /opt/nt/nettune: No such file or directory";
+        assert!(replaceable(&proto(path), "/opt/nt/nettune"));
+        let ssh = "Warning: Identity file /k/id not accessible: No such file or directory.\n\
+                   ssh: connect to host b port 22: Connection refused";
+        assert!(!replaceable(&proto(ssh), "nettune"));
+        assert!(!replaceable(
+            &proto("Permission denied (publickey)."),
+            "nettune"
+        ));
     }
 
     #[test]
