@@ -66,6 +66,7 @@ fn main() {
             transport: Transport::Local,
             root: Some(PathBuf::from(&root)),
             state_dir: state.clone(),
+            remote_exe: None,
         })
         .collect();
     let opts = Options {

@@ -57,7 +57,7 @@ fn touched_ifaces(plan: &Plan) -> Vec<String> {
 /// Confirm `generation` over a fresh connection; the failure when that
 /// cannot be done (the host then rolls back by itself at its deadline).
 fn confirm(job: &Job, opts: &Options, generation: u32) -> Result<Value, Failure> {
-    let mut s = Session::connect(&job.transport, opts)?;
+    let mut s = Session::connect(job, opts)?;
     let q = Request::Confirm {
         root: job.root.clone(),
         state_dir: job.state_dir.clone(),
@@ -165,7 +165,7 @@ pub(crate) fn apply(
     rep.error = Some(failure);
     // A fresh session (the old one may have timed out) with a fresh deadline.
     drop(s);
-    let after = Session::connect(&job.transport, opts).and_then(|mut s| {
+    let after = Session::connect(job, opts).and_then(|mut s| {
         let h = s.json(&hist)?;
         Ok((s, h))
     });

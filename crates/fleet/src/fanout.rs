@@ -4,6 +4,7 @@
 
 use crate::client::{Agent, AgentError};
 use crate::install::{install, remote_path, InstallError};
+use crate::ops::Job;
 use crate::proto::Request;
 use crate::transport::{Kubectl, Local, Netns, Ssh, Transport};
 use model::inventory::Transport as InvTransport;
@@ -74,8 +75,9 @@ impl From<InstallError> for Failure {
 }
 
 /// The fleet transport of an inventory host: the local and netns ones run
-/// `exe`; a kubectl host without a container gets [`Kubectl::new`]'s.
-pub fn transport_of(t: &InvTransport, exe: &Path) -> Box<dyn Transport> {
+/// `exe`; a kubectl host without a container gets [`Kubectl::new`]'s; an
+/// ssh or kubectl host runs `remote_exe` (its `nettune` label) when given.
+pub fn transport_of(t: &InvTransport, exe: &Path, remote_exe: Option<&str>) -> Box<dyn Transport> {
     match t {
         InvTransport::Local => Box::new(Local {
             exe: exe.to_path_buf(),
@@ -84,7 +86,7 @@ pub fn transport_of(t: &InvTransport, exe: &Path) -> Box<dyn Transport> {
             name: name.clone(),
             exe: exe.to_path_buf(),
         }),
-        InvTransport::Ssh { .. } => Box::new(ssh_of(t).unwrap_or_else(|| Ssh::new(""))),
+        InvTransport::Ssh { .. } => Box::new(ssh_of(t, remote_exe).unwrap_or_else(|| Ssh::new(""))),
         InvTransport::Kubectl {
             pod,
             namespace,
@@ -97,13 +99,17 @@ pub fn transport_of(t: &InvTransport, exe: &Path) -> Box<dyn Transport> {
                 k.container.clone_from(c);
             }
             k.context.clone_from(context);
+            if let Some(r) = remote_exe {
+                k.remote_exe = r.to_string();
+            }
             Box::new(k)
         }
     }
 }
 
-/// The [`Ssh`] transport of an ssh inventory host (`None` for another transport).
-pub fn ssh_of(t: &InvTransport) -> Option<Ssh> {
+/// The [`Ssh`] transport of an ssh inventory host (`None` for another
+/// transport), running `remote_exe` when given.
+pub fn ssh_of(t: &InvTransport, remote_exe: Option<&str>) -> Option<Ssh> {
     let InvTransport::Ssh {
         address,
         user,
@@ -121,6 +127,9 @@ pub fn ssh_of(t: &InvTransport) -> Option<Ssh> {
     s.jump.clone_from(jump);
     s.identity = identity_file.as_ref().map(PathBuf::from);
     s.extra.clone_from(ssh_args);
+    if let Some(r) = remote_exe {
+        s.remote_exe = r.to_string();
+    }
     Some(s)
 }
 
@@ -164,10 +173,11 @@ pub struct Session {
 }
 
 impl Session {
-    /// Connect to `t` within `opts.deadline` (see [`connect_via`](Self::connect_via)).
-    pub fn connect(t: &InvTransport, opts: &Options) -> Result<Session, Failure> {
-        let first = transport_of(t, &opts.exe);
-        Session::connect_via(first.as_ref(), ssh_of(t).as_ref(), opts)
+    /// Connect to `job`'s host within `opts.deadline` (see [`connect_via`](Self::connect_via)).
+    pub fn connect(job: &Job, opts: &Options) -> Result<Session, Failure> {
+        let exe = job.remote_exe.as_deref();
+        let first = transport_of(&job.transport, &opts.exe, exe);
+        Session::connect_via(first.as_ref(), ssh_of(&job.transport, exe).as_ref(), opts)
     }
 
     /// [`connect`](Self::connect) with `first`; `ssh` is the host's ssh
@@ -199,7 +209,7 @@ impl Session {
                     if ssh.is_some() { " (or drop --no-copy)" } else { "" }
                 ),
             },
-            Err(e) if ssh.is_some() && replaceable(&e) => e.into(),
+            Err(e) if ssh.is_some_and(|s| replaceable(&e, &s.remote_exe)) => e.into(),
             Err(e) => return Err(e.into()),
         };
         let Some(s) = ssh else {
@@ -247,11 +257,18 @@ fn left(end: Instant) -> Duration {
 }
 
 /// A failure a fresh copy of nettune may cure: another protocol version, or
-/// a pipe that closed before the preamble (`nettune: command not found`).
-fn replaceable(e: &AgentError) -> bool {
+/// a pipe that closed before the preamble because the remote program `exe`
+/// is missing (`nettune: command not found`; bash's `/path/nettune: No such
+/// file or directory` for a `nettune` label naming a missing path). The
+/// line must name `exe`: ssh's own complaints (a missing identity file) are
+/// not cured by a copy.
+fn replaceable(e: &AgentError, exe: &str) -> bool {
     match e {
         AgentError::Version { .. } => true,
-        AgentError::Proto { stderr, .. } => stderr.contains("not found"),
+        AgentError::Proto { stderr, .. } => stderr.lines().any(|l| {
+            l.contains(&format!("{exe}: "))
+                && (l.contains("not found") || l.contains("No such file or directory"))
+        }),
         _ => false,
     }
 }
@@ -304,8 +321,8 @@ mod tests {
             container: None,
             context: None,
         };
-        assert_eq!(transport_of(&t, exe).describe(), "pod n/p");
-        let argv = transport_of(&t, exe).argv().unwrap();
+        assert_eq!(transport_of(&t, exe, None).describe(), "pod n/p");
+        let argv = transport_of(&t, exe, None).argv().unwrap();
         assert!(argv.iter().any(|a| a == "nettune"), "{argv:?}");
         let s = InvTransport::Ssh {
             address: "10.0.0.5".into(),
@@ -315,9 +332,18 @@ mod tests {
             identity_file: Some("/k/id".into()),
             ssh_args: vec![],
         };
-        assert_eq!(transport_of(&s, exe).describe(), "ssh ops@10.0.0.5:2222");
         assert_eq!(
-            transport_of(&InvTransport::Netns { name: "a".into() }, exe).describe(),
+            transport_of(&s, exe, None).describe(),
+            "ssh ops@10.0.0.5:2222"
+        );
+        // the `nettune` label names the remote program
+        let argv = transport_of(&s, exe, Some("/opt/nt/nettune"))
+            .argv()
+            .unwrap();
+        let tail: Vec<_> = argv.iter().rev().take(3).collect();
+        assert_eq!(tail, ["--stdio", "agent", "/opt/nt/nettune"], "{argv:?}");
+        assert_eq!(
+            transport_of(&InvTransport::Netns { name: "a".into() }, exe, None).describe(),
             "netns a"
         );
     }
@@ -384,6 +410,27 @@ mod tests {
     }
 
     #[test]
+    fn only_a_missing_remote_program_is_cured_by_a_copy() {
+        let proto = |stderr: &str| AgentError::Proto {
+            agent: "ssh b".into(),
+            source: crate::proto::ProtoError::Closed,
+            stderr: stderr.into(),
+        };
+        let bash = "bash: line 1: nettune: command not found";
+        assert!(replaceable(&proto(bash), "nettune"));
+        assert!(replaceable(&proto("sh: 1: nettune: not found"), "nettune"));
+        let path = "bash: line 1: /opt/nt/nettune: No such file or directory";
+        assert!(replaceable(&proto(path), "/opt/nt/nettune"));
+        let ssh = "Warning: Identity file /k/id not accessible: No such file or directory.\n\
+                   ssh: connect to host b port 22: Connection refused";
+        assert!(!replaceable(&proto(ssh), "nettune"));
+        assert!(!replaceable(
+            &proto("Permission denied (publickey)."),
+            "nettune"
+        ));
+    }
+
+    #[test]
     fn a_missing_program_fails_the_host_with_the_os_reason() {
         let opts = Options {
             parallel: 1,
@@ -392,7 +439,14 @@ mod tests {
             version: "0.1.0".into(),
             exe: PathBuf::from("/nonexistent/nettune"),
         };
-        let e = Session::connect(&InvTransport::Local, &opts).unwrap_err();
+        let job = Job {
+            host: "l".into(),
+            transport: InvTransport::Local,
+            root: None,
+            state_dir: None,
+            remote_exe: None,
+        };
+        let e = Session::connect(&job, &opts).unwrap_err();
         assert_eq!(e.kind, "transport");
         assert!(e.message.contains("/nonexistent/nettune"), "{e}");
     }

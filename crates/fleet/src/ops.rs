@@ -79,6 +79,9 @@ pub struct Job {
     pub root: Option<PathBuf>,
     /// `--state-dir` on that host.
     pub state_dir: Option<PathBuf>,
+    /// The remote program of an ssh or kubectl host (its `nettune` label);
+    /// `None`: `nettune` on the remote `PATH`.
+    pub remote_exe: Option<String>,
 }
 
 /// A host's outcome.
@@ -160,7 +163,7 @@ pub fn run(jobs: &[Job], op: &Op, opts: &Options) -> Vec<HostReport> {
 pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
     let mut rep = HostReport {
         host: job.host.clone(),
-        transport: crate::fanout::transport_of(&job.transport, &opts.exe).describe(),
+        transport: crate::fanout::transport_of(&job.transport, &opts.exe, None).describe(),
         outcome: Outcome::Failed,
         code: None,
         findings: None,
@@ -169,7 +172,7 @@ pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
         result: None,
         rollback: None,
     };
-    let mut s = match Session::connect(&job.transport, opts) {
+    let mut s = match Session::connect(job, opts) {
         Ok(s) => s,
         Err(f) => {
             rep.error = Some(f);

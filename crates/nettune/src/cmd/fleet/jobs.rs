@@ -1,5 +1,6 @@
 //! The hosts of a fleet run: the inventory, `--limit`, and each host's
-//! `--root` and `--state-dir` (templates or labels).
+//! `--root` and `--state-dir` (templates or labels), its remote program
+//! (the `nettune` label).
 
 use super::Common;
 use fleet::ops::Job;
@@ -24,6 +25,7 @@ pub fn jobs(c: &Common) -> anyhow::Result<Vec<Job>> {
                 transport: h.transport.clone(),
                 root: path(h, c.root_template.as_deref(), "root")?,
                 state_dir: path(h, c.state_dir_template.as_deref(), "state_dir")?,
+                remote_exe: h.labels.get("nettune").cloned(),
             })
         })
         .collect()
