@@ -142,7 +142,8 @@ impl Response {
             Response::Metric(Metric::LatencyP50 | Metric::LatencyP99) => !stream || probe,
             Response::Metric(Metric::Retransmits) => test != TestKind::UdpStream,
             Response::Metric(Metric::LossPct) => test == TestKind::UdpStream,
-            Response::Metric(Metric::CpuPct | Metric::SoftirqPct) | Response::CpuPerWork => true,
+            Response::Metric(Metric::CpuPct | Metric::SoftirqPct | Metric::CpuPerWork)
+            | Response::CpuPerWork => true,
         }
     }
 }

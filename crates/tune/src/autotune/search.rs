@@ -586,7 +586,8 @@ impl Search {
     /// more is better).
     fn score(&self, e: &Effect) -> f64 {
         match self.direction() {
-            Direction::HigherIsBetter => e.change.estimate,
+            // No objective's metric is `Neither`; read it as higher is better.
+            Direction::HigherIsBetter | Direction::Neither => e.change.estimate,
             Direction::LowerIsBetter => -e.change.estimate,
         }
     }
@@ -594,7 +595,7 @@ impl Search {
     /// The better end of `e`'s interval, signed so that more is better.
     fn best_case(&self, e: &Effect) -> f64 {
         match self.direction() {
-            Direction::HigherIsBetter => e.change.hi,
+            Direction::HigherIsBetter | Direction::Neither => e.change.hi,
             Direction::LowerIsBetter => -e.change.lo,
         }
     }
