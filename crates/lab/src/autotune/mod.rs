@@ -19,7 +19,7 @@ use thiserror::Error;
 use tune::autotune::{AutotuneError, Effect, Outcome};
 
 pub use drive::{drive, DriveConfig, Ended, RunTrace};
-pub use space::{build, BuiltSpace, Excluded};
+pub use space::{build, probe, BuiltSpace, Excluded};
 
 /// The outcome file in `--out DIR`.
 pub const OUTCOME_FILE: &str = "outcome.json";

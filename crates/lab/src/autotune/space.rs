@@ -11,7 +11,7 @@ use model::plan::NetnsScope;
 use model::snapshot::{HostSnapshot, Interface};
 use tune::autotune::Objective;
 
-use crate::exec::HostId;
+use crate::exec::{ExecError, Executor, HostId};
 
 /// A level (or a whole factor, `level: None`) left out of the space.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,4 +285,73 @@ pub fn build(
         }
     }
     built
+}
+
+/// The first sentence of an apply's refusal (the executor's stderr without
+/// the journal's "rolled back" tail).
+fn refusal(e: &ExecError) -> String {
+    let text = match e {
+        ExecError::Failed { stderr, .. } => stderr.clone(),
+        other => other.to_string(),
+    };
+    let first = text.split("; this apply").next().unwrap_or(&text);
+    first.trim_start_matches("nettune: ").trim().to_string()
+}
+
+/// Apply each level of the space once on every host and roll it back: a
+/// level a host refuses (a file it has but cannot write, as veth's
+/// `threaded`) is left out with the host's reason, and a factor left with
+/// only its current level goes too. Ctrl-C (or an executor that cannot
+/// roll back) stops the probe with the error.
+pub fn probe(
+    exec: &mut dyn Executor,
+    built: &mut BuiltSpace,
+    snaps: &[(HostId, HostSnapshot)],
+    scope: NetnsScope,
+) -> Result<(), ExecError> {
+    let mut kept = Vec::new();
+    for mut f in std::mem::take(&mut built.factors) {
+        let mut levels = vec![f.levels[0].clone()];
+        for level in f.levels.drain(1..) {
+            let mut refused = None;
+            for (h, snap) in snaps {
+                let Ok(cp) = tune::levels::cell_plan(snap, scope, &[(f.knob, level.clone())])
+                else {
+                    continue;
+                };
+                if cp.plan.changes.is_empty() {
+                    continue;
+                }
+                let json = serde_json::to_string(&cp.plan).map_err(|e| ExecError::Failed {
+                    what: format!("plan for {h}"),
+                    code: None,
+                    stderr: e.to_string(),
+                })?;
+                match exec.apply(*h, &json) {
+                    Ok(()) => exec.rollback(*h)?,
+                    Err(ExecError::Cancelled) => return Err(ExecError::Cancelled),
+                    Err(e) => {
+                        refused = Some(format!("{} on {h}", refusal(&e)));
+                        break;
+                    }
+                }
+            }
+            match refused {
+                Some(reason) => built.excluded.push(Excluded {
+                    knob: f.knob,
+                    level: Some(level.to_string()),
+                    reason,
+                }),
+                None => levels.push(level),
+            }
+        }
+        if levels.len() > 1 {
+            f.levels = levels;
+            kept.push(f);
+        } else {
+            built.sources.retain(|(k, _)| *k != f.knob);
+        }
+    }
+    built.factors = kept;
+    Ok(())
 }

@@ -34,6 +34,8 @@ struct Fake {
     rollbacks: usize,
     dirty_benches: usize,
     cancel_after: Option<(usize, Arc<AtomicBool>)>,
+    /// A file whose writes fail, as veth's `threaded` does (EOPNOTSUPP).
+    refuse: Option<&'static str>,
 }
 
 impl Fake {
@@ -46,6 +48,7 @@ impl Fake {
             rollbacks: 0,
             dirty_benches: 0,
             cancel_after: None,
+            refuse: None,
         }
     }
 }
@@ -95,8 +98,18 @@ impl Executor for Fake {
         Ok("{}".into())
     }
     fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
+        let plan = Plan::from_json(plan_json).unwrap();
+        if let Some(file) = self.refuse {
+            if plan.changes.iter().any(|c| c.knob == file) {
+                return Err(ExecError::Failed {
+                    what: format!("apply on {host}"),
+                    code: Some(1),
+                    stderr: format!("nettune: {file}: write failed: Operation not supported (os error 95); this apply (generation 4) was rolled back"),
+                });
+            }
+        }
         self.applies += 1;
-        self.applied[host.0].push(Plan::from_json(plan_json).unwrap());
+        self.applied[host.0].push(plan);
         Ok(())
     }
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
@@ -290,4 +303,27 @@ fn ctrl_c_rolls_the_current_arm_back_and_proves_nothing() {
     assert_eq!(fake.applies, fake.rollbacks);
     assert!(fake.applied.iter().all(Vec::is_empty));
     assert!(accepted_changes(&ended).is_empty());
+}
+
+#[test]
+fn a_level_the_host_refuses_to_write_is_probed_out_with_its_reason() {
+    let mut fake = Fake::new();
+    fake.refuse = Some("threaded");
+    let mut b = build(Objective::MinP99, &snaps(), NetnsScope::Child);
+    assert!(keys(&b).contains(&"threaded_napi"));
+    probe(&mut fake, &mut b, &snaps(), NetnsScope::Child).unwrap();
+    assert_eq!(keys(&b), ["busy_poll", "napi_defer_hard_irqs"]);
+    let t = b
+        .excluded
+        .iter()
+        .find(|e| e.knob == Knob::ThreadedNapi)
+        .unwrap();
+    assert_eq!(
+        t.to_string(),
+        "threaded_napi=true: threaded: write failed: Operation not supported (os error 95) on h1"
+    );
+    // Every probe that applied was rolled back.
+    assert_eq!(fake.applies, fake.rollbacks);
+    assert!(fake.applied.iter().all(Vec::is_empty));
+    assert!(!b.sources.iter().any(|(k, _)| *k == Knob::ThreadedNapi));
 }

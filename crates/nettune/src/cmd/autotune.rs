@@ -350,7 +350,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (client, snapshot(&mut exec, client)?),
             (server, snapshot(&mut exec, server)?),
         ];
-        let built = at::build(args.objective, &snaps, NetnsScope::Child);
+        let mut built = at::build(args.objective, &snaps, NetnsScope::Child);
+        // Each level applied once on both hosts and rolled back: a host
+        // that has a file but cannot write it (veth's `threaded`) is found
+        // here, not in the middle of the search.
+        at::probe(&mut exec, &mut built, &snaps, NetnsScope::Child)?;
         if built.factors.is_empty() {
             return Err(at::AutotuneRunError::NothingToChange {
                 objective,
