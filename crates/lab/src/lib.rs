@@ -11,6 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use thiserror::Error;
 
+pub mod autotune;
 mod delay;
 pub mod exec;
 pub mod loop_;

@@ -62,6 +62,8 @@ pub enum Command {
     Experiment(cmd::experiment::Args),
     /// The whole loop in namespaces: baseline, doctor, its plan applied, again, rollback, a before/after table.
     Lab(cmd::lab::Args),
+    /// Search the lab host's knobs for an objective: each candidate applied, measured on 95 % intervals, rolled back; the proven plan kept.
+    Autotune(cmd::autotune::Args),
     /// Render a results directory (results.json) as an HTML page with charts and a Markdown summary.
     Report(cmd::report::Args),
     /// Run inspect, doctor, plan, apply, rollback, verify or history on the hosts of an inventory.

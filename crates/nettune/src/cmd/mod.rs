@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod agent_watchdog;
 pub mod apply;
+pub mod autotune;
 pub mod bench;
 pub mod capture;
 pub mod completions;
@@ -74,6 +75,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(a) => doctor::run(a),
         Command::Experiment(a) => experiment::run(a),
         Command::Lab(a) => lab::run(a),
+        Command::Autotune(a) => autotune::run(a),
         Command::Report(a) => report::run(a),
     }
 }

@@ -1,0 +1,203 @@
+//! The loop of `nettune autotune --lab`: for each measurement the search
+//! asks for, apply the arm's changes on every host through its journal, run
+//! the workload once, roll back, and record the run's values.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use model::experiment::{Knob, Level, Metric};
+use model::plan::NetnsScope;
+use model::snapshot::HostSnapshot;
+use tune::autotune::{Arm, Observation, Outcome, Response, Search, Step};
+
+use super::AutotuneRunError;
+use crate::exec::{ExecError, Executor, HostId};
+use crate::runner::{merge_args, metrics};
+
+/// One run of the search, as outcome.json's trace lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunTrace {
+    /// 0-based run number.
+    pub seq: usize,
+    /// The arm (`baseline`, a candidate, or `a + b`).
+    pub arm: String,
+    /// The objective's value.
+    pub value: f64,
+    /// Every metric the run yielded, by key.
+    pub values: BTreeMap<String, f64>,
+}
+
+/// How the loop ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ended {
+    /// The search finished.
+    Done(Outcome),
+    /// Ctrl-C: the current arm was rolled back; nothing is proven.
+    Cancelled,
+}
+
+/// What the loop needs besides the search.
+#[derive(Debug, Clone)]
+pub struct DriveConfig {
+    /// The host running the bench client.
+    pub client: HostId,
+    /// Hosts whose state the arms change (client and server).
+    pub hosts: Vec<HostId>,
+    /// Each host's snapshot, read once before the search (every arm is
+    /// rolled back, so the state it plans against comes back).
+    pub snapshots: Vec<(HostId, HostSnapshot)>,
+    /// The server host.
+    pub server: HostId,
+    /// The workload's bench arguments (without address and `--json`).
+    pub bench_args: Vec<String>,
+    /// Deadline of one bench run.
+    pub deadline: Duration,
+    /// The objective's metric.
+    pub objective: Metric,
+    /// Responses the constraints watch.
+    pub responses: Vec<Response>,
+    /// Scope of the plans (the lab's namespaces: `Child`).
+    pub scope: NetnsScope,
+    /// Set by Ctrl-C.
+    pub cancel: Arc<AtomicBool>,
+}
+
+fn metric_of(r: Response) -> Metric {
+    match r {
+        Response::Metric(m) => m,
+        Response::CpuPerWork => Metric::CpuPerWork,
+    }
+}
+
+/// Apply `changes` on every host; returns the hosts changed (to roll back)
+/// and the bench arguments the changes add.
+fn apply_arm(
+    exec: &mut dyn Executor,
+    cfg: &DriveConfig,
+    changes: &[(Knob, Level)],
+    applied: &mut Vec<HostId>,
+) -> Result<Vec<String>, ExecError> {
+    let mut bench = Vec::new();
+    if changes.is_empty() {
+        return Ok(bench);
+    }
+    for (i, (h, snap)) in cfg.snapshots.iter().enumerate() {
+        if !cfg.hosts.contains(h) {
+            continue;
+        }
+        let cp = tune::levels::cell_plan(snap, cfg.scope, changes).map_err(|e| {
+            ExecError::not_applicable(crate::exec::NotApplicableKind::Level, format!("{e} on {h}"))
+        })?;
+        if i == 0 {
+            bench = cp.bench_args.clone();
+        }
+        if cp.plan.changes.is_empty() {
+            continue;
+        }
+        let json = serde_json::to_string(&cp.plan).map_err(|e| ExecError::Failed {
+            what: format!("plan for {h}"),
+            code: None,
+            stderr: e.to_string(),
+        })?;
+        applied.push(*h);
+        exec.apply(*h, &json)?;
+    }
+    Ok(bench)
+}
+
+fn rollback(exec: &mut dyn Executor, applied: &mut Vec<HostId>) -> Result<(), ExecError> {
+    let mut first = None;
+    for h in std::mem::take(applied).into_iter().rev() {
+        if let Err(e) = exec.rollback(h) {
+            first.get_or_insert(e);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// One measurement: apply, bench, roll back (also when the bench fails).
+fn measure(
+    exec: &mut dyn Executor,
+    cfg: &DriveConfig,
+    changes: &[(Knob, Level)],
+) -> Result<BTreeMap<String, f64>, ExecError> {
+    let mut applied = Vec::new();
+    let result = apply_arm(exec, cfg, changes, &mut applied).and_then(|extra| {
+        let args = merge_args(&cfg.bench_args, &extra);
+        exec.bench(cfg.client, cfg.server, &args, cfg.deadline)
+    });
+    let back = rollback(exec, &mut applied);
+    let text = result?;
+    back?;
+    let mut wanted = vec![cfg.objective];
+    wanted.extend(cfg.responses.iter().map(|r| metric_of(*r)));
+    let rec = metrics::record_from_json(&text, &wanted).map_err(|e| ExecError::Failed {
+        what: format!("bench on {}", exec.host_name(cfg.client)),
+        code: None,
+        stderr: e.to_string(),
+    })?;
+    Ok(rec.values)
+}
+
+/// Drive `search` to its end on `exec`, calling `on_run` after each run.
+/// Every arm is rolled back before the next; on Ctrl-C the current arm is
+/// rolled back and the loop returns [`Ended::Cancelled`] with the trace.
+pub fn drive(
+    search: &mut Search,
+    exec: &mut dyn Executor,
+    cfg: &DriveConfig,
+    on_run: &mut dyn FnMut(&RunTrace, &Search),
+) -> Result<(Ended, Vec<RunTrace>), AutotuneRunError> {
+    let mut trace = Vec::new();
+    loop {
+        if cfg.cancel.load(Ordering::SeqCst) {
+            return Ok((Ended::Cancelled, trace));
+        }
+        let (arm, seq) = match search.next_step()? {
+            Step::Done(o) => return Ok((Ended::Done(o), trace)),
+            Step::Measure { arm, seq } => (arm, seq),
+        };
+        let changes = arm_changes(search, &arm);
+        let values = match measure(exec, cfg, &changes) {
+            Ok(v) => v,
+            Err(ExecError::Cancelled) => return Ok((Ended::Cancelled, trace)),
+            Err(_) if cfg.cancel.load(Ordering::SeqCst) => return Ok((Ended::Cancelled, trace)),
+            Err(e) => {
+                return Err(AutotuneRunError::Run {
+                    seq,
+                    arm: search.label(&arm),
+                    source: e,
+                })
+            }
+        };
+        let key = cfg.objective.key();
+        let value = values.get(key).copied().unwrap_or(f64::NAN);
+        let mut obs = Observation::new(value);
+        for r in &cfg.responses {
+            let v = values.get(metric_of(*r).key()).copied().unwrap_or(f64::NAN);
+            obs = obs.with(*r, v);
+        }
+        search.record(&arm, obs)?;
+        let run = RunTrace {
+            seq,
+            arm: search.label(&arm),
+            value,
+            values,
+        };
+        on_run(&run, search);
+        trace.push(run);
+    }
+}
+
+/// The changes an arm makes: its candidates only (every other factor stays
+/// at the host's current level, which is the baseline).
+pub fn arm_changes(search: &Search, arm: &Arm) -> Vec<(Knob, Level)> {
+    let cands = search.space().candidates();
+    arm.changes()
+        .into_iter()
+        .filter_map(|i| cands.get(i))
+        .map(|c| (c.knob, c.level.clone()))
+        .collect()
+}

@@ -1,0 +1,208 @@
+//! The lab driver of `nettune autotune` (issue 20): the search space of the
+//! lab's hosts ([`space`]), the loop that applies each arm through the
+//! journal, runs the workload and rolls back ([`drive`]), and the files the
+//! search leaves (outcome.json, plan.json).
+//!
+//! The search itself is `tune::autotune` (pure); this module only touches
+//! hosts through an [`Executor`](crate::exec::Executor).
+
+pub mod drive;
+pub mod space;
+
+use std::path::{Path, PathBuf};
+
+use model::experiment::{Knob, Level};
+use model::plan::{NetnsScope, Plan, PlanNote};
+use model::snapshot::HostSnapshot;
+use serde_json::{json, Value};
+use thiserror::Error;
+use tune::autotune::{AutotuneError, Effect, Outcome};
+
+pub use drive::{drive, DriveConfig, Ended, RunTrace};
+pub use space::{build, probe, BuiltSpace, Excluded};
+
+/// The outcome file in `--out DIR`.
+pub const OUTCOME_FILE: &str = "outcome.json";
+/// The plan file in `--out DIR`.
+pub const PLAN_FILE: &str = "plan.json";
+
+/// Why an autotune run failed.
+#[derive(Debug, Error)]
+pub enum AutotuneRunError {
+    /// The search refused its input or a run's values.
+    #[error(transparent)]
+    Search(#[from] AutotuneError),
+    /// A run failed (after its arm was rolled back).
+    #[error("run {seq} ({arm}): {source}")]
+    Run {
+        /// 0-based run number.
+        seq: usize,
+        /// The arm.
+        arm: String,
+        /// What failed.
+        #[source]
+        source: crate::exec::ExecError,
+    },
+    /// Nothing on the host can be changed; each factor with its reason.
+    #[error("nothing on this host can be changed for {objective}:\n  {}", reasons.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
+    NothingToChange {
+        /// The objective.
+        objective: &'static str,
+        /// Each factor or level left out, with why.
+        reasons: Vec<Excluded>,
+    },
+    /// An output file could not be written.
+    #[error("writing {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn effect_json(e: &Effect) -> Value {
+    json!({
+        "estimate": e.change.estimate,
+        "lo": e.change.lo,
+        "hi": e.change.hi,
+        "level": e.change.level,
+        "unit": if e.relative { "%" } else { "difference" },
+        "verdict": format!("{:?}", e.verdict).to_lowercase(),
+        "runs": e.runs,
+        "baseline_runs": e.baseline_runs,
+    })
+}
+
+/// The outcome.json document: the objective, the space and what was left
+/// out, accepted and rejected changes with their intervals and reasons, the
+/// re-checks, runs used, and the trace of every run.
+pub fn outcome_json(
+    objective: &str,
+    built: &BuiltSpace,
+    ended: &Ended,
+    trace: &[RunTrace],
+) -> Value {
+    let space: Vec<Value> = built
+        .factors
+        .iter()
+        .map(|f| {
+            json!({
+                "knob": f.knob.name(),
+                "current": f.levels.first().map(ToString::to_string),
+                "levels": f.levels.iter().skip(1).map(ToString::to_string).collect::<Vec<_>>(),
+                "source": built.sources.iter().find(|(k, _)| *k == f.knob).map(|(_, s)| *s),
+            })
+        })
+        .collect();
+    let excluded: Vec<Value> = built
+        .excluded
+        .iter()
+        .map(|e| json!({"knob": e.knob.name(), "level": e.level, "reason": e.reason}))
+        .collect();
+    let runs: Vec<Value> = trace
+        .iter()
+        .map(|r| json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values}))
+        .collect();
+    let mut doc = json!({
+        "schema_version": 1,
+        "objective": objective,
+        "space": space,
+        "excluded": excluded,
+        "trace": runs,
+        "runs_used": trace.len(),
+    });
+    match ended {
+        Ended::Cancelled => {
+            doc["interrupted"] = json!(true);
+            doc["accepted"] = json!([]);
+        }
+        Ended::Done(o) => {
+            doc["interrupted"] = json!(false);
+            doc["rounds"] = json!(o.rounds);
+            doc["accepted"] = o
+                .accepted
+                .iter()
+                .map(|a| json!({"knob": a.candidate.knob.name(), "level": a.candidate.level.to_string(), "race": effect_json(&a.race)}))
+                .collect();
+            doc["rejected"] = o
+                .rejected
+                .iter()
+                .map(|r| json!({"knob": r.candidate.knob.name(), "level": r.candidate.level.to_string(), "race": r.race.as_ref().map(effect_json), "reason": r.reason.to_string()}))
+                .collect();
+            doc["rechecks"] = o
+                .rechecks
+                .iter()
+                .map(|r| json!({
+                    "changes": r.changes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                    "effect": effect_json(&r.effect),
+                    "constraints": r.constraints.iter().map(|c| json!({"constraint": c.constraint, "effect": effect_json(&c.effect), "holds": c.holds})).collect::<Vec<_>>(),
+                    "passed": r.passed,
+                }))
+                .collect();
+            doc["summary"] = json!(o.render());
+        }
+    }
+    doc
+}
+
+/// The accepted changes of an outcome (empty after Ctrl-C).
+pub fn accepted_changes(ended: &Ended) -> Vec<(Knob, Level)> {
+    match ended {
+        Ended::Done(o) => o
+            .accepted
+            .iter()
+            .map(|a| (a.candidate.knob, a.candidate.level.clone()))
+            .collect(),
+        Ended::Cancelled => Vec::new(),
+    }
+}
+
+/// The plan of the accepted changes for the host of `snap` (the
+/// `nettune plan --json` shape `apply --plan` takes); bench options
+/// (busy-poll, congestion control per socket) go to its notes, since they
+/// belong to the application, not the host.
+pub fn accepted_plan(
+    snap: &HostSnapshot,
+    scope: NetnsScope,
+    changes: &[(Knob, Level)],
+    objective: &str,
+) -> Result<Plan, tune::levels::NotApplicable> {
+    let cp = tune::levels::cell_plan(snap, scope, changes)?;
+    let mut plan = cp.plan;
+    plan.profile = format!("autotune-{objective}");
+    if !cp.bench_args.is_empty() {
+        plan.notes.push(PlanNote {
+            rule: "autotune".into(),
+            message: format!(
+                "also accepted, for the application (not a host setting): nettune bench {}",
+                cp.bench_args.join(" ")
+            ),
+        });
+    }
+    Ok(plan)
+}
+
+/// Write `bytes` to `dir/name` (atomically).
+pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, AutotuneRunError> {
+    let path = dir.join(name);
+    let io = |source| AutotuneRunError::Write {
+        path: path.clone(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    host::files::write_atomic(&path, bytes).map_err(|e| AutotuneRunError::Write {
+        path: path.clone(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(path)
+}
+
+/// The outcome's accepted changes as lines (`knob=level`).
+pub fn describe(o: &Outcome) -> Vec<String> {
+    o.accepted.iter().map(|a| a.candidate.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,357 @@
+//! The search space of a lab host: which factors to vary for an objective,
+//! their current level (read from the host snapshot) and the levels worth
+//! trying, each probed on every host through `tune::levels::cell_plan` (the
+//! experiment's not-applicable path): a level a host cannot take is left
+//! out with the reason.
+
+use std::fmt;
+
+use model::experiment::{Factor, Knob, Level};
+use model::plan::NetnsScope;
+use model::snapshot::{HostSnapshot, Interface};
+use tune::autotune::Objective;
+
+use crate::exec::{ExecError, Executor, HostId};
+
+/// A level (or a whole factor, `level: None`) left out of the space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excluded {
+    /// The knob.
+    pub knob: Knob,
+    /// The level, or `None` when the whole factor is out.
+    pub level: Option<String>,
+    /// Why, naming the host and file.
+    pub reason: String,
+}
+
+impl fmt::Display for Excluded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.level {
+            Some(l) => write!(f, "{}={l}: {}", self.knob.name(), self.reason),
+            None => write!(f, "{}: {}", self.knob.name(), self.reason),
+        }
+    }
+}
+
+/// One factor proposed for an objective, before probing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    /// The knob.
+    pub knob: Knob,
+    /// The levels to try besides the current one.
+    pub levels: Vec<Level>,
+    /// Where the levels come from (the rule or profile).
+    pub source: &'static str,
+}
+
+/// The space built for a host, with what was left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuiltSpace {
+    /// The factors, current level first.
+    pub factors: Vec<Factor>,
+    /// Where each factor's levels come from.
+    pub sources: Vec<(Knob, &'static str)>,
+    /// Levels and factors left out, with the reason.
+    pub excluded: Vec<Excluded>,
+}
+
+/// The first interface that is not loopback (the lab's veth end).
+fn device(snap: &HostSnapshot) -> Option<&Interface> {
+    snap.interfaces.iter().find(|i| i.name != "lo")
+}
+
+fn ints(text: &str) -> Vec<u64> {
+    text.split_whitespace()
+        .filter_map(|t| t.parse().ok())
+        .collect()
+}
+
+/// A sysctl key of the knobs the space reads from `sysctls`.
+fn sysctl_key(knob: Knob) -> Option<&'static str> {
+    Some(match knob {
+        Knob::TcpTwReuse => "net.ipv4.tcp_tw_reuse",
+        Knob::IpLocalPortRange => "net.ipv4.ip_local_port_range",
+        Knob::TcpRmem => "net.ipv4.tcp_rmem",
+        Knob::TcpWmem => "net.ipv4.tcp_wmem",
+        Knob::CongestionControl => "net.ipv4.tcp_congestion_control",
+        _ => return None,
+    })
+}
+
+/// The host's current level of `knob`, or why it cannot be read.
+pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
+    if let Some(key) = sysctl_key(knob) {
+        let text = snap
+            .sysctls
+            .get(key)
+            .ok_or_else(|| format!("{key} is absent on this host"))?;
+        let v = ints(text);
+        let level = match (knob, v.as_slice()) {
+            (Knob::CongestionControl, _) => Some(Level::Name(text.trim().to_string())),
+            (Knob::TcpTwReuse, [x]) => i64::try_from(*x).ok().map(Level::Int),
+            (Knob::IpLocalPortRange, [a, b]) => match (u16::try_from(*a), u16::try_from(*b)) {
+                (Ok(a), Ok(b)) => Some(Level::Range([a, b])),
+                _ => None,
+            },
+            (Knob::TcpRmem | Knob::TcpWmem, [a, b, c]) => Some(Level::Triple([*a, *b, *c])),
+            _ => None,
+        };
+        return level.ok_or_else(|| format!("{key} = `{text}` is not a level it takes"));
+    }
+    // Bench options: the bench's own default.
+    match knob {
+        Knob::BusyPoll | Knob::Sndbuf | Knob::Rcvbuf => return Ok(Level::Int(0)),
+        Knob::CpuPin => return Ok(Level::Cpus(Vec::new())),
+        _ => {}
+    }
+    let dev = device(snap).ok_or_else(|| "no interface but loopback on this host".to_string())?;
+    let absent = |file: &str| format!("no {file} file on {}", dev.name);
+    match knob {
+        Knob::GroFlushTimeout => dev
+            .gro_flush_timeout
+            .and_then(|v| i64::try_from(v).ok())
+            .map(Level::Int)
+            .ok_or_else(|| absent("gro_flush_timeout")),
+        Knob::NapiDeferHardIrqs => dev
+            .napi_defer_hard_irqs
+            .map(|v| Level::Int(i64::from(v)))
+            .ok_or_else(|| absent("napi_defer_hard_irqs")),
+        Knob::ThreadedNapi => dev
+            .threaded
+            .map(|v| Level::Bool(v != 0))
+            .ok_or_else(|| absent("threaded")),
+        Knob::RpsCpus => dev
+            .rx_queues
+            .first()
+            .and_then(|q| q.rps_cpus.as_ref())
+            .map(|s| Level::Cpus(s.iter().collect()))
+            .ok_or_else(|| absent("queues/rx-0/rps_cpus")),
+        Knob::XpsCpus => dev
+            .tx_queues
+            .first()
+            .and_then(|q| q.xps_cpus.as_ref())
+            .map(|s| Level::Cpus(s.iter().collect()))
+            .ok_or_else(|| absent("queues/tx-0/xps_cpus")),
+        _ => Err("autotune does not read this knob's current level".into()),
+    }
+}
+
+/// Socket buffer maximum the throughput levels raise `tcp_rmem`/`tcp_wmem`
+/// to: 32 MiB, the BDP of 10 Gbit/s at 25 ms (the socket-buffers rule's
+/// sizing for a fast path with the profile's default RTT).
+const BUFFER_MAX: u64 = 32 << 20;
+
+/// The factors worth varying for `objective` on the host of `snap`, with
+/// the levels the planner's rules and profiles would set (never blind
+/// ranges). Levels equal to the current one are dropped later.
+pub fn proposals(objective: Objective, snap: &HostSnapshot) -> Vec<Proposal> {
+    let latency = tune::profile::builtin("latency").ok();
+    let busy_poll_us = latency.map_or(50, |p| i64::from(p.settings.busy_poll_us));
+    let online: Vec<u32> = snap.cpu.online.iter().collect();
+    let mut out = Vec::new();
+    let rps = Proposal {
+        knob: Knob::RpsCpus,
+        levels: vec![Level::Cpus(online.clone())],
+        source: "rps rule: spread receive processing over the online CPUs",
+    };
+    let busy = Proposal {
+        knob: Knob::BusyPoll,
+        levels: vec![Level::Int(busy_poll_us)],
+        source: "busy_poll rule: the latency profile's busy_poll_us",
+    };
+    let threaded = Proposal {
+        knob: Knob::ThreadedNapi,
+        levels: vec![Level::Bool(true), Level::Bool(false)],
+        source: "NAPI: threaded polling on or off",
+    };
+    let gro = Proposal {
+        knob: Knob::GroFlushTimeout,
+        levels: vec![Level::Int(20_000), Level::Int(50_000)],
+        source: "NAPI: gro_flush_timeout of the kernel's napi documentation (20-50 µs)",
+    };
+    let defer = Proposal {
+        knob: Knob::NapiDeferHardIrqs,
+        levels: vec![Level::Int(2)],
+        source: "NAPI: napi_defer_hard_irqs with a gro_flush_timeout",
+    };
+    match objective {
+        Objective::MaxCps => {
+            out.push(Proposal {
+                knob: Knob::TcpTwReuse,
+                levels: vec![Level::Int(1)],
+                source: "doctor's TIME_WAIT finding: reuse TIME_WAIT sockets for new connections",
+            });
+            out.push(Proposal {
+                knob: Knob::IpLocalPortRange,
+                levels: vec![Level::Range([1024, 65535])],
+                source: "doctor's ephemeral port finding: the widest local port range",
+            });
+            out.extend([rps, busy, threaded]);
+        }
+        Objective::MaxThroughput => {
+            let triple = |key: &str| {
+                let v = snap.sysctls.get(key).map(|t| ints(t)).unwrap_or_default();
+                match v.as_slice() {
+                    [a, b, c] if *c < BUFFER_MAX => vec![Level::Triple([*a, *b, BUFFER_MAX])],
+                    _ => Vec::new(),
+                }
+            };
+            let source = "socket-buffers rule: raise the autotuning maximum to the BDP";
+            out.push(Proposal {
+                knob: Knob::TcpRmem,
+                levels: triple("net.ipv4.tcp_rmem"),
+                source,
+            });
+            out.push(Proposal {
+                knob: Knob::TcpWmem,
+                levels: triple("net.ipv4.tcp_wmem"),
+                source,
+            });
+            out.push(Proposal {
+                knob: Knob::CongestionControl,
+                levels: ["cubic", "bbr"]
+                    .iter()
+                    .map(|n| Level::Name((*n).into()))
+                    .collect(),
+                source: "congestion control: the available algorithms the rules know",
+            });
+            out.extend([gro, defer, threaded, rps]);
+        }
+        Objective::MaxPps => out.extend([rps, busy, gro, threaded]),
+        Objective::MinP99 => out.extend([busy, threaded, defer]),
+    }
+    out
+}
+
+/// Build the space for `objective`: the proposals for the first host's
+/// snapshot, each level probed on every host (`cell_plan` in `scope`); a
+/// level a host cannot take, or equal to the current one, is left out.
+pub fn build(
+    objective: Objective,
+    snaps: &[(HostId, HostSnapshot)],
+    scope: NetnsScope,
+) -> BuiltSpace {
+    let mut built = BuiltSpace {
+        factors: Vec::new(),
+        sources: Vec::new(),
+        excluded: Vec::new(),
+    };
+    let Some((h0, first)) = snaps.first() else {
+        return built;
+    };
+    for p in proposals(objective, first) {
+        let current = match current_level(first, p.knob) {
+            Ok(l) => l,
+            Err(reason) => {
+                built.excluded.push(Excluded {
+                    knob: p.knob,
+                    level: None,
+                    reason: format!("{reason} ({h0})"),
+                });
+                continue;
+            }
+        };
+        let mut levels = vec![current.clone()];
+        for level in p.levels {
+            if level == current || levels.contains(&level) {
+                continue;
+            }
+            let refusal = snaps.iter().find_map(|(h, s)| {
+                tune::levels::cell_plan(s, scope, &[(p.knob, level.clone())])
+                    .err()
+                    .map(|e| format!("{} on {h}", e.reason))
+            });
+            match refusal {
+                Some(reason) => built.excluded.push(Excluded {
+                    knob: p.knob,
+                    level: Some(level.to_string()),
+                    reason,
+                }),
+                None => levels.push(level),
+            }
+        }
+        if levels.len() > 1 {
+            built.sources.push((p.knob, p.source));
+            built.factors.push(Factor {
+                knob: p.knob,
+                levels,
+            });
+        } else if !built.excluded.iter().any(|e| e.knob == p.knob) {
+            built.excluded.push(Excluded {
+                knob: p.knob,
+                level: None,
+                reason: format!("already at the level the rules would set ({current})"),
+            });
+        }
+    }
+    built
+}
+
+/// The first sentence of an apply's refusal (the executor's stderr without
+/// the journal's "rolled back" tail).
+fn refusal(e: &ExecError) -> String {
+    let text = match e {
+        ExecError::Failed { stderr, .. } => stderr.clone(),
+        other => other.to_string(),
+    };
+    let first = text.split("; this apply").next().unwrap_or(&text);
+    first.trim_start_matches("nettune: ").trim().to_string()
+}
+
+/// Apply each level of the space once on every host and roll it back: a
+/// level a host refuses (a file it has but cannot write, as veth's
+/// `threaded`) is left out with the host's reason, and a factor left with
+/// only its current level goes too. Ctrl-C (or an executor that cannot
+/// roll back) stops the probe with the error.
+pub fn probe(
+    exec: &mut dyn Executor,
+    built: &mut BuiltSpace,
+    snaps: &[(HostId, HostSnapshot)],
+    scope: NetnsScope,
+) -> Result<(), ExecError> {
+    let mut kept = Vec::new();
+    for mut f in std::mem::take(&mut built.factors) {
+        let mut levels = vec![f.levels[0].clone()];
+        for level in f.levels.drain(1..) {
+            let mut refused = None;
+            for (h, snap) in snaps {
+                let Ok(cp) = tune::levels::cell_plan(snap, scope, &[(f.knob, level.clone())])
+                else {
+                    continue;
+                };
+                if cp.plan.changes.is_empty() {
+                    continue;
+                }
+                let json = serde_json::to_string(&cp.plan).map_err(|e| ExecError::Failed {
+                    what: format!("plan for {h}"),
+                    code: None,
+                    stderr: e.to_string(),
+                })?;
+                match exec.apply(*h, &json) {
+                    Ok(()) => exec.rollback(*h)?,
+                    Err(ExecError::Cancelled) => return Err(ExecError::Cancelled),
+                    Err(e) => {
+                        refused = Some(format!("{} on {h}", refusal(&e)));
+                        break;
+                    }
+                }
+            }
+            match refused {
+                Some(reason) => built.excluded.push(Excluded {
+                    knob: f.knob,
+                    level: Some(level.to_string()),
+                    reason,
+                }),
+                None => levels.push(level),
+            }
+        }
+        if levels.len() > 1 {
+            f.levels = levels;
+            kept.push(f);
+        } else {
+            built.sources.retain(|(k, _)| *k != f.knob);
+        }
+    }
+    built.factors = kept;
+    Ok(())
+}

@@ -1,0 +1,329 @@
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use model::experiment::{Factor, Knob, Level, Metric};
+use model::plan::{NetnsScope, Plan};
+use model::snapshot::HostSnapshot;
+use model::stats::SplitMix64;
+use tune::autotune::{Objective, Search, SearchConfig, SearchSpace};
+
+use super::*;
+use crate::exec::{ExecError, Executor, HostId};
+
+/// `nettune inspect --json` in a namespace with a veth pair (6.18).
+const SNAP: &str = include_str!("../../../tune/src/levels/testdata/netns-veth-6.18.json");
+/// `nettune bench --test tcp-stream --json` over loopback.
+const STREAM: &str = include_str!("../../tests/data/bench-tcp-stream-lo.json");
+
+fn snap() -> HostSnapshot {
+    serde_json::from_str(SNAP).unwrap()
+}
+
+fn snaps() -> Vec<(HostId, HostSnapshot)> {
+    vec![(HostId(1), snap()), (HostId(0), snap())]
+}
+
+/// A fake lab of two hosts: a bench gives 1 Gbit/s with 1 % noise, +10 %
+/// while `tcp_tw_reuse` is 1 on the client; apply and rollback are counted.
+struct Fake {
+    applied: Vec<Vec<Plan>>,
+    rng: SplitMix64,
+    benches: usize,
+    applies: usize,
+    rollbacks: usize,
+    dirty_benches: usize,
+    cancel_after: Option<(usize, Arc<AtomicBool>)>,
+    /// A file whose writes fail, as veth's `threaded` does (EOPNOTSUPP).
+    refuse: Option<&'static str>,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        Fake {
+            applied: vec![Vec::new(), Vec::new()],
+            rng: SplitMix64::new(3),
+            benches: 0,
+            applies: 0,
+            rollbacks: 0,
+            dirty_benches: 0,
+            cancel_after: None,
+            refuse: None,
+        }
+    }
+}
+
+impl Executor for Fake {
+    fn hosts(&self) -> usize {
+        2
+    }
+    fn host_name(&self, host: HostId) -> String {
+        format!("fake-{host}")
+    }
+    fn bench(
+        &mut self,
+        client: HostId,
+        _server: HostId,
+        _args: &[String],
+        _deadline: Duration,
+    ) -> Result<String, ExecError> {
+        self.benches += 1;
+        if let Some((n, flag)) = &self.cancel_after {
+            if self.benches >= *n {
+                flag.store(true, Ordering::SeqCst);
+                return Err(ExecError::Cancelled);
+            }
+        }
+        let tw = self.applied[client.0].iter().any(|p| {
+            p.changes
+                .iter()
+                .any(|c| c.knob == "net.ipv4.tcp_tw_reuse" && c.after == "1")
+        });
+        if !self.applied.iter().all(Vec::is_empty) {
+            self.dirty_benches += 1;
+        }
+        let base = if tw { 1.1e9 } else { 1e9 };
+        let v = self.rng.normal(base, base * 0.01);
+        let mut j: serde_json::Value = serde_json::from_str(STREAM).unwrap();
+        j["results"][0]["bits_per_sec"] = serde_json::json!(v);
+        Ok(j.to_string())
+    }
+    fn inspect(&mut self, _host: HostId) -> Result<String, ExecError> {
+        Ok(SNAP.into())
+    }
+    fn doctor(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
+        Ok("{}".into())
+    }
+    fn plan(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
+        Ok("{}".into())
+    }
+    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
+        let plan = Plan::from_json(plan_json).unwrap();
+        if let Some(file) = self.refuse {
+            if plan.changes.iter().any(|c| c.knob == file) {
+                return Err(ExecError::Failed {
+                    what: format!("apply on {host}"),
+                    code: Some(1),
+                    stderr: format!("nettune: {file}: write failed: Operation not supported (os error 95); this apply (generation 4) was rolled back"),
+                });
+            }
+        }
+        self.applies += 1;
+        self.applied[host.0].push(plan);
+        Ok(())
+    }
+    fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
+        self.rollbacks += 1;
+        self.applied[host.0].clear();
+        Ok(())
+    }
+}
+
+fn cfg(cancel: Arc<AtomicBool>) -> DriveConfig {
+    DriveConfig {
+        client: HostId(1),
+        server: HostId(0),
+        hosts: vec![HostId(1), HostId(0)],
+        snapshots: snaps(),
+        bench_args: vec!["--test".into(), "tcp-stream".into()],
+        deadline: Duration::from_secs(10),
+        objective: Metric::Throughput,
+        responses: Vec::new(),
+        scope: NetnsScope::Child,
+        cancel,
+    }
+}
+
+fn keys(b: &BuiltSpace) -> Vec<&'static str> {
+    b.factors.iter().map(|f| f.knob.name()).collect()
+}
+
+#[test]
+fn max_cps_space_on_veth_starts_from_the_current_levels() {
+    let b = build(Objective::MaxCps, &snaps(), NetnsScope::Child);
+    assert_eq!(
+        keys(&b),
+        [
+            "tcp_tw_reuse",
+            "ip_local_port_range",
+            "rps_cpus",
+            "busy_poll",
+            "threaded_napi"
+        ]
+    );
+    // Current level first, as read from the snapshot.
+    assert_eq!(b.factors[0].levels, [Level::Int(2), Level::Int(1)]);
+    assert_eq!(
+        b.factors[1].levels,
+        [Level::Range([32768, 60999]), Level::Range([1024, 65535])]
+    );
+    assert_eq!(b.factors[2].levels[0], Level::Cpus(Vec::new()));
+    assert!(SearchSpace::new(b.factors).is_ok());
+}
+
+#[test]
+fn levels_a_host_cannot_take_or_already_has_are_excluded_with_reasons() {
+    let b = build(Objective::MaxThroughput, &snaps(), NetnsScope::Child);
+    // tcp_rmem's maximum is already 32 MiB; bbr is the current congestion
+    // control, cubic is available.
+    let rmem = b.excluded.iter().find(|e| e.knob == Knob::TcpRmem).unwrap();
+    assert!(rmem.reason.contains("already"), "{rmem}");
+    let cc = b
+        .factors
+        .iter()
+        .find(|f| f.knob == Knob::CongestionControl)
+        .unwrap();
+    assert_eq!(
+        cc.levels,
+        [Level::Name("bbr".into()), Level::Name("cubic".into())]
+    );
+    // A host lacking the NAPI files: the factor is out, naming the file.
+    let mut s: serde_json::Value = serde_json::from_str(SNAP).unwrap();
+    for i in s["interfaces"].as_array_mut().unwrap() {
+        i["gro_flush_timeout"] = serde_json::Value::Null;
+    }
+    let s: HostSnapshot = serde_json::from_value(s).unwrap();
+    let b = build(
+        Objective::MaxThroughput,
+        &[(HostId(1), s)],
+        NetnsScope::Child,
+    );
+    let gro = b
+        .excluded
+        .iter()
+        .find(|e| e.knob == Knob::GroFlushTimeout)
+        .unwrap();
+    assert!(gro.reason.contains("gro_flush_timeout"), "{gro}");
+    assert!(!keys(&b).contains(&"gro_flush_timeout"));
+}
+
+#[test]
+fn a_host_with_nothing_changeable_says_why_per_factor() {
+    let mut s: serde_json::Value = serde_json::from_str(SNAP).unwrap();
+    s["sysctls"] = serde_json::json!({});
+    s["interfaces"] = serde_json::json!([]);
+    let s: HostSnapshot = serde_json::from_value(s).unwrap();
+    let b = build(Objective::MinP99, &[(HostId(1), s)], NetnsScope::Child);
+    // busy_poll is a bench option: it stays; the NAPI knobs are out.
+    assert_eq!(keys(&b), ["busy_poll"]);
+    let mut s: serde_json::Value = serde_json::from_str(SNAP).unwrap();
+    s["sysctls"] = serde_json::json!({});
+    s["interfaces"] = serde_json::json!([]);
+    let s: HostSnapshot = serde_json::from_value(s).unwrap();
+    let b = build(
+        Objective::MaxThroughput,
+        &[(HostId(1), s)],
+        NetnsScope::Child,
+    );
+    assert!(b.factors.is_empty());
+    let e = AutotuneRunError::NothingToChange {
+        objective: "max-throughput",
+        reasons: b.excluded.clone(),
+    }
+    .to_string();
+    for knob in [
+        "tcp_rmem",
+        "congestion_control",
+        "gro_flush_timeout",
+        "rps_cpus",
+    ] {
+        assert!(e.contains(knob), "{knob} missing from {e}");
+    }
+    assert!(e.contains("absent") || e.contains("loopback"), "{e}");
+}
+
+fn tw_search(budget: usize) -> Search {
+    let space = SearchSpace::new(vec![Factor {
+        knob: Knob::TcpTwReuse,
+        levels: vec![Level::Int(2), Level::Int(1)],
+    }])
+    .unwrap();
+    let mut c = SearchConfig::new(Metric::Throughput);
+    c.budget = Some(budget);
+    c.seed = 11;
+    Search::new(space, c).unwrap()
+}
+
+#[test]
+fn drive_applies_each_arm_rolls_it_back_and_keeps_a_real_gain() {
+    let mut fake = Fake::new();
+    let mut search = tw_search(60);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let mut seen = 0;
+    let (ended, trace) =
+        drive(&mut search, &mut fake, &cfg(cancel), &mut |_, _| seen += 1).unwrap();
+    let Ended::Done(o) = &ended else {
+        panic!("{ended:?}")
+    };
+    assert_eq!(trace.len(), o.runs);
+    assert_eq!(seen, o.runs);
+    assert_eq!(fake.benches, o.runs);
+    assert_eq!(fake.applies, fake.rollbacks);
+    assert!(fake.applied.iter().all(Vec::is_empty), "host left changed");
+    assert_eq!(describe(o), ["tcp_tw_reuse=1"], "{}", o.render());
+    // Only the candidate's arms ran changed.
+    assert_eq!(
+        fake.dirty_benches,
+        trace.iter().filter(|r| r.arm != "baseline").count()
+    );
+    let doc = outcome_json(
+        "max-throughput",
+        &BuiltSpace {
+            factors: Vec::new(),
+            sources: Vec::new(),
+            excluded: Vec::new(),
+        },
+        &ended,
+        &trace,
+    );
+    assert_eq!(doc["accepted"][0]["knob"], "tcp_tw_reuse");
+    assert_eq!(doc["trace"].as_array().unwrap().len(), o.runs);
+    let plan = accepted_plan(
+        &snap(),
+        NetnsScope::Child,
+        &accepted_changes(&ended),
+        "max-throughput",
+    )
+    .unwrap();
+    let text = serde_json::to_string_pretty(&plan).unwrap();
+    let back = Plan::from_json(&text).unwrap();
+    assert_eq!(back.changes.len(), 1);
+    assert_eq!(back.changes[0].after, "1");
+}
+
+#[test]
+fn ctrl_c_rolls_the_current_arm_back_and_proves_nothing() {
+    let mut fake = Fake::new();
+    let cancel = Arc::new(AtomicBool::new(false));
+    fake.cancel_after = Some((5, cancel.clone()));
+    let mut search = tw_search(60);
+    let (ended, trace) = drive(&mut search, &mut fake, &cfg(cancel), &mut |_, _| {}).unwrap();
+    assert_eq!(ended, Ended::Cancelled);
+    assert_eq!(trace.len(), 4);
+    assert_eq!(fake.applies, fake.rollbacks);
+    assert!(fake.applied.iter().all(Vec::is_empty));
+    assert!(accepted_changes(&ended).is_empty());
+}
+
+#[test]
+fn a_level_the_host_refuses_to_write_is_probed_out_with_its_reason() {
+    let mut fake = Fake::new();
+    fake.refuse = Some("threaded");
+    let mut b = build(Objective::MinP99, &snaps(), NetnsScope::Child);
+    assert!(keys(&b).contains(&"threaded_napi"));
+    probe(&mut fake, &mut b, &snaps(), NetnsScope::Child).unwrap();
+    assert_eq!(keys(&b), ["busy_poll", "napi_defer_hard_irqs"]);
+    let t = b
+        .excluded
+        .iter()
+        .find(|e| e.knob == Knob::ThreadedNapi)
+        .unwrap();
+    assert_eq!(
+        t.to_string(),
+        "threaded_napi=true: threaded: write failed: Operation not supported (os error 95) on h1"
+    );
+    // Every probe that applied was rolled back.
+    assert_eq!(fake.applies, fake.rollbacks);
+    assert!(fake.applied.iter().all(Vec::is_empty));
+    assert!(!b.sources.iter().any(|(k, _)| *k == Knob::ThreadedNapi));
+}

@@ -1,0 +1,472 @@
+//! `nettune autotune --objective OBJ --lab`: search the lab host's factors
+//! for the objective, each candidate applied through the journal, measured
+//! against the baseline on bootstrap intervals and rolled back; the proven
+//! changes become a plan `nettune apply --plan` takes (docs/autotune.md).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Parser;
+use lab::autotune::{self as at, DriveConfig, Ended};
+use lab::exec::{Executor, HostId};
+use lab::runner::{self, experiment::BENCH_WARMUP_S};
+use model::experiment::TestKind;
+use model::plan::NetnsScope;
+use model::snapshot::HostSnapshot;
+use tune::autotune::{Constraint, Objective, Response, Search, SearchConfig, SearchSpace};
+
+use super::present::{self, Ui};
+use crate::exit;
+
+const EXAMPLES: &str = "\
+Examples:
+  sudo nettune autotune --objective max-cps --lab
+  sudo nettune autotune --objective max-throughput --lab --time 5m --out tuned
+  sudo nettune autotune --objective max-pps --lab --budget 60 --duration 2
+  sudo nettune autotune --objective min-p99 --lab --constraint 'cpu_per_work<=+5%'
+  sudo nettune autotune --objective max-cps --lab --dry-run      the space and the runs it may take
+  sudo nettune apply --plan tuned/plan.json --dry-run            what the proven plan changes
+
+The space comes from the lab host: the factors the objective's rules and profiles set (TIME_WAIT
+reuse and the port range for max-cps; socket buffers, congestion control and the NAPI knobs for
+max-throughput; RPS, busy polling and NAPI for max-pps and min-p99), each starting from the host's
+current level; levels the host cannot take are left out with the reason. Every candidate is
+applied through the journal and rolled back after its run; a change is kept only when its 95 %
+interval, re-checked against fresh baseline runs, shows a gain of at least --min-effect and every
+--constraint holds. Writes DIR/outcome.json (accepted and rejected changes with their intervals
+and reasons, the trace of every run) and DIR/plan.json (the proven changes). Exit codes: 0 done
+(also when nothing was proven), 1 error (not root, the lab could not be built, nothing on the host
+can be changed), 2 usage errors: an objective the workload cannot measure, a bad --constraint, a
+budget below the minimum (said with the minimum, before anything runs); 130 Ctrl-C (the current
+candidate is rolled back, nothing is kept).";
+
+/// Runs a search may use without --budget or --time: the time it fits in.
+const DEFAULT_TIME: Duration = Duration::from_secs(600);
+/// Time of one run besides the bench's duration and warm-up: starting the
+/// bench, applying and rolling back (measured in the lab: about 1.5 s).
+const RUN_OVERHEAD: Duration = Duration::from_millis(1500);
+
+/// Arguments of `nettune autotune`.
+#[derive(Debug, Parser)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// What to improve: max-throughput, max-pps, min-p99 or max-cps.
+    #[arg(long, value_name = "OBJ", value_parser = parse_objective)]
+    pub objective: Objective,
+    /// The workload's test [default: tcp-stream for max-throughput,
+    /// udp-stream for max-pps, tcp-rr for min-p99, tcp-crr for max-cps].
+    #[arg(long, value_name = "TEST", value_parser = ["tcp-stream", "udp-stream", "tcp-rr", "tcp-crr"])]
+    pub test: Option<String>,
+    /// Message or datagram size, bytes [default: 64 for udp-stream].
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<u32>,
+    /// Seconds of each run (after a 1 s warm-up), 1 to 60.
+    #[arg(long, default_value_t = 3, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub duration: u32,
+    /// Parallel flows of the workload.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub flows: u32,
+    /// A workload file (not yet; give --test, --size, --duration).
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+    /// Most bench runs in all.
+    #[arg(long, value_name = "RUNS", conflicts_with = "time")]
+    pub budget: Option<usize>,
+    /// Most wall time (90s, 10m, 1h), turned into runs [default: 10m].
+    #[arg(long, value_name = "DURATION", value_parser = parse_time)]
+    pub time: Option<Duration>,
+    /// A limit on a response's change, such as p99<=+5% (repeatable).
+    #[arg(long, value_name = "NAME<=X%")]
+    pub constraint: Vec<String>,
+    /// Practical threshold: the least gain kept, % of the baseline.
+    #[arg(long, default_value_t = model::stats::DEFAULT_MIN_EFFECT_PCT, value_name = "PCT", value_parser = present::parse_min_effect)]
+    pub min_effect: f64,
+    /// Seed of the run order and the bootstrap.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Tune the lab of network namespaces (the only target yet).
+    #[arg(long)]
+    pub lab: bool,
+    /// Hosts of an inventory (needs `nettune fleet`, not yet).
+    #[arg(long, value_name = "FILE")]
+    pub inventory: Option<PathBuf>,
+    /// Output directory [default: nettune-autotune-OBJ].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the space and the estimated runs, then stop.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print outcome.json on stdout at the end instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_objective(s: &str) -> Result<Objective, String> {
+    Objective::parse(s).map_err(|e| e.to_string())
+}
+
+/// `90`, `90s`, `10m`, `1h`: 1 s to 24 h.
+fn parse_time(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1),
+        Some((i, 'm')) => (&t[..i], 60),
+        Some((i, 'h')) => (&t[..i], 3600),
+        _ => (t, 1),
+    };
+    match num
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+    {
+        Some(secs) if (1..=86_400).contains(&secs) => Ok(Duration::from_secs(secs)),
+        _ => Err(format!(
+            "`{s}` is not a duration from 1s to 24h (90s, 10m, 1h)"
+        )),
+    }
+}
+
+fn test_kind(name: &str) -> TestKind {
+    match name {
+        "udp-stream" => TestKind::UdpStream,
+        "tcp-rr" => TestKind::TcpRr,
+        "tcp-crr" => TestKind::TcpCrr,
+        _ => TestKind::TcpStream,
+    }
+}
+
+fn default_test(o: Objective) -> &'static str {
+    match o {
+        Objective::MaxThroughput => "tcp-stream",
+        Objective::MaxPps => "udp-stream",
+        Objective::MinP99 => "tcp-rr",
+        Objective::MaxCps => "tcp-crr",
+    }
+}
+
+/// One run's wall time.
+fn run_time(duration_s: u32) -> Duration {
+    Duration::from_secs(u64::from(duration_s))
+        + Duration::from_secs_f64(BENCH_WARMUP_S)
+        + RUN_OVERHEAD
+}
+
+/// What the arguments mean, checked before anything runs.
+struct Checked {
+    test: &'static str,
+    bench_args: Vec<String>,
+    cfg: SearchConfig,
+    responses: Vec<Response>,
+}
+
+fn usage(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("nettune: {msg}");
+    ExitCode::from(exit::USAGE)
+}
+
+fn check(args: &Args) -> Result<Checked, ExitCode> {
+    if args.inventory.is_some() {
+        return Err(usage(
+            "autotune --inventory needs `nettune fleet`, not yet; use --lab",
+        ));
+    }
+    if args.workload.is_some() {
+        return Err(usage(
+            "autotune --workload FILE is not supported yet; give --test, --size and --duration",
+        ));
+    }
+    let test = args
+        .test
+        .as_deref()
+        .map_or(default_test(args.objective), |t| match t {
+            "udp-stream" => "udp-stream",
+            "tcp-rr" => "tcp-rr",
+            "tcp-crr" => "tcp-crr",
+            _ => "tcp-stream",
+        });
+    let kind = test_kind(test);
+    let metric = args.objective.metric_for(kind, false).map_err(usage)?;
+    let mut constraints = Vec::new();
+    for text in &args.constraint {
+        let c = Constraint::parse(text).map_err(usage)?;
+        c.check_workload(kind, false).map_err(usage)?;
+        constraints.push(c);
+    }
+    let responses = constraints.iter().map(|c| c.response).collect();
+    let mut cfg = SearchConfig::new(metric);
+    cfg.constraints = constraints;
+    cfg.min_effect_pct = args.min_effect;
+    if let Some(s) = args.seed {
+        cfg.seed = s;
+    }
+    let per_run = run_time(args.duration);
+    cfg.budget = Some(args.budget.unwrap_or_else(|| {
+        let t = args.time.unwrap_or(DEFAULT_TIME);
+        usize::try_from(t.as_millis() / per_run.as_millis().max(1)).unwrap_or(usize::MAX)
+    }));
+    if let Err(e) = cfg.validate() {
+        let hint = match (&e, args.budget) {
+            (tune::autotune::AutotuneError::BudgetTooSmall { minimum, .. }, None) => format!(
+                " (--time gives {} runs of about {:.1} s; at least {} s are needed)",
+                cfg.budget.unwrap_or(0),
+                per_run.as_secs_f64(),
+                per_run
+                    .saturating_mul(u32::try_from(*minimum).unwrap_or(u32::MAX))
+                    .as_secs()
+            ),
+            _ => String::new(),
+        };
+        return Err(usage(format!("{e}{hint}")));
+    }
+    let size = args.size.or((kind == TestKind::UdpStream).then_some(64));
+    let mut bench_args = vec![
+        "--test".to_string(),
+        test.into(),
+        "--duration".into(),
+        args.duration.to_string(),
+        "--warmup".into(),
+        format!("{BENCH_WARMUP_S}"),
+        "--flows".into(),
+        args.flows.to_string(),
+    ];
+    if let Some(s) = size {
+        bench_args.extend(["--size".into(), s.to_string()]);
+    }
+    Ok(Checked {
+        test,
+        bench_args,
+        cfg,
+        responses,
+    })
+}
+
+fn snapshot(exec: &mut dyn Executor, h: HostId) -> anyhow::Result<HostSnapshot> {
+    let text = exec.inspect(h)?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("inspect on {}: not a host snapshot", exec.host_name(h)))
+}
+
+fn space_lines(built: &at::BuiltSpace, space: &SearchSpace, repeats: u32, budget: usize) -> String {
+    let mut out = String::from("search space:\n");
+    for f in space.factors() {
+        let levels: Vec<String> = f.levels.iter().skip(1).map(ToString::to_string).collect();
+        let source = built
+            .sources
+            .iter()
+            .find(|(k, _)| *k == f.knob)
+            .map_or("", |(_, s)| s);
+        out.push_str(&format!(
+            "  {:<20} now {:<14} try {:<22} ({source})\n",
+            f.knob.name(),
+            f.levels[0].to_string(),
+            levels.join(", ")
+        ));
+    }
+    for e in &built.excluded {
+        out.push_str(&format!("  left out  {e}\n"));
+    }
+    out.push_str(&format!(
+        "{} candidates; at most {} runs (budget {budget}; the full grid would be {})\n",
+        space.candidates().len(),
+        space.estimate_runs(repeats).min(budget),
+        space.grid_runs(repeats)
+    ));
+    out
+}
+
+/// The run's progress on stderr: a bar on a terminal, a line per run
+/// otherwise (none with --json).
+struct Bar {
+    bar: Option<indicatif::ProgressBar>,
+    lines: bool,
+}
+
+impl Bar {
+    fn new(total: u64, shown: bool) -> Bar {
+        let bar = (shown && std::io::stderr().is_terminal()).then(|| {
+            let b = indicatif::ProgressBar::new(total);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs  {msg}",
+            ) {
+                b.set_style(style);
+            }
+            b.enable_steady_tick(Duration::from_millis(200));
+            b
+        });
+        Bar { bar, lines: shown }
+    }
+
+    fn progress(&self, pos: u64, msg: &str) {
+        match &self.bar {
+            Some(b) => {
+                b.set_position(pos);
+                b.set_message(msg.to_string());
+            }
+            None if self.lines => eprintln!("{msg}"),
+            None => {}
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Run the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let checked = match check(&args) {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
+    if !lab::is_root() {
+        anyhow::bail!(
+            "autotune --lab needs root to build its lab of network namespaces (also for --dry-run: the space comes from the lab's hosts)"
+        );
+    }
+    let objective = args.objective.name();
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("nettune-autotune-{objective}")));
+    let budget = checked.cfg.budget.unwrap_or(0);
+    let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
+    let spec = lab::LabSpec::new(2, 2);
+    let exe = std::env::current_exe().context("finding the nettune binary")?;
+    let ui = Ui::new(0, false);
+    let session = present::start_lab(&spec, &exe, &ui).context("building the lab")?;
+    let result = (|| -> anyhow::Result<ExitCode> {
+        let mut exec = runner::SplitExecutor {
+            bench: session.executor()?.with_cancel(cancel.clone()),
+            rest: session.executor()?,
+        };
+        let (client, server) = (HostId(1), HostId(0));
+        let snaps = vec![
+            (client, snapshot(&mut exec, client)?),
+            (server, snapshot(&mut exec, server)?),
+        ];
+        let mut built = at::build(args.objective, &snaps, NetnsScope::Child);
+        // Each level applied once on both hosts and rolled back: a host
+        // that has a file but cannot write it (veth's `threaded`) is found
+        // here, not in the middle of the search.
+        at::probe(&mut exec, &mut built, &snaps, NetnsScope::Child)?;
+        if built.factors.is_empty() {
+            return Err(at::AutotuneRunError::NothingToChange {
+                objective,
+                reasons: built.excluded.clone(),
+            }
+            .into());
+        }
+        let space = SearchSpace::new(built.factors.clone())?;
+        let repeats = checked.cfg.repeats;
+        ui.line(&format!(
+            "autotune {objective} with {} runs of {} s ({} each)",
+            checked.test,
+            args.duration,
+            checked.cfg.objective.key()
+        ));
+        ui.line(space_lines(&built, &space, repeats, budget).trim_end());
+        if args.dry_run {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let mut search = Search::new(space, checked.cfg.clone())?;
+        let cfg = DriveConfig {
+            client,
+            server,
+            hosts: vec![client, server],
+            snapshots: snaps.clone(),
+            bench_args: checked.bench_args.clone(),
+            deadline: run_time(args.duration).saturating_mul(2) + Duration::from_secs(20),
+            objective: checked.cfg.objective,
+            responses: checked.responses.clone(),
+            scope: NetnsScope::Child,
+            cancel: cancel.clone(),
+        };
+        let started = Instant::now();
+        let bar = Bar::new(budget as u64, !args.json);
+        let per_run = run_time(args.duration);
+        let mut on_run = |r: &at::RunTrace, _: &Search| {
+            let used = r.seq.saturating_add(1);
+            let left = per_run
+                .saturating_mul(u32::try_from(budget.saturating_sub(used)).unwrap_or(u32::MAX));
+            bar.progress(
+                used as u64,
+                &format!(
+                    "run {used}/{budget} {}: {} = {:.4e} ({} s elapsed, at most {} s left)",
+                    r.arm,
+                    checked.cfg.objective.key(),
+                    r.value,
+                    started.elapsed().as_secs(),
+                    left.as_secs()
+                ),
+            );
+        };
+        let (ended, trace) = at::drive(&mut search, &mut exec, &cfg, &mut on_run)?;
+        bar.finish();
+        let doc = at::outcome_json(objective, &built, &ended, &trace);
+        let outcome_path = at::write_file(
+            &dir,
+            at::OUTCOME_FILE,
+            serde_json::to_string_pretty(&doc)?.as_bytes(),
+        )?;
+        let changes = at::accepted_changes(&ended);
+        let plan = at::accepted_plan(&snaps[0].1, NetnsScope::Child, &changes, objective)
+            .map_err(|e| anyhow::anyhow!("the accepted plan: {e}"))?;
+        let plan_path = at::write_file(
+            &dir,
+            at::PLAN_FILE,
+            serde_json::to_string_pretty(&plan)?.as_bytes(),
+        )?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        match &ended {
+            Ended::Done(o) => {
+                if !args.json {
+                    print!("{}", model::text::printable_lines(&o.render()));
+                    if o.accepted.is_empty() {
+                        println!("nothing proven: the host stays as it is");
+                    }
+                    println!("Outcome: {}", outcome_path.display());
+                    println!(
+                        "Plan: {} ({} change(s))",
+                        plan_path.display(),
+                        plan.changes.len()
+                    );
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Ended::Cancelled => {
+                eprintln!(
+                    "nettune: interrupted after {} runs; the current candidate was rolled back and nothing is kept ({})",
+                    trace.len(),
+                    outcome_path.display()
+                );
+                Ok(ExitCode::from(exit::INTERRUPTED))
+            }
+        }
+    })();
+    ui.finish();
+    session.teardown();
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_time("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_time("1h").unwrap(), Duration::from_secs(3600));
+        assert!(parse_time("0s").is_err());
+        assert!(parse_time("25h").is_err());
+        assert!(parse_time("m").is_err());
+    }
+}

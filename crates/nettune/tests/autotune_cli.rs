@@ -1,0 +1,186 @@
+//! `nettune autotune` end to end: bad input is refused in one line before
+//! anything runs (no root needed); as root a short search in the lab
+//! completes, writes outcome.json and plan.json (a plan `apply` reads),
+//! and leaves no namespace and no root-namespace setting changed. No gain
+//! is asserted (noise): the mechanism is.
+
+#![allow(clippy::unwrap_used)]
+
+mod engine_common;
+use engine_common::root_settings;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_nettune");
+
+fn netns_of(pid: u32) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let me = format!("ntlab-{pid}-");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&me))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Run `nettune autotune ARGS`; stderr must be one line, exit 2, no lab.
+fn refused(args: &[&str], needle: &str) {
+    let out = Command::new(BIN)
+        .arg("autotune")
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("building the lab"), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+}
+
+#[test]
+fn an_objective_the_workload_cannot_measure_is_one_line() {
+    refused(
+        &["--objective", "max-cps", "--test", "tcp-stream", "--lab"],
+        "max-cps cannot be measured by a tcp-stream workload: it needs a tcp-crr workload",
+    );
+    refused(
+        &["--objective", "max-throughput", "--test", "tcp-rr", "--lab"],
+        "needs a tcp-stream or udp-stream workload",
+    );
+    let out = Command::new(BIN)
+        .args(["autotune", "--objective", "max-cps", "--test", "tcp-stream"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
+
+#[test]
+fn a_budget_too_small_is_said_up_front_with_the_minimum() {
+    refused(
+        &["--objective", "max-cps", "--budget", "10", "--lab"],
+        "a budget of 10 runs is too small",
+    );
+    refused(
+        &["--objective", "max-cps", "--budget", "10", "--lab"],
+        "at least 30 runs",
+    );
+    refused(
+        &["--objective", "max-cps", "--time", "20s", "--lab"],
+        "--time gives",
+    );
+}
+
+#[test]
+fn other_bad_input_is_refused_before_anything_runs() {
+    refused(
+        &["--objective", "max-cps", "--inventory", "hosts.yaml"],
+        "needs `nettune fleet`, not yet",
+    );
+    refused(
+        &["--objective", "max-cps", "--workload", "w.toml"],
+        "not supported yet",
+    );
+    refused(
+        &["--objective", "max-cps", "--constraint", "p99 < 5"],
+        "constraint `p99 < 5`",
+    );
+    refused(
+        &["--objective", "max-throughput", "--constraint", "p99<=+5%"],
+        "constraint `p99<=+5%` cannot be measured by a tcp-stream workload",
+    );
+    refused(&["--objective", "fastest"], "unknown objective `fastest`");
+    refused(&["--objective", "max-cps", "--duration", "0"], "--duration");
+}
+
+#[test]
+fn help_has_examples() {
+    let out = Command::new(BIN)
+        .args(["autotune", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        text.contains("Examples:") && text.contains("nettune autotune --objective max-cps --lab"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_short_lab_search_completes_and_leaves_nothing() {
+    if !lab::require_root("autotune_cli::a_short_lab_search_completes_and_leaves_nothing") {
+        return;
+    }
+    let before = root_settings();
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("at");
+    let child = Command::new(BIN)
+        .args(["autotune", "--objective", "max-cps", "--lab"])
+        .args(["--duration", "1", "--budget", "30", "--seed", "1"])
+        .arg("--out")
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{err}\n{text}");
+    assert!(
+        err.contains("search space:") && err.contains("tcp_tw_reuse"),
+        "{err}"
+    );
+    assert!(text.contains("runs "), "{text}");
+    assert!(
+        netns_of(pid).is_empty(),
+        "namespaces left: {:?}",
+        netns_of(pid)
+    );
+    assert_eq!(root_settings(), before, "a root-namespace setting changed");
+
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("outcome.json")).unwrap())
+            .unwrap();
+    let runs = doc["runs_used"].as_u64().unwrap();
+    assert!((1..=30).contains(&runs), "{doc}");
+    assert_eq!(doc["trace"].as_array().unwrap().len() as u64, runs);
+    assert_eq!(doc["interrupted"], false);
+    assert!(doc["space"].as_array().unwrap().len() >= 2, "{doc}");
+    // Every candidate is either accepted or rejected with a reason.
+    let decided =
+        doc["accepted"].as_array().unwrap().len() + doc["rejected"].as_array().unwrap().len();
+    let candidates: usize = doc["space"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["levels"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(decided, candidates, "{doc}");
+
+    // The plan is one `apply --plan` takes: dry-run in a fresh namespace
+    // (--force: the lab host it was made for is gone).
+    let plan_path = out_dir.join("plan.json");
+    let plan = model::plan::Plan::from_json(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
+    assert_eq!(plan.profile, "autotune-max-cps");
+    if doc["accepted"].as_array().unwrap().is_empty() {
+        assert!(plan.changes.is_empty(), "{plan:?}");
+    }
+    let ns = lab::Netns::create("ntautotune").unwrap();
+    let state = dir.path().join("state");
+    let out = ns
+        .command(BIN)
+        .args(["apply", "--dry-run", "--force", "--plan"])
+        .arg(&plan_path)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
