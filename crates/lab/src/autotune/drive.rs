@@ -65,10 +65,8 @@ pub struct DriveConfig {
 }
 
 fn metric_of(r: Response) -> Metric {
-    match r {
-        Response::Metric(m) => m,
-        Response::CpuPerWork => Metric::CpuPerWork,
-    }
+    let Response::Metric(m) = r;
+    m
 }
 
 /// Apply `changes` on every host; returns the hosts changed (to roll back)
