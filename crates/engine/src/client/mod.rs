@@ -88,7 +88,9 @@ pub const MAX_START_WAIT: Duration = Duration::from_secs(3600);
 const OPEN_BEFORE_START: Duration = Duration::from_secs(3);
 
 /// Wait on CLOCK_REALTIME until `at_ns` less `early` (ns since the epoch),
-/// in steps short enough to notice a stop flag or a clock step. An instant
+/// in steps short enough to notice a stop flag or a clock step (sleeping,
+/// not spinning: on a busy host spinning clients delay the server's `go`).
+/// An instant
 /// more than [`MAX_START_WAIT`] away is refused.
 fn wait_until(at_ns: u64, early: Duration, stop: &[Arc<AtomicBool>]) -> Result<(), EngineError> {
     let target = at_ns.saturating_sub(u64::try_from(early.as_nanos()).unwrap_or(u64::MAX));
