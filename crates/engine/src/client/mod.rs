@@ -608,6 +608,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_start_wait_ends_at_its_instant_or_a_stop() {
+        let now = crate::report::realtime_ns();
+        let at = now + 30_000_000;
+        wait_until(at, Duration::ZERO, &[]).unwrap();
+        assert!(crate::report::realtime_ns() >= at);
+        // `early` ends it before the instant; a past instant at once.
+        let t = Instant::now();
+        wait_until(
+            crate::report::realtime_ns() + 2_000_000_000,
+            Duration::from_secs(2),
+            &[],
+        )
+        .unwrap();
+        wait_until(1, Duration::ZERO, &[]).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(1));
+        let stop = Arc::new(AtomicBool::new(true));
+        let e = wait_until(
+            crate::report::realtime_ns() + 1_000_000_000,
+            Duration::ZERO,
+            &[stop],
+        )
+        .unwrap_err();
+        assert!(matches!(e, EngineError::Interrupted(_)), "{e}");
+        let far = crate::report::realtime_ns() + 2 * 3_600_000_000_000;
+        let e = wait_until(far, Duration::ZERO, &[]).unwrap_err();
+        assert!(e.to_string().contains("3600 s away"), "{e}");
+    }
+
+    #[test]
     fn a_server_without_doctor_is_a_note_not_a_failure() {
         let addr: SocketAddr = "192.0.2.1:5290".parse().unwrap();
         let mut notes = Vec::new();
