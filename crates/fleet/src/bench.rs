@@ -606,8 +606,8 @@ pub fn table(rep: &Report) -> String {
         .unwrap_or_default();
     let _ = writeln!(
         o,
-        "{:<16} {:<7} {:<7} {:>14} {:>12} {:>12}  {}",
-        "HOST", "ROLE", "OUTCOME", "CLOCK OFFSET", "± (RTT/2)", "START LATE", "WINDOW RATE / ERROR"
+        "{:<16} {:<7} {:<7} {:>14} {:>12} {:>12}  WINDOW RATE / ERROR",
+        "HOST", "ROLE", "OUTCOME", "CLOCK OFFSET", "± (RTT/2)", "START LATE"
     );
     for h in &rep.hosts {
         let off = h
