@@ -132,7 +132,7 @@ pub struct MergedLatency {
 pub struct HostCpu {
     /// Inventory name.
     pub host: String,
-    /// `client` or `server`.
+    /// `client`, `probe` or `server`.
     pub role: &'static str,
     /// `{seconds, cpus: [{cpu, usr, sys, irq, softirq, idle}]}`.
     pub cpu: Value,
@@ -470,7 +470,7 @@ pub fn summarize(rep: &mut Report) {
         if let Some(c) = r.pointer("/client/cpu") {
             rep.cpu.push(HostCpu {
                 host: h.host.clone(),
-                role: "client",
+                role: h.role,
                 cpu: c.clone(),
             });
         }
@@ -586,6 +586,30 @@ fn rate_text(r: &Rate, unit: &str) -> String {
     )
 }
 
+/// A probe's latency (its result's first direction), or nothing.
+fn probe_text(h: &HostBench) -> String {
+    let l = h
+        .result
+        .as_ref()
+        .and_then(|v| v.pointer("/results/0/latency"))
+        .filter(|l| !l.is_null());
+    let us = |k: &str| {
+        l.and_then(|l| l.get(k))
+            .and_then(Value::as_u64)
+            .map(|n| format!("{:.1}", n as f64 / 1e3))
+            .unwrap_or_else(|| "-".into())
+    };
+    match l {
+        Some(_) => format!(
+            "latency p50 {} µs, p99 {}, max {}",
+            us("p50_ns"),
+            us("p99_ns"),
+            us("max_ns")
+        ),
+        None => String::new(),
+    }
+}
+
 /// The human table: one row per host, then skew, window and aggregate.
 pub fn table(rep: &Report) -> String {
     let mut o = String::new();
@@ -625,7 +649,7 @@ pub fn table(rep: &Report) -> String {
         let last = match (&h.error, &h.window_rate) {
             (Some(e), _) => model::text::printable_capped(&e.message, 300),
             (None, Some(r)) => rate_text(r, &unit),
-            (None, None) => String::new(),
+            (None, None) => probe_text(h),
         };
         let _ = writeln!(
             o,

@@ -383,12 +383,11 @@ fn start_server(
     use std::process::{Command, Stdio};
     let mut g = SERVER
         .lock()
-        .map_err(|_| anyhow::anyhow!("serve: the server slot is poisoned"))?;
+        .map_err(|_| anyhow::anyhow!("the server slot is poisoned"))?;
     if let Some((_, addr)) = g.as_ref() {
-        anyhow::bail!("serve: a server already runs here on {addr} (stop_serve first)");
+        anyhow::bail!("a server already runs here on {addr} (stop_serve first)");
     }
-    let exe =
-        std::env::current_exe().map_err(|e| anyhow::anyhow!("serve: this nettune's path: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("this nettune's path: {e}"))?;
     let mut cmd = Command::new(exe);
     cmd.args(["serve", "--json", "--quiet", "--port", &port.to_string()]);
     if let Some(d) = max_duration {
@@ -399,11 +398,11 @@ fn start_server(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| anyhow::anyhow!("serve: starting nettune serve: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("starting nettune serve: {e}"))?;
     let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
         let _ = child.kill();
         let _ = child.wait();
-        anyhow::bail!("serve: no pipes to nettune serve");
+        anyhow::bail!("no pipes to nettune serve");
     };
     let lines = lines_of(out);
     let errs = lines_of(err);
@@ -459,7 +458,7 @@ fn run_bench(
     use std::io::Read;
     use std::process::{Command, Stdio};
     if server.starts_with('-') || server.is_empty() {
-        anyhow::bail!("bench: {server:?} is not a server address");
+        anyhow::bail!("{server:?} is not a server address");
     }
     let mut argv: Vec<String> = vec!["nettune".into(), "bench".into(), server.into()];
     argv.extend(args.iter().cloned());
@@ -467,13 +466,18 @@ fn run_bench(
     if let Some(at) = start_at {
         argv.extend(["--start-at".into(), at.to_string()]);
     }
-    let parsed = crate::cli::Cli::try_parse_from(&argv)
-        .map_err(|e| anyhow::anyhow!("bench: {}", e.to_string().lines().next().unwrap_or("")))?;
+    let parsed = crate::cli::Cli::try_parse_from(&argv).map_err(|e| {
+        let text = e.to_string();
+        let line = text.lines().next().unwrap_or("");
+        anyhow::anyhow!("{}", line.strip_prefix("error: ").unwrap_or(line))
+    })?;
     let crate::cli::Command::Bench(b) = parsed.command else {
-        anyhow::bail!("bench: not a bench command line");
+        anyhow::bail!("not a bench command line");
     };
     if b.json_stream || b.csv {
-        anyhow::bail!("bench: --json-stream and --csv are not for the agent (it answers --json)");
+        anyhow::bail!(
+            "--json-stream and --csv are not for the agent (it answers with --json's document)"
+        );
     }
     let wait = start_at
         .map(|at| at.saturating_sub(fleet::clock::realtime_ns()))
@@ -483,20 +487,19 @@ fn run_bench(
             b.warmup + b.duration,
         )?)
         .and_then(|d| d.checked_add(BENCH_SLACK))
-        .ok_or_else(|| anyhow::anyhow!("bench: the run is too long"))?;
-    let exe =
-        std::env::current_exe().map_err(|e| anyhow::anyhow!("bench: this nettune's path: {e}"))?;
+        .ok_or_else(|| anyhow::anyhow!("the run is too long"))?;
+    let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("this nettune's path: {e}"))?;
     let mut child = Command::new(exe)
         .args(argv.iter().skip(1))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| anyhow::anyhow!("bench: starting nettune bench: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("starting nettune bench: {e}"))?;
     let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
         let _ = child.kill();
         let _ = child.wait();
-        anyhow::bail!("bench: no pipes to nettune bench");
+        anyhow::bail!("no pipes to nettune bench");
     };
     let reader = std::thread::spawn(move || {
         let mut b = Vec::new();
@@ -517,10 +520,14 @@ fn run_bench(
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let stdout = reader.join().unwrap_or_default();
-    let stderr: Vec<String> = errs.try_iter().collect();
+    // The child is gone: its stderr ends (or is a grandchild's, not waited on).
+    let mut stderr: Vec<String> = Vec::new();
+    while let Ok(l) = errs.recv_timeout(std::time::Duration::from_millis(200)) {
+        stderr.push(l);
+    }
     let why = || model::text::printable_capped(stderr.join(" ").trim(), 1000);
     let Some(status) = status else {
-        anyhow::bail!("bench: still running after {} s: killed", limit.as_secs());
+        anyhow::bail!("still running after {} s: killed", limit.as_secs());
     };
     let code = status
         .code()
