@@ -50,6 +50,8 @@ pub struct Spec {
     pub samples: u32,
     /// Warm-up plus measured time of one bench.
     pub window: Duration,
+    /// The token of this run's server (clients prove it).
+    pub token: Option<String>,
 }
 
 /// One client's (or probe's) run.
@@ -262,6 +264,7 @@ pub fn run(spec: &Spec, opts: &Options) -> Report {
                 server: tg.address.clone(),
                 args,
                 start_at_unix_ns: Some(o.to_agent(t)),
+                token: spec.token.clone(),
             };
             let mut g = s.lock().map_err(|_| Failure {
                 kind: "protocol",
@@ -305,6 +308,7 @@ fn start_server(spec: &Spec, opts: &Options) -> Result<(Session, (u16, String)),
         port: spec.port,
         max_duration: Some(secs),
         lifetime: Some(opts.deadline.as_secs().saturating_add(secs)),
+        token: spec.token.clone(),
     })?;
     let addr = v
         .get("address")

@@ -192,6 +192,9 @@ pub enum Request {
         /// Seconds after which the agent stops it whatever happens.
         #[serde(default)]
         lifetime: Option<u64>,
+        /// The token clients must prove (the child's `NETTUNE_TOKEN`, never argv).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
     /// Stop the server [`Request::Serve`] started: `{"stopped": bool}`.
     StopServe,
@@ -207,6 +210,9 @@ pub enum Request {
         /// Start the flows at this instant of the agent's CLOCK_REALTIME.
         #[serde(default)]
         start_at_unix_ns: Option<u64>,
+        /// The server's token (the child's `NETTUNE_TOKEN`, never argv).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
 }
 
@@ -439,7 +445,8 @@ mod tests {
             Request::Serve {
                 port: 0,
                 max_duration: None,
-                lifetime: None
+                lifetime: None,
+                token: None
             }
         );
         assert_eq!(

@@ -337,13 +337,15 @@ fn bench_answer(q: Request) -> anyhow::Result<(serde_json::Value, u8)> {
             port,
             max_duration,
             lifetime,
-        } => (start_server(port, max_duration, lifetime)?, ok),
+            token,
+        } => (start_server(port, max_duration, lifetime, token)?, ok),
         Request::StopServe => (serde_json::json!({ "stopped": stop_server() }), ok),
         Request::Bench {
             server,
             args,
             start_at_unix_ns,
-        } => run_bench(&server, &args, start_at_unix_ns)?,
+            token,
+        } => run_bench(&server, &args, start_at_unix_ns, token)?,
         other => anyhow::bail!("{}: not a bench request", other.name()),
     })
 }
@@ -379,6 +381,7 @@ fn start_server(
     port: u16,
     max_duration: Option<u64>,
     lifetime: Option<u64>,
+    token: Option<String>,
 ) -> anyhow::Result<serde_json::Value> {
     use std::process::{Command, Stdio};
     let mut g = SERVER
@@ -392,6 +395,9 @@ fn start_server(
     cmd.args(["serve", "--json", "--quiet", "--port", &port.to_string()]);
     if let Some(d) = max_duration {
         cmd.args(["--max-duration", &d.to_string()]);
+    }
+    if let Some(t) = token {
+        cmd.env(super::serve::TOKEN_ENV, t);
     }
     let mut child = cmd
         .stdin(Stdio::null())
@@ -453,6 +459,7 @@ fn run_bench(
     server: &str,
     args: &[String],
     start_at: Option<u64>,
+    token: Option<String>,
 ) -> anyhow::Result<(serde_json::Value, u8)> {
     use clap::Parser;
     use std::io::Read;
@@ -489,7 +496,11 @@ fn run_bench(
         .and_then(|d| d.checked_add(BENCH_SLACK))
         .ok_or_else(|| anyhow::anyhow!("the run is too long"))?;
     let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("this nettune's path: {e}"))?;
-    let mut child = Command::new(exe)
+    let mut cmd = Command::new(exe);
+    if let Some(t) = token {
+        cmd.env(super::serve::TOKEN_ENV, t);
+    }
+    let mut child = cmd
         .args(argv.iter().skip(1))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

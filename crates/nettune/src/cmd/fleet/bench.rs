@@ -20,7 +20,8 @@ Examples:
 The server host's agent starts `nettune serve`; each client's clock offset is
 estimated over its own pipe (8 samples, the one with the smallest round trip);
 every client's flows start at the same controller instant (now + --start-margin),
-its own clock's T + offset. The result names each client's actual start, the
+its own clock's T + offset. The server takes a fresh random token for the run
+(sent over the agents' pipes, set as NETTUNE_TOKEN, never in argv). The result names each client's actual start, the
 skew between them, and the sum of the clients over the window in which all of
 them ran (RR latency: every client's histogram added). A client reaches the
 server at its `server_address` label, else --server-address, else the server's
@@ -187,6 +188,8 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         margin,
         samples: fleet::clock::DEFAULT_SAMPLES,
         window,
+        // A fresh token per run: the temporary server serves these clients only.
+        token: Some(engine::auth::nonce()),
     };
     let rep = fleet::bench::run(&spec, &opts);
     if a.common.json {
