@@ -309,6 +309,7 @@ fn start_server(spec: &Spec, opts: &Options) -> Result<(Session, (u16, String)),
         max_duration: Some(secs),
         lifetime: Some(opts.deadline.as_secs().saturating_add(secs)),
         token: spec.token.clone(),
+        clients: u32::try_from(spec.clients.len().saturating_add(spec.probes.len())).ok(),
     })?;
     let addr = v
         .get("address")

@@ -195,6 +195,10 @@ pub enum Request {
         /// The token clients must prove (the child's `NETTUNE_TOKEN`, never argv).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         token: Option<String>,
+        /// Tests expected at once: `--max-tests-per-client` (several clients
+        /// may share an address) and at least that many `--max-sessions`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clients: Option<u32>,
     },
     /// Stop the server [`Request::Serve`] started: `{"stopped": bool}`.
     StopServe,
@@ -446,7 +450,8 @@ mod tests {
                 port: 0,
                 max_duration: None,
                 lifetime: None,
-                token: None
+                token: None,
+                clients: None
             }
         );
         assert_eq!(

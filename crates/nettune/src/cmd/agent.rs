@@ -338,7 +338,11 @@ fn bench_answer(q: Request) -> anyhow::Result<(serde_json::Value, u8)> {
             max_duration,
             lifetime,
             token,
-        } => (start_server(port, max_duration, lifetime, token)?, ok),
+            clients,
+        } => (
+            start_server(port, max_duration, lifetime, token, clients)?,
+            ok,
+        ),
         Request::StopServe => (serde_json::json!({ "stopped": stop_server() }), ok),
         Request::Bench {
             server,
@@ -382,6 +386,7 @@ fn start_server(
     max_duration: Option<u64>,
     lifetime: Option<u64>,
     token: Option<String>,
+    clients: Option<u32>,
 ) -> anyhow::Result<serde_json::Value> {
     use std::process::{Command, Stdio};
     let mut g = SERVER
@@ -398,6 +403,12 @@ fn start_server(
     }
     if let Some(t) = token {
         cmd.env(super::serve::TOKEN_ENV, t);
+    }
+    if let Some(n) = clients.filter(|n| *n > 4) {
+        // Clients sharing an address (NAT, one host) must not hit the
+        // per-client limit of 4.
+        cmd.args(["--max-tests-per-client", &n.to_string()]);
+        cmd.args(["--max-sessions", &n.max(64).to_string()]);
     }
     let mut child = cmd
         .stdin(Stdio::null())
