@@ -356,10 +356,11 @@ fn f(v: &Value, k: &str) -> Option<f64> {
     v.get(k).and_then(Value::as_f64)
 }
 
-/// A result's measured window on the controller's clock.
-fn measured_window(h: &HostBench) -> Option<(f64, f64)> {
+/// A result's measured window on the controller's clock, ns after `base`
+/// (small numbers: an f64 of ns since the epoch keeps only 256 ns steps).
+fn measured_window(h: &HostBench, base: u64) -> Option<(f64, f64)> {
     let r = h.result.as_ref()?;
-    let start = h.start_ns? as f64;
+    let start = (i128::from(h.start_ns?) - i128::from(base)) as f64;
     let cfg = r.get("config")?;
     let warm = f(cfg, "warmup_ms")? * 1e6;
     let dur = f(cfg, "duration_ms")? * 1e6;
@@ -379,6 +380,7 @@ pub fn summarize(rep: &mut Report) {
     if let (Some(lo), Some(hi)) = (starts.iter().min(), starts.iter().max()) {
         rep.skew_ns = Some(hi - lo);
     }
+    let base = starts.iter().min().copied().unwrap_or(0);
     rep.max_late_ns = clients
         .iter()
         .filter_map(|&i| rep.hosts[i].late_ns)
@@ -394,7 +396,7 @@ pub fn summarize(rep: &mut Report) {
     }
     let wins: Vec<(usize, (f64, f64))> = clients
         .iter()
-        .filter_map(|&i| measured_window(&rep.hosts[i]).map(|w| (i, w)))
+        .filter_map(|&i| measured_window(&rep.hosts[i], base).map(|w| (i, w)))
         .collect();
     let cs = wins.iter().map(|(_, w)| w.0).fold(f64::MIN, f64::max);
     let ce = wins.iter().map(|(_, w)| w.1).fold(f64::MAX, f64::min);
@@ -406,8 +408,8 @@ pub fn summarize(rep: &mut Report) {
     } else {
         let len = ce - cs;
         rep.window = Some(Window {
-            start_unix_ns: cs as u64,
-            end_unix_ns: ce as u64,
+            start_unix_ns: base.saturating_add(cs as u64),
+            end_unix_ns: base.saturating_add(ce as u64),
             seconds: len / 1e9,
         });
         let mut sum = Rate {
