@@ -25,6 +25,8 @@ use std::time::Duration;
 pub struct Target {
     /// The host.
     pub job: Job,
+    /// Its server: an index into [`Spec::servers`].
+    pub server: usize,
     /// The server's address as this host reaches it.
     pub address: String,
 }
@@ -32,8 +34,8 @@ pub struct Target {
 /// What `fleet bench` runs.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// The host running `nettune serve`.
-    pub server: Job,
+    /// The hosts running `nettune serve` (N→1, or N→M: each client has its own).
+    pub servers: Vec<Job>,
     /// The clients.
     pub clients: Vec<Target>,
     /// Hosts running a latency probe (`probe_args`) beside the load.
@@ -61,6 +63,8 @@ pub struct HostBench {
     pub host: String,
     /// `client` or `probe`.
     pub role: &'static str,
+    /// Its server host.
+    pub server: String,
     /// The server address it connected to.
     pub target: String,
     /// `ok` or `failed`.
@@ -155,15 +159,22 @@ pub struct Aggregate {
     pub latency: Option<MergedLatency>,
 }
 
+/// A server host of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerRun {
+    /// Inventory name.
+    pub host: String,
+    /// The address its `nettune serve` listened on.
+    pub listening: Option<String>,
+    /// Why it failed (then its clients did not run).
+    pub error: Option<Failure>,
+}
+
 /// `fleet bench --json` after `schema_version` (docs/schema/fleet-bench.json).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// The server host.
-    pub server: String,
-    /// The address `nettune serve` listened on.
-    pub listening: Option<String>,
-    /// Why the server failed (then no client ran).
-    pub server_error: Option<Failure>,
+    /// The server hosts.
+    pub servers: Vec<ServerRun>,
     /// The start, controller clock (ns since the epoch).
     pub scheduled_start_unix_ns: Option<u64>,
     /// Latest minus earliest actual start of the clients, controller clock.
@@ -176,21 +187,19 @@ pub struct Report {
     pub window: Option<Window>,
     /// The clients' sum over it.
     pub aggregate: Option<Aggregate>,
-    /// Per-CPU use of every host (the server's as one client's result reports it).
+    /// Per-CPU use of every host (a server's as one of its clients' results reports it).
     pub cpu: Vec<HostCpu>,
     /// What is approximate or missing.
     pub notes: Vec<String>,
-    /// Failed hosts (the server included).
+    /// Failed hosts (servers included).
     pub failed: Vec<String>,
 }
 
 /// Run `spec`. Every host gets an outcome; a server that cannot serve fails
-/// every client.
+/// its clients, the others run.
 pub fn run(spec: &Spec, opts: &Options) -> Report {
     let mut rep = Report {
-        server: spec.server.host.clone(),
-        listening: None,
-        server_error: None,
+        servers: Vec::new(),
         scheduled_start_unix_ns: None,
         skew_ns: None,
         max_late_ns: None,
@@ -207,9 +216,16 @@ pub fn run(spec: &Spec, opts: &Options) -> Report {
         .map(|t| ("client", t))
         .chain(spec.probes.iter().map(|t| ("probe", t)))
         .collect();
+    let server_name = |t: &Target| {
+        spec.servers
+            .get(t.server)
+            .map(|j| j.host.clone())
+            .unwrap_or_default()
+    };
     let blank = |role: &'static str, t: &Target| HostBench {
         host: t.job.host.clone(),
         role,
+        server: server_name(t),
         target: t.address.clone(),
         outcome: "failed",
         error: None,
@@ -221,45 +237,56 @@ pub fn run(spec: &Spec, opts: &Options) -> Report {
         window_rate: None,
         result: None,
     };
-    let (mut server, port) = match start_server(spec, opts) {
-        Ok(s) => s,
-        Err(f) => {
-            for (role, t) in &targets {
-                let mut h = blank(role, t);
-                h.error = Some(Failure {
-                    kind: "server",
-                    message: format!("not run: the server {} failed", spec.server.host),
-                });
-                rep.hosts.push(h);
-            }
-            rep.server_error = Some(f);
-            rep.failed = std::iter::once(spec.server.host.clone())
-                .chain(rep.hosts.iter().map(|h| h.host.clone()))
-                .collect();
-            return rep;
+    let mut servers: Vec<Result<(Session, (u16, String)), Failure>> =
+        fan_out(&spec.servers, spec.servers.len(), |j| {
+            let n = targets
+                .iter()
+                .filter(|(_, t)| spec.servers.get(t.server).is_some_and(|s| s.host == j.host))
+                .count();
+            start_server(j, spec, n, opts)
+        });
+    for (j, r) in spec.servers.iter().zip(&servers) {
+        rep.servers.push(ServerRun {
+            host: j.host.clone(),
+            listening: r.as_ref().ok().map(|(_, p)| p.1.clone()),
+            error: r.as_ref().err().cloned(),
+        });
+    }
+    let port_of = |t: &Target| -> Result<u16, Failure> {
+        match servers.get(t.server) {
+            Some(Ok((_, (p, _)))) => Ok(*p),
+            _ => Err(Failure {
+                kind: "server",
+                message: format!("not run: the server {} failed", server_name(t)),
+            }),
         }
     };
-    rep.listening = Some(port.1.clone());
+    let ports: Vec<Result<u16, Failure>> = targets.iter().map(|(_, t)| port_of(t)).collect();
     // Connect and estimate every clock at once.
-    let ready: Vec<Result<(Mutex<Session>, Offset), Failure>> =
-        fan_out(&targets, targets.len(), |(_, t)| {
+    let ready: Vec<Result<(Mutex<Session>, Offset), Failure>> = fan_out(
+        &targets.iter().zip(&ports).collect::<Vec<_>>(),
+        targets.len(),
+        |((_, t), port)| {
+            port.as_ref().map_err(Clone::clone)?;
             let mut s = Session::connect(&t.job.transport, opts)?;
             let o = offset(&mut s, spec.samples)?;
             Ok((Mutex::new(s), o))
-        });
+        },
+    );
     let t = clock::realtime_ns().saturating_add(dur_ns(spec.margin));
     rep.scheduled_start_unix_ns = Some(t);
     let answers: Vec<Result<Value, Failure>> = fan_out(
-        &ready.iter().zip(&targets).collect::<Vec<_>>(),
+        &ready.iter().zip(&targets).zip(&ports).collect::<Vec<_>>(),
         targets.len(),
-        |(r, (role, tg))| {
+        |((r, (role, tg)), port)| {
             let (s, o) = r.as_ref().map_err(Clone::clone)?;
+            let port = port.as_ref().map_err(Clone::clone)?;
             let mut args = if *role == "probe" {
                 spec.probe_args.clone()
             } else {
                 spec.args.clone()
             };
-            args.extend(["--port".to_string(), port.0.to_string()]);
+            args.extend(["--port".to_string(), port.to_string()]);
             let req = Request::Bench {
                 server: tg.address.clone(),
                 args,
@@ -273,8 +300,10 @@ pub fn run(spec: &Spec, opts: &Options) -> Report {
             g.json(&req).map(|(v, _)| v)
         },
     );
-    let _ = server.json(&Request::StopServe);
-    drop(server);
+    for (s, _) in servers.iter_mut().flatten() {
+        let _ = s.json(&Request::StopServe);
+    }
+    drop(servers);
     for (((role, tg), r), a) in targets.iter().zip(&ready).zip(answers) {
         let mut h = blank(role, tg);
         h.clock = r.as_ref().ok().map(|x| x.1);
@@ -299,17 +328,22 @@ pub fn run(spec: &Spec, opts: &Options) -> Report {
     rep
 }
 
-/// Connect to the server host and start `nettune serve`; returns the
-/// session and (port, listening address).
-fn start_server(spec: &Spec, opts: &Options) -> Result<(Session, (u16, String)), Failure> {
-    let mut s = Session::connect(&spec.server.transport, opts)?;
+/// Connect to server host `j` and start `nettune serve` for `clients`
+/// tests; returns the session and (port, listening address).
+fn start_server(
+    j: &Job,
+    spec: &Spec,
+    clients: usize,
+    opts: &Options,
+) -> Result<(Session, (u16, String)), Failure> {
+    let mut s = Session::connect(&j.transport, opts)?;
     let secs = spec.window.as_secs().saturating_add(60);
     let (v, _) = s.json(&Request::Serve {
         port: spec.port,
         max_duration: Some(secs),
         lifetime: Some(opts.deadline.as_secs().saturating_add(secs)),
         token: spec.token.clone(),
-        clients: u32::try_from(spec.clients.len().saturating_add(spec.probes.len())).ok(),
+        clients: u32::try_from(clients).ok(),
     })?;
     let addr = v
         .get("address")
@@ -471,7 +505,7 @@ pub fn summarize(rep: &mut Report) {
             "the aggregate rate sums each client's interval rates weighted by their overlap with the common window; the merged latency covers each client's whole measured window".into(),
         );
     }
-    let mut server_cpu = None;
+    let mut server_cpu: Vec<(String, String, Value)> = Vec::new();
     for h in rep.hosts.iter().filter(|h| h.outcome == "ok") {
         let Some(r) = &h.result else { continue };
         if let Some(c) = r.pointer("/client/cpu") {
@@ -481,27 +515,27 @@ pub fn summarize(rep: &mut Report) {
                 cpu: c.clone(),
             });
         }
-        if server_cpu.is_none() && h.role == "client" {
-            server_cpu = r
-                .pointer("/server_side/cpu")
-                .map(|c| (h.host.clone(), c.clone()));
+        if h.role == "client" && !server_cpu.iter().any(|(s, _, _)| *s == h.server) {
+            if let Some(c) = r.pointer("/server_side/cpu") {
+                server_cpu.push((h.server.clone(), h.host.clone(), c.clone()));
+            }
         }
     }
-    if let Some((via, c)) = server_cpu {
+    for (server, via, c) in server_cpu {
+        rep.notes.push(format!(
+            "the per-CPU use of server {server} is the one reported with {via}'s result (its window; every client's window on the server overlaps it)"
+        ));
         rep.cpu.push(HostCpu {
-            host: rep.server.clone(),
+            host: server,
             role: "server",
             cpu: c,
         });
-        rep.notes.push(format!(
-            "the server's per-CPU use is the one reported with {via}'s result (its window; every client's window on the server overlaps it)"
-        ));
     }
     rep.failed = rep
-        .server_error
-        .as_ref()
-        .map(|_| rep.server.clone())
-        .into_iter()
+        .servers
+        .iter()
+        .filter(|s| s.error.is_some())
+        .map(|s| s.host.clone())
         .chain(
             rep.hosts
                 .iter()
@@ -620,16 +654,19 @@ fn probe_text(h: &HostBench) -> String {
 /// The human table: one row per host, then skew, window and aggregate.
 pub fn table(rep: &Report) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "server {}: {}",
-        rep.server,
-        match (&rep.listening, &rep.server_error) {
-            (_, Some(e)) => format!("failed: {e}"),
-            (Some(a), None) => format!("listening on {a}"),
-            (None, None) => "?".into(),
-        }
-    );
+    for sv in &rep.servers {
+        let _ = writeln!(
+            o,
+            "server {}: {}",
+            model::text::printable_capped(&sv.host, 64),
+            match (&sv.listening, &sv.error) {
+                (_, Some(e)) =>
+                    format!("failed: {}", model::text::printable_capped(&e.message, 300)),
+                (Some(a), None) => format!("listening on {a}"),
+                (None, None) => "?".into(),
+            }
+        );
+    }
     let unit = rep
         .aggregate
         .as_ref()
@@ -722,7 +759,7 @@ pub fn table(rep: &Report) -> String {
             .collect();
         let _ = writeln!(o, "cpu {} ({}): {}", c.host, c.role, busy.join(", "));
     }
-    let n = rep.hosts.len() + 1;
+    let n = rep.hosts.len() + rep.servers.len();
     let _ = writeln!(
         o,
         "{n} host(s): {} ok, {} failed{}",
@@ -747,6 +784,7 @@ mod tests {
         HostBench {
             host: name.into(),
             role: "client",
+            server: "hub".into(),
             target: "10.0.0.1".into(),
             outcome: "ok",
             error: None,
@@ -772,9 +810,11 @@ mod tests {
 
     fn report(hosts: Vec<HostBench>) -> Report {
         Report {
-            server: "hub".into(),
-            listening: Some("[::]:5290".into()),
-            server_error: None,
+            servers: vec![ServerRun {
+                host: "hub".into(),
+                listening: Some("[::]:5290".into()),
+                error: None,
+            }],
             scheduled_start_unix_ns: Some(1_000_000_000),
             skew_ns: None,
             max_late_ns: None,

@@ -14,6 +14,7 @@ Examples:
   nettune fleet bench --inventory hosts.toml --server srv1 --clients 'web*' \\
       --test udp-stream --size 64 --flows 2 --json
   nettune fleet bench --inventory hosts.toml --server srv1 --clients web --probe mon1
+  nettune fleet bench --inventory hosts.toml --server 'srv*' --clients web   # N→M
   # more bench flags after --, the same for every client
   nettune fleet bench --inventory hosts.toml --server srv1 --clients web -- --congestion bbr
 
@@ -25,7 +26,9 @@ its own clock's T + offset. The server takes a fresh random token for the run
 skew between them, and the sum of the clients over the window in which all of
 them ran (RR latency: every client's histogram added). A client reaches the
 server at its `server_address` label, else --server-address, else the server's
-ssh address or name.
+`bench_address` label, its ssh address or its name. With several servers
+(--server 'srv*', N→M) the clients are dealt to them in turn; a client's
+`server_address.SERVER` label names its way to SERVER.
 
 Exit codes: 0 every host ok, 4 some host failed (named on stderr), 1 error
 (inventory, patterns), 2 usage error.";
@@ -37,14 +40,16 @@ pub struct BenchArgs {
     /// The common flags.
     #[command(flatten)]
     pub common: Common,
-    /// The host running `nettune serve` (an inventory name).
-    #[arg(long, value_name = "HOST")]
+    /// The host(s) running `nettune serve`: a host pattern; with several
+    /// (N→M) the clients are dealt to them in turn.
+    #[arg(long, value_name = "PATTERN")]
     pub server: String,
     /// The clients: a host pattern (`spokes`, `web*`, `a,b`).
     #[arg(long, value_name = "PATTERN")]
     pub clients: String,
-    /// The address clients connect to (default: their `server_address`
-    /// label, else the server's ssh address, else its name).
+    /// The address clients connect to, with one server (default: a client's
+    /// `server_address` label, else the server's `bench_address` label, its
+    /// ssh address, its name).
     #[arg(long, value_name = "ADDR")]
     pub server_address: Option<String>,
     /// The server's control port (0: one it picks).
@@ -101,25 +106,45 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
             .cloned()
             .ok_or_else(|| anyhow::anyhow!("fleet bench: no host {name:?} in the selected hosts"))
     };
-    let server = find(&a.server)?;
-    let server_host = inv.hosts.iter().find(|h| h.name.as_str() == a.server);
-    let default_addr =
-        a.server_address
-            .clone()
-            .unwrap_or_else(|| match server_host.map(|h| &h.transport) {
-                Some(model::inventory::Transport::Ssh { address, .. }) => address.clone(),
-                _ => a.server.clone(),
-            });
-    let target = |name: &str| -> anyhow::Result<Target> {
-        let job = find(name)?;
-        let label = inv
-            .hosts
-            .iter()
-            .find(|h| h.name.as_str() == name)
-            .and_then(|h| h.labels.get("server_address").cloned());
+    let host = |name: &str| inv.hosts.iter().find(|h| h.name.as_str() == name);
+    let servers: Vec<Job> = model::inventory::select(&inv, &a.server)
+        .map_err(|e| anyhow::anyhow!("fleet bench: --server: {e}"))?
+        .iter()
+        .map(|h| find(h.name.as_str()))
+        .collect::<anyhow::Result<_>>()?;
+    if servers.len() > 1 && a.server_address.is_some() {
+        anyhow::bail!("fleet bench: --server-address names one server; with several, give each client a `server_address.SERVER` label or each server a `bench_address` label");
+    }
+    // How a client reaches server `s`: its label `server_address.S`, with one
+    // server its `server_address`, then --server-address, the server's
+    // `bench_address` label, its ssh address, its name.
+    let address = |client: &str, s: &Job| -> String {
+        let c = host(client);
+        let own = c.and_then(|h| h.labels.get(&format!("server_address.{}", s.host)).cloned());
+        let one = (servers.len() == 1)
+            .then(|| {
+                c.and_then(|h| h.labels.get("server_address").cloned())
+                    .or_else(|| a.server_address.clone())
+            })
+            .flatten();
+        let sh = host(&s.host);
+        own.or(one)
+            .or_else(|| sh.and_then(|h| h.labels.get("bench_address").cloned()))
+            .or_else(|| match sh.map(|h| &h.transport) {
+                Some(model::inventory::Transport::Ssh { address, .. }) => Some(address.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| s.host.clone())
+    };
+    let target = |i: usize, name: &str| -> anyhow::Result<Target> {
+        let server = i % servers.len().max(1);
+        let s = servers.get(server).ok_or_else(|| {
+            anyhow::anyhow!("fleet bench: --server {:?} selects no host", a.server)
+        })?;
         Ok(Target {
-            job,
-            address: label.unwrap_or_else(|| default_addr.clone()),
+            job: find(name)?,
+            server,
+            address: address(name, s),
         })
     };
     let picked = model::inventory::select(&inv, &a.clients)
@@ -127,19 +152,21 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let clients = picked
         .iter()
         .map(|h| h.name.as_str())
-        .filter(|n| *n != a.server)
-        .map(target)
+        .filter(|n| !servers.iter().any(|s| s.host == *n))
+        .enumerate()
+        .map(|(i, n)| target(i, n))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if clients.is_empty() {
         anyhow::bail!(
-            "fleet bench: --clients {:?} selects no host but the server",
+            "fleet bench: --clients {:?} selects no host but the server(s)",
             a.clients
         );
     }
     let probes = a
         .probe
         .iter()
-        .map(|p| target(p))
+        .enumerate()
+        .map(|(i, p)| target(i, p))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut args = vec![
         "--test".to_string(),
@@ -179,7 +206,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("fleet: this nettune's path: {e}"))?,
     };
     let spec = Spec {
-        server,
+        servers,
         clients,
         probes,
         args,
@@ -200,12 +227,14 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", fleet::bench::table(&rep));
     }
-    if let Some(e) = &rep.server_error {
-        eprintln!(
-            "nettune: fleet bench: {} failed: {}",
-            model::text::printable_capped(&rep.server, 64),
-            model::text::printable_capped(&e.message, 2000)
-        );
+    for sv in &rep.servers {
+        if let Some(e) = &sv.error {
+            eprintln!(
+                "nettune: fleet bench: {} failed: {}",
+                model::text::printable_capped(&sv.host, 64),
+                model::text::printable_capped(&e.message, 2000)
+            );
+        }
     }
     for h in rep.hosts.iter().filter(|h| h.outcome != "ok") {
         let why = h.error.as_ref().map(|e| e.message.as_str()).unwrap_or("");
