@@ -237,7 +237,7 @@ pub fn run(spec: &Spec, opts: &Options) -> Report {
         window_rate: None,
         result: None,
     };
-    let mut servers: Vec<Result<(Session, (u16, String)), Failure>> =
+    let mut servers: Vec<Result<Started, Failure>> =
         fan_out(&spec.servers, spec.servers.len(), |j| {
             let n = targets
                 .iter()
@@ -328,14 +328,12 @@ pub fn run(spec: &Spec, opts: &Options) -> Report {
     rep
 }
 
+/// A server's session and (port, listening address).
+type Started = (Session, (u16, String));
+
 /// Connect to server host `j` and start `nettune serve` for `clients`
-/// tests; returns the session and (port, listening address).
-fn start_server(
-    j: &Job,
-    spec: &Spec,
-    clients: usize,
-    opts: &Options,
-) -> Result<(Session, (u16, String)), Failure> {
+/// tests.
+fn start_server(j: &Job, spec: &Spec, clients: usize, opts: &Options) -> Result<Started, Failure> {
     let mut s = Session::connect(&j.transport, opts)?;
     let secs = spec.window.as_secs().saturating_add(60);
     let (v, _) = s.json(&Request::Serve {
@@ -871,6 +869,25 @@ mod tests {
         summarize(&mut r);
         assert_eq!(r.failed, ["b"]);
         assert_eq!(r.aggregate.unwrap().hosts, 1);
+        // A second server that failed: named, its client failed with it.
+        let mut c = host("c", 1_000_000_000, 100.0, json!([[10, 1]]));
+        c.server = "hub2".into();
+        c.outcome = "failed";
+        c.result = None;
+        let mut r = report(vec![host("a", 1_000_000_000, 100.0, json!([[10, 1]])), c]);
+        r.servers.push(ServerRun {
+            host: "hub2".into(),
+            listening: None,
+            error: Some(Failure {
+                kind: "transport",
+                message: "netns hub2: gone".into(),
+            }),
+        });
+        summarize(&mut r);
+        assert_eq!(r.failed, ["hub2", "c"]);
+        let t = table(&r);
+        assert!(t.contains("server hub2: failed: netns hub2: gone"), "{t}");
+        assert!(t.contains("4 host(s): 2 ok, 2 failed (hub2, c)"), "{t}");
         // A stream result without latency: no merged latency, no note.
         let v = json!({"results": [{"latency": null}]});
         assert!(merge_latency(&[&v]).is_none());
