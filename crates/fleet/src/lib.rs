@@ -16,13 +16,16 @@
 //!
 //! [`fanout`], [`ops`] and [`summary`] are the `nettune fleet` commands:
 //! one session per host on a bounded pool of threads, each host's outcome,
-//! and the table and verdict.
+//! and the table and verdict. [`bench`] is `nettune fleet bench` (N
+//! clients, one server, starts synchronized through [`clock`] offsets).
 //!
 //! Layers: `proto`, then `transport` and `serve`, then `client` and `install`,
 //! then `fanout`, `ops` and `summary`.
 
 mod apply;
+pub mod bench;
 pub mod client;
+pub mod clock;
 pub mod fanout;
 pub mod install;
 pub mod ops;

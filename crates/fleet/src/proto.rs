@@ -176,6 +176,48 @@ pub enum Request {
     },
     /// End the session: the agent exits without answering.
     Shutdown,
+    /// The agent's CLOCK_REALTIME, read as soon as the request arrives:
+    /// `{"realtime_ns": N}` (ns since the epoch; `fleet bench`'s offsets).
+    Clock,
+    /// Start `nettune serve --json` on the agent's host (one per session);
+    /// answered once it listens: `{"address", "port"}`. It stops with
+    /// [`Request::StopServe`], the session's end or `lifetime`.
+    Serve {
+        /// `--port` (0: one the server picks, named in the answer).
+        #[serde(default)]
+        port: u16,
+        /// `--max-duration` in seconds (the longest test it accepts).
+        #[serde(default)]
+        max_duration: Option<u64>,
+        /// Seconds after which the agent stops it whatever happens.
+        #[serde(default)]
+        lifetime: Option<u64>,
+        /// The token clients must prove (the child's `NETTUNE_TOKEN`, never argv).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+        /// Tests expected at once: `--max-tests-per-client` (several clients
+        /// may share an address) and at least that many `--max-sessions`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clients: Option<u32>,
+    },
+    /// Stop the server [`Request::Serve`] started: `{"stopped": bool}`.
+    StopServe,
+    /// `nettune bench SERVER ARGS... --json [--start-at NS]` on the agent's
+    /// host: the bench document (its `started_at_unix_ns` the flows' start).
+    Bench {
+        /// The server's address as this host reaches it.
+        server: String,
+        /// `nettune bench` flags (checked by its parser; not `--json-stream`,
+        /// `--csv` or `--start-at`).
+        #[serde(default)]
+        args: Vec<String>,
+        /// Start the flows at this instant of the agent's CLOCK_REALTIME.
+        #[serde(default)]
+        start_at_unix_ns: Option<u64>,
+        /// The server's token (the child's `NETTUNE_TOKEN`, never argv).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+    },
 }
 
 impl Request {
@@ -192,6 +234,10 @@ impl Request {
             Request::Verify { .. } => "verify",
             Request::History { .. } => "history",
             Request::Shutdown => "shutdown",
+            Request::Clock => "clock",
+            Request::Serve { .. } => "serve",
+            Request::StopServe => "stop_serve",
+            Request::Bench { .. } => "bench",
         }
     }
 }
@@ -391,6 +437,39 @@ mod tests {
         let c: Request = serde_json::from_str(r#"{"type":"confirm","generation":7}"#).unwrap();
         assert_eq!(c.name(), "confirm");
         assert!(serde_json::from_str::<Request>(r#"{"type":"inspect","rot":"/"}"#).is_err());
+    }
+
+    #[test]
+    fn the_bench_requests_have_stable_wire_names() {
+        let c: Request = serde_json::from_str(r#"{"type":"clock"}"#).unwrap();
+        assert_eq!(c, Request::Clock);
+        let s: Request = serde_json::from_str(r#"{"type":"serve"}"#).unwrap();
+        assert_eq!(
+            s,
+            Request::Serve {
+                port: 0,
+                max_duration: None,
+                lifetime: None,
+                token: None,
+                clients: None
+            }
+        );
+        assert_eq!(
+            serde_json::to_string(&Request::StopServe).unwrap(),
+            r#"{"type":"stop_serve"}"#
+        );
+        let b: Request = serde_json::from_str(
+            r#"{"type":"bench","server":"10.0.0.1","args":["--test","tcp-rr"],"start_at_unix_ns":7}"#,
+        )
+        .unwrap();
+        assert_eq!(b.name(), "bench");
+        assert!(matches!(
+            b,
+            Request::Bench {
+                start_at_unix_ns: Some(7),
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -621,3 +621,68 @@ fn fleet_documents_and_their_per_host_results() {
     each(&fleet(&["rollback"], "a,b", &[0]), "rollback");
     drop((a, b));
 }
+
+#[test]
+fn fleet_bench_document_on_loopback() {
+    // A local server and two local clients over 127.0.0.1.
+    let t = tempfile::tempdir().unwrap();
+    let inv = t.path().join("inv.toml");
+    let mut text = String::from("[[host]]\nname = \"srv\"\ntransport = \"local\"\n");
+    for c in ["c1", "c2"] {
+        text.push_str(&format!(
+            "[[host]]\nname = \"{c}\"\ntransport = \"local\"\nroles = [\"clients\"]\nlabels = {{ server_address = \"127.0.0.1\" }}\n"
+        ));
+    }
+    std::fs::write(&inv, text).unwrap();
+    let args = [
+        "fleet",
+        "bench",
+        "--inventory",
+        inv.to_str().unwrap(),
+        "--server",
+        "srv",
+        "--clients",
+        "clients",
+        "--test",
+        "tcp-rr",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        "--timeout",
+        "60",
+    ];
+    let v = run_json(&args, &[0]);
+    check("fleet-bench", &v, &args.join(" "));
+    assert_eq!(v["hosts"].as_array().unwrap().len(), 2);
+    assert!(v["skew_ns"].is_u64() && v["aggregate"]["latency"]["count"].is_u64());
+    // N→M: two servers, the clients dealt to them in turn.
+    let two = t.path().join("two.toml");
+    let mut text = String::new();
+    for s in ["s1", "s2"] {
+        text.push_str(&format!(
+            "[[host]]\nname = \"{s}\"\ntransport = \"local\"\nroles = [\"servers\"]\nlabels = {{ bench_address = \"127.0.0.1\" }}\n"
+        ));
+    }
+    for c in ["c1", "c2"] {
+        text.push_str(&format!(
+            "[[host]]\nname = \"{c}\"\ntransport = \"local\"\nroles = [\"clients\"]\n"
+        ));
+    }
+    std::fs::write(&two, text).unwrap();
+    let mut args2 = args.to_vec();
+    args2[3] = two.to_str().unwrap();
+    args2[5] = "servers";
+    let v = run_json(&args2, &[0]);
+    check("fleet-bench", &v, &args2.join(" "));
+    let servers: Vec<&str> = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(servers, ["s1", "s2"]);
+    assert_eq!(v["servers"].as_array().unwrap().len(), 2);
+    assert_eq!(v["aggregate"]["hosts"], 2);
+}

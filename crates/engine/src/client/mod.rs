@@ -55,6 +55,10 @@ pub struct ClientOpts {
     /// Run the doctor rules on both ends over the window (`--doctor`):
     /// this end's through the hook, the server's through its own.
     pub doctor: Option<crate::diagnosis::DoctorHook>,
+    /// Start the data flows at this CLOCK_REALTIME instant, ns since the
+    /// epoch (`--start-at`, `fleet bench`): the flows open, then the client
+    /// waits for it before `go`. A past instant starts at once.
+    pub start_at: Option<u64>,
 }
 
 impl ClientOpts {
@@ -72,7 +76,40 @@ impl ClientOpts {
             cport: None,
             interrupt: None,
             doctor: None,
+            start_at: None,
         }
+    }
+}
+
+/// Longest wait for `--start-at`.
+pub const MAX_START_WAIT: Duration = Duration::from_secs(3600);
+/// How long before `--start-at` the flows open (within the server's
+/// 10 s for the client's `connected`).
+const OPEN_BEFORE_START: Duration = Duration::from_secs(3);
+
+/// Wait on CLOCK_REALTIME until `at_ns` less `early` (ns since the epoch),
+/// in steps short enough to notice a stop flag or a clock step (sleeping,
+/// not spinning: on a busy host spinning clients delay the server's `go`).
+/// An instant
+/// more than [`MAX_START_WAIT`] away is refused.
+fn wait_until(at_ns: u64, early: Duration, stop: &[Arc<AtomicBool>]) -> Result<(), EngineError> {
+    let target = at_ns.saturating_sub(u64::try_from(early.as_nanos()).unwrap_or(u64::MAX));
+    let max = u64::try_from(MAX_START_WAIT.as_nanos()).unwrap_or(u64::MAX);
+    if target.saturating_sub(crate::report::realtime_ns()) > max {
+        return Err(EngineError::Run(format!(
+            "--start-at {at_ns} is more than {} s away",
+            MAX_START_WAIT.as_secs()
+        )));
+    }
+    loop {
+        let left = target.saturating_sub(crate::report::realtime_ns());
+        if left == 0 {
+            return Ok(());
+        }
+        if stop.iter().any(|f| f.load(Ordering::Relaxed)) {
+            return Err(EngineError::Interrupted("before the test started"));
+        }
+        std::thread::sleep(Duration::from_nanos(left.min(20_000_000)));
     }
 }
 
@@ -351,6 +388,10 @@ impl Prepared {
 /// their workers waiting for `go`.
 fn prepare(o: &ClientOpts, cfg: &TestConfig) -> Result<Prepared, EngineError> {
     preflight(o, cfg)?;
+    if let Some(at) = o.start_at {
+        let stop: Vec<Arc<AtomicBool>> = o.interrupt.iter().cloned().collect();
+        wait_until(at, OPEN_BEFORE_START, &stop)?;
+    }
     let (mut ctrl, addr, caps) = handshake(o, cfg)?;
     // An older server does not know doctor: the test runs, with a note.
     let server_doctor = o.doctor.is_some() && caps.iter().any(|c| c == crate::diagnosis::CAP);
@@ -428,6 +469,13 @@ fn execute(
         .flatten()
         .collect();
     let any_stop = AnyFlag(stop_flags.clone());
+    if let Some(at) = o.start_at {
+        if let Err(e) = wait_until(at, Duration::ZERO, &stop_flags) {
+            side.abort_all();
+            let _ = side.join();
+            return Err(e);
+        }
+    }
     if let Err(e) = await_go(&mut ctrl, &addr, &reg, tag, Some(&any_stop)) {
         side.abort_all();
         let _ = side.join();
@@ -435,6 +483,7 @@ fn execute(
     }
     drop(reg);
     let go = Instant::now();
+    let started_at = crate::report::realtime_ns();
     if let Some(f) = hooks.after_go {
         f(go);
     }
@@ -521,6 +570,7 @@ fn execute(
         loopback,
     );
     res.start_time = model::time::rfc3339_utc(start_time);
+    res.started_at_unix_ns = Some(started_at);
     res.family = Some(Family::of(addr.ip()));
     if let Some(at) = s.cut_at {
         crate::report::cut_short(&mut res, at);
@@ -556,6 +606,35 @@ pub fn run(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_start_wait_ends_at_its_instant_or_a_stop() {
+        let now = crate::report::realtime_ns();
+        let at = now + 30_000_000;
+        wait_until(at, Duration::ZERO, &[]).unwrap();
+        assert!(crate::report::realtime_ns() >= at);
+        // `early` ends it before the instant; a past instant at once.
+        let t = Instant::now();
+        wait_until(
+            crate::report::realtime_ns() + 2_000_000_000,
+            Duration::from_secs(2),
+            &[],
+        )
+        .unwrap();
+        wait_until(1, Duration::ZERO, &[]).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(1));
+        let stop = Arc::new(AtomicBool::new(true));
+        let e = wait_until(
+            crate::report::realtime_ns() + 1_000_000_000,
+            Duration::ZERO,
+            &[stop],
+        )
+        .unwrap_err();
+        assert!(matches!(e, EngineError::Interrupted(_)), "{e}");
+        let far = crate::report::realtime_ns() + 2 * 3_600_000_000_000;
+        let e = wait_until(far, Duration::ZERO, &[]).unwrap_err();
+        assert!(e.to_string().contains("3600 s away"), "{e}");
+    }
 
     #[test]
     fn a_server_without_doctor_is_a_note_not_a_failure() {

@@ -99,6 +99,14 @@ pub struct Latency {
     pub histogram: Vec<[u64; 2]>,
 }
 
+/// This host's CLOCK_REALTIME, ns since the Unix epoch (0 before it).
+pub fn realtime_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
 /// An HDR histogram in nanoseconds, 1 ns to 100 s, 3 significant digits.
 pub fn new_histogram() -> Histogram<u64> {
     match Histogram::new_with_bounds(1, 100_000_000_000, 3) {
@@ -552,6 +560,10 @@ pub struct BenchResult {
     /// `--probe`: the latency probe beside the load (absent without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeReport>,
+    /// When the data flows began (`go`), CLOCK_REALTIME ns since the epoch
+    /// (`fleet bench` compares hosts' starts; absent from older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_unix_ns: Option<u64>,
 }
 
 #[cfg(test)]

@@ -131,6 +131,7 @@ pub fn summarize(
         notes,
         doctor: None,
         probe: None,
+        started_at_unix_ns: None,
     }
 }
 

@@ -171,6 +171,11 @@ pub struct Args {
     /// requests), one every MS ms (default 10, 1-1000).
     #[arg(long, value_name = "KIND[:MS]", value_parser = parse_probe)]
     pub probe: Option<engine::ProbeSpec>,
+    /// Start the data flows at this instant of CLOCK_REALTIME, ns since the
+    /// Unix epoch (what `fleet bench` sends each client): the flows open up to
+    /// 3 s before, then wait; the result's `started_at_unix_ns` says when they began.
+    #[arg(long, value_name = "UNIX_NS")]
+    pub start_at: Option<u64>,
     /// Directory standing for `/` when reading host facts and counters.
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
@@ -217,6 +222,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         cport: args.cport,
         interrupt: engine::interrupt::sigint_flag().ok(),
         doctor: args.doctor.then(crate::diagnose::hook),
+        start_at: args.start_at,
     };
     let csv = args.csv;
     let human = !args.json && !args.json_stream && !csv;

@@ -114,6 +114,9 @@ pub enum Sub {
     /// Each host's journal.
     #[command(after_help = HISTORY_EXAMPLES)]
     History(Common),
+    /// N clients against one server, their flows started together (skew,
+    /// per-host and aggregate results).
+    Bench(super::bench::BenchArgs),
 }
 
 /// Flags every fleet command takes.

@@ -1,9 +1,10 @@
 //! `nettune fleet <inspect|doctor|plan|apply|rollback|verify|history>
 //! --inventory FILE`: one command on many hosts through their agents
-//! (docs/fleet.md, "Commands"). This module parses and prints; the fan-out,
+//! (docs/fleet.md, "Commands"); `fleet bench` is [`bench`]. This module parses and prints; the fan-out,
 //! the per-host outcomes and `apply`'s rollback are `fleet::ops`.
 
 mod args;
+mod bench;
 mod jobs;
 
 pub use args::{Args, Common, Sub};
@@ -66,6 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ),
         Sub::Verify(c) => ("verify", c, Op::Verify),
         Sub::History(c) => ("history", c, Op::History),
+        Sub::Bench(a) => return bench::run(a),
     };
     let jobs = jobs::jobs(&common)?;
     let opts = fleet::fanout::Options {
