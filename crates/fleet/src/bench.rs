@@ -268,7 +268,7 @@ pub fn run(spec: &Spec, opts: &Options) -> Report {
         targets.len(),
         |((_, t), port)| {
             port.as_ref().map_err(Clone::clone)?;
-            let mut s = Session::connect(&t.job.transport, opts)?;
+            let mut s = Session::connect(&t.job, opts)?;
             let o = offset(&mut s, spec.samples)?;
             Ok((Mutex::new(s), o))
         },
@@ -334,7 +334,7 @@ type Started = (Session, (u16, String));
 /// Connect to server host `j` and start `nettune serve` for `clients`
 /// tests.
 fn start_server(j: &Job, spec: &Spec, clients: usize, opts: &Options) -> Result<Started, Failure> {
-    let mut s = Session::connect(&j.transport, opts)?;
+    let mut s = Session::connect(j, opts)?;
     let secs = spec.window.as_secs().saturating_add(60);
     let (v, _) = s.json(&Request::Serve {
         port: spec.port,
