@@ -4,8 +4,8 @@
 use super::findings::{BoardRow, Level};
 use super::screen::{CpuRow, NicView, QueueRow, Screen};
 use crate::cmd::stat::{opt_pps, rate};
-use model::text::{printable, Printable};
 use model::metric::{fmt_bits, fmt_pps};
+use model::text::{printable, Printable};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};

@@ -2,9 +2,9 @@
 //! queues, IRQs, error counters).
 
 use host::sampler::{Delta, QueueDelta, ERROR_COUNTERS};
+use model::metric::{fmt_bits, fmt_pps};
 use model::snapshot::QueueRef;
 use model::text::Printable;
-use model::metric::{fmt_bits, fmt_pps};
 use model::Nanos;
 use std::fmt::Write as _;
 
@@ -93,7 +93,15 @@ pub fn render_at(d: &Delta, seq: u64, time: Option<&str>) -> String {
         let _ = writeln!(
             o,
             "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
-            "NIC", "rx pps", "tx pps", "rx bit/s", "tx bit/s", "rxdrop/s", "txdrop/s", "rxerr", "txerr"
+            "NIC",
+            "rx pps",
+            "tx pps",
+            "rx bit/s",
+            "tx bit/s",
+            "rxdrop/s",
+            "txdrop/s",
+            "rxerr",
+            "txerr"
         );
         for i in &d.ifaces {
             let _ = writeln!(
