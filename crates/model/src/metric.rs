@@ -98,6 +98,11 @@ pub fn fmt_bits(v: f64) -> String {
     format_value(BITS_PER_SEC, v)
 }
 
+/// A rate in packets/s, scaled: `404 kpps`, `1.20 Mpps`, `950 pps`.
+pub fn fmt_pps(v: f64) -> String {
+    format_value(PACKETS_PER_SEC, v)
+}
+
 /// A duration in nanoseconds in the unit its magnitude calls for, with
 /// three significant digits: `850 ns`, `54.3 µs`, `2.25 ms`, `1.50 s`.
 pub fn fmt_ns(ns: u64) -> String {
@@ -198,20 +203,31 @@ impl Scale {
     }
 }
 
-/// A number with about three significant digits; `n/a` when not finite.
+/// A number with three significant digits, trailing zeros kept (`0.0470`,
+/// `0.500`, `2.40`, `12.0`); integers of three digits or more in full
+/// (`240`, `12345`); below 0.001 and from 10^15 in scientific notation
+/// (`4.70e-4`); `n/a` when not finite.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return "n/a".into();
     }
     let a = v.abs();
+    // Each bound is where rounding to the next wider format's digits would
+    // carry into a fourth digit (9.996 is `10.0`, not `10.00`).
     let s = if a >= 1e15 {
         format!("{v:.3e}")
     } else if a >= 99.95 || a == 0.0 {
         format!("{v:.0}")
     } else if a >= 9.995 {
         format!("{v:.1}")
-    } else if a >= 0.01 {
+    } else if a >= 0.9995 {
         format!("{v:.2}")
+    } else if a >= 0.099_95 {
+        format!("{v:.3}")
+    } else if a >= 0.009_995 {
+        format!("{v:.4}")
+    } else if a >= 0.000_999_5 {
+        format!("{v:.5}")
     } else {
         format!("{v:.2e}")
     };
@@ -340,8 +356,32 @@ mod tests {
         assert_eq!(fmt_ns(12_340_000_000), "12.3 s");
         assert_eq!(fmt_ns(0), "0 ns");
         assert_eq!(format_value("µs", 123.4), "123 µs");
-        assert_eq!(format_value("µs", 0.5), "0.50 µs");
+        assert_eq!(format_value("µs", 0.5), "0.500 µs");
         assert_eq!(format_value("µs", 2.5e6), "2.50 s");
+    }
+
+    /// Below 1, `num` printed two decimals (`0.05` for 0.047, one digit;
+    /// `0.50`): three significant digits now, trailing zeros kept as they
+    /// are from 1 up (`2.40`).
+    #[test]
+    fn three_significant_digits_below_one_as_above() {
+        assert_eq!(num(0.047), "0.0470");
+        assert_eq!(num(0.5), "0.500");
+        assert_eq!(num(-0.5), "-0.500");
+        assert_eq!(num(0.1234), "0.123");
+        assert_eq!(num(0.99949), "0.999");
+        assert_eq!(num(0.9996), "1.00");
+        assert_eq!(num(0.09996), "0.100");
+        assert_eq!(num(0.009996), "0.0100");
+        assert_eq!(num(0.0012345), "0.00123");
+        assert_eq!(num(0.000_999_6), "0.00100");
+        assert_eq!(num(0.000_47), "4.70e-4");
+        assert_eq!(num(2.4), "2.40");
+        assert_eq!(num(12.0), "12.0");
+        assert_eq!(num(240.0), "240");
+        assert_eq!(fmt_pps(37_600.0), "37.6 kpps");
+        assert_eq!(fmt_pps(950.0), "950 pps");
+        assert_eq!(fmt_pps(0.5), "0.500 pps");
     }
 
     /// The lab printed `2408.4 µs` where the report printed `2.41 ms`; one

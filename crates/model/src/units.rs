@@ -103,27 +103,6 @@ id_newtype!(
     NodeId, u32, "node"
 );
 
-/// Format a rate in bits per second with an SI prefix and two decimals,
-/// e.g. `25.30 Gbit/s` (the `stat` and `top` columns; summaries and tables
-/// use [`crate::metric::fmt_bits`]).
-pub fn fmt_bits_per_sec(bps: f64) -> String {
-    let (div, p) = if bps.abs() >= 1e9 {
-        (1e9, "G")
-    } else if bps.abs() >= 1e6 {
-        (1e6, "M")
-    } else if bps.abs() >= 1e3 {
-        (1e3, "k")
-    } else {
-        (1.0, "")
-    };
-    let x = bps / div;
-    if p.is_empty() {
-        format!("{x:.0} bit/s")
-    } else {
-        format!("{x:.2} {p}bit/s")
-    }
-}
-
 /// Why a count, rate or size given on a command line (or in a file) was
 /// refused; each names the text given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -238,12 +217,6 @@ mod tests {
         assert_eq!(Packets(5) - Packets(9), Packets(0));
         assert_eq!(Bytes(3).to_bits(), Bits(24));
         assert_eq!(Bits(17).to_bytes(), Bytes(2));
-    }
-
-    #[test]
-    fn si_formatting() {
-        assert_eq!(fmt_bits_per_sec(25_300_000_000.0), "25.30 Gbit/s");
-        assert_eq!(fmt_bits_per_sec(999.0), "999 bit/s");
     }
 
     #[test]

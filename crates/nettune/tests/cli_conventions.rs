@@ -213,7 +213,7 @@ fn man_pages_render_for_the_command_and_each_subcommand() {
 fn source_paths(text: &str) -> Vec<String> {
     const INSTALLED: &str = "/usr/share/doc/nettune/";
     let mut bad = Vec::new();
-    for word in ["docs/", "crates/"] {
+    for word in ["docs/", "crates/", "tests/", "profiles/"] {
         for (at, _) in text.match_indices(word) {
             if !text[..at].ends_with(INSTALLED) {
                 let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -268,6 +268,7 @@ fn man_pages_and_help_cite_no_source_tree_path() {
     for asset in [
         "[\"../../docs/*.md\", \"usr/share/doc/nettune/docs/\"",
         "[\"../../docs/schema/*.json\", \"usr/share/doc/nettune/docs/schema/\"",
+        "[\"../../profiles/example.toml\", \"usr/share/doc/nettune/examples/profile.toml\"",
     ] {
         assert!(cargo.contains(asset), "no asset {asset}");
     }

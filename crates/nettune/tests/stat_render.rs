@@ -332,8 +332,8 @@ fn human_screen_per_queue_section() {
     assert_eq!(
         rows,
         vec![
-            vec!["NIC", "queue", "queue", "pkt/s", "drops/s", "IRQ", "irq/s", "pkt/irq"],
-            vec!["eth0", "rx-1", "81.0k", "30", "28", "1620", "50.0"],
+            vec!["NIC", "queue", "queue", "pps", "drops/s", "IRQ", "irq/s", "pkt/irq"],
+            vec!["eth0", "rx-1", "81.0", "kpps", "30", "28", "1620", "50.0"],
             vec!["eth0", "tx-1", "-", "-", "-", "-", "-"],
         ],
         "{s}"

@@ -581,12 +581,12 @@ fn cpu_per_work_and_changed_rows_in_the_results_tables() {
     let md = render_markdown(&r);
     assert!(
         md.lines()
-            .any(|l| l.contains("CPU per work") && l.contains("0.55 CPU-s/GB")),
+            .any(|l| l.contains("CPU per work") && l.contains("0.550 CPU-s/GB")),
         "no overhead row of CPU per work in\n{md}"
     );
     let row = md
         .lines()
-        .find(|l| l.contains("CPU per work") && l.contains("0.85 CPU-s/GB"))
+        .find(|l| l.contains("CPU per work") && l.contains("0.850 CPU-s/GB"))
         .unwrap_or_else(|| panic!("no CPU per work row in\n{md}"));
     assert!(row.contains("**gain**"), "{row}");
     let soft = md
@@ -597,7 +597,7 @@ fn cpu_per_work_and_changed_rows_in_the_results_tables() {
     assert!(!soft.contains("regression"), "{soft}");
     let page = render_html(&r).unwrap();
     assert!(
-        page.contains("0.85 CPU-s/GB"),
+        page.contains("0.850 CPU-s/GB"),
         "no CPU per work in the page"
     );
     assert!(page.contains(">changed<"), "no changed verdict in the page");

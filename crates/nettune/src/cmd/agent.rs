@@ -73,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     debug_assert!(args.stdio);
     if std::io::stdin().is_terminal() {
         anyhow::bail!(
-            "agent --stdio: stdin is a terminal; the agent is started by a controller through ssh, kubectl exec -i or ip netns exec (docs/fleet.md)"
+            "agent --stdio: stdin is a terminal; the agent is started by a controller through ssh, kubectl exec -i or ip netns exec (/usr/share/doc/nettune/docs/fleet.md)"
         );
     }
     let mut stdin = std::io::stdin().lock();

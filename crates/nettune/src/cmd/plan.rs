@@ -20,9 +20,9 @@ Examples:
   # What would the throughput profile change on this host?
   nettune plan --profile throughput
 
-  # An EC2 c4.8xlarge (ixgbevf, kernel 4.4) as a fixture: IRQs on CPU 0 and 9, RPS on the
-  # other physical cores of each node (000001fe / 0003fc00)
-  nettune plan --profile throughput --root tests/fixtures/c4-8xlarge
+  # Another host: record it there with `nettune capture --out /tmp/host-a`, copy the
+  # directory here and plan from it
+  nettune plan --profile throughput --root /tmp/host-a
 
   # Keep CPUs 2-3 for the application, size buffers for 10 Gbit/s at 20 ms
   nettune plan --profile throughput --exclude-cpus 2-3 --bdp 10gbit,20ms
@@ -31,8 +31,9 @@ Examples:
   # else 5 ICMP echoes within 2 s; the median is used and shown with its source
   nettune plan --profile throughput --bdp 10gbit,peer-b
 
-  # Your own profile: inherit a built-in, override settings, disable rules
-  nettune plan --profile profiles/example.toml
+  # Your own profile: inherit a built-in, override settings, disable rules (start
+  # from a copy of the shipped example)
+  nettune plan --profile /usr/share/doc/nettune/examples/profile.toml
 
   # A shell script with the same writes, to review or run by hand
   nettune plan --profile latency --script > tune.sh

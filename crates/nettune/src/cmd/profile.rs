@@ -14,8 +14,8 @@ const EXAMPLES: &str = "\
 Examples:
   nettune profile list
   nettune profile show throughput
-  nettune profile show latency --root tests/fixtures/c4-8xlarge
-  nettune profile show profiles/example.toml --json
+  nettune profile show latency --root /tmp/host-a
+  nettune profile show /usr/share/doc/nettune/examples/profile.toml --json
   nettune profile active
 
 `show` prints the profile's rules (rationale and source), its settings and the plan it
@@ -78,8 +78,8 @@ pub enum What {
     },
     /// A profile's rules and settings, and the plan it would make here.
     #[command(after_help = "Examples:\n  nettune profile show throughput\n  \
-nettune profile show latency --root tests/fixtures/c4-8xlarge\n  \
-nettune profile show profiles/example.toml --json")]
+nettune profile show latency --root /tmp/host-a\n  \
+nettune profile show /usr/share/doc/nettune/examples/profile.toml --json")]
     Show {
         /// latency, throughput, balanced, or a path to a TOML profile.
         name: String,

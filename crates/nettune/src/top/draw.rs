@@ -3,9 +3,9 @@
 
 use super::findings::{BoardRow, Level};
 use super::screen::{CpuRow, NicView, QueueRow, Screen};
-use crate::cmd::stat::rate;
+use crate::cmd::stat::{opt_pps, rate};
+use model::metric::{fmt_bits, fmt_pps};
 use model::text::{printable, Printable};
-use model::units::fmt_bits_per_sec;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -322,14 +322,16 @@ fn nic_summary(n: &NicView) -> Line<'static> {
     if let Some(sp) = n.speed_mbps {
         head.push_str(&format!("  {sp} Mb/s"));
     }
-    let bits = |v: Option<f64>| v.map_or_else(|| "-".into(), fmt_bits_per_sec);
+    // Unknown before the second sample: the units still say which is which.
+    let pps = |v: Option<f64>| v.map_or_else(|| "- pps".into(), fmt_pps);
+    let bits = |v: Option<f64>| v.map_or_else(|| "- bit/s".into(), fmt_bits);
     let mut spans = vec![
         Span::styled(head, Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!(
-            "   rx {} pkt/s {}   tx {} pkt/s {}   rxdrop/s ",
-            opt(n.rx_pps),
+            "   rx {} {}   tx {} {}   rxdrop/s ",
+            pps(n.rx_pps),
             bits(n.rx_bps),
-            opt(n.tx_pps),
+            pps(n.tx_pps),
             bits(n.tx_bps),
         )),
     ];
@@ -381,14 +383,14 @@ fn draw_nic(f: &mut Frame<'_>, area: Rect, s: &Screen) {
     }
     let bar_w = inner.width.saturating_sub(QUEUE_FIXED).max(4);
     let by = if n.heat_by_pps {
-        "heat: pkt/s"
+        "heat: pps"
     } else {
-        "heat: irq/s (per-queue pkt/s not known)"
+        "heat: irq/s (per-queue pps not known)"
     };
     lines.push(Line::styled(
         format!(
             "{:<8} {:>5} {:<10} {:>9} {:>9}  {}",
-            "queue", "IRQ", "CPU", "irq/s", "pkt/s", by
+            "queue", "IRQ", "CPU", "irq/s", "pps", by
         ),
         Style::new().add_modifier(Modifier::BOLD),
     ));
@@ -413,7 +415,7 @@ fn draw_nic(f: &mut Frame<'_>, area: Rect, s: &Screen) {
                 queue_cpus(q)
             )),
             Span::styled(
-                format!("{:>9} {:>9}", rate(q.irq_per_s), opt(q.pps)),
+                format!("{:>9} {:>9}", rate(q.irq_per_s), opt_pps(q.pps)),
                 Style::new().fg(color),
             ),
             Span::raw("  "),
@@ -495,7 +497,7 @@ fn draw_findings(f: &mut Frame<'_>, area: Rect, rows: &[BoardRow]) {
 pub const HELP: &[&str] = &[
     "q  Esc  Ctrl-C   quit (Esc first closes this help)",
     "s                cycle the sort: id → softirq → busy",
-    "                 (queues: IRQ → irq/s → pkt/s)",
+    "                 (queues: IRQ → irq/s → pps)",
     "tab  shift-tab   next / previous NIC (also → and ←)",
     "1-9              pick a NIC by its number",
     "f  space         freeze / unfreeze the screen",

@@ -31,7 +31,7 @@ impl SortKey {
         match self {
             SortKey::Id => "id",
             SortKey::Softirq => "softirq (queues: irq/s)",
-            SortKey::Busy => "busy (queues: pkt/s)",
+            SortKey::Busy => "busy (queues: pps)",
         }
     }
 }

@@ -133,7 +133,7 @@ pub fn start_lab(
         spec.hosts,
         spec.queues,
         spec.rate
-            .map(|r| format!(", {}", model::units::fmt_bits_per_sec(r as f64)))
+            .map(|r| format!(", {}", model::metric::fmt_bits(r as f64)))
             .unwrap_or_default()
     ));
     let session = lab::LabSession::start(spec.clone(), exe, lab::DEFAULT_LISTEN_TIMEOUT)?;

@@ -93,7 +93,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
             l.hosts,
             l.queues,
             l.rate_mbit
-                .map(|m| format!(", {}", model::units::fmt_bits_per_sec(m * 1e6)))
+                .map(|m| format!(", {}", model::metric::fmt_bits(m * 1e6)))
                 .unwrap_or_default()
         ),
         _ => format!(

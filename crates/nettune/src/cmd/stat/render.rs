@@ -2,9 +2,9 @@
 //! queues, IRQs, error counters).
 
 use host::sampler::{Delta, QueueDelta, ERROR_COUNTERS};
+use model::metric::{fmt_bits, fmt_pps};
 use model::snapshot::QueueRef;
 use model::text::Printable;
-use model::units::fmt_bits_per_sec;
 use model::Nanos;
 use std::fmt::Write as _;
 
@@ -25,6 +25,11 @@ pub fn rate(v: f64) -> String {
 
 pub(super) fn opt_rate(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), rate)
+}
+
+/// A packet rate in the one convention (`37.6 kpps`), `-` when unknown.
+pub fn opt_pps(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), fmt_pps)
 }
 
 fn secs(n: Nanos) -> f64 {
@@ -88,17 +93,25 @@ pub fn render_at(d: &Delta, seq: u64, time: Option<&str>) -> String {
         let _ = writeln!(
             o,
             "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
-            "NIC", "rx pkt/s", "tx pkt/s", "rx", "tx", "rxdrop/s", "txdrop/s", "rxerr", "txerr"
+            "NIC",
+            "rx pps",
+            "tx pps",
+            "rx bit/s",
+            "tx bit/s",
+            "rxdrop/s",
+            "txdrop/s",
+            "rxerr",
+            "txerr"
         );
         for i in &d.ifaces {
             let _ = writeln!(
                 o,
                 "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
                 Printable(&i.name),
-                rate(i.rx_pps),
-                rate(i.tx_pps),
-                fmt_bits_per_sec(i.rx_bps),
-                fmt_bits_per_sec(i.tx_bps),
+                fmt_pps(i.rx_pps),
+                fmt_pps(i.tx_pps),
+                fmt_bits(i.rx_bps),
+                fmt_bits(i.tx_bps),
                 rate(i.rx_drop_per_s),
                 rate(i.tx_drop_per_s),
                 i.rx_errs,
@@ -167,7 +180,7 @@ fn queues_section(o: &mut String, d: &Delta) {
         let _ = writeln!(
             o,
             "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
-            "NIC queue", "queue", "pkt/s", "drops/s", "IRQ", "irq/s", "pkt/irq"
+            "NIC queue", "queue", "pps", "drops/s", "IRQ", "irq/s", "pkt/irq"
         );
         // Many queues (mlx5 has 2 per channel): hide the quiet ones.
         let quiet = |q: &&QueueDelta| {
@@ -188,7 +201,7 @@ fn queues_section(o: &mut String, d: &Delta) {
                 "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
                 Printable(&q.iface),
                 format!("{}-{}", q.dir.name(), q.index),
-                opt_rate(q.packets_per_s),
+                opt_pps(q.packets_per_s),
                 opt_rate(q.drops_per_s),
                 q.irq.map_or_else(|| "-".into(), |i| i.0.to_string()),
                 irq_s,
