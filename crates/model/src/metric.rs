@@ -152,7 +152,7 @@ impl Scale {
                 (1e9, "s")
             } else if ns >= 1e6 {
                 (1e6, "ms")
-            } else if ns >= 1e3 || base > 1.0 {
+            } else if ns >= 1e3 {
                 (1e3, "µs")
             } else {
                 (1.0, "ns")
@@ -356,7 +356,8 @@ mod tests {
         assert_eq!(fmt_ns(12_340_000_000), "12.3 s");
         assert_eq!(fmt_ns(0), "0 ns");
         assert_eq!(format_value("µs", 123.4), "123 µs");
-        assert_eq!(format_value("µs", 0.5), "0.500 µs");
+        // The unit in which the value is at least 1, whatever it was recorded in.
+        assert_eq!(format_value("µs", 0.5), "500 ns");
         assert_eq!(format_value("µs", 2.5e6), "2.50 s");
     }
 
