@@ -1,5 +1,5 @@
 //! iperf3's letters on `nettune bench`, end to end against a loopback
-//! `nettune serve`: `-P 2 -J -t tcp-stream`, `-u -b`, `-R -O`, and the
+//! `nettune serve`: `-P 2 -J -t tcp-stream`, `-u -b`, `-R -O`, `--rate 1gbit`, and the
 //! usage errors of `-l` and `-u -t tcp-rr` (issue 21).
 
 #![allow(clippy::unwrap_used)]
@@ -51,6 +51,13 @@ fn iperf3_letters_run_a_test() {
     assert_eq!(r["config"]["test"], "udp-stream", "{r}");
     assert_eq!(f(&r["config"]["rate"]), 4e7, "{r}");
     assert_eq!(r["config"]["direction"], "reverse", "{r}");
+
+    // `bench --rate 1gbit`, as `lab --rate 1gbit` takes it (one rate parser).
+    let mut args = vec!["127.0.0.1", "-p", &port, "--rate", "1gbit", "-J"];
+    args.extend_from_slice(SHORT);
+    let r = json(&bench(&args, &[]));
+    sane(&r, "tcp-stream");
+    assert_eq!(f(&r["config"]["rate"]), 1e9, "{r}");
 }
 
 #[test]
