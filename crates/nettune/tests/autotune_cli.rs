@@ -218,14 +218,25 @@ fn back_to_back_crr_runs_on_pool_addresses_do_not_share_time_wait() {
     let mut exec = session.executor().unwrap();
     let mut run = |src: std::net::Ipv4Addr| {
         let args: Vec<String> = [
-            "--test", "tcp-crr", "--duration", "1", "--warmup", "0.5", "--bind",
+            "--test",
+            "tcp-crr",
+            "--duration",
+            "1",
+            "--warmup",
+            "0.5",
+            "--bind",
         ]
         .iter()
         .map(|s| s.to_string())
         .chain([src.to_string()])
         .collect();
         let text = exec
-            .bench(HostId(1), HostId(0), &args, std::time::Duration::from_secs(30))
+            .bench(
+                HostId(1),
+                HostId(0),
+                &args,
+                std::time::Duration::from_secs(30),
+            )
             .unwrap();
         let m = model::experiment::Metric::Transactions;
         let rec = lab::runner::metrics::record_from_json(&text, &[m]).unwrap();
@@ -234,13 +245,19 @@ fn back_to_back_crr_runs_on_pool_addresses_do_not_share_time_wait() {
     assert_eq!(time_wait_from(session.lab(), a), 0);
     let first = run(a);
     let tw_a = time_wait_from(session.lab(), a);
-    assert!(tw_a > 100, "the first run left {tw_a} TIME_WAIT sockets on {a}");
+    assert!(
+        tw_a > 100,
+        "the first run left {tw_a} TIME_WAIT sockets on {a}"
+    );
     assert_eq!(time_wait_from(session.lab(), b), 0, "{b} before its run");
     // The server closes second: it holds no TIME_WAIT of its own.
     let server_tw = session.lab().hosts()[0]
         .sh("ss -Htan state time-wait | wc -l")
         .unwrap();
-    assert!(server_tw.trim().parse::<usize>().unwrap() < 10, "{server_tw}");
+    assert!(
+        server_tw.trim().parse::<usize>().unwrap() < 10,
+        "{server_tw}"
+    );
     let second = run(b);
     assert!(time_wait_from(session.lab(), b) > 100);
     let ratio = first.max(second) / first.min(second).max(1.0);

@@ -336,7 +336,8 @@ impl Lab {
             .iter()
             .find(|l| l.host == i)
             .ok_or_else(|| bad(format!("host {i}")))?;
-        let addrs = SourcePool::addrs(i, count).ok_or_else(|| bad(format!("{count} on host {i}")))?;
+        let addrs =
+            SourcePool::addrs(i, count).ok_or_else(|| bad(format!("{count} on host {i}")))?;
         let (hub, leaf) = (&self.hosts[0], &self.hosts[i]);
         for a in &addrs {
             leaf.ip(&["addr", "add", &format!("{a}/32"), "dev", &link.leaf.iface])?;
