@@ -69,8 +69,24 @@ impl Source {
             // A fixed TCP port (--cport) may still have TIME_WAIT sockets
             // from an earlier run; SO_REUSEADDR lets the bind pass those
             // (a socket that still listens or is connected on it refuses).
-            if port != 0 && s.r#type().is_ok_and(|t| t == socket2::Type::STREAM) {
+            let stream = s.r#type().is_ok_and(|t| t == socket2::Type::STREAM);
+            if port != 0 && stream {
                 s.set_reuse_address(true)?;
+            }
+            // Port 0: let connect() pick the port for the whole 4-tuple
+            // (IP_BIND_ADDRESS_NO_PORT) rather than bind() for the address
+            // alone, whose search walks every port's owners, TIME_WAIT
+            // sockets of other source addresses included (tcp-crr from a
+            // fresh source address would otherwise slow down with the
+            // TIME_WAIT of earlier runs). Best effort: an older kernel
+            // binds the port as before.
+            if port == 0 && stream {
+                let _ = sys::set_int_opt(
+                    std::os::fd::AsFd::as_fd(s),
+                    libc::IPPROTO_IP,
+                    libc::IP_BIND_ADDRESS_NO_PORT,
+                    1,
+                );
             }
             s.bind(&a.into()).map_err(|e| {
                 let what = if e.kind() == std::io::ErrorKind::AddrInUse {

@@ -27,7 +27,8 @@ pub use delay::{
 pub use netns_exec::NetnsExecutor;
 pub use session::{LabSession, LoopbackServer, DEFAULT_LISTEN_TIMEOUT, SERVE_PORT};
 pub use topo::{
-    probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped, MARKER_DIR, MAX_HOSTS,
+    probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped, SourcePool,
+    MARKER_DIR, MAX_HOSTS,
 };
 
 /// A lab operation that failed.

@@ -184,3 +184,84 @@ fn a_short_lab_search_completes_and_leaves_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// TIME_WAIT sockets in the lab's client namespace from `src`.
+fn time_wait_from(lab: &lab::Lab, src: std::net::Ipv4Addr) -> usize {
+    lab.hosts()[1]
+        .sh(&format!("ss -Htan state time-wait src {src}"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count()
+}
+
+/// The mechanism behind max-cps in the lab: a tcp-crr run leaves TIME_WAIT
+/// sockets on its source address only (the client closes first, the server
+/// none), so the next run, bound to another pool address, starts with none
+/// on its own 4-tuples and gives a rate of the same order.
+#[test]
+fn back_to_back_crr_runs_on_pool_addresses_do_not_share_time_wait() {
+    use lab::exec::{Executor, HostId};
+    if !lab::require_root(
+        "autotune_cli::back_to_back_crr_runs_on_pool_addresses_do_not_share_time_wait",
+    ) {
+        return;
+    }
+    let session = lab::LabSession::start(
+        lab::LabSpec::new(2, 2),
+        std::path::Path::new(BIN),
+        lab::DEFAULT_LISTEN_TIMEOUT,
+    )
+    .unwrap();
+    let pool = session.lab().add_source_pool(1, 2).unwrap();
+    let [a, b] = [pool.list()[0], pool.list()[1]];
+    let mut exec = session.executor().unwrap();
+    let mut run = |src: std::net::Ipv4Addr| {
+        let args: Vec<String> = [
+            "--test",
+            "tcp-crr",
+            "--duration",
+            "1",
+            "--warmup",
+            "0.5",
+            "--bind",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([src.to_string()])
+        .collect();
+        let text = exec
+            .bench(
+                HostId(1),
+                HostId(0),
+                &args,
+                std::time::Duration::from_secs(30),
+            )
+            .unwrap();
+        let m = model::experiment::Metric::Transactions;
+        let rec = lab::runner::metrics::record_from_json(&text, &[m]).unwrap();
+        rec.values[m.key()]
+    };
+    assert_eq!(time_wait_from(session.lab(), a), 0);
+    let first = run(a);
+    let tw_a = time_wait_from(session.lab(), a);
+    assert!(
+        tw_a > 100,
+        "the first run left {tw_a} TIME_WAIT sockets on {a}"
+    );
+    assert_eq!(time_wait_from(session.lab(), b), 0, "{b} before its run");
+    // The server closes second: it holds no TIME_WAIT of its own.
+    let server_tw = session.lab().hosts()[0]
+        .sh("ss -Htan state time-wait | wc -l")
+        .unwrap();
+    assert!(
+        server_tw.trim().parse::<usize>().unwrap() < 10,
+        "{server_tw}"
+    );
+    let second = run(b);
+    assert!(time_wait_from(session.lab(), b) > 100);
+    let ratio = first.max(second) / first.min(second).max(1.0);
+    assert!(ratio < 10.0, "{first} vs {second} conn/s");
+    drop(exec);
+    session.teardown();
+}

@@ -3,6 +3,7 @@
 //! the workload once, roll back, and record the run's values.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,6 +63,21 @@ pub struct DriveConfig {
     pub scope: NetnsScope,
     /// Set by Ctrl-C.
     pub cancel: Arc<AtomicBool>,
+    /// Source addresses of the client, taken in turn, one per run
+    /// (`--bind`); empty: the bench picks its own. With connection-rate
+    /// workloads a run on an address no run used in the last minute finds
+    /// no TIME_WAIT of earlier runs on its 4-tuples, so it measures its arm
+    /// rather than the history ([`crate::Lab::add_source_pool`]).
+    pub sources: Vec<IpAddr>,
+}
+
+impl DriveConfig {
+    /// The source address of run `seq` (the pool in turn), if any.
+    pub fn source(&self, seq: usize) -> Option<IpAddr> {
+        self.sources
+            .get(seq.checked_rem(self.sources.len())?)
+            .copied()
+    }
 }
 
 fn metric_of(r: Response) -> Metric {
@@ -120,10 +136,14 @@ fn measure(
     exec: &mut dyn Executor,
     cfg: &DriveConfig,
     changes: &[(Knob, Level)],
+    seq: usize,
 ) -> Result<BTreeMap<String, f64>, ExecError> {
     let mut applied = Vec::new();
     let result = apply_arm(exec, cfg, changes, &mut applied).and_then(|extra| {
-        let args = merge_args(&cfg.bench_args, &extra);
+        let mut args = merge_args(&cfg.bench_args, &extra);
+        if let Some(a) = cfg.source(seq) {
+            args.extend(["--bind".to_string(), a.to_string()]);
+        }
         exec.bench(cfg.client, cfg.server, &args, cfg.deadline)
     });
     let back = rollback(exec, &mut applied);
@@ -158,7 +178,7 @@ pub fn drive(
             Step::Measure { arm, seq } => (arm, seq),
         };
         let changes = arm_changes(search, &arm);
-        let values = match measure(exec, cfg, &changes) {
+        let values = match measure(exec, cfg, &changes, seq) {
             Ok(v) => v,
             Err(ExecError::Cancelled) => return Ok((Ended::Cancelled, trace)),
             Err(_) if cfg.cancel.load(Ordering::SeqCst) => return Ok((Ended::Cancelled, trace)),

@@ -141,6 +141,11 @@ pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
 /// sizing for a fast path with the profile's default RTT).
 const BUFFER_MAX: u64 = 32 << 20;
 
+/// SO_RCVBUF the max-pps level asks for: 4 MiB, the size the doctor's
+/// `Udp.RcvbufErrors` finding gives receivers that drop at full buffers
+/// (capped by `net.core.rmem_max` as for any application).
+const UDP_RCVBUF: i64 = 4 << 20;
+
 /// The factors worth varying for `objective` on the host of `snap`, with
 /// the levels the planner's rules and profiles would set (never blind
 /// ranges). Levels equal to the current one are dropped later.
@@ -217,7 +222,14 @@ pub fn proposals(objective: Objective, snap: &HostSnapshot) -> Vec<Proposal> {
             });
             out.extend([gro, defer, threaded, rps]);
         }
-        Objective::MaxPps => out.extend([rps, busy, gro, threaded]),
+        Objective::MaxPps => {
+            out.push(Proposal {
+                knob: Knob::Rcvbuf,
+                levels: vec![Level::Int(UDP_RCVBUF)],
+                source: "doctor's UDP receive-buffer finding: SO_RCVBUF 4 MiB (bench option)",
+            });
+            out.extend([rps, busy, gro, threaded]);
+        }
         Objective::MinP99 => out.extend([busy, threaded, defer]),
     }
     out

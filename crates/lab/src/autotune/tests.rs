@@ -36,6 +36,8 @@ struct Fake {
     cancel_after: Option<(usize, Arc<AtomicBool>)>,
     /// A file whose writes fail, as veth's `threaded` does (EOPNOTSUPP).
     refuse: Option<&'static str>,
+    /// Each bench's `--bind` address, in order.
+    binds: Vec<Option<String>>,
 }
 
 impl Fake {
@@ -49,6 +51,7 @@ impl Fake {
             dirty_benches: 0,
             cancel_after: None,
             refuse: None,
+            binds: Vec::new(),
         }
     }
 }
@@ -64,10 +67,16 @@ impl Executor for Fake {
         &mut self,
         client: HostId,
         _server: HostId,
-        _args: &[String],
+        args: &[String],
         _deadline: Duration,
     ) -> Result<String, ExecError> {
         self.benches += 1;
+        self.binds.push(
+            args.iter()
+                .position(|a| a == "--bind")
+                .and_then(|i| args.get(i + 1))
+                .cloned(),
+        );
         if let Some((n, flag)) = &self.cancel_after {
             if self.benches >= *n {
                 flag.store(true, Ordering::SeqCst);
@@ -131,6 +140,7 @@ fn cfg(cancel: Arc<AtomicBool>) -> DriveConfig {
         responses: Vec::new(),
         scope: NetnsScope::Child,
         cancel,
+        sources: Vec::new(),
     }
 }
 
@@ -289,6 +299,37 @@ fn drive_applies_each_arm_rolls_it_back_and_keeps_a_real_gain() {
     let back = Plan::from_json(&text).unwrap();
     assert_eq!(back.changes.len(), 1);
     assert_eq!(back.changes[0].after, "1");
+}
+
+#[test]
+fn consecutive_runs_bind_to_different_source_addresses() {
+    let mut fake = Fake::new();
+    let mut search = tw_search(60);
+    let mut c = cfg(Arc::new(AtomicBool::new(false)));
+    c.sources = (1..=4)
+        .map(|d| std::net::IpAddr::from([198, 19, 1, d]))
+        .collect();
+    let (_, trace) = drive(&mut search, &mut fake, &c, &mut |_, _| {}).unwrap();
+    assert!(trace.len() > 8, "{}", trace.len());
+    assert_eq!(fake.binds.len(), trace.len());
+    for (i, b) in fake.binds.iter().enumerate() {
+        let want = format!("198.19.1.{}", i % 4 + 1);
+        assert_eq!(b.as_deref(), Some(want.as_str()), "run {i}");
+    }
+    for w in fake.binds.windows(2) {
+        assert_ne!(w[0], w[1]);
+    }
+    // Without a pool the bench picks its own source.
+    let mut fake = Fake::new();
+    let mut search = tw_search(60);
+    drive(
+        &mut search,
+        &mut fake,
+        &cfg(Arc::new(AtomicBool::new(false))),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert!(fake.binds.iter().all(Option::is_none));
 }
 
 #[test]

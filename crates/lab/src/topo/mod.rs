@@ -318,6 +318,47 @@ impl Lab {
         }
     }
 
+    /// Give host `i` (1..hosts, a leaf) `count` more source addresses (a
+    /// [`SourcePool`]): /32s of 198.19.I.0/24 on its link end, routed back
+    /// by the hub, and room in the host's TIME_WAIT table for every port of
+    /// every address at once (`tcp_max_tw_buckets`), so a connection-rate
+    /// run bound to a fresh address (`nettune bench --bind`) finds all its
+    /// ports free and its sockets enter TIME_WAIT as on a quiet host, not
+    /// skip it because earlier runs filled the table.
+    pub fn add_source_pool(&self, i: usize, count: u32) -> Result<SourcePool, LabError> {
+        let bad = |value: String| LabError::Spec {
+            field: "source pool",
+            value,
+            allowed: "a leaf host (1..hosts) and 1 to 250 addresses",
+        };
+        let link = self
+            .links
+            .iter()
+            .find(|l| l.host == i)
+            .ok_or_else(|| bad(format!("host {i}")))?;
+        let addrs =
+            SourcePool::addrs(i, count).ok_or_else(|| bad(format!("{count} on host {i}")))?;
+        let (hub, leaf) = (&self.hosts[0], &self.hosts[i]);
+        for a in &addrs {
+            leaf.ip(&["addr", "add", &format!("{a}/32"), "dev", &link.leaf.iface])?;
+        }
+        let net = SourcePool::net(i).ok_or_else(|| bad(format!("host {i}")))?;
+        hub.ip(&[
+            "route",
+            "add",
+            &format!("{net}/24"),
+            "via",
+            &link.leaf.addr.to_string(),
+            "dev",
+            &link.hub.iface,
+        ])?;
+        let buckets = u64::from(count).saturating_mul(65_536);
+        leaf.sh(&format!(
+            "echo {buckets} > /proc/sys/net/ipv4/tcp_max_tw_buckets"
+        ))?;
+        Ok(SourcePool { addrs })
+    }
+
     /// Remove labs named `PREFIX-PID-...` whose owner PID is dead (or whose
     /// marker records another process's start time): kill the processes in
     /// their namespaces, delete the namespaces and the markers. Namespaces
@@ -394,6 +435,36 @@ impl Lab {
             }
         }
         Ok(found.into_values().collect())
+    }
+}
+
+/// Source addresses of one lab host beyond its link address
+/// ([`Lab::add_source_pool`]): a run that binds to one no earlier run used
+/// in the last minute finds no TIME_WAIT of that run on its 4-tuples.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcePool {
+    addrs: Vec<Ipv4Addr>,
+}
+
+impl SourcePool {
+    /// The /24 of host `i`'s pool: 198.19.I.0 (inside the lab's
+    /// 198.18.0.0/15, above the link /30s, which use slots 0 to 30 of
+    /// 198.18.0.0/24).
+    fn net(i: usize) -> Option<Ipv4Addr> {
+        let i = u8::try_from(i).ok().filter(|i| *i >= 1)?;
+        Some(Ipv4Addr::new(198, 19, i, 0))
+    }
+
+    /// Host `i`'s first `count` pool addresses: 198.19.I.1 onwards (1 to 250).
+    pub fn addrs(i: usize, count: u32) -> Option<Vec<Ipv4Addr>> {
+        let [a, b, c, _] = Self::net(i)?.octets();
+        let count = u8::try_from(count).ok().filter(|n| (1..=250).contains(n))?;
+        Some((1..=count).map(|d| Ipv4Addr::new(a, b, c, d)).collect())
+    }
+
+    /// The addresses, in the order runs should take them.
+    pub fn list(&self) -> &[Ipv4Addr] {
+        &self.addrs
     }
 }
 

@@ -375,3 +375,41 @@ fn stale_labs_are_reaped_and_others_left_alone() {
     assert_eq!(reaped[0].marker.as_deref(), Some(stale_marker.as_path()));
     assert!(reaped[1].netns.is_empty() && reaped[1].marker.is_some());
 }
+
+#[test]
+fn source_pool_addresses_sit_above_the_link_slots() {
+    let a = SourcePool::addrs(1, 32).unwrap();
+    assert_eq!(a.len(), 32);
+    assert_eq!(a[0], Ipv4Addr::new(198, 19, 1, 1));
+    assert_eq!(a[31], Ipv4Addr::new(198, 19, 1, 32));
+    // Never one of the links' /30s (slots 0..31 of 198.18.0.0/24).
+    let (_, last) = crate::slot_addrs(MAX_HOSTS);
+    assert!(a.iter().all(|x| x.octets()[1] == 19 && *x > last));
+    assert_eq!(SourcePool::addrs(0, 4), None, "the hub has no pool");
+    assert_eq!(SourcePool::addrs(1, 0), None);
+    assert_eq!(SourcePool::addrs(1, 251), None);
+    assert_eq!(SourcePool::addrs(256, 4), None);
+}
+
+#[test]
+fn source_pool_addresses_answer_the_hub() {
+    if !require_root("lab::topo::source_pool_addresses_answer_the_hub") {
+        return;
+    }
+    let lab = Lab::build(LabSpec::new(2, 1)).unwrap();
+    let pool = lab.add_source_pool(1, 3).unwrap();
+    assert_eq!(pool.list().len(), 3);
+    let hub = lab.addr(0).unwrap();
+    for a in pool.list() {
+        let out = lab.hosts()[1]
+            .sh(&format!("ping -c1 -W1 -I {a} {hub}"))
+            .unwrap();
+        assert!(out.contains("1 received"), "{a}: {out}");
+    }
+    let tw = lab.hosts()[1]
+        .sh("cat /proc/sys/net/ipv4/tcp_max_tw_buckets")
+        .unwrap();
+    assert_eq!(tw.trim(), "196608");
+    assert!(lab.add_source_pool(0, 3).is_err());
+    assert!(lab.add_source_pool(1, 0).is_err());
+}
