@@ -15,12 +15,17 @@
 //!    stops after `max_rounds`, when every candidate left is a winner (after
 //!    [`MIN_ROUNDS`]), or when the budget left only pays for the re-check.
 //! 2. Re-check: the winners (the best level per knob) combined, measured
-//!    again with fresh baseline runs, interleaved. Accepted only when the
-//!    combination's interval excludes zero on the better side, its estimate
-//!    reaches the practical threshold and every constraint holds on its
-//!    interval. A re-check still open (interval reaching the threshold on
-//!    the better side) runs one more batch. If a combination of several fails, the best single winner
-//!    is re-checked alone (budget permitting).
+//!    again with fresh baseline runs, interleaved; with several winners the
+//!    best single winner is measured in the same interleaved batches. An arm
+//!    passes when its interval excludes zero on the better side, its
+//!    estimate reaches the practical threshold and every constraint holds
+//!    on its interval. The combination is kept only when it passes and is
+//!    not worse than its best member: it must beat the single winner
+//!    (compared directly on the re-check's runs) beyond the threshold, or
+//!    the single winner must fail on its own; otherwise the simpler single
+//!    winner is kept when it passes. A re-check that accepts nothing and is
+//!    still open (an interval reaching the threshold on the better side)
+//!    runs one more batch.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -47,6 +52,9 @@ pub const DEFAULT_CONFIRM_REPEATS_FACTOR: u32 = 3;
 pub const MAX_RECHECK_EXTENSIONS: u32 = 1;
 /// Most runs per arm and round, rounds, or re-check runs.
 const MAX_SETTING: u32 = 1000;
+/// Arms of a re-check of several winners: the baseline, the combination
+/// and the best single winner.
+pub const RECHECK_ARMS: usize = 3;
 
 /// Parameters of a search.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,12 +100,13 @@ impl SearchConfig {
     }
 
     /// The fewest runs that can accept anything: a baseline and one
-    /// candidate raced for [`MIN_ROUNDS`] rounds, and one re-check.
+    /// candidate raced for [`MIN_ROUNDS`] rounds, and one re-check of three
+    /// arms (baseline, combination, best single winner).
     pub fn minimum_runs(&self) -> usize {
         let race = 2usize
             .saturating_mul(self.repeats as usize)
             .saturating_mul(MIN_ROUNDS as usize);
-        race.saturating_add(2usize.saturating_mul(self.confirm_repeats as usize))
+        race.saturating_add(RECHECK_ARMS.saturating_mul(self.confirm_repeats as usize))
     }
 
     /// Check the parameters and the budget.
@@ -286,6 +295,9 @@ pub enum Reason {
     BeatenBy(Candidate),
     /// It won the race but its re-check failed (see the outcome's rechecks).
     NotConfirmed,
+    /// It won the race, but the combination with it was not proven better
+    /// than this single winner alone, which is kept.
+    NoGainOverBest(Candidate),
     /// The budget ran out before it was decided.
     Budget,
 }
@@ -303,6 +315,10 @@ impl fmt::Display for Reason {
             Reason::Constraint(c) => write!(f, "breaks {}: {}", c.constraint, c.effect),
             Reason::BeatenBy(c) => write!(f, "beaten by {c}"),
             Reason::NotConfirmed => f.write_str("won the race, failed the re-check"),
+            Reason::NoGainOverBest(c) => write!(
+                f,
+                "won the race, but the combination was not proven better than {c} alone"
+            ),
             Reason::Budget => f.write_str("budget spent before it was decided"),
         }
     }
@@ -335,9 +351,12 @@ pub struct Recheck {
     pub changes: Vec<Candidate>,
     /// Their effect on the objective.
     pub effect: Effect,
+    /// A combination's effect against its best member alone, on the same
+    /// re-check's runs (`None` for a single change).
+    pub versus_best: Option<Effect>,
     /// Each constraint on its interval.
     pub constraints: Vec<ConstraintCheck>,
-    /// Whether the combination was accepted.
+    /// Whether these changes were accepted.
     pub passed: bool,
 }
 
@@ -374,6 +393,9 @@ impl Outcome {
                 r.effect,
                 if r.passed { "passed" } else { "failed" }
             ));
+            if let Some(v) = &r.versus_best {
+                out.push_str(&format!("          against the best alone  {v}\n"));
+            }
             for c in &r.constraints {
                 out.push_str(&format!(
                     "          {}  {}  {}\n",
@@ -443,6 +465,8 @@ pub struct Search {
     winners: Vec<usize>,
     recheck_base: Vec<Observation>,
     recheck_arm: Vec<Observation>,
+    /// Re-check runs of the best single winner (with a combination).
+    recheck_single: Vec<Observation>,
     /// Extra batches run in the current re-check.
     extended: u32,
     rechecks: Vec<Recheck>,
@@ -467,6 +491,7 @@ impl Search {
             winners: Vec::new(),
             recheck_base: Vec::new(),
             recheck_arm: Vec::new(),
+            recheck_single: Vec::new(),
             extended: 0,
             rechecks: Vec::new(),
             phase: Phase::Race,
@@ -564,6 +589,9 @@ impl Search {
                 }
             }
             (Phase::Recheck(_), Arm::Baseline) => self.recheck_base.push(obs),
+            (Phase::Recheck(Arm::Combination(_)), Arm::Candidate(_)) => {
+                self.recheck_single.push(obs);
+            }
             _ => self.recheck_arm.push(obs),
         }
         self.pending = None;
@@ -646,8 +674,19 @@ impl Search {
             .map_or(usize::MAX, |b| b.saturating_sub(self.runs))
     }
 
-    fn recheck_cost(&self) -> usize {
-        2usize.saturating_mul(self.cfg.confirm_repeats as usize)
+    /// Runs of one re-check batch of `arms` arms (the baseline included).
+    fn recheck_cost(&self, arms: usize) -> usize {
+        arms.saturating_mul(self.cfg.confirm_repeats as usize)
+    }
+
+    /// Runs the race keeps for the re-check: three arms when winners of
+    /// two knobs could be combined, else two.
+    fn recheck_reserve(&self) -> usize {
+        if self.space.factors().len() > 1 {
+            self.recheck_cost(RECHECK_ARMS)
+        } else {
+            self.recheck_cost(2)
+        }
     }
 
     /// Called when no run is due: judge what was measured, plan the next.
@@ -730,7 +769,7 @@ impl Search {
         let rounds_needed = MIN_ROUNDS.saturating_sub(self.rounds).max(1) as usize;
         let fit = self
             .remaining()
-            .saturating_sub(self.recheck_cost())
+            .saturating_sub(self.recheck_reserve())
             .checked_div(r.saturating_mul(rounds_needed))
             .unwrap_or(0)
             .saturating_sub(1);
@@ -811,7 +850,22 @@ impl Search {
     }
 
     fn start_recheck(&mut self, arm: Arm) {
-        if self.remaining() < self.recheck_cost() {
+        // A combination with its best member needs three arms; when the
+        // budget pays only for two, the simpler best single is re-checked.
+        let arm = match (&arm, self.winners.first()) {
+            (Arm::Combination(_), Some(&best))
+                if self.remaining() < self.recheck_cost(RECHECK_ARMS) =>
+            {
+                for &w in &self.winners {
+                    if w != best {
+                        self.status[w] = Status::Out(Reason::Budget);
+                    }
+                }
+                Arm::Candidate(best)
+            }
+            _ => arm,
+        };
+        if self.remaining() < self.recheck_cost(self.recheck_arms(&arm)) {
             for &w in &self.winners {
                 self.status[w] = Status::Out(Reason::Budget);
             }
@@ -821,73 +875,155 @@ impl Search {
         }
         self.recheck_base.clear();
         self.recheck_arm.clear();
+        self.recheck_single.clear();
         self.extended = 0;
         self.queue_recheck(&arm);
         self.phase = Phase::Recheck(arm);
     }
 
-    /// Queue one batch of a re-check: baseline and `arm` interleaved.
+    /// Arms of a re-check of `arm`, the baseline included.
+    fn recheck_arms(&self, arm: &Arm) -> usize {
+        match arm {
+            Arm::Combination(_) => RECHECK_ARMS,
+            _ => 2,
+        }
+    }
+
+    /// Queue one batch of a re-check: baseline, `arm` and, for a
+    /// combination, its best single winner, interleaved.
     fn queue_recheck(&mut self, arm: &Arm) {
         let c = self.cfg.confirm_repeats as usize;
-        let mut order: Vec<Arm> = Vec::with_capacity(2 * c);
+        let single = match arm {
+            Arm::Combination(_) => self.winners.first().copied(),
+            _ => None,
+        };
+        let mut order: Vec<Arm> = Vec::with_capacity(RECHECK_ARMS.saturating_mul(c));
         for _ in 0..c {
             order.push(Arm::Baseline);
             order.push(arm.clone());
+            if let Some(b) = single {
+                order.push(Arm::Candidate(b));
+            }
         }
         self.rng.shuffle(&mut order);
         self.queue = order.into();
     }
 
+    /// Whether a failed re-check of one arm is still open: its interval
+    /// reaches the threshold on the better side, no constraint broken.
+    fn open(&self, j: &Judgement) -> bool {
+        !j.winner()
+            && j.objective.verdict != Verdict::Regression
+            && self.best_case(&Effect::of(&j.objective)) >= self.cfg.min_effect_pct
+            && j.broken.is_none()
+    }
+
+    fn recheck_of(&self, changes: &[usize], j: Judgement, passed: bool) -> Recheck {
+        Recheck {
+            changes: changes
+                .iter()
+                .filter_map(|&i| self.space.candidates().get(i).cloned())
+                .collect(),
+            effect: Effect::of(&j.objective),
+            versus_best: None,
+            constraints: j.constraints,
+            passed,
+        }
+    }
+
     fn finish_recheck(&mut self, arm: &Arm) -> Result<(), AutotuneError> {
         let j = self.judge(&self.recheck_arm, &self.recheck_base)?;
-        let passed = j.winner();
-        let effect = Effect::of(&j.objective);
-        // Sequential testing: a re-check still open (its interval reaches
-        // the threshold on the better side, no constraint broken) gets one
-        // more batch, budget permitting.
-        let open = !passed
-            && j.objective.verdict != Verdict::Regression
-            && self.best_case(&effect) >= self.cfg.min_effect_pct
-            && j.broken.is_none();
-        if open && self.extended < MAX_RECHECK_EXTENSIONS && self.remaining() >= self.recheck_cost()
+        let changes = arm.changes();
+        // A combination measured with its best single winner: the
+        // acceptance rule (docs/autotune.md) between the two.
+        let single = match (arm, self.winners.first()) {
+            (Arm::Combination(_), Some(&best))
+                if self.recheck_single.len() >= MIN_VALUES_FOR_INTERVAL =>
+            {
+                let js = self.judge(&self.recheck_single, &self.recheck_base)?;
+                let objective =
+                    |v: &[Observation]| v.iter().map(|o| o.objective).collect::<Vec<_>>();
+                let versus = compare(
+                    &objective(&self.recheck_arm),
+                    &objective(&self.recheck_single),
+                    self.direction(),
+                    &self.cfg.bootstrap(),
+                )?;
+                Some((best, js, versus))
+            }
+            _ => None,
+        };
+        let combo_pass = j.winner();
+        let (keep_combo, keep_single) = match &single {
+            Some((_, js, versus)) => {
+                let single_pass = js.winner();
+                let keep_combo = combo_pass
+                    && (versus.verdict == Verdict::Gain
+                        || (!single_pass && versus.verdict != Verdict::Regression));
+                (keep_combo, !keep_combo && single_pass)
+            }
+            None => (combo_pass, false),
+        };
+        // Sequential testing: a re-check that accepts nothing but is still
+        // open gets one more batch, budget permitting.
+        let open = !keep_combo
+            && !keep_single
+            && (self.open(&j) || single.as_ref().is_some_and(|(_, js, _)| self.open(js)));
+        if open
+            && self.extended < MAX_RECHECK_EXTENSIONS
+            && self.remaining() >= self.recheck_cost(self.recheck_arms(arm))
         {
             self.extended += 1;
             self.queue_recheck(arm);
             return Ok(());
         }
-        let changes = arm.changes();
-        self.rechecks.push(Recheck {
-            changes: changes
-                .iter()
-                .filter_map(|&i| self.space.candidates().get(i).cloned())
-                .collect(),
-            effect,
-            constraints: j.constraints,
-            passed,
-        });
-        if passed {
-            for &w in &self.winners {
-                if !changes.contains(&w) {
-                    self.status[w] = Status::Out(Reason::NotConfirmed);
+        let mut rc = self.recheck_of(&changes, j, keep_combo);
+        let kept = match single {
+            Some((best, js, versus)) => {
+                rc.versus_best = Some(Effect::of(&versus));
+                self.rechecks.push(rc);
+                let rs = self.recheck_of(&[best], js, keep_single);
+                self.rechecks.push(rs);
+                if keep_combo {
+                    Some(changes)
+                } else if keep_single {
+                    let best_c = self.space.candidates().get(best).cloned();
+                    for &w in &self.winners {
+                        if w != best {
+                            self.status[w] = match (&best_c, combo_pass) {
+                                (Some(c), true) => Status::Out(Reason::NoGainOverBest(c.clone())),
+                                _ => Status::Out(Reason::NotConfirmed),
+                            };
+                        }
+                    }
+                    Some(vec![best])
+                } else {
+                    None
                 }
             }
-            self.winners = changes;
-            self.phase = Phase::Done;
-            self.finish();
-            return Ok(());
-        }
-        if changes.len() > 1 {
-            if let Some(&best) = self.winners.first() {
-                self.start_recheck(Arm::Candidate(best));
-                if self.phase != Phase::Done {
-                    return Ok(());
+            None => {
+                self.rechecks.push(rc);
+                keep_combo.then_some(changes)
+            }
+        };
+        match kept {
+            Some(kept) => {
+                for &w in &self.winners {
+                    if !kept.contains(&w) && self.status[w] == Status::Winner {
+                        self.status[w] = Status::Out(Reason::NotConfirmed);
+                    }
                 }
+                self.winners = kept;
+            }
+            None => {
+                for &w in &self.winners {
+                    if self.status[w] == Status::Winner {
+                        self.status[w] = Status::Out(Reason::NotConfirmed);
+                    }
+                }
+                self.winners.clear();
             }
         }
-        for &w in &self.winners {
-            self.status[w] = Status::Out(Reason::NotConfirmed);
-        }
-        self.winners.clear();
         self.phase = Phase::Done;
         self.finish();
         Ok(())
