@@ -62,7 +62,7 @@ fn a_budget_too_small_is_said_up_front_with_the_minimum() {
     );
     refused(
         &["--objective", "max-cps", "--budget", "10", "--lab"],
-        "at least 30 runs",
+        "at least 39 runs",
     );
     refused(
         &["--objective", "max-cps", "--time", "20s", "--lab"],
