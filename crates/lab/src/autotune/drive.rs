@@ -132,7 +132,7 @@ fn rollback(exec: &mut dyn Executor, applied: &mut Vec<HostId>) -> Result<(), Ex
 }
 
 /// One measurement: apply, bench, roll back (also when the bench fails).
-fn measure(
+pub(crate) fn measure(
     exec: &mut dyn Executor,
     cfg: &DriveConfig,
     changes: &[(Knob, Level)],

@@ -7,6 +7,7 @@
 //! hosts through an [`Executor`](crate::exec::Executor).
 
 pub mod drive;
+pub mod recheck;
 pub mod space;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use thiserror::Error;
 use tune::autotune::{AutotuneError, Effect, Outcome};
 
 pub use drive::{drive, DriveConfig, Ended, RunTrace};
+pub use recheck::{recheck, Held, RecheckConfig, RecheckReport};
 pub use space::{build, probe, BuiltSpace, Excluded};
 
 /// The outcome file in `--out DIR`.

@@ -368,3 +368,78 @@ fn a_level_the_host_refuses_to_write_is_probed_out_with_its_reason() {
     assert!(fake.applied.iter().all(Vec::is_empty));
     assert!(!b.sources.iter().any(|(k, _)| *k == Knob::ThreadedNapi));
 }
+
+#[test]
+fn a_recheck_says_per_change_whether_it_still_holds() {
+    // The fake's bench gains 10 % with tcp_tw_reuse=1 on the client; the
+    // port range does nothing (any more).
+    let accepted = vec![
+        (Knob::TcpTwReuse, Level::Int(1)),
+        (Knob::IpLocalPortRange, Level::Range([1024, 65535])),
+    ];
+    let rc = RecheckConfig {
+        repeats: 5,
+        budget: 20,
+        seed: 9,
+        min_effect_pct: 2.0,
+    };
+    let mut fake = Fake::new();
+    let mut seen = 0;
+    let report = recheck(
+        &mut fake,
+        &cfg(Arc::new(AtomicBool::new(false))),
+        &accepted,
+        &rc,
+        &mut |_, total| {
+            seen += 1;
+            assert_eq!(total, 20);
+        },
+    )
+    .unwrap()
+    .expect("not cancelled");
+    assert_eq!(seen, 20);
+    assert_eq!(fake.benches, 20);
+    assert_eq!(fake.dirty_benches, 15, "every arm but the baseline applied");
+    assert_eq!(fake.applies, fake.rollbacks);
+    let rows: Vec<(&str, bool)> = report
+        .rows
+        .iter()
+        .map(|r| (r.label.as_str(), r.holds))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("tcp_tw_reuse=1 + ip_local_port_range=1024-65535", true),
+            ("tcp_tw_reuse=1", true),
+            ("ip_local_port_range=1024-65535", false),
+        ]
+    );
+    assert!(report.rows[0].combined);
+    assert!(!report.all_hold());
+    let text = report.render();
+    assert!(
+        text.contains("no longer holds") && text.contains(" % ["),
+        "{text}"
+    );
+    let j = report.json();
+    assert_eq!(j["all_hold"], false);
+    assert_eq!(j["rows"][1]["holds"], true);
+    assert_eq!(j["runs_used"], 20);
+    // A budget without room for each change alone re-checks the setting
+    // only and says the rest was not measured.
+    let rc = RecheckConfig { budget: 10, ..rc };
+    let mut fake = Fake::new();
+    let report = recheck(
+        &mut fake,
+        &cfg(Arc::new(AtomicBool::new(false))),
+        &accepted,
+        &rc,
+        &mut |_, _| {},
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(fake.benches, 10);
+    assert!(report.rows[0].holds && report.rows[1].effect.is_none());
+    assert!(report.all_hold());
+    assert!(report.render().contains("not measured alone"));
+}

@@ -241,7 +241,8 @@ pub struct Effect {
 }
 
 impl Effect {
-    fn of(c: &Comparison) -> Effect {
+    /// The effect a comparison shows (in % when the baseline median is not zero).
+    pub fn of(c: &Comparison) -> Effect {
         let (change, relative) = Constraint::interval(c);
         Effect {
             change,

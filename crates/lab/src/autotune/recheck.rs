@@ -1,0 +1,213 @@
+//! `nettune autotune --recheck DIR`: measure a saved result again on the
+//! same host. The baseline, the accepted setting and (budget permitting)
+//! each accepted change alone are run in a seeded random interleaved order,
+//! `repeats` runs each; each is compared with the baseline and holds when
+//! its interval excludes zero on the better side by at least the practical
+//! threshold (the verdict "gain" of `model::stats::compare`).
+
+use std::sync::atomic::Ordering;
+
+use model::experiment::{Knob, Level};
+use model::stats::{compare, BootstrapConfig, SplitMix64, Verdict};
+use serde_json::{json, Value};
+use tune::autotune::{AutotuneError, Effect};
+
+use super::drive::{measure, RunTrace};
+use super::{effect_json, AutotuneRunError, DriveConfig};
+use crate::exec::{ExecError, Executor};
+
+/// Parameters of a re-check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecheckConfig {
+    /// Runs per arm (at least 3).
+    pub repeats: usize,
+    /// Most runs in all; arms of single changes are left out first.
+    pub budget: usize,
+    /// Seed of the run order and of the bootstrap.
+    pub seed: u64,
+    /// Practical threshold, % of the baseline.
+    pub min_effect_pct: f64,
+}
+
+/// One arm re-checked against the baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    /// `knob=level`, or the changes joined by ` + ` for the setting.
+    pub label: String,
+    /// Whether this is the whole accepted setting (several changes).
+    pub combined: bool,
+    /// Its effect on the objective (`None`: not measured, budget).
+    pub effect: Option<Effect>,
+    /// Whether it still holds.
+    pub holds: bool,
+}
+
+/// The result of a re-check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecheckReport {
+    /// The accepted setting, then each change alone.
+    pub rows: Vec<Held>,
+    /// Every run, in order.
+    pub trace: Vec<RunTrace>,
+}
+
+impl RecheckReport {
+    /// Whether every measured arm still holds.
+    pub fn all_hold(&self) -> bool {
+        self.rows
+            .iter()
+            .filter(|r| r.effect.is_some())
+            .all(|r| r.holds)
+    }
+
+    /// The rows as a table.
+    pub fn render(&self) -> String {
+        let width = self
+            .rows
+            .iter()
+            .map(|r| r.label.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max("change".len());
+        let mut out = format!(
+            "{:<width$}  {:<32}  verdict\n",
+            "change", "effect (median, 95 %)"
+        );
+        for r in &self.rows {
+            let (effect, verdict) = match &r.effect {
+                None => ("not measured alone".to_string(), "budget"),
+                Some(e) if r.holds => (e.to_string(), "holds"),
+                Some(e) => (e.to_string(), "no longer holds"),
+            };
+            out.push_str(&format!("{:<width$}  {effect:<32}  {verdict}\n", r.label));
+        }
+        out.push_str(&format!("runs {}\n", self.trace.len()));
+        out
+    }
+
+    /// The report as JSON.
+    pub fn json(&self) -> Value {
+        json!({
+            "all_hold": self.all_hold(),
+            "rows": self.rows.iter().map(|r| json!({
+                "changes": r.label,
+                "combined": r.combined,
+                "effect": r.effect.as_ref().map(effect_json),
+                "holds": r.holds,
+            })).collect::<Vec<_>>(),
+            "runs_used": self.trace.len(),
+            "trace": self.trace.iter().map(|r| json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values})).collect::<Vec<_>>(),
+        })
+    }
+}
+
+fn label(changes: &[(Knob, Level)]) -> String {
+    let names: Vec<String> = changes
+        .iter()
+        .map(|(k, l)| format!("{}={l}", k.name()))
+        .collect();
+    if names.is_empty() {
+        "baseline".into()
+    } else {
+        names.join(" + ")
+    }
+}
+
+/// The arms of a re-check of `accepted`: the whole setting, then each
+/// change alone when there are several and the budget pays for them.
+pub fn arms(accepted: &[(Knob, Level)], cfg: &RecheckConfig) -> Vec<Vec<(Knob, Level)>> {
+    let mut arms = vec![accepted.to_vec()];
+    let all = accepted.len().saturating_add(2).saturating_mul(cfg.repeats);
+    if accepted.len() > 1 && all <= cfg.budget {
+        arms.extend(accepted.iter().map(|c| vec![c.clone()]));
+    }
+    arms
+}
+
+/// Re-check `accepted` on `exec`; `None` on Ctrl-C (the current arm was
+/// rolled back). `on_run` is called after each run.
+pub fn recheck(
+    exec: &mut dyn Executor,
+    drive: &DriveConfig,
+    accepted: &[(Knob, Level)],
+    cfg: &RecheckConfig,
+    on_run: &mut dyn FnMut(&RunTrace, usize),
+) -> Result<Option<RecheckReport>, AutotuneRunError> {
+    let arms = arms(accepted, cfg);
+    // 0 is the baseline, i + 1 arm i.
+    let mut order: Vec<usize> = Vec::new();
+    for _ in 0..cfg.repeats {
+        order.extend(0..=arms.len());
+    }
+    let mut rng = SplitMix64::new(cfg.seed);
+    rng.shuffle(&mut order);
+    let total = order.len();
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); arms.len().saturating_add(1)];
+    let mut trace = Vec::new();
+    for (seq, &a) in order.iter().enumerate() {
+        if drive.cancel.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        let changes: &[(Knob, Level)] = if a == 0 { &[] } else { &arms[a - 1] };
+        let got = match measure(exec, drive, changes, seq) {
+            Ok(v) => v,
+            Err(ExecError::Cancelled) => return Ok(None),
+            Err(_) if drive.cancel.load(Ordering::SeqCst) => return Ok(None),
+            Err(e) => {
+                return Err(AutotuneRunError::Run {
+                    seq,
+                    arm: label(changes),
+                    source: e,
+                })
+            }
+        };
+        let value = got.get(drive.objective.key()).copied().unwrap_or(f64::NAN);
+        if !value.is_finite() {
+            return Err(AutotuneError::BadValue {
+                seq,
+                key: drive.objective.key(),
+                value: value.to_string(),
+            }
+            .into());
+        }
+        values[a].push(value);
+        let run = RunTrace {
+            seq,
+            arm: label(changes),
+            value,
+            values: got,
+        };
+        on_run(&run, total);
+        trace.push(run);
+    }
+    let boot = BootstrapConfig {
+        seed: cfg.seed ^ 0x005E_ED0F_B007,
+        min_effect_pct: cfg.min_effect_pct,
+        ..BootstrapConfig::default()
+    };
+    let mut rows = Vec::new();
+    for (i, arm) in arms.iter().enumerate() {
+        let c = compare(
+            &values[i + 1],
+            &values[0],
+            drive.objective.direction(),
+            &boot,
+        )
+        .map_err(AutotuneError::from)?;
+        rows.push(Held {
+            label: label(arm),
+            combined: i == 0 && accepted.len() > 1,
+            effect: Some(Effect::of(&c)),
+            holds: c.verdict == Verdict::Gain,
+        });
+    }
+    if accepted.len() > 1 && arms.len() == 1 {
+        rows.extend(accepted.iter().map(|c| Held {
+            label: label(std::slice::from_ref(c)),
+            combined: false,
+            effect: None,
+            holds: false,
+        }));
+    }
+    Ok(Some(RecheckReport { rows, trace }))
+}
