@@ -29,6 +29,7 @@ Examples:
   sudo nettune autotune --objective min-p99 --lab --constraint 'cpu_per_work<=+5%'
   sudo nettune autotune --objective max-cps --lab --dry-run      the space and the runs it may take
   sudo nettune apply --plan tuned/plan.json --dry-run            what the proven plan changes
+  sudo nettune autotune --recheck tuned                          does the result still hold here?
 
 The space comes from the lab host: the factors the objective's rules and profiles set (TIME_WAIT
 reuse and the port range for max-cps; socket buffers, congestion control and the NAPI knobs for
@@ -41,7 +42,8 @@ and reasons, the trace of every run) and DIR/plan.json (the proven changes). Exi
 (also when nothing was proven), 1 error (not root, the lab could not be built, nothing on the host
 can be changed), 2 usage errors: an objective the workload cannot measure, a bad --constraint, a
 budget below the minimum (said with the minimum, before anything runs); 130 Ctrl-C (the current
-candidate is rolled back, nothing is kept).";
+candidate is rolled back, nothing is kept). With --recheck DIR: 0 every accepted change still
+holds, 1 some no longer hold (or an error), 2 DIR has no readable outcome.json.";
 
 /// Runs a search may use without --budget or --time: the time it fits in.
 const DEFAULT_TIME: Duration = Duration::from_secs(600);
@@ -62,8 +64,8 @@ const NOISY_REPEATS: u32 = 5;
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// What to improve: max-throughput, max-pps, min-p99 or max-cps.
-    #[arg(long, value_name = "OBJ", value_parser = parse_objective)]
-    pub objective: Objective,
+    #[arg(long, value_name = "OBJ", value_parser = parse_objective, required_unless_present = "recheck")]
+    pub objective: Option<Objective>,
     /// The workload's test [default: tcp-stream for max-throughput,
     /// udp-stream for max-pps, tcp-rr for min-p99, tcp-crr for max-cps].
     #[arg(long, value_name = "TEST", value_parser = ["tcp-stream", "udp-stream", "tcp-rr", "tcp-crr"])]
@@ -110,6 +112,10 @@ pub struct Args {
     /// Print outcome.json on stdout at the end instead of the summary.
     #[arg(long)]
     pub json: bool,
+    /// Re-measure the result saved in DIR (its outcome.json) on this host:
+    /// exit 0 when every accepted change still holds, 1 when some do not.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["objective", "dry_run", "out", "constraint"])]
+    pub recheck: Option<PathBuf>,
 }
 
 fn parse_objective(s: &str) -> Result<Objective, String> {
@@ -176,7 +182,7 @@ fn usage(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(exit::USAGE)
 }
 
-fn check(args: &Args) -> Result<Checked, ExitCode> {
+fn check(args: &Args, objective: Objective, recheck: bool) -> Result<Checked, ExitCode> {
     if args.inventory.is_some() {
         return Err(usage(
             "autotune --inventory needs `nettune fleet`, not yet; use --lab",
@@ -190,14 +196,14 @@ fn check(args: &Args) -> Result<Checked, ExitCode> {
     let test = args
         .test
         .as_deref()
-        .map_or(default_test(args.objective), |t| match t {
+        .map_or(default_test(objective), |t| match t {
             "udp-stream" => "udp-stream",
             "tcp-rr" => "tcp-rr",
             "tcp-crr" => "tcp-crr",
             _ => "tcp-stream",
         });
     let kind = test_kind(test);
-    let metric = args.objective.metric_for(kind, false).map_err(usage)?;
+    let metric = objective.metric_for(kind, false).map_err(usage)?;
     let mut constraints = Vec::new();
     for text in &args.constraint {
         let c = Constraint::parse(text).map_err(usage)?;
@@ -206,7 +212,7 @@ fn check(args: &Args) -> Result<Checked, ExitCode> {
     }
     let responses = constraints.iter().map(|c| c.response).collect();
     let mut cfg = SearchConfig::new(metric);
-    if args.objective == Objective::MaxPps {
+    if objective == Objective::MaxPps {
         // 64-byte datagrams on a shared 2-CPU lab: sender, receiver and
         // softirq contend for the CPUs and a run varies by ±30 %, so each
         // arm takes more runs per round (and the re-check three times that).
@@ -223,7 +229,16 @@ fn check(args: &Args) -> Result<Checked, ExitCode> {
         let t = args.time.unwrap_or(DEFAULT_TIME);
         usize::try_from(t.as_millis() / per_run.as_millis().max(1)).unwrap_or(usize::MAX)
     }));
-    if let Err(e) = cfg.validate() {
+    // A re-check runs no race: its budget is checked by its caller.
+    let checked_cfg = if recheck {
+        SearchConfig {
+            budget: None,
+            ..cfg.clone()
+        }
+    } else {
+        cfg.clone()
+    };
+    if let Err(e) = checked_cfg.validate() {
         let hint = match (&e, args.budget) {
             (tune::autotune::AutotuneError::BudgetTooSmall { minimum, .. }, None) => format!(
                 " (--time gives {} runs of about {:.1} s; at least {} s are needed)",
@@ -335,7 +350,13 @@ impl Bar {
 
 /// Run the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let checked = match check(&args) {
+    if let Some(dir) = args.recheck.clone() {
+        return run_recheck(args, &dir);
+    }
+    let Some(objective_arg) = args.objective else {
+        return Ok(usage("autotune needs --objective OBJ (or --recheck DIR)"));
+    };
+    let checked = match check(&args, objective_arg, false) {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };
@@ -344,7 +365,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "autotune --lab needs root to build its lab of network namespaces (also for --dry-run: the space comes from the lab's hosts)"
         );
     }
-    let objective = args.objective.name();
+    let objective = objective_arg.name();
     let dir = args
         .out
         .clone()
@@ -381,7 +402,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (client, snapshot(&mut exec, client)?),
             (server, snapshot(&mut exec, server)?),
         ];
-        let mut built = at::build(args.objective, &snaps, NetnsScope::Child);
+        let mut built = at::build(objective_arg, &snaps, NetnsScope::Child);
         // Each level applied once on both hosts and rolled back: a host
         // that has a file but cannot write it (veth's `threaded`) is found
         // here, not in the middle of the search.
@@ -440,7 +461,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let (ended, trace) = at::drive(&mut search, &mut exec, &cfg, &mut on_run)?;
         bar.finish();
-        let doc = at::outcome_json(objective, &built, &ended, &trace);
+        let mut doc = at::outcome_json(objective, &built, &ended, &trace);
+        // What `--recheck DIR` needs to measure the same workload again.
+        doc["workload"] = serde_json::json!({
+            "test": checked.test,
+            "duration": args.duration,
+            "flows": args.flows,
+            "size": args.size,
+            "min_effect_pct": args.min_effect,
+            "seed": checked.cfg.seed,
+            "confirm_repeats": checked.cfg.confirm_repeats,
+            "bench_args": checked.bench_args,
+        });
         let outcome_path = at::write_file(
             &dir,
             at::OUTCOME_FILE,
@@ -482,6 +514,237 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::from(exit::INTERRUPTED))
             }
         }
+    })();
+    ui.finish();
+    session.teardown();
+    result
+}
+
+/// What a saved outcome.json says, for `--recheck`.
+#[derive(Debug, Default)]
+struct Saved {
+    objective: Option<Objective>,
+    interrupted: bool,
+    /// Accepted changes as `(knob, level)` text.
+    accepted: Vec<(String, String)>,
+    test: Option<String>,
+    duration: Option<u32>,
+    flows: Option<u32>,
+    size: Option<u32>,
+    min_effect: Option<f64>,
+    seed: Option<u64>,
+    repeats: Option<u32>,
+}
+
+/// Read `DIR/outcome.json`; the error is one line naming the file.
+fn read_saved(dir: &std::path::Path) -> Result<Saved, String> {
+    let path = dir.join(at::OUTCOME_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "--recheck {}: cannot read {}: {e} (a directory written by `nettune autotune --out DIR`)",
+            dir.display(),
+            path.display()
+        )
+    })?;
+    let bad = |what: &str| format!("{}: {what}", path.display());
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(&format!("not JSON: {e}")))?;
+    let objective = doc["objective"]
+        .as_str()
+        .ok_or_else(|| bad("no `objective`"))
+        .and_then(|o| Objective::parse(o).map_err(|e| bad(&e.to_string())))?;
+    let mut accepted = Vec::new();
+    for a in doc["accepted"].as_array().into_iter().flatten() {
+        match (a["knob"].as_str(), a["level"].as_str()) {
+            (Some(k), Some(l)) => accepted.push((k.to_string(), l.to_string())),
+            _ => return Err(bad("an accepted change without `knob` and `level`")),
+        }
+    }
+    let w = &doc["workload"];
+    let small = |v: &serde_json::Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
+    Ok(Saved {
+        objective: Some(objective),
+        interrupted: doc["interrupted"].as_bool().unwrap_or(false),
+        accepted,
+        test: w["test"].as_str().map(str::to_string),
+        duration: small(&w["duration"]),
+        flows: small(&w["flows"]),
+        size: small(&w["size"]),
+        min_effect: w["min_effect_pct"].as_f64(),
+        seed: w["seed"].as_u64(),
+        repeats: small(&w["confirm_repeats"]),
+    })
+}
+
+/// Fewest runs per arm of a re-check.
+const RECHECK_MIN_REPEATS: usize = 3;
+
+/// `nettune autotune --recheck DIR`.
+fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let saved = match read_saved(dir) {
+        Ok(s) => s,
+        Err(msg) => return Ok(usage(msg)),
+    };
+    let Some(objective_arg) = saved.objective else {
+        return Ok(usage("--recheck: outcome.json names no objective"));
+    };
+    if saved.interrupted {
+        return Ok(usage(format!(
+            "--recheck {}: that run was interrupted and accepted nothing",
+            dir.display()
+        )));
+    }
+    if saved.accepted.is_empty() {
+        println!(
+            "nothing was accepted in {}: nothing to re-check",
+            dir.join(at::OUTCOME_FILE).display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The workload of the original run (older files: the defaults).
+    if saved.test.is_some() {
+        args.test = saved.test.clone();
+    }
+    if let Some(d) = saved.duration {
+        args.duration = d;
+    }
+    if let Some(f) = saved.flows {
+        args.flows = f;
+    }
+    args.size = saved.size.or(args.size);
+    if let Some(m) = saved.min_effect {
+        args.min_effect = m;
+    }
+    args.seed = args.seed.or(saved.seed);
+    let checked = match check(&args, objective_arg, true) {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
+    let budget = checked.cfg.budget.unwrap_or(usize::MAX);
+    let min_runs = 2 * RECHECK_MIN_REPEATS;
+    if budget < min_runs {
+        return Ok(usage(format!(
+            "a budget of {budget} runs is too small for a re-check: the baseline and the setting, {RECHECK_MIN_REPEATS} runs each, need at least {min_runs} runs"
+        )));
+    }
+    let repeats = (saved.repeats.unwrap_or(checked.cfg.confirm_repeats) as usize)
+        .clamp(RECHECK_MIN_REPEATS, (budget / 2).max(RECHECK_MIN_REPEATS));
+    if !lab::is_root() {
+        anyhow::bail!("autotune --recheck needs root to build its lab of network namespaces");
+    }
+    let objective = objective_arg.name();
+    let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
+    let spec = lab::LabSpec::new(2, 2);
+    let exe = std::env::current_exe().context("finding the nettune binary")?;
+    let ui = Ui::new(0, false);
+    let session = present::start_lab(&spec, &exe, &ui).context("building the lab")?;
+    let result = (|| -> anyhow::Result<ExitCode> {
+        let mut exec = runner::SplitExecutor {
+            bench: session.executor()?.with_cancel(cancel.clone()),
+            rest: session.executor()?,
+        };
+        let (client, server) = (HostId(1), HostId(0));
+        let sources: Vec<std::net::IpAddr> = if checked.test == "tcp-crr" {
+            session
+                .lab()
+                .add_source_pool(client.0, SOURCE_POOL)
+                .context("adding the client's source addresses")?
+                .list()
+                .iter()
+                .map(|a| std::net::IpAddr::V4(*a))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let snaps = vec![
+            (client, snapshot(&mut exec, client)?),
+            (server, snapshot(&mut exec, server)?),
+        ];
+        // The accepted levels, found among the levels this host offers.
+        let built = at::build(objective_arg, &snaps, NetnsScope::Child);
+        let mut accepted = Vec::new();
+        for (knob, level) in &saved.accepted {
+            let found = built
+                .factors
+                .iter()
+                .filter(|f| f.knob.name() == knob)
+                .flat_map(|f| f.levels.iter().map(move |l| (f.knob, l)))
+                .find(|(_, l)| l.to_string() == *level);
+            match found {
+                Some((k, l)) => accepted.push((k, l.clone())),
+                None => anyhow::bail!(
+                    "{}: {knob}={level} is not a level this host offers for {objective}",
+                    dir.join(at::OUTCOME_FILE).display()
+                ),
+            }
+        }
+        let rc = at::RecheckConfig {
+            repeats,
+            budget,
+            seed: checked.cfg.seed,
+            min_effect_pct: checked.cfg.min_effect_pct,
+        };
+        let arms = at::recheck::arms(&accepted, &rc).len();
+        ui.line(&format!(
+            "re-check of {}: {objective} with {} runs of {} s, {repeats} runs per arm ({} arms and the baseline, interleaved)",
+            dir.display(),
+            checked.test,
+            args.duration,
+            arms
+        ));
+        let drive = DriveConfig {
+            client,
+            server,
+            hosts: vec![client, server],
+            snapshots: snaps.clone(),
+            bench_args: checked.bench_args.clone(),
+            deadline: run_time(args.duration).saturating_mul(2) + Duration::from_secs(20),
+            objective: checked.cfg.objective,
+            responses: Vec::new(),
+            scope: NetnsScope::Child,
+            cancel: cancel.clone(),
+            sources,
+        };
+        let bar = Bar::new((arms.saturating_add(1) * repeats) as u64, !args.json);
+        let mut on_run = |r: &at::RunTrace, total: usize| {
+            let used = r.seq.saturating_add(1);
+            bar.progress(
+                used as u64,
+                &format!(
+                    "run {used}/{total} {}: {} = {:.4e}",
+                    r.arm,
+                    checked.cfg.objective.key(),
+                    r.value
+                ),
+            );
+        };
+        let report = at::recheck(&mut exec, &drive, &accepted, &rc, &mut on_run)?;
+        bar.finish();
+        let Some(report) = report else {
+            eprintln!("nettune: interrupted; the current arm was rolled back");
+            return Ok(ExitCode::from(exit::INTERRUPTED));
+        };
+        if args.json {
+            let mut j = report.json();
+            j["objective"] = serde_json::json!(objective);
+            j["outcome"] = serde_json::json!(dir.join(at::OUTCOME_FILE));
+            println!("{}", serde_json::to_string_pretty(&j)?);
+        } else {
+            print!("{}", model::text::printable_lines(&report.render()));
+            println!(
+                "{}",
+                if report.all_hold() {
+                    "every accepted change still holds"
+                } else {
+                    "some accepted changes no longer hold"
+                }
+            );
+        }
+        Ok(if report.all_hold() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(exit::ERROR)
+        })
     })();
     ui.finish();
     session.teardown();
