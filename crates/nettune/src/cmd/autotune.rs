@@ -686,7 +686,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
         };
         let arms = at::recheck::arms(&accepted, &rc).len();
         ui.line(&format!(
-            "re-check of {}: {objective} with {} runs of {} s, {repeats} runs per arm ({} arms and the baseline, interleaved)",
+            "re-check of {}: {objective} with {} runs of {} s, {repeats} runs per arm ({} arm(s) and the baseline, interleaved)",
             dir.display(),
             checked.test,
             args.duration,
@@ -731,14 +731,17 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
             println!("{}", serde_json::to_string_pretty(&j)?);
         } else {
             print!("{}", model::text::printable_lines(&report.render()));
-            println!(
-                "{}",
-                if report.all_hold() {
-                    "every accepted change still holds"
-                } else {
-                    "some accepted changes no longer hold"
-                }
-            );
+            let unmeasured = report.rows.iter().filter(|r| r.effect.is_none()).count();
+            if !report.all_hold() {
+                println!("some accepted changes no longer hold");
+            } else if unmeasured > 0 {
+                println!(
+                    "the accepted setting still holds; its {unmeasured} changes were not measured alone (a budget of {} runs would)",
+                    unmeasured.saturating_add(2).saturating_mul(repeats)
+                );
+            } else {
+                println!("every accepted change still holds");
+            }
         }
         Ok(if report.all_hold() {
             ExitCode::SUCCESS
