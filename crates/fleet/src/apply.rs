@@ -42,10 +42,7 @@ fn touched_ifaces(plan: &Plan) -> Vec<String> {
             Target::Ethtool { iface, .. } | Target::IrqAffinity { iface, .. } => {
                 Some(iface.clone())
             }
-            Target::File { path, .. } => path
-                .strip_prefix("/sys/class/net/")
-                .and_then(|r| r.split('/').next())
-                .map(str::to_string),
+            Target::File { path, .. } => tune::risk::sysfs_iface(path).map(str::to_string),
             _ => None,
         })
         .collect();

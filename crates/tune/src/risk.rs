@@ -47,7 +47,7 @@ impl Risk {
 }
 
 /// The interface a `/sys/class/net/IFACE/...` path names, if any.
-fn sysfs_iface(path: &str) -> Option<&str> {
+pub fn sysfs_iface(path: &str) -> Option<&str> {
     let rest = path.strip_prefix("/sys/class/net/")?;
     let iface = rest.split('/').next()?;
     (!iface.is_empty() && rest.len() > iface.len()).then_some(iface)
