@@ -57,12 +57,15 @@ fn junk(seed: u64, n: usize) -> Vec<u8> {
 }
 
 /// `n` connections from `from` that dribble one byte every 500 ms (a
-/// preamble, then a frame that never ends) until `stop`.
+/// preamble, then a frame that never ends) until `stop`. They are all
+/// connected before this returns: a connection arriving later would evict
+/// the oldest unfinished handshake of its prefix, which may be one of the
+/// test's own (127.0.0.3 shares 127.0.0.0/24 with them).
 fn slow_loris(port: u16, from: &'static str, n: usize, stop: Arc<AtomicBool>) -> JoinHandle<()> {
+    let mut conns: Vec<TcpStream> = (0..n)
+        .filter_map(|_| connect_from(from, port).ok())
+        .collect();
     std::thread::spawn(move || {
-        let mut conns: Vec<TcpStream> = (0..n)
-            .filter_map(|_| connect_from(from, port).ok())
-            .collect();
         let mut dribble = b"NTUN\x00\x01\x00\x03\xff\xff".to_vec();
         dribble.extend_from_slice(&[b'{'; 64]);
         let mut i = 0;
