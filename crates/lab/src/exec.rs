@@ -1,7 +1,8 @@
 //! What the experiment runner needs from the hosts it runs on, as one trait,
 //! so the runner can be tested against a fake (as trippy tests its tracer)
 //! and run for real in a lab of namespaces (`NetnsExecutor`, which runs the
-//! `nettune` binary inside each namespace) or on remote agents later.
+//! `nettune` binary inside each namespace) or on a fleet's agents
+//! (`fleet::executor::FleetExecutor`, one agent session per host).
 //!
 //! Every call is bounded by a deadline; texts returned are the JSON the
 //! corresponding `nettune ... --json` command prints, treated as hostile
@@ -57,6 +58,17 @@ pub enum ExecError {
     /// The run was cancelled (Ctrl-C).
     #[error("cancelled")]
     Cancelled,
+    /// A host's agent went away mid-run (its pipe closed, its process was
+    /// killed): the run cannot go on, and whatever the current cell applied
+    /// on that host stays applied there (the runner stops with
+    /// [`RunError::HostLost`](crate::runner::RunError::HostLost)).
+    #[error("host {host} was lost: {reason}")]
+    HostLost {
+        /// The host's name ([`Executor::host_name`]).
+        host: String,
+        /// What was seen (the closed pipe and the agent's last words).
+        reason: String,
+    },
     /// Starting the command or reading its output failed.
     #[error("{what}: {source}")]
     Io {
@@ -98,6 +110,8 @@ pub enum ErrorKind {
     TimedOut,
     /// Ctrl-C.
     Cancelled,
+    /// A host's agent went away mid-run.
+    HostLost,
     /// The host cannot take the change for another reason.
     NotApplicable,
     /// Anything else.
@@ -123,6 +137,7 @@ impl ExecError {
             ExecError::NotApplicable { .. } => ErrorKind::NotApplicable,
             ExecError::Timeout { .. } => ErrorKind::TimedOut,
             ExecError::Cancelled => ErrorKind::Cancelled,
+            ExecError::HostLost { .. } => ErrorKind::HostLost,
             ExecError::Failed { stderr, .. } if refused_for_privileges(stderr) => {
                 ErrorKind::NotRoot
             }
@@ -233,6 +248,15 @@ mod tests {
         };
         assert_eq!(t.kind(), ErrorKind::TimedOut);
         assert_eq!(ExecError::Cancelled.kind(), ErrorKind::Cancelled);
+        let lost = ExecError::HostLost {
+            host: "web1".into(),
+            reason: "the agent pipe closed".into(),
+        };
+        assert_eq!(lost.kind(), ErrorKind::HostLost);
+        assert_eq!(
+            lost.to_string(),
+            "host web1 was lost: the agent pipe closed"
+        );
         // The message stays the reason alone, as the n/a cells print it.
         assert_eq!(
             ExecError::not_applicable(NotApplicableKind::KnobAbsent, "tcp_nosuch: not found")

@@ -9,7 +9,11 @@
 //! Cells already `done` or `not_applicable` are skipped, so a resumed run
 //! continues where it stopped. Raising the cancel flag (Ctrl-C) rolls the
 //! current cell back, marks it `interrupted`, keeps every run so far and
-//! returns [`Outcome::Cancelled`].
+//! returns [`Outcome::Cancelled`]. A host lost mid-run
+//! ([`ExecError::HostLost`]: its agent died) stops the run: the current
+//! cell is rolled back on every other host and marked `interrupted`, the
+//! runs so far are kept, and [`RunError::HostLost`] names the host, whose
+//! share of the cell stays applied.
 //!
 //! # Supplying your own cells and setup
 //!
@@ -228,6 +232,47 @@ pub enum RunError {
     /// The schedule is unusable.
     #[error("{0}")]
     Schedule(String),
+    /// A host was lost mid-run ([`ExecError::HostLost`]): the run stopped,
+    /// the cell was rolled back on the other hosts and marked interrupted,
+    /// and what it applied on `host` stays applied there.
+    #[error("host {host} was lost during cell `{cell}` ({reason}); the run stopped, the cell was rolled back on the other hosts{}, and what it applied on {host} stays applied there", others_failed(rollback))]
+    HostLost {
+        /// The lost host ([`Executor::host_name`]).
+        host: String,
+        /// The cell it was lost in.
+        cell: String,
+        /// What was seen.
+        reason: String,
+        /// Rolling the cell back on another host failed too: why.
+        rollback: Option<String>,
+    },
+}
+
+fn others_failed(rollback: &Option<String>) -> String {
+    match rollback {
+        Some(e) => format!(" (but that rollback failed: {e})"),
+        None => String::new(),
+    }
+}
+
+/// [`RunError::HostLost`] for `lost`, with the rollback's own failure
+/// unless it is the lost host's.
+fn host_lost(cell: &str, lost: ExecError, rb: Result<(), ExecError>) -> RunError {
+    let (host, reason) = match lost {
+        ExecError::HostLost { host, reason } => (host, reason),
+        other => (String::new(), other.to_string()),
+    };
+    let rollback = match rb {
+        Ok(()) => None,
+        Err(ExecError::HostLost { host: h, .. }) if h == host => None,
+        Err(e) => Some(e.to_string()),
+    };
+    RunError::HostLost {
+        host,
+        cell: cell.to_string(),
+        reason,
+        rollback,
+    }
 }
 
 /// Run the pending cells of `results` and keep `DIR/results.json` current.
@@ -276,7 +321,7 @@ pub fn run(
         if opts.cancel.load(Ordering::SeqCst) {
             return cancelled(results, dir);
         }
-        let outcome = run_cell(
+        let outcome = match run_cell(
             results,
             index,
             pos + 1,
@@ -287,7 +332,17 @@ pub fn run(
             opts,
             progress,
             &mut eta,
-        )?;
+        ) {
+            Ok(o) => o,
+            Err(e @ RunError::HostLost { .. }) => {
+                // Keep what was measured; a resume reruns the cell.
+                recompute_all(results, &schedule.bootstrap, schedule.until_ci.as_ref());
+                results.interrupted = true;
+                save(results, dir)?;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         eta.cell_done();
         recompute_all(results, &schedule.bootstrap, schedule.until_ci.as_ref());
         save(results, dir)?;
@@ -356,6 +411,14 @@ fn run_cell(
         Ok(a) => a,
         Err(e) => {
             let rb = setup.rollback(&cell, exec);
+            if matches!(e, ExecError::HostLost { .. }) {
+                set_status(results, index, CellStatus::Interrupted);
+                progress.event(&ProgressEvent::CellEnd {
+                    label: cell.label.clone(),
+                    status: CellStatus::Interrupted,
+                });
+                return Err(host_lost(&cell.label, e, rb));
+            }
             let status = match e {
                 ExecError::NotApplicable { reason, .. } => {
                     progress.event(&ProgressEvent::NotApplicable {
@@ -399,6 +462,14 @@ fn run_cell(
     );
     let rb = setup.rollback(&cell, exec);
     let (status, outcome) = match measured {
+        Err(MeasureError::Exec(e @ ExecError::HostLost { .. })) => {
+            set_status(results, index, CellStatus::Interrupted);
+            progress.event(&ProgressEvent::CellEnd {
+                label: cell.label.clone(),
+                status: CellStatus::Interrupted,
+            });
+            return Err(host_lost(&cell.label, e, rb));
+        }
         Ok(Outcome::Completed) => (CellStatus::Done, Outcome::Completed),
         Ok(Outcome::Cancelled) => (CellStatus::Interrupted, Outcome::Cancelled),
         Err(MeasureError::Exec(e)) => (
@@ -421,11 +492,17 @@ fn run_cell(
         label: cell.label.clone(),
         status,
     });
-    rb.map_err(|source| RunError::Rollback {
-        cell: cell.label.clone(),
-        source,
-    })?;
-    Ok(outcome)
+    match rb {
+        // Lost after its runs: they stand, the run stops.
+        Err(e @ ExecError::HostLost { .. }) => Err(host_lost(&cell.label, e, Ok(()))),
+        rb => {
+            rb.map_err(|source| RunError::Rollback {
+                cell: cell.label.clone(),
+                source,
+            })?;
+            Ok(outcome)
+        }
+    }
 }
 
 enum MeasureError {
@@ -506,6 +583,7 @@ fn measure_cell(
             let text = match exec.bench(schedule.client, schedule.server, &args, w.deadline) {
                 Ok(t) => t,
                 Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
+                Err(e @ ExecError::HostLost { .. }) => return Err(MeasureError::Exec(e)),
                 // Ctrl-C also reaches the bench process, which then fails.
                 Err(_) if opts.cancel.load(Ordering::SeqCst) => return Ok(Outcome::Cancelled),
                 Err(e) => return Err(MeasureError::Exec(e)),
@@ -777,6 +855,159 @@ mod tests {
                 "50"
             ])
         );
+    }
+
+    /// Two hosts; the client's agent dies at the `lose_at`th bench (1-based).
+    struct Losing {
+        benches: usize,
+        lose_at: usize,
+        lost: bool,
+        calls: Vec<String>,
+    }
+
+    impl Executor for Losing {
+        fn hosts(&self) -> usize {
+            2
+        }
+        fn host_name(&self, host: HostId) -> String {
+            ["srv", "cli"].get(host.0).unwrap_or(&"?").to_string()
+        }
+        fn bench(
+            &mut self,
+            _client: HostId,
+            _server: HostId,
+            _args: &[String],
+            _deadline: Duration,
+        ) -> Result<String, ExecError> {
+            self.benches += 1;
+            if self.benches >= self.lose_at {
+                self.lost = true;
+            }
+            if self.lost {
+                return Err(ExecError::HostLost {
+                    host: "cli".into(),
+                    reason: "the agent pipe closed".into(),
+                });
+            }
+            Ok(include_str!("../../tests/data/bench-tcp-rr-lo.json").into())
+        }
+        fn inspect(&mut self, _host: HostId) -> Result<String, ExecError> {
+            Ok("{}".into())
+        }
+        fn doctor(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
+            Ok("{}".into())
+        }
+        fn plan(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
+            Ok("{}".into())
+        }
+        fn apply(&mut self, host: HostId, _plan_json: &str) -> Result<(), ExecError> {
+            self.calls.push(format!("apply {host}"));
+            Ok(())
+        }
+        fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
+            if host == HostId(1) && self.lost {
+                self.calls.push(format!("rollback {host} lost"));
+                return Err(ExecError::HostLost {
+                    host: "cli".into(),
+                    reason: "the agent pipe closed".into(),
+                });
+            }
+            self.calls.push(format!("rollback {host}"));
+            Ok(())
+        }
+    }
+
+    /// Applies on both hosts, rolls back both (the client first, as
+    /// `ExperimentSetup` does: the reverse of its apply order).
+    struct BothHosts;
+
+    impl CellSetup for BothHosts {
+        fn apply(
+            &mut self,
+            _cell: &CellResult,
+            exec: &mut dyn Executor,
+        ) -> Result<Applied, ExecError> {
+            exec.apply(HostId(0), "{}")?;
+            exec.apply(HostId(1), "{}")?;
+            Ok(Applied::default())
+        }
+        fn rollback(
+            &mut self,
+            _cell: &CellResult,
+            exec: &mut dyn Executor,
+        ) -> Result<(), ExecError> {
+            let a = exec.rollback(HostId(1));
+            let b = exec.rollback(HostId(0));
+            a.and(b)
+        }
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_lost_host_stops_the_run_rolls_the_others_back_and_keeps_the_runs() {
+        let exp = model::experiment::parse(
+            "name = \"lost\"\nrepeats = 2\nwarmup = 0\n[hosts.lab]\nhosts = 2\n[[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 1]\n[[workload]]\nname = \"rr\"\ntest = \"tcp-rr\"\nduration_s = 1\n[responses]\nmetrics = [\"transactions\"]\n",
+        )
+        .unwrap();
+        let mut results = experiment::results_skeleton(&exp, Default::default(), String::new());
+        let schedule = experiment::schedule(&exp, HostId(1), HostId(0), None);
+        let dir = std::env::temp_dir().join(format!("nettune-runner-lost-{}", std::process::id()));
+        let opts = RunOptions {
+            out_dir: dir.clone(),
+            experiment_text: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+        };
+        // Cell 0's two runs pass, cell 1's first one loses the client.
+        let mut exec = Losing {
+            benches: 0,
+            lose_at: 3,
+            lost: false,
+            calls: Vec::new(),
+        };
+        let first = results.run_order[0];
+        let second = results.run_order[1];
+        let e = run(
+            &mut results,
+            &schedule,
+            &mut exec,
+            &mut BothHosts,
+            &opts,
+            &mut NoProgress,
+        )
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(&e, RunError::HostLost { host, rollback: None, .. } if host == "cli"),
+            "{e:?}"
+        );
+        assert!(text.contains("host cli was lost"), "{text}");
+        assert!(text.contains("stays applied there"), "{text}");
+        // No third cell was started; the lost cell was rolled back on the server.
+        assert_eq!(exec.benches, 3);
+        assert_eq!(
+            exec.calls,
+            [
+                "apply h0",
+                "apply h1",
+                "rollback h1",
+                "rollback h0",
+                "apply h0",
+                "apply h1",
+                "rollback h1 lost",
+                "rollback h0",
+            ]
+        );
+        let status = |r: &ExperimentResults, i: usize| r.cell(i).map(|c| c.status.clone());
+        assert_eq!(status(&results, first), Some(CellStatus::Done));
+        assert_eq!(status(&results, second), Some(CellStatus::Interrupted));
+        assert!(results.interrupted);
+        // results.json on disk says the same and keeps the runs so far.
+        let text = std::fs::read_to_string(dir.join(RESULTS_FILE)).unwrap();
+        let saved: ExperimentResults = serde_json::from_str(&text).unwrap();
+        assert!(saved.interrupted);
+        assert_eq!(saved.cell(first).map(|c| c.runs.len()), Some(2));
+        assert_eq!(status(&saved, second), Some(CellStatus::Interrupted));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
