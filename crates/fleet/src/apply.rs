@@ -80,6 +80,15 @@ fn newest(history: &Value) -> Option<(u64, bool)> {
         .max_by_key(|(id, _)| *id)
 }
 
+/// The generation an `apply` document names (its confirm's, else its own).
+pub(crate) fn generation(v: &Value) -> Option<u32> {
+    v.get("confirm")
+        .and_then(|c| c.get("generation"))
+        .or_else(|| v.get("generation"))
+        .and_then(Value::as_u64)
+        .and_then(|g| u32::try_from(g).ok())
+}
+
 /// Plan (when by profile), apply; on failure roll back this apply's
 /// generation if the apply itself did not.
 pub(crate) fn apply(
@@ -126,12 +135,7 @@ pub(crate) fn apply(
     let failure = match s.json(&q) {
         Ok((v, 0)) => {
             rep.code = Some(0);
-            let generation = v
-                .get("confirm")
-                .and_then(|c| c.get("generation"))
-                .or_else(|| v.get("generation"))
-                .and_then(Value::as_u64)
-                .and_then(|g| u32::try_from(g).ok());
+            let generation = generation(&v);
             rep.result = Some(v);
             rep.outcome = Outcome::Ok;
             if let (Some(_), Some(g)) = (confirm_within, generation) {

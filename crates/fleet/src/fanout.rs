@@ -230,6 +230,14 @@ impl Session {
         Ok(session(refreshed(s, opts, end)?))
     }
 
+    /// Give the session a fresh deadline of `deadline` from now: a
+    /// long-lived session (`nettune experiment` on a fleet,
+    /// [`crate::executor`]) bounds each step, not its whole life.
+    pub fn renew(&mut self, deadline: Duration) {
+        self.end = Instant::now() + deadline;
+        self.deadline = deadline;
+    }
+
     /// The agent's name ([`Transport::describe`]).
     pub fn name(&self) -> &str {
         self.agent.name()

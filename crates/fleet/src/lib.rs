@@ -18,14 +18,17 @@
 //! one session per host on a bounded pool of threads, each host's outcome,
 //! and the table and verdict. [`bench`] is `nettune fleet bench` (N
 //! clients, one server, starts synchronized through [`clock`] offsets).
+//! [`executor`] runs `nettune experiment`'s cells on a fleet: the lab's
+//! runner over one long-lived agent session per host.
 //!
 //! Layers: `proto`, then `transport` and `serve`, then `client` and `install`,
-//! then `fanout`, `ops` and `summary`.
+//! then `fanout`, `ops` and `summary`, then `bench` and `executor`.
 
 mod apply;
 pub mod bench;
 pub mod client;
 pub mod clock;
+pub mod executor;
 pub mod fanout;
 pub mod install;
 pub mod ops;

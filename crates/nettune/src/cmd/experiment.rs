@@ -1,5 +1,6 @@
 //! `nettune experiment FILE.toml`: run a factorial experiment in a lab of
-//! network namespaces, with repeats, confidence intervals and rollback.
+//! network namespaces, or on a fleet's hosts (`[hosts.fleet]`, [`on_fleet`]),
+//! with repeats, confidence intervals and rollback.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -7,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use clap::builder::TypedValueParser;
 use clap::Parser;
 use lab::exec::{Executor, HostId};
 use lab::runner::{self, experiment as rx, Outcome, RunOptions};
@@ -16,6 +18,8 @@ use model::results::ExperimentResults;
 
 use super::present::{self, Ui};
 use crate::exit;
+
+mod on_fleet;
 
 /// The result table ([`present::experiment_table`]).
 pub use super::present::experiment_table as table;
@@ -28,8 +32,15 @@ Examples:
   nettune experiment examples/rps.toml --resume cc-results   continue after Ctrl-C
   nettune experiment examples/time-wait.toml --json > results.json
   nettune experiment big.toml --yes < /dev/null      start a design above one hour unattended
+  nettune experiment examples/fleet-itr-rr.toml --timeout 60   [hosts.fleet]: on real hosts
 
-Needs root (it builds network namespaces). Results: DIR/results.json (rewritten after every run),
+A lab ([hosts.lab]) needs root (it builds network namespaces). A fleet ([hosts.fleet]) is
+reached through its inventory's agents, as `nettune fleet` does (--parallel, --timeout,
+--no-copy, --root-template, --state-dir-template, --confirm-timeout): the levels are applied
+on the server and every client through each host's journal and rolled back per cell; the
+first client runs the load. A host whose agent dies mid-run stops the run (exit 1): the cell
+is rolled back on the others, and the `nettune fleet rollback` command for the lost host is
+printed. Results: DIR/results.json (rewritten after every run),
 DIR/runs/cell-NNN/*.json (raw bench output), DIR/experiment.toml, and at the end DIR/report.html
 and DIR/report.md (`nettune report DIR`). Exit codes: 0 done, 1 error,
 2 usage error or an invalid experiment file (one line naming the line and key, before anything
@@ -66,6 +77,52 @@ pub struct Args {
     /// terminal on stdin such a design is refused unless --yes is given.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// [hosts.fleet]: hosts connected at once [default: 16].
+    #[arg(long, value_name = "N", help_heading = FLEET,
+          value_parser = clap::value_parser!(u16).range(1..=1024).map(usize::from))]
+    pub parallel: Option<usize>,
+    /// [hosts.fleet]: seconds each host may take to connect and for each
+    /// step but a bench (inspect, apply, rollback) [default: 120]; a bench
+    /// has the workload's own deadline.
+    #[arg(long, value_name = "SECONDS", help_heading = FLEET,
+          value_parser = super::fleet::parse_timeout)]
+    pub timeout: Option<f64>,
+    /// [hosts.fleet]: never copy this nettune to an ssh host; fail one of
+    /// another version, naming both.
+    #[arg(long, help_heading = FLEET)]
+    pub no_copy: bool,
+    /// [hosts.fleet]: each host's --root, `{host}` replaced by its inventory
+    /// name (default: its `root` label, else its real /).
+    #[arg(long, value_name = "TEMPLATE", help_heading = FLEET)]
+    pub root_template: Option<String>,
+    /// [hosts.fleet]: each host's --state-dir, `{host}` as in
+    /// --root-template (default: its `state_dir` label, else the agent's own).
+    #[arg(long, value_name = "TEMPLATE", help_heading = FLEET)]
+    pub state_dir_template: Option<String>,
+    /// [hosts.fleet]: seconds a host waits for the confirm of a cell's plan
+    /// that can cut the path (channels, rings, module parameters; over ssh
+    /// or kubectl also moderation, IRQs and steering) before rolling it
+    /// back by itself [default: 60]; 0: no deadline.
+    #[arg(long, value_name = "SECONDS", help_heading = FLEET)]
+    pub confirm_timeout: Option<u32>,
+}
+
+const FLEET: &str = "Fleet ([hosts.fleet])";
+
+impl Args {
+    /// The first fleet-only flag given, for a file without `[hosts.fleet]`.
+    fn fleet_flag(&self) -> Option<&'static str> {
+        [
+            (self.parallel.is_some(), "--parallel"),
+            (self.timeout.is_some(), "--timeout"),
+            (self.no_copy, "--no-copy"),
+            (self.root_template.is_some(), "--root-template"),
+            (self.state_dir_template.is_some(), "--state-dir-template"),
+            (self.confirm_timeout.is_some(), "--confirm-timeout"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
 }
 
 /// Designs estimated above this need `--yes` (or a "y" on a terminal).
@@ -89,25 +146,6 @@ pub fn load(path: &Path) -> Result<(Experiment, String), String> {
     Ok((exp, text))
 }
 
-/// `[hosts.fleet]` is checked to the end (the file, its inventory, the roles
-/// in it) but not run: one line says so, exit 1.
-fn fleet_not_yet(file: &Path, f: &FleetHosts) -> anyhow::Result<ExitCode> {
-    let inv_path = fleet_inventory_path(file, f);
-    let inv = model::inventory::load(&inv_path)?;
-    let roles = f
-        .resolve(&inv)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    eprintln!(
-        "nettune: {}: [hosts.fleet] is valid (server {}, {} client(s), probe {}, from {}), but experiments on real hosts need `nettune fleet bench`, which is not there yet; run it in a lab ([hosts.lab]) or apply a cell's levels by hand with `nettune fleet apply`",
-        file.display(),
-        roles.server.name,
-        roles.clients.len(),
-        roles.probe.as_ref().map_or("none", |p| p.name.as_str()),
-        inv_path.display(),
-    );
-    Ok(ExitCode::from(exit::ERROR))
-}
-
 /// `hosts.fleet.inventory`, a relative path taken from the experiment file's directory.
 pub fn fleet_inventory_path(file: &Path, f: &FleetHosts) -> PathBuf {
     file.parent()
@@ -124,15 +162,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(exit::USAGE));
         }
     };
+    if let (Hosts::Lab(_) | Hosts::Agents(_), Some(flag)) = (&exp.hosts, args.fleet_flag()) {
+        eprintln!(
+            "nettune: {flag} is for an experiment on a fleet ([hosts.fleet]); {} has none",
+            args.file.display()
+        );
+        return Ok(ExitCode::from(exit::USAGE));
+    }
     if let Hosts::Fleet(f) = &exp.hosts {
-        return fleet_not_yet(&args.file, f);
+        let f = f.clone();
+        return on_fleet::run(&args, exp, text, &f);
     }
     if let Err(code) = confirm(&exp, args.until_ci, args.yes) {
         return Ok(code);
     }
     let topo = match &exp.hosts {
         Hosts::Lab(t) => t.clone(),
-        Hosts::Fleet(f) => return fleet_not_yet(&args.file, f),
+        Hosts::Fleet(_) => anyhow::bail!("{}: [hosts.fleet] runs on its own path", args.file.display()),
         Hosts::Agents(_) => anyhow::bail!(
             "{}: hosts.agents is not supported yet; use [hosts.lab] (a lab of namespaces on this machine)",
             args.file.display()
@@ -143,27 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "experiment needs root to build its lab of network namespaces; without root, `nettune serve` and `nettune bench 127.0.0.1` measure over loopback"
         );
     }
-    let dir = args
-        .resume
-        .clone()
-        .or(args.out.clone())
-        .unwrap_or_else(|| PathBuf::from(format!("nettune-experiment-{}", exp.name)));
-    let mut results = match &args.resume {
-        Some(d) => runner::load_for_resume(d, &text)?,
-        None => {
-            if dir.join(model::results::RESULTS_FILE).exists() {
-                anyhow::bail!(
-                    "{}: holds results already; continue them with --resume {0} or choose another --out",
-                    dir.display()
-                );
-            }
-            ExperimentResults {
-                started: model::time::rfc3339_utc(std::time::SystemTime::now()),
-                ..rx::results_skeleton(&exp, Default::default(), String::new())
-            }
-        }
-    };
-    results.min_effect_pct = args.min_effect;
+    let (dir, mut results) = prepare(&args, &exp, &text)?;
     let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
 
     let spec = lab_spec(&topo);
@@ -214,25 +240,49 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     drop(exec);
     session.teardown();
     let outcome = outcome?;
-    // The page and summary of `nettune report`, also after Ctrl-C (of
-    // what was measured); a failure to write them is reported, not fatal.
-    let report = report::write_dir(&dir);
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
-    } else {
-        print!(
-            "{}",
-            model::text::printable_lines(&present::experiment_table(&results))
-        );
-        println!(
-            "Results: {}",
-            dir.join(model::results::RESULTS_FILE).display()
-        );
-    }
-    match report {
-        Ok((html, md)) => eprintln!("Report: {} and {}", html.display(), md.display()),
-        Err(e) => eprintln!("nettune: writing the report into {}: {e}", dir.display()),
-    }
+    finish(&args, &dir, &results, outcome)
+}
+
+/// The results directory and its results: fresh (refused over earlier
+/// results) or, with `--resume`, those of DIR.
+fn prepare(
+    args: &Args,
+    exp: &Experiment,
+    text: &str,
+) -> anyhow::Result<(PathBuf, ExperimentResults)> {
+    let dir = args
+        .resume
+        .clone()
+        .or(args.out.clone())
+        .unwrap_or_else(|| PathBuf::from(format!("nettune-experiment-{}", exp.name)));
+    let mut results = match &args.resume {
+        Some(d) => runner::load_for_resume(d, text)?,
+        None => {
+            if dir.join(model::results::RESULTS_FILE).exists() {
+                anyhow::bail!(
+                    "{}: holds results already; continue them with --resume {0} or choose another --out",
+                    dir.display()
+                );
+            }
+            ExperimentResults {
+                started: model::time::rfc3339_utc(std::time::SystemTime::now()),
+                ..rx::results_skeleton(exp, Default::default(), String::new())
+            }
+        }
+    };
+    results.min_effect_pct = args.min_effect;
+    Ok((dir, results))
+}
+
+/// Write the report, print the table (or results.json) and give the exit
+/// status of `outcome`.
+fn finish(
+    args: &Args,
+    dir: &Path,
+    results: &ExperimentResults,
+    outcome: Outcome,
+) -> anyhow::Result<ExitCode> {
+    show(args, dir, results)?;
     Ok(match outcome {
         Outcome::Completed => ExitCode::SUCCESS,
         Outcome::Cancelled => {
@@ -244,6 +294,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ExitCode::from(exit::INTERRUPTED)
         }
     })
+}
+
+/// The page and summary of `nettune report`, also after Ctrl-C or a lost
+/// host (of what was measured; a failure to write them is reported, not
+/// fatal), then the table or results.json.
+fn show(args: &Args, dir: &Path, results: &ExperimentResults) -> anyhow::Result<()> {
+    let report = report::write_dir(dir);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(results)?);
+    } else {
+        print!(
+            "{}",
+            model::text::printable_lines(&present::experiment_table(results))
+        );
+        println!(
+            "Results: {}",
+            dir.join(model::results::RESULTS_FILE).display()
+        );
+    }
+    match report {
+        Ok((html, md)) => eprintln!("Report: {} and {}", html.display(), md.display()),
+        Err(e) => eprintln!("nettune: writing the report into {}: {e}", dir.display()),
+    }
+    Ok(())
 }
 
 /// Print the design's size (runs, estimated wall time) and, above

@@ -223,7 +223,7 @@ pub struct RollbackArgs {
     pub force: bool,
 }
 
-fn parse_timeout(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
         _ => Err(format!("{s:?}: seconds, more than 0 and at most 86400")),

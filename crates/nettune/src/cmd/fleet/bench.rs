@@ -106,7 +106,6 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
             .cloned()
             .ok_or_else(|| anyhow::anyhow!("fleet bench: no host {name:?} in the selected hosts"))
     };
-    let host = |name: &str| inv.hosts.iter().find(|h| h.name.as_str() == name);
     let servers: Vec<Job> = model::inventory::select(&inv, &a.server)
         .map_err(|e| anyhow::anyhow!("fleet bench: --server: {e}"))?
         .iter()
@@ -115,26 +114,16 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if servers.len() > 1 && a.server_address.is_some() {
         anyhow::bail!("fleet bench: --server-address names one server; with several, give each client a `server_address.SERVER` label or each server a `bench_address` label");
     }
-    // How a client reaches server `s`: its label `server_address.S`, with one
-    // server its `server_address`, then --server-address, the server's
-    // `bench_address` label, its ssh address, its name.
+    // How a client reaches server `s` (fleet::executor::server_address:
+    // `nettune experiment` on a fleet chooses it the same way).
     let address = |client: &str, s: &Job| -> String {
-        let c = host(client);
-        let own = c.and_then(|h| h.labels.get(&format!("server_address.{}", s.host)).cloned());
-        let one = (servers.len() == 1)
-            .then(|| {
-                c.and_then(|h| h.labels.get("server_address").cloned())
-                    .or_else(|| a.server_address.clone())
-            })
-            .flatten();
-        let sh = host(&s.host);
-        own.or(one)
-            .or_else(|| sh.and_then(|h| h.labels.get("bench_address").cloned()))
-            .or_else(|| match sh.map(|h| &h.transport) {
-                Some(model::inventory::Transport::Ssh { address, .. }) => Some(address.clone()),
-                _ => None,
-            })
-            .unwrap_or_else(|| s.host.clone())
+        fleet::executor::server_address(
+            &inv,
+            client,
+            &s.host,
+            servers.len() == 1,
+            a.server_address.as_deref(),
+        )
     };
     let target = |i: usize, name: &str| -> anyhow::Result<Target> {
         let server = i % servers.len().max(1);

@@ -20,15 +20,29 @@ pub fn jobs(c: &Common) -> anyhow::Result<Vec<Job>> {
     hosts
         .into_iter()
         .map(|h| {
-            Ok(Job {
-                host: h.name.as_str().to_string(),
-                transport: h.transport.clone(),
-                root: path(h, c.root_template.as_deref(), "root")?,
-                state_dir: path(h, c.state_dir_template.as_deref(), "state_dir")?,
-                remote_exe: h.labels.get("nettune").cloned(),
-            })
+            job(
+                h,
+                c.root_template.as_deref(),
+                c.state_dir_template.as_deref(),
+            )
         })
         .collect()
+}
+
+/// The job of host `h`: its `--root` and `--state-dir` from the templates
+/// (`{host}` replaced) or its labels, its remote program.
+pub(crate) fn job(
+    h: &Host,
+    root_template: Option<&str>,
+    state_dir_template: Option<&str>,
+) -> anyhow::Result<Job> {
+    Ok(Job {
+        host: h.name.as_str().to_string(),
+        transport: h.transport.clone(),
+        root: path(h, root_template, "root")?,
+        state_dir: path(h, state_dir_template, "state_dir")?,
+        remote_exe: h.labels.get("nettune").cloned(),
+    })
 }
 
 /// `template` with `{host}` replaced, else the host's `label`.

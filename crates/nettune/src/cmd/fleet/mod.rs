@@ -5,8 +5,9 @@
 
 mod args;
 mod bench;
-mod jobs;
+pub(crate) mod jobs;
 
+pub(crate) use args::parse_timeout;
 pub use args::{Args, Common, Sub};
 
 use fleet::ops::{HostReport, Op, PlanFrom};

@@ -1,0 +1,694 @@
+//! The experiment runner's [`Executor`] over a fleet's agents: `nettune
+//! experiment` with `[hosts.fleet]` (docs/fleet.md, "Experiments on a
+//! fleet").
+//!
+//! One long-lived [`Session`] per host, each step under its own deadline
+//! ([`Session::renew`]). `bench` starts `nettune serve` on the server host's
+//! agent once (again when a bench finds no server) and runs `bench` on the
+//! client's agent against the server's address; `inspect`, `doctor` and
+//! `plan` are the agent's requests; `apply` is `fleet apply`'s own
+//! (through the host's journal, a confirm deadline when the plan can cut
+//! the path, a failed apply rolled back) over a fresh session; `rollback`
+//! rolls back every generation applied since the last rollback.
+//!
+//! An agent whose pipe closes (killed, its ssh connection gone) or that
+//! cannot be reached again is [`ExecError::HostLost`]: nothing more is sent
+//! to it, and [`FleetExecutor::lost`] says which generation stays applied
+//! there.
+
+use crate::fanout::{fan_out, transport_of, Failure, Options, Session};
+use crate::ops::{doc_error, HostReport, Job, Outcome, PlanFrom};
+use crate::proto::Request;
+use lab::exec::{knob_absent, ExecError, Executor, HostId, NotApplicableKind};
+use serde_json::Value;
+use std::time::Duration;
+
+/// How a [`FleetExecutor`] reaches its hosts and applies.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Connecting and every step but a bench (which has the runner's
+    /// deadline) within `deadline`; `parallel` hosts connected at once.
+    pub opts: Options,
+    /// Seconds a host waits for the confirm of a plan that can cut the path
+    /// (`tune::risk`) before rolling it back by itself; `None`: no deadline.
+    pub confirm_within: Option<u32>,
+    /// The token of this run's server (clients prove it; never in argv).
+    pub token: Option<String>,
+}
+
+/// A host the run lost, and what stays applied there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostHost {
+    /// Inventory name.
+    pub host: String,
+    /// What was seen.
+    pub reason: String,
+    /// The oldest generation applied since the last rollback (it and every
+    /// newer one stay in force); `None`: nothing of this run.
+    pub generation: Option<u32>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    job: Job,
+    session: Option<Session>,
+    lost: Option<String>,
+    /// The oldest generation applied since the last rollback.
+    applied: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Serving {
+    host: HostId,
+    port: u16,
+    max_duration: u64,
+}
+
+/// [`Executor`] over agent sessions; host `i` is the `i`th job.
+#[derive(Debug)]
+pub struct FleetExecutor {
+    hosts: Vec<Slot>,
+    cfg: Config,
+    routes: Vec<(HostId, HostId, String)>,
+    serving: Option<Serving>,
+}
+
+/// Longest test a server started here accepts at least, seconds.
+const MIN_MAX_DURATION: u64 = 60;
+
+impl FleetExecutor {
+    /// An executor over `jobs` (nothing connected yet).
+    pub fn new(jobs: Vec<Job>, cfg: Config) -> FleetExecutor {
+        FleetExecutor {
+            hosts: jobs
+                .into_iter()
+                .map(|job| Slot {
+                    job,
+                    session: None,
+                    lost: None,
+                    applied: None,
+                })
+                .collect(),
+            cfg,
+            routes: Vec::new(),
+            serving: None,
+        }
+    }
+
+    /// `client` reaches `server`'s bench server at `address` (default: the
+    /// server's inventory name).
+    pub fn route(&mut self, client: HostId, server: HostId, address: String) {
+        self.routes.retain(|(c, s, _)| (*c, *s) != (client, server));
+        self.routes.push((client, server, address));
+    }
+
+    /// Connect to every host, `parallel` at once; the hosts that failed,
+    /// each with its reason (ssh's own words, another version...).
+    pub fn connect_all(&mut self) -> Vec<(String, Failure)> {
+        let opts = &self.cfg.opts;
+        let jobs: Vec<&Job> = self.hosts.iter().map(|s| &s.job).collect();
+        let sessions = fan_out(&jobs, opts.parallel, |j| Session::connect(j, opts));
+        let mut failed = Vec::new();
+        for (slot, r) in self.hosts.iter_mut().zip(sessions) {
+            match r {
+                Ok(s) => slot.session = Some(s),
+                Err(f) => failed.push((slot.job.host.clone(), f)),
+            }
+        }
+        failed
+    }
+
+    /// The hosts lost so far.
+    pub fn lost(&self) -> Vec<LostHost> {
+        self.hosts
+            .iter()
+            .filter_map(|s| {
+                s.lost.as_ref().map(|reason| LostHost {
+                    host: s.job.host.clone(),
+                    reason: reason.clone(),
+                    generation: s.applied,
+                })
+            })
+            .collect()
+    }
+
+    fn slot(&mut self, h: HostId) -> Result<&mut Slot, ExecError> {
+        self.hosts.get_mut(h.0).ok_or(ExecError::NoHost(h))
+    }
+
+    /// `h`'s session with a fresh `deadline`, connecting again when an
+    /// earlier step ended it; a host already lost, or one that cannot be
+    /// reached again, is [`ExecError::HostLost`].
+    fn session(&mut self, h: HostId, deadline: Duration) -> Result<&mut Session, ExecError> {
+        let opts = self.cfg.opts.clone();
+        let slot = self.slot(h)?;
+        if let Some(reason) = &slot.lost {
+            return Err(ExecError::HostLost {
+                host: slot.job.host.clone(),
+                reason: reason.clone(),
+            });
+        }
+        if slot.session.is_none() {
+            match Session::connect(&slot.job, &opts) {
+                Ok(s) => slot.session = Some(s),
+                Err(f) => return Err(lose(slot, format!("reconnecting: {}", f.message))),
+            }
+        }
+        match slot.session.as_mut() {
+            Some(s) => {
+                s.renew(deadline);
+                Ok(s)
+            }
+            None => Err(ExecError::NoHost(h)),
+        }
+    }
+
+    /// One request on `h`'s long-lived session within `deadline`.
+    fn request(
+        &mut self,
+        h: HostId,
+        req: &Request,
+        deadline: Duration,
+    ) -> Result<(Value, u8), ExecError> {
+        let r = self.session(h, deadline)?.json(req);
+        r.map_err(|f| match self.hosts.get_mut(h.0) {
+            Some(slot) => failed(slot, req.name(), f, deadline),
+            None => ExecError::NoHost(h),
+        })
+    }
+
+    /// [`request`](Self::request) with the step deadline; a document with
+    /// a non-zero status fails naming its error.
+    fn ok_json(&mut self, h: HostId, req: &Request) -> Result<Value, ExecError> {
+        let d = self.cfg.opts.deadline;
+        match self.request(h, req, d)? {
+            (v, 0) => Ok(v),
+            (v, code) => Err(ExecError::Failed {
+                what: format!("{} on {}", req.name(), self.host_name(h)),
+                code: Some(i32::from(code)),
+                stderr: doc_error(&v),
+            }),
+        }
+    }
+
+    /// The port of a server on `server` taking tests of `secs`, started
+    /// (or started again for longer tests) as needed.
+    fn serve(&mut self, server: HostId, secs: u64) -> Result<u16, ExecError> {
+        if let Some(s) = self.serving {
+            if s.host == server && s.max_duration >= secs {
+                return Ok(s.port);
+            }
+            self.stop_serving();
+        }
+        let max_duration = secs.max(MIN_MAX_DURATION);
+        let req = Request::Serve {
+            port: 0,
+            max_duration: Some(max_duration),
+            lifetime: None,
+            token: self.cfg.token.clone(),
+            clients: Some(1),
+        };
+        let v = self.ok_json(server, &req)?;
+        let port = v
+            .get("port")
+            .and_then(Value::as_u64)
+            .and_then(|p| u16::try_from(p).ok())
+            .filter(|p| *p != 0)
+            .ok_or_else(|| ExecError::Failed {
+                what: format!("serve on {}", self.host_name(server)),
+                code: None,
+                stderr: format!("serve answered without a port: {v}"),
+            })?;
+        self.serving = Some(Serving {
+            host: server,
+            port,
+            max_duration,
+        });
+        Ok(port)
+    }
+
+    /// Stop the server this executor started, if any (best effort).
+    fn stop_serving(&mut self) {
+        if let Some(s) = self.serving.take() {
+            let d = self.cfg.opts.deadline.min(Duration::from_secs(10));
+            let _ = self.request(s.host, &Request::StopServe, d);
+        }
+    }
+
+    fn address(&self, client: HostId, server: HostId) -> String {
+        if client == server {
+            // The runner's overhead runs: over the host's loopback.
+            return "127.0.0.1".into();
+        }
+        self.routes
+            .iter()
+            .find(|(c, s, _)| (*c, *s) == (client, server))
+            .map(|(_, _, a)| a.clone())
+            .unwrap_or_else(|| self.host_name(server))
+    }
+
+    fn bench_once(
+        &mut self,
+        client: HostId,
+        server: HostId,
+        args: &[String],
+        deadline: Duration,
+    ) -> Result<String, ExecError> {
+        let port = self.serve(server, deadline.as_secs())?;
+        let mut args = args.to_vec();
+        args.extend(["--port".to_string(), port.to_string()]);
+        let req = Request::Bench {
+            server: self.address(client, server),
+            args,
+            start_at_unix_ns: None,
+            token: self.cfg.token.clone(),
+        };
+        match self.request(client, &req, deadline)? {
+            (v, 0) => Ok(v.to_string()),
+            (v, code) => Err(ExecError::Failed {
+                what: format!(
+                    "bench on {} to {}",
+                    self.host_name(client),
+                    self.host_name(server)
+                ),
+                code: Some(i32::from(code)),
+                stderr: doc_error(&v),
+            }),
+        }
+    }
+}
+
+impl Drop for FleetExecutor {
+    fn drop(&mut self) {
+        self.stop_serving();
+    }
+}
+
+/// Mark `slot` lost for `reason`; its [`ExecError::HostLost`].
+fn lose(slot: &mut Slot, reason: String) -> ExecError {
+    slot.session = None;
+    slot.lost = Some(reason.clone());
+    ExecError::HostLost {
+        host: slot.job.host.clone(),
+        reason,
+    }
+}
+
+/// A failed request on `slot`'s session: a closed pipe loses the host; a
+/// timeout ends the session (the agent was killed; the next step connects
+/// again); an error answer is the step's failure.
+fn failed(slot: &mut Slot, what: &str, f: Failure, deadline: Duration) -> ExecError {
+    match f.kind {
+        "protocol" => lose(slot, f.message),
+        "timeout" => {
+            slot.session = None;
+            ExecError::Timeout {
+                what: format!("{what} on {}", slot.job.host),
+                after: deadline,
+            }
+        }
+        _ => ExecError::Failed {
+            what: format!("{what} on {}", slot.job.host),
+            code: None,
+            stderr: f.message,
+        },
+    }
+}
+
+/// Whether a bench failure says the server is not there (any more).
+fn no_server(e: &ExecError) -> bool {
+    match e {
+        ExecError::Failed { stderr, .. } => {
+            stderr.contains("refused") || stderr.contains("reset by peer")
+        }
+        _ => false,
+    }
+}
+
+/// The value of `--flag V` in `args` (the runner's CLI-style arguments).
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i.saturating_add(1)))
+}
+
+/// `args` with only the flags in `known` (each taking a value), or the
+/// first one the agent's request cannot carry.
+fn only<'a>(args: &'a [String], known: &[&str]) -> Result<(), &'a str> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if !known.contains(&a.as_str()) {
+            return Err(a);
+        }
+        it.next();
+    }
+    Ok(())
+}
+
+fn unsupported(what: &str, host: &str, arg: &str) -> ExecError {
+    ExecError::Failed {
+        what: format!("{what} on {host}"),
+        code: None,
+        stderr: format!("{arg}: not a {what} flag an agent request carries"),
+    }
+}
+
+impl Executor for FleetExecutor {
+    fn hosts(&self) -> usize {
+        self.hosts.len()
+    }
+
+    fn host_name(&self, host: HostId) -> String {
+        self.hosts
+            .get(host.0)
+            .map_or_else(|| host.to_string(), |s| s.job.host.clone())
+    }
+
+    fn bench(
+        &mut self,
+        client: HostId,
+        server: HostId,
+        args: &[String],
+        deadline: Duration,
+    ) -> Result<String, ExecError> {
+        match self.bench_once(client, server, args, deadline) {
+            Err(e) if no_server(&e) => {
+                // The server went (killed, its lifetime): start it again, once.
+                self.serving = None;
+                let _ = self.request(server, &Request::StopServe, self.cfg.opts.deadline);
+                self.bench_once(client, server, args, deadline)
+            }
+            r => r,
+        }
+    }
+
+    fn inspect(&mut self, host: HostId) -> Result<String, ExecError> {
+        let root = self.slot(host)?.job.root.clone();
+        let v = self.ok_json(
+            host,
+            &Request::Inspect {
+                root,
+                iface: Vec::new(),
+            },
+        )?;
+        Ok(v.to_string())
+    }
+
+    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+        let name = self.host_name(host);
+        only(args, &["--sample", "--profile", "--bdp", "--allowance"])
+            .map_err(|a| unsupported("doctor", &name, a))?;
+        let seconds = match flag(args, "--sample") {
+            Some(s) => Some(
+                model::units::parse_seconds(s)
+                    .map_err(|e| unsupported("doctor", &name, &format!("--sample {s}: {e}")))?,
+            ),
+            None => None,
+        };
+        let root = self.slot(host)?.job.root.clone();
+        let req = Request::Doctor {
+            seconds,
+            root,
+            profile: flag(args, "--profile").cloned(),
+            bdp: flag(args, "--bdp").cloned(),
+            allowance: flag(args, "--allowance").cloned(),
+        };
+        // Doctor's severity statuses 0..=2 are findings, not failures.
+        let d = self.cfg.opts.deadline;
+        match self.request(host, &req, d)? {
+            (v, 0..=2) => Ok(v.to_string()),
+            (v, code) => Err(ExecError::Failed {
+                what: format!("doctor on {name}"),
+                code: Some(i32::from(code)),
+                stderr: doc_error(&v),
+            }),
+        }
+    }
+
+    fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+        let name = self.host_name(host);
+        only(
+            args,
+            &["--profile", "--iface", "--cpus", "--exclude-cpus", "--bdp"],
+        )
+        .map_err(|a| unsupported("plan", &name, a))?;
+        let root = self.slot(host)?.job.root.clone();
+        let req = Request::Plan {
+            profile: flag(args, "--profile")
+                .cloned()
+                .unwrap_or_else(|| "balanced".into()),
+            root,
+            iface: flag(args, "--iface")
+                .map(|i| i.split(',').map(str::to_string).collect())
+                .unwrap_or_default(),
+            cpus: flag(args, "--cpus").cloned(),
+            exclude_cpus: flag(args, "--exclude-cpus").cloned(),
+            bdp: flag(args, "--bdp").cloned(),
+        };
+        Ok(self.ok_json(host, &req)?.to_string())
+    }
+
+    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
+        // Lost already: nothing more goes there.
+        self.session(host, self.cfg.opts.deadline)?;
+        let plan: Value = serde_json::from_str(plan_json).map_err(|e| ExecError::Failed {
+            what: format!("apply on {}", self.host_name(host)),
+            code: None,
+            stderr: format!("not a plan: {e}"),
+        })?;
+        let opts = self.cfg.opts.clone();
+        let how = crate::apply::How {
+            force: false,
+            confirm_within: self.cfg.confirm_within,
+        };
+        let slot = self.slot(host)?;
+        let job = slot.job.clone();
+        // `fleet apply`'s own steps, over a session of their own (a
+        // confirm goes over yet another): the long-lived one stays.
+        let s = Session::connect(&job, &opts)
+            .map_err(|f| lose(slot, format!("connecting to apply: {}", f.message)))?;
+        let rep = HostReport {
+            host: job.host.clone(),
+            transport: transport_of(&job.transport, &opts.exe, None).describe(),
+            outcome: Outcome::Failed,
+            code: None,
+            findings: None,
+            drifted: None,
+            error: None,
+            result: None,
+            rollback: None,
+        };
+        let rep = crate::apply::apply(s, &job, &PlanFrom::Document(plan), how, &opts, rep);
+        if rep.outcome == Outcome::Ok {
+            if let Some(g) = rep.result.as_ref().and_then(crate::apply::generation) {
+                slot.applied = Some(slot.applied.map_or(g, |a| a.min(g)));
+            }
+            return Ok(());
+        }
+        let why = rep.error.unwrap_or(Failure {
+            kind: "remote",
+            message: format!("{}: apply failed", job.host),
+        });
+        let what = format!("apply on {}", job.host);
+        match (why.kind, rep.outcome) {
+            // The agent went away mid-apply: what it left is unknown.
+            ("protocol" | "transport", _) => Err(lose(slot, why.message)),
+            (_, Outcome::RollbackFailed) => Err(ExecError::Failed {
+                what,
+                code: rep.code.map(i32::from),
+                stderr: why.message,
+            }),
+            _ if knob_absent(&why.message) => Err(ExecError::not_applicable(
+                NotApplicableKind::KnobAbsent,
+                why.message,
+            )),
+            _ => Err(ExecError::Failed {
+                what,
+                code: rep.code.map(i32::from),
+                stderr: why.message,
+            }),
+        }
+    }
+
+    fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
+        let slot = self.slot(host)?;
+        let Some(id) = slot.applied else {
+            // Nothing applied since the last rollback.
+            return Ok(());
+        };
+        let req = Request::Rollback {
+            root: slot.job.root.clone(),
+            state_dir: slot.job.state_dir.clone(),
+            id: Some(id),
+            force: false,
+        };
+        self.ok_json(host, &req)?;
+        if let Some(slot) = self.hosts.get_mut(host.0) {
+            slot.applied = None;
+        }
+        Ok(())
+    }
+}
+
+/// How client `client` reaches the bench server on `server` (inventory
+/// names), as `fleet bench` chooses it: the client's `server_address.SERVER`
+/// label; with one server its `server_address` label, then `flag`
+/// (`--server-address`); the server's `bench_address` label, its ssh
+/// address, its name.
+pub fn server_address(
+    inv: &model::inventory::Inventory,
+    client: &str,
+    server: &str,
+    one_server: bool,
+    flag: Option<&str>,
+) -> String {
+    let host = |name: &str| inv.hosts.iter().find(|h| h.name.as_str() == name);
+    let c = host(client);
+    let own = c.and_then(|h| h.labels.get(&format!("server_address.{server}")).cloned());
+    let one = one_server
+        .then(|| {
+            c.and_then(|h| h.labels.get("server_address").cloned())
+                .or_else(|| flag.map(str::to_string))
+        })
+        .flatten();
+    let sh = host(server);
+    own.or(one)
+        .or_else(|| sh.and_then(|h| h.labels.get("bench_address").cloned()))
+        .or_else(|| match sh.map(|h| &h.transport) {
+            Some(model::inventory::Transport::Ssh { address, .. }) => Some(address.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| server.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn v(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn flags_the_agent_requests_carry() {
+        let a = v(&["--sample", "2", "--profile", "latency"]);
+        assert_eq!(flag(&a, "--profile").map(String::as_str), Some("latency"));
+        assert_eq!(flag(&a, "--bdp"), None);
+        assert!(only(&a, &["--sample", "--profile"]).is_ok());
+        assert_eq!(only(&v(&["--json"]), &["--sample"]), Err("--json"));
+    }
+
+    #[test]
+    fn a_closed_pipe_loses_the_host_and_a_timeout_only_ends_the_session() {
+        let job = Job {
+            host: "web1".into(),
+            transport: model::inventory::Transport::Local,
+            root: None,
+            state_dir: None,
+            remote_exe: None,
+        };
+        let mut slot = Slot {
+            job,
+            session: None,
+            lost: None,
+            applied: Some(4),
+        };
+        let d = Duration::from_secs(5);
+        let t = failed(
+            &mut slot,
+            "bench",
+            Failure {
+                kind: "timeout",
+                message: "local: no answer".into(),
+            },
+            d,
+        );
+        assert!(matches!(t, ExecError::Timeout { .. }), "{t}");
+        assert!(slot.lost.is_none());
+        let e = failed(
+            &mut slot,
+            "bench",
+            Failure {
+                kind: "protocol",
+                message: "local: the agent pipe closed".into(),
+            },
+            d,
+        );
+        assert_eq!(
+            e.to_string(),
+            "host web1 was lost: local: the agent pipe closed"
+        );
+        assert_eq!(slot.lost.as_deref(), Some("local: the agent pipe closed"));
+        let r = failed(
+            &mut slot,
+            "apply",
+            Failure {
+                kind: "remote",
+                message: "x".into(),
+            },
+            d,
+        );
+        assert!(matches!(r, ExecError::Failed { .. }));
+    }
+
+    fn cfg() -> Config {
+        Config {
+            opts: Options {
+                parallel: 1,
+                deadline: Duration::from_secs(5),
+                copy: false,
+                version: "0.1.0".into(),
+                exe: "/nonexistent/nettune".into(),
+            },
+            confirm_within: Some(60),
+            token: None,
+        }
+    }
+
+    #[test]
+    fn a_lost_host_is_named_with_what_stays_applied_and_gets_nothing_more() {
+        let job = Job {
+            host: "cli".into(),
+            transport: model::inventory::Transport::Local,
+            root: None,
+            state_dir: None,
+            remote_exe: None,
+        };
+        let mut ex = FleetExecutor::new(vec![job], cfg());
+        ex.hosts[0].applied = Some(7);
+        ex.hosts[0].lost = Some("the agent pipe closed".into());
+        assert_eq!(
+            ex.lost(),
+            [LostHost {
+                host: "cli".into(),
+                reason: "the agent pipe closed".into(),
+                generation: Some(7),
+            }]
+        );
+        assert!(matches!(
+            ex.inspect(HostId(0)),
+            Err(ExecError::HostLost { .. })
+        ));
+        assert!(matches!(
+            ex.rollback(HostId(0)),
+            Err(ExecError::HostLost { .. })
+        ));
+        assert!(matches!(ex.inspect(HostId(3)), Err(ExecError::NoHost(_))));
+    }
+
+    #[test]
+    fn the_server_address_as_fleet_bench_chooses_it() {
+        let inv = model::inventory::parse(
+            "[[host]]\nname = \"srv\"\ntransport = \"ssh\"\naddress = \"10.0.0.1\"\n\
+             [[host]]\nname = \"a\"\ntransport = \"local\"\nlabels = { server_address = \"192.168.1.1\" }\n\
+             [[host]]\nname = \"b\"\ntransport = \"local\"\n",
+            model::inventory::Format::Toml,
+        )
+        .unwrap();
+        assert_eq!(server_address(&inv, "a", "srv", true, None), "192.168.1.1");
+        assert_eq!(server_address(&inv, "b", "srv", true, Some("x")), "x");
+        assert_eq!(server_address(&inv, "b", "srv", true, None), "10.0.0.1");
+        assert_eq!(server_address(&inv, "a", "b", false, None), "b");
+    }
+}
