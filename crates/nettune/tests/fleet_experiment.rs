@@ -232,6 +232,7 @@ fn a_client_agent_killed_mid_run_stops_the_run_and_the_server_is_rolled_back() {
     assert!(killed.success());
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).to_string();
+    eprintln!("{err}");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(err.contains("host cli was lost"), "{err}");
     assert!(err.contains("stays applied there"), "{err}");
@@ -278,5 +279,26 @@ fn a_client_agent_killed_mid_run_stops_the_run_and_the_server_is_rolled_back() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(s.history("cli").iter().all(|(_, back)| *back));
+    assert_eq!(s.knobs(), before);
+    // With the host back (a fresh agent), --resume reruns the interrupted
+    // cell and the rest.
+    let o = Command::new(BIN)
+        .arg("experiment")
+        .arg(&s.file)
+        .arg("--resume")
+        .arg(&s.out)
+        .args(["--state-dir-template", &s.states, "--timeout", "60"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = s.results();
+    assert_eq!(r["interrupted"], false);
+    for c in r["cells"].as_array().unwrap() {
+        assert_eq!(c["status"]["state"], "done", "{c:#}");
+        assert_eq!(c["runs"].as_array().unwrap().len(), 3, "{c:#}");
+    }
+    assert!(s.history("cli").iter().all(|(_, back)| *back));
+    assert!(s.history("srv").iter().all(|(_, back)| *back));
     assert_eq!(s.knobs(), before);
 }
