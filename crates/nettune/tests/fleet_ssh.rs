@@ -37,6 +37,12 @@ struct Rig {
 
 impl Rig {
     fn new(spokes: u32, queues: u32) -> Rig {
+        let hosts: Vec<usize> = (1..=spokes as usize).collect();
+        Rig::with_sshd_on(spokes, queues, &hosts)
+    }
+
+    /// [`Rig::new`] with an sshd on `hosts` (lab indexes; 0 is the hub).
+    fn with_sshd_on(spokes: u32, queues: u32, hosts: &[usize]) -> Rig {
         let lab = Lab::build(LabSpec {
             prefix: "ntfssh".into(),
             ..LabSpec::new(spokes + 1, queues)
@@ -44,8 +50,7 @@ impl Rig {
         .unwrap();
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join("cm")).unwrap();
-        let hosts: Vec<usize> = (1..=spokes as usize).collect();
-        let fleet = SshFleet::start(&lab, &hosts).unwrap();
+        let fleet = SshFleet::start(&lab, hosts).unwrap();
         Rig { fleet, lab, tmp }
     }
 
@@ -771,4 +776,83 @@ fn a_channel_change_over_ssh_is_confirmed_or_restored_by_the_host_when_the_path_
     let h = json(&h);
     let why = h["generations"][0]["rolled_back_reason"].as_str().unwrap();
     assert!(why.starts_with("not confirmed within 3 s"), "{why}");
+}
+
+/// `net.ipv4.tcp_tw_reuse` in lab host `i`'s namespace.
+fn tw_reuse(rig: &Rig, i: usize) -> String {
+    let o = Command::new("ip")
+        .args(["netns", "exec", rig.lab.hosts()[i].name()])
+        .args(["cat", "/proc/sys/net/ipv4/tcp_tw_reuse"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+#[test]
+fn an_experiment_with_hosts_fleet_runs_over_ssh_and_rolls_back_every_cell() {
+    if !require_sshd("fleet_ssh::an_experiment_with_hosts_fleet_runs_over_ssh") {
+        return;
+    }
+    // The server on the hub, the client on the spoke: both reached over ssh
+    // from the controller in the hub's namespace.
+    let rig = Rig::with_sshd_on(1, 1, &[0, 1]);
+    let hub = rig.fleet.addr(0).unwrap();
+    let srv = format!("{}\nroles = [\"server\"]", rig.ssh_host(0, ""));
+    let label = format!("server_address = \"{hub}\"");
+    let cli = format!("{}\nroles = [\"clients\"]", rig.ssh_host(1, &label));
+    let inv = rig.inventory(&[("srv", srv), ("cli", cli)]);
+    let file = rig.path("exp.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"fleet-ssh-tw\"\nseed = 5\nrepeats = 2\nwarmup = 0\n\
+             [hosts.fleet]\ninventory = \"{inv}\"\nserver = \"server\"\nclients = \"clients\"\n\
+             [[workload]]\nname = \"rr\"\ntest = \"tcp-rr\"\nduration_s = 1\n\
+             [[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 1]\n\
+             [responses]\nmetrics = [\"transactions\"]\n"
+        ),
+    )
+    .unwrap();
+    let before = [tw_reuse(&rig, 0), tw_reuse(&rig, 1)];
+    let states = format!("{}/{{host}}/state", rig.tmp.path().display());
+    let out = rig.path("out");
+    let o = rig.lab.hosts()[0]
+        .command(BIN)
+        .arg("experiment")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .args(["--state-dir-template", &states, "--timeout", "60"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(r["interrupted"], false);
+    let cells = r["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    for c in cells {
+        assert_eq!(c["status"]["state"], "done", "{c:#}");
+        assert_eq!(c["runs"].as_array().unwrap().len(), 2, "{c:#}");
+    }
+    // Each host's journal: one generation per cell, each rolled back.
+    for host in ["srv", "cli"] {
+        let dir = states.replace("{host}", host);
+        let h = Command::new(BIN)
+            .args(["history", "--json", "--state-dir", &dir])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&h.stdout).unwrap_or_else(|e| panic!("{e}: {h:?}"));
+        let gens = v["generations"].as_array().unwrap();
+        assert_eq!(gens.len(), 2, "{host}: {v:#}");
+        assert!(
+            gens.iter().all(|g| !g["rolled_back_at"].is_null()),
+            "{host}: {v:#}"
+        );
+    }
+    assert_eq!([tw_reuse(&rig, 0), tw_reuse(&rig, 1)], before);
+    // The controller's ssh masters are the rig's (-S in its temp directory).
+    assert!(rig.close_masters() >= 1);
 }
