@@ -19,7 +19,7 @@ use thiserror::Error;
 pub use objective::{Bound, Constraint, Objective, Response};
 pub use search::{
     Accepted, Arm, ConstraintCheck, Effect, Observation, Outcome, Reason, Recheck, Rejected,
-    Search, SearchConfig, Step,
+    Removal, Search, SearchConfig, Step,
 };
 pub use space::{Candidate, SearchSpace};
 
