@@ -70,7 +70,7 @@ pub enum AutotuneError {
         max: usize,
     },
     /// The budget cannot pay for a baseline and one candidate.
-    #[error("a budget of {budget} runs is too small: a baseline and one candidate, {repeats} runs each per round, and a re-check (baseline, combination, best single) need at least {minimum} runs")]
+    #[error("a budget of {budget} runs is too small: a baseline and one candidate, {repeats} runs each per round, and a re-check (baseline, combination, combination without a member) need at least {minimum} runs")]
     BudgetTooSmall {
         /// The budget given.
         budget: usize,

@@ -66,8 +66,8 @@ pub const RECHECK_CAP_BATCHES: u32 = 3;
 const MEMBER_LEVEL_DIVISOR: f64 = 2.0;
 /// Most runs per arm and round, rounds, or re-check runs.
 const MAX_SETTING: u32 = 1000;
-/// Arms of a re-check of several winners: the baseline, the combination
-/// and the best single winner.
+/// Arms of `confirm_repeats` runs the race keeps room for: the baseline,
+/// a combination and the combination without a member.
 pub const RECHECK_ARMS: usize = 3;
 
 /// Parameters of a search.
@@ -116,8 +116,8 @@ impl SearchConfig {
     }
 
     /// The fewest runs that can accept anything: a baseline and one
-    /// candidate raced for [`MIN_ROUNDS`] rounds, and one re-check of three
-    /// arms (baseline, combination, best single winner).
+    /// candidate raced for [`MIN_ROUNDS`] rounds, and room for a re-check of
+    /// three arms (baseline, combination, combination without a member).
     pub fn minimum_runs(&self) -> usize {
         let race = 2usize
             .saturating_mul(self.repeats as usize)
