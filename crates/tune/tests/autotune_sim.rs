@@ -820,3 +820,31 @@ fn search_vs_grid_sweep() {
         println!("  {v:>3}  {k}");
     }
 }
+
+/// How often a state already tuned (no candidate has an effect) gets a
+/// change accepted, over more seeds (printing only):
+/// `AUTOTUNE_SIM_SEEDS=40 cargo test -p nettune-tune --test autotune_sim null_sweep -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn search_null_sweep() {
+    let n: u64 = std::env::var("AUTOTUNE_SIM_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let (mut kept, mut runs) = (0, 0);
+    for seed in 1..=n {
+        let (o, _) = run(&[0.0; 8], 0.04, seed);
+        runs += o.runs;
+        if !o.accepted.is_empty() {
+            kept += 1;
+            println!("seed {seed}: kept {:?}", names(&o));
+            if std::env::var_os("AUTOTUNE_SIM_VERBOSE").is_some() {
+                println!("{}", o.render());
+            }
+        }
+    }
+    println!(
+        "seeds {n}: a change kept on {kept}; mean runs {:.1}",
+        runs as f64 / n as f64
+    );
+}

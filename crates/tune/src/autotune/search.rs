@@ -17,26 +17,29 @@
 //!    candidate is settled and no longer raced when its verdict is a gain
 //!    (a winner) or its estimate reaches the threshold with the worse end
 //!    of its interval within the threshold of zero (promising); the others
-//!    race on, for at most `max_rounds` rounds.
+//!    race on, for at most `max_rounds` rounds. At the end every candidate
+//!    left is judged again on all its runs.
 //! 2. Re-check with a backward check, sequential: the best winner or
 //!    promising candidate of each knob, combined, is measured against
 //!    fresh baseline runs and, with several members, so is the combination
 //!    without each member (leave-one-out), interleaved, in batches of
 //!    `repeats` runs for each arm whose comparison is still open. A
-//!    comparison decides from [`MIN_ROUNDS`] batches on and stops, not
-//!    proven, at [`RECHECK_CAP_BATCHES`]. The combination passes when its
-//!    interval against the baseline excludes zero on the better side, its
-//!    estimate reaches the threshold and every constraint holds. A member
-//!    is needed when the combination beats the combination without it the
-//!    same way (each look held to half the error rate: 97.5 % intervals for
-//!    95 %); its removal shows no sign of a loss, and it stops early, when
-//!    the estimate is at or under a bar rising from zero (two batches) to
-//!    the threshold (the cap). When every member is needed and the
-//!    combination passes, it is kept. Otherwise the unproven member whose
-//!    removal costs least (a rider) is dropped, and the smaller combination
-//!    is judged the same way, members proven so far staying proven (its runs
-//!    are measured afresh when members are still to prove: it was picked
-//!    for looking best). A single change is kept when it passes.
+//!    comparison decides from [`MIN_ROUNDS`] batches on, each look held to
+//!    half the error rate (97.5 % intervals for 95 %). The combination
+//!    passes when its interval against the baseline excludes zero on the
+//!    better side, its estimate reaches the threshold and every constraint
+//!    holds (open up to two re-checks' worth, `2 × confirm_repeats` runs); a
+//!    member is needed when the combination beats the combination without
+//!    it the same way (open up to [`RECHECK_CAP_BATCHES`] batches; its
+//!    removal shows no sign of a loss, and stops early, when the estimate is
+//!    at or under a bar rising from zero at two batches to the threshold at
+//!    the cap). When every member is needed and the combination passes, it
+//!    is kept. Otherwise the unproven members whose removal's estimate
+//!    misses the threshold are dropped (riders; when that is none or all,
+//!    only the one whose removal costs least), and the smaller combination
+//!    is judged the same way, members proven so far staying proven (its
+//!    runs are measured afresh when members are still to prove: it was
+//!    picked for looking best). A single change is kept when it passes.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -62,7 +65,7 @@ pub const DEFAULT_CONFIRM_REPEATS_FACTOR: u32 = 3;
 /// A re-check comparison still open stops, not proven, when its arms
 /// have this many batches of `repeats` runs (9 runs with the defaults).
 pub const RECHECK_CAP_BATCHES: u32 = 3;
-/// The backward check's error rate per look is the level's divided by this.
+/// A re-check's error rate per look is the level's divided by this.
 const MEMBER_LEVEL_DIVISOR: f64 = 2.0;
 /// Most runs per arm and round, rounds, or re-check runs.
 const MAX_SETTING: u32 = 1000;
@@ -708,12 +711,21 @@ impl Search {
     }
 
     fn judge(&self, arm: &[Observation], base: &[Observation]) -> Result<Judgement, AutotuneError> {
-        let boot = self.cfg.bootstrap();
+        self.judge_at(arm, base, &self.cfg.bootstrap())
+    }
+
+    /// [`Search::judge`] with the bootstrap `boot`.
+    fn judge_at(
+        &self,
+        arm: &[Observation],
+        base: &[Observation],
+        boot: &BootstrapConfig,
+    ) -> Result<Judgement, AutotuneError> {
         let objective = compare(
             &arm.iter().map(|o| o.objective).collect::<Vec<_>>(),
             &base.iter().map(|o| o.objective).collect::<Vec<_>>(),
             self.direction(),
-            &boot,
+            boot,
         )?;
         let mut constraints = Vec::new();
         let mut broken = None;
@@ -723,7 +735,7 @@ impl Search {
                     .map(|o| self.value(o, c.response).unwrap_or(f64::NAN))
                     .collect()
             };
-            let cmp = compare(&vals(arm), &vals(base), c.response.direction(), &boot)?;
+            let cmp = compare(&vals(arm), &vals(base), c.response.direction(), boot)?;
             let check = ConstraintCheck {
                 constraint: c.text.clone(),
                 effect: Effect::of(&cmp),
@@ -957,7 +969,7 @@ impl Search {
                 && self.score(&effect) >= self.cfg.min_effect_pct
                 && self.worst_case(&effect) > -self.cfg.min_effect_pct
                 && j.broken.is_none();
-            if self.status[i] == Status::Winner || j.winner() || promising {
+            if j.winner() || promising {
                 picked.push(i);
             } else if let Some(c) = j.constraints.iter().find(|c| !c.holds) {
                 self.status[i] = Status::Out(Reason::Constraint(c.clone()));
@@ -1064,7 +1076,7 @@ impl Search {
         if arm.len().min(base.len()) < MIN_VALUES_FOR_INTERVAL {
             return Ok((open, None));
         }
-        let j = self.judge(arm, base)?;
+        let j = self.judge_at(arm, base, &self.look_bootstrap())?;
         if arm.len().min(base.len()) < self.min_decide() {
             return Ok((open, Some(j)));
         }
@@ -1098,7 +1110,7 @@ impl Search {
             &objective(with),
             &objective(rest),
             self.direction(),
-            &self.member_bootstrap(),
+            &self.look_bootstrap(),
         )?;
         let effect = Effect::of(&c);
         if with.len().min(rest.len()) < self.min_decide() {
@@ -1117,10 +1129,10 @@ impl Search {
         Ok((call, Some(effect)))
     }
 
-    /// The bootstrap of the backward check: its comparisons are looked at
-    /// after every batch, so each look is held to a stricter level (half
-    /// the error rate of `level`: 97.5 % for 95 %).
-    fn member_bootstrap(&self) -> BootstrapConfig {
+    /// The bootstrap of the re-check: its comparisons are looked at after
+    /// every batch, so each look is held to a stricter level (half the
+    /// error rate of `level`: 97.5 % for 95 %).
+    fn look_bootstrap(&self) -> BootstrapConfig {
         let mut b = self.cfg.bootstrap();
         b.level = 1.0 - (1.0 - b.level) / MEMBER_LEVEL_DIVISOR;
         b
