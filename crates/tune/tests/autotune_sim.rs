@@ -170,7 +170,12 @@ fn a_noisy_but_real_ten_percent_gain_is_found() {
         );
         let last = o.rechecks.last().expect("rechecked");
         assert!(last.passed && last.effect.change.lo > 0.0);
-        assert!(o.runs <= space().grid_runs(5) / 3, "{} runs", o.runs);
+        assert!(
+            o.runs <= space().grid_runs(5) / 3,
+            "{} runs\n{}",
+            o.runs,
+            o.render()
+        );
     }
 }
 
@@ -229,18 +234,26 @@ fn winners_of_two_knobs_are_combined_and_rechecked() {
         "{}",
         o.render()
     );
-    // The combination and its best member, measured in the same batches.
-    assert_eq!(o.rechecks.len(), 2, "{}", o.render());
-    assert_eq!(o.rechecks[0].changes.len(), 2);
-    assert!(o.rechecks[0].passed && !o.rechecks[1].passed);
-    assert!(o.rechecks[0].effect.change.contains(14.48) || o.rechecks[0].effect.change.lo > 8.0);
-    let v = o.rechecks[0].versus_best.expect("against the best alone");
+    // The combination and, in the same batches, the combination without
+    // each member (here: each member alone); both members are needed.
+    assert_eq!(o.rechecks.len(), 1, "{}", o.render());
+    let rc = &o.rechecks[0];
+    assert_eq!(rc.changes.len(), 2);
+    assert!(rc.passed);
+    assert!(rc.effect.change.contains(14.48) || rc.effect.change.lo > 8.0);
+    let v = rc.versus_best.expect("against the best alone");
     assert!(v.change.lo > 0.0, "{}", o.render());
-    assert_eq!(
-        o.rechecks[1].changes[0].to_string(),
-        "gro_flush_timeout=50000"
+    assert_eq!(rc.without.len(), 2);
+    assert!(rc
+        .without
+        .iter()
+        .all(|m| m.needed && m.effect.change.lo > 0.0));
+    let text = o.render();
+    assert!(text.contains("against the best alone"), "{text}");
+    assert!(
+        text.contains("with against without threaded_napi=true") && text.contains("needed"),
+        "{text}"
     );
-    assert!(o.render().contains("against the best alone"));
 }
 
 #[test]
@@ -270,7 +283,7 @@ fn a_combination_better_than_baseline_but_worse_than_its_best_member_keeps_the_m
         .find(|r| r.candidate.to_string() == "threaded_napi=true")
         .expect("rejected");
     assert!(
-        matches!(&t.reason, Reason::NoGainOverBest(c) if c.to_string() == "gro_flush_timeout=20000"),
+        matches!(&t.reason, Reason::Rider(e) if e.change.estimate < 0.0),
         "{}",
         o.render()
     );
@@ -311,7 +324,12 @@ fn a_combination_spoiled_by_an_interaction_falls_back_to_the_best_alone() {
         .iter()
         .find(|r| r.candidate.to_string() == "threaded_napi=true")
         .expect("rejected");
-    assert_eq!(t.reason, Reason::NotConfirmed);
+    // Dropped by the backward check: with it, the combination is worse.
+    assert!(
+        matches!(&t.reason, Reason::Rider(e) if e.change.hi < 0.0),
+        "{}",
+        o.render()
+    );
 }
 
 #[test]
@@ -505,7 +523,9 @@ fn a_space_without_candidates_or_with_a_duplicate_is_refused() {
     assert!(e.to_string().contains("`channels` appears twice"));
     assert_eq!(space().grid_cells(), 72);
     assert_eq!(space().grid_runs(5), 360);
-    assert_eq!(space().estimate_runs(3), 9 * 3 * 4 + 9 * 8);
+    // The race's worst case, and 11 re-check arms (baseline, combination,
+    // 4 + 3 + 2 leave-one-out arms as members go) of 9 runs at most.
+    assert_eq!(space().estimate_runs(3), 9 * 3 * 4 + 11 * 9);
 }
 
 // ---------------------------------------------------------------------------
@@ -562,11 +582,10 @@ fn grid(host: &mut FakeHost, repeats: usize) -> GridResult {
     }
 }
 
-#[test]
-fn search_vs_grid_over_seeds() {
-    // A realistic mix: one strong gain with a weaker level of the same
-    // knob, a harmful level, a small real gain, a gain that interacts
-    // badly with the strong one, and do-nothings; 4 % noise.
+/// The mix of the grid comparison: one strong gain with a weaker level of
+/// the same knob, a harmful level, a small real gain, a gain that interacts
+/// badly with the strong one, and do-nothings.
+fn grid_mix() -> FakeHost {
     let mut effects = [0.0; 8];
     effects[0] = 0.10; // gro=20000
     effects[1] = 0.07; // gro=50000
@@ -576,18 +595,109 @@ fn search_vs_grid_over_seeds() {
     effects[5] = 0.05; // channels=8
     effects[6] = -0.03; // channels=2
     effects[7] = 0.04; // threaded_napi=true
+    let mut h = FakeHost::new(&effects, 0.04, 0);
+    // threaded_napi with gro_flush_timeout=20000: −4 %, its own gain gone.
+    h.interactions.push((0, 7, -0.04));
+    h
+}
+
+/// One seed of the comparison: the search and an exhaustive grid (with
+/// its own noise), each on the mix at 4 % noise.
+struct SeedResult {
+    runs: usize,
+    grid_runs: usize,
+    chosen: Vec<usize>,
+    label: String,
+    /// The kept setting is the grid's best cell.
+    same: bool,
+    /// The kept setting's true objective lies inside the grid best's 95 %
+    /// interval.
+    within: bool,
+    /// The true gain of the kept setting, %.
+    true_gain: f64,
+    /// The grid's best cell, its median and 95 % interval, % of the true
+    /// baseline.
+    grid_best: (String, f64, f64, f64),
+    /// Kept members whose true effect in the kept setting is not a gain:
+    /// the setting without the member is as good or better.
+    false_keeps: Vec<String>,
+    outcome: Outcome,
+}
+
+fn search_vs_grid(seed: u64, grid_repeats: usize) -> SeedResult {
+    let sp = space();
+    let mut host = grid_mix();
+    host.rng = SplitMix64::new(seed ^ 0xFA4E);
+    let mut s = Search::new(space(), config(seed)).expect("search");
+    let (o, _) = drive(&mut s, &mut host);
+    let mut chosen: Vec<usize> = o
+        .accepted
+        .iter()
+        .filter_map(|a| sp.candidates().iter().position(|c| *c == a.candidate))
+        .collect();
+    chosen.sort_unstable();
+    let mut ghost = grid_mix();
+    ghost.rng = SplitMix64::new(seed.wrapping_add(1000) ^ 0xFA4E);
+    let g = grid(&mut ghost, grid_repeats);
+    let best_i = g
+        .medians
+        .iter()
+        .find(|m| m.0 == g.best)
+        .map(|m| m.2)
+        .expect("best");
+    // The judge: the kept setting is the grid's best cell, or its true
+    // objective lies inside the grid best's 95 % interval (bootstrap of the
+    // median of the grid's own runs of that cell). The truth is the
+    // simulation's, without noise; the interval is the grid's, with it.
+    let truth = |cell: &[usize]| ghost.truth(cell);
+    let base = truth(&[]);
+    let pct = |v: f64| (v / base - 1.0) * 100.0;
+    let false_keeps = chosen
+        .iter()
+        .filter(|&&m| {
+            let rest: Vec<usize> = chosen.iter().copied().filter(|&c| c != m).collect();
+            truth(&chosen) <= truth(&rest)
+        })
+        .filter_map(|&m| sp.candidates().get(m).map(ToString::to_string))
+        .collect();
+    let label = |cell: &[usize]| {
+        if cell.is_empty() {
+            "baseline".to_string()
+        } else {
+            s.label(&Arm::Combination(cell.to_vec()))
+        }
+    };
+    SeedResult {
+        runs: o.runs,
+        grid_runs: g.runs,
+        same: chosen == g.best,
+        within: best_i.contains(truth(&chosen)),
+        true_gain: pct(truth(&chosen)),
+        grid_best: (
+            label(&g.best),
+            pct(best_i.estimate),
+            pct(best_i.lo),
+            pct(best_i.hi),
+        ),
+        label: label(&chosen),
+        chosen,
+        false_keeps,
+        outcome: o,
+    }
+}
+
+#[test]
+fn search_vs_grid_over_seeds() {
     let grid_repeats = 5;
     let sp = space();
     println!(
-        "simulation: {} cells, grid {} runs ({} per cell); noise 4 %; search repeats 3/round, ≤4 rounds, re-check 9+9(+9)",
+        "simulation: {} cells, grid {} runs ({} per cell); noise 4 %; search: race 3 runs/round (successive halving, ≤4 rounds), re-check and backward check in batches of 3 (decides from 6; a member at most 9, the baseline comparison 18)",
         sp.grid_cells(),
         sp.grid_runs(grid_repeats as u32),
         grid_repeats
     );
-    // The simulation knows the truth: the best cell and each cell's true gain.
     let truth = |cell: &[usize]| {
-        let mut h = FakeHost::new(&effects, 0.0, 0);
-        h.interactions.push((0, 7, -0.04));
+        let h = grid_mix();
         (h.truth(cell) / h.truth(&[]) - 1.0) * 100.0
     };
     let true_best = grid_cells(&sp)
@@ -595,77 +705,146 @@ fn search_vs_grid_over_seeds() {
         .map(|c| truth(&c))
         .fold(f64::NEG_INFINITY, f64::max);
     println!("true gain of the best cell: {true_best:+.1} %");
-    println!("seed  search_runs  grid_runs  ratio  found_grid_best  true_gain  search_choice");
+    println!("seed  search_runs  grid_runs  ratio  found_grid_best  true_gain  search_choice  |  grid best: median [95 % interval]");
     let mut found = 0;
+    let mut within_cost = 0;
+    let mut max_ratio: f64 = 0.0;
     let mut total_ratio = 0.0;
     let seeds = 1..=8u64;
     let n = seeds.clone().count();
     for seed in seeds {
-        let mut host = FakeHost::new(&effects, 0.04, seed);
-        host.interactions.push((0, 7, -0.04));
-        let mut s = Search::new(space(), config(seed)).expect("search");
-        let (o, _) = drive(&mut s, &mut host);
+        let r = search_vs_grid(seed, grid_repeats);
         if std::env::var_os("AUTOTUNE_SIM_VERBOSE").is_some() {
-            println!("{}", o.render());
+            println!("{}", r.outcome.render());
+            for rc in &r.outcome.rechecks {
+                let w: Vec<String> = rc
+                    .without
+                    .iter()
+                    .map(|m| format!("{}/{}", m.effect.runs, m.effect.baseline_runs))
+                    .collect();
+                println!(
+                    "runs: arm {} baseline {}; with/without {}",
+                    rc.effect.runs,
+                    rc.effect.baseline_runs,
+                    w.join(" ")
+                );
+            }
         }
-        let mut chosen: Vec<usize> = o
-            .accepted
-            .iter()
-            .filter_map(|a| sp.candidates().iter().position(|c| *c == a.candidate))
-            .collect();
-        chosen.sort_unstable();
-        let mut ghost = FakeHost::new(&effects, 0.04, seed.wrapping_add(1000));
-        ghost.interactions.push((0, 7, -0.04));
-        let g = grid(&mut ghost, grid_repeats);
-        let best_i = g
-            .medians
-            .iter()
-            .find(|m| m.0 == g.best)
-            .map(|m| m.2)
-            .expect("best");
-        let mine = g
-            .medians
-            .iter()
-            .find(|m| m.0 == chosen)
-            .map(|m| m.1)
-            .expect("chosen cell");
-        let same = chosen == g.best;
-        let within = best_i.contains(mine);
-        if same || within {
+        let ratio = r.runs as f64 / r.grid_runs as f64;
+        total_ratio += ratio;
+        max_ratio = max_ratio.max(ratio);
+        if r.same || r.within {
             found += 1;
         }
-        let ratio = o.runs as f64 / g.runs as f64;
-        total_ratio += ratio;
+        if r.runs * 3 <= r.grid_runs {
+            within_cost += 1;
+        }
         println!(
-            "{seed:>4}  {:>11}  {:>9}  {:>5.2}  {:>15}  {:>+7.1} %  {}",
-            o.runs,
-            g.runs,
+            "{seed:>4}  {:>11}  {:>9}  {:>5.2}  {:>15}  {:>+7.1} %  {}  |  {} {:+.1} % [{:+.1}, {:+.1}]",
+            r.runs,
+            r.grid_runs,
             ratio,
-            if same {
+            if r.same {
                 "same"
-            } else if within {
+            } else if r.within {
                 "within interval"
             } else {
                 "no"
             },
-            truth(&chosen),
-            s.label(&if chosen.is_empty() {
-                Arm::Baseline
-            } else {
-                Arm::Combination(chosen.clone())
-            })
+            r.true_gain,
+            r.label,
+            r.grid_best.0,
+            r.grid_best.1,
+            r.grid_best.2,
+            r.grid_best.3,
         );
-        // At most 0.35 of the grid (the re-check measures the best single
-        // winner beside the combination: 9 runs more than a third on seed 1).
-        assert!(o.runs * 20 <= g.runs * 7, "seed {seed}: {} runs", o.runs);
-        // Whatever it accepts, it never leaves the host worse than it was.
-        assert!(truth(&chosen) >= 0.0, "seed {seed}");
+        // Safety, on every seed: every kept change has a true effect in
+        // the kept setting (without it the setting is truly worse), so the
+        // host is never left worse than it was either.
+        assert!(
+            r.false_keeps.is_empty(),
+            "seed {seed}: kept without a true effect: {:?}\n{}",
+            r.false_keeps,
+            r.outcome.render()
+        );
+        assert!(r.true_gain >= 0.0, "seed {seed}");
+        assert!(r.chosen.len() <= sp.factors().len());
     }
     println!(
-        "found the grid's best (or one within its interval) in {found}/{n} seeds; mean cost {:.2} of the grid",
+        "found the grid's best (or one within its interval) in {found}/{n} seeds; a third of the grid or less in {within_cost}/{n}; cost {:.2} mean, {max_ratio:.2} at most",
         total_ratio / n as f64
     );
-    // A floor against regressions of the search, not the goal (which is
-    // every seed); the printed figures are what to quote.
-    assert!(found * 2 >= n, "{found}/{n}");
+    // The goal (every seed a third of the grid or less, and the grid's best
+    // or within its interval) is not met: these are the measured figures
+    // (bench/RESULTS.md), asserted as floors against regressions.
+    assert!(
+        within_cost >= 5,
+        "a third of the grid or less in {within_cost}/{n}"
+    );
+    assert!(found >= 5, "found in {found}/{n}");
+}
+
+/// More seeds than the test asserts, for the rates (printing only):
+/// `AUTOTUNE_SIM_SEEDS=40 cargo test -p nettune-tune --test autotune_sim sweep -- --nocapture --ignored`.
+#[test]
+#[ignore]
+fn search_vs_grid_sweep() {
+    let n: u64 = std::env::var("AUTOTUNE_SIM_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let (mut found, mut cheap, mut unsafe_, mut runs) = (0, 0, 0, 0);
+    let mut gains = std::collections::BTreeMap::<String, usize>::new();
+    for seed in 1..=n {
+        let r = search_vs_grid(seed, 5);
+        found += usize::from(r.same || r.within);
+        cheap += usize::from(r.runs * 3 <= r.grid_runs);
+        if !r.false_keeps.is_empty() {
+            unsafe_ += 1;
+            println!(
+                "seed {seed}: kept without a true effect: {:?}",
+                r.false_keeps
+            );
+            if std::env::var_os("AUTOTUNE_SIM_VERBOSE").is_some() {
+                println!("{}", r.outcome.render());
+            }
+        }
+        runs += r.runs;
+        *gains.entry(r.label.clone()).or_default() += 1;
+    }
+    println!(
+        "seeds {n}: found {found}, cost ≤ 1/3 {cheap}, false keeps {unsafe_}, mean runs {:.1}",
+        runs as f64 / n as f64
+    );
+    for (k, v) in gains {
+        println!("  {v:>3}  {k}");
+    }
+}
+
+/// How often a state already tuned (no candidate has an effect) gets a
+/// change accepted, over more seeds (printing only):
+/// `AUTOTUNE_SIM_SEEDS=40 cargo test -p nettune-tune --test autotune_sim null_sweep -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn search_null_sweep() {
+    let n: u64 = std::env::var("AUTOTUNE_SIM_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let (mut kept, mut runs) = (0, 0);
+    for seed in 1..=n {
+        let (o, _) = run(&[0.0; 8], 0.04, seed);
+        runs += o.runs;
+        if !o.accepted.is_empty() {
+            kept += 1;
+            println!("seed {seed}: kept {:?}", names(&o));
+            if std::env::var_os("AUTOTUNE_SIM_VERBOSE").is_some() {
+                println!("{}", o.render());
+            }
+        }
+    }
+    println!(
+        "seeds {n}: a change kept on {kept}; mean runs {:.1}",
+        runs as f64 / n as f64
+    );
 }

@@ -19,7 +19,7 @@ use thiserror::Error;
 pub use objective::{Bound, Constraint, Objective, Response};
 pub use search::{
     Accepted, Arm, ConstraintCheck, Effect, Observation, Outcome, Reason, Recheck, Rejected,
-    Search, SearchConfig, Step,
+    Removal, Search, SearchConfig, Step,
 };
 pub use space::{Candidate, SearchSpace};
 
@@ -70,7 +70,7 @@ pub enum AutotuneError {
         max: usize,
     },
     /// The budget cannot pay for a baseline and one candidate.
-    #[error("a budget of {budget} runs is too small: a baseline and one candidate, {repeats} runs each per round, and a re-check (baseline, combination, best single) need at least {minimum} runs")]
+    #[error("a budget of {budget} runs is too small: a baseline and one candidate, {repeats} runs each per round, and a re-check (baseline, combination, combination without a member) need at least {minimum} runs")]
     BudgetTooSmall {
         /// The budget given.
         budget: usize,

@@ -5,27 +5,41 @@
 //! the host.
 //!
 //! Phases:
-//! 1. Race: the baseline and every candidate, `repeats` runs each per
-//!    round, interleaved in a seeded random order. After each round every
-//!    candidate is compared with the baseline (bootstrap interval of the
-//!    change of medians); a candidate is dropped when it is harmful, when
-//!    even its interval's better end misses the practical threshold, when a
-//!    constraint's interval lies wholly past its bound, or when a winner of
-//!    the same knob beats its interval (sequential elimination). Racing
-//!    stops after `max_rounds`, when every candidate left is a winner (after
-//!    [`MIN_ROUNDS`]), or when the budget left only pays for the re-check.
-//! 2. Re-check: the winners (the best level per knob) combined, measured
-//!    again with fresh baseline runs, interleaved; with several winners the
-//!    best single winner is measured in the same interleaved batches. An arm
-//!    passes when its interval excludes zero on the better side, its
-//!    estimate reaches the practical threshold and every constraint holds
-//!    on its interval. The combination is kept only when it passes and is
-//!    not worse than its best member: it must beat the single winner
-//!    (compared directly on the re-check's runs) beyond the threshold, or
-//!    the single winner must fail on its own; otherwise the simpler single
-//!    winner is kept when it passes. A re-check that accepts nothing and is
-//!    still open (an interval reaching the threshold on the better side)
-//!    runs one more batch.
+//! 1. Race (successive halving): the baseline and every candidate in
+//!    doubt, `repeats` runs each per round, interleaved in a seeded random
+//!    order. After each round every candidate is compared with the baseline
+//!    (bootstrap interval of the change of medians); a candidate is dropped
+//!    when it is harmful, when even its interval's better end misses the
+//!    practical threshold, when a constraint's interval lies wholly past its
+//!    bound, or when another level of the same knob has an estimate past
+//!    the better end of its interval; and only the better half of each
+//!    knob's levels (by estimate) goes on. From round [`MIN_ROUNDS`] on, a
+//!    candidate is settled and no longer raced when its verdict is a gain
+//!    (a winner) or its estimate reaches the threshold with the worse end
+//!    of its interval within the threshold of zero (promising); the others
+//!    race on, for at most `max_rounds` rounds. At the end every candidate
+//!    left is judged again on all its runs.
+//! 2. Re-check with a backward check, sequential: the best winner or
+//!    promising candidate of each knob, combined, is measured against
+//!    fresh baseline runs and, with several members, so is the combination
+//!    without each member (leave-one-out), interleaved, in batches of
+//!    `repeats` runs for each arm whose comparison is still open. A
+//!    comparison decides from [`MIN_ROUNDS`] batches on, each look held to
+//!    half the error rate (97.5 % intervals for 95 %). The combination
+//!    passes when its interval against the baseline excludes zero on the
+//!    better side, its estimate reaches the threshold and every constraint
+//!    holds (open up to two re-checks' worth, `2 × confirm_repeats` runs); a
+//!    member is needed when the combination beats the combination without
+//!    it the same way (open up to [`RECHECK_CAP_BATCHES`] batches; its
+//!    removal shows no sign of a loss, and stops early, when the estimate is
+//!    at or under a bar rising from zero at two batches to the threshold at
+//!    the cap). When every member is needed and the combination passes, it
+//!    is kept. Otherwise the unproven members whose removal's estimate
+//!    misses the threshold are dropped (riders; when that is none or all,
+//!    only the one whose removal costs least), and the smaller combination
+//!    is judged the same way, members proven so far staying proven (its
+//!    runs are measured afresh when members are still to prove: it was
+//!    picked for looking best). A single change is kept when it passes.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -48,12 +62,15 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 4;
 pub const DEFAULT_REPEATS: u32 = 3;
 /// Re-check runs per arm are this many times the race's `repeats`.
 pub const DEFAULT_CONFIRM_REPEATS_FACTOR: u32 = 3;
-/// Extra batches a re-check may run when its interval is still open.
-pub const MAX_RECHECK_EXTENSIONS: u32 = 1;
+/// A re-check comparison still open stops, not proven, when its arms
+/// have this many batches of `repeats` runs (9 runs with the defaults).
+pub const RECHECK_CAP_BATCHES: u32 = 3;
+/// A re-check's error rate per look is the level's divided by this.
+const MEMBER_LEVEL_DIVISOR: f64 = 2.0;
 /// Most runs per arm and round, rounds, or re-check runs.
 const MAX_SETTING: u32 = 1000;
-/// Arms of a re-check of several winners: the baseline, the combination
-/// and the best single winner.
+/// Arms of `confirm_repeats` runs the race keeps room for: the baseline,
+/// a combination and the combination without a member.
 pub const RECHECK_ARMS: usize = 3;
 
 /// Parameters of a search.
@@ -67,7 +84,9 @@ pub struct SearchConfig {
     pub repeats: u32,
     /// Most rounds of the race (at least [`MIN_ROUNDS`]).
     pub max_rounds: u32,
-    /// Runs per arm of a re-check (at least 3).
+    /// Runs per arm the race keeps room for in the re-check (at least 3):
+    /// the budget left after the race pays for three arms of this many
+    /// runs, and the minimum budget counts them.
     pub confirm_repeats: u32,
     /// Practical threshold, % of the baseline (`--min-effect`).
     pub min_effect_pct: f64,
@@ -82,8 +101,8 @@ pub struct SearchConfig {
 }
 
 impl SearchConfig {
-    /// Defaults: 3 runs per arm and round, 4 rounds, re-check of 9 runs
-    /// per arm, 2 % threshold, no budget, 95 % intervals of 1000 resamples.
+    /// Defaults: 3 runs per arm and round, 4 rounds, room for a re-check
+    /// of 9 runs per arm, 2 % threshold, no budget, 95 % intervals of 1000 resamples.
     pub fn new(objective: Metric) -> SearchConfig {
         SearchConfig {
             objective,
@@ -100,8 +119,8 @@ impl SearchConfig {
     }
 
     /// The fewest runs that can accept anything: a baseline and one
-    /// candidate raced for [`MIN_ROUNDS`] rounds, and one re-check of three
-    /// arms (baseline, combination, best single winner).
+    /// candidate raced for [`MIN_ROUNDS`] rounds, and room for a re-check of
+    /// three arms (baseline, combination, combination without a member).
     pub fn minimum_runs(&self) -> usize {
         let race = 2usize
             .saturating_mul(self.repeats as usize)
@@ -296,9 +315,9 @@ pub enum Reason {
     BeatenBy(Candidate),
     /// It won the race but its re-check failed (see the outcome's rechecks).
     NotConfirmed,
-    /// It won the race, but the combination with it was not proven better
-    /// than this single winner alone, which is kept.
-    NoGainOverBest(Candidate),
+    /// It won the race, but the combination without it was not proven
+    /// worse (the backward check): with it, this effect against without.
+    Rider(Effect),
     /// The budget ran out before it was decided.
     Budget,
 }
@@ -316,9 +335,9 @@ impl fmt::Display for Reason {
             Reason::Constraint(c) => write!(f, "breaks {}: {}", c.constraint, c.effect),
             Reason::BeatenBy(c) => write!(f, "beaten by {c}"),
             Reason::NotConfirmed => f.write_str("won the race, failed the re-check"),
-            Reason::NoGainOverBest(c) => write!(
+            Reason::Rider(e) => write!(
                 f,
-                "won the race, but the combination was not proven better than {c} alone"
+                "won the race, but the combination without it was not proven worse: with it {e}"
             ),
             Reason::Budget => f.write_str("budget spent before it was decided"),
         }
@@ -352,13 +371,27 @@ pub struct Recheck {
     pub changes: Vec<Candidate>,
     /// Their effect on the objective.
     pub effect: Effect,
-    /// A combination's effect against its best member alone, on the same
-    /// re-check's runs (`None` for a single change).
+    /// A combination of two: its effect against its best member alone, on
+    /// the same re-check's runs (`None` otherwise).
     pub versus_best: Option<Effect>,
+    /// The backward check: for each member measured without, the
+    /// combination against the combination without it.
+    pub without: Vec<Removal>,
     /// Each constraint on its interval.
     pub constraints: Vec<ConstraintCheck>,
     /// Whether these changes were accepted.
     pub passed: bool,
+}
+
+/// One member of a combination in the backward check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removal {
+    /// The member.
+    pub candidate: Candidate,
+    /// The combination against the combination without this member.
+    pub effect: Effect,
+    /// Whether the loss without it is proven (it is needed).
+    pub needed: bool,
 }
 
 /// The result of a search.
@@ -396,6 +429,14 @@ impl Outcome {
             ));
             if let Some(v) = &r.versus_best {
                 out.push_str(&format!("          against the best alone  {v}\n"));
+            }
+            for m in &r.without {
+                out.push_str(&format!(
+                    "          with against without {}  {}  {}\n",
+                    m.candidate,
+                    m.effect,
+                    if m.needed { "needed" } else { "not proven" }
+                ));
             }
             for c in &r.constraints {
                 out.push_str(&format!(
@@ -444,11 +485,22 @@ impl Judgement {
     }
 }
 
+/// A re-check comparison's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    /// Proven (the arm passes, or the member is needed).
+    Yes,
+    /// Decided against, or stopped undecided.
+    No,
+    /// More runs may decide it.
+    Open,
+}
+
 /// Which phase the search is in.
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
     Race,
-    Recheck(Arm),
+    Recheck,
     Done,
 }
 
@@ -462,14 +514,14 @@ pub struct Search {
     race: Vec<Vec<Observation>>,
     status: Vec<Status>,
     effects: Vec<Option<Effect>>,
-    /// Winners, best first.
+    /// The combination under re-check (ascending), or what was kept.
     winners: Vec<usize>,
-    recheck_base: Vec<Observation>,
-    recheck_arm: Vec<Observation>,
-    /// Re-check runs of the best single winner (with a combination).
-    recheck_single: Vec<Observation>,
-    /// Extra batches run in the current re-check.
-    extended: u32,
+    /// Members of `winners` whose removal was proven to lose.
+    proven: Vec<usize>,
+    /// Re-check arms and their runs: [0] the baseline.
+    recheck: Vec<(Arm, Vec<Observation>)>,
+    /// The budget cannot pay for another re-check batch.
+    closed: bool,
     rechecks: Vec<Recheck>,
     phase: Phase,
     queue: VecDeque<Arm>,
@@ -477,6 +529,20 @@ pub struct Search {
     runs: usize,
     rounds: u32,
     outcome: Option<Outcome>,
+}
+
+/// The arm that applies `changes` (ascending).
+fn arm_of(changes: &[usize]) -> Arm {
+    match changes {
+        [] => Arm::Baseline,
+        [one] => Arm::Candidate(*one),
+        more => Arm::Combination(more.to_vec()),
+    }
+}
+
+/// `set` without `m`.
+fn without(set: &[usize], m: usize) -> Vec<usize> {
+    set.iter().copied().filter(|&i| i != m).collect()
 }
 
 impl Search {
@@ -490,10 +556,9 @@ impl Search {
             status: vec![Status::Alive; n],
             effects: vec![None; n],
             winners: Vec::new(),
-            recheck_base: Vec::new(),
-            recheck_arm: Vec::new(),
-            recheck_single: Vec::new(),
-            extended: 0,
+            proven: Vec::new(),
+            recheck: Vec::new(),
+            closed: false,
             rechecks: Vec::new(),
             phase: Phase::Race,
             queue: VecDeque::new(),
@@ -581,19 +646,18 @@ impl Search {
         for c in &self.cfg.constraints {
             check(c.response.key(), self.value(&obs, c.response))?;
         }
-        let arm = arm.clone();
-        match (&self.phase, &arm) {
+        match (&self.phase, arm) {
             (Phase::Race, Arm::Baseline) => self.race[0].push(obs),
             (Phase::Race, Arm::Candidate(i)) => {
                 if let Some(v) = self.race.get_mut(i + 1) {
                     v.push(obs);
                 }
             }
-            (Phase::Recheck(_), Arm::Baseline) => self.recheck_base.push(obs),
-            (Phase::Recheck(Arm::Combination(_)), Arm::Candidate(_)) => {
-                self.recheck_single.push(obs);
+            _ => {
+                if let Some((_, v)) = self.recheck.iter_mut().find(|(a, _)| a == arm) {
+                    v.push(obs);
+                }
             }
-            _ => self.recheck_arm.push(obs),
         }
         self.pending = None;
         self.runs = self.runs.saturating_add(1);
@@ -629,13 +693,39 @@ impl Search {
         }
     }
 
+    /// The worse end of `e`'s interval, signed so that more is better.
+    fn worst_case(&self, e: &Effect) -> f64 {
+        match self.direction() {
+            Direction::HigherIsBetter | Direction::Neither => e.change.lo,
+            Direction::LowerIsBetter => -e.change.hi,
+        }
+    }
+
+    /// The race score of candidate `i` (its estimate; −∞ when not judged).
+    fn race_score(&self, i: usize) -> f64 {
+        self.effects
+            .get(i)
+            .copied()
+            .flatten()
+            .map_or(f64::NEG_INFINITY, |e| self.score(&e))
+    }
+
     fn judge(&self, arm: &[Observation], base: &[Observation]) -> Result<Judgement, AutotuneError> {
-        let boot = self.cfg.bootstrap();
+        self.judge_at(arm, base, &self.cfg.bootstrap())
+    }
+
+    /// [`Search::judge`] with the bootstrap `boot`.
+    fn judge_at(
+        &self,
+        arm: &[Observation],
+        base: &[Observation],
+        boot: &BootstrapConfig,
+    ) -> Result<Judgement, AutotuneError> {
         let objective = compare(
             &arm.iter().map(|o| o.objective).collect::<Vec<_>>(),
             &base.iter().map(|o| o.objective).collect::<Vec<_>>(),
             self.direction(),
-            &boot,
+            boot,
         )?;
         let mut constraints = Vec::new();
         let mut broken = None;
@@ -645,7 +735,7 @@ impl Search {
                     .map(|o| self.value(o, c.response).unwrap_or(f64::NAN))
                     .collect()
             };
-            let cmp = compare(&vals(arm), &vals(base), c.response.direction(), &boot)?;
+            let cmp = compare(&vals(arm), &vals(base), c.response.direction(), boot)?;
             let check = ConstraintCheck {
                 constraint: c.text.clone(),
                 effect: Effect::of(&cmp),
@@ -692,7 +782,7 @@ impl Search {
 
     /// Called when no run is due: judge what was measured, plan the next.
     fn advance(&mut self) -> Result<(), AutotuneError> {
-        match self.phase.clone() {
+        match self.phase {
             Phase::Race => {
                 if self.rounds > 0 {
                     self.eliminate()?;
@@ -702,7 +792,7 @@ impl Search {
                 }
                 Ok(())
             }
-            Phase::Recheck(arm) => self.finish_recheck(&arm),
+            Phase::Recheck => self.step_recheck(),
             Phase::Done => {
                 self.finish();
                 Ok(())
@@ -716,6 +806,10 @@ impl Search {
             let j = self.judge(&self.race[i + 1], &self.race[0])?;
             let effect = Effect::of(&j.objective);
             self.effects[i] = Some(effect);
+            if self.status[i] == Status::Winner {
+                // A winner is no longer raced; the re-check decides.
+                continue;
+            }
             self.status[i] = if j.objective.verdict == Verdict::Regression {
                 Status::Out(Reason::Harmful)
             } else if self.best_case(&effect) < self.cfg.min_effect_pct {
@@ -728,17 +822,21 @@ impl Search {
                 Status::Alive
             };
         }
-        // A winner whose estimate lies past another level's whole interval
-        // (same knob) beats that level.
+        // A level whose interval's better end lies under another level's
+        // estimate (same knob) is beaten by it.
         let cands = self.space.candidates().to_vec();
-        for i in self.alive() {
+        let alive = self.alive();
+        for &i in &alive {
             let Some(ei) = self.effects[i] else { continue };
-            let beaten_by = self.alive().into_iter().find(|&w| {
-                w != i
-                    && cands[w].knob == cands[i].knob
-                    && self.status[w] == Status::Winner
-                    && self.effects[w].is_some_and(|ew| self.score(&ew) > self.best_case(&ei))
-            });
+            let beaten_by = alive
+                .iter()
+                .copied()
+                .filter(|&w| {
+                    w != i
+                        && cands[w].knob == cands[i].knob
+                        && self.effects[w].is_some_and(|ew| self.score(&ew) > self.best_case(&ei))
+                })
+                .max_by(|&a, &b| self.race_score(a).total_cmp(&self.race_score(b)));
             if let Some(w) = beaten_by {
                 self.status[i] = Status::Out(Reason::BeatenBy(cands[w].clone()));
             }
@@ -746,22 +844,72 @@ impl Search {
         Ok(())
     }
 
+    /// Whether candidate `i` is settled: a winner, or from round
+    /// [`MIN_ROUNDS`] on an estimate reaching the threshold.
+    fn settled(&self, i: usize) -> bool {
+        self.status[i] == Status::Winner
+            || (self.status[i] == Status::Alive
+                && self.rounds >= MIN_ROUNDS
+                && self.race_score(i) >= self.cfg.min_effect_pct
+                && self.effects[i].is_some_and(|e| self.worst_case(&e) > -self.cfg.min_effect_pct))
+    }
+
+    /// Whether candidate `i` still needs race runs: alive and not settled.
+    fn in_doubt(&self, i: usize) -> bool {
+        self.status[i] == Status::Alive && !self.settled(i)
+    }
+
     /// Queue the next round; `false` when the race is over.
     fn plan_round(&mut self) -> bool {
-        let mut alive = self.alive();
-        if alive.is_empty() || self.rounds >= self.cfg.max_rounds {
-            return false;
+        // Successive halving per knob (only one level of a knob can be
+        // combined): after each round the better half of a knob's levels
+        // (by estimate) goes on, the rest are beaten by the best.
+        let cands = self.space.candidates().to_vec();
+        if self.rounds > 0 {
+            let mut knobs: Vec<_> = self.alive().iter().map(|&i| cands[i].knob).collect();
+            knobs.dedup();
+            for knob in knobs {
+                let mut levels: Vec<usize> = self
+                    .alive()
+                    .into_iter()
+                    .filter(|&i| cands[i].knob == knob)
+                    .collect();
+                levels.sort_by(|&a, &b| {
+                    self.race_score(b)
+                        .total_cmp(&self.race_score(a))
+                        .then(a.cmp(&b))
+                });
+                let keep = levels.len().div_ceil(2);
+                if let Some(&best) = levels.first() {
+                    for &i in &levels[keep..] {
+                        self.status[i] = Status::Out(Reason::BeatenBy(cands[best].clone()));
+                    }
+                }
+            }
         }
-        let all_won = alive.iter().all(|&i| self.status[i] == Status::Winner);
-        let cands = self.space.candidates();
-        let one_per_knob = alive.iter().all(|&i| {
-            alive
-                .iter()
-                .filter(|&&j| cands[j].knob == cands[i].knob)
-                .count()
-                == 1
-        });
-        if self.rounds >= MIN_ROUNDS && all_won && one_per_knob {
+        // A level in doubt whose knob has a settled level with a better
+        // estimate is not raced further.
+        let alive = self.alive();
+        for &i in &alive {
+            if !self.in_doubt(i) || self.rounds < MIN_ROUNDS {
+                continue;
+            }
+            let better = alive.iter().copied().find(|&w| {
+                w != i
+                    && cands[w].knob == cands[i].knob
+                    && self.settled(w)
+                    && self.race_score(w) > self.race_score(i)
+            });
+            if let Some(w) = better {
+                self.status[i] = Status::Out(Reason::BeatenBy(cands[w].clone()));
+            }
+        }
+        let mut doubt: Vec<usize> = self
+            .alive()
+            .into_iter()
+            .filter(|&i| self.in_doubt(i))
+            .collect();
+        if doubt.is_empty() || self.rounds >= self.cfg.max_rounds {
             return false;
         }
         // Arms the budget pays for, through the rounds a winner needs
@@ -777,26 +925,26 @@ impl Search {
         if fit == 0 {
             return false;
         }
-        if fit < alive.len() {
+        if fit < doubt.len() {
             // Keep the most promising (the best estimates; in the first
             // round, space order) and drop the rest for the budget.
             if self.rounds > 0 {
-                alive.sort_by(|&a, &b| {
-                    let s =
-                        |i: usize| self.effects[i].map_or(f64::NEG_INFINITY, |e| self.score(&e));
-                    s(b).total_cmp(&s(a)).then(a.cmp(&b))
+                doubt.sort_by(|&a, &b| {
+                    self.race_score(b)
+                        .total_cmp(&self.race_score(a))
+                        .then(a.cmp(&b))
                 });
             }
-            for &i in &alive[fit..] {
+            for &i in &doubt[fit..] {
                 self.status[i] = Status::Out(Reason::Budget);
             }
-            alive.truncate(fit);
-            alive.sort_unstable();
+            doubt.truncate(fit);
+            doubt.sort_unstable();
         }
-        let mut order: Vec<Arm> = Vec::with_capacity((alive.len() + 1) * r);
+        let mut order: Vec<Arm> = Vec::with_capacity((doubt.len() + 1) * r);
         for _ in 0..r {
             order.push(Arm::Baseline);
-            order.extend(alive.iter().map(|&i| Arm::Candidate(i)));
+            order.extend(doubt.iter().map(|&i| Arm::Candidate(i)));
         }
         self.rng.shuffle(&mut order);
         self.queue = order.into();
@@ -804,29 +952,39 @@ impl Search {
         true
     }
 
-    /// Pick the winners (best level per knob) and start their re-check.
+    /// Pick the best winner or promising candidate of each knob and start
+    /// their re-check.
     fn finish_race(&mut self) -> Result<(), AutotuneError> {
-        let mut winners = Vec::new();
+        let min_runs = (self.cfg.repeats as usize).saturating_mul(MIN_ROUNDS as usize);
+        let mut picked = Vec::new();
         for i in self.alive() {
-            if self.race[i + 1].len() < MIN_VALUES_FOR_INTERVAL {
+            if self.race[i + 1].len() < min_runs {
                 self.status[i] = Status::Out(Reason::Budget);
                 continue;
             }
             let j = self.judge(&self.race[i + 1], &self.race[0])?;
-            self.effects[i] = Some(Effect::of(&j.objective));
-            if j.winner() {
-                winners.push(i);
+            let effect = Effect::of(&j.objective);
+            self.effects[i] = Some(effect);
+            let promising = j.objective.verdict != Verdict::Regression
+                && self.score(&effect) >= self.cfg.min_effect_pct
+                && self.worst_case(&effect) > -self.cfg.min_effect_pct
+                && j.broken.is_none();
+            if j.winner() || promising {
+                picked.push(i);
             } else if let Some(c) = j.constraints.iter().find(|c| !c.holds) {
                 self.status[i] = Status::Out(Reason::Constraint(c.clone()));
             } else {
                 self.status[i] = Status::Out(Reason::Undecided);
             }
         }
-        let score = |i: usize| self.effects[i].map_or(f64::NEG_INFINITY, |e| self.score(&e));
-        winners.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
+        picked.sort_by(|&a, &b| {
+            self.race_score(b)
+                .total_cmp(&self.race_score(a))
+                .then(a.cmp(&b))
+        });
         let cands = self.space.candidates().to_vec();
         let mut kept: Vec<usize> = Vec::new();
-        for i in winners {
+        for i in picked {
             if let Some(&w) = kept.iter().find(|&&w| cands[w].knob == cands[i].knob) {
                 self.status[i] = Status::Out(Reason::BeatenBy(cands[w].clone()));
             } else {
@@ -834,200 +992,346 @@ impl Search {
                 kept.push(i);
             }
         }
-        self.winners = kept;
-        match self.winners.len() {
-            0 => {
-                self.phase = Phase::Done;
-                self.finish();
-            }
-            1 => self.start_recheck(Arm::Candidate(self.winners[0])),
-            _ => {
-                let mut all = self.winners.clone();
-                all.sort_unstable();
-                self.start_recheck(Arm::Combination(all));
+        // The budget pays for a baseline, the combination and one arm
+        // without each member, two batches each; else the weakest go.
+        let min_arm = min_runs;
+        let arms = |n: usize| if n > 1 { n + 2 } else { 2 };
+        while !kept.is_empty() && self.remaining() < arms(kept.len()).saturating_mul(min_arm) {
+            if let Some(w) = kept.pop() {
+                self.status[w] = Status::Out(Reason::Budget);
             }
         }
+        kept.sort_unstable();
+        self.winners = kept;
+        self.proven.clear();
+        if self.winners.is_empty() {
+            self.phase = Phase::Done;
+            self.finish();
+            return Ok(());
+        }
+        self.recheck = vec![(Arm::Baseline, Vec::new())];
+        self.closed = false;
+        self.add_recheck_arms();
+        self.phase = Phase::Recheck;
         Ok(())
     }
 
-    fn start_recheck(&mut self, arm: Arm) {
-        // A combination with its best member needs three arms; when the
-        // budget pays only for two, the simpler best single is re-checked.
-        let arm = match (&arm, self.winners.first()) {
-            (Arm::Combination(_), Some(&best))
-                if self.remaining() < self.recheck_cost(RECHECK_ARMS) =>
-            {
-                for &w in &self.winners {
-                    if w != best {
-                        self.status[w] = Status::Out(Reason::Budget);
-                    }
+    /// Make sure the combination and, for each member not yet proven, the
+    /// combination without it are re-check arms.
+    fn add_recheck_arms(&mut self) {
+        let mut arms = vec![arm_of(&self.winners)];
+        if self.winners.len() > 1 {
+            for &m in &self.winners {
+                if !self.proven.contains(&m) {
+                    arms.push(arm_of(&without(&self.winners, m)));
                 }
-                Arm::Candidate(best)
             }
-            _ => arm,
-        };
-        if self.remaining() < self.recheck_cost(self.recheck_arms(&arm)) {
-            for &w in &self.winners {
-                self.status[w] = Status::Out(Reason::Budget);
-            }
-            self.phase = Phase::Done;
-            self.finish();
-            return;
         }
-        self.recheck_base.clear();
-        self.recheck_arm.clear();
-        self.recheck_single.clear();
-        self.extended = 0;
-        self.queue_recheck(&arm);
-        self.phase = Phase::Recheck(arm);
-    }
-
-    /// Arms of a re-check of `arm`, the baseline included.
-    fn recheck_arms(&self, arm: &Arm) -> usize {
-        match arm {
-            Arm::Combination(_) => RECHECK_ARMS,
-            _ => 2,
+        for a in arms {
+            if !self.recheck.iter().any(|(b, _)| *b == a) {
+                self.recheck.push((a, Vec::new()));
+            }
         }
     }
 
-    /// Queue one batch of a re-check: baseline, `arm` and, for a
-    /// combination, its best single winner, interleaved.
-    fn queue_recheck(&mut self, arm: &Arm) {
-        let c = self.cfg.confirm_repeats as usize;
-        let single = match arm {
-            Arm::Combination(_) => self.winners.first().copied(),
-            _ => None,
+    fn recheck_runs(&self, arm: &Arm) -> &[Observation] {
+        self.recheck
+            .iter()
+            .find(|(a, _)| a == arm)
+            .map_or(&[], |(_, v)| v.as_slice())
+    }
+
+    /// Runs per arm before a re-check comparison decides.
+    fn min_decide(&self) -> usize {
+        (self.cfg.repeats as usize).saturating_mul(MIN_ROUNDS as usize)
+    }
+
+    /// Runs per arm at which an open comparison of a member stops.
+    fn cap(&self) -> usize {
+        (self.cfg.repeats as usize).saturating_mul(RECHECK_CAP_BATCHES as usize)
+    }
+
+    /// Runs per arm at which an open comparison with the baseline stops:
+    /// two re-checks' worth.
+    fn pass_cap(&self) -> usize {
+        (self.cfg.confirm_repeats as usize)
+            .saturating_mul(2)
+            .max(self.cap())
+    }
+
+    /// Whether a comparison of `a` and `b` (run counts) can still get runs.
+    fn can_grow(&self, a: usize, b: usize, cap: usize) -> bool {
+        !self.closed && (a < cap || b < cap)
+    }
+
+    /// The combination against the baseline.
+    fn pass_call(&self) -> Result<(Call, Option<Judgement>), AutotuneError> {
+        let arm = self.recheck_runs(&arm_of(&self.winners));
+        let base = self.recheck_runs(&Arm::Baseline);
+        let open = if self.can_grow(arm.len(), base.len(), self.pass_cap()) {
+            Call::Open
+        } else {
+            Call::No
         };
-        let mut order: Vec<Arm> = Vec::with_capacity(RECHECK_ARMS.saturating_mul(c));
-        for _ in 0..c {
-            order.push(Arm::Baseline);
-            order.push(arm.clone());
-            if let Some(b) = single {
-                order.push(Arm::Candidate(b));
-            }
+        if arm.len().min(base.len()) < MIN_VALUES_FOR_INTERVAL {
+            return Ok((open, None));
         }
-        self.rng.shuffle(&mut order);
-        self.queue = order.into();
-    }
-
-    /// Whether a failed re-check of one arm is still open: its interval
-    /// reaches the threshold on the better side, no constraint broken.
-    fn open(&self, j: &Judgement) -> bool {
-        !j.winner()
-            && j.objective.verdict != Verdict::Regression
-            && self.best_case(&Effect::of(&j.objective)) >= self.cfg.min_effect_pct
-            && j.broken.is_none()
-    }
-
-    fn recheck_of(&self, changes: &[usize], j: Judgement, passed: bool) -> Recheck {
-        Recheck {
-            changes: changes
-                .iter()
-                .filter_map(|&i| self.space.candidates().get(i).cloned())
-                .collect(),
-            effect: Effect::of(&j.objective),
-            versus_best: None,
-            constraints: j.constraints,
-            passed,
+        let j = self.judge_at(arm, base, &self.look_bootstrap())?;
+        if arm.len().min(base.len()) < self.min_decide() {
+            return Ok((open, Some(j)));
         }
-    }
-
-    fn finish_recheck(&mut self, arm: &Arm) -> Result<(), AutotuneError> {
-        let j = self.judge(&self.recheck_arm, &self.recheck_base)?;
-        let changes = arm.changes();
-        // A combination measured with its best single winner: the
-        // acceptance rule (docs/autotune.md) between the two.
-        let single = match (arm, self.winners.first()) {
-            (Arm::Combination(_), Some(&best))
-                if self.recheck_single.len() >= MIN_VALUES_FOR_INTERVAL =>
-            {
-                let js = self.judge(&self.recheck_single, &self.recheck_base)?;
-                let objective =
-                    |v: &[Observation]| v.iter().map(|o| o.objective).collect::<Vec<_>>();
-                let versus = compare(
-                    &objective(&self.recheck_arm),
-                    &objective(&self.recheck_single),
-                    self.direction(),
-                    &self.cfg.bootstrap(),
-                )?;
-                Some((best, js, versus))
-            }
-            _ => None,
-        };
-        let combo_pass = j.winner();
-        let (keep_combo, keep_single) = match &single {
-            Some((_, js, versus)) => {
-                let single_pass = js.winner();
-                let keep_combo = combo_pass
-                    && (versus.verdict == Verdict::Gain
-                        || (!single_pass && versus.verdict != Verdict::Regression));
-                (keep_combo, !keep_combo && single_pass)
-            }
-            None => (combo_pass, false),
-        };
-        // Sequential testing: a re-check that accepts nothing but is still
-        // open gets one more batch, budget permitting.
-        let open = !keep_combo
-            && !keep_single
-            && (self.open(&j) || single.as_ref().is_some_and(|(_, js, _)| self.open(js)));
-        if open
-            && self.extended < MAX_RECHECK_EXTENSIONS
-            && self.remaining() >= self.recheck_cost(self.recheck_arms(arm))
+        let call = if j.winner() {
+            Call::Yes
+        } else if j.objective.verdict == Verdict::Regression
+            || j.broken.is_some()
+            || self.best_case(&Effect::of(&j.objective)) < self.cfg.min_effect_pct
         {
-            self.extended += 1;
-            self.queue_recheck(arm);
-            return Ok(());
-        }
-        let mut rc = self.recheck_of(&changes, j, keep_combo);
-        let kept = match single {
-            Some((best, js, versus)) => {
-                rc.versus_best = Some(Effect::of(&versus));
-                self.rechecks.push(rc);
-                let rs = self.recheck_of(&[best], js, keep_single);
-                self.rechecks.push(rs);
-                if keep_combo {
-                    Some(changes)
-                } else if keep_single {
-                    let best_c = self.space.candidates().get(best).cloned();
-                    for &w in &self.winners {
-                        if w != best {
-                            self.status[w] = match (&best_c, combo_pass) {
-                                (Some(c), true) => Status::Out(Reason::NoGainOverBest(c.clone())),
-                                _ => Status::Out(Reason::NotConfirmed),
-                            };
-                        }
-                    }
-                    Some(vec![best])
-                } else {
-                    None
-                }
-            }
-            None => {
-                self.rechecks.push(rc);
-                keep_combo.then_some(changes)
-            }
+            Call::No
+        } else {
+            open
         };
-        match kept {
-            Some(kept) => {
-                for &w in &self.winners {
-                    if !kept.contains(&w) && self.status[w] == Status::Winner {
-                        self.status[w] = Status::Out(Reason::NotConfirmed);
-                    }
+        Ok((call, Some(j)))
+    }
+
+    /// The combination against the combination without member `m`.
+    fn member_call(&self, m: usize) -> Result<(Call, Option<Effect>), AutotuneError> {
+        let with = self.recheck_runs(&arm_of(&self.winners));
+        let rest = self.recheck_runs(&arm_of(&without(&self.winners, m)));
+        let open = if self.can_grow(with.len(), rest.len(), self.cap()) {
+            Call::Open
+        } else {
+            Call::No
+        };
+        if with.len().min(rest.len()) < MIN_VALUES_FOR_INTERVAL {
+            return Ok((open, None));
+        }
+        let objective = |v: &[Observation]| v.iter().map(|o| o.objective).collect::<Vec<_>>();
+        let c = compare(
+            &objective(with),
+            &objective(rest),
+            self.direction(),
+            &self.look_bootstrap(),
+        )?;
+        let effect = Effect::of(&c);
+        if with.len().min(rest.len()) < self.min_decide() {
+            return Ok((open, Some(effect)));
+        }
+        let call = if c.verdict == Verdict::Gain {
+            Call::Yes
+        } else if c.verdict == Verdict::Regression
+            || self.score(&effect) <= self.futility_bar(with.len().min(rest.len()))
+            || self.best_case(&effect) < self.cfg.min_effect_pct
+        {
+            Call::No
+        } else {
+            open
+        };
+        Ok((call, Some(effect)))
+    }
+
+    /// The bootstrap of the re-check: its comparisons are looked at after
+    /// every batch, so each look is held to a stricter level (half the
+    /// error rate of `level`: 97.5 % for 95 %).
+    fn look_bootstrap(&self) -> BootstrapConfig {
+        let mut b = self.cfg.bootstrap();
+        b.level = 1.0 - (1.0 - b.level) / MEMBER_LEVEL_DIVISOR;
+        b
+    }
+
+    /// The futility bar of a member's removal after `n` runs per arm: an
+    /// estimate at or under it shows no sign of a practical loss. It rises
+    /// from zero at [`MIN_ROUNDS`] batches to the threshold at the cap.
+    fn futility_bar(&self, n: usize) -> f64 {
+        let (lo, hi) = (self.min_decide(), self.cap());
+        if hi <= lo {
+            return 0.0;
+        }
+        let done = n.saturating_sub(lo).min(hi - lo) as f64 / (hi - lo) as f64;
+        self.cfg.min_effect_pct * done
+    }
+
+    /// Members of the combination not proven yet.
+    fn unproven(&self) -> Vec<usize> {
+        if self.winners.len() < 2 {
+            return Vec::new();
+        }
+        self.winners
+            .iter()
+            .copied()
+            .filter(|m| !self.proven.contains(m))
+            .collect()
+    }
+
+    /// Queue a batch of the re-check arms still in doubt, or judge the
+    /// combination when none is.
+    fn step_recheck(&mut self) -> Result<(), AutotuneError> {
+        // Each pass either queues runs or shrinks the combination.
+        for _ in 0..self.space.candidates().len().saturating_add(2) {
+            let set = arm_of(&self.winners);
+            let mut need: Vec<Arm> = Vec::new();
+            let mut want = |arm: Arm, runs: usize, cap: usize| {
+                if runs < cap && !need.contains(&arm) {
+                    need.push(arm);
                 }
-                self.winners = kept;
+            };
+            if self.pass_call()?.0 == Call::Open {
+                let cap = self.pass_cap();
+                want(Arm::Baseline, self.recheck_runs(&Arm::Baseline).len(), cap);
+                want(set.clone(), self.recheck_runs(&set).len(), cap);
             }
-            None => {
-                for &w in &self.winners {
-                    if self.status[w] == Status::Winner {
-                        self.status[w] = Status::Out(Reason::NotConfirmed);
+            for m in self.unproven() {
+                match self.member_call(m)?.0 {
+                    Call::Yes | Call::No => {}
+                    Call::Open => {
+                        let rest = arm_of(&without(&self.winners, m));
+                        let cap = self.cap();
+                        want(set.clone(), self.recheck_runs(&set).len(), cap);
+                        let n = self.recheck_runs(&rest).len();
+                        want(rest, n, cap);
                     }
                 }
-                self.winners.clear();
+            }
+            if !need.is_empty() {
+                let r = self.cfg.repeats as usize;
+                if self.remaining() >= need.len().saturating_mul(r) {
+                    let mut order = Vec::with_capacity(need.len().saturating_mul(r));
+                    for _ in 0..r {
+                        order.extend(need.iter().cloned());
+                    }
+                    self.rng.shuffle(&mut order);
+                    self.queue = order.into();
+                    return Ok(());
+                }
+                // The budget is spent: what is open is not proven.
+                self.closed = true;
+                continue;
+            }
+            if self.resolve()? {
+                self.phase = Phase::Done;
+                self.finish();
+                return Ok(());
             }
         }
         self.phase = Phase::Done;
         self.finish();
         Ok(())
+    }
+
+    /// Judge the combination when nothing is in doubt; `true` when the
+    /// re-check is over, `false` when a smaller combination is next.
+    fn resolve(&mut self) -> Result<bool, AutotuneError> {
+        let (pass, judgement) = self.pass_call()?;
+        let cands = self.space.candidates().to_vec();
+        let mut removals = Vec::new();
+        let mut needed = Vec::new();
+        if self.winners.len() > 1 {
+            for &m in &self.winners {
+                let (call, effect) = self.member_call(m)?;
+                if let Some(effect) = effect {
+                    removals.push((m, effect));
+                }
+                if call == Call::Yes && !self.proven.contains(&m) {
+                    needed.push(m);
+                }
+            }
+        }
+        self.proven.extend(needed);
+        let unproven = self.unproven();
+        let accept = pass == Call::Yes && unproven.is_empty();
+        if let Some(j) = judgement {
+            let versus_best = match self.winners.as_slice() {
+                [a, b] => {
+                    // Against the better member alone: without the other.
+                    let other = if self.race_score(*a) >= self.race_score(*b) {
+                        *b
+                    } else {
+                        *a
+                    };
+                    removals.iter().find(|(m, _)| *m == other).map(|(_, e)| *e)
+                }
+                _ => None,
+            };
+            self.rechecks.push(Recheck {
+                changes: self
+                    .winners
+                    .iter()
+                    .filter_map(|&i| cands.get(i).cloned())
+                    .collect(),
+                effect: Effect::of(&j.objective),
+                versus_best,
+                without: removals
+                    .iter()
+                    .filter_map(|(m, e)| {
+                        Some(Removal {
+                            candidate: cands.get(*m)?.clone(),
+                            effect: *e,
+                            needed: self.proven.contains(m),
+                        })
+                    })
+                    .collect(),
+                constraints: j.constraints,
+                passed: accept,
+            });
+        }
+        if accept {
+            return Ok(true);
+        }
+        if self.winners.len() < 2 {
+            for &w in &self.winners {
+                self.status[w] = Status::Out(Reason::NotConfirmed);
+            }
+            self.winners.clear();
+            return Ok(true);
+        }
+        let effect_of = |m: usize| removals.iter().find(|(r, _)| *r == m).map(|(_, e)| *e);
+        // Drop the unproven members whose removal's estimate misses the
+        // threshold, all at once; when that is none of them or every
+        // member, only the member whose removal costs least (among the
+        // unproven; when every member is needed but the combination fails,
+        // among all); then judge the rest again.
+        let cost = |m: usize| effect_of(m).map_or(f64::NEG_INFINITY, |e| self.score(&e));
+        let mut drops: Vec<usize> = unproven
+            .iter()
+            .copied()
+            .filter(|&m| cost(m) < self.cfg.min_effect_pct)
+            .collect();
+        if drops.is_empty() || drops.len() == self.winners.len() {
+            let pool = if unproven.is_empty() {
+                self.winners.clone()
+            } else {
+                unproven
+            };
+            drops = pool
+                .into_iter()
+                .min_by(|&a, &b| {
+                    cost(a)
+                        .total_cmp(&cost(b))
+                        .then(self.race_score(a).total_cmp(&self.race_score(b)))
+                })
+                .into_iter()
+                .collect();
+        }
+        if drops.is_empty() {
+            return Ok(true);
+        }
+        for &d in &drops {
+            self.status[d] = match effect_of(d) {
+                Some(e) => Status::Out(Reason::Rider(e)),
+                None => Status::Out(Reason::NotConfirmed),
+            };
+        }
+        self.winners.retain(|w| !drops.contains(w));
+        // A smaller combination measured as a leave-one-out arm was picked
+        // for looking best: its runs so far are biased upward, so members
+        // still to prove are compared with fresh runs of it.
+        if !self.unproven().is_empty() {
+            let set = arm_of(&self.winners);
+            if let Some((_, runs)) = self.recheck.iter_mut().find(|(a, _)| *a == set) {
+                runs.clear();
+            }
+        }
+        self.add_recheck_arms();
+        Ok(false)
     }
 
     fn finish(&mut self) {

@@ -6,9 +6,7 @@ use std::fmt;
 
 use model::experiment::{Factor, Knob, Level};
 
-use super::search::{
-    DEFAULT_CONFIRM_REPEATS_FACTOR, DEFAULT_MAX_ROUNDS, MAX_RECHECK_EXTENSIONS, MIN_ROUNDS,
-};
+use super::search::{DEFAULT_MAX_ROUNDS, MIN_ROUNDS, RECHECK_CAP_BATCHES};
 use super::AutotuneError;
 
 /// Most candidates (levels other than the current one, over all factors).
@@ -126,16 +124,18 @@ impl SearchSpace {
 
     /// The most runs a search with `repeats` runs per arm and round (and
     /// the default rounds and re-check) can use: every candidate raced for
-    /// every round, and two re-checks of two batches each.
+    /// every round, and every re-check arm (the baseline, the combination of
+    /// one level per factor, and the combinations without one member as
+    /// the backward check drops members one by one) taken to its cap.
     pub fn estimate_runs(&self, repeats: u32) -> usize {
         let r = repeats as usize;
         let arms = self.candidates.len().saturating_add(1);
         let race = arms
             .saturating_mul(r)
             .saturating_mul(DEFAULT_MAX_ROUNDS.max(MIN_ROUNDS) as usize);
-        let confirm = r
-            .saturating_mul(DEFAULT_CONFIRM_REPEATS_FACTOR as usize)
-            .saturating_mul(2 * 2 * (1 + MAX_RECHECK_EXTENSIONS as usize));
-        race.saturating_add(confirm)
+        let f = self.factors.len();
+        let recheck_arms = f.saturating_mul(f.saturating_add(1)) / 2 + 1;
+        let cap = r.saturating_mul(RECHECK_CAP_BATCHES as usize);
+        race.saturating_add(recheck_arms.saturating_mul(cap))
     }
 }
