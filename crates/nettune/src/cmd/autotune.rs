@@ -31,12 +31,17 @@ Examples:
   sudo nettune autotune --objective max-throughput --lab --time 5m --out tuned
   sudo nettune autotune --objective max-pps --lab --budget 60 --duration 2
   sudo nettune autotune --objective min-p99 --lab --constraint 'cpu_per_work<=+5%'
-  sudo nettune autotune --objective max-cps --lab --workload examples/autotune-crr.toml
+  sudo nettune autotune --objective max-cps --lab --workload crr.toml  the workload as a file
   sudo nettune autotune --objective max-cps --lab --dry-run      the space and the runs it may take
   sudo nettune apply --plan tuned/plan.json --dry-run            what the proven plan changes
   sudo nettune apply --profile tuned/profile.toml --dry-run      the same changes, as a profile
   nettune report tuned                                           the search trace chart again
   sudo nettune autotune --recheck tuned                          does the result still hold here?
+
+A workload file (--workload) is TOML: test = \"tcp-crr\", size = 64, flows = 4, duration = 3,
+args = [\"--nodelay\"] (more bench options: --nodelay, --sndbuf, --outstanding, --threads, --cpus,
+--rate, --reverse, --bidir, --tos, --mss, --zerocopy, --udp-gso, --udp-gro, --max-memory); every
+key is optional.
 
 The space comes from the lab host: the factors the objective's rules and profiles set (TIME_WAIT
 reuse and the port range for max-cps; socket buffers, congestion control and the NAPI knobs for
@@ -45,9 +50,10 @@ current level; levels the host cannot take are left out with the reason. Every c
 applied through the journal and rolled back after its run; a change is kept only when its 95 %
 interval, re-checked against fresh baseline runs, shows a gain of at least --min-effect and every
 --constraint holds. Writes DIR/results.json (accepted and rejected changes with their intervals
-and reasons, the trace of every run; docs/schema/autotune-results.json), DIR/plan.json and
-DIR/profile.toml (the proven changes, for `apply --plan` and `apply --profile`), and the report
-DIR/report.html and DIR/report.md (the search trace chart). Exit codes: 0 done
+and reasons, the trace of every run; its schema is
+/usr/share/doc/nettune/docs/schema/autotune-results.json), DIR/plan.json and DIR/profile.toml
+(the proven changes, for `apply --plan` and `apply --profile`), and the report DIR/report.html
+and DIR/report.md (the search trace chart). Exit codes: 0 done
 (also when nothing was proven), 1 error (not root, the lab could not be built, nothing on the host
 can be changed), 2 usage errors: an objective the workload cannot measure, a bad --constraint, a
 budget below the minimum (said with the minimum, before anything runs); 130 Ctrl-C (the current
