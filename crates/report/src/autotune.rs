@@ -113,6 +113,8 @@ pub struct AutotuneResults {
     pub(crate) min_effect_pct: f64,
     /// Runs per arm and round of the race.
     pub(crate) repeats: usize,
+    /// The search's seed (its bootstrap's seed is derived from it).
+    pub(crate) seed: Option<u64>,
     pub(crate) workload: String,
     pub(crate) nettune_version: String,
     pub(crate) started: String,
@@ -230,6 +232,7 @@ impl AutotuneResults {
                 .filter(|v| v.is_finite())
                 .unwrap_or(model::stats::DEFAULT_MIN_EFFECT_PCT),
             repeats: usize_of(w.get("repeats")).filter(|r| *r > 0).unwrap_or(3),
+            seed: w.get("seed").and_then(Value::as_u64),
             workload,
             nettune_version: text(doc, "nettune_version"),
             started: text(doc, "started"),

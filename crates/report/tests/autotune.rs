@@ -125,3 +125,36 @@ fn hostile_or_broken_fields_are_escaped_or_left_out() {
     let md = render_autotune_markdown(&r);
     assert!(md.contains("not raced"), "{md}");
 }
+
+/// The earlier rounds are recomputed by the search's rule and seed: on the
+/// runs of the last round they give the search's own interval exactly.
+#[test]
+fn the_recomputed_rounds_use_the_search_rule_and_seed() {
+    use model::stats::{compare, BootstrapConfig, Direction};
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    let trace = doc["trace"].as_array().unwrap();
+    let race = &trace[..trace.len() - 18]; // the re-check: 9 + 9 runs
+    let runs = |arm: &str| -> Vec<f64> {
+        race.iter()
+            .filter(|r| r["arm"] == arm)
+            .map(|r| r["value"].as_f64().unwrap())
+            .collect()
+    };
+    let cell = runs("congestion_control=cubic");
+    let base = runs("baseline");
+    assert_eq!((cell.len(), base.len()), (12, 12));
+    let boot = BootstrapConfig {
+        seed: doc["workload"]["seed"].as_u64().unwrap() ^ 0x005E_ED0F_B007,
+        resamples: 1000,
+        min_effect_pct: 2.0,
+        ..BootstrapConfig::default()
+    };
+    let c = compare(&cell, &base, Direction::HigherIsBetter, &boot).unwrap();
+    let p = c.change_pct.unwrap();
+    let race = &doc["accepted"][0]["race"];
+    for (got, key) in [(p.estimate, "estimate"), (p.lo, "lo"), (p.hi, "hi")] {
+        let want = race[key].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-9, "{key}: {got} vs {want}");
+    }
+}

@@ -134,7 +134,7 @@ pub struct Args {
     pub json: bool,
     /// Re-measure the result saved in DIR (its results.json) on this host:
     /// exit 0 when every accepted change still holds, 1 when some do not.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["objective", "dry_run", "out", "constraint"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["objective", "dry_run", "out", "constraint", "workload"])]
     pub recheck: Option<PathBuf>,
 }
 
@@ -739,7 +739,6 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
     if saved.test.is_some() {
         args.test = saved.test.clone();
     }
-    args.workload = None;
     args.duration = saved.duration.or(args.duration);
     args.flows = saved.flows.or(args.flows);
     args.size = saved.size.or(args.size);

@@ -20,11 +20,14 @@ const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 520;
 /// Height of the legend strip at the bottom.
 const LEGEND_PX: u32 = 34;
-/// Seed of the bootstrap of the earlier rounds (the last round of each
-/// candidate is the search's own interval, from results.json).
-const SEED: u64 = 0x7ACE;
+/// The search's bootstrap seed is its seed with these bits flipped
+/// (`tune::autotune::SearchConfig::bootstrap`): the same seed on the same
+/// runs gives the search's own intervals.
+const BOOTSTRAP_SEED_XOR: u64 = 0x005E_ED0F_B007;
+/// Resamples of the search's bootstrap (`SearchConfig::new`).
+const SEARCH_RESAMPLES: usize = 1000;
 
-const NOTE_TRACE: &str = "x: the run number; y: the change of the objective's median against the baseline's, in %, with its 95 % bootstrap interval as a bar. One point per candidate and race round, at the round's last run (candidates of a round side by side); the last point of each candidate is the search's own interval, earlier ones are recomputed from the runs so far. Squares: the re-checks of the winners against fresh baseline runs. Green: accepted (or a re-check that passed), red: rejected (or a re-check that failed). Shaded band: ±min-effect, inside which a change counts as none; the line at 0 is the baseline.";
+const NOTE_TRACE: &str = "x: the run number; y: the change of the objective's median against the baseline's, in %, with its 95 % bootstrap interval as a bar. One point per candidate and race round, at the round's last run (candidates of a round side by side); the last point of each candidate is the search's own interval, earlier ones are recomputed from the runs so far by the same rule and seed. Squares: the re-checks of the winners against fresh baseline runs. Green: accepted (or a re-check that passed), red: rejected (or a re-check that failed). Shaded band: ±min-effect, inside which a change counts as none; the line at 0 is the baseline.";
 
 /// One point of the chart.
 struct Point {
@@ -68,7 +71,8 @@ fn points(r: &AutotuneResults) -> Vec<Point> {
         Direction::HigherIsBetter
     };
     let boot = BootstrapConfig {
-        seed: SEED,
+        seed: r.seed.unwrap_or(0) ^ BOOTSTRAP_SEED_XOR,
+        resamples: SEARCH_RESAMPLES,
         min_effect_pct: r.min_effect_pct,
         ..BootstrapConfig::default()
     };
