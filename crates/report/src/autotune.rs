@@ -90,8 +90,6 @@ pub(crate) struct Recheck {
     pub effect: Option<Eff>,
     pub versus_best: Option<Eff>,
     pub passed: bool,
-    /// Runs it took (its arms and its baseline).
-    pub runs: usize,
 }
 
 /// One run of the trace.
@@ -184,10 +182,6 @@ impl AutotuneResults {
             .map(|r| {
                 let effect = r.get("effect").and_then(Eff::of);
                 let versus_best = r.get("versus_best").and_then(Eff::of);
-                let runs = effect
-                    .as_ref()
-                    .map_or(0, |e| e.runs.saturating_add(e.baseline_runs))
-                    .saturating_add(versus_best.as_ref().map_or(0, |e| e.baseline_runs));
                 let names: Vec<String> = list(r, "changes")
                     .filter_map(|c| c.as_str().map(str::to_string))
                     .collect();
@@ -196,7 +190,6 @@ impl AutotuneResults {
                     effect,
                     versus_best,
                     passed: r.get("passed").and_then(Value::as_bool).unwrap_or(false),
-                    runs,
                 }
             })
             .collect();
@@ -267,14 +260,56 @@ impl AutotuneResults {
         })
     }
 
-    /// Runs of the race: the trace before the re-checks (the re-checks'
-    /// runs are the last ones).
+    /// Runs of the race: the trace's first `rounds` rounds. A round runs
+    /// every arm still in the race `repeats` times, interleaved, and an arm
+    /// never comes back once dropped, so a round ends where the next run is
+    /// of an arm that has had its `repeats` runs in the round, or of an arm
+    /// that was not in the round before (a re-check's combination). Without
+    /// `rounds` (an interrupted search) the whole trace.
     pub(crate) fn race_runs(&self) -> usize {
-        let rechecks: usize = self
-            .rechecks
+        if self.interrupted || self.rechecks.is_empty() && self.rounds == 0 {
+            return self.trace.len();
+        }
+        let mut allowed: Vec<&str> = std::iter::once("baseline")
+            .chain(
+                self.accepted
+                    .iter()
+                    .chain(&self.rejected)
+                    .map(|d| d.label.as_str()),
+            )
+            .collect();
+        let mut p = 0usize;
+        for _ in 0..self.rounds.min(MAX_RUNS as u64) {
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            while let Some(run) = self.trace.get(p) {
+                let arm = run.arm.as_str();
+                if !allowed.contains(&arm) {
+                    break;
+                }
+                match counts.iter_mut().find(|(a, _)| *a == arm) {
+                    Some((_, n)) if *n >= self.repeats => break,
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((arm, 1)),
+                }
+                p += 1;
+            }
+            if counts.is_empty() {
+                break;
+            }
+            allowed = counts.iter().map(|(a, _)| *a).collect();
+        }
+        p
+    }
+
+    /// Candidates whose race has no % change (the baseline's median was
+    /// zero): not on the chart.
+    pub(crate) fn not_charted(&self) -> Vec<&str> {
+        self.accepted
             .iter()
-            .fold(0usize, |a, r| a.saturating_add(r.runs));
-        self.trace.len().saturating_sub(rechecks)
+            .chain(&self.rejected)
+            .filter(|d| d.race.as_ref().is_some_and(|e| !e.relative()))
+            .map(|d| d.label.as_str())
+            .collect()
     }
 }
 
@@ -378,6 +413,14 @@ pub fn render_autotune_html(r: &AutotuneResults) -> Result<String, ReportError> 
     match &chart {
         Some(c) => figure(&mut out, c),
         None => out.push_str("<p>No race round to chart.</p>\n"),
+    }
+    let missing = r.not_charted();
+    if !missing.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p>Not on the chart, their race has no % change (the baseline's median was zero, the interval is a difference, in the tables): {}.</p>",
+            h(&missing.join(", "))
+        );
     }
     out.push_str("</section>\n<section id=\"accepted\">\n<h2>Accepted</h2>\n");
     if r.accepted.is_empty() {
@@ -555,4 +598,28 @@ pub fn render_autotune_markdown(r: &AutotuneResults) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> AutotuneResults {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        AutotuneResults::from_value(&doc).unwrap()
+    }
+
+    /// The race's rounds end where the re-check begins: 4 rounds of 7, 7,
+    /// 4 and 3 arms (63 runs) then 18; 2 rounds of 5 arms (30) then 27.
+    #[test]
+    fn the_race_ends_after_its_rounds() {
+        assert_eq!(fixture("autotune-results.json").race_runs(), 63);
+        assert_eq!(fixture("autotune-max-cps-results.json").race_runs(), 30);
+        let mut r = fixture("autotune-results.json");
+        r.interrupted = true;
+        assert_eq!(r.race_runs(), 81);
+    }
 }

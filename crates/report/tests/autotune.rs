@@ -158,3 +158,29 @@ fn the_recomputed_rounds_use_the_search_rule_and_seed() {
         assert!((got - want).abs() < 1e-9, "{key}: {got} vs {want}");
     }
 }
+
+/// A real max-cps run (1 s runs, 2026-11-26 04:25) whose race had a zero
+/// baseline median (intervals as differences) and two re-checks sharing
+/// their batches: the re-checks are charted at their arms' last runs, the
+/// race's rounds end where the trace says, and the candidates without a %
+/// change are named under the chart.
+#[test]
+fn a_zero_baseline_race_and_shared_rechecks() {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/autotune-max-cps-results.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let r = AutotuneResults::from_value(&doc).unwrap();
+    let page = render_autotune_html(&r).unwrap();
+    let svg = chart(&page);
+    assert!(svg.contains("re-check tcp_tw_reuse=1 + ip_local_port_range=1024-65535"));
+    assert!(
+        svg.contains("re-check tcp_tw_reuse=1<") || svg.contains("re-check tcp_tw_reuse=1\n"),
+        "{svg:.3000}"
+    );
+    assert!(
+        page.contains("Not on the chart, their race has no % change"),
+        "{page:.3000}"
+    );
+    assert!(page.contains("tcp_tw_reuse=1, ip_local_port_range=1024-65535"));
+}

@@ -130,10 +130,16 @@ fn points(r: &AutotuneResults) -> Vec<Point> {
             last.label = Some(esc::label(&d.label, 40));
         }
     }
-    let mut end = race_end;
+    // A re-check at the last run of its arm (the re-checks of a
+    // combination and of its best member share their batches).
+    let after = r.trace.get(race_end..).unwrap_or(&[]);
     for c in r.rechecks.iter().take(MAX_CANDIDATES) {
-        end = end.saturating_add(c.runs);
-        let x = end.saturating_sub(1) as f64;
+        let last = after
+            .iter()
+            .rev()
+            .find(|t| t.arm == c.label)
+            .map_or(r.trace.len().saturating_sub(1), |t| t.seq);
+        let x = last as f64;
         if let Some(mut p) = c.effect.as_ref().and_then(|e| point(x, e, c.passed, true)) {
             p.label = Some(format!("re-check {}", esc::label(&c.label, 60)));
             out.push(p);
