@@ -122,6 +122,39 @@ fn the_profile_plans_the_same_changes_as_the_plan_and_apply_takes_it() {
     );
 }
 
+/// Nothing proven (or Ctrl-C): the profile says so and plans no change.
+#[test]
+fn a_profile_of_nothing_proven_changes_nothing() {
+    let c = copy("kvm-2vcpu-6.18");
+    let out = bin()
+        .args(["inspect", "--json", "--root"])
+        .arg(&c.root)
+        .output()
+        .unwrap();
+    let snap: HostSnapshot = serde_json::from_slice(&out.stdout).unwrap();
+    let header = ProfileHeader {
+        objective: "max-pps".into(),
+        ..ProfileHeader::default()
+    };
+    let text = profile_toml(&snap, NetnsScope::Child, &[], &header).unwrap();
+    assert!(
+        text.contains("# gain: none proven; this profile changes nothing"),
+        "{text}"
+    );
+    let path = c.outside("profile.toml");
+    std::fs::write(&path, &text).unwrap();
+    let out = bin()
+        .args(["plan", "--json", "--netns-scope", "child", "--profile"])
+        .arg(&path)
+        .arg("--root")
+        .arg(&c.root)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let planned: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(planned["changes"].as_array().unwrap().len(), 0, "{planned}");
+}
+
 #[test]
 fn a_profile_level_the_host_cannot_take_or_read_names_the_key() {
     let c = copy("kvm-2vcpu-6.18");

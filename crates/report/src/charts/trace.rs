@@ -27,7 +27,7 @@ const BOOTSTRAP_SEED_XOR: u64 = 0x005E_ED0F_B007;
 /// Resamples of the search's bootstrap (`SearchConfig::new`).
 const SEARCH_RESAMPLES: usize = 1000;
 
-const NOTE_TRACE: &str = "x: the run number; y: the change of the objective's median against the baseline's, in %, with its 95 % bootstrap interval as a bar. One point per candidate and race round, at the round's last run (candidates of a round side by side); the last point of each candidate is the search's own interval, earlier ones are recomputed from the runs so far by the same rule and seed. Squares: the re-checks of the winners against fresh baseline runs. Green: accepted (or a re-check that passed), red: rejected (or a re-check that failed). Shaded band: ±min-effect, inside which a change counts as none; the line at 0 is the baseline.";
+const NOTE_TRACE: &str = "x: the run number; y: the change of the objective's median against the baseline's, in %, with its 95 % bootstrap interval as a bar. One point per candidate and race round, at the round's last run (candidates of a round side by side); the last point of each candidate is the search's own interval, earlier ones are recomputed from the runs so far by the same rule and seed. Triangles: the re-checks of the winners against fresh baseline runs. Green: accepted (or a re-check that passed), red: rejected (or a re-check that failed). Shaded band: ±min-effect, inside which a change counts as none; the line at 0 is the baseline.";
 
 /// One point of the chart.
 struct Point {
