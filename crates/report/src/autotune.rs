@@ -270,6 +270,13 @@ impl AutotuneResults {
         if self.interrupted || self.rechecks.is_empty() && self.rounds == 0 {
             return self.trace.len();
         }
+        self.round_ends().last().copied().unwrap_or(0)
+    }
+
+    /// Where each race round ends in the trace (the index after its last
+    /// run); empty for an interrupted search (no `rounds`).
+    pub(crate) fn round_ends(&self) -> Vec<usize> {
+        let mut ends = Vec::new();
         let mut allowed: Vec<&str> = std::iter::once("baseline")
             .chain(
                 self.accepted
@@ -296,9 +303,10 @@ impl AutotuneResults {
             if counts.is_empty() {
                 break;
             }
+            ends.push(p);
             allowed = counts.iter().map(|(a, _)| *a).collect();
         }
-        p
+        ends
     }
 
     /// Candidates whose race has no % change (the baseline's median was
@@ -612,12 +620,18 @@ mod tests {
         AutotuneResults::from_value(&doc).unwrap()
     }
 
-    /// The race's rounds end where the re-check begins: 4 rounds of 7, 7,
-    /// 4 and 3 arms (63 runs) then 18; 2 rounds of 5 arms (30) then 27.
+    /// The race's rounds end where the re-check begins: 4 rounds of 7, 6,
+    /// 4 and 4 arms (rps_cpus out after round 1, tcp_wmem and
+    /// napi_defer_hard_irqs after round 2: 63 runs) then 18; 2 rounds of 5
+    /// arms (30) then 27.
     #[test]
     fn the_race_ends_after_its_rounds() {
         assert_eq!(fixture("autotune-results.json").race_runs(), 63);
         assert_eq!(fixture("autotune-max-cps-results.json").race_runs(), 30);
+        assert_eq!(
+            fixture("autotune-results.json").round_ends(),
+            [21, 39, 51, 63]
+        );
         let mut r = fixture("autotune-results.json");
         r.interrupted = true;
         assert_eq!(r.race_runs(), 81);

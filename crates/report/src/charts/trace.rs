@@ -5,6 +5,7 @@
 
 use model::stats::{compare, BootstrapConfig, Direction};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::forest::BAND;
 use super::{clean, extent, render_sized, span, tick_num, Chart, FONT, GAIN, GRID, REGRESSION};
@@ -59,6 +60,7 @@ fn point(x: f64, e: &Eff, kept: bool, recheck: bool) -> Option<Point> {
 
 fn points(r: &AutotuneResults) -> Vec<Point> {
     let race_end = r.race_runs();
+    let ends = r.round_ends();
     let race = &r.trace[..race_end.min(r.trace.len())];
     let base: Vec<(usize, f64)> = race
         .iter()
@@ -101,7 +103,12 @@ fn points(r: &AutotuneResults) -> Vec<Point> {
             let Some(b_at) = base.get(nb.saturating_sub(1)) else {
                 break;
             };
-            let x = runs[n - 1].0.max(b_at.0) as f64 + offset;
+            // At the round's last run (an interrupted search, whose rounds
+            // are not known: the later of the arm's and the baseline's).
+            let at = ends
+                .get(k - 1)
+                .map_or(runs[n - 1].0.max(b_at.0), |e| e.saturating_sub(1));
+            let x = at as f64 + offset;
             let stored = (k == blocks).then_some(d.race.as_ref()).flatten();
             let eff = match stored {
                 Some(e) => Some(e.clone()),
@@ -164,7 +171,7 @@ pub(crate) fn trace(r: &AutotuneResults) -> Result<Option<Chart>, ReportError> {
     let (y0, y1) = span(lo, hi);
     let runs = r.trace.len().max(r.runs_used).max(1) as f64;
     // Room on the right for the names of the last points.
-    let (x0, x1) = (-1.0, runs * 1.25 + 1.0);
+    let (x0, x1) = (-1.0, runs * 1.1 + 1.0);
     let better = if r.direction == "lower" {
         "lower is better"
     } else {
@@ -241,9 +248,14 @@ pub(crate) fn trace(r: &AutotuneResults) -> Result<Option<Chart>, ReportError> {
                 .enumerate()
             {
                 let dy = if i % 2 == 0 { -14 } else { 2 };
+                // In the right third, the name goes left of its point.
+                let (dx, font) = if p.x > x0 + (x1 - x0) * 0.66 {
+                    (-8, label_font.pos(Pos::new(HPos::Right, VPos::Top)))
+                } else {
+                    (6, label_font.clone())
+                };
                 chart.draw_series(std::iter::once(
-                    EmptyElement::at((p.x, p.estimate))
-                        + Text::new(l.clone(), (6, dy), label_font.clone()),
+                    EmptyElement::at((p.x, p.estimate)) + Text::new(l.clone(), (dx, dy), font),
                 ))?;
             }
             let text = (FONT, 13).into_font().color(&BLACK);
