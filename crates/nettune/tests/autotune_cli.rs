@@ -1,6 +1,7 @@
 //! `nettune autotune` end to end: bad input is refused in one line before
 //! anything runs (no root needed); as root a short search in the lab
-//! completes, writes outcome.json and plan.json (a plan `apply` reads),
+//! completes, writes results.json, plan.json (a plan `apply` reads),
+//! profile.toml and the report,
 //! and leaves no namespace and no root-namespace setting changed. No gain
 //! is asserted (noise): the mechanism is.
 
@@ -77,8 +78,8 @@ fn other_bad_input_is_refused_before_anything_runs() {
         "needs `nettune fleet`, not yet",
     );
     refused(
-        &["--objective", "max-cps", "--workload", "w.toml"],
-        "not supported yet",
+        &["--objective", "max-cps", "--workload", "no-such-w.toml"],
+        "--workload: no-such-w.toml: not found",
     );
     refused(
         &["--objective", "max-cps", "--constraint", "p99 < 5"],
@@ -141,8 +142,14 @@ fn a_short_lab_search_completes_and_leaves_nothing() {
     assert_eq!(root_settings(), before, "a root-namespace setting changed");
 
     let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("outcome.json")).unwrap())
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
             .unwrap();
+    assert_eq!(doc["kind"], "autotune", "{doc}");
+    assert!(!out_dir.join("outcome.json").exists());
+    let profile = std::fs::read_to_string(out_dir.join("profile.toml")).unwrap();
+    assert!(profile.contains("[levels]"), "{profile}");
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(page.contains("chart-autotune-trace"), "{page:.300}");
     let runs = doc["runs_used"].as_u64().unwrap();
     assert!((1..=39).contains(&runs), "{doc}");
     assert_eq!(doc["workload"]["test"], "tcp-crr", "{doc}");
@@ -300,14 +307,15 @@ fn recheck_of_a_dir_without_outcome_json_is_one_line() {
     let dir = std::env::temp_dir().join(format!("nettune-recheck-empty-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let d = dir.to_str().unwrap();
-    refused(&["--recheck", d], "outcome.json");
+    refused(&["--recheck", d], "results.json");
     refused(&["--recheck", d], "nettune autotune --out DIR");
     let out = Command::new(BIN)
         .args(["autotune", "--recheck", d])
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
-    // Not JSON, or no objective: one line naming the file.
+    // Not JSON, or no objective: one line naming the file. (outcome.json,
+    // results.json's name before, is still read when there is no results.json.)
     std::fs::write(dir.join("outcome.json"), "{").unwrap();
     refused(&["--recheck", d], "not JSON");
     std::fs::write(dir.join("outcome.json"), "{}").unwrap();
@@ -329,5 +337,8 @@ fn recheck_of_a_dir_without_outcome_json_is_one_line() {
         &["--recheck", d, "--objective", "max-cps"],
         "cannot be used with",
     );
+    // results.json, when there, is the one read.
+    std::fs::write(dir.join("results.json"), "{}").unwrap();
+    refused(&["--recheck", d], "results.json: no `objective`");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -473,6 +473,25 @@ fn stored_bench_results_and_results_json() {
     check("results", &v, "synthetic-results.json");
 }
 
+/// `nettune autotune`'s results.json: the report's fixtures, real lab runs'
+/// files (autotune-max-cps-results.json as this version wrote it; no lab run
+/// in this test).
+#[test]
+fn stored_autotune_results_json() {
+    let p = repo().join("crates/report/tests/fixtures/autotune-max-cps-results.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    check("autotune-results", &v, "autotune-max-cps-results.json");
+    let p = repo().join("crates/report/tests/fixtures/autotune-results.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    check("autotune-results", &v, "autotune-results.json");
+    // The schema is strict: a key it does not know, or a wrong kind, fails.
+    let mut bad = v.clone();
+    bad["kind"] = Value::from("lab");
+    let mut errs = Vec::new();
+    validate(&schema("autotune-results"), &bad, "$", &mut errs);
+    assert!(!errs.is_empty());
+}
+
 #[test]
 fn serve_events_on_loopback() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_nettune"))

@@ -8,7 +8,12 @@
 //! `nettune experiment` need, naming the file in every error. The results
 //! file is untrusted input: every text from it is escaped, and the work is
 //! bounded (points per series, series per chart, rows per table).
+//!
+//! A results.json of `nettune autotune` (`"kind": "autotune"`) has a page of
+//! its own ([`autotune`]): the search trace chart and the accepted and
+//! rejected changes; [`write_dir`] and [`read_autotune`] tell the kinds apart.
 
+mod autotune;
 mod charts;
 mod data;
 mod esc;
@@ -22,6 +27,10 @@ use std::path::{Path, PathBuf};
 
 use model::results::{ExperimentResults, ResultsError, RESULTS_FILE};
 
+pub use autotune::{
+    read_autotune, render_autotune_html, render_autotune_markdown, AutotuneResults, AUTOTUNE_KIND,
+    AUTOTUNE_SCHEMA_VERSION,
+};
 pub use html::render_html;
 pub use markdown::render_markdown;
 
@@ -69,6 +78,14 @@ pub enum ReportError {
         path: PathBuf,
         /// What was wrong.
         error: ResultsError,
+    },
+    /// An autotune results.json of a newer schema.
+    #[error("{}: autotune results of schema_version {found}, newer than this nettune reads ({AUTOTUNE_SCHEMA_VERSION})", path.display())]
+    NewerAutotune {
+        /// The file.
+        path: PathBuf,
+        /// Its schema_version.
+        found: u64,
     },
     /// A report file could not be written.
     #[error("cannot write {}: {error}", path.display())]
@@ -145,12 +162,17 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), ReportError> {
 }
 
 /// Read `DIR/results.json` and write `DIR/report.html` and `DIR/report.md`;
-/// returns their paths. What `nettune lab` and `nettune experiment` call at
-/// their end.
+/// returns their paths. What `nettune lab`, `nettune experiment` and
+/// `nettune autotune` call at their end.
 pub fn write_dir(dir: &Path) -> Result<(PathBuf, PathBuf), ReportError> {
-    let results = read_results(dir)?;
     let html = dir.join(HTML_FILE);
     let markdown = dir.join(MARKDOWN_FILE);
+    if let Some(at) = read_autotune(dir)? {
+        write_file(&html, &render_autotune_html(&at)?)?;
+        write_file(&markdown, &render_autotune_markdown(&at))?;
+        return Ok((html, markdown));
+    }
+    let results = read_results(dir)?;
     write_reports(&results, &html, &markdown)?;
     Ok((html, markdown))
 }

@@ -49,6 +49,14 @@ pub enum PlanError {
         /// Interfaces present.
         known: String,
     },
+    /// A level of the profile's `[levels]` the host cannot take.
+    #[error("profile {profile}: levels.{level}")]
+    Level {
+        /// The profile's name.
+        profile: String,
+        /// The level and why.
+        level: crate::levels::NotApplicable,
+    },
 }
 
 /// Compute the plan. Pure: everything comes from the arguments.
@@ -87,7 +95,27 @@ pub fn plan(
         rule.plan_host(&mut cx, &ifaces);
     }
 
-    let (mut changes, notes) = cx.finish();
+    let (mut changes, mut notes) = cx.finish();
+    if !profile.levels.is_empty() {
+        // The profile's exact levels win over a rule's change of the same target.
+        let cp = crate::levels::cell_plan(snap, scope, &profile.levels).map_err(|level| {
+            PlanError::Level {
+                profile: profile.name.clone(),
+                level,
+            }
+        })?;
+        changes.retain(|c| !cp.plan.changes.iter().any(|l| l.target == c.target));
+        changes.extend(cp.plan.changes);
+        if !cp.bench_args.is_empty() {
+            notes.push(model::plan::PlanNote {
+                rule: "levels".into(),
+                message: format!(
+                    "not a host setting, for the application: nettune bench {}",
+                    cp.bench_args.join(" ")
+                ),
+            });
+        }
+    }
     changes.sort_by_key(|c| c.phase);
     Ok(Plan {
         schema_version: PLAN_SCHEMA_VERSION,

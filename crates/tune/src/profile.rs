@@ -123,6 +123,12 @@ pub struct Profile {
     /// The user profile's TOML text (`None` for built-ins).
     #[serde(default)]
     pub toml: Option<String>,
+    /// Exact levels of `[levels]` (experiment factor names and level
+    /// syntax), planned after the rules through [`crate::levels::cell_plan`]:
+    /// what `nettune autotune` writes as DIR/profile.toml. Not serialized:
+    /// the TOML text (`toml`) carries them.
+    #[serde(skip)]
+    pub levels: Vec<(model::experiment::Knob, model::experiment::Level)>,
 }
 
 impl Profile {
@@ -269,6 +275,8 @@ struct ProfileToml {
     rules: BTreeMap<Spanned<String>, RuleToml>,
     #[serde(default)]
     settings: SettingsToml,
+    #[serde(default)]
+    levels: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -312,6 +320,7 @@ pub fn builtin(name: &str) -> Result<Profile, ProfileError> {
         rules: Vec::new(),
         settings: Settings::default(),
         toml: None,
+        levels: Vec::new(),
     };
     apply_toml(base, text, &format!("<built-in {name}>"))
 }
@@ -422,6 +431,28 @@ fn apply_toml(mut p: Profile, text: &str, file: &str) -> Result<Profile, Profile
         }
     }
     apply_rules(&mut p.rules, &raw.rules, &key_err)?;
+    for (name, v) in &raw.levels {
+        let key = format!("levels.{}", name.get_ref());
+        let Some(knob) = model::experiment::Knob::from_name(name.get_ref()) else {
+            let known: Vec<&str> = model::experiment::Knob::ALL
+                .iter()
+                .map(|k| k.name())
+                .collect();
+            return Err(key_err(
+                name.span(),
+                &key,
+                format!("unknown knob (knobs: {})", known.join(", ")),
+            ));
+        };
+        let Some(level) = knob.level_of(v.get_ref()) else {
+            return Err(key_err(
+                v.span(),
+                &key,
+                format!("{} is not {}", v.get_ref(), knob.accepts()),
+            ));
+        };
+        p.levels.push((knob, level));
+    }
     let s = raw.settings;
     let st = &mut p.settings;
     // An integer setting within its range (see SETTING_RANGES).
@@ -543,6 +574,40 @@ mod tests {
         assert!(!p.enabled("rings") && p.enabled("busy-poll") && p.enabled("rps"));
         assert_eq!(p.settings.rfs_entries, 65536);
         assert!(p.settings.rps_exclude_irq_cpu);
+    }
+
+    #[test]
+    fn levels_are_exact_knob_levels_and_errors_name_the_key() {
+        use model::experiment::{Knob, Level};
+        let p = parse_user(
+            "inherit = \"balanced\"\n[levels]\ntcp_tw_reuse = 1\nip_local_port_range = [1024, 65535]\nrps_cpus = \"0,1\"\n",
+            "at.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            p.levels,
+            [
+                (Knob::IpLocalPortRange, Level::Range([1024, 65535])),
+                (Knob::RpsCpus, Level::Cpus(vec![0, 1])),
+                (Knob::TcpTwReuse, Level::Int(1)),
+            ]
+        );
+        // Built-ins have none.
+        assert!(builtin("throughput").unwrap().levels.is_empty());
+        let err = |t: &str| {
+            parse_user(
+                &format!("inherit = \"balanced\"\n[levels]\n{t}\n"),
+                "at.toml",
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(
+            err("tcp_tw_reuse = 9").starts_with("at.toml:3: key `levels.tcp_tw_reuse`: 9 is not"),
+            "{}",
+            err("tcp_tw_reuse = 9")
+        );
+        assert!(err("tw = 1").contains("key `levels.tw`: unknown knob"));
     }
 
     fn user(settings: &str) -> Result<Profile, ProfileError> {

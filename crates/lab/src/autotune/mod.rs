@@ -1,7 +1,7 @@
 //! The lab driver of `nettune autotune` (issue 20): the search space of the
 //! lab's hosts ([`space`]), the loop that applies each arm through the
 //! journal, runs the workload and rolls back ([`drive`]), and the files the
-//! search leaves (outcome.json, plan.json).
+//! search leaves (results.json, plan.json, profile.toml).
 //!
 //! The search itself is `tune::autotune` (pure); this module only touches
 //! hosts through an [`Executor`](crate::exec::Executor).
@@ -23,10 +23,19 @@ pub use drive::{drive, DriveConfig, Ended, RunTrace};
 pub use recheck::{recheck, Held, RecheckConfig, RecheckReport};
 pub use space::{build, probe, BuiltSpace, Excluded};
 
-/// The outcome file in `--out DIR`.
-pub const OUTCOME_FILE: &str = "outcome.json";
+/// The result document in `--out DIR` (docs/schema/autotune-results.json).
+pub const RESULTS_FILE: &str = "results.json";
+/// The result document's name before results.json (`--recheck` still reads it).
+pub const OLD_OUTCOME_FILE: &str = "outcome.json";
+/// Version of the results.json document; a change that breaks readers bumps it.
+pub const RESULTS_SCHEMA_VERSION: u32 = 1;
+/// The `kind` of an autotune results.json (`nettune lab` and `nettune
+/// experiment` write `lab` and `experiment`).
+pub const RESULTS_KIND: &str = "autotune";
 /// The plan file in `--out DIR`.
 pub const PLAN_FILE: &str = "plan.json";
+/// The profile file in `--out DIR` (`nettune apply --profile FILE`).
+pub const PROFILE_FILE: &str = "profile.toml";
 
 /// Why an autotune run failed.
 #[derive(Debug, Error)]
@@ -77,9 +86,9 @@ fn effect_json(e: &Effect) -> Value {
     })
 }
 
-/// The outcome.json document: the objective, the space and what was left
-/// out, accepted and rejected changes with their intervals and reasons, the
-/// re-checks, runs used, and the trace of every run.
+/// The results.json document (`kind` "autotune"): the objective, the space
+/// and what was left out, accepted and rejected changes with their intervals
+/// and reasons, the re-checks, runs used, and the trace of every run.
 pub fn outcome_json(
     objective: &str,
     built: &BuiltSpace,
@@ -108,7 +117,8 @@ pub fn outcome_json(
         .map(|r| json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values}))
         .collect();
     let mut doc = json!({
-        "schema_version": 1,
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "kind": RESULTS_KIND,
         "objective": objective,
         "space": space,
         "excluded": excluded,
@@ -185,6 +195,99 @@ pub fn accepted_plan(
         });
     }
     Ok(plan)
+}
+
+/// What the comment header of profile.toml says.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProfileHeader {
+    /// The objective (`max-cps`).
+    pub objective: String,
+    /// The objective's metric and the workload, in words.
+    pub measured: String,
+    /// The proven gain with its interval (the passed re-check), if any.
+    pub gain: Option<String>,
+    /// When the search ended (RFC 3339).
+    pub date: String,
+    /// The host it ran on.
+    pub host: String,
+}
+
+/// A level in the TOML syntax of a `[[factor]]`'s levels (what
+/// `Knob::level_of` reads back).
+fn level_toml(level: &Level) -> String {
+    match level {
+        Level::Int(v) => v.to_string(),
+        Level::Bool(v) => v.to_string(),
+        Level::Name(v) => format!("{v:?}"),
+        Level::Cpus(_) => format!("\"{level}\""),
+        Level::Triple([a, b, c]) => format!("[{a}, {b}, {c}]"),
+        Level::Range([a, b]) => format!("[{a}, {b}]"),
+    }
+}
+
+/// One line of comment: control characters and newlines out.
+fn comment(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// DIR/profile.toml: the accepted changes as a user profile that `nettune
+/// apply --profile FILE` takes. Every rule is off, so the plan is exactly
+/// the `[levels]` (planned like plan.json, through
+/// `tune::levels::cell_plan`); a change that is an application's socket
+/// option, not a host setting (busy poll, congestion control per socket in
+/// the lab, buffers), is written as a comment saying so.
+pub fn profile_toml(
+    snap: &HostSnapshot,
+    scope: NetnsScope,
+    changes: &[(Knob, Level)],
+    header: &ProfileHeader,
+) -> Result<String, tune::levels::NotApplicable> {
+    let mut out = format!(
+        "# nettune autotune: the changes proven for {}, as a profile.\n",
+        comment(&header.objective)
+    );
+    out.push_str(&format!("# objective: {}\n", comment(&header.measured)));
+    match &header.gain {
+        Some(g) => out.push_str(&format!(
+            "# gain: {} (95 % bootstrap interval, re-checked against fresh baseline runs)\n",
+            comment(g)
+        )),
+        None => out.push_str("# gain: none proven; this profile changes nothing\n"),
+    }
+    out.push_str(&format!(
+        "# date: {}  host: {}\n",
+        comment(&header.date),
+        comment(&header.host)
+    ));
+    out.push_str(
+        "# Use: nettune apply --profile profile.toml --dry-run (then without --dry-run).\n\
+         # Every rule is off: the plan is exactly the [levels] below, as in plan.json.\n\n",
+    );
+    out.push_str(&format!(
+        "name = \"autotune-{}\"\ndescription = \"Changes nettune autotune proved for {}\"\ninherit = \"balanced\"\n\n[rules]\n",
+        comment(&header.objective).replace(['"', '\\'], ""),
+        comment(&header.objective).replace(['"', '\\'], "")
+    ));
+    for r in tune::profile::RULES {
+        out.push_str(&format!("{} = {{ enabled = false }}\n", r.id().as_str()));
+    }
+    out.push_str("\n[levels]\n");
+    for (knob, level) in changes {
+        let cp = tune::levels::cell_plan(snap, scope, &[(*knob, level.clone())])?;
+        let line = format!("{} = {}", knob.name(), level_toml(level));
+        if cp.bench_args.is_empty() {
+            out.push_str(&line);
+            out.push('\n');
+        } else {
+            out.push_str(&format!(
+                "# {line}\n#   a socket option of the application, not a host setting (a profile cannot carry it): nettune bench {}\n",
+                comment(&cp.bench_args.join(" "))
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Write `bytes` to `dir/name` (atomically).

@@ -144,6 +144,12 @@ impl Knob {
     pub fn accepts(self) -> &'static str {
         self.ty().expected()
     }
+
+    /// The level a TOML value stands for (as in a `[[factor]]`'s `levels`,
+    /// or a profile's `[levels]`), if it is one of this factor's type.
+    pub fn level_of(self, v: &toml::Value) -> Option<Level> {
+        self.ty().level(v)
+    }
 }
 
 /// One level of a factor.

@@ -1,7 +1,11 @@
 //! `nettune autotune --objective OBJ --lab`: search the lab host's factors
 //! for the objective, each candidate applied through the journal, measured
 //! against the baseline on bootstrap intervals and rolled back; the proven
-//! changes become a plan `nettune apply --plan` takes (docs/autotune.md).
+//! changes become a plan `nettune apply --plan` takes and a profile
+//! `nettune apply --profile` takes; results.json and the report say what was
+//! kept and rejected, and why (docs/autotune.md).
+
+mod workload;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -27,9 +31,17 @@ Examples:
   sudo nettune autotune --objective max-throughput --lab --time 5m --out tuned
   sudo nettune autotune --objective max-pps --lab --budget 60 --duration 2
   sudo nettune autotune --objective min-p99 --lab --constraint 'cpu_per_work<=+5%'
+  sudo nettune autotune --objective max-cps --lab --workload crr.toml  the workload as a file
   sudo nettune autotune --objective max-cps --lab --dry-run      the space and the runs it may take
   sudo nettune apply --plan tuned/plan.json --dry-run            what the proven plan changes
+  sudo nettune apply --profile tuned/profile.toml --dry-run      the same changes, as a profile
+  nettune report tuned                                           the search trace chart again
   sudo nettune autotune --recheck tuned                          does the result still hold here?
+
+A workload file (--workload) is TOML: test = \"tcp-crr\", size = 64, flows = 4, duration = 3,
+args = [\"--nodelay\"] (more bench options: --nodelay, --sndbuf, --outstanding, --threads, --cpus,
+--rate, --reverse, --bidir, --tos, --mss, --zerocopy, --udp-gso, --udp-gro, --max-memory); every
+key is optional.
 
 The space comes from the lab host: the factors the objective's rules and profiles set (TIME_WAIT
 reuse and the port range for max-cps; socket buffers, congestion control and the NAPI knobs for
@@ -37,13 +49,20 @@ max-throughput; RPS, busy polling and NAPI for max-pps and min-p99), each starti
 current level; levels the host cannot take are left out with the reason. Every candidate is
 applied through the journal and rolled back after its run; a change is kept only when its 95 %
 interval, re-checked against fresh baseline runs, shows a gain of at least --min-effect and every
---constraint holds. Writes DIR/outcome.json (accepted and rejected changes with their intervals
-and reasons, the trace of every run) and DIR/plan.json (the proven changes). Exit codes: 0 done
+--constraint holds. Writes DIR/results.json (accepted and rejected changes with their intervals
+and reasons, the trace of every run; its schema is
+/usr/share/doc/nettune/docs/schema/autotune-results.json), DIR/plan.json and DIR/profile.toml
+(the proven changes, for `apply --plan` and `apply --profile`), and the report DIR/report.html
+and DIR/report.md (the search trace chart). Exit codes: 0 done
 (also when nothing was proven), 1 error (not root, the lab could not be built, nothing on the host
 can be changed), 2 usage errors: an objective the workload cannot measure, a bad --constraint, a
 budget below the minimum (said with the minimum, before anything runs); 130 Ctrl-C (the current
 candidate is rolled back, nothing is kept). With --recheck DIR: 0 every accepted change still
-holds, 1 some no longer hold (or an error), 2 DIR has no readable outcome.json.";
+holds, 1 some no longer hold (or an error), 2 DIR has no readable results.json (or outcome.json,
+its name before).";
+
+/// Seconds per run without --duration.
+const DEFAULT_DURATION: u32 = 3;
 
 /// Runs a search may use without --budget or --time: the time it fits in.
 const DEFAULT_TIME: Duration = Duration::from_secs(600);
@@ -73,13 +92,14 @@ pub struct Args {
     /// Message or datagram size, bytes [default: 64 for udp-stream].
     #[arg(long, value_name = "BYTES")]
     pub size: Option<u32>,
-    /// Seconds of each run (after a 1 s warm-up), 1 to 60.
-    #[arg(long, default_value_t = 3, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=60))]
-    pub duration: u32,
-    /// Parallel flows of the workload.
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub flows: u32,
-    /// A workload file (not yet; give --test, --size, --duration).
+    /// Seconds of each run (after a 1 s warm-up), 1 to 60 [default: 3].
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub duration: Option<u32>,
+    /// Parallel flows of the workload [default: 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub flows: Option<u32>,
+    /// The workload as a TOML file (test, size, flows, duration, args:
+    /// more bench options) instead of --test, --size, --flows, --duration.
     #[arg(long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
     /// Most bench runs in all.
@@ -109,12 +129,12 @@ pub struct Args {
     /// Print the space and the estimated runs, then stop.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print outcome.json on stdout at the end instead of the summary.
+    /// Print results.json on stdout at the end instead of the summary.
     #[arg(long)]
     pub json: bool,
-    /// Re-measure the result saved in DIR (its outcome.json) on this host:
+    /// Re-measure the result saved in DIR (its results.json) on this host:
     /// exit 0 when every accepted change still holds, 1 when some do not.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["objective", "dry_run", "out", "constraint"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["objective", "dry_run", "out", "constraint", "workload"])]
     pub recheck: Option<PathBuf>,
 }
 
@@ -172,6 +192,12 @@ fn run_time(duration_s: u32) -> Duration {
 /// What the arguments mean, checked before anything runs.
 struct Checked {
     test: &'static str,
+    /// Seconds per run.
+    duration: u32,
+    flows: u32,
+    size: Option<u32>,
+    /// Bench options of the workload file (`args`).
+    extra: Vec<String>,
     bench_args: Vec<String>,
     cfg: SearchConfig,
     responses: Vec<Response>,
@@ -188,14 +214,33 @@ fn check(args: &Args, objective: Objective, recheck: bool) -> Result<Checked, Ex
             "autotune --inventory needs `nettune fleet`, not yet; use --lab",
         ));
     }
-    if args.workload.is_some() {
-        return Err(usage(
-            "autotune --workload FILE is not supported yet; give --test, --size and --duration",
-        ));
-    }
-    let test = args
+    let file = match &args.workload {
+        None => workload::WorkloadFile::default(),
+        Some(path) => {
+            let given: Vec<&str> = [
+                ("--test", args.test.is_some()),
+                ("--size", args.size.is_some()),
+                ("--flows", args.flows.is_some()),
+                ("--duration", args.duration.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(f, on)| on.then_some(f))
+            .collect();
+            if !given.is_empty() {
+                return Err(usage(format!(
+                    "--workload {} gives the workload: it cannot be used with {}",
+                    path.display(),
+                    given.join(", ")
+                )));
+            }
+            workload::read(path).map_err(usage)?
+        }
+    };
+    let duration = file.duration.or(args.duration).unwrap_or(DEFAULT_DURATION);
+    let flows = file.flows.or(args.flows).unwrap_or(1);
+    let test = file
         .test
-        .as_deref()
+        .or(args.test.as_deref())
         .map_or(default_test(objective), |t| match t {
             "udp-stream" => "udp-stream",
             "tcp-rr" => "tcp-rr",
@@ -203,7 +248,14 @@ fn check(args: &Args, objective: Objective, recheck: bool) -> Result<Checked, Ex
             _ => "tcp-stream",
         });
     let kind = test_kind(test);
-    let metric = objective.metric_for(kind, false).map_err(usage)?;
+    let metric = objective
+        .metric_for(kind, false)
+        .map_err(|e| match &args.workload {
+            Some(path) if file.test.is_some() => {
+                usage(format!("{}: key `test`: {e}", path.display()))
+            }
+            _ => usage(e),
+        })?;
     let mut constraints = Vec::new();
     for text in &args.constraint {
         let c = Constraint::parse(text).map_err(usage)?;
@@ -224,7 +276,7 @@ fn check(args: &Args, objective: Objective, recheck: bool) -> Result<Checked, Ex
     if let Some(s) = args.seed {
         cfg.seed = s;
     }
-    let per_run = run_time(args.duration);
+    let per_run = run_time(duration);
     cfg.budget = Some(args.budget.unwrap_or_else(|| {
         let t = args.time.unwrap_or(DEFAULT_TIME);
         usize::try_from(t.as_millis() / per_run.as_millis().max(1)).unwrap_or(usize::MAX)
@@ -252,22 +304,28 @@ fn check(args: &Args, objective: Objective, recheck: bool) -> Result<Checked, Ex
         };
         return Err(usage(format!("{e}{hint}")));
     }
-    let size = args.size.or((kind == TestKind::UdpStream).then_some(64));
+    let given_size = file.size.or(args.size);
+    let size = given_size.or((kind == TestKind::UdpStream).then_some(64));
     let mut bench_args = vec![
         "--test".to_string(),
         test.into(),
         "--duration".into(),
-        args.duration.to_string(),
+        duration.to_string(),
         "--warmup".into(),
         format!("{BENCH_WARMUP_S}"),
         "--flows".into(),
-        args.flows.to_string(),
+        flows.to_string(),
     ];
     if let Some(s) = size {
         bench_args.extend(["--size".into(), s.to_string()]);
     }
+    bench_args.extend(file.args.iter().cloned());
     Ok(Checked {
         test,
+        duration,
+        flows,
+        size: given_size,
+        extra: file.args,
         bench_args,
         cfg,
         responses,
@@ -419,7 +477,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ui.line(&format!(
             "autotune {objective} with {} runs of {} s ({} each)",
             checked.test,
-            args.duration,
+            checked.duration,
             checked.cfg.objective.key()
         ));
         ui.line(space_lines(&built, &space, repeats, budget).trim_end());
@@ -433,7 +491,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             hosts: vec![client, server],
             snapshots: snaps.clone(),
             bench_args: checked.bench_args.clone(),
-            deadline: run_time(args.duration).saturating_mul(2) + Duration::from_secs(20),
+            deadline: run_time(checked.duration).saturating_mul(2) + Duration::from_secs(20),
             objective: checked.cfg.objective,
             responses: checked.responses.clone(),
             scope: NetnsScope::Child,
@@ -441,8 +499,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             sources,
         };
         let started = Instant::now();
+        let started_at = model::time::rfc3339_utc(std::time::SystemTime::now());
         let bar = Bar::new(budget as u64, !args.json);
-        let per_run = run_time(args.duration);
+        let per_run = run_time(checked.duration);
         let mut on_run = |r: &at::RunTrace, _: &Search| {
             let used = r.seq.saturating_add(1);
             let left = per_run
@@ -465,17 +524,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // What `--recheck DIR` needs to measure the same workload again.
         doc["workload"] = serde_json::json!({
             "test": checked.test,
-            "duration": args.duration,
-            "flows": args.flows,
-            "size": args.size,
+            "duration": checked.duration,
+            "flows": checked.flows,
+            "size": checked.size,
+            "args": checked.extra,
             "min_effect_pct": args.min_effect,
             "seed": checked.cfg.seed,
+            "repeats": checked.cfg.repeats,
             "confirm_repeats": checked.cfg.confirm_repeats,
             "bench_args": checked.bench_args,
         });
-        let outcome_path = at::write_file(
+        let machine = lab::runner::experiment::machine_of(&snaps[0].1);
+        doc["metric"] = serde_json::json!(checked.cfg.objective.key());
+        doc["direction"] = serde_json::json!(match checked.cfg.objective.direction() {
+            model::stats::Direction::LowerIsBetter => "lower",
+            _ => "higher",
+        });
+        doc["nettune_version"] = serde_json::json!(env!("CARGO_PKG_VERSION"));
+        doc["started"] = serde_json::json!(started_at);
+        doc["finished"] = serde_json::json!(model::time::rfc3339_utc(std::time::SystemTime::now()));
+        doc["machine"] = serde_json::to_value(&machine)?;
+        let results_path = at::write_file(
             &dir,
-            at::OUTCOME_FILE,
+            at::RESULTS_FILE,
             serde_json::to_string_pretty(&doc)?.as_bytes(),
         )?;
         let changes = at::accepted_changes(&ended);
@@ -486,22 +557,51 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             at::PLAN_FILE,
             serde_json::to_string_pretty(&plan)?.as_bytes(),
         )?;
+        let header = at::ProfileHeader {
+            objective: objective.to_string(),
+            measured: format!(
+                "{objective}: {} of a {} workload ({} s runs, {} flow(s))",
+                checked.cfg.objective.key(),
+                checked.test,
+                checked.duration,
+                checked.flows
+            ),
+            gain: passed_gain(&ended),
+            date: doc["finished"].as_str().unwrap_or("").to_string(),
+            host: format!("{} (the lab's client namespace)", machine.hostname),
+        };
+        let profile = at::profile_toml(&snaps[0].1, NetnsScope::Child, &changes, &header)
+            .map_err(|e| anyhow::anyhow!("the accepted profile: {e}"))?;
+        let profile_path = at::write_file(&dir, at::PROFILE_FILE, profile.as_bytes())?;
+        // The report is a view of results.json: its failure is said, not fatal.
+        let report = report::write_dir(&dir);
         if args.json {
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
+        let files = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+            writeln!(out, "Results: {}", results_path.display())?;
+            writeln!(
+                out,
+                "Plan: {} ({} change(s))",
+                plan_path.display(),
+                plan.changes.len()
+            )?;
+            writeln!(out, "Profile: {}", profile_path.display())?;
+            match &report {
+                Ok((html, md)) => writeln!(out, "Report: {} and {}", html.display(), md.display()),
+                Err(e) => writeln!(out, "Report: not written: {e}"),
+            }
+        };
         match &ended {
             Ended::Done(o) => {
-                if !args.json {
+                if args.json {
+                    files(&mut std::io::stderr())?;
+                } else {
                     print!("{}", model::text::printable_lines(&o.render()));
                     if o.accepted.is_empty() {
                         println!("nothing proven: the host stays as it is");
                     }
-                    println!("Outcome: {}", outcome_path.display());
-                    println!(
-                        "Plan: {} ({} change(s))",
-                        plan_path.display(),
-                        plan.changes.len()
-                    );
+                    files(&mut std::io::stdout())?;
                 }
                 Ok(ExitCode::SUCCESS)
             }
@@ -509,7 +609,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 eprintln!(
                     "nettune: interrupted after {} runs; the current candidate was rolled back and nothing is kept ({})",
                     trace.len(),
-                    outcome_path.display()
+                    results_path.display()
                 );
                 Ok(ExitCode::from(exit::INTERRUPTED))
             }
@@ -520,7 +620,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     result
 }
 
-/// What a saved outcome.json says, for `--recheck`.
+/// The gain of the passed re-check that proved the accepted changes, with
+/// its interval, for profile.toml's header.
+fn passed_gain(ended: &Ended) -> Option<String> {
+    let Ended::Done(o) = ended else {
+        return None;
+    };
+    if o.accepted.is_empty() {
+        return None;
+    }
+    o.rechecks.iter().rev().find(|r| r.passed).map(|r| {
+        let names: Vec<String> = r.changes.iter().map(ToString::to_string).collect();
+        format!("{} for {}", r.effect, names.join(" + "))
+    })
+}
+
+/// What a saved results.json says, for `--recheck`.
 #[derive(Debug, Default)]
 struct Saved {
     objective: Option<Objective>,
@@ -534,14 +649,23 @@ struct Saved {
     min_effect: Option<f64>,
     seed: Option<u64>,
     repeats: Option<u32>,
+    /// Bench options of the workload file.
+    extra: Vec<String>,
+    /// The file read.
+    path: PathBuf,
 }
 
-/// Read `DIR/outcome.json`; the error is one line naming the file.
+/// Read `DIR/results.json` (or `DIR/outcome.json`, its name before); the
+/// error is one line naming the file.
 fn read_saved(dir: &std::path::Path) -> Result<Saved, String> {
-    let path = dir.join(at::OUTCOME_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let mut path = dir.join(at::RESULTS_FILE);
+    let old = dir.join(at::OLD_OUTCOME_FILE);
+    if !path.exists() && old.exists() {
+        path = old;
+    }
+    let text = host::files::read_bounded_text(&path, report::MAX_RESULTS_BYTES).map_err(|e| {
         format!(
-            "--recheck {}: cannot read {}: {e} (a directory written by `nettune autotune --out DIR`)",
+            "--recheck {}: cannot read {} ({e}): a directory written by `nettune autotune --out DIR`",
             dir.display(),
             path.display()
         )
@@ -573,6 +697,13 @@ fn read_saved(dir: &std::path::Path) -> Result<Saved, String> {
         min_effect: w["min_effect_pct"].as_f64(),
         seed: w["seed"].as_u64(),
         repeats: small(&w["confirm_repeats"]),
+        extra: w["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(str::to_string))
+            .collect(),
+        path,
     })
 }
 
@@ -586,7 +717,10 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
         Err(msg) => return Ok(usage(msg)),
     };
     let Some(objective_arg) = saved.objective else {
-        return Ok(usage("--recheck: outcome.json names no objective"));
+        return Ok(usage(format!(
+            "--recheck: {} names no objective",
+            saved.path.display()
+        )));
     };
     if saved.interrupted {
         return Ok(usage(format!(
@@ -597,7 +731,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
     if saved.accepted.is_empty() {
         println!(
             "nothing was accepted in {}: nothing to re-check",
-            dir.join(at::OUTCOME_FILE).display()
+            saved.path.display()
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -605,21 +739,18 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
     if saved.test.is_some() {
         args.test = saved.test.clone();
     }
-    if let Some(d) = saved.duration {
-        args.duration = d;
-    }
-    if let Some(f) = saved.flows {
-        args.flows = f;
-    }
+    args.duration = saved.duration.or(args.duration);
+    args.flows = saved.flows.or(args.flows);
     args.size = saved.size.or(args.size);
     if let Some(m) = saved.min_effect {
         args.min_effect = m;
     }
     args.seed = args.seed.or(saved.seed);
-    let checked = match check(&args, objective_arg, true) {
+    let mut checked = match check(&args, objective_arg, true) {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };
+    checked.bench_args.extend(saved.extra.iter().cloned());
     let budget = checked.cfg.budget.unwrap_or(usize::MAX);
     let min_runs = 2 * RECHECK_MIN_REPEATS;
     if budget < min_runs {
@@ -674,7 +805,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
                 Some((k, l)) => accepted.push((k, l.clone())),
                 None => anyhow::bail!(
                     "{}: {knob}={level} is not a level this host offers for {objective}",
-                    dir.join(at::OUTCOME_FILE).display()
+                    saved.path.display()
                 ),
             }
         }
@@ -689,7 +820,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
             "re-check of {}: {objective} with {} runs of {} s, {repeats} runs per arm ({} arm(s) and the baseline, interleaved)",
             dir.display(),
             checked.test,
-            args.duration,
+            checked.duration,
             arms
         ));
         let drive = DriveConfig {
@@ -698,7 +829,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
             hosts: vec![client, server],
             snapshots: snaps.clone(),
             bench_args: checked.bench_args.clone(),
-            deadline: run_time(args.duration).saturating_mul(2) + Duration::from_secs(20),
+            deadline: run_time(checked.duration).saturating_mul(2) + Duration::from_secs(20),
             objective: checked.cfg.objective,
             responses: Vec::new(),
             scope: NetnsScope::Child,
@@ -727,7 +858,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
         if args.json {
             let mut j = report.json();
             j["objective"] = serde_json::json!(objective);
-            j["outcome"] = serde_json::json!(dir.join(at::OUTCOME_FILE));
+            j["results"] = serde_json::json!(saved.path);
             println!("{}", serde_json::to_string_pretty(&j)?);
         } else {
             print!("{}", model::text::printable_lines(&report.render()));

@@ -1,6 +1,7 @@
 //! `nettune report DIR [--html FILE] [--markdown FILE]`: render a results
-//! directory (`DIR/results.json`, written by `nettune experiment` or
-//! `nettune lab`) as a self-contained HTML page and a Markdown summary.
+//! directory (`DIR/results.json`, written by `nettune experiment`,
+//! `nettune lab` or `nettune autotune`) as a self-contained HTML page and a
+//! Markdown summary.
 
 use anyhow::Context as _;
 use std::io::Write as _;
@@ -18,7 +19,8 @@ per cell, throughput and per-CPU softirq % over time, latency CDFs, a per-CPU he
 map), the machine, lab, host facts, plans applied, doctor findings before and after,
 the per-cell table with verdicts, n/a cells with their reasons, and the lab's overhead.
 No scripts, fonts or network fetches: open it anywhere, mail it, attach it.
-`nettune lab` and `nettune experiment` write both files at their end. A results.json
+`nettune lab`, `nettune experiment` and `nettune autotune` write both files at their end
+(autotune's page: the search trace chart, the accepted and rejected changes). A results.json
 written by a newer nettune is refused (see /usr/share/doc/nettune/docs/report.md).";
 
 /// Flags of `nettune report`.
@@ -38,15 +40,27 @@ pub struct Args {
 
 /// Run `nettune report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let results = report::read_results(&args.dir).context("report")?;
+    let autotune = report::read_autotune(&args.dir).context("report")?;
     let html = args
         .html
         .unwrap_or_else(|| args.dir.join(report::HTML_FILE));
     let markdown = args
         .markdown
         .unwrap_or_else(|| args.dir.join(report::MARKDOWN_FILE));
-    let page = report::render_html(&results).context("report")?;
-    let summary = report::render_markdown(&results);
+    let (page, summary) = match &autotune {
+        // `nettune autotune`'s results: the search trace chart and its tables.
+        Some(at) => (
+            report::render_autotune_html(at).context("report")?,
+            report::render_autotune_markdown(at),
+        ),
+        None => {
+            let results = report::read_results(&args.dir).context("report")?;
+            (
+                report::render_html(&results).context("report")?,
+                report::render_markdown(&results),
+            )
+        }
+    };
     for (path, text) in [(&html, page), (&markdown, summary)] {
         if path.as_os_str() == "-" {
             let mut out = std::io::stdout().lock();

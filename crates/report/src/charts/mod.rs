@@ -21,9 +21,11 @@ mod forest;
 mod series;
 #[cfg(test)]
 mod tests;
+mod trace;
 
 pub(crate) use forest::forest;
 use series::{cdfs, heatmap, softirq, throughput};
+pub(crate) use trace::trace;
 
 /// Lines per chart.
 pub(crate) const MAX_SERIES: usize = 12;

@@ -1,0 +1,639 @@
+//! The page of an autotune results directory: `DIR/results.json` with
+//! `"kind": "autotune"` (written by `nettune autotune`,
+//! docs/schema/autotune-results.json) rendered as the search trace chart and
+//! the tables of accepted, rejected and left-out changes and re-checks.
+//!
+//! The file is untrusted input: it is read leniently (a field of the wrong
+//! shape is left out, never a panic), every text is escaped, and the work is
+//! bounded (runs, candidates, rows).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::charts::{self, Chart};
+use crate::data::{text, MAX_ROWS};
+use crate::esc::{html as h, md};
+use crate::ReportError;
+
+/// The `kind` of an autotune results.json.
+pub const AUTOTUNE_KIND: &str = "autotune";
+/// The newest autotune results.json schema this version reads.
+pub const AUTOTUNE_SCHEMA_VERSION: u64 = 1;
+/// Runs of the trace read.
+pub(crate) const MAX_RUNS: usize = 100_000;
+
+/// An effect against the baseline, in % (or a difference when the
+/// baseline's median was zero).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Eff {
+    pub estimate: f64,
+    pub lo: f64,
+    pub hi: f64,
+    /// `%` or `difference`.
+    pub unit: String,
+    pub verdict: String,
+    pub runs: usize,
+    pub baseline_runs: usize,
+}
+
+impl Eff {
+    fn of(v: &Value) -> Option<Eff> {
+        let f = |k: &str| v.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
+        let n = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_u64)
+                .and_then(|x| usize::try_from(x).ok())
+                .unwrap_or(0)
+        };
+        Some(Eff {
+            estimate: f("estimate")?,
+            lo: f("lo")?,
+            hi: f("hi")?,
+            unit: text(v, "unit"),
+            verdict: text(v, "verdict"),
+            runs: n("runs"),
+            baseline_runs: n("baseline_runs"),
+        })
+    }
+
+    /// Whether the effect is a % change (the chart's axis).
+    pub fn relative(&self) -> bool {
+        self.unit == "%"
+    }
+
+    /// `+12.3 % [+4.5, +20.1]`, as the terminal's summary writes it.
+    pub fn text(&self) -> String {
+        let unit = if self.relative() { " %" } else { "" };
+        format!(
+            "{:+.1}{unit} [{:+.1}, {:+.1}]",
+            self.estimate, self.lo, self.hi
+        )
+    }
+}
+
+/// An accepted or rejected change.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Decided {
+    /// `knob=level`, as the trace names its arm.
+    pub label: String,
+    pub race: Option<Eff>,
+    /// Empty for an accepted change.
+    pub reason: String,
+}
+
+/// A re-check of a combination or a single winner on fresh runs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Recheck {
+    pub label: String,
+    pub effect: Option<Eff>,
+    pub versus_best: Option<Eff>,
+    pub passed: bool,
+}
+
+/// One run of the trace.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Run {
+    pub seq: usize,
+    pub arm: String,
+    pub value: f64,
+}
+
+/// An autotune results.json, as shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutotuneResults {
+    pub(crate) schema_version: u64,
+    pub(crate) objective: String,
+    pub(crate) metric: String,
+    /// `higher` or `lower` is better.
+    pub(crate) direction: String,
+    pub(crate) min_effect_pct: f64,
+    /// Runs per arm and round of the race.
+    pub(crate) repeats: usize,
+    /// The search's seed (its bootstrap's seed is derived from it).
+    pub(crate) seed: Option<u64>,
+    pub(crate) workload: String,
+    pub(crate) nettune_version: String,
+    pub(crate) started: String,
+    pub(crate) finished: String,
+    pub(crate) machine: String,
+    pub(crate) interrupted: bool,
+    pub(crate) rounds: u64,
+    pub(crate) runs_used: usize,
+    pub(crate) space: Vec<(String, String, String, String)>,
+    pub(crate) excluded: Vec<(String, String, String)>,
+    pub(crate) accepted: Vec<Decided>,
+    pub(crate) rejected: Vec<Decided>,
+    pub(crate) rechecks: Vec<Recheck>,
+    pub(crate) trace: Vec<Run>,
+}
+
+fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(MAX_ROWS)
+}
+
+fn decided(v: &Value) -> Decided {
+    Decided {
+        label: format!("{}={}", text(v, "knob"), text(v, "level")),
+        race: v.get("race").and_then(Eff::of),
+        reason: text(v, "reason"),
+    }
+}
+
+impl AutotuneResults {
+    /// Read an autotune results document; `None` when `doc` is not one
+    /// (no `"kind": "autotune"`).
+    pub fn from_value(doc: &Value) -> Option<AutotuneResults> {
+        if doc.get("kind").and_then(Value::as_str) != Some(AUTOTUNE_KIND) {
+            return None;
+        }
+        let w = doc.get("workload").cloned().unwrap_or(Value::Null);
+        let workload = {
+            let mut s = text(&w, "test");
+            for (k, unit) in [("duration", " s runs"), ("flows", " flow(s)")] {
+                let t = text(&w, k);
+                if !t.is_empty() {
+                    let _ = write!(s, ", {t}{unit}");
+                }
+            }
+            let size = text(&w, "size");
+            if !size.is_empty() {
+                let _ = write!(s, ", {size} bytes");
+            }
+            s
+        };
+        let m = doc.get("machine").cloned().unwrap_or(Value::Null);
+        let machine = if m.is_object() {
+            format!(
+                "{}, kernel {}, {} CPUs",
+                text(&m, "hostname"),
+                text(&m, "kernel"),
+                text(&m, "cpus")
+            )
+        } else {
+            String::new()
+        };
+        let rechecks = list(doc, "rechecks")
+            .map(|r| {
+                let effect = r.get("effect").and_then(Eff::of);
+                let versus_best = r.get("versus_best").and_then(Eff::of);
+                let names: Vec<String> = list(r, "changes")
+                    .filter_map(|c| c.as_str().map(str::to_string))
+                    .collect();
+                Recheck {
+                    label: names.join(" + "),
+                    effect,
+                    versus_best,
+                    passed: r.get("passed").and_then(Value::as_bool).unwrap_or(false),
+                }
+            })
+            .collect();
+        let trace = doc
+            .get("trace")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(MAX_RUNS)
+            .filter_map(|r| {
+                Some(Run {
+                    seq: usize::try_from(r.get("seq")?.as_u64()?).ok()?,
+                    arm: r.get("arm")?.as_str()?.to_string(),
+                    value: r.get("value")?.as_f64().filter(|v| v.is_finite())?,
+                })
+            })
+            .collect();
+        let usize_of = |v: Option<&Value>| {
+            v.and_then(Value::as_u64)
+                .and_then(|x| usize::try_from(x).ok())
+        };
+        Some(AutotuneResults {
+            schema_version: doc
+                .get("schema_version")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            objective: text(doc, "objective"),
+            metric: text(doc, "metric"),
+            direction: text(doc, "direction"),
+            min_effect_pct: w
+                .get("min_effect_pct")
+                .and_then(Value::as_f64)
+                .filter(|v| v.is_finite())
+                .unwrap_or(model::stats::DEFAULT_MIN_EFFECT_PCT),
+            repeats: usize_of(w.get("repeats")).filter(|r| *r > 0).unwrap_or(3),
+            seed: w.get("seed").and_then(Value::as_u64),
+            workload,
+            nettune_version: text(doc, "nettune_version"),
+            started: text(doc, "started"),
+            finished: text(doc, "finished"),
+            machine,
+            interrupted: doc
+                .get("interrupted")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            rounds: doc.get("rounds").and_then(Value::as_u64).unwrap_or(0),
+            runs_used: usize_of(doc.get("runs_used")).unwrap_or(0),
+            space: list(doc, "space")
+                .map(|f| {
+                    let levels: Vec<String> = list(f, "levels")
+                        .map(|l| l.as_str().map_or_else(|| l.to_string(), str::to_string))
+                        .collect();
+                    (
+                        text(f, "knob"),
+                        text(f, "current"),
+                        levels.join(", "),
+                        text(f, "source"),
+                    )
+                })
+                .collect(),
+            excluded: list(doc, "excluded")
+                .map(|e| (text(e, "knob"), text(e, "level"), text(e, "reason")))
+                .collect(),
+            accepted: list(doc, "accepted").map(decided).collect(),
+            rejected: list(doc, "rejected").map(decided).collect(),
+            rechecks,
+            trace,
+        })
+    }
+
+    /// Runs of the race: the trace's first `rounds` rounds. A round runs
+    /// every arm still in the race `repeats` times, interleaved, and an arm
+    /// never comes back once dropped, so a round ends where the next run is
+    /// of an arm that has had its `repeats` runs in the round, or of an arm
+    /// that was not in the round before (a re-check's combination). Without
+    /// `rounds` (an interrupted search) the whole trace.
+    pub(crate) fn race_runs(&self) -> usize {
+        if self.interrupted || self.rechecks.is_empty() && self.rounds == 0 {
+            return self.trace.len();
+        }
+        self.round_ends().last().copied().unwrap_or(0)
+    }
+
+    /// Where each race round ends in the trace (the index after its last
+    /// run); empty for an interrupted search (no `rounds`).
+    pub(crate) fn round_ends(&self) -> Vec<usize> {
+        let mut ends = Vec::new();
+        let mut allowed: Vec<&str> = std::iter::once("baseline")
+            .chain(
+                self.accepted
+                    .iter()
+                    .chain(&self.rejected)
+                    .map(|d| d.label.as_str()),
+            )
+            .collect();
+        let mut p = 0usize;
+        for _ in 0..self.rounds.min(MAX_RUNS as u64) {
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            while let Some(run) = self.trace.get(p) {
+                let arm = run.arm.as_str();
+                if !allowed.contains(&arm) {
+                    break;
+                }
+                match counts.iter_mut().find(|(a, _)| *a == arm) {
+                    Some((_, n)) if *n >= self.repeats => break,
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((arm, 1)),
+                }
+                p += 1;
+            }
+            if counts.is_empty() {
+                break;
+            }
+            ends.push(p);
+            allowed = counts.iter().map(|(a, _)| *a).collect();
+        }
+        ends
+    }
+
+    /// Candidates whose race has no % change (the baseline's median was
+    /// zero): not on the chart.
+    pub(crate) fn not_charted(&self) -> Vec<&str> {
+        self.accepted
+            .iter()
+            .chain(&self.rejected)
+            .filter(|d| d.race.as_ref().is_some_and(|e| !e.relative()))
+            .map(|d| d.label.as_str())
+            .collect()
+    }
+}
+
+/// Read `DIR/results.json` if it is an autotune result: `Ok(None)` when the
+/// file is another kind (an experiment's or a lab's).
+pub fn read_autotune(dir: &Path) -> Result<Option<AutotuneResults>, ReportError> {
+    if !dir.is_dir() {
+        return Err(ReportError::NotADirectory {
+            path: dir.to_path_buf(),
+        });
+    }
+    let path = dir.join(model::results::RESULTS_FILE);
+    let text = match host::files::read_bounded_text(&path, crate::MAX_RESULTS_BYTES) {
+        Ok(t) => t,
+        Err(host::HostError::NotFound { .. }) => {
+            return Err(ReportError::NoResults {
+                path: dir.to_path_buf(),
+            })
+        }
+        Err(host::HostError::TooLarge { .. }) => return Err(ReportError::TooLarge { path }),
+        Err(e) => return Err(ReportError::File(e)),
+    };
+    let Ok(doc) = serde_json::from_str::<Value>(&text) else {
+        // Not JSON: the experiment reader says why.
+        return Ok(None);
+    };
+    match AutotuneResults::from_value(&doc) {
+        Some(r) if r.schema_version > AUTOTUNE_SCHEMA_VERSION => Err(ReportError::NewerAutotune {
+            path,
+            found: r.schema_version,
+        }),
+        other => Ok(other),
+    }
+}
+
+const CSS: &str = "\
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;color:#222;background:#fff;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.gain{background:#d7f2dc;color:#135a25;font-weight:600}.regression{background:#f8d5d5;color:#8a1414;font-weight:600}.banner{background:#fff3cd;border:1px solid #e0c060;padding:.5em 1em}
+dl.facts{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.facts dt{font-weight:600}dl.facts dd{margin:0}
+figure{margin:1em 0}figcaption{font-size:.85em;color:#555}svg.chart{max-width:100%;height:auto;border:1px solid #eee}
+footer{margin-top:2em;font-size:.8em;color:#777}
+";
+
+fn facts(r: &AutotuneResults) -> Vec<(&'static str, String)> {
+    let better = match r.direction.as_str() {
+        "lower" => " (lower is better)",
+        "higher" => " (higher is better)",
+        _ => "",
+    };
+    vec![
+        (
+            "objective",
+            format!("{}: {}{better}", r.objective, r.metric),
+        ),
+        ("workload", r.workload.clone()),
+        (
+            "acceptance",
+            format!(
+                "95 % interval excludes zero and the gain is at least {} %, on fresh baseline runs",
+                r.min_effect_pct
+            ),
+        ),
+        (
+            "runs",
+            format!(
+                "{} ({} race round(s) of {} run(s) per arm, then the re-checks)",
+                r.runs_used, r.rounds, r.repeats
+            ),
+        ),
+        ("started", r.started.clone()),
+        ("finished", r.finished.clone()),
+        ("machine", r.machine.clone()),
+        ("nettune", r.nettune_version.clone()),
+    ]
+}
+
+fn eff_text(e: Option<&Eff>) -> String {
+    e.map_or_else(|| "not raced".to_string(), Eff::text)
+}
+
+/// The HTML page of an autotune result.
+pub fn render_autotune_html(r: &AutotuneResults) -> Result<String, ReportError> {
+    let chart = charts::trace(r)?;
+    let title = format!("nettune autotune: {}", h(&r.objective));
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{title}</h1>\n"
+    );
+    if r.interrupted {
+        out.push_str("<p class=\"banner\"><strong>Interrupted:</strong> the search stopped before its re-check; nothing is kept.</p>\n");
+    }
+    out.push_str("</header>\n<section id=\"search\">\n<h2>The search</h2>\n<dl class=\"facts\">\n");
+    for (k, v) in facts(r) {
+        let _ = writeln!(out, "<dt>{k}</dt><dd>{}</dd>", h(&v));
+    }
+    out.push_str("</dl>\n");
+    match &chart {
+        Some(c) => figure(&mut out, c),
+        None => out.push_str("<p>No race round to chart.</p>\n"),
+    }
+    let missing = r.not_charted();
+    if !missing.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p>Not on the chart, their race has no % change (the baseline's median was zero, the interval is a difference, in the tables): {}.</p>",
+            h(&missing.join(", "))
+        );
+    }
+    out.push_str("</section>\n<section id=\"accepted\">\n<h2>Accepted</h2>\n");
+    if r.accepted.is_empty() {
+        out.push_str("<p>Nothing proven: the host stays as it is.</p>\n");
+    } else {
+        out.push_str(
+            "<table><tr><th>change</th><th>race: change vs baseline [95 % CI]</th></tr>\n",
+        );
+        for a in &r.accepted {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"gain\">{}</td><td>{}</td></tr>",
+                h(&a.label),
+                h(&eff_text(a.race.as_ref()))
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str(
+        "</section>\n<section id=\"rechecks\">\n<h2>Re-checks on fresh baseline runs</h2>\n",
+    );
+    if r.rechecks.is_empty() {
+        out.push_str("<p>No re-check ran.</p>\n");
+    } else {
+        out.push_str("<table><tr><th>changes</th><th>change vs baseline [95 % CI]</th><th>vs its best member alone</th><th>passed</th></tr>\n");
+        for c in &r.rechecks {
+            let class = if c.passed { "gain" } else { "regression" };
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td></tr>",
+                h(&c.label),
+                h(&eff_text(c.effect.as_ref())),
+                h(&c.versus_best.as_ref().map_or_else(String::new, Eff::text)),
+                if c.passed { "yes" } else { "no" }
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</section>\n<section id=\"rejected\">\n<h2>Rejected</h2>\n");
+    if r.rejected.is_empty() {
+        out.push_str("<p>None.</p>\n");
+    } else {
+        out.push_str("<table><tr><th>change</th><th>race: change vs baseline [95 % CI]</th><th>why</th></tr>\n");
+        for c in &r.rejected {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                h(&c.label),
+                h(&eff_text(c.race.as_ref())),
+                h(&c.reason)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</section>\n<section id=\"space\">\n<h2>The space</h2>\n");
+    out.push_str("<table><tr><th>factor</th><th>now</th><th>tried</th><th>from</th></tr>\n");
+    for (k, now, tried, from) in &r.space {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            h(k),
+            h(now),
+            h(tried),
+            h(from)
+        );
+    }
+    out.push_str("</table>\n");
+    if !r.excluded.is_empty() {
+        out.push_str("<table><tr><th>left out</th><th>level</th><th>why</th></tr>\n");
+        for (k, l, why) in &r.excluded {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                h(k),
+                h(l),
+                h(why)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    let _ = writeln!(
+        out,
+        "</section>\n<footer>Written by <code>nettune report</code> from an autotune results.json (schema {}). Self-contained: no scripts, fonts or network fetches.</footer>\n</body>\n</html>",
+        r.schema_version
+    );
+    Ok(out)
+}
+
+fn figure(out: &mut String, c: &Chart) {
+    let _ = writeln!(
+        out,
+        "<figure id=\"fig-{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>",
+        c.id,
+        c.svg,
+        h(c.note)
+    );
+}
+
+/// The Markdown summary of an autotune result.
+pub fn render_autotune_markdown(r: &AutotuneResults) -> String {
+    let mut out = format!("# nettune autotune: {}\n\n", md(&r.objective));
+    if r.interrupted {
+        out.push_str(
+            "**Interrupted:** the search stopped before its re-check; nothing is kept.\n\n",
+        );
+    }
+    for (k, v) in facts(r) {
+        let _ = writeln!(out, "- **{k}**: {}", md(&v));
+    }
+    out.push_str("\nThe search trace chart is in report.html.\n\n## Accepted\n\n");
+    if r.accepted.is_empty() {
+        out.push_str("Nothing proven: the host stays as it is.\n\n");
+    } else {
+        out.push_str("| change | race: change vs baseline [95 % CI] |\n| --- | --- |\n");
+        for a in &r.accepted {
+            let _ = writeln!(
+                out,
+                "| {} | {} |",
+                md(&a.label),
+                md(&eff_text(a.race.as_ref()))
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str("## Re-checks on fresh baseline runs\n\n");
+    if r.rechecks.is_empty() {
+        out.push_str("No re-check ran.\n\n");
+    } else {
+        out.push_str("| changes | change vs baseline [95 % CI] | vs its best member alone | passed |\n| --- | --- | --- | --- |\n");
+        for c in &r.rechecks {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                md(&c.label),
+                md(&eff_text(c.effect.as_ref())),
+                md(&c.versus_best.as_ref().map_or_else(String::new, Eff::text)),
+                if c.passed { "yes" } else { "no" }
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str("## Rejected\n\n");
+    if r.rejected.is_empty() {
+        out.push_str("None.\n\n");
+    } else {
+        out.push_str(
+            "| change | race: change vs baseline [95 % CI] | why |\n| --- | --- | --- |\n",
+        );
+        for c in &r.rejected {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                md(&c.label),
+                md(&eff_text(c.race.as_ref())),
+                md(&c.reason)
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str("## The space\n\n| factor | now | tried | from |\n| --- | --- | --- | --- |\n");
+    for (k, now, tried, from) in &r.space {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            md(k),
+            md(now),
+            md(tried),
+            md(from)
+        );
+    }
+    if !r.excluded.is_empty() {
+        out.push_str("\n| left out | level | why |\n| --- | --- | --- |\n");
+        for (k, l, why) in &r.excluded {
+            let _ = writeln!(out, "| {} | {} | {} |", md(k), md(l), md(why));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> AutotuneResults {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        AutotuneResults::from_value(&doc).unwrap()
+    }
+
+    /// The race's rounds end where the re-check begins: 4 rounds of 7, 6,
+    /// 4 and 4 arms (rps_cpus out after round 1, tcp_wmem and
+    /// napi_defer_hard_irqs after round 2: 63 runs) then 18; 2 rounds of 5
+    /// arms (30) then 27.
+    #[test]
+    fn the_race_ends_after_its_rounds() {
+        assert_eq!(fixture("autotune-results.json").race_runs(), 63);
+        assert_eq!(fixture("autotune-max-cps-results.json").race_runs(), 30);
+        assert_eq!(
+            fixture("autotune-results.json").round_ends(),
+            [21, 39, 51, 63]
+        );
+        let mut r = fixture("autotune-results.json");
+        r.interrupted = true;
+        assert_eq!(r.race_runs(), 81);
+    }
+}
