@@ -3,9 +3,13 @@
 //! fleet").
 //!
 //! One long-lived [`Session`] per host, each step under its own deadline
-//! ([`Session::renew`]). `bench` starts `nettune serve` on the server host's
-//! agent once (again when a bench finds no server) and runs `bench` on the
-//! client's agent against the server's address; `inspect`, `doctor` and
+//! ([`Session::renew`]). With one load client, `bench` starts `nettune
+//! serve` on the server host's agent once (again when a bench finds no
+//! server) and runs `bench` on the client's agent against the server's
+//! address. With several ([`FleetExecutor::load_from`]), each run is a
+//! `fleet bench` ([`crate::bench::run`]: a server for the run, every
+//! client's flows started at the same instant) and its clients' results are
+//! added up into one ([`crate::merged`]). `inspect`, `doctor` and
 //! `plan` are the agent's requests; `apply` is `fleet apply`'s own
 //! (through the host's journal, a confirm deadline when the plan can cut
 //! the path, a failed apply rolled back) over a fresh session; `rollback`
@@ -16,7 +20,9 @@
 //! to it, and [`FleetExecutor::lost`] says which generation stays applied
 //! there.
 
+use crate::bench::{self, Spec, Target};
 use crate::fanout::{fan_out, transport_of, Failure, Options, Session};
+use crate::merged::{self, Part};
 use crate::ops::{doc_error, HostReport, Job, Outcome, PlanFrom};
 use crate::proto::Request;
 use lab::exec::{knob_absent, ExecError, Executor, HostId, NotApplicableKind};
@@ -71,10 +77,17 @@ pub struct FleetExecutor {
     cfg: Config,
     routes: Vec<(HostId, HostId, String)>,
     serving: Option<Serving>,
+    /// The clients that load the server together (more than one: every
+    /// run is a synchronized `fleet bench`).
+    load: Vec<HostId>,
 }
 
 /// Longest test a server started here accepts at least, seconds.
 const MIN_MAX_DURATION: u64 = 60;
+
+/// Time from the last clock estimate to a synchronized start (`fleet
+/// bench`'s default `--start-margin`).
+const START_MARGIN: Duration = Duration::from_secs(2);
 
 impl FleetExecutor {
     /// An executor over `jobs` (nothing connected yet).
@@ -92,7 +105,17 @@ impl FleetExecutor {
             cfg,
             routes: Vec::new(),
             serving: None,
+            load: Vec::new(),
         }
+    }
+
+    /// Every run's load comes from all of `clients` at once (each reaches
+    /// the server by its [`route`](Self::route)): a bench whose client is
+    /// one of them runs on every one, started together, and answers their
+    /// merged result. One client (or none): the bench runs on its client
+    /// alone, as without this call.
+    pub fn load_from(&mut self, clients: Vec<HostId>) {
+        self.load = clients;
     }
 
     /// `client` reaches `server`'s bench server at `address` (default: the
@@ -278,6 +301,160 @@ impl FleetExecutor {
     }
 }
 
+impl FleetExecutor {
+    /// One run with every load client against `server`, started together
+    /// (`fleet bench`'s synchronized start), their results merged. A host
+    /// already lost gets nothing; a host whose agent cannot be reached or
+    /// whose pipe closes is lost; any client that fails fails the run,
+    /// named.
+    fn bench_all(
+        &mut self,
+        server: HostId,
+        args: &[String],
+        deadline: Duration,
+    ) -> Result<String, ExecError> {
+        let load = self.load.clone();
+        for h in std::iter::once(server).chain(load.iter().copied()) {
+            let slot = self.slot(h)?;
+            if let Some(reason) = &slot.lost {
+                return Err(ExecError::HostLost {
+                    host: slot.job.host.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        // A run brings its own server: the one-client path's is not needed.
+        self.stop_serving();
+        let server_job = self.slot(server)?.job.clone();
+        let mut clients = Vec::with_capacity(load.len());
+        for c in &load {
+            clients.push(Target {
+                job: self.slot(*c)?.job.clone(),
+                server: 0,
+                address: self.address(*c, server),
+            });
+        }
+        let spec = Spec {
+            servers: vec![server_job],
+            clients,
+            probes: Vec::new(),
+            args: args.to_vec(),
+            probe_args: Vec::new(),
+            port: 0,
+            margin: START_MARGIN,
+            samples: crate::clock::DEFAULT_SAMPLES,
+            window: deadline,
+            token: self.cfg.token.clone(),
+        };
+        let mut opts = self.cfg.opts.clone();
+        opts.deadline = opts
+            .deadline
+            .saturating_add(deadline)
+            .saturating_add(START_MARGIN);
+        let rep = bench::run(&spec, &opts);
+        // The server first: when it failed, its clients did not run.
+        if let Some(f) = rep.servers.first().and_then(|s| s.error.clone()) {
+            return Err(self.run_failed(server, "serve", f, opts.deadline));
+        }
+        let mut failed: Vec<(HostId, Failure)> = Vec::new();
+        for (h, c) in load
+            .iter()
+            .zip(rep.hosts.iter().filter(|h| h.role == "client"))
+        {
+            if let Some(f) = &c.error {
+                failed.push((*h, f.clone()));
+            } else if c.result.is_none() {
+                failed.push((
+                    *h,
+                    Failure {
+                        kind: "protocol",
+                        message: format!("{}: no bench result", c.host),
+                    },
+                ));
+            }
+        }
+        if !failed.is_empty() {
+            // A lost host first: the runner stops the run for it.
+            failed.sort_by_key(|(_, f)| !lost_kind(f));
+            let mut errs: Vec<ExecError> = Vec::new();
+            for (h, f) in failed {
+                errs.push(self.run_failed(h, "bench", f, opts.deadline));
+            }
+            if errs.len() == 1 || matches!(errs.first(), Some(ExecError::HostLost { .. })) {
+                if let Some(e) = errs.into_iter().next() {
+                    return Err(e);
+                }
+                return Err(ExecError::NoHost(server));
+            }
+            let all: Vec<String> = errs.iter().map(ToString::to_string).collect();
+            return Err(ExecError::Failed {
+                what: format!(
+                    "bench of {} client(s) to {}",
+                    load.len(),
+                    self.host_name(server)
+                ),
+                code: None,
+                stderr: all.join("; "),
+            });
+        }
+        let parts: Vec<Part<'_>> = rep
+            .hosts
+            .iter()
+            .filter(|h| h.role == "client")
+            .filter_map(|h| {
+                h.result.as_ref().map(|r| Part {
+                    host: &h.host,
+                    result: r,
+                })
+            })
+            .collect();
+        let what = || {
+            format!(
+                "merging the bench results of {} client(s) to {}",
+                load.len(),
+                self.host_name(server)
+            )
+        };
+        let mut m = merged::merge(&parts, rep.skew_ns).map_err(|e| ExecError::Failed {
+            what: what(),
+            code: None,
+            stderr: e.to_string(),
+        })?;
+        if let (Some(w), Some(a)) = (&rep.window, &rep.aggregate) {
+            m.notes.push(format!(
+                "over the common window of {:.3} s (every client running) the clients together made {:.1} {}/s, {:.3} Mbit/s",
+                w.seconds,
+                a.per_sec,
+                if a.unit.is_empty() { "msgs" } else { &a.unit },
+                a.bits_per_sec / 1e6
+            ));
+        }
+        m.notes.extend(rep.notes.iter().cloned());
+        serde_json::to_string(&m).map_err(|e| ExecError::Failed {
+            what: what(),
+            code: None,
+            stderr: e.to_string(),
+        })
+    }
+
+    /// A host's failure in a synchronized run: one that could not be
+    /// reached or whose pipe closed is lost; a timeout; else the step failed.
+    fn run_failed(&mut self, h: HostId, what: &str, f: Failure, after: Duration) -> ExecError {
+        match self.hosts.get_mut(h.0) {
+            Some(slot) if lost_kind(&f) => lose(slot, f.message),
+            Some(slot) => failed(slot, what, f, after),
+            None => ExecError::NoHost(h),
+        }
+    }
+}
+
+/// A failure of a fresh session that loses the host: it could not be
+/// reached (as a long-lived session that cannot connect again), or its
+/// pipe closed.
+fn lost_kind(f: &Failure) -> bool {
+    matches!(f.kind, "transport" | "protocol")
+}
+
 impl Drop for FleetExecutor {
     fn drop(&mut self) {
         self.stop_serving();
@@ -371,6 +548,9 @@ impl Executor for FleetExecutor {
         args: &[String],
         deadline: Duration,
     ) -> Result<String, ExecError> {
+        if client != server && self.load.len() > 1 && self.load.contains(&client) {
+            return self.bench_all(server, args, deadline);
+        }
         match self.bench_once(client, server, args, deadline) {
             Err(e) if no_server(&e) => {
                 // The server went (killed, its lifetime): start it again, once.
@@ -675,6 +855,38 @@ mod tests {
             Err(ExecError::HostLost { .. })
         ));
         assert!(matches!(ex.inspect(HostId(3)), Err(ExecError::NoHost(_))));
+    }
+
+    #[test]
+    fn a_synchronized_run_names_a_lost_host_and_sends_it_nothing() {
+        let job = |h: &str| Job {
+            host: h.into(),
+            transport: model::inventory::Transport::Local,
+            root: None,
+            state_dir: None,
+            remote_exe: None,
+        };
+        let args = v(&["--test", "tcp-rr", "--duration", "1"]);
+        let d = Duration::from_secs(5);
+        let mut ex = FleetExecutor::new(vec![job("srv"), job("c1"), job("c2")], cfg());
+        ex.load_from(vec![HostId(1), HostId(2)]);
+        // A client lost before: the run does not start.
+        ex.hosts[2].lost = Some("the agent pipe closed".into());
+        let e = ex.bench(HostId(1), HostId(0), &args, d).unwrap_err();
+        assert_eq!(e.to_string(), "host c2 was lost: the agent pipe closed");
+        // The server's agent cannot be started (no such nettune): it is
+        // lost, named, and gets nothing more.
+        ex.hosts[2].lost = None;
+        let e = ex.bench(HostId(1), HostId(0), &args, d).unwrap_err();
+        assert!(
+            matches!(&e, ExecError::HostLost { host, .. } if host == "srv"),
+            "{e}"
+        );
+        assert_eq!(ex.lost().len(), 1);
+        assert!(matches!(
+            ex.inspect(HostId(0)),
+            Err(ExecError::HostLost { .. })
+        ));
     }
 
     #[test]

@@ -19,10 +19,11 @@
 //! and the table and verdict. [`bench`] is `nettune fleet bench` (N
 //! clients, one server, starts synchronized through [`clock`] offsets).
 //! [`executor`] runs `nettune experiment`'s cells on a fleet: the lab's
-//! runner over one long-lived agent session per host.
+//! runner over one long-lived agent session per host; with several clients
+//! each run is a `fleet bench` whose results [`merged`] adds up.
 //!
 //! Layers: `proto`, then `transport` and `serve`, then `client` and `install`,
-//! then `fanout`, `ops` and `summary`, then `bench` and `executor`.
+//! then `fanout`, `ops` and `summary`, then `bench`, `merged` and `executor`.
 
 mod apply;
 pub mod bench;
@@ -31,6 +32,7 @@ pub mod clock;
 pub mod executor;
 pub mod fanout;
 pub mod install;
+pub mod merged;
 pub mod ops;
 pub mod proto;
 pub mod serve;

@@ -3,7 +3,8 @@
 //! roles give the server and the clients; every one of them gets an agent
 //! session (`fleet::executor::FleetExecutor`); the cell's levels are
 //! applied on the server and every client through each host's journal and
-//! rolled back per cell; the first client runs the load against the server.
+//! rolled back per cell; every client loads the server at once in each run
+//! (`fleet bench`'s synchronized start), their results merged into one.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -39,14 +40,14 @@ pub(super) fn run(
     let roles = f
         .resolve(&inv)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
-    let Some(first) = roles.clients.first() else {
+    if roles.clients.is_empty() {
         anyhow::bail!(
             "{}: hosts.fleet.clients {:?} names no host",
             args.file.display(),
             f.clients
         );
-    };
-    // Host 0 the server, then the clients (host 1 runs the load).
+    }
+    // Host 0 the server, then the clients (all of them run the load).
     let hosts: Vec<&model::inventory::Host> = std::iter::once(&roles.server)
         .chain(&roles.clients)
         .collect();
@@ -78,17 +79,20 @@ pub(super) fn run(
         token: Some(engine::auth::nonce()),
     };
     let mut exec = FleetExecutor::new(jobs, cfg);
-    exec.route(
-        client,
-        server,
-        server_address(
-            &inv,
-            first.name.as_str(),
-            roles.server.name.as_str(),
-            true,
-            None,
-        ),
-    );
+    for (i, c) in roles.clients.iter().enumerate() {
+        exec.route(
+            HostId(i + 1),
+            server,
+            server_address(
+                &inv,
+                c.name.as_str(),
+                roles.server.name.as_str(),
+                true,
+                None,
+            ),
+        );
+    }
+    exec.load_from((1..hosts.len()).map(HostId).collect());
     let failed = exec.connect_all();
     if !failed.is_empty() {
         for (host, why) in &failed {
@@ -171,16 +175,25 @@ pub(super) fn run(
 fn notes(f: &FleetHosts, inv: &Path, roles: &model::experiment::FleetRoles) -> Vec<String> {
     let clients: Vec<&str> = roles.clients.iter().map(|h| h.name.as_str()).collect();
     let mut n = vec![format!(
-        "fleet {}: server {}, clients {}; the levels are applied on the server and every client, each through its own journal; the first client, {}, runs each bench against the server (one client's load, not the clients together)",
+        "fleet {}: server {}, clients {}; the levels are applied on the server and every client, each through its own journal; {}",
         inv.display(),
         roles.server.name,
         clients.join(", "),
-        clients.first().copied().unwrap_or("-"),
+        if clients.len() > 1 {
+            "every client loads the server at once in each run (fleet bench's synchronized start) and the run's result is their sum (each run's bench JSON names every client's share and the start skew)"
+        } else {
+            "the client runs each bench against the server"
+        },
     )];
     if let Some(p) = &roles.probe {
         n.push(format!(
-            "hosts.fleet.probe {} is not used yet: a [responses.probe] runs from the load client",
-            p.name
+            "hosts.fleet.probe {} is not used yet: a [responses.probe] runs from {}",
+            p.name,
+            if clients.len() > 1 {
+                "every load client beside its load (the first client's probe is recorded)"
+            } else {
+                "the load client"
+            }
         ));
     }
     if f.limit.is_some() {
