@@ -150,6 +150,7 @@ pub fn outcome_json(
                     "changes": r.changes.iter().map(ToString::to_string).collect::<Vec<_>>(),
                     "effect": effect_json(&r.effect),
                     "versus_best": r.versus_best.as_ref().map(effect_json),
+                    "without": r.without.iter().map(|w| json!({"change": w.candidate.to_string(), "effect": effect_json(&w.effect), "needed": w.needed})).collect::<Vec<_>>(),
                     "constraints": r.constraints.iter().map(|c| json!({"constraint": c.constraint, "effect": effect_json(&c.effect), "holds": c.holds})).collect::<Vec<_>>(),
                     "passed": r.passed,
                 }))
