@@ -705,3 +705,52 @@ fn fleet_bench_document_on_loopback() {
     assert_eq!(v["servers"].as_array().unwrap().len(), 2);
     assert_eq!(v["aggregate"]["hosts"], 2);
 }
+
+/// An interface listed in /sys/class/net that is gone when its files are
+/// read (a veth moved into a namespace or deleted meanwhile, as labs do):
+/// its unreadable fields are null, and the schemas say they may be. A real
+/// `bench --json` under load once failed the bench schema on exactly that.
+#[test]
+fn an_interface_gone_mid_read_matches_the_schemas() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(repo().join("tests/fixtures/c4-8xlarge"))
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // Listed, but its files went with it: an empty device directory.
+    std::fs::create_dir_all(root.join("sys/devices/virtual/net/gone0")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../devices/virtual/net/gone0",
+        root.join("sys/class/net/gone0"),
+    )
+    .unwrap();
+    let v = run_json(
+        &["inspect", "--json", "--root", root.to_str().unwrap()],
+        &[0],
+    );
+    let gone = v["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "gone0")
+        .unwrap_or_else(|| panic!("no gone0 in {}", v["interfaces"]));
+    assert!(
+        gone["mtu"].is_null() && gone["operstate"].is_null(),
+        "{gone}"
+    );
+    check("inspect", &v, "inspect with a vanished interface");
+    // The bench's host facts of such an interface.
+    let p = repo().join("crates/lab/tests/data/bench-tcp-rr-lo.json");
+    let mut b: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    for side in ["client", "server_side"] {
+        let i = &mut b[side]["facts"]["interfaces"][0];
+        assert!(i.is_object(), "{side}: {i}");
+        i["mtu"] = Value::Null;
+        i["operstate"] = Value::Null;
+    }
+    check("bench", &b, "bench facts with a vanished interface");
+}
