@@ -144,6 +144,30 @@ impl Knob {
     pub fn accepts(self) -> &'static str {
         self.ty().expected()
     }
+
+    /// The level `text` stands for, written as a level is shown (`1`,
+    /// `true`, `cubic`, `0,1` or `off`, `4096 131072 6291456`,
+    /// `1024-65535`), checked as a file's level is; `None` when this knob
+    /// does not take it ([`Knob::accepts`] words what it takes).
+    pub fn level_from_text(self, text: &str) -> Option<Level> {
+        let t = text.trim();
+        let ints = |sep: &[char]| -> Option<toml::Value> {
+            t.split(|c: char| c.is_whitespace() || sep.contains(&c))
+                .filter(|p| !p.is_empty())
+                .map(|p| p.parse::<i64>().ok().map(toml::Value::Integer))
+                .collect::<Option<Vec<_>>>()
+                .map(toml::Value::Array)
+        };
+        let ty = self.ty();
+        let v = match ty {
+            KnobType::Int(_) => toml::Value::Integer(t.parse().ok()?),
+            KnobType::Bool => toml::Value::Boolean(t.parse().ok()?),
+            KnobType::Cpus | KnobType::Name => toml::Value::String(t.to_string()),
+            KnobType::Triple => ints(&[','])?,
+            KnobType::PortRange => ints(&['-', ','])?,
+        };
+        ty.level(&v)
+    }
 }
 
 /// One level of a factor.
@@ -303,4 +327,47 @@ fn parse_levels(
         levels.push(level);
     }
     Ok(levels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Knob, Level};
+
+    /// A level as shown reads back as the same level; text a knob does
+    /// not take is refused.
+    #[test]
+    fn a_level_reads_back_from_its_text() {
+        let levels = [
+            (Knob::TcpTwReuse, Level::Int(1)),
+            (Knob::BusyPoll, Level::Int(50)),
+            (Knob::ThreadedNapi, Level::Bool(true)),
+            (Knob::CongestionControl, Level::Name("cubic".into())),
+            (Knob::RpsCpus, Level::Cpus(vec![0, 1])),
+            (Knob::RpsCpus, Level::Cpus(Vec::new())),
+            (Knob::TcpRmem, Level::Triple([4096, 131_072, 33_554_432])),
+            (Knob::IpLocalPortRange, Level::Range([1024, 65535])),
+        ];
+        for (knob, level) in levels {
+            assert_eq!(
+                knob.level_from_text(&level.to_string()),
+                Some(level.clone()),
+                "{knob:?} {level}"
+            );
+        }
+        assert_eq!(
+            Knob::RpsCpus.level_from_text("1"),
+            Some(Level::Cpus(vec![1]))
+        );
+        for (knob, text) in [
+            (Knob::TcpTwReuse, "3"),
+            (Knob::BusyPoll, "-1"),
+            (Knob::ThreadedNapi, "yes"),
+            (Knob::RpsCpus, "x"),
+            (Knob::TcpRmem, "1 2"),
+            (Knob::IpLocalPortRange, "2000-1000"),
+            (Knob::CongestionControl, "a b"),
+        ] {
+            assert_eq!(knob.level_from_text(text), None, "{knob:?} {text}");
+        }
+    }
 }

@@ -13,7 +13,7 @@ use clap::Parser;
 use lab::autotune::{self as at, DriveConfig, Ended};
 use lab::exec::{Executor, HostId};
 use lab::runner::{self, experiment::BENCH_WARMUP_S};
-use model::experiment::TestKind;
+use model::experiment::{Knob, Level, TestKind};
 use model::plan::NetnsScope;
 use model::snapshot::HostSnapshot;
 use tune::autotune::{Constraint, Objective, Response, Search, SearchConfig, SearchSpace};
@@ -116,6 +116,15 @@ pub struct Args {
     /// exit 0 when every accepted change still holds, 1 when some do not.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["objective", "dry_run", "out", "constraint"])]
     pub recheck: Option<PathBuf>,
+    /// Also race this change (KNOB=LEVEL as --dry-run shows levels:
+    /// rps_cpus=1, busy_poll=50), before the proposals; repeatable.
+    #[arg(long = "candidate", value_name = "KNOB=LEVEL", value_parser = at::space::parse_change, conflicts_with = "recheck")]
+    pub candidates: Vec<(Knob, Level)>,
+    /// Start from the setting an earlier run accepted (DIR/outcome.json):
+    /// applied on the lab's hosts through their journals before the
+    /// baseline, the search's changes on top, rolled back at the end.
+    #[arg(long, value_name = "DIR", conflicts_with = "recheck")]
+    pub from: Option<PathBuf>,
 }
 
 fn parse_objective(s: &str) -> Result<Objective, String> {
@@ -360,6 +369,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };
+    let from = match args.from.as_deref().map(read_from).transpose() {
+        Ok(f) => f.unwrap_or_default(),
+        Err(msg) => return Ok(usage(msg)),
+    };
     if !lab::is_root() {
         anyhow::bail!(
             "autotune --lab needs root to build its lab of network namespaces (also for --dry-run: the space comes from the lab's hosts)"
@@ -376,6 +389,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("finding the nettune binary")?;
     let ui = Ui::new(0, false);
     let session = present::start_lab(&spec, &exe, &ui).context("building the lab")?;
+    let mut kept = None;
     let result = (|| -> anyhow::Result<ExitCode> {
         let mut exec = runner::SplitExecutor {
             bench: session.executor()?.with_cancel(cancel.clone()),
@@ -398,11 +412,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             Vec::new()
         };
-        let snaps = vec![
+        let mut snaps = vec![
             (client, snapshot(&mut exec, client)?),
             (server, snapshot(&mut exec, server)?),
         ];
+        start_from(&mut exec, &ui, &mut snaps, &from, &args, &mut kept)?;
         let mut built = at::build(objective_arg, &snaps, NetnsScope::Child);
+        at::space::add_candidates(&mut built, &snaps, NetnsScope::Child, &args.candidates);
+        at::space::start_from(&mut built, &from);
         // Each level applied once on both hosts and rolled back: a host
         // that has a file but cannot write it (veth's `threaded`) is found
         // here, not in the middle of the search.
@@ -432,7 +449,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             server,
             hosts: vec![client, server],
             snapshots: snaps.clone(),
-            bench_args: checked.bench_args.clone(),
+            bench_args: runner::merge_args(
+                &checked.bench_args,
+                kept.as_ref().map_or(&[][..], |k: &at::drive::Kept| &k.bench_args),
+            ),
             deadline: run_time(args.duration).saturating_mul(2) + Duration::from_secs(20),
             objective: checked.cfg.objective,
             responses: checked.responses.clone(),
@@ -473,6 +493,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "confirm_repeats": checked.cfg.confirm_repeats,
             "bench_args": checked.bench_args,
         });
+        if let Some(dir) = &args.from {
+            doc["from"] = serde_json::json!({
+                "dir": dir,
+                "setting": from.iter().map(|(k, l)| format!("{}={l}", k.name())).collect::<Vec<_>>(),
+            });
+        }
         let outcome_path = at::write_file(
             &dir,
             at::OUTCOME_FILE,
@@ -515,9 +541,82 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     })();
+    undo_from(&session, &mut kept);
     ui.finish();
     session.teardown();
     result
+}
+
+/// `--from DIR`: the accepted levels of `DIR/outcome.json`, or one line
+/// naming the file.
+fn read_from(dir: &std::path::Path) -> Result<Vec<(Knob, Level)>, String> {
+    let path = dir.join(at::OUTCOME_FILE);
+    let bad = |what: String| format!("--from {}: {what}", path.display());
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        bad(format!(
+            "cannot read it: {e} (a directory written by `nettune autotune --out DIR`)"
+        ))
+    })?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if doc["interrupted"].as_bool() == Some(true) {
+        return Err(bad("that run was interrupted and accepted nothing".into()));
+    }
+    let Some(accepted) = doc["accepted"].as_array() else {
+        return Err(bad("no `accepted` list".into()));
+    };
+    accepted
+        .iter()
+        .map(|a| match (a["knob"].as_str(), a["level"].as_str()) {
+            (Some(k), Some(l)) => at::space::parse_change(&format!("{k}={l}")).map_err(bad),
+            _ => Err(bad("an accepted change without `knob` and `level`".into())),
+        })
+        .collect()
+}
+
+/// Apply the `--from` setting on the lab's hosts through their journals
+/// (kept in `kept` for [`undo_from`]) and read their snapshots again: the
+/// search starts from there.
+fn start_from(
+    exec: &mut dyn Executor,
+    ui: &Ui,
+    snaps: &mut [(HostId, HostSnapshot)],
+    setting: &[(Knob, Level)],
+    args: &Args,
+    kept: &mut Option<at::drive::Kept>,
+) -> anyhow::Result<()> {
+    let Some(dir) = &args.from else {
+        return Ok(());
+    };
+    let k = at::drive::keep(exec, snaps, NetnsScope::Child, setting)
+        .with_context(|| format!("applying the setting of --from {}", dir.display()))?;
+    let names: Vec<String> = setting
+        .iter()
+        .map(|(k, l)| format!("{}={l}", k.name()))
+        .collect();
+    ui.line(&format!(
+        "starting from {}: {} (on both hosts through their journals; rolled back at the end)",
+        dir.display(),
+        if names.is_empty() { "nothing accepted there".to_string() } else { names.join(", ") }
+    ));
+    *kept = Some(k);
+    for (h, snap) in snaps.iter_mut() {
+        *snap = snapshot(exec, *h)?;
+    }
+    Ok(())
+}
+
+/// Roll the `--from` setting back (before the lab goes).
+fn undo_from(session: &lab::LabSession, kept: &mut Option<at::drive::Kept>) {
+    if let Some(k) = kept.as_mut() {
+        let undone = session
+            .executor()
+            .map_err(anyhow::Error::from)
+            .and_then(|mut e| k.undo(&mut e).map_err(anyhow::Error::from));
+        if let Err(e) = undone {
+            eprintln!("nettune: rolling back the --from setting: {e} (the lab is removed anyway)");
+        }
+    }
 }
 
 /// What a saved outcome.json says, for `--recheck`.
