@@ -102,6 +102,7 @@ pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
     match knob {
         Knob::BusyPoll | Knob::Sndbuf | Knob::Rcvbuf => return Ok(Level::Int(0)),
         Knob::CpuPin => return Ok(Level::Cpus(Vec::new())),
+        Knob::UdpGso | Knob::UdpGro => return Ok(Level::Bool(false)),
         _ => {}
     }
     let dev = device(snap).ok_or_else(|| "no interface but loopback on this host".to_string())?;
@@ -223,6 +224,17 @@ pub fn proposals(objective: Objective, snap: &HostSnapshot) -> Vec<Proposal> {
             out.extend([gro, defer, threaded, rps]);
         }
         Objective::MaxPps => {
+            // First: a budget too small for every arm races these first.
+            out.push(Proposal {
+                knob: Knob::UdpGso,
+                levels: vec![Level::Bool(true)],
+                source: "UDP GSO (UDP_SEGMENT): one send carries many datagrams (bench option)",
+            });
+            out.push(Proposal {
+                knob: Knob::UdpGro,
+                levels: vec![Level::Bool(true)],
+                source: "UDP GRO (UDP_GRO): one receive takes many datagrams (bench option)",
+            });
             out.push(Proposal {
                 knob: Knob::Rcvbuf,
                 levels: vec![Level::Int(UDP_RCVBUF)],

@@ -131,6 +131,8 @@ knobs! {
     Sndbuf = "sndbuf": KnobType::Int(int_range!(0..=2147483647)), "Bench option: SO_SNDBUF, bytes (0: default).";
     Rcvbuf = "rcvbuf": KnobType::Int(int_range!(0..=2147483647)), "Bench option: SO_RCVBUF, bytes (0: default).";
     ForceBuffers = "force_buffers": KnobType::Bool, "Bench option: --force-buffers (SO_RCVBUFFORCE/SO_SNDBUFFORCE past rmem_max/wmem_max).";
+    UdpGso = "udp_gso": KnobType::Bool, "Bench option: --udp-gso (UDP_SEGMENT: one send carries many datagrams).";
+    UdpGro = "udp_gro": KnobType::Bool, "Bench option: --udp-gro (UDP_GRO: one receive takes many datagrams).";
 }
 
 impl Knob {
