@@ -150,3 +150,93 @@ fn a_lab_already_tuned_for_max_cps_accepts_nothing() {
     .unwrap();
     assert!(plan.changes.is_empty(), "{plan:?}");
 }
+
+/// Changes planted with `--candidate` for max-pps (64-byte udp-stream) are
+/// raced first and rejected on their intervals: RPS onto one CPU (every
+/// datagram's receive processing queued to one CPU of 2 vCPUs, which the
+/// lab measured as a regression when doctor advised RPS) and a 4 KiB
+/// receive buffer (the receiver drops the load generator's bursts). Each
+/// is in outcome.json's `rejected` with its race interval and a reason
+/// read off that interval (not the budget), printed with its interval on
+/// stdout, and absent from plan.json.
+#[test]
+fn planted_harmful_candidates_are_rejected_with_their_intervals() {
+    if !lab::require_root("autotune_lab::planted_harmful_candidates_are_rejected_with_their_intervals") {
+        return;
+    }
+    let before = root_settings();
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("pps");
+    let last_cpu = online_cpus().rsplit(',').next().unwrap().to_string();
+    let rps = format!("rps_cpus={last_cpu}");
+    let small = "rcvbuf=4096";
+    // Budget: the two planted changes and the next candidate raced for two
+    // rounds of 5 runs per arm, and a re-check kept in reserve.
+    let out = autotune(
+        &[
+            "--objective",
+            "max-pps",
+            "--lab",
+            "--candidate",
+            small,
+            "--candidate",
+            &rps,
+            "--duration",
+            "1",
+            "--budget",
+            "85",
+            "--seed",
+            "1",
+        ],
+        &out_dir,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{err}\n{text}");
+    assert!(err.contains("--candidate: also race this change"), "{err}");
+    assert_eq!(root_settings(), before, "a root-namespace setting changed");
+
+    let doc = read_json(&out_dir.join("outcome.json"));
+    // Raced first: the planted factors lead the space.
+    assert_eq!(knobs_of(&doc["space"])[..2], ["rcvbuf", "rps_cpus"], "{doc}");
+    for planted in [small, rps.as_str()] {
+        let (knob, level) = planted.split_once('=').unwrap();
+        assert!(
+            !doc["accepted"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["knob"] == knob && a["level"] == level),
+            "{planted} accepted: {doc}"
+        );
+        let r = doc["rejected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["knob"] == knob && r["level"] == level)
+            .unwrap_or_else(|| panic!("{planted} not rejected: {doc}"));
+        let reason = r["reason"].as_str().unwrap();
+        assert!(
+            ["harmful", "no practical gain", "undecided", "failed the re-check"]
+                .iter()
+                .any(|w| reason.contains(w)),
+            "{planted}: {reason}"
+        );
+        let race = &r["race"];
+        let (est, lo, hi) = (
+            race["estimate"].as_f64().unwrap(),
+            race["lo"].as_f64().unwrap(),
+            race["hi"].as_f64().unwrap(),
+        );
+        assert!(lo <= est && est <= hi, "{r}");
+        assert!(race["runs"].as_u64().unwrap() >= 5, "{r}");
+        // Its line on stdout shows the same interval.
+        let shown = format!("rejected  {planted}  {est:+.1} % [{lo:+.1}, {hi:+.1}]");
+        assert!(text.contains(&shown), "{shown} not in:\n{text}");
+        eprintln!("{}", text.lines().find(|l| l.contains(&shown)).unwrap());
+    }
+    // plan.json: no receive-buffer or RPS change from the planted ones.
+    let plan = std::fs::read_to_string(out_dir.join("plan.json")).unwrap();
+    assert!(!plan.contains("rps_cpus") || doc["accepted"].to_string().contains("rps_cpus"), "{plan}");
+    assert!(!plan.contains("--rcvbuf 4096"), "{plan}");
+}
