@@ -134,20 +134,16 @@ fn a_lab_already_tuned_for_max_cps_accepts_nothing() {
             .iter()
             .find(|e| e["knob"] == knob)
             .unwrap_or_else(|| panic!("{knob} not left out: {doc}"));
-        assert!(
-            why["reason"].as_str().unwrap().contains("already"),
-            "{why}"
-        );
+        assert!(why["reason"].as_str().unwrap().contains("already"), "{why}");
     }
     // What was raced was decided by its interval, or the budget.
     assert!(!space.is_empty(), "{doc}");
     for r in doc["rejected"].as_array().unwrap() {
         assert!(r["reason"].as_str().is_some(), "{r}");
     }
-    let plan = model::plan::Plan::from_json(
-        &std::fs::read_to_string(out_dir.join("plan.json")).unwrap(),
-    )
-    .unwrap();
+    let plan =
+        model::plan::Plan::from_json(&std::fs::read_to_string(out_dir.join("plan.json")).unwrap())
+            .unwrap();
     assert!(plan.changes.is_empty(), "{plan:?}");
 }
 
@@ -161,7 +157,9 @@ fn a_lab_already_tuned_for_max_cps_accepts_nothing() {
 /// stdout, and absent from plan.json.
 #[test]
 fn planted_harmful_candidates_are_rejected_with_their_intervals() {
-    if !lab::require_root("autotune_lab::planted_harmful_candidates_are_rejected_with_their_intervals") {
+    if !lab::require_root(
+        "autotune_lab::planted_harmful_candidates_are_rejected_with_their_intervals",
+    ) {
         return;
     }
     let before = root_settings();
@@ -198,7 +196,11 @@ fn planted_harmful_candidates_are_rejected_with_their_intervals() {
 
     let doc = read_json(&out_dir.join("outcome.json"));
     // Raced first: the planted factors lead the space.
-    assert_eq!(knobs_of(&doc["space"])[..2], ["rcvbuf", "rps_cpus"], "{doc}");
+    assert_eq!(
+        knobs_of(&doc["space"])[..2],
+        ["rcvbuf", "rps_cpus"],
+        "{doc}"
+    );
     for planted in [small, rps.as_str()] {
         let (knob, level) = planted.split_once('=').unwrap();
         assert!(
@@ -217,9 +219,14 @@ fn planted_harmful_candidates_are_rejected_with_their_intervals() {
             .unwrap_or_else(|| panic!("{planted} not rejected: {doc}"));
         let reason = r["reason"].as_str().unwrap();
         assert!(
-            ["harmful", "no practical gain", "undecided", "failed the re-check"]
-                .iter()
-                .any(|w| reason.contains(w)),
+            [
+                "harmful",
+                "no practical gain",
+                "undecided",
+                "failed the re-check"
+            ]
+            .iter()
+            .any(|w| reason.contains(w)),
             "{planted}: {reason}"
         );
         let race = &r["race"];
@@ -237,6 +244,9 @@ fn planted_harmful_candidates_are_rejected_with_their_intervals() {
     }
     // plan.json: no receive-buffer or RPS change from the planted ones.
     let plan = std::fs::read_to_string(out_dir.join("plan.json")).unwrap();
-    assert!(!plan.contains("rps_cpus") || doc["accepted"].to_string().contains("rps_cpus"), "{plan}");
+    assert!(
+        !plan.contains("rps_cpus") || doc["accepted"].to_string().contains("rps_cpus"),
+        "{plan}"
+    );
     assert!(!plan.contains("--rcvbuf 4096"), "{plan}");
 }

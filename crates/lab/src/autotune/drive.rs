@@ -93,7 +93,14 @@ fn apply_arm(
     changes: &[(Knob, Level)],
     applied: &mut Vec<HostId>,
 ) -> Result<Vec<String>, ExecError> {
-    apply_on(exec, &cfg.snapshots, &cfg.hosts, cfg.scope, changes, applied)
+    apply_on(
+        exec,
+        &cfg.snapshots,
+        &cfg.hosts,
+        cfg.scope,
+        changes,
+        applied,
+    )
 }
 
 /// Apply `changes` through the journal of each host of `snapshots` that

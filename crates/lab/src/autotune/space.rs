@@ -389,7 +389,10 @@ pub fn parse_change(text: &str) -> Result<(Knob, Level), String> {
     let name = name.trim();
     let knob = Knob::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = Knob::ALL.iter().map(|k| k.name()).collect();
-        format!("`{text}`: unknown knob `{name}` (known: {})", known.join(", "))
+        format!(
+            "`{text}`: unknown knob `{name}` (known: {})",
+            known.join(", ")
+        )
     })?;
     let level = knob.level_from_text(level).ok_or_else(|| {
         format!(

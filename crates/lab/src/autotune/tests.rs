@@ -463,7 +463,10 @@ fn a_change_is_read_from_knob_equals_level_or_refused_saying_why() {
     let e = parse_change("rps_cpus").unwrap_err();
     assert!(e.contains("not KNOB=LEVEL"), "{e}");
     let e = parse_change("rps=1").unwrap_err();
-    assert!(e.contains("unknown knob `rps`") && e.contains("rps_cpus"), "{e}");
+    assert!(
+        e.contains("unknown knob `rps`") && e.contains("rps_cpus"),
+        "{e}"
+    );
     let e = parse_change("busy_poll=fast").unwrap_err();
     assert!(e.contains("`fast` is not a level of busy_poll"), "{e}");
 }
@@ -500,7 +503,10 @@ fn a_planted_candidate_is_raced_first_next_to_the_current_level() {
         .map(ToString::to_string)
         .collect();
     assert_eq!(out.len(), 2, "{out:?}");
-    assert!(out[0].starts_with("busy_poll=0: --candidate: already"), "{out:?}");
+    assert!(
+        out[0].starts_with("busy_poll=0: --candidate: already"),
+        "{out:?}"
+    );
     assert!(out[1].starts_with("channels=4: --candidate:"), "{out:?}");
     let space = SearchSpace::new(b.factors.clone()).unwrap();
     assert_eq!(space.candidates()[0].to_string(), "rps_cpus=1");
@@ -513,7 +519,11 @@ fn a_setting_from_an_earlier_run_is_the_current_level() {
     assert!(keys(&b).contains(&"busy_poll"));
     start_from(&mut b, &[(Knob::BusyPoll, Level::Int(50))]);
     assert!(!keys(&b).contains(&"busy_poll"), "{:?}", keys(&b));
-    let e = b.excluded.iter().find(|e| e.knob == Knob::BusyPoll).unwrap();
+    let e = b
+        .excluded
+        .iter()
+        .find(|e| e.knob == Knob::BusyPoll)
+        .unwrap();
     assert_eq!(e.to_string(), "busy_poll: --from already sets it (50)");
     assert!(!b.sources.iter().any(|(k, _)| *k == Knob::BusyPoll));
 }

@@ -451,7 +451,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             snapshots: snaps.clone(),
             bench_args: runner::merge_args(
                 &checked.bench_args,
-                kept.as_ref().map_or(&[][..], |k: &at::drive::Kept| &k.bench_args),
+                kept.as_ref()
+                    .map_or(&[][..], |k: &at::drive::Kept| &k.bench_args),
             ),
             deadline: run_time(args.duration).saturating_mul(2) + Duration::from_secs(20),
             objective: checked.cfg.objective,
@@ -597,7 +598,11 @@ fn start_from(
     ui.line(&format!(
         "starting from {}: {} (on both hosts through their journals; rolled back at the end)",
         dir.display(),
-        if names.is_empty() { "nothing accepted there".to_string() } else { names.join(", ") }
+        if names.is_empty() {
+            "nothing accepted there".to_string()
+        } else {
+            names.join(", ")
+        }
     ));
     *kept = Some(k);
     for (h, snap) in snaps.iter_mut() {
