@@ -250,3 +250,38 @@ fn planted_harmful_candidates_are_rejected_with_their_intervals() {
     );
     assert!(!plan.contains("--rcvbuf 4096"), "{plan}");
 }
+
+/// A malformed `--candidate` or an unreadable `--from` is refused before
+/// anything runs (no root needed, no lab), exit 2, naming what is wrong.
+#[test]
+fn a_bad_candidate_or_from_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |args: &[&str], needle: &str| {
+        let out = Command::new(BIN)
+            .args(["autotune", "--objective", "max-pps", "--lab"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("building the lab"), "{args:?}: {err}");
+    };
+    refused(&["--candidate", "rps=1"], "unknown knob `rps`");
+    refused(&["--candidate", "rps_cpus"], "not KNOB=LEVEL");
+    refused(
+        &["--candidate", "busy_poll=fast"],
+        "`fast` is not a level of busy_poll",
+    );
+    let missing = dir.path().join("none");
+    refused(&["--from", missing.to_str().unwrap()], "cannot read it");
+    std::fs::write(
+        dir.path().join("outcome.json"),
+        r#"{"objective": "max-pps", "interrupted": false, "accepted": [{"knob": "udp_gso", "level": "maybe"}]}"#,
+    )
+    .unwrap();
+    refused(
+        &["--from", dir.path().to_str().unwrap()],
+        "`maybe` is not a level of udp_gso",
+    );
+}
