@@ -149,6 +149,11 @@ pub struct TestConfig {
     pub threads: u32,
     /// CPUs the workers are pinned to, round-robin (empty: not pinned).
     pub cpus: Vec<u32>,
+    /// CPUs the server's workers are pinned to instead, round-robin
+    /// (`--server-cpus`, netperf's `-T lcpu,rcpu`; None: `cpus` on both
+    /// ends; empty: the server's are not pinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<Vec<u32>>,
     /// Message, request or datagram size in bytes.
     pub size: u32,
     /// Measured time in milliseconds.
@@ -202,6 +207,7 @@ impl Default for TestConfig {
             flows: 1,
             threads: 1,
             cpus: Vec::new(),
+            server_cpus: None,
             size: TestKind::TcpStream.default_size(),
             duration_ms: 10_000,
             warmup_ms: 1_000,
@@ -295,6 +301,15 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 impl TestConfig {
+    /// The CPUs `end`'s workers are pinned to, round-robin (empty: not
+    /// pinned).
+    pub fn cpus_for(&self, end: End) -> &[u32] {
+        match (end, &self.server_cpus) {
+            (End::Server, Some(c)) => c,
+            _ => &self.cpus,
+        }
+    }
+
     /// Check flag combinations; the error is one line naming the flags.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let err = |s: String| Err(ConfigError(s));
@@ -657,5 +672,25 @@ mod tests {
             let j = serde_json::to_string(&t).unwrap();
             assert_eq!(j, format!("\"{}\"", t.name()));
         }
+    }
+
+    /// `--server-cpus` pins the server's workers apart from the client's;
+    /// without it both ends use `cpus`, and the config a server receives
+    /// from an older client (no such field) reads as that.
+    #[test]
+    fn the_server_may_be_pinned_apart_from_the_client() {
+        let mut c = cfg(TestKind::UdpStream);
+        c.cpus = vec![1];
+        assert_eq!(c.cpus_for(End::Client), [1]);
+        assert_eq!(c.cpus_for(End::Server), [1]);
+        let j = serde_json::to_value(&c).unwrap();
+        assert!(j.get("server_cpus").is_none(), "{j}");
+        c.server_cpus = Some(vec![0]);
+        assert_eq!(c.cpus_for(End::Client), [1]);
+        assert_eq!(c.cpus_for(End::Server), [0]);
+        let back: TestConfig = serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+        let old: TestConfig = serde_json::from_value(j).unwrap();
+        assert_eq!(old.server_cpus, None);
     }
 }

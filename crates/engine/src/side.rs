@@ -71,14 +71,14 @@ impl SideRun {
             let job = work::job(&w, socks).ok_or_else(|| {
                 std::io::Error::other(format!("no socket for {:?} worker {:?}", w.work, w.owns))
             })?;
-            self.add(w.role, w.dir, job)?;
+            self.add(end, w.role, w.dir, job)?;
         }
         Ok(())
     }
 
     /// Spawn a worker (it waits for [`SideRun::start`]).
-    fn add(&mut self, role: Role, dir: FlowDir, job: Job) -> std::io::Result<()> {
-        let cpus = &self.params.cfg.cpus;
+    fn add(&mut self, end: End, role: Role, dir: FlowDir, job: Job) -> std::io::Result<()> {
+        let cpus = self.params.cfg.cpus_for(end);
         let cpu = (!cpus.is_empty()).then(|| cpus[self.next_cpu % cpus.len()]);
         self.next_cpu += 1;
         let stop = match role {

@@ -96,6 +96,8 @@ fn arb_config() -> impl Strategy<Value = TestConfig> {
                 test,
                 flows,
                 threads,
+                // Some of them pin the server apart (`--server-cpus`).
+                server_cpus: (flows % 2 == 0).then(|| cpus.iter().rev().copied().collect()),
                 cpus,
                 size,
                 duration_ms,

@@ -228,6 +228,29 @@ fn tcp_rr_busy_poll_pinned() {
     }
 }
 
+/// `--server-cpus` pins the server's workers apart from the client's
+/// (`--cpus`), as netperf's `-T lcpu,rcpu` (CPU 0 on a 1-CPU host).
+#[test]
+fn the_server_pinned_apart_from_the_client() {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last = model::CpuSet::parse_list(online.trim())
+        .unwrap()
+        .iter()
+        .last()
+        .unwrap();
+    let r = run(
+        "udp-stream",
+        &["--cpus", "0", "--server-cpus", &last.to_string()],
+    );
+    assert_eq!(r["config"]["server_cpus"], serde_json::json!([last]));
+    for (side, cpu) in [("client", 0), ("server_side", last)] {
+        for w in r[side]["workers"].as_array().unwrap() {
+            assert_eq!(w["cpu"], cpu, "{side} worker pinned: {w}");
+            assert!(w["error"].is_null(), "{side}: {w}");
+        }
+    }
+}
+
 /// bench sets --rcvbuf/--sndbuf as an application would (SO_RCVBUF, capped
 /// at rmem_max and doubled) unless --force-buffers, and reports the size
 /// the kernel gave, read back with getsockopt on both ends.

@@ -17,7 +17,7 @@ use super::AutotuneRunError;
 use crate::exec::{ExecError, Executor, HostId};
 use crate::runner::{merge_args, metrics};
 
-/// One run of the search, as outcome.json's trace lists it.
+/// One run of the search, as results.json's trace lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunTrace {
     /// 0-based run number.
@@ -93,15 +93,37 @@ fn apply_arm(
     changes: &[(Knob, Level)],
     applied: &mut Vec<HostId>,
 ) -> Result<Vec<String>, ExecError> {
+    apply_on(
+        exec,
+        &cfg.snapshots,
+        &cfg.hosts,
+        cfg.scope,
+        changes,
+        applied,
+    )
+}
+
+/// Apply `changes` through the journal of each host of `snapshots` that
+/// is in `hosts`, planned against its snapshot; pushes each host changed
+/// onto `applied` and returns the bench arguments the changes add (the
+/// first host's).
+fn apply_on(
+    exec: &mut dyn Executor,
+    snapshots: &[(HostId, HostSnapshot)],
+    hosts: &[HostId],
+    scope: NetnsScope,
+    changes: &[(Knob, Level)],
+    applied: &mut Vec<HostId>,
+) -> Result<Vec<String>, ExecError> {
     let mut bench = Vec::new();
     if changes.is_empty() {
         return Ok(bench);
     }
-    for (i, (h, snap)) in cfg.snapshots.iter().enumerate() {
-        if !cfg.hosts.contains(h) {
+    for (i, (h, snap)) in snapshots.iter().enumerate() {
+        if !hosts.contains(h) {
             continue;
         }
-        let cp = tune::levels::cell_plan(snap, cfg.scope, changes).map_err(|e| {
+        let cp = tune::levels::cell_plan(snap, scope, changes).map_err(|e| {
             ExecError::not_applicable(crate::exec::NotApplicableKind::Level, format!("{e} on {h}"))
         })?;
         if i == 0 {
@@ -119,6 +141,49 @@ fn apply_arm(
         exec.apply(*h, &json)?;
     }
     Ok(bench)
+}
+
+/// A setting kept in force under the search (`--from`): the hosts whose
+/// journals hold it and the bench arguments it adds to every run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Kept {
+    /// Hosts changed, in the order applied (rolled back in reverse).
+    pub hosts: Vec<HostId>,
+    /// Bench arguments of its bench options.
+    pub bench_args: Vec<String>,
+}
+
+/// Apply `setting` on every host of `snapshots` through its journal and
+/// keep it (`nettune autotune --from`): the search's arms are applied on
+/// top, each rolled back to it, and [`Kept::undo`] rolls it back at the
+/// end. On a failure what was applied is rolled back.
+pub fn keep(
+    exec: &mut dyn Executor,
+    snapshots: &[(HostId, HostSnapshot)],
+    scope: NetnsScope,
+    setting: &[(Knob, Level)],
+) -> Result<Kept, ExecError> {
+    let hosts: Vec<HostId> = snapshots.iter().map(|(h, _)| *h).collect();
+    let mut applied = Vec::new();
+    match apply_on(exec, snapshots, &hosts, scope, setting, &mut applied) {
+        Ok(bench_args) => Ok(Kept {
+            hosts: applied,
+            bench_args,
+        }),
+        Err(e) => {
+            // Best effort: the error is the apply's (an apply that failed
+            // rolled itself back, and the lab's hosts had nothing older).
+            let _ = rollback(exec, &mut applied);
+            Err(e)
+        }
+    }
+}
+
+impl Kept {
+    /// Roll the kept setting back on every host it changed.
+    pub fn undo(&mut self, exec: &mut dyn Executor) -> Result<(), ExecError> {
+        rollback(exec, &mut self.hosts)
+    }
 }
 
 fn rollback(exec: &mut dyn Executor, applied: &mut Vec<HostId>) -> Result<(), ExecError> {

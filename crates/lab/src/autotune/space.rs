@@ -102,6 +102,7 @@ pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
     match knob {
         Knob::BusyPoll | Knob::Sndbuf | Knob::Rcvbuf => return Ok(Level::Int(0)),
         Knob::CpuPin => return Ok(Level::Cpus(Vec::new())),
+        Knob::UdpGso | Knob::UdpGro => return Ok(Level::Bool(false)),
         _ => {}
     }
     let dev = device(snap).ok_or_else(|| "no interface but loopback on this host".to_string())?;
@@ -223,6 +224,17 @@ pub fn proposals(objective: Objective, snap: &HostSnapshot) -> Vec<Proposal> {
             out.extend([gro, defer, threaded, rps]);
         }
         Objective::MaxPps => {
+            // First: a budget too small for every arm races these first.
+            out.push(Proposal {
+                knob: Knob::UdpGso,
+                levels: vec![Level::Bool(true)],
+                source: "UDP GSO (UDP_SEGMENT): one send carries many datagrams (bench option)",
+            });
+            out.push(Proposal {
+                knob: Knob::UdpGro,
+                levels: vec![Level::Bool(true)],
+                source: "UDP GRO (UDP_GRO): one receive takes many datagrams (bench option)",
+            });
             out.push(Proposal {
                 knob: Knob::Rcvbuf,
                 levels: vec![Level::Int(UDP_RCVBUF)],
@@ -366,4 +378,150 @@ pub fn probe(
     }
     built.factors = kept;
     Ok(())
+}
+
+/// `KNOB=LEVEL` (`rps_cpus=1`, `busy_poll=50`, `tcp_tw_reuse=1`), the level
+/// written as `--dry-run` shows it; the error says what is wrong with it.
+pub fn parse_change(text: &str) -> Result<(Knob, Level), String> {
+    let (name, level) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not KNOB=LEVEL (rps_cpus=1, busy_poll=50)"))?;
+    let name = name.trim();
+    let knob = Knob::from_name(name).ok_or_else(|| {
+        let known: Vec<&str> = Knob::ALL.iter().map(|k| k.name()).collect();
+        format!(
+            "`{text}`: unknown knob `{name}` (known: {})",
+            known.join(", ")
+        )
+    })?;
+    let level = knob.level_from_text(level).ok_or_else(|| {
+        format!(
+            "`{text}`: `{}` is not a level of {name}: {}",
+            level.trim(),
+            knob.accepts()
+        )
+    })?;
+    Ok((knob, level))
+}
+
+/// What `--candidate` gives the source column.
+pub const ASKED: &str = "--candidate: also race this change";
+
+/// Add the changes asked for (`--candidate`) to the space, raced first
+/// (a small budget races them before the proposals): each level next to
+/// the host's current level of its knob, probed on every host as the
+/// proposals are; a level a host cannot take, or equal to the current one,
+/// is left out with the reason.
+pub fn add_candidates(
+    built: &mut BuiltSpace,
+    snaps: &[(HostId, HostSnapshot)],
+    scope: NetnsScope,
+    asked: &[(Knob, Level)],
+) {
+    let Some((h0, first)) = snaps.first() else {
+        return;
+    };
+    let mut planted: Vec<Factor> = Vec::new();
+    // Levels planted so far per planted factor: they go after the
+    // current level, before the proposals' levels.
+    let mut counts: Vec<usize> = Vec::new();
+    for (knob, level) in asked {
+        let left_out = |reason: String| Excluded {
+            knob: *knob,
+            level: Some(level.to_string()),
+            reason: format!("--candidate: {reason}"),
+        };
+        // The factor of the knob, moved to the planted ones.
+        let at = match planted.iter().position(|f| f.knob == *knob) {
+            Some(i) => i,
+            None => {
+                let f = match built.factors.iter().position(|f| f.knob == *knob) {
+                    Some(i) => built.factors.remove(i),
+                    None => match current_level(first, *knob) {
+                        Ok(current) => Factor {
+                            knob: *knob,
+                            levels: vec![current],
+                        },
+                        Err(reason) => {
+                            built.excluded.push(left_out(format!("{reason} ({h0})")));
+                            continue;
+                        }
+                    },
+                };
+                built.sources.retain(|(k, _)| k != knob);
+                built.sources.push((*knob, ASKED));
+                planted.push(f);
+                counts.push(0);
+                planted.len() - 1
+            }
+        };
+        let factor = &mut planted[at];
+        if factor.levels.first() == Some(level) {
+            built
+                .excluded
+                .push(left_out("already the host's current level".into()));
+            continue;
+        }
+        if let Some(i) = factor.levels.iter().position(|l| l == level) {
+            if i <= counts[at] {
+                continue; // asked twice
+            }
+            // A proposal's level asked for: raced with the planted ones.
+            let l = factor.levels.remove(i);
+            let to = (counts[at] + 1).min(factor.levels.len());
+            factor.levels.insert(to, l);
+            counts[at] += 1;
+            continue;
+        }
+        let refusal = snaps.iter().find_map(|(h, s)| {
+            tune::levels::cell_plan(s, scope, &[(*knob, level.clone())])
+                .err()
+                .map(|e| format!("{} on {h}", e.reason))
+        });
+        match refusal {
+            Some(reason) => built.excluded.push(left_out(reason)),
+            None => {
+                let to = (counts[at] + 1).min(factor.levels.len());
+                factor.levels.insert(to, level.clone());
+                counts[at] += 1;
+            }
+        }
+    }
+    planted.retain(|f| {
+        let keep = f.levels.len() > 1;
+        if !keep {
+            built.sources.retain(|(k, _)| *k != f.knob);
+        }
+        keep
+    });
+    planted.append(&mut built.factors);
+    built.factors = planted;
+}
+
+/// Start the space from `setting` (`--from`: levels already in force on
+/// the hosts): each factor of a knob it sets has that level as its current
+/// one, and a factor left with no other level goes, with the reason. Host
+/// knobs already read so from the snapshot; bench options (busy polling,
+/// socket buffers, congestion control per socket) are only known here.
+pub fn start_from(built: &mut BuiltSpace, setting: &[(Knob, Level)]) {
+    let mut kept = Vec::new();
+    for mut f in std::mem::take(&mut built.factors) {
+        if let Some((_, level)) = setting.iter().find(|(k, _)| *k == f.knob) {
+            // The level before `--from` is no longer the current one.
+            let mut levels = vec![level.clone()];
+            levels.extend(f.levels.drain(1..).filter(|l| l != level));
+            f.levels = levels;
+        }
+        if f.levels.len() > 1 {
+            kept.push(f);
+        } else {
+            built.sources.retain(|(k, _)| *k != f.knob);
+            built.excluded.push(Excluded {
+                knob: f.knob,
+                level: None,
+                reason: format!("--from already sets it ({})", f.levels[0]),
+            });
+        }
+    }
+    built.factors = kept;
 }

@@ -122,8 +122,9 @@ impl Executor for Fake {
         Ok(())
     }
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
+        // As `nettune rollback` without an ID: the newest generation.
         self.rollbacks += 1;
-        self.applied[host.0].clear();
+        self.applied[host.0].pop();
         Ok(())
     }
 }
@@ -442,4 +443,125 @@ fn a_recheck_says_per_change_whether_it_still_holds() {
     assert!(report.rows[0].holds && report.rows[1].effect.is_none());
     assert!(report.all_hold());
     assert!(report.render().contains("not measured alone"));
+}
+
+#[test]
+fn a_change_is_read_from_knob_equals_level_or_refused_saying_why() {
+    use super::space::parse_change;
+    assert_eq!(
+        parse_change("rps_cpus=1").unwrap(),
+        (Knob::RpsCpus, Level::Cpus(vec![1]))
+    );
+    assert_eq!(
+        parse_change("ip_local_port_range=1024-65535").unwrap(),
+        (Knob::IpLocalPortRange, Level::Range([1024, 65535]))
+    );
+    assert_eq!(
+        parse_change("busy_poll=50").unwrap(),
+        (Knob::BusyPoll, Level::Int(50))
+    );
+    let e = parse_change("rps_cpus").unwrap_err();
+    assert!(e.contains("not KNOB=LEVEL"), "{e}");
+    let e = parse_change("rps=1").unwrap_err();
+    assert!(
+        e.contains("unknown knob `rps`") && e.contains("rps_cpus"),
+        "{e}"
+    );
+    let e = parse_change("busy_poll=fast").unwrap_err();
+    assert!(e.contains("`fast` is not a level of busy_poll"), "{e}");
+}
+
+#[test]
+fn a_planted_candidate_is_raced_first_next_to_the_current_level() {
+    use super::space::{add_candidates, ASKED};
+    let mut b = build(Objective::MaxPps, &snaps(), NetnsScope::Child);
+    assert_eq!(keys(&b)[..3], ["udp_gso", "udp_gro", "rcvbuf"]);
+    add_candidates(
+        &mut b,
+        &snaps(),
+        NetnsScope::Child,
+        &[
+            (Knob::RpsCpus, Level::Cpus(vec![1])),
+            // The current level: nothing to race.
+            (Knob::BusyPoll, Level::Int(0)),
+            // A knob the space cannot read the current level of.
+            (Knob::Channels, Level::Int(4)),
+        ],
+    );
+    // rps_cpus moves first, its proposal kept after the planted level.
+    assert_eq!(keys(&b)[0], "rps_cpus");
+    let rps = &b.factors[0];
+    assert_eq!(rps.levels[0], Level::Cpus(Vec::new()));
+    assert!(rps.levels.contains(&Level::Cpus(vec![1])), "{rps:?}");
+    assert!(b.sources.contains(&(Knob::RpsCpus, ASKED)));
+    // busy_poll keeps its proposal, raced where it was.
+    assert!(keys(&b).contains(&"busy_poll"));
+    let out: Vec<String> = b
+        .excluded
+        .iter()
+        .filter(|e| e.reason.starts_with("--candidate"))
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(
+        out[0].starts_with("busy_poll=0: --candidate: already"),
+        "{out:?}"
+    );
+    assert!(out[1].starts_with("channels=4: --candidate:"), "{out:?}");
+    let space = SearchSpace::new(b.factors.clone()).unwrap();
+    assert_eq!(space.candidates()[0].to_string(), "rps_cpus=1");
+}
+
+#[test]
+fn a_setting_from_an_earlier_run_is_the_current_level() {
+    use super::space::start_from;
+    let mut b = build(Objective::MaxPps, &snaps(), NetnsScope::Child);
+    assert!(keys(&b).contains(&"busy_poll"));
+    start_from(&mut b, &[(Knob::BusyPoll, Level::Int(50))]);
+    assert!(!keys(&b).contains(&"busy_poll"), "{:?}", keys(&b));
+    let e = b
+        .excluded
+        .iter()
+        .find(|e| e.knob == Knob::BusyPoll)
+        .unwrap();
+    assert_eq!(e.to_string(), "busy_poll: --from already sets it (50)");
+    assert!(!b.sources.iter().any(|(k, _)| *k == Knob::BusyPoll));
+}
+
+#[test]
+fn a_kept_setting_stays_under_every_arm_and_goes_at_the_end() {
+    use super::drive::keep;
+    let mut fake = Fake::new();
+    let setting = [(Knob::TcpTwReuse, Level::Int(1))];
+    let mut kept = keep(&mut fake, &snaps(), NetnsScope::Child, &setting).unwrap();
+    assert_eq!(kept.hosts, [HostId(1), HostId(0)]);
+    assert!(kept.bench_args.is_empty());
+    // A search on top: the port range does nothing in the fake.
+    let space = SearchSpace::new(vec![Factor {
+        knob: Knob::IpLocalPortRange,
+        levels: vec![Level::Range([32768, 60999]), Level::Range([1024, 65535])],
+    }])
+    .unwrap();
+    let mut c = SearchConfig::new(Metric::Throughput);
+    c.budget = Some(40);
+    c.seed = 5;
+    let mut search = Search::new(space, c).unwrap();
+    let (ended, trace) = drive(
+        &mut search,
+        &mut fake,
+        &cfg(Arc::new(AtomicBool::new(false))),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let Ended::Done(o) = &ended else {
+        panic!("{ended:?}")
+    };
+    assert!(o.accepted.is_empty(), "{}", o.render());
+    // Every run, the baseline's too, ran with the kept setting in force.
+    assert_eq!(fake.dirty_benches, trace.len());
+    assert!(trace.iter().all(|r| r.value > 1.05e9), "{trace:?}");
+    assert_eq!(fake.applied[1].len(), 1, "the kept setting is still there");
+    kept.undo(&mut fake).unwrap();
+    assert!(fake.applied.iter().all(Vec::is_empty));
+    assert_eq!(fake.applies, fake.rollbacks);
 }

@@ -131,6 +131,8 @@ knobs! {
     Sndbuf = "sndbuf": KnobType::Int(int_range!(0..=2147483647)), "Bench option: SO_SNDBUF, bytes (0: default).";
     Rcvbuf = "rcvbuf": KnobType::Int(int_range!(0..=2147483647)), "Bench option: SO_RCVBUF, bytes (0: default).";
     ForceBuffers = "force_buffers": KnobType::Bool, "Bench option: --force-buffers (SO_RCVBUFFORCE/SO_SNDBUFFORCE past rmem_max/wmem_max).";
+    UdpGso = "udp_gso": KnobType::Bool, "Bench option: --udp-gso (UDP_SEGMENT: one send carries many datagrams).";
+    UdpGro = "udp_gro": KnobType::Bool, "Bench option: --udp-gro (UDP_GRO: one receive takes many datagrams).";
 }
 
 impl Knob {
@@ -149,6 +151,30 @@ impl Knob {
     /// or a profile's `[levels]`), if it is one of this factor's type.
     pub fn level_of(self, v: &toml::Value) -> Option<Level> {
         self.ty().level(v)
+    }
+
+    /// The level `text` stands for, written as a level is shown (`1`,
+    /// `true`, `cubic`, `0,1` or `off`, `4096 131072 6291456`,
+    /// `1024-65535`), checked as a file's level is; `None` when this knob
+    /// does not take it ([`Knob::accepts`] words what it takes).
+    pub fn level_from_text(self, text: &str) -> Option<Level> {
+        let t = text.trim();
+        let ints = |sep: &[char]| -> Option<toml::Value> {
+            t.split(|c: char| c.is_whitespace() || sep.contains(&c))
+                .filter(|p| !p.is_empty())
+                .map(|p| p.parse::<i64>().ok().map(toml::Value::Integer))
+                .collect::<Option<Vec<_>>>()
+                .map(toml::Value::Array)
+        };
+        let ty = self.ty();
+        let v = match ty {
+            KnobType::Int(_) => toml::Value::Integer(t.parse().ok()?),
+            KnobType::Bool => toml::Value::Boolean(t.parse().ok()?),
+            KnobType::Cpus | KnobType::Name => toml::Value::String(t.to_string()),
+            KnobType::Triple => ints(&[','])?,
+            KnobType::PortRange => ints(&['-', ','])?,
+        };
+        ty.level(&v)
     }
 }
 
@@ -309,4 +335,47 @@ fn parse_levels(
         levels.push(level);
     }
     Ok(levels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Knob, Level};
+
+    /// A level as shown reads back as the same level; text a knob does
+    /// not take is refused.
+    #[test]
+    fn a_level_reads_back_from_its_text() {
+        let levels = [
+            (Knob::TcpTwReuse, Level::Int(1)),
+            (Knob::BusyPoll, Level::Int(50)),
+            (Knob::ThreadedNapi, Level::Bool(true)),
+            (Knob::CongestionControl, Level::Name("cubic".into())),
+            (Knob::RpsCpus, Level::Cpus(vec![0, 1])),
+            (Knob::RpsCpus, Level::Cpus(Vec::new())),
+            (Knob::TcpRmem, Level::Triple([4096, 131_072, 33_554_432])),
+            (Knob::IpLocalPortRange, Level::Range([1024, 65535])),
+        ];
+        for (knob, level) in levels {
+            assert_eq!(
+                knob.level_from_text(&level.to_string()),
+                Some(level.clone()),
+                "{knob:?} {level}"
+            );
+        }
+        assert_eq!(
+            Knob::RpsCpus.level_from_text("1"),
+            Some(Level::Cpus(vec![1]))
+        );
+        for (knob, text) in [
+            (Knob::TcpTwReuse, "3"),
+            (Knob::BusyPoll, "-1"),
+            (Knob::ThreadedNapi, "yes"),
+            (Knob::RpsCpus, "x"),
+            (Knob::TcpRmem, "1 2"),
+            (Knob::IpLocalPortRange, "2000-1000"),
+            (Knob::CongestionControl, "a b"),
+        ] {
+            assert_eq!(knob.level_from_text(text), None, "{knob:?} {text}");
+        }
+    }
 }

@@ -17,7 +17,7 @@ use clap::Parser;
 use lab::autotune::{self as at, DriveConfig, Ended};
 use lab::exec::{Executor, HostId};
 use lab::runner::{self, experiment::BENCH_WARMUP_S};
-use model::experiment::TestKind;
+use model::experiment::{Knob, Level, TestKind};
 use model::plan::NetnsScope;
 use model::snapshot::HostSnapshot;
 use tune::autotune::{Constraint, Objective, Response, Search, SearchConfig, SearchSpace};
@@ -136,6 +136,15 @@ pub struct Args {
     /// exit 0 when every accepted change still holds, 1 when some do not.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["objective", "dry_run", "out", "constraint", "workload"])]
     pub recheck: Option<PathBuf>,
+    /// Also race this change (KNOB=LEVEL as --dry-run shows levels:
+    /// rps_cpus=1, busy_poll=50), before the proposals; repeatable.
+    #[arg(long = "candidate", value_name = "KNOB=LEVEL", value_parser = at::space::parse_change, conflicts_with = "recheck")]
+    pub candidates: Vec<(Knob, Level)>,
+    /// Start from the setting an earlier run accepted (DIR/results.json):
+    /// applied on the lab's hosts through their journals before the
+    /// baseline, the search's changes on top, rolled back at the end.
+    #[arg(long, value_name = "DIR", conflicts_with = "recheck")]
+    pub from: Option<PathBuf>,
 }
 
 fn parse_objective(s: &str) -> Result<Objective, String> {
@@ -418,6 +427,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(c) => c,
         Err(code) => return Ok(code),
     };
+    let from = match args.from.as_deref().map(read_from).transpose() {
+        Ok(f) => f.unwrap_or_default(),
+        Err(msg) => return Ok(usage(msg)),
+    };
     if !lab::is_root() {
         anyhow::bail!(
             "autotune --lab needs root to build its lab of network namespaces (also for --dry-run: the space comes from the lab's hosts)"
@@ -434,6 +447,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("finding the nettune binary")?;
     let ui = Ui::new(0, false);
     let session = present::start_lab(&spec, &exe, &ui).context("building the lab")?;
+    let mut kept = None;
     let result = (|| -> anyhow::Result<ExitCode> {
         let mut exec = runner::SplitExecutor {
             bench: session.executor()?.with_cancel(cancel.clone()),
@@ -456,11 +470,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             Vec::new()
         };
-        let snaps = vec![
+        let mut snaps = vec![
             (client, snapshot(&mut exec, client)?),
             (server, snapshot(&mut exec, server)?),
         ];
+        start_from(&mut exec, &ui, &mut snaps, &from, &args, &mut kept)?;
         let mut built = at::build(objective_arg, &snaps, NetnsScope::Child);
+        at::space::add_candidates(&mut built, &snaps, NetnsScope::Child, &args.candidates);
+        at::space::start_from(&mut built, &from);
         // Each level applied once on both hosts and rolled back: a host
         // that has a file but cannot write it (veth's `threaded`) is found
         // here, not in the middle of the search.
@@ -490,7 +507,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             server,
             hosts: vec![client, server],
             snapshots: snaps.clone(),
-            bench_args: checked.bench_args.clone(),
+            bench_args: runner::merge_args(
+                &checked.bench_args,
+                kept.as_ref()
+                    .map_or(&[][..], |k: &at::drive::Kept| &k.bench_args),
+            ),
             deadline: run_time(checked.duration).saturating_mul(2) + Duration::from_secs(20),
             objective: checked.cfg.objective,
             responses: checked.responses.clone(),
@@ -544,6 +565,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         doc["started"] = serde_json::json!(started_at);
         doc["finished"] = serde_json::json!(model::time::rfc3339_utc(std::time::SystemTime::now()));
         doc["machine"] = serde_json::to_value(&machine)?;
+        if let Some(dir) = &args.from {
+            doc["from"] = serde_json::json!({
+                "dir": dir,
+                "setting": from.iter().map(|(k, l)| format!("{}={l}", k.name())).collect::<Vec<_>>(),
+            });
+        }
         let results_path = at::write_file(
             &dir,
             at::RESULTS_FILE,
@@ -615,9 +642,90 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     })();
+    undo_from(&session, &mut kept);
     ui.finish();
     session.teardown();
     result
+}
+
+/// `--from DIR`: the accepted levels of `DIR/results.json` (or of an
+/// older `DIR/outcome.json`), or one line naming the file.
+fn read_from(dir: &std::path::Path) -> Result<Vec<(Knob, Level)>, String> {
+    let path = [at::RESULTS_FILE, at::OLD_OUTCOME_FILE]
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| dir.join(at::RESULTS_FILE));
+    let bad = |what: String| format!("--from {}: {what}", path.display());
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        bad(format!(
+            "cannot read it: {e} (a directory written by `nettune autotune --out DIR`)"
+        ))
+    })?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if doc["interrupted"].as_bool() == Some(true) {
+        return Err(bad("that run was interrupted and accepted nothing".into()));
+    }
+    let Some(accepted) = doc["accepted"].as_array() else {
+        return Err(bad("no `accepted` list".into()));
+    };
+    accepted
+        .iter()
+        .map(|a| match (a["knob"].as_str(), a["level"].as_str()) {
+            (Some(k), Some(l)) => at::space::parse_change(&format!("{k}={l}")).map_err(bad),
+            _ => Err(bad("an accepted change without `knob` and `level`".into())),
+        })
+        .collect()
+}
+
+/// Apply the `--from` setting on the lab's hosts through their journals
+/// (kept in `kept` for [`undo_from`]) and read their snapshots again: the
+/// search starts from there.
+fn start_from(
+    exec: &mut dyn Executor,
+    ui: &Ui,
+    snaps: &mut [(HostId, HostSnapshot)],
+    setting: &[(Knob, Level)],
+    args: &Args,
+    kept: &mut Option<at::drive::Kept>,
+) -> anyhow::Result<()> {
+    let Some(dir) = &args.from else {
+        return Ok(());
+    };
+    let k = at::drive::keep(exec, snaps, NetnsScope::Child, setting)
+        .with_context(|| format!("applying the setting of --from {}", dir.display()))?;
+    let names: Vec<String> = setting
+        .iter()
+        .map(|(k, l)| format!("{}={l}", k.name()))
+        .collect();
+    ui.line(&format!(
+        "starting from {}: {} (on both hosts through their journals; rolled back at the end)",
+        dir.display(),
+        if names.is_empty() {
+            "nothing accepted there".to_string()
+        } else {
+            names.join(", ")
+        }
+    ));
+    *kept = Some(k);
+    for (h, snap) in snaps.iter_mut() {
+        *snap = snapshot(exec, *h)?;
+    }
+    Ok(())
+}
+
+/// Roll the `--from` setting back (before the lab goes).
+fn undo_from(session: &lab::LabSession, kept: &mut Option<at::drive::Kept>) {
+    if let Some(k) = kept.as_mut() {
+        let undone = session
+            .executor()
+            .map_err(anyhow::Error::from)
+            .and_then(|mut e| k.undo(&mut e).map_err(anyhow::Error::from));
+        if let Err(e) = undone {
+            eprintln!("nettune: rolling back the --from setting: {e} (the lab is removed anyway)");
+        }
+    }
 }
 
 /// The gain of the passed re-check that proved the accepted changes, with

@@ -5,7 +5,8 @@ use model::snapshot::HostSnapshot;
 
 use super::{na, online_cpus, Effect, KnobKind, NotApplicable};
 
-/// `flows`, `busy_poll`, `cpu_pin`, `sndbuf`, `rcvbuf`, `force_buffers` →
+/// `flows`, `busy_poll`, `cpu_pin`, `sndbuf`, `rcvbuf`, `force_buffers`,
+/// `udp_gso`, `udp_gro` →
 /// `nettune bench` flags.
 #[derive(Debug, Clone, Copy)]
 pub struct BenchOption;
@@ -20,6 +21,8 @@ impl KnobKind for BenchOption {
                 | Knob::Sndbuf
                 | Knob::Rcvbuf
                 | Knob::ForceBuffers
+                | Knob::UdpGso
+                | Knob::UdpGro
         )
     }
 
@@ -43,6 +46,9 @@ impl KnobKind for BenchOption {
             (Knob::Rcvbuf, Level::Int(n)) => vec!["--rcvbuf".into(), n.to_string()],
             (Knob::ForceBuffers, Level::Bool(true)) => vec!["--force-buffers".into()],
             (Knob::ForceBuffers, Level::Bool(false)) => Vec::new(),
+            (Knob::UdpGso, Level::Bool(true)) => vec!["--udp-gso".into()],
+            (Knob::UdpGro, Level::Bool(true)) => vec!["--udp-gro".into()],
+            (Knob::UdpGso | Knob::UdpGro, Level::Bool(false)) => Vec::new(),
             _ => return Err(na(knob, level, "level of the wrong type".into())),
         };
         if args.is_empty() {

@@ -101,6 +101,16 @@ pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
         }
         None => Vec::new(),
     };
+    // The server's CPUs are the server host's: only their syntax is checked here.
+    let server_cpus = a
+        .server_cpus
+        .as_deref()
+        .map(|l| {
+            model::CpuSet::parse_arg(l)
+                .map(|s| s.iter().collect::<Vec<u32>>())
+                .map_err(|e| anyhow::anyhow!("--server-cpus: {e}"))
+        })
+        .transpose()?;
     let ncpus = online.map(|o| o.len() as u32).unwrap_or(1).max(1);
     let threads = match (test, a.threads) {
         (TestKind::TcpCrr, Some(t)) if t != a.flows => anyhow::bail!(
@@ -129,6 +139,7 @@ pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
         flows: a.flows,
         threads,
         cpus,
+        server_cpus,
         size,
         duration_ms: ms("duration", a.duration)?,
         warmup_ms: ms("warmup", a.warmup)?,

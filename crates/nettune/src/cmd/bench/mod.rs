@@ -88,6 +88,9 @@ pub struct Args {
     /// Pin workers round-robin to these CPUs on both sides (cpulist, e.g. `0,1` or `2-3`).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// Pin the server's workers to these CPUs instead (netperf's -T lcpu,rcpu); `--cpus` then pins the client's only.
+    #[arg(long, value_name = "LIST")]
+    pub server_cpus: Option<String>,
     /// Message, request or datagram size in bytes [default: tcp-stream 128K, udp-stream 1472, RR/CRR 1].
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub size: Option<u64>,
