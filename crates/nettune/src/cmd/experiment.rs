@@ -220,9 +220,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut schedule = rx::schedule(&exp, client, server, args.until_ci);
     schedule.bootstrap.min_effect_pct = args.min_effect;
-    let mut hosts = vec![client, server];
-    hosts.dedup();
-    let mut setup = rx::ExperimentSetup::new(exp.clone(), hosts, NetnsScope::Child);
+    let mut setup = rx::ExperimentSetup::lab(exp.clone(), client, server, NetnsScope::Child);
     let opts = RunOptions {
         out_dir: dir.clone(),
         experiment_text: Some(text),
