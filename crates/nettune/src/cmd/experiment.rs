@@ -37,7 +37,8 @@ Examples:
 A lab ([hosts.lab]) needs root (it builds network namespaces). A fleet ([hosts.fleet]) is
 reached through its inventory's agents, as `nettune fleet` does (--parallel, --timeout,
 --no-copy, --root-template, --state-dir-template, --confirm-timeout): the levels are applied
-on the server and every client through each host's journal and rolled back per cell; the
+on the server and every client (a factor with `hosts` only on those it names) through each
+host's journal and rolled back per cell; the
 first client runs the load. A host whose agent dies mid-run stops the run (exit 1): the cell
 is rolled back on the others, and the `nettune fleet rollback` command for the lost host is
 printed. Results: DIR/results.json (rewritten after every run),
