@@ -288,12 +288,18 @@ impl FleetRoles {
         let hosts = self.scope_names();
         for (index, names) in &exp.factor_hosts {
             if let Some(bad) = names.iter().find(|n| !hosts.iter().any(|h| h.contains(n))) {
+                // The roles, then at most 16 host names (a fleet may be large).
                 let mut known = vec!["server".to_string(), "clients".to_string()];
-                known.extend(hosts.iter().filter_map(|h| h.get(1).cloned()));
+                known.extend(hosts.iter().filter_map(|h| h.get(1).cloned()).take(16));
+                let more = hosts.len().saturating_sub(16);
+                let mut known = known.join(", ");
+                if more > 0 {
+                    known.push_str(&format!(" and {more} more"));
+                }
                 return Err(FleetRoleError::FactorHost {
                     index: *index,
-                    name: bad.clone(),
-                    known: known.join(", "),
+                    name: crate::text::printable_capped(bad, 64),
+                    known,
                 });
             }
         }

@@ -214,3 +214,28 @@ fn fleet_hosts_are_roles_or_hosts_of_the_run() {
         "factor[1].hosts: srv1 also takes factor[0]'s rx_ring; one knob takes one level per host"
     );
 }
+
+#[test]
+fn a_large_fleet_lists_the_first_sixteen_hosts_it_knows() {
+    let e = parse(&file(
+        FLEET,
+        "[[factor]]\nname = \"rx_ring\"\nlevels = [512]\nhosts = [\"cli99\"]\n",
+    ))
+    .unwrap();
+    let Hosts::Fleet(f) = &e.hosts else { panic!() };
+    let inv = inventory::parse(
+        "[server]\nsrv1\n[clients]\ncli[01:20]\n",
+        Format::AnsibleIni,
+    )
+    .unwrap();
+    let m = f
+        .resolve(&inv)
+        .unwrap()
+        .check_factor_hosts(&e)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.ends_with("(known: server, clients, srv1, cli01, cli02, cli03, cli04, cli05, cli06, cli07, cli08, cli09, cli10, cli11, cli12, cli13, cli14, cli15 and 5 more)"),
+        "{m}"
+    );
+}
