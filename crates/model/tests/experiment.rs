@@ -571,6 +571,8 @@ fn the_fleet_examples_resolve_in_their_inventory() {
         let inv = inventory::load(&dir.join(&f.inventory)).unwrap();
         let r = f.resolve(&inv).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!r.clients.is_empty(), "{name}");
+        r.check_factor_hosts(&e)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         n += 1;
     }
     assert_eq!(n, 4);

@@ -2,7 +2,9 @@
 //! agents in a lab the test builds (the server on the hub, the client on
 //! the spoke), a factor each namespace owns (`net.ipv4.tcp_tw_reuse`), each
 //! host's journal in its own state directory (`--state-dir-template`).
-//! Run end to end, then with the client's agent killed mid-run. Root only.
+//! Run end to end, then with the client's agent killed mid-run; then a ring
+//! factor on the server only, into per-host fixture roots
+//! (`--root-template`). Root only.
 
 #![allow(clippy::unwrap_used)]
 
@@ -70,12 +72,18 @@ fn setup(dir: &Path, prefix: &str, repeats: u32) -> Setup {
 impl Setup {
     /// `nettune experiment` on the file, spawned.
     fn spawn(&self) -> std::process::Child {
+        self.spawn_with(&[])
+    }
+
+    /// `nettune experiment` on the file with `extra` arguments, spawned.
+    fn spawn_with(&self, extra: &[&str]) -> std::process::Child {
         Command::new(BIN)
             .arg("experiment")
             .arg(&self.file)
             .arg("--out")
             .arg(&self.out)
             .args(["--state-dir-template", &self.states, "--timeout", "60"])
+            .args(extra)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -300,5 +308,151 @@ fn a_client_agent_killed_mid_run_stops_the_run_and_the_server_is_rolled_back() {
     }
     assert!(s.history("cli").iter().all(|(_, back)| *back));
     assert!(s.history("srv").iter().all(|(_, back)| *back));
+    assert_eq!(s.knobs(), before);
+}
+
+/// A NIC fixture that reports rings (ixgbevf eth0: 1024 of 4096).
+const RING_FIXTURE: &str = "c4-8xlarge";
+
+/// `ethtool/eth0.json` of a host's fixture root.
+fn ring_file(root: &Path) -> PathBuf {
+    root.join("ethtool/eth0.json")
+}
+
+/// The RX ring a fixture root's eth0 reports.
+fn rx_ring(root: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(ring_file(root)).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    v["rings"]["value"]["rx"].as_u64()
+}
+
+#[test]
+fn a_ring_factor_with_hosts_server_changes_the_servers_rings_only() {
+    if !lab::require_root("fleet_experiment::a_ring_factor_with_hosts_server") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let s = setup(t.path(), "ntfxr", 2);
+    // The knobs go into per-host copies of a NIC fixture; the bench
+    // traffic still flows between the namespaces.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(RING_FIXTURE);
+    let roots: Vec<PathBuf> = ["srv", "cli"]
+        .iter()
+        .map(|h| {
+            let root = t.path().join(h).join("root");
+            std::fs::create_dir_all(root.parent().unwrap()).unwrap();
+            let o = Command::new("cp")
+                .arg("-a")
+                .arg(&fixture)
+                .arg(&root)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o));
+            root
+        })
+        .collect();
+    let originals: Vec<Value> = roots
+        .iter()
+        .map(|r| serde_json::from_str(&std::fs::read_to_string(ring_file(r)).unwrap()).unwrap())
+        .collect();
+    assert_eq!(rx_ring(&roots[0]), Some(1024));
+    std::fs::write(
+        &s.file,
+        "name = \"fleet-rings\"\nseed = 5\nrepeats = 2\nwarmup = 0\n\
+         [hosts.fleet]\ninventory = \"inv.toml\"\nserver = \"server\"\nclients = \"clients\"\n\
+         [[workload]]\nname = \"rr\"\ntest = \"tcp-rr\"\nduration_s = 1\n\
+         [[factor]]\nname = \"rx_ring\"\nlevels = [1024, 4096]\nhosts = [\"server\"]\n\
+         [responses]\nmetrics = [\"transactions\"]\n",
+    )
+    .unwrap();
+    let tw_before = s.knobs();
+    let template = format!("{}/{{host}}/root", t.path().display());
+    let mut child = s.spawn_with(&["--root-template", &template]);
+    // Watch both ring files while the cells run.
+    let (mut seen_srv, mut seen_cli) = (Vec::new(), Vec::new());
+    let end = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < end, "the experiment ran past 120 s");
+        for (root, seen) in [(&roots[0], &mut seen_srv), (&roots[1], &mut seen_cli)] {
+            if let Some(v) = rx_ring(root) {
+                if !seen.contains(&v) {
+                    seen.push(v);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", text(&o));
+    // The server's ring took the level; the client's never moved.
+    assert!(seen_srv.contains(&4096), "server rings seen: {seen_srv:?}");
+    assert_eq!(seen_cli, [1024], "client rings seen");
+    let r = s.results();
+    let cells = r["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    for c in cells {
+        assert_eq!(c["status"]["state"], "done", "{c:#}");
+    }
+    assert_eq!(cells[1]["label"], "rx_ring=4096");
+    assert_eq!(cells[1]["levels"][0][0], "rx_ring");
+    // One plan per cell, the server's; the notes say where the factor went.
+    let plans = r["plans"].as_object().unwrap();
+    assert_eq!(plans.len(), 2, "{}", r["plans"]);
+    let plan_text = r["plans"].to_string();
+    assert!(plan_text.contains("\"group\":\"rings\""), "{plan_text}");
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("factor[0] rx_ring: its levels are applied on server only"),
+        "{notes}"
+    );
+    // After the run both fixtures are as they were and the server's journal
+    // rolled back each cell; the client's journal holds nothing.
+    for (root, orig) in roots.iter().zip(&originals) {
+        let now: Value =
+            serde_json::from_str(&std::fs::read_to_string(ring_file(root)).unwrap()).unwrap();
+        assert_eq!(&now, orig, "{}", root.display());
+    }
+    let h = s.history("srv");
+    assert_eq!(h.len(), 2, "srv: {h:?}");
+    assert!(h.iter().all(|(_, back)| *back), "srv: {h:?}");
+    let cli_state = s.states.replace("{host}", "cli");
+    if Path::new(&cli_state).exists() {
+        assert!(s.history("cli").is_empty(), "{:?}", s.history("cli"));
+    }
+    // The namespaces' own knobs were not touched.
+    assert_eq!(s.knobs(), tw_before);
+}
+
+#[test]
+fn a_factor_host_outside_the_run_is_refused_before_anything_is_applied() {
+    if !lab::require_root("fleet_experiment::a_factor_host_outside_the_run") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let s = setup(t.path(), "ntfxh", 1);
+    let before = s.knobs();
+    let text_now = std::fs::read_to_string(&s.file).unwrap();
+    std::fs::write(
+        &s.file,
+        text_now.replace(
+            "levels = [0, 1]\n",
+            "levels = [0, 1]\nhosts = [\"server\", \"mon1\"]\n",
+        ),
+    )
+    .unwrap();
+    let o = s.spawn().wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        err.contains("factor[0].hosts: \"mon1\" is no role or host of this experiment (known: server, clients, srv, cli)"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!s.out.join("results.json").exists());
     assert_eq!(s.knobs(), before);
 }

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use model::experiment::{Experiment, Hosts, LabPath, Level, Probe, ProbeKind, TestKind, Workload};
+use model::experiment::{
+    Experiment, Hosts, Knob, LabPath, Level, Probe, ProbeKind, TestKind, Workload,
+};
 use model::plan::NetnsScope;
 use model::results::{
     CellResult, CellStatus, ExperimentResults, FactorInfo, LabInfo, Machine, ResultsKind,
@@ -80,12 +82,8 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
         .into_iter()
         .map(|c| CellResult {
             index: c.index,
-            label: c.label(),
-            levels: c
-                .levels
-                .iter()
-                .map(|(k, l)| (k.name().to_string(), l.to_string()))
-                .collect(),
+            label: exp.cell_label(&c),
+            levels: exp.cell_levels(&c),
             status: CellStatus::Pending,
             runs: Vec::new(),
             stats: Vec::new(),
@@ -137,8 +135,9 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
         factors: exp
             .factors
             .iter()
-            .map(|f| FactorInfo {
-                knob: f.knob.name().into(),
+            .enumerate()
+            .map(|(i, f)| FactorInfo {
+                knob: exp.factor_label(i),
                 levels: f.levels.iter().map(Level::to_string).collect(),
             })
             .collect(),
@@ -150,7 +149,7 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
         doctor_before: None,
         doctor_after: None,
         plans: BTreeMap::new(),
-        notes: Vec::new(),
+        notes: exp.scope_notes(),
     }
 }
 
@@ -218,23 +217,68 @@ pub fn machine_of(snap: &HostSnapshot) -> Machine {
 }
 
 /// Applies an experiment cell's levels on every host taking part: reads the
-/// host's snapshot, plans the levels (`tune::levels::cell_plan`), applies
-/// the plan through the host's journal, and rolls back the hosts it changed.
+/// host's snapshot, plans the levels of the factors that apply there
+/// (`[[factor]] hosts`; `tune::levels::cell_plan`), applies the plan through
+/// the host's journal, and rolls back the hosts it changed.
 #[derive(Debug)]
 pub struct ExperimentSetup {
     exp: Experiment,
     hosts: Vec<HostId>,
+    /// The names each host answers to in `[[factor]] hosts`, as `hosts`.
+    names: Vec<Vec<String>>,
     scope: NetnsScope,
     applied: Vec<HostId>,
 }
 
 impl ExperimentSetup {
     /// Set up cells of `exp` on `hosts` (client and server), whose snapshots
-    /// are read in the given namespace scope.
+    /// are read in the given namespace scope. The hosts have no names: a
+    /// factor with `hosts` applies on none of them (see
+    /// [`ExperimentSetup::lab`] and [`ExperimentSetup::named`]).
     pub fn new(exp: Experiment, hosts: Vec<HostId>, scope: NetnsScope) -> ExperimentSetup {
+        let names = vec![Vec::new(); hosts.len()];
         ExperimentSetup {
             exp,
             hosts,
+            names,
+            scope,
+            applied: Vec::new(),
+        }
+    }
+
+    /// Set up cells on a lab's `client` (the load, first) and `server`,
+    /// named `client` and `server` for `[[factor]] hosts`; one host (the
+    /// loopback lab) is both.
+    pub fn lab(
+        exp: Experiment,
+        client: HostId,
+        server: HostId,
+        scope: NetnsScope,
+    ) -> ExperimentSetup {
+        let hosts: Vec<(HostId, Vec<String>)> = if client == server {
+            vec![(client, vec!["client".into(), "server".into()])]
+        } else {
+            vec![
+                (client, vec!["client".into()]),
+                (server, vec!["server".into()]),
+            ]
+        };
+        ExperimentSetup::named(exp, hosts, scope)
+    }
+
+    /// Set up cells on `hosts`, each with the names it answers to in
+    /// `[[factor]] hosts` (a fleet host: its role and its inventory name).
+    /// The first host's bench options are the run's.
+    pub fn named(
+        exp: Experiment,
+        hosts: Vec<(HostId, Vec<String>)>,
+        scope: NetnsScope,
+    ) -> ExperimentSetup {
+        let (hosts, names) = hosts.into_iter().unzip();
+        ExperimentSetup {
+            exp,
+            hosts,
+            names,
             scope,
             applied: Vec::new(),
         }
@@ -267,8 +311,19 @@ impl CellSetup for ExperimentSetup {
         let mut applied = Applied::default();
         let hosts = self.hosts.clone();
         for (i, h) in hosts.into_iter().enumerate() {
+            // The factors of this host (a cell's levels are in factor order).
+            let names = self.names.get(i).map_or(&[][..], Vec::as_slice);
+            let here: Vec<(Knob, Level)> = levels
+                .iter()
+                .enumerate()
+                .filter(|(f, _)| self.exp.factor_applies(*f, names))
+                .map(|(_, kl)| kl.clone())
+                .collect();
+            if here.is_empty() {
+                continue;
+            }
             let snap = snapshot(exec, h)?;
-            let cp = tune::levels::cell_plan(&snap, self.scope, &levels).map_err(|e| {
+            let cp = tune::levels::cell_plan(&snap, self.scope, &here).map_err(|e| {
                 ExecError::not_applicable(NotApplicableKind::Level, format!("{e} on {h}"))
             })?;
             if i == 0 {
@@ -302,5 +357,152 @@ impl CellSetup for ExperimentSetup {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::exec::ErrorKind;
+
+    /// Two lab hosts whose snapshot is a namespace with a veth pair; every
+    /// apply recorded with the knobs of its plan.
+    #[derive(Default)]
+    struct Fake {
+        applied: Vec<(HostId, Vec<String>)>,
+        rolled_back: Vec<HostId>,
+    }
+
+    impl Executor for Fake {
+        fn hosts(&self) -> usize {
+            2
+        }
+        fn host_name(&self, host: HostId) -> String {
+            format!("h{}", host.0)
+        }
+        fn bench(
+            &mut self,
+            _: HostId,
+            _: HostId,
+            _: &[String],
+            _: Duration,
+        ) -> Result<String, ExecError> {
+            unreachable!("no bench in these tests")
+        }
+        fn inspect(&mut self, _: HostId) -> Result<String, ExecError> {
+            Ok(include_str!("../../../tune/src/levels/testdata/netns-veth-6.18.json").into())
+        }
+        fn doctor(&mut self, _: HostId, _: &[String]) -> Result<String, ExecError> {
+            unreachable!()
+        }
+        fn plan(&mut self, _: HostId, _: &[String]) -> Result<String, ExecError> {
+            unreachable!()
+        }
+        fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
+            let p: serde_json::Value = serde_json::from_str(plan_json).unwrap();
+            let knobs = p["changes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| format!("{}={}", c["target"]["path"].as_str().unwrap(), c["after"]))
+                .collect();
+            self.applied.push((host, knobs));
+            Ok(())
+        }
+        fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
+            self.rolled_back.push(host);
+            Ok(())
+        }
+    }
+
+    fn exp(factors: &str) -> Experiment {
+        model::experiment::parse(&format!(
+            "[hosts.lab]\nhosts = 2\n[[workload]]\nname = \"rr\"\ntest = \"tcp-rr\"\n{factors}[responses]\nmetrics = [\"transactions\"]\n"
+        ))
+        .unwrap()
+    }
+
+    fn cell(exp: &Experiment, index: usize) -> CellResult {
+        let r = results_skeleton(exp, Machine::default(), String::new());
+        r.cells[index].clone()
+    }
+
+    const TW: &str = "/proc/sys/net/ipv4/tcp_tw_reuse";
+    const PORTS: &str = "/proc/sys/net/ipv4/ip_local_port_range";
+
+    #[test]
+    fn a_factor_with_hosts_is_applied_only_on_the_hosts_it_names() {
+        let e = exp(
+            "[[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 1]\nhosts = [\"server\"]\n\
+             [[factor]]\nname = \"ip_local_port_range\"\nlevels = [[2000, 3000]]\n",
+        );
+        let (client, server) = (HostId(1), HostId(0));
+        let mut s = ExperimentSetup::lab(e.clone(), client, server, NetnsScope::Child);
+        let mut x = Fake::default();
+        let c = cell(&e, 1);
+        assert_eq!(c.label, "tcp_tw_reuse=1 ip_local_port_range=2000-3000");
+        let a = s.apply(&c, &mut x).unwrap();
+        assert_eq!(x.applied.len(), 2);
+        // The client takes the unscoped factor only; the server both.
+        assert_eq!(x.applied[0].0, client);
+        assert!(
+            x.applied[0].1.iter().all(|k| k.starts_with(PORTS)),
+            "{:?}",
+            x.applied
+        );
+        assert_eq!(x.applied[1].0, server);
+        assert!(
+            x.applied[1].1.contains(&format!("{TW}=\"1\"")),
+            "{:?}",
+            x.applied
+        );
+        assert_eq!(a.plans.len(), 2);
+        s.rollback(&c, &mut x).unwrap();
+        assert_eq!(x.rolled_back, [server, client]);
+        // The notes say where the factor went.
+        let r = results_skeleton(&e, Machine::default(), String::new());
+        assert!(
+            r.notes[0].starts_with("factor[0] tcp_tw_reuse: its levels are applied on server only")
+        );
+    }
+
+    #[test]
+    fn a_host_that_takes_no_level_of_the_cell_gets_no_plan_and_no_check() {
+        // Cell 0 of a client-only factor: the server gets no plan.
+        let e = exp("[[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 1]\nhosts = [\"client\"]\n");
+        let mut s = ExperimentSetup::lab(e.clone(), HostId(1), HostId(0), NetnsScope::Child);
+        let mut x = Fake::default();
+        s.apply(&cell(&e, 0), &mut x).unwrap();
+        assert_eq!(x.applied.len(), 1);
+        assert_eq!(x.applied[0].0, HostId(1));
+        // Coalescing is n/a on veth: checked on the server only, named there.
+        let e =
+            exp("[[factor]]\nname = \"coalesce_rx_usecs\"\nlevels = [0]\nhosts = [\"server\"]\n");
+        let mut s = ExperimentSetup::lab(e.clone(), HostId(1), HostId(0), NetnsScope::Child);
+        let err = s.apply(&cell(&e, 0), &mut x).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotApplicable);
+        assert!(err.to_string().contains("on h0"), "{err}");
+    }
+
+    #[test]
+    fn two_factors_of_one_knob_set_one_level_per_end() {
+        let e = exp(
+            "[[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 1]\nhosts = [\"server\"]\n\
+             [[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 2]\nhosts = [\"client\"]\n",
+        );
+        let c = cell(&e, 2);
+        assert_eq!(c.label, "tcp_tw_reuse@server=1 tcp_tw_reuse@client=0");
+        let mut s = ExperimentSetup::lab(e.clone(), HostId(1), HostId(0), NetnsScope::Child);
+        let mut x = Fake::default();
+        s.apply(&c, &mut x).unwrap();
+        assert_eq!(
+            x.applied,
+            [
+                (HostId(1), vec![format!("{TW}=\"0\"")]),
+                (HostId(0), vec![format!("{TW}=\"1\"")]),
+            ]
+        );
     }
 }

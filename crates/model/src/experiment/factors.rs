@@ -2,7 +2,7 @@
 //! factor's accepted values come from its [`KnobType`], written once in the
 //! `knobs!` table and used both to check a level and to word the error.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Serialize;
@@ -11,8 +11,12 @@ use toml::Spanned;
 use super::ranges::IntRange;
 use super::raw::RawFactor;
 use super::validate::{is_name, truncate, Ctx, NAME_EXPECTED};
-use super::{ErrorKind, ExperimentError, MAX_CELLS, MAX_FACTORS, MAX_LEVELS};
+use super::{ErrorKind, ExperimentError, Hosts, LabPath, MAX_CELLS, MAX_FACTORS, MAX_LEVELS};
+use crate::inventory::HostName;
 use crate::CpuSet;
+
+/// Most names in one factor's `hosts`.
+const MAX_SCOPE_NAMES: usize = 64;
 
 /// The value type a knob takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +129,8 @@ knobs! {
     CoalesceRxUsecs = "coalesce_rx_usecs": KnobType::Int(int_range!(0..=100000, "µs")), "NIC rx-usecs coalescing.";
     CoalesceTxUsecs = "coalesce_tx_usecs": KnobType::Int(int_range!(0..=100000, "µs")), "NIC tx-usecs coalescing.";
     AdaptiveRx = "adaptive_rx": KnobType::Bool, "NIC adaptive rx coalescing.";
+    RxRing = "rx_ring": KnobType::Int(int_range!(1..=65536, "descriptors")), "NIC RX ring size (`ethtool -G rx`), descriptors.";
+    TxRing = "tx_ring": KnobType::Int(int_range!(1..=65536, "descriptors")), "NIC TX ring size (`ethtool -G tx`), descriptors.";
     Flows = "flows": KnobType::Int(int_range!(1..=1024)), "Bench option: parallel flows.";
     BusyPoll = "busy_poll": KnobType::Int(int_range!(0..=1000000, "µs")), "Bench option: SO_BUSY_POLL, µs.";
     CpuPin = "cpu_pin": KnobType::Cpus, "Bench option: pin bench threads to these CPUs.";
@@ -175,6 +181,24 @@ impl Knob {
             KnobType::PortRange => ints(&['-', ','])?,
         };
         ty.level(&v)
+    }
+
+    /// Whether the knob is an option of the bench run (both ends of every
+    /// flow) rather than a setting of a host: the bench options and the
+    /// per-socket congestion control. Such a factor takes no `hosts`.
+    pub fn is_run_option(self) -> bool {
+        matches!(
+            self,
+            Knob::Flows
+                | Knob::BusyPoll
+                | Knob::CpuPin
+                | Knob::Sndbuf
+                | Knob::Rcvbuf
+                | Knob::ForceBuffers
+                | Knob::UdpGso
+                | Knob::UdpGro
+                | Knob::CongestionControl
+        )
     }
 }
 
@@ -234,12 +258,17 @@ fn parse_level(
         .ok_or_else(|| ctx.bad(v.span(), key, v.get_ref(), ty.expected()))
 }
 
-/// The `[[factor]]` tables: known, distinct knobs with distinct levels, at
-/// most [`MAX_CELLS`] cells in all.
+/// Factors and their `hosts` (by factor index), as [`parse_factors`] gives them.
+type ParsedFactors = (Vec<Factor>, BTreeMap<usize, Vec<String>>);
+
+/// The `[[factor]]` tables: known knobs with distinct levels, at most
+/// [`MAX_CELLS`] cells in all. A knob appears once, or in several factors
+/// whose `hosts` share no name (one level per host).
 pub(super) fn parse_factors(
     ctx: &Ctx<'_>,
     raw: &[RawFactor],
-) -> Result<Vec<Factor>, ExperimentError> {
+    hosts: &Hosts,
+) -> Result<ParsedFactors, ExperimentError> {
     if raw.len() > MAX_FACTORS {
         return Err(ctx.err(
             raw[MAX_FACTORS].name.span(),
@@ -251,8 +280,8 @@ pub(super) fn parse_factors(
             },
         ));
     }
-    let mut factors = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut factors: Vec<Factor> = Vec::new();
+    let mut scopes: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     let mut cells: usize = 1;
     for (i, f) in raw.iter().enumerate() {
         let name = f.name.get_ref();
@@ -266,14 +295,56 @@ pub(super) fn parse_factors(
                 },
             ));
         };
-        if !seen.insert(knob) {
-            return Err(ctx.err(
-                f.name.span(),
-                format!("factor[{i}].name"),
-                ErrorKind::Duplicate {
-                    value: truncate(name),
-                },
-            ));
+        let scope = match &f.hosts {
+            None => None,
+            Some(h) => Some(parse_scope(ctx, knob, h, hosts, i)?),
+        };
+        for (j, g) in factors.iter().enumerate() {
+            if g.knob != knob {
+                continue;
+            }
+            let other = scopes.get(&j);
+            let span = f.name.span();
+            match (&scope, other) {
+                (Some(a), Some(b)) if !a.iter().any(|n| b.contains(n)) => {
+                    if matches!(hosts, Hosts::Lab(t) if t.path == LabPath::Loopback) {
+                        return Err(ctx.err(
+                            span,
+                            format!("factor[{i}].hosts"),
+                            ErrorKind::Structure(
+                                "in a loopback lab the server and the client are one host: a knob may appear in one factor only",
+                            ),
+                        ));
+                    }
+                }
+                (Some(_), Some(_)) => {
+                    return Err(ctx.err(
+                        span,
+                        format!("factor[{i}].hosts"),
+                        ErrorKind::Structure(
+                            "another factor sets this knob on one of these hosts; a knob appears twice only with `hosts` lists that share no name",
+                        ),
+                    ))
+                }
+                (Some(_), None) | (None, Some(_)) => {
+                    return Err(ctx.err(
+                        span,
+                        format!("factor[{i}].hosts"),
+                        ErrorKind::Structure(
+                            "another factor sets this knob on every host; a knob appears twice only when each factor has `hosts` and the lists share no name",
+                        ),
+                    ))
+                }
+                (None, None) => {
+                    return Err(ctx.err(
+                        span,
+                        format!("factor[{i}].name"),
+                        ErrorKind::Duplicate {
+                            value: truncate(name),
+                        },
+                    ))
+                }
+            }
         }
         let levels = parse_levels(ctx, knob, &f.levels, i)?;
         cells = cells.saturating_mul(levels.len());
@@ -288,9 +359,77 @@ pub(super) fn parse_factors(
                 },
             ));
         }
+        if let Some(s) = scope {
+            scopes.insert(i, s);
+        }
         factors.push(Factor { knob, levels });
     }
-    Ok(factors)
+    Ok((factors, scopes))
+}
+
+/// `factor[i].hosts`: 1 to [`MAX_SCOPE_NAMES`] distinct names. In a lab
+/// (or with agents) `server` and `client`; on a fleet the roles `server`
+/// and `clients` or inventory host names (found in the inventory when the
+/// run starts: `FleetRoles::check_factor_hosts`). Not for a run option.
+fn parse_scope(
+    ctx: &Ctx<'_>,
+    knob: Knob,
+    raw: &Spanned<Vec<Spanned<String>>>,
+    hosts: &Hosts,
+    i: usize,
+) -> Result<Vec<String>, ExperimentError> {
+    let key = format!("factor[{i}].hosts");
+    if knob.is_run_option() {
+        return Err(ctx.err(
+            raw.span(),
+            key,
+            ErrorKind::Structure(
+                "this factor is an option of the bench run (both ends of every flow), not of a host: drop `hosts`",
+            ),
+        ));
+    }
+    let names = raw.get_ref();
+    if names.is_empty() {
+        return Err(ctx.err(
+            raw.span(),
+            key,
+            ErrorKind::Structure("name at least one host or role, or drop `hosts` for every host"),
+        ));
+    }
+    if names.len() > MAX_SCOPE_NAMES {
+        return Err(ctx.err(
+            raw.span(),
+            key,
+            ErrorKind::TooMany {
+                what: "names",
+                count: names.len(),
+                max: MAX_SCOPE_NAMES,
+            },
+        ));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (j, n) in names.iter().enumerate() {
+        let s = n.get_ref();
+        let key = format!("factor[{i}].hosts[{j}]");
+        let ok = match hosts {
+            Hosts::Fleet(_) => HostName::new(s).is_some() && !s.contains(['*', '?', ':', '!']),
+            Hosts::Lab(_) | Hosts::Agents(_) => s == "server" || s == "client",
+        };
+        if !ok {
+            let expected = match hosts {
+                Hosts::Fleet(_) => {
+                    "\"server\", \"clients\" or the inventory name of the server or a client"
+                }
+                Hosts::Lab(_) | Hosts::Agents(_) => "\"server\" or \"client\" (the lab's two ends)",
+            };
+            return Err(ctx.bad(n.span(), &key, s, expected));
+        }
+        if out.contains(s) {
+            return Err(ctx.err(n.span(), key, ErrorKind::Duplicate { value: truncate(s) }));
+        }
+        out.push(s.clone());
+    }
+    Ok(out)
 }
 
 /// `factor[i].levels`: 1 to [`MAX_LEVELS`] distinct levels of `knob`.

@@ -8,7 +8,9 @@ use toml::Spanned;
 
 use super::raw::{RawFleet, RawHosts, RawLab};
 use super::validate::{header_span, to_u32, Ctx};
-use super::{ErrorKind, ExperimentError, FleetHosts, Hosts, LabPath, LabTopology, MAX_LAB_HOSTS};
+use super::{
+    ErrorKind, Experiment, ExperimentError, FleetHosts, Hosts, LabPath, LabTopology, MAX_LAB_HOSTS,
+};
 use crate::inventory::{select, Format, Host, HostName, Inventory, LimitError};
 
 /// Most agents.
@@ -223,6 +225,30 @@ pub enum FleetRoleError {
         /// The first of them, comma-separated.
         names: String,
     },
+    /// A `[[factor]] hosts` name that is neither a role nor a host of the run.
+    #[error(
+        "factor[{index}].hosts: {name:?} is no role or host of this experiment (known: {known})"
+    )]
+    FactorHost {
+        /// The factor's index.
+        index: usize,
+        /// The name as written.
+        name: String,
+        /// The names accepted, comma-separated.
+        known: String,
+    },
+    /// Two factors of one knob both name the same host.
+    #[error("factor[{second}].hosts: {host} also takes factor[{first}]'s {knob}; one knob takes one level per host")]
+    FactorTwice {
+        /// The host's inventory name.
+        host: String,
+        /// The knob.
+        knob: &'static str,
+        /// The first factor naming the host.
+        first: usize,
+        /// The second.
+        second: usize,
+    },
     /// The server host is also a client or the probe.
     #[error("hosts.fleet: {host} is the server and also {role}; they must be other hosts")]
     Overlap {
@@ -242,6 +268,60 @@ pub struct FleetRoles {
     pub clients: Vec<Host>,
     /// The host that runs the latency probe, if any.
     pub probe: Option<Host>,
+}
+
+impl FleetRoles {
+    /// The names each host answers to in `[[factor]] hosts`, server first
+    /// then the clients in order: its role (`server`, `clients`) and its
+    /// inventory name.
+    pub fn scope_names(&self) -> Vec<Vec<String>> {
+        std::iter::once(("server", &self.server))
+            .chain(self.clients.iter().map(|c| ("clients", c)))
+            .map(|(role, h)| vec![role.to_string(), h.name.to_string()])
+            .collect()
+    }
+
+    /// Check `exp`'s `[[factor]] hosts` against these hosts: every name a
+    /// role or a host of the run, and no host taking one knob from two
+    /// factors.
+    pub fn check_factor_hosts(&self, exp: &Experiment) -> Result<(), FleetRoleError> {
+        let hosts = self.scope_names();
+        for (index, names) in &exp.factor_hosts {
+            if let Some(bad) = names.iter().find(|n| !hosts.iter().any(|h| h.contains(n))) {
+                // The roles, then at most 16 host names (a fleet may be large).
+                let mut known = vec!["server".to_string(), "clients".to_string()];
+                known.extend(hosts.iter().filter_map(|h| h.get(1).cloned()).take(16));
+                let more = hosts.len().saturating_sub(16);
+                let mut known = known.join(", ");
+                if more > 0 {
+                    known.push_str(&format!(" and {more} more"));
+                }
+                return Err(FleetRoleError::FactorHost {
+                    index: *index,
+                    name: crate::text::printable_capped(bad, 64),
+                    known,
+                });
+            }
+        }
+        for h in &hosts {
+            let mut seen: Vec<(super::Knob, usize)> = Vec::new();
+            for (i, f) in exp.factors.iter().enumerate() {
+                if !exp.factor_applies(i, h) {
+                    continue;
+                }
+                if let Some((_, first)) = seen.iter().find(|(k, _)| *k == f.knob) {
+                    return Err(FleetRoleError::FactorTwice {
+                        host: h.get(1).cloned().unwrap_or_default(),
+                        knob: f.knob.name(),
+                        first: *first,
+                        second: i,
+                    });
+                }
+                seen.push((f.knob, i));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl FleetHosts {

@@ -11,6 +11,8 @@
 //! point and one module per section (`hosts`, `workloads`, `factors`,
 //! `responses`).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -133,6 +135,11 @@ pub struct Experiment {
     pub workloads: Vec<Workload>,
     /// The factors and their levels.
     pub factors: Vec<Factor>,
+    /// `[[factor]] hosts`: the hosts that take a factor's levels, by index
+    /// in `factors` (role names such as `server`, or inventory host names);
+    /// a factor without an entry applies on every host.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub factor_hosts: BTreeMap<usize, Vec<String>>,
     /// What is measured.
     pub responses: Responses,
 }
@@ -374,6 +381,67 @@ impl Experiment {
             .collect()
     }
 
+    /// Whether factor `i` applies on a host known by `names` (its role and
+    /// its inventory name): every host unless the factor has `hosts`.
+    pub fn factor_applies(&self, i: usize, names: &[String]) -> bool {
+        self.factor_hosts
+            .get(&i)
+            .is_none_or(|hs| hs.iter().any(|h| names.contains(h)))
+    }
+
+    /// Factor `i`'s name in labels and results: the knob's name, followed by
+    /// `@` and its hosts (`coalesce_rx_usecs@server`) when another factor
+    /// sets the same knob on other hosts.
+    pub fn factor_label(&self, i: usize) -> String {
+        let Some(f) = self.factors.get(i) else {
+            return String::new();
+        };
+        let twice = self.factors.iter().filter(|g| g.knob == f.knob).count() > 1;
+        match self.factor_hosts.get(&i) {
+            Some(hs) if twice => format!("{}@{}", f.knob.name(), hs.join("+")),
+            _ => f.knob.name().to_string(),
+        }
+    }
+
+    /// A cell's `(factor, level)` pairs as results name them
+    /// ([`Experiment::factor_label`]).
+    pub fn cell_levels(&self, cell: &Cell) -> Vec<(String, String)> {
+        cell.levels
+            .iter()
+            .enumerate()
+            .map(|(i, (_, l))| (self.factor_label(i), l.to_string()))
+            .collect()
+    }
+
+    /// A cell's label as [`Cell::label`], factors named by
+    /// [`Experiment::factor_label`].
+    pub fn cell_label(&self, cell: &Cell) -> String {
+        if cell.levels.is_empty() {
+            return "baseline".into();
+        }
+        let parts: Vec<String> = self
+            .cell_levels(cell)
+            .into_iter()
+            .map(|(k, l)| format!("{k}={l}"))
+            .collect();
+        parts.join(" ")
+    }
+
+    /// One line per factor with `hosts`, for the results' notes.
+    pub fn scope_notes(&self) -> Vec<String> {
+        self.factor_hosts
+            .iter()
+            .map(|(i, hs)| {
+                format!(
+                    "factor[{i}] {}: its levels are applied on {} only (hosts = [{}]); the other hosts keep their own setting",
+                    self.factor_label(*i),
+                    hs.join(", "),
+                    hs.iter().map(|h| format!("{h:?}")).collect::<Vec<_>>().join(", ")
+                )
+            })
+            .collect()
+    }
+
     /// A random permutation of the cell indexes, the same for the same seed.
     pub fn run_order(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.cell_count().min(MAX_CELLS)).collect();
@@ -381,3 +449,6 @@ impl Experiment {
         order
     }
 }
+
+#[cfg(test)]
+mod tests;

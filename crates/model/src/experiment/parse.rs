@@ -37,7 +37,7 @@ pub fn parse(text: &str) -> Result<Experiment, ExperimentError> {
     let (repeats, warmup, until_ci) = parse_repeats(&ctx, &raw)?;
     let hosts = parse_hosts(&ctx, &raw.hosts)?;
     let workloads = parse_workloads(&ctx, &raw.workload)?;
-    let factors = parse_factors(&ctx, &raw.factor)?;
+    let (factors, factor_hosts) = parse_factors(&ctx, &raw.factor, &hosts)?;
     let responses = parse_responses(&ctx, &raw.responses)?;
     Ok(Experiment {
         name,
@@ -49,6 +49,7 @@ pub fn parse(text: &str) -> Result<Experiment, ExperimentError> {
         hosts,
         workloads,
         factors,
+        factor_hosts,
         responses,
     })
 }

@@ -71,6 +71,8 @@ pub(super) struct RawWorkload {
 pub(super) struct RawFactor {
     pub(super) name: Spanned<String>,
     pub(super) levels: Spanned<Vec<Spanned<toml::Value>>>,
+    /// Which hosts take the levels (roles or host names); all when absent.
+    pub(super) hosts: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -37,9 +37,10 @@ Examples:
 A lab ([hosts.lab]) needs root (it builds network namespaces). A fleet ([hosts.fleet]) is
 reached through its inventory's agents, as `nettune fleet` does (--parallel, --timeout,
 --no-copy, --root-template, --state-dir-template, --confirm-timeout): the levels are applied
-on the server and every client through each host's journal and rolled back per cell; every
-client loads the server at once in each run (synchronized start), the run's result their sum.
-A host whose agent dies mid-run stops the run (exit 1): the cell
+on the server and every client (a factor with `hosts` only on those it names) through each
+host's journal and rolled back per cell; every client loads the server at once in each run
+(synchronized start), the run's result their sum. A host whose agent dies mid-run stops the
+run (exit 1): the cell
 is rolled back on the others, and the `nettune fleet rollback` command for the lost host is
 printed. Results: DIR/results.json (rewritten after every run),
 DIR/runs/cell-NNN/*.json (raw bench output), DIR/experiment.toml, and at the end DIR/report.html
@@ -221,9 +222,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut schedule = rx::schedule(&exp, client, server, args.until_ci);
     schedule.bootstrap.min_effect_pct = args.min_effect;
-    let mut hosts = vec![client, server];
-    hosts.dedup();
-    let mut setup = rx::ExperimentSetup::new(exp.clone(), hosts, NetnsScope::Child);
+    let mut setup = rx::ExperimentSetup::lab(exp.clone(), client, server, NetnsScope::Child);
     let opts = RunOptions {
         out_dir: dir.clone(),
         experiment_text: Some(text),

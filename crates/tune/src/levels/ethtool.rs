@@ -1,5 +1,5 @@
-//! NIC settings through ethtool: channel count and interrupt coalescing, on
-//! the interfaces whose driver reports them.
+//! NIC settings through ethtool: channel count, ring sizes and interrupt
+//! coalescing, on the interfaces whose driver reports them.
 
 use model::experiment::{Knob, Level};
 use model::plan::{EthtoolGroup, Phase, Target};
@@ -7,7 +7,8 @@ use model::snapshot::{HostSnapshot, Probe};
 
 use super::{change, devices, na, Effect, KnobKind, NotApplicable};
 
-/// `ethtool -L combined` and `ethtool -C rx-usecs/tx-usecs/adaptive-rx`.
+/// `ethtool -L combined`, `ethtool -G rx/tx` and `ethtool -C
+/// rx-usecs/tx-usecs/adaptive-rx`.
 #[derive(Debug, Clone, Copy)]
 pub struct EthtoolKnob;
 
@@ -24,7 +25,12 @@ impl KnobKind for EthtoolKnob {
     fn handles(&self, knob: Knob) -> bool {
         matches!(
             knob,
-            Knob::Channels | Knob::CoalesceRxUsecs | Knob::CoalesceTxUsecs | Knob::AdaptiveRx
+            Knob::Channels
+                | Knob::RxRing
+                | Knob::TxRing
+                | Knob::CoalesceRxUsecs
+                | Knob::CoalesceTxUsecs
+                | Knob::AdaptiveRx
         )
     }
 
@@ -82,6 +88,41 @@ impl KnobKind for EthtoolKnob {
                             &text,
                         ));
                     }
+                }
+                (Knob::RxRing | Knob::TxRing, Level::Int(n)) => {
+                    let Some(r) = e.rings.value() else {
+                        why.push(format!("{}: rings {}", iface.name, probe_reason(&e.rings)));
+                        continue;
+                    };
+                    let (attr, cur, max) = if knob == Knob::RxRing {
+                        ("rx", r.rx, r.rx_max)
+                    } else {
+                        ("tx", r.tx, r.tx_max)
+                    };
+                    let (Some(cur), Some(max)) = (cur, max) else {
+                        why.push(format!("{}: no {attr} ring size or maximum", iface.name));
+                        continue;
+                    };
+                    if *n > i64::from(max) {
+                        return Err(na(
+                            knob,
+                            level,
+                            format!("{} has at most {max} {attr} ring descriptors", iface.name),
+                        ));
+                    }
+                    // The phase of the planner's own ring changes (rules/rings.rs).
+                    out.push(change(
+                        Phase::Coalescing,
+                        attr,
+                        Target::Ethtool {
+                            iface: iface.name.clone(),
+                            group: EthtoolGroup::Rings,
+                            attr: attr.into(),
+                        },
+                        Some(cur.to_string()),
+                        n.to_string(),
+                        &text,
+                    ));
                 }
                 (Knob::CoalesceRxUsecs | Knob::CoalesceTxUsecs | Knob::AdaptiveRx, _) => {
                     let attr = match knob {

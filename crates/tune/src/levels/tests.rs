@@ -193,3 +193,137 @@ fn a_knob_absent_on_the_host_is_not_applicable() {
     .unwrap_err();
     assert!(e.reason.contains("no interface but loopback"), "{e}");
 }
+
+/// The veth snapshot with its devices replaced by NICs whose ethtool state
+/// is a fixture's `ethtool/<iface>.json` (the shape `nettune capture` writes).
+fn with_nics(nics: &[(&str, &str)]) -> HostSnapshot {
+    let mut s = veth();
+    let template = s
+        .interfaces
+        .iter()
+        .find(|i| i.name != "lo")
+        .unwrap()
+        .clone();
+    s.interfaces.retain(|i| i.name == "lo");
+    for (name, json) in nics {
+        let mut i = template.clone();
+        i.name = (*name).to_string();
+        i.ethtool = serde_json::from_str(json).unwrap();
+        s.interfaces.push(i);
+    }
+    s
+}
+
+/// The live capture of this project's KVM guest: virtio_net eth0 with
+/// 256-descriptor rings (its maximum), ifb0 and ifb1 without rings.
+fn kvm() -> HostSnapshot {
+    with_nics(&[
+        (
+            "eth0",
+            include_str!("../../../../tests/fixtures/kvm-2vcpu-6.18/ethtool/eth0.json"),
+        ),
+        (
+            "ifb0",
+            include_str!("../../../../tests/fixtures/kvm-2vcpu-6.18/ethtool/ifb0.json"),
+        ),
+        (
+            "ifb1",
+            include_str!("../../../../tests/fixtures/kvm-2vcpu-6.18/ethtool/ifb1.json"),
+        ),
+    ])
+}
+
+fn ring_changes(p: &CellPlan) -> Vec<(String, String, Option<String>, String)> {
+    p.plan
+        .changes
+        .iter()
+        .map(|c| match &c.target {
+            Target::Ethtool { iface, group, attr } => {
+                assert_eq!(*group, EthtoolGroup::Rings);
+                (
+                    iface.clone(),
+                    attr.clone(),
+                    c.before.clone(),
+                    c.after.clone(),
+                )
+            }
+            t => panic!("not a ring change: {t:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn ring_levels_set_ethtool_g_on_the_nics_that_report_rings() {
+    // ixgbevf of the c4.8xlarge fixture: rings 1024 of 4096.
+    let c4 = with_nics(&[(
+        "eth0",
+        include_str!("../../../../tests/fixtures/c4-8xlarge/ethtool/eth0.json"),
+    )]);
+    let p = cell_plan(
+        &c4,
+        NetnsScope::Init,
+        &[
+            (Knob::RxRing, Level::Int(4096)),
+            (Knob::TxRing, Level::Int(512)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        ring_changes(&p),
+        [
+            (
+                "eth0".into(),
+                "rx".into(),
+                Some("1024".into()),
+                "4096".into()
+            ),
+            (
+                "eth0".into(),
+                "tx".into(),
+                Some("1024".into()),
+                "512".into()
+            ),
+        ]
+    );
+    assert_eq!(p.plan.changes[0].reason, "experiment level rx_ring=4096");
+    // The KVM guest: eth0 takes the level, the ifbs (no rings) are skipped.
+    let p = cell_plan(&kvm(), NetnsScope::Init, &[(Knob::RxRing, Level::Int(128))]).unwrap();
+    assert_eq!(
+        ring_changes(&p),
+        [("eth0".into(), "rx".into(), Some("256".into()), "128".into())]
+    );
+}
+
+#[test]
+fn a_ring_level_above_the_nics_maximum_is_not_applicable_naming_both() {
+    let e = cell_plan(&kvm(), NetnsScope::Init, &[(Knob::RxRing, Level::Int(512))]).unwrap_err();
+    assert_eq!(e.knob, "rx_ring");
+    assert_eq!(e.level, "512");
+    assert_eq!(e.reason, "eth0 has at most 256 rx ring descriptors");
+    let e = cell_plan(
+        &kvm(),
+        NetnsScope::Init,
+        &[(Knob::TxRing, Level::Int(4096))],
+    )
+    .unwrap_err();
+    assert_eq!(e.reason, "eth0 has at most 256 tx ring descriptors");
+}
+
+#[test]
+fn rings_a_driver_does_not_report_make_the_level_not_applicable_with_its_reason() {
+    // veth reports no rings (EOPNOTSUPP, as captured).
+    let e = plan(&[(Knob::RxRing, Level::Int(256))]).unwrap_err();
+    assert!(e.reason.contains("veth0: rings unsupported"), "{e}");
+    assert!(e.reason.contains("EOPNOTSUPP"), "{e}");
+    // Only the KVM guest's ifbs: each named with its reason.
+    let mut s = kvm();
+    s.interfaces.retain(|i| i.name != "eth0");
+    let e = cell_plan(&s, NetnsScope::Init, &[(Knob::TxRing, Level::Int(64))]).unwrap_err();
+    assert!(e.reason.starts_with("ifb0: rings unsupported"), "{e}");
+    assert!(e.reason.contains("; ifb1: rings unsupported"), "{e}");
+    // A probe that was not read says so.
+    s.interfaces[1].ethtool.rings = model::snapshot::Probe::Absent;
+    s.interfaces.truncate(2);
+    let e = cell_plan(&s, NetnsScope::Init, &[(Knob::TxRing, Level::Int(64))]).unwrap_err();
+    assert_eq!(e.reason, "ifb0: rings not read");
+}

@@ -40,6 +40,9 @@ pub(super) fn run(
     let roles = f
         .resolve(&inv)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+    roles
+        .check_factor_hosts(&exp)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     if roles.clients.is_empty() {
         anyhow::bail!(
             "{}: hosts.fleet.clients {:?} names no host",
@@ -129,11 +132,15 @@ pub(super) fn run(
     let mut schedule = rx::schedule(&exp, client, server, args.until_ci);
     schedule.bootstrap.min_effect_pct = args.min_effect;
     // The load client first: its cell plan's bench options are the run's.
-    let setup_hosts: Vec<HostId> = std::iter::once(client)
+    // Each host answers to its role and name in `[[factor]] hosts`
+    // (scope_names: the server, then the clients, as `hosts`).
+    let names = roles.scope_names();
+    let setup_hosts: Vec<(HostId, Vec<String>)> = std::iter::once(client)
         .chain(std::iter::once(server))
         .chain((2..hosts.len()).map(HostId))
+        .map(|h| (h, names.get(h.0).cloned().unwrap_or_default()))
         .collect();
-    let mut setup = rx::ExperimentSetup::new(exp.clone(), setup_hosts, NetnsScope::Init);
+    let mut setup = rx::ExperimentSetup::named(exp.clone(), setup_hosts, NetnsScope::Init);
     let opts = RunOptions {
         out_dir: dir.clone(),
         experiment_text: Some(text),
@@ -175,7 +182,7 @@ pub(super) fn run(
 fn notes(f: &FleetHosts, inv: &Path, roles: &model::experiment::FleetRoles) -> Vec<String> {
     let clients: Vec<&str> = roles.clients.iter().map(|h| h.name.as_str()).collect();
     let mut n = vec![format!(
-        "fleet {}: server {}, clients {}; the levels are applied on the server and every client, each through its own journal; {}",
+        "fleet {}: server {}, clients {}; the levels are applied on the server and every client (a factor with `hosts` only on the hosts it names), each through its own journal; {}",
         inv.display(),
         roles.server.name,
         clients.join(", "),
