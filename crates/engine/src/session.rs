@@ -20,7 +20,7 @@ pub const DRAIN: Duration = Duration::from_millis(100);
 
 /// How long before a scheduled start (without warm-up) the window's first
 /// CPU mark is taken.
-pub const MARK_LEAD: Duration = Duration::from_millis(2);
+pub const MARK_LEAD: Duration = Duration::from_millis(10);
 
 /// What differs between the ends during a test.
 pub(crate) trait Session {
