@@ -45,7 +45,13 @@ const OTHER_CAPS: &[&str] = &[
     "tos",
     "mss",
     crate::diagnosis::CAP,
+    CAP_START_AT,
 ];
+/// The server takes a scheduled start: `time` exchanges, then
+/// `connected_at` instead of `connected` (`bench --start-at`).
+pub const CAP_START_AT: &str = "start-at";
+/// Most `time` exchanges a server answers per test.
+pub const MAX_TIME_QUERIES: u32 = 32;
 /// Capabilities this build offers: every test kind's name, then the options.
 pub const CAPS: &[&str] = &caps::<{ CATALOGUE.len() + OTHER_CAPS.len() }>();
 
@@ -109,8 +115,24 @@ pub enum Msg {
     },
     /// Client → server: all data flows are connected.
     Connected,
-    /// Server → client: start now (both sides time from this message).
+    /// Server → client: start now (both sides time from this message), or,
+    /// after [`Msg::ConnectedAt`], at the instant it named.
     Go,
+    /// Client → server (to a server offering [`CAP_START_AT`]), before
+    /// `connected_at`: what is your CLOCK_REALTIME?
+    Time,
+    /// Server → client: its CLOCK_REALTIME, ns since the epoch.
+    TimeIs {
+        /// The server's clock while it answered.
+        realtime_ns: u64,
+    },
+    /// Client → server, instead of [`Msg::Connected`] (to a server offering
+    /// [`CAP_START_AT`]): all data flows are open; both sides start their
+    /// workers by themselves at this instant, no round trip at it.
+    ConnectedAt {
+        /// The start on the server's CLOCK_REALTIME, ns since the epoch.
+        start_at_unix_ns: u64,
+    },
     /// Server → client: one measured interval.
     Interval {
         /// The interval.
@@ -146,6 +168,9 @@ impl Msg {
             Msg::Ready { .. } => "ready",
             Msg::Connected => "connected",
             Msg::Go => "go",
+            Msg::Time => "time",
+            Msg::TimeIs { .. } => "time_is",
+            Msg::ConnectedAt { .. } => "connected_at",
             Msg::Interval { .. } => "interval",
             Msg::ClientDone => "client_done",
             Msg::Stop => "stop",
@@ -378,6 +403,14 @@ pub fn decode(body: &[u8]) -> Result<Msg, ProtoError> {
         port: u16,
     }
     #[derive(Deserialize)]
+    struct TimeIs {
+        realtime_ns: u64,
+    }
+    #[derive(Deserialize)]
+    struct ConnectedAt {
+        start_at_unix_ns: u64,
+    }
+    #[derive(Deserialize)]
     struct Interval {
         report: IntervalReport,
     }
@@ -422,6 +455,13 @@ pub fn decode(body: &[u8]) -> Result<Msg, ProtoError> {
         }
         "connected" => Msg::Connected,
         "go" => Msg::Go,
+        "time" => Msg::Time,
+        "time_is" => Msg::TimeIs {
+            realtime_ns: de::<TimeIs>(body)?.realtime_ns,
+        },
+        "connected_at" => Msg::ConnectedAt {
+            start_at_unix_ns: de::<ConnectedAt>(body)?.start_at_unix_ns,
+        },
         "interval" => Msg::Interval {
             report: de::<Interval>(body)?.report,
         },
@@ -599,6 +639,11 @@ mod tests {
             },
             Msg::Connected,
             Msg::Go,
+            Msg::Time,
+            Msg::TimeIs { realtime_ns: 5 },
+            Msg::ConnectedAt {
+                start_at_unix_ns: 6,
+            },
             Msg::Interval {
                 report: IntervalReport::default(),
             },

@@ -18,6 +18,10 @@ use std::time::{Duration, Instant};
 /// Drain time for receivers after the sender is done.
 pub const DRAIN: Duration = Duration::from_millis(100);
 
+/// How long before a scheduled start (without warm-up) the window's first
+/// CPU mark is taken.
+pub const MARK_LEAD: Duration = Duration::from_millis(10);
+
 /// What differs between the ends during a test.
 pub(crate) trait Session {
     /// Why the test failed.
@@ -56,7 +60,8 @@ pub(crate) struct Outcome {
     pub buffers: Option<crate::report::SocketBuffers>,
 }
 
-/// Start `side`'s workers now and run the test to its end: reads control
+/// Start `side`'s workers at `start` (now, or a scheduled instant each
+/// worker sleeps until by itself) and run the test to its end: reads control
 /// messages (frames of at most `max_frame`; a message for which `last` is
 /// true is the peer's last) on a thread of their own, and gives up `grace`
 /// after the workers' hard stop. Always joins the workers. `doctor`: also
@@ -64,6 +69,7 @@ pub(crate) struct Outcome {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run<S: Session>(
     mut side: SideRun,
+    start: Instant,
     cfg: &TestConfig,
     root: &Root,
     doctor: bool,
@@ -74,14 +80,21 @@ pub(crate) fn run<S: Session>(
 ) -> (Outcome, Option<S::Error>) {
     let snmp0 = cpu::udp_snmp(root);
     let mut agg = side.aggregator(cfg);
-    let t = side.start(Instant::now());
+    let t = side.start(start);
     let doctor_step = doctor.then(|| {
         crate::diagnosis::step(
             Duration::from_millis(cfg.duration_ms),
             Duration::from_millis(cfg.interval_ms),
         )
     });
-    let mut cpuw = CpuWindow::new(root.clone(), doctor_step);
+    // A scheduled start without warm-up: the first CPU mark comes before
+    // the workers wake, not with them.
+    let lead = if start > Instant::now() && cfg.warmup_ms == 0 {
+        MARK_LEAD
+    } else {
+        Duration::ZERO
+    };
+    let mut cpuw = CpuWindow::new(root.clone(), doctor_step).with_lead(lead);
     let _ = ctrl.set_read_timeout(None);
     match ctrl.try_clone() {
         Ok(reader) => {

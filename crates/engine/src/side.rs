@@ -12,7 +12,7 @@ use crate::work::{self, Job};
 use crate::worker::{Ctx, Event, Gate, Params, Timing};
 use host::sampler::Sample;
 use host::Root;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -37,6 +37,31 @@ pub struct SideRun {
     /// [`SideRun::add_planned`].
     pub buffers: Option<crate::report::SocketBuffers>,
     done: Vec<bool>,
+    starts: Arc<Starts>,
+}
+
+/// When this side's workers actually began (CLOCK_REALTIME ns): each
+/// worker notes its clock when it leaves the gate (and, for a scheduled
+/// start, its own sleep), just before its first send or receive.
+#[derive(Debug)]
+pub struct Starts {
+    first: AtomicU64,
+    last: AtomicU64,
+}
+
+impl Starts {
+    fn note(&self, ns: u64) {
+        self.first.fetch_min(ns, Ordering::Relaxed);
+        self.last.fetch_max(ns, Ordering::Relaxed);
+    }
+    /// The earliest and the latest worker start, if any worker started.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        let (a, b) = (
+            self.first.load(Ordering::Relaxed),
+            self.last.load(Ordering::Relaxed),
+        );
+        (a <= b).then_some((a, b))
+    }
 }
 
 impl SideRun {
@@ -54,7 +79,16 @@ impl SideRun {
             next_cpu: 0,
             done: Vec::new(),
             buffers: None,
+            starts: Arc::new(Starts {
+                first: AtomicU64::new(u64::MAX),
+                last: AtomicU64::new(0),
+            }),
         }
+    }
+
+    /// When the workers began (filled in as they start).
+    pub fn starts(&self) -> Arc<Starts> {
+        self.starts.clone()
     }
 
     /// The test's parameters.
@@ -99,7 +133,7 @@ impl SideRun {
             self.gate.clone(),
             stop,
             self.tx.clone(),
-            idx,
+            (idx, self.starts.clone()),
         )?;
         self.handles.push((role, dir, h));
         self.done.push(false);
@@ -125,7 +159,8 @@ impl SideRun {
             .count()
     }
 
-    /// Open the gate: workers start timing from `start`.
+    /// Open the gate: workers start timing from `start`; one in the future
+    /// is a scheduled start, each worker sleeps until it by itself.
     pub fn start(&self, start: Instant) -> Timing {
         self.gate.open(start);
         Timing::new(&self.params.cfg, start)
@@ -191,14 +226,15 @@ struct Spec {
     job: Job,
 }
 
-/// Spawn a worker thread; it waits on `gate`, runs, and returns its report.
+/// Spawn a worker thread; it waits on `gate` (and then for the start
+/// instant the gate names), notes its start, runs, and returns its report.
 fn spawn(
     spec: Spec,
     p: Arc<Params>,
     gate: Arc<Gate>,
     stop: Arc<AtomicBool>,
     events: Sender<Event>,
-    index: usize,
+    (index, starts): (usize, Arc<Starts>),
 ) -> std::io::Result<std::thread::JoinHandle<WorkerReport>> {
     std::thread::Builder::new()
         .name(format!("nt-{:?}-{}", spec.role, spec.worker).to_lowercase())
@@ -211,6 +247,10 @@ fn spawn(
             }
             let done_tx = events.clone();
             let start = gate.wait();
+            if let Some(at) = start {
+                crate::worker::sleep_until(at, &stop);
+                starts.note(crate::report::realtime_ns());
+            }
             let t = Timing::new(&p.cfg, start.unwrap_or_else(Instant::now));
             let mut ctx = Ctx::new(
                 (spec.worker, spec.role, spec.dir, spec.cpu),
@@ -241,6 +281,7 @@ pub struct CpuWindow {
     end: Option<CpuMark>,
     doctor: Option<DoctorSamples>,
     iv: IntervalStats,
+    lead: Duration,
 }
 
 /// Most interval × CPU cells one side keeps (about 80 bytes each in JSON,
@@ -314,12 +355,21 @@ impl CpuWindow {
             iv: IntervalStats::default(),
             start: None,
             end: None,
+            lead: Duration::ZERO,
             doctor: doctor_step.map(|step| DoctorSamples {
                 step,
                 next: None,
                 samples: Vec::new(),
             }),
         }
+    }
+    /// Take the window's first mark `lead` before its start: a scheduled
+    /// start with no warm-up, where every worker of the host wakes at that
+    /// instant, must not find the host's sessions reading `/proc` then too.
+    /// (The report's seconds run from the mark: `lead` of idle is counted.)
+    pub fn with_lead(mut self, lead: Duration) -> CpuWindow {
+        self.lead = lead;
+        self
     }
     /// A mark now, kept for doctor too.
     fn mark(&mut self) -> CpuMark {
@@ -331,15 +381,16 @@ impl CpuWindow {
     }
     /// Take the marks that are due at `now`; returns the next due instant.
     pub fn poll(&mut self, t: &Timing, now: Instant) -> Option<Instant> {
+        let early = self.lead;
         if self.start.is_none() {
-            if now >= t.win_start() {
+            if now + early >= t.win_start() {
                 self.iv.prev = cpu::read_stat(&self.root);
                 self.start = Some(self.mark());
                 if let Some(d) = &mut self.doctor {
                     d.next = Some(t.win_start() + d.step);
                 }
             } else {
-                return Some(t.win_start());
+                return Some(t.win_start().checked_sub(early).unwrap_or(t.win_start()));
             }
         }
         let iv_due = self.iv.poll(&self.root, t, now);

@@ -91,6 +91,18 @@ pub enum Event {
     WorkerDone(usize),
 }
 
+/// Sleep until `at` (a scheduled start; at once for a past one), waking
+/// early when `stop` is raised (checked every 100 ms).
+pub(crate) fn sleep_until(at: Instant, stop: &AtomicBool) {
+    loop {
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
+}
+
 /// Start gate: workers wait here until the session opens it (or aborts).
 #[derive(Debug, Default)]
 pub struct Gate {
@@ -169,6 +181,8 @@ pub struct Ctx {
     ru: sys::Rusage,
     stop: Arc<AtomicBool>,
     events: Sender<Event>,
+    /// Ticks seen, up to 2 (the yield after the first batch).
+    ticks: u8,
 }
 
 impl Ctx {
@@ -201,12 +215,23 @@ impl Ctx {
             ru: sys::Rusage::default(),
             stop,
             events,
+            ticks: 0,
         }
     }
 
     /// Call with a fresh `Instant::now()` once per batch or transaction.
+    /// After the first batch the worker yields its CPU once: workers that
+    /// woke at the same start (a scheduled start, many flows or hosts on
+    /// few CPUs) begin theirs then, not a scheduler slice later behind a
+    /// sender that never blocks.
     #[inline]
     pub fn tick(&mut self, now: Instant) {
+        if self.ticks < 2 {
+            self.ticks += 1;
+            if self.ticks == 2 {
+                std::thread::yield_now();
+            }
+        }
         if now >= self.next_mark {
             self.mark(now);
         }

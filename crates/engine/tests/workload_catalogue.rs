@@ -87,6 +87,7 @@ fn caps_are_the_catalogue_names_then_the_options() {
             "tos",
             "mss",
             nettune_engine::diagnosis::CAP,
+            "start-at",
         ]
     );
 }

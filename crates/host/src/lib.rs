@@ -24,4 +24,4 @@ pub mod sockstat;
 
 pub use error::HostError;
 pub use root::Root;
-pub use snapshot::{read_snapshot, read_snapshot_with};
+pub use snapshot::{read_owners, read_snapshot, read_snapshot_with};

@@ -74,6 +74,13 @@ pub fn read_snapshot(root: &Root) -> HostSnapshot {
     read_snapshot_with(root, src.as_ref())
 }
 
+/// Only the snapshot's `owners` (irqbalance, tuned and their files), of the
+/// host (or fixture) at `root`: what `verify` reports beside its knobs,
+/// without reading the rest of a snapshot.
+pub fn read_owners(root: &Root) -> model::snapshot::ForeignOwners {
+    owners::read_owners(&Ctx::new(root, false))
+}
+
 /// The host facts a `bench` result carries, of the host (or fixture) at
 /// `root`; never fails (what cannot be read is left out).
 pub fn read_bench_facts(root: &Root) -> model::bench_facts::HostFacts {

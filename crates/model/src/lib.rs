@@ -6,6 +6,7 @@
 
 pub mod bench_facts;
 pub mod bounded;
+pub mod clock;
 pub mod cpuset;
 pub mod doctor_facts;
 pub mod error;

@@ -59,10 +59,12 @@ fn run(inv: &str, extra: &[&str]) -> Value {
 /// What the start mechanism guarantees: every client waits for its own
 /// scheduled instant (never early) and then starts within the schedule's
 /// margin (the controller picks T at least 2 s ahead, so a start later than
-/// that would mean a client ignored its schedule). How close the clients
-/// start is the machine's scheduler's: the skew is measured and reported (8
-/// clients on 2 cores start 10-30 ms apart; bench/RESULTS.md), not asserted
-/// against a margin that a busy CI machine decides.
+/// that would mean a client ignored its schedule). Everything is said before
+/// T (`connected_at`, `go`) and each worker wakes by itself at T, so what
+/// remains is the scheduler's: how soon 16 woken workers (8 clients, 8 on
+/// the server) get one of the machine's CPUs. The skew is measured and
+/// reported (bench/RESULTS.md), not asserted against a margin that a busy
+/// CI machine decides.
 const WITHIN_SCHEDULE_NS: i64 = 2_000_000_000;
 
 fn check(v: &Value, unit: &str) {
@@ -100,7 +102,15 @@ fn check(v: &Value, unit: &str) {
         skew.abs_diff(spread) <= 2_000_000,
         "skew {skew} ns against the clients' lateness spread {spread} ns"
     );
-    eprintln!("{unit}: skew {:.2} ms over 8 clients", skew as f64 / 1e6);
+    let mut lates: Vec<f64> = hosts
+        .iter()
+        .map(|h| h["late_ns"].as_i64().unwrap() as f64 / 1e6)
+        .collect();
+    lates.sort_by(f64::total_cmp);
+    eprintln!(
+        "{unit}: skew {:.2} ms over 8 clients; each client's lateness, ms: {lates:.2?}",
+        skew as f64 / 1e6
+    );
     let a = &v["aggregate"];
     assert_eq!(a["hosts"], 8);
     assert_eq!(a["unit"], unit);

@@ -269,17 +269,87 @@ fn register(reg: &[(u32, UdpSocket)], tag: u32) {
     }
 }
 
-/// Say `Connected` and wait for `Go`, re-sending the UDP registrations in
-/// case one was lost.
+/// `time` exchanges a scheduled start takes to read the server's clock.
+const TIME_SAMPLES: u32 = 8;
+
+/// The server's clock against ours over the control connection (the
+/// exchange of the smallest round trip, NTP-style: [`model::clock`]). A
+/// udp-stream server reads its flows' registrations before it answers:
+/// they are sent again while an answer is awaited.
+fn server_clock(
+    ctrl: &mut TcpStream,
+    addr: &SocketAddr,
+    (reg, tag): (&[(u32, UdpSocket)], u32),
+    interrupt: Option<&AnyFlag>,
+) -> Result<model::clock::Offset, EngineError> {
+    ctrl.set_read_timeout(Some(Duration::from_millis(50)))
+        .map_err(io_run("control socket"))?;
+    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    model::clock::estimate_with(TIME_SAMPLES, crate::report::realtime_ns, || {
+        proto::write_msg(ctrl, &Msg::Time).map_err(|e| perr(addr)(e.into()))?;
+        loop {
+            match proto::read_msg(ctrl, MAX_SERVER_HANDSHAKE_FRAME) {
+                Ok(Msg::TimeIs { realtime_ns }) => return Ok(realtime_ns),
+                Ok(other) => return Err(server_error(other)),
+                Err(_) if interrupt.is_some_and(AnyFlag::raised) => {
+                    return Err(EngineError::Interrupted("before the test started"))
+                }
+                Err(ProtoError::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if Instant::now() >= deadline {
+                        return Err(perr(addr)(ProtoError::TimedOut {
+                            what: "the server's time",
+                            after: HANDSHAKE_TIMEOUT,
+                        }));
+                    }
+                    register(reg, tag);
+                }
+                Err(e) => return Err(perr(addr)(e)),
+            }
+        }
+    })?
+    .ok_or_else(|| {
+        EngineError::Run("this host's clock stepped back while reading the server's".into())
+    })
+}
+
+/// A scheduled start with a server that takes one ([`proto::CAP_START_AT`]):
+/// read its clock, say `connected_at` with `at` (our CLOCK_REALTIME, ns)
+/// on its clock, and wait for `go`, all before `at`. Returns `at` as an
+/// [`Instant`] (now for a past one): the workers sleep until it by
+/// themselves, and so do the server's, so no message is on the way at `at`.
+pub(super) fn await_scheduled_go(
+    ctrl: &mut TcpStream,
+    addr: &SocketAddr,
+    (reg, tag): (&[(u32, UdpSocket)], u32),
+    interrupt: Option<&AnyFlag>,
+    at: u64,
+) -> Result<Instant, EngineError> {
+    register(reg, tag);
+    let off = server_clock(ctrl, addr, (reg, tag), interrupt)?;
+    let msg = Msg::ConnectedAt {
+        start_at_unix_ns: off.to_agent(at),
+    };
+    await_go(ctrl, addr, (reg, tag), interrupt, &msg)?;
+    let left = at.saturating_sub(crate::report::realtime_ns());
+    Ok(Instant::now() + Duration::from_nanos(left))
+}
+
+/// Say `msg` (`connected`, or `connected_at`) and wait for `Go`,
+/// re-sending the UDP registrations in case one was lost.
 pub(super) fn await_go(
     ctrl: &mut TcpStream,
     addr: &SocketAddr,
-    reg: &[(u32, UdpSocket)],
-    tag: u32,
+    (reg, tag): (&[(u32, UdpSocket)], u32),
     interrupt: Option<&AnyFlag>,
+    msg: &Msg,
 ) -> Result<(), EngineError> {
     register(reg, tag);
-    proto::write_msg(ctrl, &Msg::Connected).map_err(|e| perr(addr)(e.into()))?;
+    proto::write_msg(ctrl, msg).map_err(|e| perr(addr)(e.into()))?;
     ctrl.set_read_timeout(Some(Duration::from_millis(50)))
         .map_err(io_run("control socket"))?;
     let go_deadline = Instant::now() + Duration::from_secs(15);

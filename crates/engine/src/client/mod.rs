@@ -56,8 +56,10 @@ pub struct ClientOpts {
     /// this end's through the hook, the server's through its own.
     pub doctor: Option<crate::diagnosis::DoctorHook>,
     /// Start the data flows at this CLOCK_REALTIME instant, ns since the
-    /// epoch (`--start-at`, `fleet bench`): the flows open, then the client
-    /// waits for it before `go`. A past instant starts at once.
+    /// epoch (`--start-at`, `fleet bench`): the flows open before it and
+    /// both ends' workers sleep until it by themselves (an older server:
+    /// the client waits for it, then `connected` and `go`). A past instant
+    /// starts at once.
     pub start_at: Option<u64>,
 }
 
@@ -469,21 +471,37 @@ fn execute(
         .flatten()
         .collect();
     let any_stop = AnyFlag(stop_flags.clone());
-    if let Some(at) = o.start_at {
-        if let Err(e) = wait_until(at, Duration::ZERO, &stop_flags) {
+    // A scheduled start: with a server that takes one, everything is said
+    // before the instant and both ends' workers sleep until it by
+    // themselves; with an older server, wait, then `connected` and `go`.
+    let scheduled = o
+        .start_at
+        .filter(|_| caps.iter().any(|c| c == proto::CAP_START_AT));
+    let go = match (scheduled, o.start_at) {
+        (Some(at), _) => await_scheduled_go(&mut ctrl, &addr, (&reg, tag), Some(&any_stop), at),
+        (None, at) => at
+            .map_or(Ok(()), |at| wait_until(at, Duration::ZERO, &stop_flags))
+            .and_then(|()| {
+                await_go(
+                    &mut ctrl,
+                    &addr,
+                    (&reg, tag),
+                    Some(&any_stop),
+                    &Msg::Connected,
+                )
+            })
+            .map(|()| Instant::now()),
+    };
+    let go = match go {
+        Ok(go) => go,
+        Err(e) => {
             side.abort_all();
             let _ = side.join();
             return Err(e);
         }
-    }
-    if let Err(e) = await_go(&mut ctrl, &addr, &reg, tag, Some(&any_stop)) {
-        side.abort_all();
-        let _ = side.join();
-        return Err(e);
-    }
+    };
     drop(reg);
-    let go = Instant::now();
-    let started_at = crate::report::realtime_ns();
+    let starts = side.starts();
     if let Some(f) = hooks.after_go {
         f(go);
     }
@@ -505,10 +523,11 @@ fn execute(
         win_start: go + Duration::from_millis(cfg.warmup_ms),
         cut_at: None,
     };
-    let start_time = std::time::SystemTime::now();
+    let start_time = std::time::SystemTime::now() + go.saturating_duration_since(Instant::now());
     let last: fn(&Msg) -> bool = |m| matches!(m, Msg::Report { .. } | Msg::Error { .. });
     let (out, failure) = session::run(
         side,
+        go,
         cfg,
         &root,
         o.doctor.is_some(),
@@ -570,7 +589,8 @@ fn execute(
         loopback,
     );
     res.start_time = model::time::rfc3339_utc(start_time);
-    res.started_at_unix_ns = Some(started_at);
+    // The first flow's actual start (its worker's clock as it began).
+    res.started_at_unix_ns = starts.span().map(|(first, _)| first);
     res.family = Some(Family::of(addr.ip()));
     if let Some(at) = s.cut_at {
         crate::report::cut_short(&mut res, at);

@@ -560,8 +560,9 @@ pub struct BenchResult {
     /// `--probe`: the latency probe beside the load (absent without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeReport>,
-    /// When the data flows began (`go`), CLOCK_REALTIME ns since the epoch
-    /// (`fleet bench` compares hosts' starts; absent from older results).
+    /// When the first data flow began (its worker's CLOCK_REALTIME as it
+    /// started, ns since the epoch; `fleet bench` compares hosts' starts;
+    /// absent from older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at_unix_ns: Option<u64>,
 }

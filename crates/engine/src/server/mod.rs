@@ -502,6 +502,64 @@ impl Session for ServerSession<'_> {
     }
 }
 
+/// Most a scheduled start (`connected_at`) may lie ahead of the server's
+/// clock: as long as the client has for `connected` itself.
+pub const MAX_START_AHEAD: Duration = CONNECT_TIMEOUT;
+
+/// Wait (at most [`CONNECT_TIMEOUT`] in all) for the client's `connected`,
+/// answering its `time` questions before; returns when the workers start:
+/// now for `connected`, the instant it names for `connected_at`.
+fn await_connected(ctrl: &mut TcpStream) -> Result<Instant, SessionError> {
+    let deadline = Instant::now() + CONNECT_TIMEOUT;
+    let mut asked = 0u32;
+    loop {
+        let m = proto::read_msg(&mut DeadlineReader::new(&*ctrl, deadline), MAX_CLIENT_FRAME)
+            .map_err(|e| {
+                SessionError::LeftEarly(e.timed_out("the client's connected", CONNECT_TIMEOUT))
+            })?;
+        match m {
+            Msg::Connected => return Ok(Instant::now()),
+            Msg::Time if asked < proto::MAX_TIME_QUERIES => {
+                asked += 1;
+                let now = crate::report::realtime_ns();
+                proto::write_msg(ctrl, &Msg::TimeIs { realtime_ns: now })
+                    .map_err(ProtoError::from)?;
+            }
+            Msg::ConnectedAt { start_at_unix_ns } => {
+                let now = crate::report::realtime_ns();
+                let ahead = Duration::from_nanos(start_at_unix_ns.saturating_sub(now));
+                if ahead > MAX_START_AHEAD {
+                    return Err(refuse(
+                        ctrl,
+                        "protocol",
+                        format!(
+                            "connected_at names a start {:.1} s ahead (at most {})",
+                            ahead.as_secs_f64(),
+                            proto::secs(MAX_START_AHEAD)
+                        ),
+                    ));
+                }
+                return Ok(Instant::now() + ahead);
+            }
+            other => {
+                return Err(refuse(
+                    ctrl,
+                    "protocol",
+                    format!(
+                        "expected connected, got {}{}",
+                        other.name(),
+                        if matches!(other, Msg::Time) {
+                            format!(" (more than {})", proto::MAX_TIME_QUERIES)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                ))
+            }
+        }
+    }
+}
+
 fn run_test(
     mut ctrl: TcpStream,
     peer: SocketAddr,
@@ -543,28 +601,20 @@ fn run_test(
         &mut rejected,
     )
     .map_err(|e| send_err(&mut ctrl, "setup", e))
-    .and_then(|()| {
-        let connected = proto::read_msg(
-            &mut DeadlineReader::new(&ctrl, Instant::now() + CONNECT_TIMEOUT),
-            MAX_CLIENT_FRAME,
-        )
-        .map_err(|e| e.timed_out("the client's connected", CONNECT_TIMEOUT));
-        match connected {
-            Ok(Msg::Connected) => Ok(()),
-            Ok(other) => Err(refuse(
-                &mut ctrl,
-                "protocol",
-                format!("expected connected, got {}", other.name()),
-            )),
-            Err(x) => Err(SessionError::LeftEarly(x)),
+    .and_then(|()| await_connected(&mut ctrl));
+    let start = match started {
+        Ok(start) => start,
+        Err(e) => {
+            side.abort_all();
+            let _ = side.join();
+            return Err(e);
         }
-    });
-    if let Err(e) = started {
+    };
+    if let Err(e) = proto::write_msg(&mut ctrl, &Msg::Go) {
         side.abort_all();
         let _ = side.join();
-        return Err(e);
+        return Err(ProtoError::from(e).into());
     }
-    proto::write_msg(&mut ctrl, &Msg::Go).map_err(ProtoError::from)?;
     let root = sh.cfg.root.clone();
     let reader = ctrl.try_clone()?;
     let mut s = ServerSession {
@@ -573,6 +623,7 @@ fn run_test(
     };
     let (out, failure) = session::run(
         side,
+        start,
         &cfg,
         &root,
         doctor,

@@ -99,12 +99,14 @@ pub fn report(journal: &JournalArgs) -> anyhow::Result<Report> {
     };
     let k = Knobs::open(&root, &state);
     let items = host::apply::verify(&k, g);
-    let snap = host::read_snapshot(&root);
+    // Only the owners: a whole snapshot would read every other fact too
+    // (most of an agent's `verify` time in `fleet verify`).
+    let owners = host::read_owners(&root);
     let mut foreign = Vec::new();
-    if let Some(p) = &snap.owners.irqbalance {
+    if let Some(p) = &owners.irqbalance {
         foreign.push(format!("irqbalance (pid {}) rewrites IRQ affinity", p.pid));
     }
-    if let Some(t) = &snap.owners.tuned {
+    if let Some(t) = &owners.tuned {
         foreign.push(format!(
             "tuned (profile {}) writes sysctls, governor and coalescing",
             t.active_profile.as_deref().unwrap_or("?")
