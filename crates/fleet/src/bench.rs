@@ -297,7 +297,8 @@ pub fn run(spec: &Spec, opts: &Options) -> Report {
                 kind: "protocol",
                 message: "session lock poisoned".into(),
             })?;
-            g.json(&req).map(|(v, _)| v)
+            let name = g.name().to_string();
+            g.json(&req).and_then(|a| bench_answer(&name, a))
         },
     );
     for (s, _) in servers.iter_mut().flatten() {
@@ -358,6 +359,19 @@ fn start_server(j: &Job, spec: &Spec, clients: usize, opts: &Options) -> Result<
             message: format!("{}: serve answered without a port: {v}", s.name()),
         })?;
     Ok((s, (port, addr)))
+}
+
+/// A client's answer to `Bench`: its document when the bench exited 0;
+/// otherwise a failure naming the host, the exit code and the document's
+/// `error` (a bench that failed may still print a document).
+fn bench_answer(host: &str, (v, code): (Value, u8)) -> Result<Value, Failure> {
+    if code == 0 {
+        return Ok(v);
+    }
+    Err(Failure {
+        kind: "remote",
+        message: format!("{host}: bench exited {code}: {}", crate::ops::doc_error(&v)),
+    })
 }
 
 /// The agent's clock offset over session `s`.
@@ -853,6 +867,20 @@ mod tests {
         let t = table(&r);
         assert!(t.contains("start skew: 500.000 ms"), "{t}");
         assert!(t.contains("cpu a (client): cpu0 75%"), "{t}");
+    }
+
+    #[test]
+    fn a_bench_that_exits_non_zero_fails_its_host_even_with_a_document() {
+        let doc = serde_json::json!({"error": "the server refused the test: busy"});
+        let f = bench_answer("c3", (doc.clone(), 1)).unwrap_err();
+        assert_eq!(f.kind, "remote");
+        assert_eq!(
+            f.message,
+            "c3: bench exited 1: the server refused the test: busy"
+        );
+        assert_eq!(bench_answer("c3", (doc.clone(), 0)).unwrap(), doc);
+        let f = bench_answer("c3", (serde_json::json!({}), 3)).unwrap_err();
+        assert_eq!(f.message, "c3: bench exited 3: failed");
     }
 
     #[test]

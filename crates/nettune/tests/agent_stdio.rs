@@ -703,3 +703,63 @@ fn ssh_to_a_loopback_sshd_with_a_multiplexed_connection() {
         .status();
     drop(d);
 }
+
+/// Whether process `pid` still runs (a zombie counts as gone).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| !rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+/// The children of `pid` (from /proc/*/stat).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|x| x.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_server_an_agent_started_goes_when_the_agent_is_killed() {
+    let mut c = raw();
+    let mut w = c.stdin.take().unwrap();
+    let mut r = c.stdout.take().unwrap();
+    proto::write_preamble(&mut w).unwrap();
+    proto::read_preamble(&mut r).unwrap();
+    let serve = serde_json::json!({"type": "serve", "port": 0, "lifetime": 600});
+    proto::write_frame(&mut w, &serve, MAX_REQUEST).unwrap();
+    let m: Response = proto::read_msg(&mut r, MAX_RESPONSE).unwrap();
+    assert!(matches!(m, Response::Json { .. }), "{m:?}");
+    let kids = children(c.id());
+    assert_eq!(kids.len(), 1, "one nettune serve child: {kids:?}");
+    let server = kids[0];
+    assert!(running(server));
+    // SIGKILL: the agent cannot stop its server itself.
+    c.kill().unwrap();
+    c.wait().unwrap();
+    let end = Instant::now() + T;
+    while running(server) {
+        assert!(
+            Instant::now() < end,
+            "nettune serve {server} outlived its agent"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -397,7 +397,10 @@ fn start_server(
     }
     let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("this nettune's path: {e}"))?;
     let mut cmd = Command::new(exe);
-    cmd.args(["serve", "--json", "--quiet", "--port", &port.to_string()]);
+    // Its stdin is a pipe from this agent: when the agent goes, even by
+    // SIGKILL, the server sees the end of input and stops.
+    cmd.args(["serve", "--json", "--quiet", "--stop-on-stdin-eof"]);
+    cmd.args(["--port", &port.to_string()]);
     if let Some(d) = max_duration {
         cmd.args(["--max-duration", &d.to_string()]);
     }
@@ -411,7 +414,7 @@ fn start_server(
         cmd.args(["--max-sessions", &n.max(64).to_string()]);
     }
     let mut child = cmd
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -94,6 +94,11 @@ pub struct Args {
     /// on SIGTERM, SIGINT or SIGHUP (exit 128 + signal) or when the server fails.
     #[arg(long)]
     pub json: bool,
+    /// With --json: stop as on SIGHUP when standard input ends. The fleet
+    /// agent starts its server with a pipe here, so the server goes with
+    /// the agent even when the agent is killed.
+    #[arg(long, hide = true, requires = "json")]
+    pub stop_on_stdin_eof: bool,
 }
 
 /// One `serve --json` event line.
@@ -121,6 +126,21 @@ fn emit(e: Event) -> anyhow::Result<()> {
     writeln!(out, "{line}")?;
     out.flush()?;
     Ok(())
+}
+
+/// SIGHUP's number, which a server whose stdin ended reports as its stop.
+const SIGHUP: usize = 1;
+
+/// Raise `got` to SIGHUP once standard input ends (the parent that held
+/// its other end is gone), from a thread of its own.
+fn hang_up_on_stdin_eof(got: std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    std::thread::spawn(move || {
+        use std::io::Read;
+        let mut sink = [0u8; 256];
+        let mut input = std::io::stdin().lock();
+        while matches!(input.read(&mut sink), Ok(n) if n > 0) {}
+        got.store(SIGHUP, std::sync::atomic::Ordering::Relaxed);
+    });
 }
 
 /// `serve --json`: serve on a thread; the main thread waits for a stop
@@ -307,6 +327,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Before `listening`: a client that stops the server on that line
         // gets its `stopped` line.
         let got = engine::interrupt::stop_signals().context("installing the signal handlers")?;
+        if args.stop_on_stdin_eof {
+            hang_up_on_stdin_eof(got.clone());
+        }
         emit(Event::Listening {
             address: addr,
             protocol: u32::from(engine::proto::PROTO_VERSION),
