@@ -226,6 +226,10 @@ struct Spec {
     job: Job,
 }
 
+/// The `SCHED_FIFO` priority a worker wakes at for a scheduled start (the
+/// lowest: above every normal thread, below the kernel's own).
+const START_PRIORITY: i32 = 1;
+
 /// Spawn a worker thread; it waits on `gate` (and then for the start
 /// instant the gate names), notes its start, runs, and returns its report.
 fn spawn(
@@ -247,7 +251,13 @@ fn spawn(
             }
             let done_tx = events.clone();
             let start = gate.wait();
+            let mut realtime = false;
             if let Some(at) = start {
+                // A scheduled start: wake under SCHED_FIFO (where allowed),
+                // so every worker of every host begins at its instant rather
+                // than a scheduler slice later behind flows already running;
+                // back to the normal policy after the first batch.
+                realtime = at > Instant::now() && sys::sched::set_fifo(START_PRIORITY).is_ok();
                 crate::worker::sleep_until(at, &stop);
                 starts.note(crate::report::realtime_ns());
             }
@@ -257,7 +267,8 @@ fn spawn(
                 t,
                 stop,
                 events,
-            );
+            )
+            .realtime_until_first_batch(realtime);
             let r = if start.is_none() {
                 Err(std::io::Error::other("test aborted before start"))
             } else {

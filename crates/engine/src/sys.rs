@@ -8,6 +8,7 @@
 pub use ::sys::mmsg::Mmsg;
 pub use ::sys::poll::{poll, ppoll};
 pub use ::sys::rusage::{process_rusage, thread_rusage, Rusage};
+pub use ::sys::sched;
 pub use ::sys::sock::{opt, set_int_opt, tcp_info};
 
 use std::io;

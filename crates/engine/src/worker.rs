@@ -183,6 +183,8 @@ pub struct Ctx {
     events: Sender<Event>,
     /// Ticks seen, up to 2 (the yield after the first batch).
     ticks: u8,
+    /// Runs under `SCHED_FIFO` until its first batch (a scheduled start).
+    realtime: bool,
 }
 
 impl Ctx {
@@ -216,7 +218,15 @@ impl Ctx {
             stop,
             events,
             ticks: 0,
+            realtime: false,
         }
+    }
+
+    /// The thread woke under `SCHED_FIFO` for a scheduled start: the first
+    /// [`Ctx::tick`] puts it back under the normal policy.
+    pub(crate) fn realtime_until_first_batch(mut self, realtime: bool) -> Ctx {
+        self.realtime = realtime;
+        self
     }
 
     /// Call with a fresh `Instant::now()` once per batch or transaction.
@@ -228,6 +238,10 @@ impl Ctx {
     pub fn tick(&mut self, now: Instant) {
         if self.ticks < 2 {
             self.ticks += 1;
+            if self.realtime {
+                self.realtime = false;
+                let _ = crate::sys::sched::set_normal();
+            }
             if self.ticks == 2 {
                 std::thread::yield_now();
             }

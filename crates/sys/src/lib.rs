@@ -5,7 +5,8 @@
 //!   statistics (`ETHTOOL_GSSET_INFO`, `ETHTOOL_GSTRINGS`, `ETHTOOL_GSTATS`,
 //!   as `ethtool -S` issues them), for `host`;
 //! - [`sock`] (integer socket options, `TCP_INFO`), [`mmsg`]
-//!   (`recvmmsg`/`sendmmsg` batches), [`poll`] and [`rusage`], for `engine`;
+//!   (`recvmmsg`/`sendmmsg` batches), [`poll`], [`rusage`] and [`sched`]
+//!   (a scheduled start's real-time wake), for `engine`;
 //! - [`tun`]: the TUN device of `lab`'s delay line.
 //!
 //! Why a crate of its own: `engine` depends on `host` and `lab` should not
@@ -31,6 +32,7 @@
 pub mod mmsg;
 pub mod poll;
 pub mod rusage;
+pub mod sched;
 pub mod sock;
 pub mod tun;
 
