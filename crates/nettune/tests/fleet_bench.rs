@@ -60,12 +60,18 @@ fn run(inv: &str, extra: &[&str]) -> Value {
 /// scheduled instant (never early) and then starts within the schedule's
 /// margin (the controller picks T at least 2 s ahead, so a start later than
 /// that would mean a client ignored its schedule). Everything is said before
-/// T (`connected_at`, `go`) and each worker wakes by itself at T, so what
-/// remains is the scheduler's: how soon 16 woken workers (8 clients, 8 on
-/// the server) get one of the machine's CPUs. The skew is measured and
-/// reported (bench/RESULTS.md), not asserted against a margin that a busy
-/// CI machine decides.
+/// T (`connected_at`, `go`) and each worker wakes by itself at T under
+/// SCHED_FIFO (the agents run as root), ahead of every normal thread of a
+/// busy machine, until its first batch: the spread left is the workers'
+/// first batches on 2 CPUs. For udp-stream that is a fraction of a
+/// millisecond (a send batch), so the 5 ms is asserted; a tcp-rr
+/// worker's first batch is a whole transaction through the server's worker,
+/// 16 of them in turn (1.1-1.5 ms release, 2-3 ms debug here), so its skew
+/// is reported (bench/RESULTS.md) and held only to the mechanism.
 const WITHIN_SCHEDULE_NS: i64 = 2_000_000_000;
+
+/// The udp-stream skew the real-time wake keeps to (the goal).
+const UDP_SKEW_NS: u64 = 5_000_000;
 
 fn check(v: &Value, unit: &str) {
     let hosts = v["hosts"].as_array().unwrap();
@@ -102,6 +108,9 @@ fn check(v: &Value, unit: &str) {
         skew.abs_diff(spread) <= 2_000_000,
         "skew {skew} ns against the clients' lateness spread {spread} ns"
     );
+    if unit == "datagrams" {
+        assert!(skew < UDP_SKEW_NS, "udp-stream skew {skew} ns");
+    }
     let mut lates: Vec<f64> = hosts
         .iter()
         .map(|h| h["late_ns"].as_i64().unwrap() as f64 / 1e6)
