@@ -190,7 +190,7 @@ pub enum Phase {
     Sysctls,
     /// CPU frequency governor and PM QoS.
     Cpu,
-    /// modprobe.d snippets for module parameters (reviewed, never loaded by nettune).
+    /// modprobe.d snippets for module parameters (reviewed; loaded only when the plan reloads the module, `reload_modules`).
     Modules,
 }
 
