@@ -332,3 +332,39 @@ fn a_module_param_factor_refuses_bad_names_values_and_the_lab() {
     let m = err(&file(LAB, &format!("{ITR}levels = [\"1\"]\nreload = true\n")));
     assert!(m.contains("factor[0].name") && m.contains("needs real hosts"), "{m}");
 }
+
+/// The `module_param` factors the fleet ITR examples carry commented out
+/// parse when put in place of the examples' own factors.
+#[test]
+fn the_examples_commented_module_param_factors_parse() {
+    for (text, module, n) in [
+        (
+            include_str!("../../../../examples/fleet-interrupt-rate.toml"),
+            "ixgbevf",
+            1,
+        ),
+        (
+            include_str!("../../../../examples/fleet-itr-rr.toml"),
+            "e1000",
+            2,
+        ),
+    ] {
+        let start = text.find("# [[factor]]").unwrap();
+        let block: String = text[start..]
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .map(|l| format!("{}\n", l.trim_start_matches('#').trim_start()))
+            .collect();
+        let factors: toml::Value = toml::from_str(&block).unwrap();
+        let mut doc: toml::Value = toml::from_str(text).unwrap();
+        doc["factor"] = factors["factor"].clone();
+        let e = parse(&toml::to_string(&doc).unwrap()).unwrap();
+        assert_eq!(e.factors.len(), n);
+        for f in &e.factors {
+            assert!(
+                matches!(&f.levels[0], Level::ModuleParam(m) if m.module == module && m.reload),
+                "{f:?}"
+            );
+        }
+    }
+}
