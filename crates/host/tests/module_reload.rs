@@ -24,7 +24,11 @@ impl Fx {
         let t = tempfile::tempdir().unwrap();
         let r = t.path().join("root");
         fs::create_dir_all(r.join("sys/module/e1000e/parameters")).unwrap();
-        fs::write(r.join("sys/module/e1000e/parameters/InterruptThrottleRate"), "3\n").unwrap();
+        fs::write(
+            r.join("sys/module/e1000e/parameters/InterruptThrottleRate"),
+            "3\n",
+        )
+        .unwrap();
         Fx {
             root: Root::new(&r),
             t,
@@ -132,7 +136,11 @@ fn rollback_puts_back_an_earlier_snippet_and_reloads_with_it() {
     // Restore writes the journaled text trimmed (as it always has).
     assert_eq!(fx.snippet().unwrap().trim(), earlier.trim());
     assert_eq!(fx.param(), "1\n");
-    assert!(fx.reloads().ends_with("reload InterruptThrottleRate=1\n"), "{}", fx.reloads());
+    assert!(
+        fx.reloads().ends_with("reload InterruptThrottleRate=1\n"),
+        "{}",
+        fx.reloads()
+    );
 }
 
 /// A loader that fails, or a kernel that shows another value after the
@@ -156,13 +164,16 @@ impl ModuleLoader for Broken {
 #[test]
 fn a_failed_or_unseen_reload_fails_the_apply_and_rolls_it_back() {
     for (fails, words) in [
-        (true, "module reload failed: modprobe -r e1000e: Module e1000e is in use"),
+        (
+            true,
+            "module reload failed: modprobe -r e1000e: Module e1000e is in use",
+        ),
         (false, "the kernel shows InterruptThrottleRate=3, not 0"),
     ] {
         let fx = Fx::new();
         let k = fx.knobs().with_loader(Box::new(Broken(fails)));
-        let e = apply::apply(&k, &fx.state(), &plan("0", true), ApplyOptions::default())
-            .unwrap_err();
+        let e =
+            apply::apply(&k, &fx.state(), &plan("0", true), ApplyOptions::default()).unwrap_err();
         let ApplyError::Knob { error, .. } = &e else {
             panic!("{e}")
         };

@@ -116,7 +116,10 @@ fn itr_levels_with_reload_reload_the_servers_driver_per_cell_and_roll_back() {
     for c in cells {
         assert_eq!(c["status"]["state"], "done", "{c:#}");
     }
-    assert_eq!(cells[0]["label"], "module_param=ixgbevf.InterruptThrottleRate=1");
+    assert_eq!(
+        cells[0]["label"],
+        "module_param=ixgbevf.InterruptThrottleRate=1"
+    );
     // Per cell (in the run's random order): a reload with the level after
     // the write, one without after the rollback; the client's driver was
     // never reloaded.
@@ -150,7 +153,9 @@ fn itr_levels_without_reload_are_not_applicable_and_write_nothing() {
     let t = tempfile::tempdir().unwrap();
     let (_lab, roots) = setup(t.path(), "ntfxn");
     let (o, r) = run(t.path(), "");
-    let cells = r["cells"].as_array().unwrap_or_else(|| panic!("{}", text(&o)));
+    let cells = r["cells"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", text(&o)));
     assert_eq!(cells.len(), 2);
     for c in cells {
         assert_eq!(c["status"]["state"], "not_applicable", "{c:#}");

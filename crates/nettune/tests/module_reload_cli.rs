@@ -45,7 +45,10 @@ fn allow_reload_reloads_after_the_write_and_after_the_rollback() {
     ok(&c, &["rollback"]);
     assert_eq!(reloads(&c), "");
 
-    let out = ok(&c, &["apply", "--profile", "latency", "--yes", "--allow-reload"]);
+    let out = ok(
+        &c,
+        &["apply", "--profile", "latency", "--yes", "--allow-reload"],
+    );
     assert!(out.contains("loaded by reloading their modules"), "{out}");
     let param = c
         .root

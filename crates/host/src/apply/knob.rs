@@ -12,12 +12,12 @@ pub(crate) mod module_param;
 pub(crate) mod service;
 
 use super::backend::{Backend, FixtureHost, FollowUp, LiveHost};
-use module_param::{FixtureLoader, ModuleLoader, Modprobe};
 use super::targets;
 use crate::error::HostError;
 use crate::journal::StateDir;
 use crate::root::Root;
 use model::plan::{Target, ValueFormat};
+use module_param::{FixtureLoader, Modprobe, ModuleLoader};
 use rustix::io::Errno;
 use std::path::{Path, PathBuf};
 use thiserror::Error;

@@ -256,9 +256,7 @@ impl Knob {
             KnobType::Cpus | KnobType::Name => toml::Value::String(t.to_string()),
             KnobType::Triple => ints(&[','])?,
             KnobType::PortRange => ints(&['-', ','])?,
-            KnobType::ModuleParam => {
-                return ModuleParamLevel::from_text(t).map(Level::ModuleParam)
-            }
+            KnobType::ModuleParam => return ModuleParamLevel::from_text(t).map(Level::ModuleParam),
         };
         ty.level(&v)
     }

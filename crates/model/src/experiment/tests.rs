@@ -240,7 +240,8 @@ fn a_large_fleet_lists_the_first_sixteen_hosts_it_knows() {
     );
 }
 
-const ITR: &str = "[[factor]]\nname = \"module_param\"\nmodule = \"e1000e\"\nparam = \"InterruptThrottleRate\"\n";
+const ITR: &str =
+    "[[factor]]\nname = \"module_param\"\nmodule = \"e1000e\"\nparam = \"InterruptThrottleRate\"\n";
 
 /// A `module_param` factor names its module and parameter; its levels are
 /// strings or integers of a safe charset, shown `module.param=value`, and
@@ -329,8 +330,14 @@ fn a_module_param_factor_refuses_bad_names_values_and_the_lab() {
         assert!(m.contains(&format!("key `{key}`")) && m.contains(what), "{m}");
         assert_eq!(m.lines().count(), 1, "{m}");
     }
-    let m = err(&file(LAB, &format!("{ITR}levels = [\"1\"]\nreload = true\n")));
-    assert!(m.contains("factor[0].name") && m.contains("needs real hosts"), "{m}");
+    let m = err(&file(
+        LAB,
+        &format!("{ITR}levels = [\"1\"]\nreload = true\n"),
+    ));
+    assert!(
+        m.contains("factor[0].name") && m.contains("needs real hosts"),
+        "{m}"
+    );
 }
 
 /// The `module_param` factors the fleet ITR examples carry commented out

@@ -43,9 +43,8 @@ impl KnobKind for ModuleParamKnob {
             .map(|i| i.name.as_str())
             .collect();
         if driven.is_empty() {
-            let mut drivers: Vec<&str> = devices(snap)
-                .filter_map(|i| i.driver.as_deref())
-                .collect();
+            let mut drivers: Vec<&str> =
+                devices(snap).filter_map(|i| i.driver.as_deref()).collect();
             drivers.sort_unstable();
             drivers.dedup();
             let have = if drivers.is_empty() {
@@ -71,7 +70,12 @@ impl KnobKind for ModuleParamKnob {
             },
             None,
             m.value.clone(),
-            &format!("{}={level} (reloads {}: {})", knob.name(), m.module, driven.join(", ")),
+            &format!(
+                "{}={level} (reloads {}: {})",
+                knob.name(),
+                m.module,
+                driven.join(", ")
+            ),
         )]))
     }
 }

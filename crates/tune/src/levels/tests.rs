@@ -347,10 +347,19 @@ fn module_param_levels_need_the_reload_and_the_driver() {
     assert_eq!(e.level, "e1000e.InterruptThrottleRate=3");
     assert!(e.reason.contains("reload = true"), "{e}");
     let e = plan(&[(Knob::ModuleParam, itr("3", true))]).unwrap_err();
-    assert!(e.reason.contains("no interface here is driven by e1000e"), "{e}");
+    assert!(
+        e.reason.contains("no interface here is driven by e1000e"),
+        "{e}"
+    );
 
     let mut snap = veth();
-    let name = snap.interfaces.iter().find(|i| i.name != "lo").unwrap().name.clone();
+    let name = snap
+        .interfaces
+        .iter()
+        .find(|i| i.name != "lo")
+        .unwrap()
+        .name
+        .clone();
     for i in snap.interfaces.iter_mut().filter(|i| i.name == name) {
         i.driver = Some("e1000e".into());
     }

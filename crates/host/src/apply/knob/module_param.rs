@@ -53,14 +53,14 @@ fn modprobe(args: &[String]) -> Result<(), HostError> {
 
 impl ModuleLoader for Modprobe {
     fn reload(&self, module: &str, params: &[(String, String)]) -> Result<(), HostError> {
-        modprobe(&["-r".into(), module.into()])?;
-        let mut args = vec![module.to_string()];
+        modprobe(&["-r".into(), "--".into(), module.into()])?;
+        let mut args = vec!["--".to_string(), module.to_string()];
         args.extend(params.iter().map(|(p, v)| format!("{p}={v}")));
         match modprobe(&args) {
             Ok(()) => Ok(()),
             Err(e) if !params.is_empty() => {
                 // Reload the driver at least; the parameters' error stands.
-                let _ = modprobe(&[module.to_string()]);
+                let _ = modprobe(&["--".to_string(), module.to_string()]);
                 Err(e)
             }
             Err(e) => Err(e),
