@@ -94,3 +94,39 @@ fn a_plan_that_reloads_needs_allow_reload() {
     ok(&c, &["apply", "--plan", f, "--yes", "--allow-reload"]);
     assert_eq!(reloads(&c), "reload InterruptThrottleRate=0\n");
 }
+
+/// `fleet apply --plan` of a plan that asks for reloads is refused on the
+/// controller without `--allow-reload`, before any host is contacted.
+#[test]
+fn fleet_apply_of_a_plan_that_reloads_needs_allow_reload() {
+    let Some(c) = e1000e_host() else {
+        eprintln!("fixture layout changed; skipping");
+        return;
+    };
+    let o = bin()
+        .args(["plan", "--profile", "latency", "--json", "--root"])
+        .arg(&c.root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    plan["options"]["reload_modules"] = serde_json::Value::Bool(true);
+    let f = c.outside("plan.json");
+    std::fs::write(&f, serde_json::to_string(&plan).unwrap()).unwrap();
+    let inv = c.outside("inv.toml");
+    std::fs::write(&inv, "[[host]]\nname = \"h\"\ntransport = \"local\"\n").unwrap();
+    let o = bin()
+        .args(["fleet", "apply", "--inventory"])
+        .arg(&inv)
+        .arg("--plan")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("reloads module(s) e1000e") && err.contains("--allow-reload"),
+        "{err}"
+    );
+    assert_eq!(reloads(&c), "");
+}

@@ -105,6 +105,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             state.path().display()
         );
         print!("{}", tune::render::script(&to_apply));
+        if to_apply.options.reload_modules {
+            println!(
+                "# then each module above is reloaded (--allow-reload), and again on rollback"
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if !args.yes && !confirm(&root, &to_apply)? {
