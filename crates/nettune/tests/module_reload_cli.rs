@@ -45,6 +45,18 @@ fn allow_reload_reloads_after_the_write_and_after_the_rollback() {
     ok(&c, &["rollback"]);
     assert_eq!(reloads(&c), "");
 
+    let dry = ok(
+        &c,
+        &[
+            "apply",
+            "--profile",
+            "latency",
+            "--dry-run",
+            "--allow-reload",
+        ],
+    );
+    assert!(dry.contains("then each module above is reloaded"), "{dry}");
+    assert_eq!(reloads(&c), "");
     let out = ok(
         &c,
         &["apply", "--profile", "latency", "--yes", "--allow-reload"],
