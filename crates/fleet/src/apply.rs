@@ -16,6 +16,26 @@ pub(crate) struct How {
     pub force: bool,
     /// The confirm deadline for a plan that can cut the path.
     pub confirm_within: Option<u32>,
+    /// `--allow-reload`: set the plan's `options.reload_modules` when it
+    /// changes a module parameter.
+    pub allow_reload: bool,
+}
+
+/// With `--allow-reload`, a plan that sets a module parameter reloads its
+/// module on the host (`PlanOptions::reload_modules`).
+fn allow_reload(plan: &mut Value) {
+    let sets_param = Plan::from_json_slice(&serde_json::to_vec(plan).unwrap_or_default())
+        .is_ok_and(|p| {
+            p.changes
+                .iter()
+                .any(|c| matches!(c.target, Target::ModuleParam { .. }))
+        });
+    if let (true, Some(o)) = (
+        sets_param,
+        plan.get_mut("options").and_then(Value::as_object_mut),
+    ) {
+        o.insert("reload_modules".into(), Value::Bool(true));
+    }
 }
 
 /// The confirm deadline `plan` gets on a host reached by `t`: `within` when
@@ -99,7 +119,7 @@ pub(crate) fn apply(
     opts: &Options,
     mut rep: HostReport,
 ) -> HostReport {
-    let plan = match from {
+    let mut plan = match from {
         PlanFrom::Document(v) => v.clone(),
         PlanFrom::Profile { profile, bdp } => {
             match s.json(&plan_request(profile, bdp.as_ref(), job)) {
@@ -123,6 +143,9 @@ pub(crate) fn apply(
             return rep;
         }
     };
+    if how.allow_reload {
+        allow_reload(&mut plan);
+    }
     let confirm_within = confirm_deadline(&plan, &job.transport, how.confirm_within);
     let q = Request::Apply {
         plan,

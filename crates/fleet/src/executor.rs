@@ -637,9 +637,12 @@ impl Executor for FleetExecutor {
             stderr: format!("not a plan: {e}"),
         })?;
         let opts = self.cfg.opts.clone();
+        // A cell's plan reloads a module only when its factor says
+        // `reload = true` (it carries `options.reload_modules` then).
         let how = crate::apply::How {
             force: false,
             confirm_within: self.cfg.confirm_within,
+            allow_reload: false,
         };
         let slot = self.slot(host)?;
         let job = slot.job.clone();

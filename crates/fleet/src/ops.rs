@@ -54,6 +54,9 @@ pub enum Op {
         /// confirm of a plan that can cut the path (`tune::risk`) before it
         /// rolls back by itself; `None`: no deadline.
         confirm_within: Option<u32>,
+        /// `--allow-reload`: a plan setting a module parameter reloads the
+        /// module on the host (under the confirm deadline).
+        allow_reload: bool,
     },
     /// `rollback [--to GEN]`.
     Rollback {
@@ -184,10 +187,12 @@ pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
             plan,
             force,
             confirm_within,
+            allow_reload,
         } => {
             let how = crate::apply::How {
                 force: *force,
                 confirm_within: *confirm_within,
+                allow_reload: *allow_reload,
             };
             return crate::apply::apply(s, job, plan, how, opts, rep);
         }

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 pub use backend::{
     Backend, FixtureHost, FollowUp, LiveHost, NoServices, ServiceState, Services, Systemd,
 };
+pub use knob::module_param::{FixtureLoader, Modprobe, ModuleLoader};
 pub use knob::{CheckError, Knob, Knobs};
 pub use report::{
     Applied, ApplyError, ApplyReport, KnobError, Outcome, ReplanError, RollbackIncomplete, Stopped,

@@ -103,6 +103,12 @@ pub struct PlanOptions {
     /// Namespace scope forced by `--netns-scope`; `None` = detected.
     #[serde(default)]
     pub netns: Option<NetnsScope>,
+    /// Reload a module after writing a parameter snippet of it, so the value
+    /// takes effect (`apply --allow-reload`, an experiment factor's `reload =
+    /// true`); rollback then reloads it again. Off: the snippet is only
+    /// written, for the next load.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reload_modules: bool,
 }
 
 /// Facts the planner needs beyond the [`HostSnapshot`](crate::snapshot::HostSnapshot),
@@ -184,7 +190,7 @@ pub enum Phase {
     Sysctls,
     /// CPU frequency governor and PM QoS.
     Cpu,
-    /// modprobe.d snippets for module parameters (reviewed, never loaded by nettune).
+    /// modprobe.d snippets for module parameters (reviewed; loaded only when the plan reloads the module, `reload_modules`).
     Modules,
 }
 

@@ -17,6 +17,7 @@ use crate::error::HostError;
 use crate::journal::StateDir;
 use crate::root::Root;
 use model::plan::{Target, ValueFormat};
+use module_param::{FixtureLoader, Modprobe, ModuleLoader};
 use rustix::io::Errno;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -120,11 +121,12 @@ pub trait Knob {
     }
 }
 
-/// Every knob of one host: its [`Backend`] and where module parameter
-/// snippets go.
+/// Every knob of one host: its [`Backend`], where module parameter
+/// snippets go and what reloads a module (when a plan allows it).
 pub struct Knobs {
     backend: Box<dyn Backend>,
     snippet_dir: PathBuf,
+    loader: Box<dyn ModuleLoader>,
 }
 
 impl std::fmt::Debug for Knobs {
@@ -132,6 +134,7 @@ impl std::fmt::Debug for Knobs {
         f.debug_struct("Knobs")
             .field("root", self.backend.root())
             .field("snippet_dir", &self.snippet_dir)
+            .field("loader", &self.loader)
             .finish()
     }
 }
@@ -153,12 +156,50 @@ impl Knobs {
         Knobs::new(Box::new(FixtureHost::new(root)), snippet_dir)
     }
 
-    /// Any backend (tests use fakes).
+    /// Any backend (tests use fakes). Modules are reloaded by `modprobe` on
+    /// the live root, recorded in the tree under a fixture root.
     pub fn new(backend: Box<dyn Backend>, snippet_dir: impl Into<PathBuf>) -> Knobs {
+        let loader: Box<dyn ModuleLoader> = if backend.root().is_live() {
+            Box::new(Modprobe)
+        } else {
+            Box::new(FixtureLoader::new(backend.root()))
+        };
         Knobs {
             backend,
             snippet_dir: snippet_dir.into(),
+            loader,
         }
+    }
+
+    /// The same knobs with another module loader (tests).
+    pub fn with_loader(mut self, loader: Box<dyn ModuleLoader>) -> Knobs {
+        self.loader = loader;
+        self
+    }
+
+    /// Reload `module` with the parameters of nettune's snippets for it, so
+    /// they take effect; then, where the kernel shows a parameter
+    /// (`/sys/module/M/parameters/P`), check it holds the snippet's value.
+    pub fn reload_module(&self, module: &str) -> Result<(), HostError> {
+        let params = module_param::snippet_params(&self.snippet_dir, module)?;
+        self.loader.reload(module, &params)?;
+        for (p, v) in &params {
+            let path = format!("/sys/module/{module}/parameters/{p}");
+            let Ok(Some(now)) = self.root().read_opt(&path) else {
+                continue;
+            };
+            let now = now.trim();
+            // An array parameter shows one value per port.
+            if now != v && !now.starts_with(&format!("{v},")) {
+                return Err(HostError::Io {
+                    path: path.into(),
+                    error: std::io::Error::other(format!(
+                        "{module} reloaded, but the kernel shows {p}={now}, not {v}"
+                    )),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The root.

@@ -92,6 +92,9 @@ pub enum KnobError {
     /// A write that follows from it (`effective_affinity` under a fixture) failed.
     #[error("{0}")]
     FollowUp(HostError),
+    /// Reloading the module after writing its parameter failed.
+    #[error("module reload failed: {0}")]
+    Reload(HostError),
     /// Re-planning after the channel change failed.
     #[error("re-reading IRQs after channels: {0}")]
     Replan(ReplanError),

@@ -62,6 +62,9 @@ pub(crate) fn restore_records(knobs: &Knobs, g: &Generation) -> Vec<Unrestored> 
         .collect();
     let mut failures = Vec::new();
     let mut irqs = IrqResolver::new(knobs);
+    // Modules whose snippet was restored, reloaded once each at the end when
+    // the generation's plan reloaded them.
+    let mut modules: BTreeSet<String> = BTreeSet::new();
     for r in g.records.iter().rev() {
         let Record::Before {
             seq,
@@ -88,6 +91,9 @@ pub(crate) fn restore_records(knobs: &Knobs, g: &Generation) -> Vec<Unrestored> 
             }
         });
         irqs.after_restore(journaled);
+        if let (Ok(()), Target::ModuleParam { module, .. }) = (&restored, journaled) {
+            modules.insert(module.clone());
+        }
         if let Err(error) = restored {
             failures.push(Unrestored {
                 generation: g.id,
@@ -95,6 +101,18 @@ pub(crate) fn restore_records(knobs: &Knobs, g: &Generation) -> Vec<Unrestored> 
                 target: journaled.describe(),
                 error,
             });
+        }
+    }
+    if !modules.is_empty() && g.plan().is_some_and(|p| p.options.reload_modules) {
+        for module in modules {
+            if let Err(error) = knobs.reload_module(&module) {
+                failures.push(Unrestored {
+                    generation: g.id,
+                    knob: format!("reload {module}"),
+                    target: format!("module {module}"),
+                    error,
+                });
+            }
         }
     }
     failures

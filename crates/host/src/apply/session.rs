@@ -55,6 +55,9 @@ pub struct Apply<'k> {
     /// The host's IRQs by interface and queue, read when a plan holds IRQ
     /// changes (again after a channel change).
     irqs: Option<IrqMap>,
+    /// The plan's `reload_modules`: reload a module after writing its
+    /// parameter snippet.
+    reload_modules: bool,
 }
 
 /// Where a run got to.
@@ -129,6 +132,7 @@ pub fn begin<'k>(
         writes: 0,
         pause_after_writes: opts.pause_after_writes,
         irqs,
+        reload_modules: plan.options.reload_modules,
     })
 }
 
@@ -288,6 +292,13 @@ impl<'k> Apply<'k> {
             return Err(self.fail(c, KnobError::Check(e)));
         }
         self.w.append(&Record::Done { seq })?;
+        if let (true, Target::ModuleParam { module, .. }) = (self.reload_modules, &c.target) {
+            // Journaled as done: a failed reload rolls the snippet back and
+            // reloads again (rollback.rs).
+            if let Err(e) = self.knobs.reload_module(module) {
+                return Err(self.fail(c, KnobError::Reload(e)));
+            }
+        }
         let follow_ups = match knob.follow_ups(&c.after) {
             Ok(f) => f,
             Err(e) => return Err(self.fail(c, KnobError::FollowUp(e))),

@@ -223,6 +223,8 @@ fn level_toml(level: &Level) -> String {
         Level::Cpus(_) => format!("\"{level}\""),
         Level::Triple([a, b, c]) => format!("[{a}, {b}, {c}]"),
         Level::Range([a, b]) => format!("[{a}, {b}]"),
+        // The value, as a `module_param` factor's levels write it.
+        Level::ModuleParam(m) => format!("{:?}", m.value),
     }
 }
 

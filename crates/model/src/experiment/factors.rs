@@ -33,6 +33,9 @@ enum KnobType {
     Triple,
     /// `[low, high]` ports.
     PortRange,
+    /// A module parameter's value; the factor names the module and the
+    /// parameter (`module`, `param`), so a level is made in [`parse_factors`].
+    ModuleParam,
 }
 
 /// Largest value of a `Triple` (the kernel reads an `int`).
@@ -50,6 +53,7 @@ impl KnobType {
                 "[min, default, max] bytes, 0 < min <= default <= max <= 2147483647"
             }
             KnobType::PortRange => "[low, high] ports, 1 <= low < high <= 65535",
+            KnobType::ModuleParam => PARAM_VALUE_EXPECTED,
         }
     }
 
@@ -85,6 +89,7 @@ impl KnobType {
                 }
                 _ => None,
             },
+            (KnobType::ModuleParam, _) => None,
             _ => None,
         }
     }
@@ -139,6 +144,78 @@ knobs! {
     ForceBuffers = "force_buffers": KnobType::Bool, "Bench option: --force-buffers (SO_RCVBUFFORCE/SO_SNDBUFFORCE past rmem_max/wmem_max).";
     UdpGso = "udp_gso": KnobType::Bool, "Bench option: --udp-gso (UDP_SEGMENT: one send carries many datagrams).";
     UdpGro = "udp_gro": KnobType::Bool, "Bench option: --udp-gro (UDP_GRO: one receive takes many datagrams).";
+    ModuleParam = "module_param": KnobType::ModuleParam, "A kernel module parameter (`module`, `param`): a modprobe.d snippet, in effect only when the factor has `reload = true`.";
+}
+
+/// What a module parameter's level may be.
+const PARAM_VALUE_EXPECTED: &str =
+    "a string or integer of 1 to 256 of A-Z a-z 0-9 _ , . - (a module parameter value)";
+/// What a module name may be.
+const MODULE_EXPECTED: &str = "a module name: 1 to 64 of a-z 0-9 _";
+/// What a parameter name may be.
+const PARAM_EXPECTED: &str = "a parameter name: 1 to 64 of A-Z a-z 0-9 _";
+
+/// A module name as modprobe takes it (`e1000e`, `ixgbevf`).
+pub fn is_module_name(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A module parameter name (`InterruptThrottleRate`).
+pub fn is_param_name(s: &str) -> bool {
+    (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// A module parameter value nettune writes (`3`, `0,0`, `1.5`).
+pub fn is_param_value(s: &str) -> bool {
+    (1..=256).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b',' | b'.' | b'-'))
+}
+
+/// One level of a `module_param` factor: `module.param=value`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ModuleParamLevel {
+    /// The module (`e1000e`).
+    pub module: String,
+    /// The parameter (`InterruptThrottleRate`).
+    pub param: String,
+    /// The value (`3`).
+    pub value: String,
+    /// Whether the module is reloaded so the value takes effect (the
+    /// factor's `reload = true`); without it the level changes nothing a
+    /// bench could measure.
+    pub reload: bool,
+}
+
+impl ModuleParamLevel {
+    /// `module.param=value`, checked; `reload` is false (the text does not say it).
+    fn from_text(t: &str) -> Option<ModuleParamLevel> {
+        let (name, value) = t.split_once('=')?;
+        let (module, param) = name.split_once('.')?;
+        (is_module_name(module) && is_param_name(param) && is_param_value(value)).then(|| {
+            ModuleParamLevel {
+                module: module.into(),
+                param: param.into(),
+                value: value.into(),
+                reload: false,
+            }
+        })
+    }
+}
+
+impl fmt::Display for ModuleParamLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}={}", self.module, self.param, self.value)
+    }
+}
+
+/// Written as it is shown (`e1000e.InterruptThrottleRate=3`).
+impl Serialize for ModuleParamLevel {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 impl Knob {
@@ -179,6 +256,7 @@ impl Knob {
             KnobType::Cpus | KnobType::Name => toml::Value::String(t.to_string()),
             KnobType::Triple => ints(&[','])?,
             KnobType::PortRange => ints(&['-', ','])?,
+            KnobType::ModuleParam => return ModuleParamLevel::from_text(t).map(Level::ModuleParam),
         };
         ty.level(&v)
     }
@@ -218,6 +296,8 @@ pub enum Level {
     Triple([u64; 3]),
     /// `[low, high]`.
     Range([u16; 2]),
+    /// A module parameter's value (`e1000e.InterruptThrottleRate=3`).
+    ModuleParam(ModuleParamLevel),
 }
 
 impl fmt::Display for Level {
@@ -233,6 +313,7 @@ impl fmt::Display for Level {
             }
             Level::Triple([a, b, c]) => write!(f, "{a} {b} {c}"),
             Level::Range([a, b]) => write!(f, "{a}-{b}"),
+            Level::ModuleParam(m) => m.fmt(f),
         }
     }
 }
@@ -299,8 +380,9 @@ pub(super) fn parse_factors(
             None => None,
             Some(h) => Some(parse_scope(ctx, knob, h, hosts, i)?),
         };
+        let module_param = parse_module_param(ctx, knob, f, hosts, i)?;
         for (j, g) in factors.iter().enumerate() {
-            if g.knob != knob {
+            if g.knob != knob || module_param_key(g) != module_param_key_of(&module_param) {
                 continue;
             }
             let other = scopes.get(&j);
@@ -346,7 +428,7 @@ pub(super) fn parse_factors(
                 }
             }
         }
-        let levels = parse_levels(ctx, knob, &f.levels, i)?;
+        let levels = parse_levels(ctx, knob, &f.levels, i, module_param.as_ref())?;
         cells = cells.saturating_mul(levels.len());
         if cells > MAX_CELLS {
             return Err(ctx.err(
@@ -365,6 +447,102 @@ pub(super) fn parse_factors(
         factors.push(Factor { knob, levels });
     }
     Ok((factors, scopes))
+}
+
+/// A `module_param` factor's module, parameter and `reload`.
+type ModuleParamSpec = (String, String, bool);
+
+/// The module and parameter a `module_param` factor sets (`None` for another knob).
+fn module_param_key(f: &Factor) -> Option<(&str, &str)> {
+    f.levels.first().and_then(|l| match l {
+        Level::ModuleParam(m) => Some((m.module.as_str(), m.param.as_str())),
+        _ => None,
+    })
+}
+
+fn module_param_key_of(spec: &Option<ModuleParamSpec>) -> Option<(&str, &str)> {
+    spec.as_ref().map(|(m, p, _)| (m.as_str(), p.as_str()))
+}
+
+/// `factor[i].module`, `.param` and `.reload`: required names for a
+/// `module_param` factor (refused in a lab, whose veth has no driver to
+/// reload), refused on any other factor.
+fn parse_module_param(
+    ctx: &Ctx<'_>,
+    knob: Knob,
+    f: &RawFactor,
+    hosts: &Hosts,
+    i: usize,
+) -> Result<Option<ModuleParamSpec>, ExperimentError> {
+    if knob != Knob::ModuleParam {
+        let extra = [
+            f.module.as_ref().map(|v| ("module", v.span())),
+            f.param.as_ref().map(|v| ("param", v.span())),
+            f.reload.as_ref().map(|v| ("reload", v.span())),
+        ];
+        if let Some((key, span)) = extra.into_iter().flatten().next() {
+            return Err(ctx.err(
+                span,
+                format!("factor[{i}].{key}"),
+                ErrorKind::Structure(
+                    "only a `module_param` factor takes `module`, `param` and `reload`",
+                ),
+            ));
+        }
+        return Ok(None);
+    }
+    if matches!(hosts, Hosts::Lab(_)) {
+        return Err(ctx.err(
+            f.name.span(),
+            format!("factor[{i}].name"),
+            ErrorKind::Structure(
+                "a module parameter needs real hosts ([hosts.fleet]): a lab's veth and loopback have no driver to reload",
+            ),
+        ));
+    }
+    let name = |v: &Option<Spanned<String>>,
+                key: &str,
+                ok: fn(&str) -> bool,
+                expected: &'static str|
+     -> Result<String, ExperimentError> {
+        let key = format!("factor[{i}].{key}");
+        match v {
+            None => Err(ctx.err(
+                f.name.span(),
+                key,
+                ErrorKind::Structure(
+                    "a `module_param` factor names its `module` and `param` (module = \"e1000e\", param = \"InterruptThrottleRate\")",
+                ),
+            )),
+            Some(s) if ok(s.get_ref()) => Ok(s.get_ref().clone()),
+            Some(s) => Err(ctx.bad(s.span(), &key, s.get_ref(), expected)),
+        }
+    };
+    let module = name(&f.module, "module", is_module_name, MODULE_EXPECTED)?;
+    let param = name(&f.param, "param", is_param_name, PARAM_EXPECTED)?;
+    let reload = f.reload.as_ref().is_some_and(|r| *r.get_ref());
+    Ok(Some((module, param, reload)))
+}
+
+/// One level of a `module_param` factor: a string or integer value.
+fn parse_param_level(
+    ctx: &Ctx<'_>,
+    spec: &ModuleParamSpec,
+    v: &Spanned<toml::Value>,
+    key: &str,
+) -> Result<Level, ExperimentError> {
+    let value = match v.get_ref() {
+        toml::Value::String(s) if is_param_value(s) => s.clone(),
+        toml::Value::Integer(n) => n.to_string(),
+        other => return Err(ctx.bad(v.span(), key, other, PARAM_VALUE_EXPECTED)),
+    };
+    let (module, param, reload) = spec;
+    Ok(Level::ModuleParam(ModuleParamLevel {
+        module: module.clone(),
+        param: param.clone(),
+        value,
+        reload: *reload,
+    }))
 }
 
 /// `factor[i].hosts`: 1 to [`MAX_SCOPE_NAMES`] distinct names. In a lab
@@ -438,6 +616,7 @@ fn parse_levels(
     knob: Knob,
     raw: &Spanned<Vec<Spanned<toml::Value>>>,
     i: usize,
+    module_param: Option<&ModuleParamSpec>,
 ) -> Result<Vec<Level>, ExperimentError> {
     let levels_raw = raw.get_ref();
     if levels_raw.is_empty() {
@@ -461,7 +640,10 @@ fn parse_levels(
     let mut levels: Vec<Level> = Vec::new();
     for (j, v) in levels_raw.iter().enumerate() {
         let key = format!("factor[{i}].levels[{j}]");
-        let level = parse_level(ctx, knob, v, &key)?;
+        let level = match module_param {
+            Some(spec) => parse_param_level(ctx, spec, v, &key)?,
+            None => parse_level(ctx, knob, v, &key)?,
+        };
         if levels.contains(&level) {
             return Err(ctx.err(
                 v.span(),

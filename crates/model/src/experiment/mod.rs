@@ -28,7 +28,9 @@ mod responses;
 mod validate;
 mod workloads;
 
-pub use factors::{Factor, Knob, Level};
+pub use factors::{
+    is_module_name, is_param_name, is_param_value, Factor, Knob, Level, ModuleParamLevel,
+};
 pub use hosts::{FleetRoleError, FleetRoles};
 pub use parse::parse;
 

@@ -73,6 +73,12 @@ pub(super) struct RawFactor {
     pub(super) levels: Spanned<Vec<Spanned<toml::Value>>>,
     /// Which hosts take the levels (roles or host names); all when absent.
     pub(super) hosts: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `module_param`: the kernel module.
+    pub(super) module: Option<Spanned<String>>,
+    /// `module_param`: the parameter.
+    pub(super) param: Option<Spanned<String>>,
+    /// `module_param`: reload the module so a level takes effect.
+    pub(super) reload: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]

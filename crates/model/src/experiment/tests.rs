@@ -239,3 +239,139 @@ fn a_large_fleet_lists_the_first_sixteen_hosts_it_knows() {
         "{m}"
     );
 }
+
+const ITR: &str =
+    "[[factor]]\nname = \"module_param\"\nmodule = \"e1000e\"\nparam = \"InterruptThrottleRate\"\n";
+
+/// A `module_param` factor names its module and parameter; its levels are
+/// strings or integers of a safe charset, shown `module.param=value`, and
+/// carry the factor's `reload`.
+#[test]
+fn a_module_param_factor_names_module_and_param_and_may_allow_the_reload() {
+    let e = parse(&file(
+        FLEET,
+        &format!("{ITR}levels = [\"3\", 0, \"1,1\"]\nreload = true\nhosts = [\"server\"]\n"),
+    ))
+    .unwrap();
+    let f = &e.factors[0];
+    assert_eq!(f.knob, Knob::ModuleParam);
+    let shown: Vec<String> = f.levels.iter().map(Level::to_string).collect();
+    assert_eq!(
+        shown,
+        [
+            "e1000e.InterruptThrottleRate=3",
+            "e1000e.InterruptThrottleRate=0",
+            "e1000e.InterruptThrottleRate=1,1"
+        ]
+    );
+    assert!(matches!(&f.levels[0], Level::ModuleParam(m) if m.reload && m.value == "3"));
+    assert_eq!(
+        serde_json::to_value(&f.levels[1]).unwrap(),
+        serde_json::json!("e1000e.InterruptThrottleRate=0")
+    );
+    // Without `reload` the levels are parsed (the runner marks the cells n/a).
+    let e = parse(&file(FLEET, &format!("{ITR}levels = [\"3\"]\n"))).unwrap();
+    assert!(matches!(&e.factors[0].levels[0], Level::ModuleParam(m) if !m.reload));
+    // The text of a level reads back (without the reload, which it does not say).
+    let back = Knob::ModuleParam.level_from_text("e1000e.InterruptThrottleRate=3");
+    assert!(matches!(back, Some(Level::ModuleParam(m)) if m.module == "e1000e" && m.value == "3"));
+    for bad in ["e1000e=3", "E1000.x=3", "e1000e.x=a b", "e1000e.x="] {
+        assert_eq!(Knob::ModuleParam.level_from_text(bad), None, "{bad}");
+    }
+    // Two parameters (or two modules) are two factors; one twice is refused.
+    let two = format!(
+        "{ITR}levels = [\"3\"]\n[[factor]]\nname = \"module_param\"\nmodule = \"ixgbevf\"\nparam = \"InterruptThrottleRate\"\nlevels = [\"1\"]\n"
+    );
+    assert_eq!(parse(&file(FLEET, &two)).unwrap().factors.len(), 2);
+    let twice = format!("{ITR}levels = [\"3\"]\n{ITR}levels = [\"1\"]\n");
+    assert!(err(&file(FLEET, &twice)).contains("factor[1].name"));
+}
+
+#[test]
+fn a_module_param_factor_refuses_bad_names_values_and_the_lab() {
+    for (factor, key, what) in [
+        (
+            "[[factor]]\nname = \"module_param\"\nparam = \"p\"\nlevels = [\"1\"]\n".to_string(),
+            "factor[0].module",
+            "names its `module` and `param`",
+        ),
+        (
+            "[[factor]]\nname = \"module_param\"\nmodule = \"e1000e/../x\"\nparam = \"p\"\nlevels = [\"1\"]\n".into(),
+            "factor[0].module",
+            "a module name: 1 to 64 of a-z 0-9 _",
+        ),
+        (
+            "[[factor]]\nname = \"module_param\"\nmodule = \"e1000e\"\nparam = \"a.b\"\nlevels = [\"1\"]\n".into(),
+            "factor[0].param",
+            "a parameter name",
+        ),
+        (
+            format!("{ITR}levels = [\"1;reboot\"]\n"),
+            "factor[0].levels[0]",
+            "a module parameter value",
+        ),
+        (
+            format!("{ITR}levels = [true]\n"),
+            "factor[0].levels[0]",
+            "a module parameter value",
+        ),
+        (
+            "[[factor]]\nname = \"rx_ring\"\nmodule = \"e1000e\"\nlevels = [512]\n".into(),
+            "factor[0].module",
+            "only a `module_param` factor",
+        ),
+        (
+            "[[factor]]\nname = \"rx_ring\"\nreload = true\nlevels = [512]\n".into(),
+            "factor[0].reload",
+            "only a `module_param` factor",
+        ),
+    ] {
+        let m = err(&file(FLEET, &factor));
+        assert!(m.contains(&format!("key `{key}`")) && m.contains(what), "{m}");
+        assert_eq!(m.lines().count(), 1, "{m}");
+    }
+    let m = err(&file(
+        LAB,
+        &format!("{ITR}levels = [\"1\"]\nreload = true\n"),
+    ));
+    assert!(
+        m.contains("factor[0].name") && m.contains("needs real hosts"),
+        "{m}"
+    );
+}
+
+/// The `module_param` factors the fleet ITR examples carry commented out
+/// parse when put in place of the examples' own factors.
+#[test]
+fn the_examples_commented_module_param_factors_parse() {
+    for (text, module, n) in [
+        (
+            include_str!("../../../../examples/fleet-interrupt-rate.toml"),
+            "ixgbevf",
+            1,
+        ),
+        (
+            include_str!("../../../../examples/fleet-itr-rr.toml"),
+            "e1000",
+            2,
+        ),
+    ] {
+        let start = text.find("# [[factor]]").unwrap();
+        let block: String = text[start..]
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .map(|l| format!("{}\n", l.trim_start_matches('#').trim_start()))
+            .collect();
+        let factors: toml::Value = toml::from_str(&block).unwrap();
+        let mut doc: toml::Value = toml::from_str(text).unwrap();
+        doc["factor"] = factors["factor"].clone();
+        let e = parse(&toml::to_string(&doc).unwrap()).unwrap();
+        assert_eq!(e.factors.len(), n);
+        for f in &e.factors {
+            assert!(
+                matches!(&f.levels[0], Level::ModuleParam(m) if m.module == module && m.reload),
+                "{f:?}"
+            );
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! `nettune apply (--profile P | --plan FILE [--replan]) [--root DIR]
-//! [--state-dir DIR] [--dry-run] [--yes] [--force] [--persist]`: apply a plan
-//! through the rollback journal.
+//! [--state-dir DIR] [--dry-run] [--yes] [--force] [--persist]
+//! [--allow-reload]`: apply a plan through the rollback journal.
 
 use super::plan::{make_plan, read_extras, read_plan, JournalArgs, PlanFlags};
 use host::apply::{ApplyOptions, ApplyReport, Knobs, Outcome, Progress, Stopped};
@@ -38,7 +38,9 @@ The journal lives in --state-dir (default /var/lib/nettune, under --root when gi
 An apply or rollback locks the state directory; a second one fails at once and names
 the pid holding the lock.
 Module parameters (InterruptThrottleRate) are written as modprobe.d snippets in
-STATE/modprobe.d for you to review; they are never loaded by nettune.";
+STATE/modprobe.d for you to review; nettune loads them only with --allow-reload,
+which reloads the module (`modprobe -r M; modprobe M P=V`) after the write and
+again after a rollback: every port of that driver drops its link meanwhile.";
 
 /// Flags of `nettune apply`.
 #[derive(Debug, clap::Args)]
@@ -73,6 +75,11 @@ pub struct Args {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Reload a module after writing its parameter snippet, so the value
+    /// takes effect, and again after a rollback (every port of that driver
+    /// drops its link meanwhile). Needed too for a plan that says so.
+    #[arg(long)]
+    pub allow_reload: bool,
     /// Planner options (with --profile).
     #[command(flatten)]
     pub flags: PlanFlags,
@@ -98,6 +105,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             state.path().display()
         );
         print!("{}", tune::render::script(&to_apply));
+        if to_apply.options.reload_modules {
+            println!(
+                "# then each module above is reloaded (--allow-reload), and again on rollback"
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if !args.yes && !confirm(&root, &to_apply)? {
@@ -183,6 +195,7 @@ pub(crate) fn check_plan(
 /// plan's own changes).
 fn with_persist(args: &Args, root: &Root, plan: &Plan) -> anyhow::Result<Plan> {
     let mut to_apply = plan.clone();
+    to_apply.options.reload_modules = reload_modules(plan, args.allow_reload)?;
     if args.persist {
         let exe = std::env::current_exe()
             .map(|p| p.display().to_string())
@@ -202,6 +215,27 @@ fn with_persist(args: &Args, root: &Root, plan: &Plan) -> anyhow::Result<Plan> {
         )?);
     }
     Ok(to_apply)
+}
+
+/// Whether the apply reloads modules: with `--allow-reload` when the plan
+/// sets a module parameter. A plan that asks for reloads (an experiment
+/// cell's) is refused without the flag, which is the operator's consent.
+pub(crate) fn reload_modules(plan: &Plan, allow_reload: bool) -> anyhow::Result<bool> {
+    let modules: Vec<&str> = plan
+        .changes
+        .iter()
+        .filter_map(|c| match &c.target {
+            model::plan::Target::ModuleParam { module, .. } => Some(module.as_str()),
+            _ => None,
+        })
+        .collect();
+    if plan.options.reload_modules && !allow_reload && !modules.is_empty() {
+        anyhow::bail!(
+            "the plan reloads module(s) {} after writing their parameters (its options.reload_modules), which drops the link of every port they drive: pass --allow-reload to do so",
+            model::text::printable(&modules.join(", "))
+        );
+    }
+    Ok(allow_reload && !modules.is_empty())
 }
 
 /// Show the plan and ask on the terminal; refused when stdin is not one.
@@ -326,7 +360,12 @@ fn print_report(args: &Args, state: &StateDir, to_apply: &Plan, report: &ApplyRe
         .any(|c| matches!(c.target, model::plan::Target::ModuleParam { .. }))
     {
         println!(
-            "Module parameter snippets for review: {}",
+            "Module parameter snippets{}: {}",
+            if to_apply.options.reload_modules {
+                ", loaded by reloading their modules"
+            } else {
+                " for review (not loaded; --allow-reload reloads the module)"
+            },
             state.path().join("modprobe.d").display()
         );
     }

@@ -244,6 +244,8 @@ pub(crate) fn options(flags: &PlanFlags) -> anyhow::Result<PlanOptions> {
             ScopeArg::Init => Some(NetnsScope::Init),
             ScopeArg::Child => Some(NetnsScope::Child),
         },
+        // Only `apply --allow-reload` (or an experiment factor) reloads.
+        reload_modules: false,
     })
 }
 

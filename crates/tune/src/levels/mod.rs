@@ -20,6 +20,7 @@ use thiserror::Error;
 mod bench;
 mod congestion;
 mod ethtool;
+mod module_param;
 mod napi;
 mod profile;
 mod steering;
@@ -28,6 +29,7 @@ mod sysctl;
 pub use bench::BenchOption;
 pub use congestion::CongestionKnob;
 pub use ethtool::EthtoolKnob;
+pub use module_param::ModuleParamKnob;
 pub use napi::NapiKnob;
 pub use profile::ProfileKnob;
 pub use steering::QueueSteering;
@@ -84,6 +86,7 @@ pub static KINDS: &[&dyn KnobKind] = &[
     &ProfileKnob,
     &BenchOption,
     &CongestionKnob,
+    &ModuleParamKnob,
 ];
 
 /// The changes and bench arguments of one cell on one host.
@@ -118,6 +121,14 @@ pub fn cell_plan(
         }
     }
     changes.sort_by_key(|c| c.phase);
+    // A module parameter change is made only from a level that allows the
+    // reload (module_param.rs), so the plan reloads its module.
+    let options = PlanOptions {
+        reload_modules: changes
+            .iter()
+            .any(|c| matches!(c.target, Target::ModuleParam { .. })),
+        ..PlanOptions::default()
+    };
     Ok(CellPlan {
         plan: Plan {
             schema_version: PLAN_SCHEMA_VERSION,
@@ -125,7 +136,7 @@ pub fn cell_plan(
             profile_toml: None,
             fingerprint: snap.fingerprint(),
             hostname: snap.source.hostname.clone(),
-            options: PlanOptions::default(),
+            options,
             scope,
             changes,
             notes: Vec::new(),

@@ -327,3 +327,69 @@ fn rings_a_driver_does_not_report_make_the_level_not_applicable_with_its_reason(
     let e = cell_plan(&s, NetnsScope::Init, &[(Knob::TxRing, Level::Int(64))]).unwrap_err();
     assert_eq!(e.reason, "ifb0: rings not read");
 }
+
+fn itr(value: &str, reload: bool) -> Level {
+    Level::ModuleParam(model::experiment::ModuleParamLevel {
+        module: "e1000e".into(),
+        param: "InterruptThrottleRate".into(),
+        value: value.into(),
+        reload,
+    })
+}
+
+/// With `reload = true` a module parameter level is a snippet change whose
+/// plan reloads the module; without it, or on a host where no interface is
+/// driven by the module, the cell is n/a and says why.
+#[test]
+fn module_param_levels_need_the_reload_and_the_driver() {
+    let e = plan(&[(Knob::ModuleParam, itr("3", false))]).unwrap_err();
+    assert_eq!(e.knob, "module_param");
+    assert_eq!(e.level, "e1000e.InterruptThrottleRate=3");
+    assert!(e.reason.contains("reload = true"), "{e}");
+    let e = plan(&[(Knob::ModuleParam, itr("3", true))]).unwrap_err();
+    assert!(
+        e.reason.contains("no interface here is driven by e1000e"),
+        "{e}"
+    );
+
+    let mut snap = veth();
+    let name = snap
+        .interfaces
+        .iter()
+        .find(|i| i.name != "lo")
+        .unwrap()
+        .name
+        .clone();
+    for i in snap.interfaces.iter_mut().filter(|i| i.name == name) {
+        i.driver = Some("e1000e".into());
+    }
+    let p = cell_plan(
+        &snap,
+        NetnsScope::Init,
+        &[
+            (Knob::ModuleParam, itr("0", true)),
+            (Knob::TcpTwReuse, Level::Int(1)),
+        ],
+    )
+    .unwrap();
+    assert!(p.plan.options.reload_modules);
+    let c = p
+        .plan
+        .changes
+        .iter()
+        .find(|c| matches!(c.target, Target::ModuleParam { .. }))
+        .unwrap();
+    assert_eq!(
+        c.target,
+        Target::ModuleParam {
+            module: "e1000e".into(),
+            param: "InterruptThrottleRate".into()
+        }
+    );
+    assert_eq!(c.after, "0");
+    assert_eq!(c.phase, Phase::Modules);
+    assert!(c.reason.contains(&name), "{}", c.reason);
+    // A cell without a module parameter does not reload anything.
+    let p = plan(&[(Knob::TcpTwReuse, Level::Int(1))]).unwrap();
+    assert!(!p.plan.options.reload_modules);
+}

@@ -1,12 +1,151 @@
 //! A module parameter, written as a modprobe.d snippet in the state
-//! directory for the user to review (`STATE/modprobe.d/nettune-M-P.conf`);
-//! nettune never loads it. Module and parameter are checked names, so the
-//! file name is one plain component of that directory.
+//! directory for the user to review (`STATE/modprobe.d/nettune-M-P.conf`).
+//! Module and parameter are checked names, so the file name is one plain
+//! component of that directory.
+//!
+//! The snippet alone changes nothing until the module loads again. Only a
+//! plan with `options.reload_modules` (`apply --allow-reload`, an experiment
+//! factor's `reload = true`) reloads it, through a [`ModuleLoader`]: after
+//! the write, and after rollback restored the snippet. The live loader runs
+//! `modprobe`; under a fixture root the reload is recorded in the tree.
 
 use super::Knob;
 use crate::apply::files;
 use crate::error::HostError;
+use crate::root::Root;
+use model::experiment::{is_module_name, is_param_name, is_param_value};
+use model::plan::CreatedKind;
+use std::fmt::Debug;
+use std::fs;
 use std::path::Path;
+use std::process::Command;
+
+/// Reloads a kernel module so its parameters take effect.
+pub trait ModuleLoader: Debug + Send + Sync {
+    /// Unload `module` and load it again with `params` (the values of
+    /// nettune's snippets for it, checked names and values) on modprobe's
+    /// command line, after the system's own modprobe.d options.
+    fn reload(&self, module: &str, params: &[(String, String)]) -> Result<(), HostError>;
+}
+
+/// The live host: `modprobe -r M`, then `modprobe M P=V...`. A load that
+/// fails with the parameters is retried without them, so a bad value does
+/// not leave the NIC without its driver; the error is returned either way.
+#[derive(Debug, Default)]
+pub struct Modprobe;
+
+/// `modprobe ARGS`, its stderr as the error.
+fn modprobe(args: &[String]) -> Result<(), HostError> {
+    let what = format!("modprobe {}", args.join(" "));
+    let out = Command::new("modprobe")
+        .args(args)
+        .output()
+        .map_err(|e| HostError::io(&what, e))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(HostError::Io {
+            path: what.into(),
+            error: std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        })
+    }
+}
+
+impl ModuleLoader for Modprobe {
+    fn reload(&self, module: &str, params: &[(String, String)]) -> Result<(), HostError> {
+        modprobe(&["-r".into(), "--".into(), module.into()])?;
+        let mut args = vec!["--".to_string(), module.to_string()];
+        args.extend(params.iter().map(|(p, v)| format!("{p}={v}")));
+        match modprobe(&args) {
+            Ok(()) => Ok(()),
+            Err(e) if !params.is_empty() => {
+                // Reload the driver at least; the parameters' error stands.
+                let _ = modprobe(&["--".to_string(), module.to_string()]);
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A fixture tree: a reload writes `sys/module/M/parameters/P` with each
+/// value, as the kernel shows a loaded module's parameters, and appends a
+/// line to `sys/module/M/nettune-reloads` (`reload P=V ...`) so tests see
+/// every reload. A fixture knows no module defaults: a parameter reloaded
+/// without a value keeps its file.
+#[derive(Debug)]
+pub struct FixtureLoader {
+    root: Root,
+}
+
+impl FixtureLoader {
+    /// Reloads recorded under `root`.
+    pub fn new(root: &Root) -> Self {
+        FixtureLoader { root: root.clone() }
+    }
+}
+
+impl ModuleLoader for FixtureLoader {
+    fn reload(&self, module: &str, params: &[(String, String)]) -> Result<(), HostError> {
+        if !is_module_name(module) {
+            return Err(HostError::BadName {
+                what: "module",
+                name: module.into(),
+                rule: "a-z 0-9 _",
+            });
+        }
+        let dir = format!("/sys/module/{module}/parameters");
+        let real = self.root.resolve_confined(&dir, true)?;
+        fs::create_dir_all(&real).map_err(|e| HostError::io(&dir, e))?;
+        let mut line = String::from("reload");
+        for (p, v) in params {
+            let path = format!("{dir}/{p}");
+            files::write_created(&self.root, &path, CreatedKind::File, &format!("{v}\n"))?;
+            line.push_str(&format!(" {p}={v}"));
+        }
+        line.push('\n');
+        let log = format!("/sys/module/{module}/nettune-reloads");
+        let before = files::read_created(&self.root, &log, CreatedKind::File)?.unwrap_or_default();
+        files::write_created(&self.root, &log, CreatedKind::File, &(before + &line))
+    }
+}
+
+/// The `P=V` of every `options MODULE P=V` line of nettune's snippets in
+/// `dir` (`nettune-*.conf`), checked names and values only, sorted.
+pub(crate) fn snippet_params(dir: &Path, module: &str) -> Result<Vec<(String, String)>, HostError> {
+    let mut out = Vec::new();
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(HostError::io(dir, e)),
+    };
+    for entry in rd {
+        let entry = entry.map_err(|e| HostError::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("nettune-") && name.ends_with(".conf")) {
+            continue;
+        }
+        let Some(text) = files::read_snippet(dir, &name)? else {
+            continue;
+        };
+        for line in text.lines() {
+            let mut words = line.split_whitespace();
+            if words.next() != Some("options") || words.next() != Some(module) {
+                continue;
+            }
+            for w in words {
+                if let Some((p, v)) = w.split_once('=') {
+                    if is_param_name(p) && is_param_value(v) {
+                        out.push((p.to_string(), v.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
 
 /// One parameter of one module.
 pub(crate) struct ModuleParamKnob<'a> {

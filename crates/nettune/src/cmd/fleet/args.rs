@@ -207,6 +207,11 @@ pub struct ApplyArgs {
     /// confirmed` does; 0: no deadline.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub confirm_timeout: u32,
+    /// Reload a module after writing its parameter snippet (and again after
+    /// a rollback), under the confirm deadline: every port of that driver
+    /// drops its link meanwhile. Needed too for a plan file that says so.
+    #[arg(long)]
+    pub allow_reload: bool,
 }
 
 /// `fleet rollback`.

@@ -45,7 +45,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     profile,
                     bdp: a.bdp,
                 },
-                (None, Some(file)) => PlanFrom::Document(read_plan(&file)?),
+                (None, Some(file)) => {
+                    let doc = read_plan(&file)?;
+                    if let Ok(p) = model::plan::Plan::from_json_slice(&serde_json::to_vec(&doc)?) {
+                        crate::cmd::apply::reload_modules(&p, a.allow_reload)
+                            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+                    }
+                    PlanFrom::Document(doc)
+                }
                 _ => anyhow::bail!("fleet apply: give --profile NAME or --plan FILE"),
             };
             (
@@ -55,6 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     plan,
                     force: a.force,
                     confirm_within: (a.confirm_timeout > 0).then_some(a.confirm_timeout),
+                    allow_reload: a.allow_reload,
                 },
             )
         }
