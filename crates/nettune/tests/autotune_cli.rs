@@ -75,7 +75,7 @@ fn a_budget_too_small_is_said_up_front_with_the_minimum() {
 fn other_bad_input_is_refused_before_anything_runs() {
     refused(
         &["--objective", "max-cps", "--inventory", "hosts.yaml"],
-        "needs `nettune fleet`, not yet",
+        "--server <HOST>",
     );
     refused(
         &["--objective", "max-cps", "--workload", "no-such-w.toml"],

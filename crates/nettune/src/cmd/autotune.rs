@@ -5,6 +5,7 @@
 //! `nettune apply --profile` takes; results.json and the report say what was
 //! kept and rejected, and why (docs/autotune.md).
 
+mod on_fleet;
 mod workload;
 
 use std::io::IsTerminal;
@@ -37,6 +38,8 @@ Examples:
   sudo nettune apply --profile tuned/profile.toml --dry-run      the same changes, as a profile
   nettune report tuned                                           the search trace chart again
   sudo nettune autotune --recheck tuned                          does the result still hold here?
+  nettune autotune --objective min-p99 --inventory hosts.toml --server srv1 --clients clients
+                                                                 on real hosts, through their agents
 
 A workload file (--workload) is TOML: test = \"tcp-crr\", size = 64, flows = 4, duration = 3,
 args = [\"--nodelay\"] (more bench options: --nodelay, --sndbuf, --outstanding, --threads, --cpus,
@@ -117,12 +120,34 @@ pub struct Args {
     /// Seed of the run order and the bootstrap.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Tune the lab of network namespaces (the only target yet).
-    #[arg(long)]
+    /// Tune the lab of network namespaces (the default target).
+    #[arg(long, conflicts_with = "inventory")]
     pub lab: bool,
-    /// Hosts of an inventory (needs `nettune fleet`, not yet).
-    #[arg(long, value_name = "FILE")]
+    /// Tune real hosts of an inventory instead (docs/fleet.md), through
+    /// their agents: --server and --clients pick them.
+    #[arg(long, value_name = "FILE", requires_all = ["server", "clients"])]
     pub inventory: Option<PathBuf>,
+    /// With --inventory: the server host (a name or pattern naming one host).
+    #[arg(long, value_name = "HOST", requires = "inventory")]
+    pub server: Option<String>,
+    /// With --inventory: the load client (a host name or a role; its first
+    /// host runs the load, and the changes are applied on it and the server).
+    #[arg(long, value_name = "ROLE", requires = "inventory")]
+    pub clients: Option<String>,
+    /// With --inventory: each host's --state-dir (`{host}` is its name).
+    #[arg(long, value_name = "TEMPLATE", requires = "inventory")]
+    pub state_dir_template: Option<String>,
+    /// With --inventory: each host's --root (`{host}` is its name).
+    #[arg(long, value_name = "TEMPLATE", requires = "inventory")]
+    pub root_template: Option<String>,
+    /// With --inventory: most seconds for each host's step (connect, apply,
+    /// a run beside its own length) [default: 120].
+    #[arg(long, value_name = "S", requires = "inventory")]
+    pub timeout: Option<f64>,
+    /// With --inventory: never copy this nettune to a host whose agent
+    /// differs.
+    #[arg(long, requires = "inventory")]
+    pub no_copy: bool,
     /// Output directory [default: nettune-autotune-OBJ].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -218,11 +243,6 @@ fn usage(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 fn check(args: &Args, objective: Objective, recheck: bool) -> Result<Checked, ExitCode> {
-    if args.inventory.is_some() {
-        return Err(usage(
-            "autotune --inventory needs `nettune fleet`, not yet; use --lab",
-        ));
-    }
     let file = match &args.workload {
         None => workload::WorkloadFile::default(),
         Some(path) => {
@@ -431,26 +451,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(f) => f.unwrap_or_default(),
         Err(msg) => return Ok(usage(msg)),
     };
-    if !lab::is_root() {
-        anyhow::bail!(
-            "autotune --lab needs root to build its lab of network namespaces (also for --dry-run: the space comes from the lab's hosts)"
-        );
-    }
     let objective = objective_arg.name();
     let dir = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("nettune-autotune-{objective}")));
-    let budget = checked.cfg.budget.unwrap_or(0);
-    let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
+    let ui = Ui::new(0, false);
+    let run = Run {
+        args: &args,
+        checked: &checked,
+        objective_arg,
+        objective,
+        from: &from,
+        ui: &ui,
+        cancel: engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?,
+        dir: &dir,
+        budget: checked.cfg.budget.unwrap_or(0),
+        kept: std::cell::RefCell::new(None),
+    };
+    if let Some(inv) = &args.inventory {
+        let result = on_fleet::search(&run, inv);
+        ui.finish();
+        return result;
+    }
+    if !lab::is_root() {
+        anyhow::bail!(
+            "autotune --lab needs root to build its lab of network namespaces (also for --dry-run: the space comes from the lab's hosts)"
+        );
+    }
     let spec = lab::LabSpec::new(2, 2);
     let exe = std::env::current_exe().context("finding the nettune binary")?;
-    let ui = Ui::new(0, false);
     let session = present::start_lab(&spec, &exe, &ui).context("building the lab")?;
-    let mut kept = None;
     let result = (|| -> anyhow::Result<ExitCode> {
         let mut exec = runner::SplitExecutor {
-            bench: session.executor()?.with_cancel(cancel.clone()),
+            bench: session.executor()?.with_cancel(run.cancel.clone()),
             rest: session.executor()?,
         };
         let (client, server) = (HostId(1), HostId(0));
@@ -470,182 +504,244 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             Vec::new()
         };
-        let mut snaps = vec![
-            (client, snapshot(&mut exec, client)?),
-            (server, snapshot(&mut exec, server)?),
-        ];
-        start_from(&mut exec, &ui, &mut snaps, &from, &args, &mut kept)?;
-        let mut built = at::build(objective_arg, &snaps, NetnsScope::Child);
-        at::space::add_candidates(&mut built, &snaps, NetnsScope::Child, &args.candidates);
-        at::space::start_from(&mut built, &from);
-        // Each level applied once on both hosts and rolled back: a host
-        // that has a file but cannot write it (veth's `threaded`) is found
-        // here, not in the middle of the search.
-        at::probe(&mut exec, &mut built, &snaps, NetnsScope::Child)?;
-        if built.factors.is_empty() {
-            return Err(at::AutotuneRunError::NothingToChange {
-                objective,
-                reasons: built.excluded.clone(),
-            }
-            .into());
-        }
-        let space = SearchSpace::new(built.factors.clone())?;
-        let repeats = checked.cfg.repeats;
-        ui.line(&format!(
-            "autotune {objective} with {} runs of {} s ({} each)",
-            checked.test,
-            checked.duration,
-            checked.cfg.objective.key()
-        ));
-        ui.line(space_lines(&built, &space, repeats, budget).trim_end());
-        if args.dry_run {
-            return Ok(ExitCode::SUCCESS);
-        }
-        let mut search = Search::new(space, checked.cfg.clone())?;
-        let cfg = DriveConfig {
+        let target = Target {
             client,
             server,
-            hosts: vec![client, server],
-            snapshots: snaps.clone(),
-            bench_args: runner::merge_args(
-                &checked.bench_args,
-                kept.as_ref()
-                    .map_or(&[][..], |k: &at::drive::Kept| &k.bench_args),
-            ),
-            deadline: run_time(checked.duration).saturating_mul(2) + Duration::from_secs(20),
-            objective: checked.cfg.objective,
-            responses: checked.responses.clone(),
             scope: NetnsScope::Child,
-            cancel: cancel.clone(),
             sources,
+            host_label: "the lab's client namespace".to_string(),
         };
-        let started = Instant::now();
-        let started_at = model::time::rfc3339_utc(std::time::SystemTime::now());
-        let bar = Bar::new(budget as u64, !args.json);
-        let per_run = run_time(checked.duration);
-        let mut on_run = |r: &at::RunTrace, _: &Search| {
-            let used = r.seq.saturating_add(1);
-            let left = per_run
-                .saturating_mul(u32::try_from(budget.saturating_sub(used)).unwrap_or(u32::MAX));
-            bar.progress(
-                used as u64,
-                &format!(
-                    "run {used}/{budget} {}: {} = {:.4e} ({} s elapsed, at most {} s left)",
-                    r.arm,
-                    checked.cfg.objective.key(),
-                    r.value,
-                    started.elapsed().as_secs(),
-                    left.as_secs()
-                ),
-            );
-        };
-        let (ended, trace) = at::drive(&mut search, &mut exec, &cfg, &mut on_run)?;
-        bar.finish();
-        let mut doc = at::outcome_json(objective, &built, &ended, &trace);
-        // What `--recheck DIR` needs to measure the same workload again.
-        doc["workload"] = serde_json::json!({
-            "test": checked.test,
-            "duration": checked.duration,
-            "flows": checked.flows,
-            "size": checked.size,
-            "args": checked.extra,
-            "min_effect_pct": args.min_effect,
-            "seed": checked.cfg.seed,
-            "repeats": checked.cfg.repeats,
-            "confirm_repeats": checked.cfg.confirm_repeats,
-            "bench_args": checked.bench_args,
-        });
-        let machine = lab::runner::experiment::machine_of(&snaps[0].1);
-        doc["metric"] = serde_json::json!(checked.cfg.objective.key());
-        doc["direction"] = serde_json::json!(match checked.cfg.objective.direction() {
-            model::stats::Direction::LowerIsBetter => "lower",
-            _ => "higher",
-        });
-        doc["nettune_version"] = serde_json::json!(env!("CARGO_PKG_VERSION"));
-        doc["started"] = serde_json::json!(started_at);
-        doc["finished"] = serde_json::json!(model::time::rfc3339_utc(std::time::SystemTime::now()));
-        doc["machine"] = serde_json::to_value(&machine)?;
-        if let Some(dir) = &args.from {
-            doc["from"] = serde_json::json!({
-                "dir": dir,
-                "setting": from.iter().map(|(k, l)| format!("{}={l}", k.name())).collect::<Vec<_>>(),
-            });
-        }
-        let results_path = at::write_file(
-            &dir,
-            at::RESULTS_FILE,
-            serde_json::to_string_pretty(&doc)?.as_bytes(),
-        )?;
-        let changes = at::accepted_changes(&ended);
-        let plan = at::accepted_plan(&snaps[0].1, NetnsScope::Child, &changes, objective)
-            .map_err(|e| anyhow::anyhow!("the accepted plan: {e}"))?;
-        let plan_path = at::write_file(
-            &dir,
-            at::PLAN_FILE,
-            serde_json::to_string_pretty(&plan)?.as_bytes(),
-        )?;
-        let header = at::ProfileHeader {
-            objective: objective.to_string(),
-            measured: format!(
-                "{objective}: {} of a {} workload ({} s runs, {} flow(s))",
-                checked.cfg.objective.key(),
-                checked.test,
-                checked.duration,
-                checked.flows
-            ),
-            gain: passed_gain(&ended),
-            date: doc["finished"].as_str().unwrap_or("").to_string(),
-            host: format!("{} (the lab's client namespace)", machine.hostname),
-        };
-        let profile = at::profile_toml(&snaps[0].1, NetnsScope::Child, &changes, &header)
-            .map_err(|e| anyhow::anyhow!("the accepted profile: {e}"))?;
-        let profile_path = at::write_file(&dir, at::PROFILE_FILE, profile.as_bytes())?;
-        // The report is a view of results.json: its failure is said, not fatal.
-        let report = report::write_dir(&dir);
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&doc)?);
-        }
-        let files = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
-            writeln!(out, "Results: {}", results_path.display())?;
-            writeln!(
-                out,
-                "Plan: {} ({} change(s))",
-                plan_path.display(),
-                plan.changes.len()
-            )?;
-            writeln!(out, "Profile: {}", profile_path.display())?;
-            match &report {
-                Ok((html, md)) => writeln!(out, "Report: {} and {}", html.display(), md.display()),
-                Err(e) => writeln!(out, "Report: not written: {e}"),
-            }
-        };
-        match &ended {
-            Ended::Done(o) => {
-                if args.json {
-                    files(&mut std::io::stderr())?;
-                } else {
-                    print!("{}", model::text::printable_lines(&o.render()));
-                    if o.accepted.is_empty() {
-                        println!("nothing proven: the host stays as it is");
-                    }
-                    files(&mut std::io::stdout())?;
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Ended::Cancelled => {
-                eprintln!(
-                    "nettune: interrupted after {} runs; the current candidate was rolled back and nothing is kept ({})",
-                    trace.len(),
-                    results_path.display()
-                );
-                Ok(ExitCode::from(exit::INTERRUPTED))
-            }
-        }
+        search_on(&mut exec, target, &run)
     })();
-    undo_from(&session, &mut kept);
+    if let Some(k) = run.kept.borrow_mut().as_mut() {
+        let undone = session
+            .executor()
+            .map_err(anyhow::Error::from)
+            .and_then(|mut e| k.undo(&mut e).map_err(anyhow::Error::from));
+        if let Err(e) = undone {
+            eprintln!("nettune: rolling back the --from setting: {e} (the lab is removed anyway)");
+        }
+    }
     ui.finish();
     session.teardown();
     result
+}
+
+/// Where a search runs: the client and server hosts of `exec`, the scope
+/// their plans are made for, the client's source addresses (tcp-crr), and
+/// how the profile names the host.
+struct Target {
+    client: HostId,
+    server: HostId,
+    scope: NetnsScope,
+    sources: Vec<std::net::IpAddr>,
+    host_label: String,
+}
+
+/// What every search of one `nettune autotune` run shares.
+struct Run<'a> {
+    args: &'a Args,
+    checked: &'a Checked,
+    objective_arg: Objective,
+    objective: &'static str,
+    from: &'a [(Knob, Level)],
+    ui: &'a Ui,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    dir: &'a std::path::Path,
+    budget: usize,
+    kept: std::cell::RefCell<Option<at::drive::Kept>>,
+}
+
+/// The search on `t`'s hosts through `exec` (the lab's namespaces or a
+/// fleet's agents): the space from their snapshots, the race, the
+/// re-checks, then results.json, plan.json, profile.toml and the report.
+fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Result<ExitCode> {
+    let Run {
+        args,
+        checked,
+        objective_arg,
+        objective,
+        from,
+        ui,
+        dir,
+        budget,
+        ..
+    } = *run;
+    let cancel = run.cancel.clone();
+    let (client, server, sources) = (t.client, t.server, t.sources.clone());
+    let mut kept = run.kept.borrow_mut();
+    let kept = &mut *kept;
+    let mut snaps = vec![
+        (client, snapshot(exec, client)?),
+        (server, snapshot(exec, server)?),
+    ];
+    start_from(exec, ui, &mut snaps, from, args, kept)?;
+    let mut built = at::build(objective_arg, &snaps, t.scope);
+    at::space::add_candidates(&mut built, &snaps, t.scope, &args.candidates);
+    at::space::start_from(&mut built, from);
+    // Each level applied once on both hosts and rolled back: a host
+    // that has a file but cannot write it (veth's `threaded`) is found
+    // here, not in the middle of the search.
+    at::probe(exec, &mut built, &snaps, t.scope)?;
+    if built.factors.is_empty() {
+        return Err(at::AutotuneRunError::NothingToChange {
+            objective,
+            reasons: built.excluded.clone(),
+        }
+        .into());
+    }
+    let space = SearchSpace::new(built.factors.clone())?;
+    let repeats = checked.cfg.repeats;
+    ui.line(&format!(
+        "autotune {objective} with {} runs of {} s ({} each)",
+        checked.test,
+        checked.duration,
+        checked.cfg.objective.key()
+    ));
+    ui.line(space_lines(&built, &space, repeats, budget).trim_end());
+    if args.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut search = Search::new(space, checked.cfg.clone())?;
+    let cfg = DriveConfig {
+        client,
+        server,
+        hosts: vec![client, server],
+        snapshots: snaps.clone(),
+        bench_args: runner::merge_args(
+            &checked.bench_args,
+            kept.as_ref()
+                .map_or(&[][..], |k: &at::drive::Kept| &k.bench_args),
+        ),
+        deadline: run_time(checked.duration).saturating_mul(2) + Duration::from_secs(20),
+        objective: checked.cfg.objective,
+        responses: checked.responses.clone(),
+        scope: t.scope,
+        cancel: cancel.clone(),
+        sources,
+    };
+    let started = Instant::now();
+    let started_at = model::time::rfc3339_utc(std::time::SystemTime::now());
+    let bar = Bar::new(budget as u64, !args.json);
+    let per_run = run_time(checked.duration);
+    let mut on_run = |r: &at::RunTrace, _: &Search| {
+        let used = r.seq.saturating_add(1);
+        let left =
+            per_run.saturating_mul(u32::try_from(budget.saturating_sub(used)).unwrap_or(u32::MAX));
+        bar.progress(
+            used as u64,
+            &format!(
+                "run {used}/{budget} {}: {} = {:.4e} ({} s elapsed, at most {} s left)",
+                r.arm,
+                checked.cfg.objective.key(),
+                r.value,
+                started.elapsed().as_secs(),
+                left.as_secs()
+            ),
+        );
+    };
+    let (ended, trace) = at::drive(&mut search, exec, &cfg, &mut on_run)?;
+    bar.finish();
+    let mut doc = at::outcome_json(objective, &built, &ended, &trace);
+    // What `--recheck DIR` needs to measure the same workload again.
+    doc["workload"] = serde_json::json!({
+        "test": checked.test,
+        "duration": checked.duration,
+        "flows": checked.flows,
+        "size": checked.size,
+        "args": checked.extra,
+        "min_effect_pct": args.min_effect,
+        "seed": checked.cfg.seed,
+        "repeats": checked.cfg.repeats,
+        "confirm_repeats": checked.cfg.confirm_repeats,
+        "bench_args": checked.bench_args,
+    });
+    let machine = lab::runner::experiment::machine_of(&snaps[0].1);
+    doc["metric"] = serde_json::json!(checked.cfg.objective.key());
+    doc["direction"] = serde_json::json!(match checked.cfg.objective.direction() {
+        model::stats::Direction::LowerIsBetter => "lower",
+        _ => "higher",
+    });
+    doc["nettune_version"] = serde_json::json!(env!("CARGO_PKG_VERSION"));
+    doc["started"] = serde_json::json!(started_at);
+    doc["finished"] = serde_json::json!(model::time::rfc3339_utc(std::time::SystemTime::now()));
+    doc["machine"] = serde_json::to_value(&machine)?;
+    if let Some(dir) = &args.from {
+        doc["from"] = serde_json::json!({
+            "dir": dir,
+            "setting": from.iter().map(|(k, l)| format!("{}={l}", k.name())).collect::<Vec<_>>(),
+        });
+    }
+    let results_path = at::write_file(
+        dir,
+        at::RESULTS_FILE,
+        serde_json::to_string_pretty(&doc)?.as_bytes(),
+    )?;
+    let changes = at::accepted_changes(&ended);
+    let plan = at::accepted_plan(&snaps[0].1, t.scope, &changes, objective)
+        .map_err(|e| anyhow::anyhow!("the accepted plan: {e}"))?;
+    let plan_path = at::write_file(
+        dir,
+        at::PLAN_FILE,
+        serde_json::to_string_pretty(&plan)?.as_bytes(),
+    )?;
+    let header = at::ProfileHeader {
+        objective: objective.to_string(),
+        measured: format!(
+            "{objective}: {} of a {} workload ({} s runs, {} flow(s))",
+            checked.cfg.objective.key(),
+            checked.test,
+            checked.duration,
+            checked.flows
+        ),
+        gain: passed_gain(&ended),
+        date: doc["finished"].as_str().unwrap_or("").to_string(),
+        host: format!("{} ({})", machine.hostname, t.host_label),
+    };
+    let profile = at::profile_toml(&snaps[0].1, t.scope, &changes, &header)
+        .map_err(|e| anyhow::anyhow!("the accepted profile: {e}"))?;
+    let profile_path = at::write_file(dir, at::PROFILE_FILE, profile.as_bytes())?;
+    // The report is a view of results.json: its failure is said, not fatal.
+    let report = report::write_dir(dir);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    }
+    let files = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        writeln!(out, "Results: {}", results_path.display())?;
+        writeln!(
+            out,
+            "Plan: {} ({} change(s))",
+            plan_path.display(),
+            plan.changes.len()
+        )?;
+        writeln!(out, "Profile: {}", profile_path.display())?;
+        match &report {
+            Ok((html, md)) => writeln!(out, "Report: {} and {}", html.display(), md.display()),
+            Err(e) => writeln!(out, "Report: not written: {e}"),
+        }
+    };
+    match &ended {
+        Ended::Done(o) => {
+            if args.json {
+                files(&mut std::io::stderr())?;
+            } else {
+                print!("{}", model::text::printable_lines(&o.render()));
+                if o.accepted.is_empty() {
+                    println!("nothing proven: the host stays as it is");
+                }
+                files(&mut std::io::stdout())?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Ended::Cancelled => {
+            eprintln!(
+                "nettune: interrupted after {} runs; the current candidate was rolled back and nothing is kept ({})",
+                trace.len(),
+                results_path.display()
+            );
+            Ok(ExitCode::from(exit::INTERRUPTED))
+        }
+    }
 }
 
 /// `--from DIR`: the accepted levels of `DIR/results.json` (or of an
@@ -713,19 +809,6 @@ fn start_from(
         *snap = snapshot(exec, *h)?;
     }
     Ok(())
-}
-
-/// Roll the `--from` setting back (before the lab goes).
-fn undo_from(session: &lab::LabSession, kept: &mut Option<at::drive::Kept>) {
-    if let Some(k) = kept.as_mut() {
-        let undone = session
-            .executor()
-            .map_err(anyhow::Error::from)
-            .and_then(|mut e| k.undo(&mut e).map_err(anyhow::Error::from));
-        if let Err(e) = undone {
-            eprintln!("nettune: rolling back the --from setting: {e} (the lab is removed anyway)");
-        }
-    }
 }
 
 /// The gain of the passed re-check that proved the accepted changes, with

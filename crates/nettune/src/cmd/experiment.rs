@@ -19,7 +19,7 @@ use model::results::ExperimentResults;
 use super::present::{self, Ui};
 use crate::exit;
 
-mod on_fleet;
+pub(crate) mod on_fleet;
 
 /// The result table ([`present::experiment_table`]).
 pub use super::present::experiment_table as table;

@@ -215,6 +215,21 @@ fn notes(f: &FleetHosts, inv: &Path, roles: &model::experiment::FleetRoles) -> V
 /// The line naming a lost host, what stays applied there and how to roll
 /// it back.
 fn lost_line(l: &LostHost, inv: &Path, args: &Args) -> String {
+    rollback_line(
+        l,
+        inv,
+        args.root_template.as_deref(),
+        args.state_dir_template.as_deref(),
+    )
+}
+
+/// [`lost_line`] with the templates given: also `autotune --inventory`'s.
+pub(crate) fn rollback_line(
+    l: &LostHost,
+    inv: &Path,
+    root_template: Option<&str>,
+    state_dir_template: Option<&str>,
+) -> String {
     let host = model::text::printable_capped(&l.host, 64);
     match l.generation {
         None => format!("{host}: nothing this run applied there is in force"),
@@ -223,10 +238,10 @@ fn lost_line(l: &LostHost, inv: &Path, args: &Args) -> String {
                 "nettune fleet rollback --inventory {} --limit {host} --to {g}",
                 inv.display()
             );
-            if let Some(t) = &args.root_template {
+            if let Some(t) = root_template {
                 cmd.push_str(&format!(" --root-template '{t}'"));
             }
-            if let Some(t) = &args.state_dir_template {
+            if let Some(t) = state_dir_template {
                 cmd.push_str(&format!(" --state-dir-template '{t}'"));
             }
             format!(
