@@ -123,7 +123,7 @@ pub struct Args {
     /// Tune the lab of network namespaces (the default target).
     #[arg(long, conflicts_with = "inventory")]
     pub lab: bool,
-    /// Tune real hosts of an inventory instead (docs/fleet.md), through
+    /// Tune real hosts of an inventory instead (see nettune fleet), through
     /// their agents: --server and --clients pick them.
     #[arg(long, value_name = "FILE", requires_all = ["server", "clients"])]
     pub inventory: Option<PathBuf>,
