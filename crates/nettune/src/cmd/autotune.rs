@@ -488,22 +488,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             rest: session.executor()?,
         };
         let (client, server) = (HostId(1), HostId(0));
-        // tcp-crr opens a connection per transaction and its client closes
-        // first: each run leaves up to a port range of TIME_WAIT sockets for
-        // 60 s. A fresh source address per run keeps them off the next
-        // runs' 4-tuples, so a run measures its arm, not the runs before.
-        let sources: Vec<std::net::IpAddr> = if checked.test == "tcp-crr" {
-            session
-                .lab()
-                .add_source_pool(client.0, SOURCE_POOL)
-                .context("adding the client's source addresses")?
-                .list()
-                .iter()
-                .map(|a| std::net::IpAddr::V4(*a))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let sources = lab_sources(&session, client, checked.test)?;
         let target = Target {
             client,
             server,
@@ -525,6 +510,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ui.finish();
     session.teardown();
     result
+}
+
+/// tcp-crr opens a connection per transaction and its client closes first:
+/// each run leaves up to a port range of TIME_WAIT sockets for 60 s. A
+/// fresh source address per run (a pool on the lab's client) keeps them off
+/// the next runs' 4-tuples, so a run measures its arm, not the runs before.
+fn lab_sources(
+    session: &lab::LabSession,
+    client: HostId,
+    test: &str,
+) -> anyhow::Result<Vec<std::net::IpAddr>> {
+    if test != "tcp-crr" {
+        return Ok(Vec::new());
+    }
+    Ok(session
+        .lab()
+        .add_source_pool(client.0, SOURCE_POOL)
+        .context("adding the client's source addresses")?
+        .list()
+        .iter()
+        .map(|a| std::net::IpAddr::V4(*a))
+        .collect())
 }
 
 /// Where a search runs: the client and server hosts of `exec`, the scope
@@ -966,18 +973,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
             rest: session.executor()?,
         };
         let (client, server) = (HostId(1), HostId(0));
-        let sources: Vec<std::net::IpAddr> = if checked.test == "tcp-crr" {
-            session
-                .lab()
-                .add_source_pool(client.0, SOURCE_POOL)
-                .context("adding the client's source addresses")?
-                .list()
-                .iter()
-                .map(|a| std::net::IpAddr::V4(*a))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let sources = lab_sources(&session, client, checked.test)?;
         let snaps = vec![
             (client, snapshot(&mut exec, client)?),
             (server, snapshot(&mut exec, server)?),
