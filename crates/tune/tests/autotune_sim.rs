@@ -524,8 +524,8 @@ fn a_space_without_candidates_or_with_a_duplicate_is_refused() {
     assert_eq!(space().grid_cells(), 72);
     assert_eq!(space().grid_runs(5), 360);
     // The race's worst case, and 11 re-check arms (baseline, combination,
-    // 4 + 3 + 2 leave-one-out arms as members go) of 9 runs at most.
-    assert_eq!(space().estimate_runs(3), 9 * 3 * 4 + 11 * 9);
+    // 4 + 3 + 2 leave-one-out arms as members go) of 12 runs at most.
+    assert_eq!(space().estimate_runs(3), 9 * 3 * 4 + 11 * 12);
 }
 
 // ---------------------------------------------------------------------------
@@ -847,4 +847,235 @@ fn search_null_sweep() {
         "seeds {n}: a change kept on {kept}; mean runs {:.1}",
         runs as f64 / n as f64
     );
+}
+
+/// Run the search to its end on `host`, taking after every recorded run
+/// what a Ctrl-C at that moment would keep (`Search::outcome_so_far`).
+fn drive_with_interims(
+    search: &mut Search,
+    host: &mut FakeHost,
+) -> (Outcome, Vec<(usize, Arm)>, Vec<Outcome>) {
+    let mut trace = Vec::new();
+    let mut interims = Vec::new();
+    for _ in 0..10_000 {
+        match search.next_step().expect("next") {
+            Step::Measure { arm, seq } => {
+                let obs = host.measure(&arm.changes());
+                trace.push((seq, arm.clone()));
+                search.record(&arm, obs).expect("record");
+                interims.push(search.outcome_so_far().expect("so far"));
+            }
+            Step::Done(o) => {
+                assert_eq!(search.outcome_so_far().expect("done"), o);
+                return (o, trace, interims);
+            }
+        }
+    }
+    panic!("the search did not end");
+}
+
+/// What an interim outcome keeps must meet the acceptance rule on its own
+/// re-check: the last re-check passed, of exactly the kept changes, with an
+/// interval above zero and an estimate at the threshold, and every member
+/// of a combination proven needed.
+fn assert_kept_is_proven(o: &Outcome, what: &str) {
+    if o.accepted.is_empty() {
+        return;
+    }
+    let last = o
+        .rechecks
+        .iter()
+        .rev()
+        .find(|r| r.passed)
+        .unwrap_or_else(|| panic!("{what}: kept without a passed re-check\n{}", o.render()));
+    let mut kept: Vec<String> = o.accepted.iter().map(|a| a.candidate.to_string()).collect();
+    let mut checked: Vec<String> = last.changes.iter().map(ToString::to_string).collect();
+    kept.sort();
+    checked.sort();
+    assert_eq!(kept, checked, "{what}\n{}", o.render());
+    assert!(
+        last.effect.change.lo > 0.0 && last.effect.change.estimate >= 2.0,
+        "{what}: {}\n{}",
+        last.effect,
+        o.render()
+    );
+    if last.changes.len() > 1 {
+        // Each member proven needed in this re-check or in one of a larger
+        // combination before it (a proof that stays).
+        for c in &last.changes {
+            let proven = o.rechecks.iter().any(|r| {
+                r.without
+                    .iter()
+                    .any(|m| m.candidate == *c && m.needed && m.effect.change.lo > 0.0)
+            });
+            assert!(
+                proven,
+                "{what}: {c} kept while its backward check is open\n{}",
+                o.render()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_ctrl_c_in_the_race_keeps_nothing() {
+    let mut effects = [0.0; 8];
+    effects[0] = 0.30; // gro_flush_timeout=20000, a gain no race can miss
+    let mut host = FakeHost::new(&effects, 0.03, 5);
+    let mut s = Search::new(space(), config(5)).expect("search");
+    let (o, trace, interims) = drive_with_interims(&mut s, &mut host);
+    assert_eq!(names(&o), ["gro_flush_timeout=20000"], "{}", o.render());
+    // The race's runs are of the baseline and single candidates; the
+    // first run of a re-check arm comes after at least two rounds of 9
+    // arms. Up to there a Ctrl-C keeps nothing and names what was still
+    // racing as interrupted.
+    let race = trace
+        .iter()
+        .position(|(_, a)| matches!(a, Arm::Combination(_)))
+        .unwrap_or(2 * 9 * 3);
+    assert!(race >= 2 * 3 * 2, "{race}");
+    for (i, so_far) in interims.iter().take(race).enumerate() {
+        assert!(so_far.accepted.is_empty(), "run {i}:\n{}", so_far.render());
+        assert_eq!(so_far.settings, space().settings(&[]));
+    }
+    let mid = &interims[10];
+    assert!(
+        mid.rejected.iter().any(|r| r.reason == Reason::Interrupted
+            && r.candidate.to_string() == "gro_flush_timeout=20000"),
+        "{}",
+        mid.render()
+    );
+    assert!(mid.render().contains("interrupted before it was decided"));
+}
+
+#[test]
+fn a_ctrl_c_in_the_recheck_keeps_what_passed_with_its_interval() {
+    // Over the grid mix's seeds: whatever a Ctrl-C would keep at any run
+    // meets the acceptance rule, and on some seeds it keeps a proven
+    // change before the search has ended (the re-check of a combination
+    // goes on while a smaller setting is already proven).
+    let mut early = 0;
+    for seed in 1..=8u64 {
+        let mut host = grid_mix();
+        host.rng = SplitMix64::new(seed ^ 0xFA4E);
+        let mut s = Search::new(space(), config(seed)).expect("search");
+        let (o, _, interims) = drive_with_interims(&mut s, &mut host);
+        assert_kept_is_proven(&o, &format!("seed {seed}, the end"));
+        for (i, so_far) in interims.iter().enumerate() {
+            assert_kept_is_proven(so_far, &format!("seed {seed}, run {i}"));
+            if !so_far.accepted.is_empty() && i + 1 < o.runs {
+                early += 1;
+            }
+        }
+    }
+    assert!(early > 0, "no seed had a proven change before its end");
+}
+
+#[test]
+fn a_ctrl_c_never_keeps_a_member_whose_backward_check_is_open() {
+    // Two real gains, one of them small: the combination passes against
+    // the baseline long before the small member is proven needed. A Ctrl-C
+    // in between keeps the strong change alone, never the pair.
+    let mut effects = [0.0; 8];
+    effects[0] = 0.25; // gro_flush_timeout=20000
+    effects[5] = 0.04; // channels=8
+    let mut checked = 0;
+    for seed in 1..=8u64 {
+        let mut host = FakeHost::new(&effects, 0.04, seed);
+        let mut s = Search::new(space(), config(seed)).expect("search");
+        let (_, _, interims) = drive_with_interims(&mut s, &mut host);
+        for (i, so_far) in interims.iter().enumerate() {
+            assert_kept_is_proven(so_far, &format!("seed {seed}, run {i}"));
+            let open_pair = so_far
+                .rechecks
+                .iter()
+                .any(|r| r.changes.len() == 2 && !r.passed && r.effect.change.lo > 2.0);
+            if open_pair {
+                checked += 1;
+                assert!(
+                    so_far.accepted.len() < 2,
+                    "seed {seed}, run {i}\n{}",
+                    so_far.render()
+                );
+            }
+        }
+    }
+    assert!(checked > 0, "no run with a pair passing but unproven");
+}
+
+#[test]
+fn a_smaller_combination_keeps_its_leave_one_out_runs() {
+    // When the backward check drops a member, the combination without it
+    // was a leave-one-out arm of the same interleaved batches: its runs
+    // count in its own check against the baseline (they were thrown
+    // away, and measured again, before).
+    let mut seen = 0;
+    for seed in 1..=8u64 {
+        let mut host = grid_mix();
+        host.rng = SplitMix64::new(seed ^ 0xFA4E);
+        let mut s = Search::new(space(), config(seed)).expect("search");
+        let (o, trace) = drive(&mut s, &mut host);
+        for rc in o.rechecks.iter().skip(1) {
+            if rc.changes.len() < 2 {
+                continue;
+            }
+            let sp = space();
+            let mut set: Vec<usize> = rc
+                .changes
+                .iter()
+                .filter_map(|c| sp.candidates().iter().position(|x| x == c))
+                .collect();
+            set.sort_unstable();
+            let measured = trace
+                .iter()
+                .filter(|(_, a)| *a == Arm::Combination(set.clone()))
+                .count();
+            assert_eq!(
+                rc.effect.runs,
+                measured,
+                "seed {seed}: {} measured {measured} times, counted {}\n{}",
+                s.label(&Arm::Combination(set.clone())),
+                rc.effect.runs,
+                o.render()
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "no seed re-checked a smaller combination");
+}
+
+#[test]
+fn a_candidate_with_no_sign_of_a_gain_leaves_the_race_early() {
+    // A do-nothing candidate's estimate hovers around zero: after round 2
+    // it is under the futility bar (half the threshold) and leaves, so it
+    // is not raced in rounds 3 and 4.
+    let mut effects = [0.0; 8];
+    effects[0] = 0.10;
+    let mut left = 0;
+    for seed in 1..=6u64 {
+        let (o, trace) = run(&effects, 0.03, seed);
+        for r in &o.rejected {
+            if let Reason::NoSign { round, bar } = r.reason {
+                left += 1;
+                assert!(round >= 2 && round < 4, "{}", o.render());
+                assert!(bar > 0.0 && bar <= 2.0);
+                let e = r.race.expect("raced");
+                assert!(e.change.estimate < bar, "{}", o.render());
+                // Raced in `round` rounds only: 3 runs each.
+                let sp = space();
+                let i = sp
+                    .candidates()
+                    .iter()
+                    .position(|c| *c == r.candidate)
+                    .expect("candidate");
+                let runs = trace
+                    .iter()
+                    .filter(|(_, a)| *a == Arm::Candidate(i))
+                    .count();
+                assert_eq!(runs, 3 * round as usize, "{}", o.render());
+                assert!(o.render().contains("no sign of a practical gain"));
+            }
+        }
+    }
+    assert!(left > 0, "no candidate left at the futility bar");
 }

@@ -13,7 +13,10 @@
 //!    practical threshold, when a constraint's interval lies wholly past its
 //!    bound, or when another level of the same knob has an estimate past
 //!    the better end of its interval; and only the better half of each
-//!    knob's levels (by estimate) goes on. From round [`MIN_ROUNDS`] on, a
+//!    knob's levels (by estimate) goes on; from round [`MIN_ROUNDS`] on,
+//!    before the last round, one whose estimate stays under a futility bar
+//!    (half the threshold, then the threshold) leaves as showing no sign of
+//!    a practical gain. From round [`MIN_ROUNDS`] on, a
 //!    candidate is settled and no longer raced when its verdict is a gain
 //!    (a winner) or its estimate reaches the threshold with the worse end
 //!    of its interval within the threshold of zero (promising); the others
@@ -37,9 +40,13 @@
 //!    is kept. Otherwise the unproven members whose removal's estimate
 //!    misses the threshold are dropped (riders; when that is none or all,
 //!    only the one whose removal costs least), and the smaller combination
-//!    is judged the same way, members proven so far staying proven (its
-//!    runs are measured afresh when members are still to prove: it was
-//!    picked for looking best). A single change is kept when it passes.
+//!    is judged the same way, members proven so far staying proven (it
+//!    keeps the runs it had as a leave-one-out arm, measured in the same
+//!    interleaved batches). A single change is kept when it passes.
+//!
+//! [`Search::outcome_so_far`] says what a search stopped now (Ctrl-C)
+//! keeps: nothing during the race, and during the re-check only what has
+//! already met the acceptance rule on the runs so far.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -54,6 +61,8 @@ use super::objective::{Constraint, Response};
 use super::space::{Candidate, SearchSpace};
 use super::AutotuneError;
 
+mod interim;
+
 /// Rounds before a candidate may be called a winner.
 pub const MIN_ROUNDS: u32 = 2;
 /// Default rounds of the race.
@@ -63,8 +72,8 @@ pub const DEFAULT_REPEATS: u32 = 3;
 /// Re-check runs per arm are this many times the race's `repeats`.
 pub const DEFAULT_CONFIRM_REPEATS_FACTOR: u32 = 3;
 /// A re-check comparison still open stops, not proven, when its arms
-/// have this many batches of `repeats` runs (9 runs with the defaults).
-pub const RECHECK_CAP_BATCHES: u32 = 3;
+/// have this many batches of `repeats` runs (12 runs with the defaults).
+pub const RECHECK_CAP_BATCHES: u32 = 4;
 /// A re-check's error rate per look is the level's divided by this.
 const MEMBER_LEVEL_DIVISOR: f64 = 2.0;
 /// Most runs per arm and round, rounds, or re-check runs.
@@ -320,6 +329,17 @@ pub enum Reason {
     Rider(Effect),
     /// The budget ran out before it was decided.
     Budget,
+    /// The race's futility bar: after `round` its estimate was still under
+    /// `bar` % (a bar rising to the threshold), so no sign of a practical
+    /// gain; the runs go to the others.
+    NoSign {
+        /// The round after which it left.
+        round: u32,
+        /// The bar, % of the baseline, signed so that more is better.
+        bar: f64,
+    },
+    /// The search was stopped (Ctrl-C) before this was decided.
+    Interrupted,
 }
 
 impl fmt::Display for Reason {
@@ -340,6 +360,11 @@ impl fmt::Display for Reason {
                 "won the race, but the combination without it was not proven worse: with it {e}"
             ),
             Reason::Budget => f.write_str("budget spent before it was decided"),
+            Reason::NoSign { round, bar } => write!(
+                f,
+                "no sign of a practical gain: the estimate was under {bar:+.1} % after round {round}"
+            ),
+            Reason::Interrupted => f.write_str("interrupted before it was decided"),
         }
     }
 }
@@ -818,6 +843,11 @@ impl Search {
                 Status::Out(Reason::Constraint(b))
             } else if self.rounds >= MIN_ROUNDS && j.winner() {
                 Status::Winner
+            } else if let Some(bar) = self.race_bar().filter(|&bar| self.score(&effect) < bar) {
+                Status::Out(Reason::NoSign {
+                    round: self.rounds,
+                    bar,
+                })
             } else {
                 Status::Alive
             };
@@ -842,6 +872,20 @@ impl Search {
             }
         }
         Ok(())
+    }
+
+    /// The race's futility bar after the round just run: from round
+    /// [`MIN_ROUNDS`] on, and before the last round, a candidate whose
+    /// estimate stays under it leaves the race. It rises from half the
+    /// threshold after round [`MIN_ROUNDS`] to the threshold a round later
+    /// (1 % then 2 % with the defaults); the last round judges everyone
+    /// on all their runs instead.
+    fn race_bar(&self) -> Option<f64> {
+        if self.rounds < MIN_ROUNDS || self.rounds >= self.cfg.max_rounds {
+            return None;
+        }
+        let steps = f64::from(self.rounds - MIN_ROUNDS + 1).min(2.0);
+        Some(self.cfg.min_effect_pct * steps / 2.0)
     }
 
     /// Whether candidate `i` is settled: a winner, or from round
@@ -1321,20 +1365,19 @@ impl Search {
             };
         }
         self.winners.retain(|w| !drops.contains(w));
-        // A smaller combination measured as a leave-one-out arm was picked
-        // for looking best: its runs so far are biased upward, so members
-        // still to prove are compared with fresh runs of it.
-        if !self.unproven().is_empty() {
-            let set = arm_of(&self.winners);
-            if let Some((_, runs)) = self.recheck.iter_mut().find(|(a, _)| *a == set) {
-                runs.clear();
-            }
-        }
+        // The smaller combination keeps the runs it had as a leave-one-out
+        // arm: they were measured in the same interleaved batches as the
+        // baseline's, so they are not the race's selected values.
         self.add_recheck_arms();
         Ok(false)
     }
 
     fn finish(&mut self) {
+        self.outcome = Some(self.outcome_now());
+    }
+
+    /// The outcome of the statuses as they are.
+    fn outcome_now(&self) -> Outcome {
         let cands = self.space.candidates();
         let mut accepted = Vec::new();
         let mut rejected = Vec::new();
@@ -1361,13 +1404,13 @@ impl Search {
             .filter_map(|a| cands.iter().position(|c| *c == a.candidate))
             .collect();
         applied.sort_unstable();
-        self.outcome = Some(Outcome {
+        Outcome {
             accepted,
             rejected,
             rechecks: self.rechecks.clone(),
             settings: self.space.settings(&applied),
             runs: self.runs,
             rounds: self.rounds,
-        });
+        }
     }
 }
