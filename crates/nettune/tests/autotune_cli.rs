@@ -342,3 +342,127 @@ fn recheck_of_a_dir_without_outcome_json_is_one_line() {
     refused(&["--recheck", d], "results.json: no `objective`");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ctrl_c_in_the_race_exits_130_and_keeps_nothing_yet() {
+    if !lab::require_root("autotune_cli::ctrl_c_in_the_race_exits_130_and_keeps_nothing_yet") {
+        return;
+    }
+    use std::io::BufRead;
+    let before = root_settings();
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("at");
+    let mut child = Command::new(BIN)
+        .args(["autotune", "--objective", "max-cps", "--lab"])
+        .args(["--duration", "1", "--budget", "39", "--seed", "1"])
+        .arg("--out")
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Not a terminal: a progress line per run. After the third run (the
+    // race's first round has 3 runs per arm) send SIGINT, as Ctrl-C does.
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let third = line.starts_with("run 3/");
+        seen.push(line);
+        if third {
+            break;
+        }
+    }
+    let progress = seen.last().cloned().unwrap_or_default();
+    assert!(progress.starts_with("run 3/39 "), "{seen:#?}");
+    assert!(progress.contains("best proven: none yet"), "{progress}");
+    let killed = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    let err = rest.join("\n");
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("nothing was proven yet"), "{err}");
+    assert!(
+        netns_of(pid).is_empty(),
+        "namespaces left: {:?}",
+        netns_of(pid)
+    );
+    assert_eq!(root_settings(), before, "a root-namespace setting changed");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
+            .unwrap();
+    assert_eq!(doc["interrupted"], true, "{doc}");
+    assert_eq!(doc["accepted"].as_array().map(Vec::len), Some(0), "{doc}");
+    // What was still racing is named, with its interval where it had one.
+    assert!(
+        doc["rejected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["reason"] == "interrupted before it was decided"),
+        "{doc}"
+    );
+    let plan =
+        model::plan::Plan::from_json(&std::fs::read_to_string(out_dir.join("plan.json")).unwrap())
+            .unwrap();
+    assert!(plan.changes.is_empty(), "{plan:?}");
+    // Nothing to start from, nothing to re-check: one line each, exit 2.
+    let d = out_dir.to_str().unwrap();
+    refused(&["--recheck", d], "interrupted before it proved anything");
+    refused(
+        &["--objective", "max-cps", "--lab", "--from", d],
+        "interrupted before it proved anything",
+    );
+}
+
+#[test]
+fn recheck_of_an_interrupted_run_rechecks_what_it_proved() {
+    let dir = tempfile::tempdir().unwrap();
+    // A search stopped during its re-check, after tcp_tw_reuse=1 passed.
+    std::fs::write(
+        dir.path().join("results.json"),
+        r#"{"kind": "autotune", "objective": "max-cps", "interrupted": true, "rounds": 2,
+            "accepted": [{"knob": "tcp_tw_reuse", "level": "1"}],
+            "workload": {"test": "tcp-crr", "duration": 1, "flows": 1, "seed": 3}}"#,
+    )
+    .unwrap();
+    let d = dir.path().to_str().unwrap();
+    if !lab::is_root() {
+        // Read and taken: it goes as far as the lab, which needs root.
+        let out = Command::new(BIN)
+            .args(["autotune", "--recheck", d])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("interrupted"), "{err}");
+        assert!(err.contains("root"), "{err}");
+        return;
+    }
+    let child = Command::new(BIN)
+        .args(["autotune", "--recheck", d, "--budget", "6", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{err}\n{text}");
+    assert!(netns_of(pid).is_empty(), "namespaces left after --recheck");
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.to_string().contains("tcp_tw_reuse=1")),
+        "{j}"
+    );
+}

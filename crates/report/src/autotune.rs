@@ -265,16 +265,17 @@ impl AutotuneResults {
     /// never comes back once dropped, so a round ends where the next run is
     /// of an arm that has had its `repeats` runs in the round, or of an arm
     /// that was not in the round before (a re-check's combination). Without
-    /// `rounds` (an interrupted search) the whole trace.
+    /// `rounds` (an interrupted search of before they were saved) the whole
+    /// trace.
     pub(crate) fn race_runs(&self) -> usize {
-        if self.interrupted || self.rechecks.is_empty() && self.rounds == 0 {
+        if self.rechecks.is_empty() && self.rounds == 0 {
             return self.trace.len();
         }
         self.round_ends().last().copied().unwrap_or(0)
     }
 
     /// Where each race round ends in the trace (the index after its last
-    /// run); empty for an interrupted search (no `rounds`).
+    /// run); empty without `rounds`.
     pub(crate) fn round_ends(&self) -> Vec<usize> {
         let mut ends = Vec::new();
         let mut allowed: Vec<&str> = std::iter::once("baseline")
@@ -411,7 +412,11 @@ pub fn render_autotune_html(r: &AutotuneResults) -> Result<String, ReportError> 
          <title>{title}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<header>\n<h1>{title}</h1>\n"
     );
     if r.interrupted {
-        out.push_str("<p class=\"banner\"><strong>Interrupted:</strong> the search stopped before its re-check; nothing is kept.</p>\n");
+        let _ = writeln!(
+            out,
+            "<p class=\"banner\"><strong>Interrupted:</strong> {}</p>",
+            h(interrupted_note(r))
+        );
     }
     out.push_str("</header>\n<section id=\"search\">\n<h2>The search</h2>\n<dl class=\"facts\">\n");
     for (k, v) in facts(r) {
@@ -527,13 +532,20 @@ fn figure(out: &mut String, c: &Chart) {
     );
 }
 
+/// What an interrupted search kept.
+fn interrupted_note(r: &AutotuneResults) -> &'static str {
+    if r.accepted.is_empty() {
+        "the search was stopped before it proved anything; nothing is kept."
+    } else {
+        "the search was stopped early; it keeps only what its re-check had already proved."
+    }
+}
+
 /// The Markdown summary of an autotune result.
 pub fn render_autotune_markdown(r: &AutotuneResults) -> String {
     let mut out = format!("# nettune autotune: {}\n\n", md(&r.objective));
     if r.interrupted {
-        out.push_str(
-            "**Interrupted:** the search stopped before its re-check; nothing is kept.\n\n",
-        );
+        let _ = writeln!(out, "**Interrupted:** {}\n", md(interrupted_note(r)));
     }
     for (k, v) in facts(r) {
         let _ = writeln!(out, "- **{k}**: {}", md(&v));
@@ -632,8 +644,14 @@ mod tests {
             fixture("autotune-results.json").round_ends(),
             [21, 39, 51, 63]
         );
+        // An interrupted search saves its rounds too: its race still ends
+        // after them (it counted every run as race before).
         let mut r = fixture("autotune-results.json");
         r.interrupted = true;
+        assert_eq!(r.race_runs(), 63);
+        // A file of before, interrupted, without rounds: the whole trace.
+        r.rounds = 0;
+        r.rechecks.clear();
         assert_eq!(r.race_runs(), 81);
     }
 }

@@ -35,8 +35,24 @@ pub struct RunTrace {
 pub enum Ended {
     /// The search finished.
     Done(Outcome),
-    /// Ctrl-C: the current arm was rolled back; nothing is proven.
-    Cancelled,
+    /// Ctrl-C: the current arm was rolled back; the outcome is what the
+    /// runs so far proved ([`Search::outcome_so_far`]: nothing during the
+    /// race, during the re-check only what already met the acceptance rule).
+    Cancelled(Outcome),
+}
+
+impl Ended {
+    /// The outcome, finished or so far.
+    pub fn outcome(&self) -> &Outcome {
+        match self {
+            Ended::Done(o) | Ended::Cancelled(o) => o,
+        }
+    }
+
+    /// Whether the search was stopped before its end.
+    pub fn interrupted(&self) -> bool {
+        matches!(self, Ended::Cancelled(_))
+    }
 }
 
 /// What the loop needs besides the search.
@@ -226,7 +242,8 @@ pub(crate) fn measure(
 
 /// Drive `search` to its end on `exec`, calling `on_run` after each run.
 /// Every arm is rolled back before the next; on Ctrl-C the current arm is
-/// rolled back and the loop returns [`Ended::Cancelled`] with the trace.
+/// rolled back and the loop returns [`Ended::Cancelled`] with what the runs
+/// so far proved, and the trace.
 pub fn drive(
     search: &mut Search,
     exec: &mut dyn Executor,
@@ -236,7 +253,7 @@ pub fn drive(
     let mut trace = Vec::new();
     loop {
         if cfg.cancel.load(Ordering::SeqCst) {
-            return Ok((Ended::Cancelled, trace));
+            return Ok((Ended::Cancelled(search.outcome_so_far()?), trace));
         }
         let (arm, seq) = match search.next_step()? {
             Step::Done(o) => return Ok((Ended::Done(o), trace)),
@@ -245,8 +262,12 @@ pub fn drive(
         let changes = arm_changes(search, &arm);
         let values = match measure(exec, cfg, &changes, seq) {
             Ok(v) => v,
-            Err(ExecError::Cancelled) => return Ok((Ended::Cancelled, trace)),
-            Err(_) if cfg.cancel.load(Ordering::SeqCst) => return Ok((Ended::Cancelled, trace)),
+            Err(ExecError::Cancelled) => {
+                return Ok((Ended::Cancelled(search.outcome_so_far()?), trace))
+            }
+            Err(_) if cfg.cancel.load(Ordering::SeqCst) => {
+                return Ok((Ended::Cancelled(search.outcome_so_far()?), trace))
+            }
             Err(e) => {
                 return Err(AutotuneRunError::Run {
                     seq,

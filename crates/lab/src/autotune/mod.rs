@@ -125,52 +125,44 @@ pub fn outcome_json(
         "trace": runs,
         "runs_used": trace.len(),
     });
-    match ended {
-        Ended::Cancelled => {
-            doc["interrupted"] = json!(true);
-            doc["accepted"] = json!([]);
-        }
-        Ended::Done(o) => {
-            doc["interrupted"] = json!(false);
-            doc["rounds"] = json!(o.rounds);
-            doc["accepted"] = o
-                .accepted
-                .iter()
-                .map(|a| json!({"knob": a.candidate.knob.name(), "level": a.candidate.level.to_string(), "race": effect_json(&a.race)}))
-                .collect();
-            doc["rejected"] = o
-                .rejected
-                .iter()
-                .map(|r| json!({"knob": r.candidate.knob.name(), "level": r.candidate.level.to_string(), "race": r.race.as_ref().map(effect_json), "reason": r.reason.to_string()}))
-                .collect();
-            doc["rechecks"] = o
-                .rechecks
-                .iter()
-                .map(|r| json!({
-                    "changes": r.changes.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                    "effect": effect_json(&r.effect),
-                    "versus_best": r.versus_best.as_ref().map(effect_json),
-                    "without": r.without.iter().map(|w| json!({"change": w.candidate.to_string(), "effect": effect_json(&w.effect), "needed": w.needed})).collect::<Vec<_>>(),
-                    "constraints": r.constraints.iter().map(|c| json!({"constraint": c.constraint, "effect": effect_json(&c.effect), "holds": c.holds})).collect::<Vec<_>>(),
-                    "passed": r.passed,
-                }))
-                .collect();
-            doc["summary"] = json!(o.render());
-        }
-    }
+    let o = ended.outcome();
+    doc["interrupted"] = json!(ended.interrupted());
+    doc["rounds"] = json!(o.rounds);
+    doc["accepted"] = o
+        .accepted
+        .iter()
+        .map(|a| json!({"knob": a.candidate.knob.name(), "level": a.candidate.level.to_string(), "race": effect_json(&a.race)}))
+        .collect();
+    doc["rejected"] = o
+        .rejected
+        .iter()
+        .map(|r| json!({"knob": r.candidate.knob.name(), "level": r.candidate.level.to_string(), "race": r.race.as_ref().map(effect_json), "reason": r.reason.to_string()}))
+        .collect();
+    doc["rechecks"] = o
+        .rechecks
+        .iter()
+        .map(|r| json!({
+            "changes": r.changes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "effect": effect_json(&r.effect),
+            "versus_best": r.versus_best.as_ref().map(effect_json),
+            "without": r.without.iter().map(|w| json!({"change": w.candidate.to_string(), "effect": effect_json(&w.effect), "needed": w.needed})).collect::<Vec<_>>(),
+            "constraints": r.constraints.iter().map(|c| json!({"constraint": c.constraint, "effect": effect_json(&c.effect), "holds": c.holds})).collect::<Vec<_>>(),
+            "passed": r.passed,
+        }))
+        .collect();
+    doc["summary"] = json!(o.render());
     doc
 }
 
-/// The accepted changes of an outcome (empty after Ctrl-C).
+/// The accepted changes of an outcome (after Ctrl-C, what the runs so far
+/// proved).
 pub fn accepted_changes(ended: &Ended) -> Vec<(Knob, Level)> {
-    match ended {
-        Ended::Done(o) => o
-            .accepted
-            .iter()
-            .map(|a| (a.candidate.knob, a.candidate.level.clone()))
-            .collect(),
-        Ended::Cancelled => Vec::new(),
-    }
+    ended
+        .outcome()
+        .accepted
+        .iter()
+        .map(|a| (a.candidate.knob, a.candidate.level.clone()))
+        .collect()
 }
 
 /// The plan of the accepted changes for the host of `snap` (the

@@ -340,11 +340,92 @@ fn ctrl_c_rolls_the_current_arm_back_and_proves_nothing() {
     fake.cancel_after = Some((5, cancel.clone()));
     let mut search = tw_search(60);
     let (ended, trace) = drive(&mut search, &mut fake, &cfg(cancel), &mut |_, _| {}).unwrap();
-    assert_eq!(ended, Ended::Cancelled);
+    assert!(ended.interrupted(), "{ended:?}");
     assert_eq!(trace.len(), 4);
     assert_eq!(fake.applies, fake.rollbacks);
     assert!(fake.applied.iter().all(Vec::is_empty));
     assert!(accepted_changes(&ended).is_empty());
+    let doc = outcome_json("max-throughput", &no_space(), &ended, &trace);
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(doc["accepted"].as_array().map(Vec::len), Some(0));
+    assert!(doc["rejected"][0]["reason"]
+        .as_str()
+        .is_some_and(|r| r.contains("interrupted")));
+}
+
+fn no_space() -> BuiltSpace {
+    BuiltSpace {
+        factors: Vec::new(),
+        sources: Vec::new(),
+        excluded: Vec::new(),
+    }
+}
+
+#[test]
+fn ctrl_c_in_the_recheck_keeps_the_change_its_runs_proved() {
+    // The whole search first: how many runs it takes to prove the change.
+    let mut fake = Fake::new();
+    let mut search = tw_search(60);
+    let (full, _) = drive(
+        &mut search,
+        &mut fake,
+        &cfg(Arc::new(AtomicBool::new(false))),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let Ended::Done(full) = full else {
+        panic!("{full:?}")
+    };
+    assert_eq!(describe(&full), ["tcp_tw_reuse=1"], "{}", full.render());
+    // The same search, Ctrl-C right after its last run, before the search
+    // says it is done: the re-check's runs have proved the change, so it
+    // is kept (before, a Ctrl-C kept nothing).
+    let mut fake = Fake::new();
+    let mut search = tw_search(60);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let last = full.runs;
+    let (ended, trace) = drive(&mut search, &mut fake, &cfg(cancel), &mut |r, _| {
+        if r.seq + 1 == last {
+            flag.store(true, Ordering::SeqCst);
+        }
+    })
+    .unwrap();
+    let Ended::Cancelled(o) = &ended else {
+        panic!("{ended:?}")
+    };
+    assert_eq!(trace.len(), last);
+    assert_eq!(fake.applies, fake.rollbacks);
+    assert!(fake.applied.iter().all(Vec::is_empty), "host left changed");
+    assert_eq!(describe(o), ["tcp_tw_reuse=1"], "{}", o.render());
+    let rc = o.rechecks.last().expect("re-checked");
+    assert!(rc.passed && rc.effect.change.lo > 2.0, "{}", o.render());
+    let doc = outcome_json("max-throughput", &no_space(), &ended, &trace);
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(doc["accepted"][0]["knob"], "tcp_tw_reuse");
+    assert_eq!(doc["rechecks"][0]["passed"], true);
+    assert!(doc["rounds"].as_u64().is_some_and(|r| r >= 2));
+    let plan = accepted_plan(
+        &snap(),
+        NetnsScope::Child,
+        &accepted_changes(&ended),
+        "max-throughput",
+    )
+    .unwrap();
+    assert_eq!(plan.changes.len(), 1);
+    // A Ctrl-C one run earlier: the re-check is still open, nothing kept.
+    let mut fake = Fake::new();
+    let mut search = tw_search(60);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let (ended, _) = drive(&mut search, &mut fake, &cfg(cancel), &mut |r, _| {
+        if r.seq + 2 == last {
+            flag.store(true, Ordering::SeqCst);
+        }
+    })
+    .unwrap();
+    assert!(ended.interrupted());
+    assert!(accepted_changes(&ended).is_empty(), "{ended:?}");
 }
 
 #[test]

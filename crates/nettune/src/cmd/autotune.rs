@@ -60,7 +60,8 @@ and DIR/report.md (the search trace chart). Exit codes: 0 done
 (also when nothing was proven), 1 error (not root, the lab could not be built, nothing on the host
 can be changed), 2 usage errors: an objective the workload cannot measure, a bad --constraint, a
 budget below the minimum (said with the minimum, before anything runs); 130 Ctrl-C (the current
-candidate is rolled back, nothing is kept). With --recheck DIR: 0 every accepted change still
+candidate is rolled back; the files keep what the runs so far proved: nothing during the race,
+during the re-check only a change that already passed it). With --recheck DIR: 0 every accepted change still
 holds, 1 some no longer hold (or an error), 2 DIR has no readable results.json (or outcome.json,
 its name before).";
 
@@ -631,19 +632,20 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
     let started_at = model::time::rfc3339_utc(std::time::SystemTime::now());
     let bar = Bar::new(budget as u64, !args.json);
     let per_run = run_time(checked.duration);
-    let mut on_run = |r: &at::RunTrace, _: &Search| {
+    let mut on_run = |r: &at::RunTrace, search: &Search| {
         let used = r.seq.saturating_add(1);
         let left =
             per_run.saturating_mul(u32::try_from(budget.saturating_sub(used)).unwrap_or(u32::MAX));
         bar.progress(
             used as u64,
-            &format!(
-                "run {used}/{budget} {}: {} = {:.4e} ({} s elapsed, at most {} s left)",
-                r.arm,
+            &progress_line(
+                used,
+                budget,
+                r,
                 checked.cfg.objective.key(),
-                r.value,
-                started.elapsed().as_secs(),
-                left.as_secs()
+                search,
+                started.elapsed(),
+                left,
             ),
         );
     };
@@ -740,9 +742,13 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
             }
             Ok(ExitCode::SUCCESS)
         }
-        Ended::Cancelled => {
+        Ended::Cancelled(o) => {
+            let kept = match best_proven(o) {
+                Some((c, e)) => format!("kept what its runs proved: {c} {e}"),
+                None => "nothing was proven yet, so nothing is kept".to_string(),
+            };
             eprintln!(
-                "nettune: interrupted after {} runs; the current candidate was rolled back and nothing is kept ({})",
+                "nettune: interrupted after {} runs; the current candidate was rolled back; {kept} ({})",
                 trace.len(),
                 results_path.display()
             );
@@ -767,12 +773,14 @@ fn read_from(dir: &std::path::Path) -> Result<Vec<(Knob, Level)>, String> {
     })?;
     let doc: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
-    if doc["interrupted"].as_bool() == Some(true) {
-        return Err(bad("that run was interrupted and accepted nothing".into()));
-    }
     let Some(accepted) = doc["accepted"].as_array() else {
         return Err(bad("no `accepted` list".into()));
     };
+    if doc["interrupted"].as_bool() == Some(true) && accepted.is_empty() {
+        return Err(bad(
+            "that run was interrupted before it proved anything".into()
+        ));
+    }
     accepted
         .iter()
         .map(|a| match (a["knob"].as_str(), a["level"].as_str()) {
@@ -818,18 +826,48 @@ fn start_from(
     Ok(())
 }
 
+/// One progress line: the run, its arm and value, what Ctrl-C would keep
+/// now (the best proven gain), the time used and the most left.
+fn progress_line(
+    used: usize,
+    budget: usize,
+    r: &at::RunTrace,
+    key: &str,
+    search: &Search,
+    elapsed: Duration,
+    left: Duration,
+) -> String {
+    let best = search
+        .outcome_so_far()
+        .ok()
+        .as_ref()
+        .and_then(best_proven)
+        .map_or_else(|| "none yet".to_string(), |(c, e)| format!("{c} {e}"));
+    format!(
+        "run {used}/{budget} {}: {key} = {:.4e}; best proven: {best} ({} s elapsed, at most {} s left)",
+        r.arm,
+        r.value,
+        elapsed.as_secs(),
+        left.as_secs()
+    )
+}
+
 /// The gain of the passed re-check that proved the accepted changes, with
 /// its interval, for profile.toml's header.
 fn passed_gain(ended: &Ended) -> Option<String> {
-    let Ended::Done(o) = ended else {
-        return None;
-    };
+    best_proven(ended.outcome()).map(|(changes, effect)| format!("{effect} for {changes}"))
+}
+
+/// The passed re-check behind `o`'s accepted changes: the changes
+/// (`a + b`) and their effect with its interval; `None` when nothing is
+/// accepted.
+fn best_proven(o: &tune::autotune::Outcome) -> Option<(String, String)> {
     if o.accepted.is_empty() {
         return None;
     }
     o.rechecks.iter().rev().find(|r| r.passed).map(|r| {
         let names: Vec<String> = r.changes.iter().map(ToString::to_string).collect();
-        format!("{} for {}", r.effect, names.join(" + "))
+        (names.join(" + "), r.effect.to_string())
     })
 }
 
@@ -920,9 +958,9 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
             saved.path.display()
         )));
     };
-    if saved.interrupted {
+    if saved.interrupted && saved.accepted.is_empty() {
         return Ok(usage(format!(
-            "--recheck {}: that run was interrupted and accepted nothing",
+            "--recheck {}: that run was interrupted before it proved anything",
             dir.display()
         )));
     }
@@ -1084,5 +1122,53 @@ mod tests {
         assert!(parse_time("0s").is_err());
         assert!(parse_time("25h").is_err());
         assert!(parse_time("m").is_err());
+    }
+
+    /// The progress line names what a Ctrl-C would keep: "none yet" in the
+    /// race, then the change its re-check proved, with the interval.
+    #[test]
+    fn progress_shows_the_best_proven_gain() {
+        use model::experiment::{Factor, Metric};
+        use tune::autotune::{Observation, SearchConfig, Step};
+        let space = SearchSpace::new(vec![Factor {
+            knob: Knob::TcpTwReuse,
+            levels: vec![Level::Int(2), Level::Int(1)],
+        }])
+        .unwrap();
+        let mut search = Search::new(space, SearchConfig::new(Metric::Transactions)).unwrap();
+        let mut rng = model::stats::SplitMix64::new(7);
+        let mut lines = Vec::new();
+        while let Step::Measure { arm, seq } = search.next_step().unwrap() {
+            let base = if arm.changes().is_empty() {
+                500.0
+            } else {
+                14_000.0
+            };
+            let value = rng.normal(base, base * 0.02);
+            search.record(&arm, Observation::new(value)).unwrap();
+            let run = at::RunTrace {
+                seq,
+                arm: search.label(&arm),
+                value,
+                values: Default::default(),
+            };
+            lines.push(progress_line(
+                seq + 1,
+                60,
+                &run,
+                "transactions",
+                &search,
+                Duration::from_secs(seq as u64),
+                Duration::from_secs(60 - seq as u64),
+            ));
+        }
+        assert!(lines[0].contains("best proven: none yet"), "{}", lines[0]);
+        assert!(lines[0].starts_with("run 1/60 "), "{}", lines[0]);
+        let last = lines.last().unwrap();
+        assert!(
+            last.contains("best proven: tcp_tw_reuse=1 +") && last.contains(" % ["),
+            "{last}"
+        );
+        assert!(last.contains("s elapsed, at most"), "{last}");
     }
 }
