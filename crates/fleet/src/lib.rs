@@ -16,7 +16,7 @@
 //!
 //! [`fanout`], [`ops`] and [`summary`] are the `nettune fleet` commands:
 //! one session per host on a bounded pool of threads, each host's outcome,
-//! and the table and verdict. [`bench`] is `nettune fleet bench` (N
+//! and the table and verdict. [`bench`](mod@bench) is `nettune fleet bench` (N
 //! clients, one server, starts synchronized through [`clock`] offsets).
 //! [`executor`] runs `nettune experiment`'s cells on a fleet: the lab's
 //! runner over one long-lived agent session per host; with several clients

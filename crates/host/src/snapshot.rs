@@ -2,7 +2,7 @@
 //!
 //! Reading never fails as a whole: every file that is missing where it should
 //! exist, unreadable or malformed leaves its field `None` (or empty) and adds
-//! a [`Note`] naming the file. Knobs that older kernels or virtual devices
+//! a [`Note`](model::snapshot::Note) naming the file. Knobs that older kernels or virtual devices
 //! legitimately lack (`effective_affinity` before 4.15, `cpufreq` in VMs,
 //! `xps_cpus` on single-queue devices) are `None` without a note.
 

@@ -85,7 +85,7 @@ fn root_hint(what: &str, e: &anyhow::Error) -> Option<String> {
 /// vanished peer is an error, never a kill; a write to a closed stdout is
 /// either an `io::Error` of kind `BrokenPipe` reaching [`main_exit`] or,
 /// from `print!`/`println!`, std's panic "failed printing to stdout", which
-/// [`quiet_print_panics`] keeps silent and [`main_exit`] turns into exit 0.
+/// [`broken_pipe::quiet_print_panics`] keeps silent and [`main_exit`] turns into exit 0.
 pub mod broken_pipe {
     use std::any::Any;
     use std::io::ErrorKind;

@@ -10,7 +10,7 @@
 //! bounded (points per series, series per chart, rows per table).
 //!
 //! A results.json of `nettune autotune` (`"kind": "autotune"`) has a page of
-//! its own ([`autotune`]): the search trace chart and the accepted and
+//! its own (`autotune`): the search trace chart and the accepted and
 //! rejected changes; [`write_dir`] and [`read_autotune`] tell the kinds apart.
 
 mod autotune;

@@ -31,7 +31,7 @@ pub struct Ctx<'a> {
     pub bits: u32,
     /// Physical cores usable for IRQs.
     pub cores: Vec<Core>,
-    /// Where each interface's queues go, by name ([`Ctx::place_all`]).
+    /// Where each interface's queues go, by name (`Ctx::place_all`).
     pub allotments: BTreeMap<String, Allotment>,
     /// Whether any IRQ affinity change was planned.
     pub any_affinity: bool,

@@ -1,6 +1,6 @@
 //! The lab driver of `nettune autotune` (issue 20): the search space of the
 //! lab's hosts ([`space`]), the loop that applies each arm through the
-//! journal, runs the workload and rolls back ([`drive`]), and the files the
+//! journal, runs the workload and rolls back ([`drive`](mod@drive)), and the files the
 //! search leaves (results.json, plan.json, profile.toml).
 //!
 //! The search itself is `tune::autotune` (pure); this module only touches

@@ -101,7 +101,7 @@ pub struct Sample {
     /// Values of [`WATCHED_COUNTERS`], same order; `None` when absent.
     pub counters: [Option<i64>; WATCHED_COUNTERS.len()],
     /// Device (`virtio2`, or a PCI address `0000:00:06.0`) → interface, from
-    /// the `/sys/class/net/*/device` links, read once per [`Sampler`].
+    /// the `/sys/class/net/*/device` links, read once per `host::Sampler`.
     pub devices: Arc<BTreeMap<String, String>>,
     /// Optional files that were missing (paths), and driver counters that
     /// could not be read (messages naming the `ethtool -S` run).

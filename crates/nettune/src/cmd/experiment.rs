@@ -1,5 +1,5 @@
 //! `nettune experiment FILE.toml`: run a factorial experiment in a lab of
-//! network namespaces, or on a fleet's hosts (`[hosts.fleet]`, [`on_fleet`]),
+//! network namespaces, or on a fleet's hosts (`[hosts.fleet]`, `on_fleet`),
 //! with repeats, confidence intervals and rollback.
 
 use std::io::IsTerminal;

@@ -43,6 +43,8 @@ pub struct Args {
     /// listed), e.g. `nettune rollback --force` after a NIC was removed.
     #[arg(long)]
     pub force: bool,
+    // `[generation]` is help text (clap), not a doc link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Print JSON: {schema_version, rolled_back: [generation], restored,
     /// unrestored: [{generation, knob, target, error}], error}; also printed when
     /// the rollback fails (exit 1, `error` set).

@@ -34,6 +34,8 @@ others; a test over the limits is refused with a one-line reason. Without a toke
 and --sndbuf are clamped to net.core.rmem_max/wmem_max (the result says so); with one, they
 are forced past them where the server holds CAP_NET_ADMIN.")]
 pub struct Args {
+    // `[::]` is help text (clap), not a doc link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Address to listen on [default: [::] dual-stack, or 0.0.0.0 when the host has no IPv6].
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<IpAddr>,
