@@ -24,6 +24,22 @@ fn netns_of(pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// The lab of the nettune process `pid` is gone and no root-namespace
+/// setting differs from `before`.
+fn assert_lab_gone(pid: u32, before: &[(String, String)]) {
+    assert!(
+        netns_of(pid).is_empty(),
+        "namespaces left: {:?}",
+        netns_of(pid)
+    );
+    assert_eq!(root_settings(), before, "a root-namespace setting changed");
+}
+
+/// DIR/results.json.
+fn results_of(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
+}
+
 /// Run `nettune autotune ARGS`; stderr must be one line, exit 2, no lab.
 fn refused(args: &[&str], needle: &str) {
     let out = Command::new(BIN)
@@ -134,16 +150,9 @@ fn a_short_lab_search_completes_and_leaves_nothing() {
         "{err}"
     );
     assert!(text.contains("runs "), "{text}");
-    assert!(
-        netns_of(pid).is_empty(),
-        "namespaces left: {:?}",
-        netns_of(pid)
-    );
-    assert_eq!(root_settings(), before, "a root-namespace setting changed");
+    assert_lab_gone(pid, &before);
 
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
-            .unwrap();
+    let doc = results_of(&out_dir);
     assert_eq!(doc["kind"], "autotune", "{doc}");
     assert!(!out_dir.join("outcome.json").exists());
     let profile = std::fs::read_to_string(out_dir.join("profile.toml")).unwrap();
@@ -206,8 +215,7 @@ fn a_short_lab_search_completes_and_leaves_nothing() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(netns_of(pid).is_empty(), "namespaces left after --recheck");
-    assert_eq!(root_settings(), before, "a root-namespace setting changed");
+    assert_lab_gone(pid, &before);
     if doc["accepted"].as_array().unwrap().is_empty() {
         assert_eq!(out.status.code(), Some(0), "{err}\n{text}");
         assert!(text.contains("nothing to re-check"), "{text}");
@@ -388,15 +396,8 @@ fn ctrl_c_in_the_race_exits_130_and_keeps_nothing_yet() {
     let err = rest.join("\n");
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("nothing was proven yet"), "{err}");
-    assert!(
-        netns_of(pid).is_empty(),
-        "namespaces left: {:?}",
-        netns_of(pid)
-    );
-    assert_eq!(root_settings(), before, "a root-namespace setting changed");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
-            .unwrap();
+    assert_lab_gone(pid, &before);
+    let doc = results_of(&out_dir);
     assert_eq!(doc["interrupted"], true, "{doc}");
     assert_eq!(doc["accepted"].as_array().map(Vec::len), Some(0), "{doc}");
     // What was still racing is named, with its interval where it had one.

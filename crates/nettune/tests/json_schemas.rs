@@ -494,20 +494,23 @@ fn stored_autotune_results_json() {
 
 #[test]
 fn serve_events_on_loopback() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nettune"))
-        .args([
-            "serve",
-            "--json",
-            "--quiet",
-            "--listen",
-            "127.0.0.1",
-            "--port",
-            "0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut guard = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_nettune"))
+            .args([
+                "serve",
+                "--json",
+                "--quiet",
+                "--listen",
+                "127.0.0.1",
+                "--port",
+                "0",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut guard.0;
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
@@ -531,6 +534,17 @@ fn serve_events_on_loopback() {
     assert_eq!(v["signal"], 15);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143));
+}
+
+/// A child killed and reaped on drop: a failed assertion does not leave
+/// the server running past the test.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// `bench --json` and `bench --json-stream` against the server at `addr`

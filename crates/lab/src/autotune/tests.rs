@@ -361,36 +361,42 @@ fn no_space() -> BuiltSpace {
     }
 }
 
-#[test]
-fn ctrl_c_in_the_recheck_keeps_the_change_its_runs_proved() {
-    // The whole search first: how many runs it takes to prove the change.
-    let mut fake = Fake::new();
-    let mut search = tw_search(60);
-    let (full, _) = drive(
-        &mut search,
-        &mut fake,
-        &cfg(Arc::new(AtomicBool::new(false))),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let Ended::Done(full) = full else {
-        panic!("{full:?}")
-    };
-    assert_eq!(describe(&full), ["tcp_tw_reuse=1"], "{}", full.render());
-    // The same search, Ctrl-C right after its last run, before the search
-    // says it is done: the re-check's runs have proved the change, so it
-    // is kept (before, a Ctrl-C kept nothing).
+/// Drive `search` on `fake` to its end, without Ctrl-C.
+fn drive_to_end(search: &mut Search, fake: &mut Fake) -> (Outcome, Vec<RunTrace>) {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (ended, trace) = drive(search, fake, &cfg(cancel), &mut |_, _| {}).unwrap();
+    match ended {
+        Ended::Done(o) => (o, trace),
+        Ended::Cancelled(o) => panic!("cancelled\n{}", o.render()),
+    }
+}
+
+/// `tw_search(60)` on a fresh fake, with Ctrl-C right after run `n`
+/// (1-based), as the progress callback sees it.
+fn tw_cancelled_after(n: usize) -> (Ended, Vec<RunTrace>, Fake) {
     let mut fake = Fake::new();
     let mut search = tw_search(60);
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = cancel.clone();
-    let last = full.runs;
     let (ended, trace) = drive(&mut search, &mut fake, &cfg(cancel), &mut |r, _| {
-        if r.seq + 1 == last {
+        if r.seq + 1 == n {
             flag.store(true, Ordering::SeqCst);
         }
     })
     .unwrap();
+    (ended, trace, fake)
+}
+
+#[test]
+fn ctrl_c_in_the_recheck_keeps_the_change_its_runs_proved() {
+    // The whole search first: how many runs it takes to prove the change.
+    let (full, _) = drive_to_end(&mut tw_search(60), &mut Fake::new());
+    assert_eq!(describe(&full), ["tcp_tw_reuse=1"], "{}", full.render());
+    // The same search, Ctrl-C right after its last run, before the search
+    // says it is done: the re-check's runs have proved the change, so it
+    // is kept (before, a Ctrl-C kept nothing).
+    let last = full.runs;
+    let (ended, trace, fake) = tw_cancelled_after(last);
     let Ended::Cancelled(o) = &ended else {
         panic!("{ended:?}")
     };
@@ -414,16 +420,7 @@ fn ctrl_c_in_the_recheck_keeps_the_change_its_runs_proved() {
     .unwrap();
     assert_eq!(plan.changes.len(), 1);
     // A Ctrl-C one run earlier: the re-check is still open, nothing kept.
-    let mut fake = Fake::new();
-    let mut search = tw_search(60);
-    let cancel = Arc::new(AtomicBool::new(false));
-    let flag = cancel.clone();
-    let (ended, _) = drive(&mut search, &mut fake, &cfg(cancel), &mut |r, _| {
-        if r.seq + 2 == last {
-            flag.store(true, Ordering::SeqCst);
-        }
-    })
-    .unwrap();
+    let (ended, _, _) = tw_cancelled_after(last - 1);
     assert!(ended.interrupted());
     assert!(accepted_changes(&ended).is_empty(), "{ended:?}");
 }
@@ -627,16 +624,7 @@ fn a_kept_setting_stays_under_every_arm_and_goes_at_the_end() {
     c.budget = Some(40);
     c.seed = 5;
     let mut search = Search::new(space, c).unwrap();
-    let (ended, trace) = drive(
-        &mut search,
-        &mut fake,
-        &cfg(Arc::new(AtomicBool::new(false))),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let Ended::Done(o) = &ended else {
-        panic!("{ended:?}")
-    };
+    let (o, trace) = drive_to_end(&mut search, &mut fake);
     assert!(o.accepted.is_empty(), "{}", o.render());
     // Every run, the baseline's too, ran with the kept setting in force.
     assert_eq!(fake.dirty_benches, trace.len());
