@@ -99,6 +99,15 @@ fn config(seed: u64) -> SearchConfig {
 
 /// Run the search to its end on `host`; the trace is every measured arm.
 fn drive(search: &mut Search, host: &mut FakeHost) -> (Outcome, Vec<(usize, Arm)>) {
+    drive_with(search, host, |_| {})
+}
+
+/// [`drive`], calling `after` with the search after every recorded run.
+fn drive_with(
+    search: &mut Search,
+    host: &mut FakeHost,
+    mut after: impl FnMut(&Search),
+) -> (Outcome, Vec<(usize, Arm)>) {
     let mut trace = Vec::new();
     for _ in 0..10_000 {
         match search.next_step().expect("next") {
@@ -106,6 +115,7 @@ fn drive(search: &mut Search, host: &mut FakeHost) -> (Outcome, Vec<(usize, Arm)
                 let obs = host.measure(&arm.changes());
                 trace.push((seq, arm.clone()));
                 search.record(&arm, obs).expect("record");
+                after(search);
             }
             Step::Done(o) => return (o, trace),
         }
@@ -861,23 +871,12 @@ fn drive_with_interims(
     search: &mut Search,
     host: &mut FakeHost,
 ) -> (Outcome, Vec<(usize, Arm)>, Vec<Outcome>) {
-    let mut trace = Vec::new();
     let mut interims = Vec::new();
-    for _ in 0..10_000 {
-        match search.next_step().expect("next") {
-            Step::Measure { arm, seq } => {
-                let obs = host.measure(&arm.changes());
-                trace.push((seq, arm.clone()));
-                search.record(&arm, obs).expect("record");
-                interims.push(search.outcome_so_far().expect("so far"));
-            }
-            Step::Done(o) => {
-                assert_eq!(search.outcome_so_far().expect("done"), o);
-                return (o, trace, interims);
-            }
-        }
-    }
-    panic!("the search did not end");
+    let (o, trace) = drive_with(search, host, |s| {
+        interims.push(s.outcome_so_far().expect("so far"));
+    });
+    assert_eq!(search.outcome_so_far().expect("done"), o);
+    (o, trace, interims)
 }
 
 /// What an interim outcome keeps must meet the acceptance rule on its own

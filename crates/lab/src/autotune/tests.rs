@@ -289,13 +289,7 @@ fn drive_applies_each_arm_rolls_it_back_and_keeps_a_real_gain() {
     );
     assert_eq!(doc["accepted"][0]["knob"], "tcp_tw_reuse");
     assert_eq!(doc["trace"].as_array().unwrap().len(), o.runs);
-    let plan = accepted_plan(
-        &snap(),
-        NetnsScope::Child,
-        &accepted_changes(&ended),
-        "max-throughput",
-    )
-    .unwrap();
+    let plan = plan_of(&ended);
     let text = serde_json::to_string_pretty(&plan).unwrap();
     let back = Plan::from_json(&text).unwrap();
     assert_eq!(back.changes.len(), 1);
@@ -361,6 +355,17 @@ fn no_space() -> BuiltSpace {
     }
 }
 
+/// The plan of what `ended` accepted, for the lab's client namespace.
+fn plan_of(ended: &Ended) -> Plan {
+    accepted_plan(
+        &snap(),
+        NetnsScope::Child,
+        &accepted_changes(ended),
+        "max-throughput",
+    )
+    .unwrap()
+}
+
 /// Drive `search` on `fake` to its end, without Ctrl-C.
 fn drive_to_end(search: &mut Search, fake: &mut Fake) -> (Outcome, Vec<RunTrace>) {
     let cancel = Arc::new(AtomicBool::new(false));
@@ -411,13 +416,7 @@ fn ctrl_c_in_the_recheck_keeps_the_change_its_runs_proved() {
     assert_eq!(doc["accepted"][0]["knob"], "tcp_tw_reuse");
     assert_eq!(doc["rechecks"][0]["passed"], true);
     assert!(doc["rounds"].as_u64().is_some_and(|r| r >= 2));
-    let plan = accepted_plan(
-        &snap(),
-        NetnsScope::Child,
-        &accepted_changes(&ended),
-        "max-throughput",
-    )
-    .unwrap();
+    let plan = plan_of(&ended);
     assert_eq!(plan.changes.len(), 1);
     // A Ctrl-C one run earlier: the re-check is still open, nothing kept.
     let (ended, _, _) = tw_cancelled_after(last - 1);
