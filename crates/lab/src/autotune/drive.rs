@@ -253,7 +253,7 @@ pub fn drive(
     let mut trace = Vec::new();
     loop {
         if cfg.cancel.load(Ordering::SeqCst) {
-            return Ok((Ended::Cancelled(search.outcome_so_far()?), trace));
+            return cancelled(search, trace);
         }
         let (arm, seq) = match search.next_step()? {
             Step::Done(o) => return Ok((Ended::Done(o), trace)),
@@ -262,12 +262,8 @@ pub fn drive(
         let changes = arm_changes(search, &arm);
         let values = match measure(exec, cfg, &changes, seq) {
             Ok(v) => v,
-            Err(ExecError::Cancelled) => {
-                return Ok((Ended::Cancelled(search.outcome_so_far()?), trace))
-            }
-            Err(_) if cfg.cancel.load(Ordering::SeqCst) => {
-                return Ok((Ended::Cancelled(search.outcome_so_far()?), trace))
-            }
+            Err(ExecError::Cancelled) => return cancelled(search, trace),
+            Err(_) if cfg.cancel.load(Ordering::SeqCst) => return cancelled(search, trace),
             Err(e) => {
                 return Err(AutotuneRunError::Run {
                     seq,
@@ -293,6 +289,14 @@ pub fn drive(
         on_run(&run, search);
         trace.push(run);
     }
+}
+
+/// How [`drive`] ends on Ctrl-C: with what the runs so far proved.
+fn cancelled(
+    search: &Search,
+    trace: Vec<RunTrace>,
+) -> Result<(Ended, Vec<RunTrace>), AutotuneRunError> {
+    Ok((Ended::Cancelled(search.outcome_so_far()?), trace))
 }
 
 /// The changes an arm makes: its candidates only (every other factor stays
