@@ -880,7 +880,8 @@ fn drive_with_interims(
 }
 
 /// What an interim outcome keeps must meet the acceptance rule on its own
-/// re-check: the last re-check passed, of exactly the kept changes, with an
+/// re-check: the last re-check passed, of exactly the kept changes (with
+/// what earlier passes kept), with an
 /// interval above zero and an estimate at the threshold, and every member
 /// of a combination proven needed.
 fn assert_kept_is_proven(o: &Outcome, what: &str) {
@@ -894,7 +895,14 @@ fn assert_kept_is_proven(o: &Outcome, what: &str) {
         .find(|r| r.passed)
         .unwrap_or_else(|| panic!("{what}: kept without a passed re-check\n{}", o.render()));
     let mut kept: Vec<String> = o.accepted.iter().map(|a| a.candidate.to_string()).collect();
-    let mut checked: Vec<String> = last.changes.iter().map(ToString::to_string).collect();
+    // A later pass's re-check is measured on top of what earlier passes
+    // kept (each of those passed its own).
+    let mut checked: Vec<String> = last
+        .on_top_of
+        .iter()
+        .chain(&last.changes)
+        .map(ToString::to_string)
+        .collect();
     kept.sort();
     checked.sort();
     assert_eq!(kept, checked, "{what}\n{}", o.render());
@@ -1079,4 +1087,91 @@ fn a_candidate_with_no_sign_of_a_gain_leaves_the_race_early() {
         }
     }
     assert!(left > 0, "no candidate left at the futility bar");
+}
+
+/// The lab's shape: a change that moves the operating point a long way
+/// (gro_flush_timeout=20000 +60 %, as cubic over bbr), and one that costs
+/// 5 % from the baseline but gains 30 % next to it (napi=2, as NAPI
+/// batching next to cubic).
+fn hidden_partner(seed: u64) -> FakeHost {
+    let mut effects = [0.0; 8];
+    effects[0] = 0.60;
+    effects[3] = -0.05;
+    let mut h = FakeHost::new(&effects, 0.04, seed);
+    h.interactions.push((0, 3, 1.30 / 0.95 - 1.0));
+    h
+}
+
+#[test]
+fn a_change_that_helps_only_next_to_a_big_gain_is_kept_by_a_forward_pass() {
+    let sp = space();
+    let (mut found, mut one_pass_found) = (0, 0);
+    let seeds = 1..=6u64;
+    for seed in seeds.clone() {
+        let mut host = hidden_partner(seed);
+        let mut s = Search::new(space(), config(seed)).expect("search");
+        let (o, trace, interims) = drive_with_interims(&mut s, &mut host);
+        assert_kept_is_proven(&o, &format!("seed {seed}"));
+        // A third pass follows when the second's gain is big too.
+        assert!(o.passes.len() >= 2, "seed {seed}\n{}", o.render());
+        let second = &o.passes[1];
+        assert_eq!(
+            second.on_top_of,
+            vec![sp.candidates()[0].clone()],
+            "{}",
+            o.render()
+        );
+        // Every run of the second pass applies what the first kept, and
+        // a Ctrl-C in it keeps that, proven.
+        for (seq, arm) in &trace[second.first_run..] {
+            assert!(arm.changes().contains(&0), "run {seq}: {arm:?}");
+        }
+        for so_far in &interims[second.first_run..second.race_end] {
+            assert_eq!(names(so_far), ["gro_flush_timeout=20000"]);
+        }
+        let kept = names(&o);
+        if kept == ["gro_flush_timeout=20000", "napi_defer_hard_irqs=2"] {
+            found += 1;
+            let napi = &o.accepted[1];
+            assert_eq!(napi.on_top_of, second.on_top_of);
+            assert!(napi.race.change.lo > 0.0, "{}", o.render());
+            assert!(o.render().contains("(on top of gro_flush_timeout=20000)"));
+        }
+        // One pass, as before: the partner's cost from the baseline hides it.
+        let cfg = SearchConfig {
+            forward_after_pct: None,
+            ..config(seed)
+        };
+        let mut host = hidden_partner(seed);
+        let mut s = Search::new(space(), cfg).expect("search");
+        let (o1, _) = drive(&mut s, &mut host);
+        assert_eq!(o1.passes.len(), 1);
+        if names(&o1).iter().any(|n| n == "napi_defer_hard_irqs=2") {
+            one_pass_found += 1;
+        }
+    }
+    assert_eq!(one_pass_found, 0, "one pass found the partner");
+    assert!(found >= 5, "found the partner on {found}/6 seeds");
+}
+
+#[test]
+fn a_forward_pass_keeps_to_the_budget_and_needs_a_big_gain() {
+    for budget in [60, 80, 109] {
+        let cfg = SearchConfig {
+            budget: Some(budget),
+            ..config(3)
+        };
+        let mut host = hidden_partner(3);
+        let mut s = Search::new(space(), cfg).expect("search");
+        let (o, _) = drive(&mut s, &mut host);
+        assert!(o.runs <= budget, "{budget}: {} runs", o.runs);
+        assert_eq!(names(&o)[0], "gro_flush_timeout=20000", "{}", o.render());
+    }
+    // A 10 % gain leaves the operating point where it was: one pass.
+    let mut effects = [0.0; 8];
+    effects[0] = 0.10;
+    for seed in 1..=4 {
+        let (o, _) = run(&effects, 0.03, seed);
+        assert_eq!(o.passes.len(), 1, "seed {seed}\n{}", o.render());
+    }
 }

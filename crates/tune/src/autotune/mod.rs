@@ -18,7 +18,7 @@ use thiserror::Error;
 
 pub use objective::{Bound, Constraint, Objective, Response};
 pub use search::{
-    Accepted, Arm, ConstraintCheck, Effect, Observation, Outcome, Reason, Recheck, Rejected,
+    Accepted, Arm, ConstraintCheck, Effect, Observation, Outcome, Pass, Reason, Recheck, Rejected,
     Removal, Search, SearchConfig, Step,
 };
 pub use space::{Candidate, SearchSpace};

@@ -61,7 +61,10 @@ use super::objective::{Constraint, Response};
 use super::space::{Candidate, SearchSpace};
 use super::AutotuneError;
 
+mod forward;
 mod interim;
+
+pub use forward::Pass;
 
 /// Rounds before a candidate may be called a winner.
 pub const MIN_ROUNDS: u32 = 2;
@@ -69,6 +72,9 @@ pub const MIN_ROUNDS: u32 = 2;
 pub const DEFAULT_MAX_ROUNDS: u32 = 4;
 /// Default runs per arm and round.
 pub const DEFAULT_REPEATS: u32 = 3;
+/// A kept gain of this many % starts a forward pass (10 × the default
+/// practical threshold).
+pub const DEFAULT_FORWARD_AFTER_PCT: f64 = 20.0;
 /// Re-check runs per arm are this many times the race's `repeats`.
 pub const DEFAULT_CONFIRM_REPEATS_FACTOR: u32 = 3;
 /// A re-check comparison still open stops, not proven, when its arms
@@ -107,6 +113,14 @@ pub struct SearchConfig {
     pub resamples: usize,
     /// Confidence level of the intervals.
     pub level: f64,
+    /// Forward passes: after a combination is kept whose gain reaches
+    /// this many % (on the better side), race the levels of the knobs it
+    /// leaves alone on top of it, while the budget pays for a pass. A gain
+    /// that large moves the host's operating point, so what the earlier
+    /// race saw from the baseline no longer says what helps (in the lab,
+    /// NAPI batching helps only next to cubic); a smaller one leaves those
+    /// verdicts standing. `None`: one pass.
+    pub forward_after_pct: Option<f64>,
 }
 
 impl SearchConfig {
@@ -124,6 +138,7 @@ impl SearchConfig {
             seed: 0x6175_746f_7475_6e65, // "autotune"
             resamples: 1000,
             level: 0.95,
+            forward_after_pct: Some(DEFAULT_FORWARD_AFTER_PCT),
         }
     }
 
@@ -374,8 +389,11 @@ impl fmt::Display for Reason {
 pub struct Accepted {
     /// The change.
     pub candidate: Candidate,
-    /// Its effect in the race.
+    /// Its effect in the race (against `on_top_of`).
     pub race: Effect,
+    /// The changes kept by earlier passes it was raced on top of (empty in
+    /// the first pass: raced against the baseline).
+    pub on_top_of: Vec<Candidate>,
 }
 
 /// A candidate the search rejects.
@@ -387,6 +405,8 @@ pub struct Rejected {
     pub race: Option<Effect>,
     /// Why.
     pub reason: Reason,
+    /// The changes kept by earlier passes it was last raced on top of.
+    pub on_top_of: Vec<Candidate>,
 }
 
 /// A re-check of winners against fresh baseline runs.
@@ -406,6 +426,9 @@ pub struct Recheck {
     pub constraints: Vec<ConstraintCheck>,
     /// Whether these changes were accepted.
     pub passed: bool,
+    /// The changes kept by earlier passes, applied to every arm of this
+    /// re-check (its baseline too).
+    pub on_top_of: Vec<Candidate>,
 }
 
 /// One member of a combination in the backward check.
@@ -433,8 +456,11 @@ pub struct Outcome {
     pub settings: Vec<(Knob, Level)>,
     /// Runs used.
     pub runs: usize,
-    /// Rounds raced.
+    /// Rounds raced, over every pass.
     pub rounds: u32,
+    /// The passes: the first from the baseline, each later one on top of
+    /// what the earlier ones kept.
+    pub passes: Vec<Pass>,
 }
 
 impl Outcome {
@@ -442,13 +468,19 @@ impl Outcome {
     pub fn render(&self) -> String {
         let mut out = String::new();
         for a in &self.accepted {
-            out.push_str(&format!("accepted  {}  {}\n", a.candidate, a.race));
+            out.push_str(&format!(
+                "accepted  {}  {}{}\n",
+                a.candidate,
+                a.race,
+                on_top(&a.on_top_of)
+            ));
         }
         for r in &self.rechecks {
             let names: Vec<String> = r.changes.iter().map(ToString::to_string).collect();
             out.push_str(&format!(
-                "re-check  {}  {}  {}\n",
+                "re-check  {}{}  {}  {}\n",
                 names.join(" + "),
+                on_top(&r.on_top_of),
                 r.effect,
                 if r.passed { "passed" } else { "failed" }
             ));
@@ -477,16 +509,61 @@ impl Outcome {
                 .race
                 .map_or_else(|| "not raced".to_string(), |e| e.to_string());
             out.push_str(&format!(
-                "rejected  {}  {}  {}\n",
-                r.candidate, effect, r.reason
+                "rejected  {}  {}  {}{}\n",
+                r.candidate,
+                effect,
+                r.reason,
+                on_top(&r.on_top_of)
             ));
         }
+        let passes = if self.passes.len() > 1 {
+            format!(" and {} passes", self.passes.len())
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "runs      {} in {} rounds\n",
+            "runs      {} in {} rounds{passes}\n",
             self.runs, self.rounds
         ));
         out
     }
+}
+
+impl Outcome {
+    /// The passed re-checks behind the accepted changes, one per pass that
+    /// kept something, in order.
+    pub fn proven_steps(&self) -> Vec<&Recheck> {
+        if self.accepted.is_empty() {
+            return Vec::new();
+        }
+        self.rechecks.iter().filter(|r| r.passed).collect()
+    }
+
+    /// What the accepted changes proved, for a line: `a + b +12.0 % [+8.1,
+    /// +15.9]`, and after a forward pass `a +80.0 % [..], then c +20.1 %
+    /// [..] on top`; `None` when nothing is accepted.
+    pub fn proven_text(&self) -> Option<String> {
+        let steps = self.proven_steps();
+        let parts: Vec<String> = steps
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                let names: Vec<String> = r.changes.iter().map(ToString::to_string).collect();
+                let on_top = if k > 0 { " on top" } else { "" };
+                format!("{} {}{on_top}", names.join(" + "), r.effect)
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", then "))
+    }
+}
+
+/// ` (on top of a + b)`, or nothing for the first pass.
+fn on_top(base: &[Candidate]) -> String {
+    if base.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = base.iter().map(ToString::to_string).collect();
+    format!("  (on top of {})", names.join(" + "))
 }
 
 /// A candidate's state in the race.
@@ -494,6 +571,8 @@ impl Outcome {
 enum Status {
     Alive,
     Winner,
+    /// Kept by an earlier pass: applied to every arm of the later ones.
+    Kept,
     Out(Reason),
 }
 
@@ -554,6 +633,15 @@ pub struct Search {
     runs: usize,
     rounds: u32,
     outcome: Option<Outcome>,
+    /// Kept by earlier passes (ascending): every arm applies them.
+    base: Vec<usize>,
+    /// The passes so far, the current one last.
+    passes: Vec<forward::PassLog>,
+    /// Per candidate, the pass that last judged it.
+    judged_in: Vec<usize>,
+    /// Per candidate, its verdict in an earlier pass, shown when a later
+    /// pass could not race it.
+    earlier: Vec<Option<forward::Earlier>>,
 }
 
 /// The arm that applies `changes` (ascending).
@@ -591,6 +679,10 @@ impl Search {
             runs: 0,
             rounds: 0,
             outcome: None,
+            base: Vec::new(),
+            passes: vec![forward::PassLog::first()],
+            judged_in: vec![0; n],
+            earlier: vec![None; n],
             space,
             cfg,
         })
@@ -606,14 +698,19 @@ impl Search {
         self.space.settings(&arm.changes())
     }
 
-    /// `arm` for readers (`baseline`, `rps_cpus=0-3 + channels=4`).
+    /// `arm` for readers (`baseline`, `rps_cpus=0-3 + channels=4`; what
+    /// earlier passes kept comes first).
     pub fn label(&self, arm: &Arm) -> String {
         let changes = arm.changes();
         if changes.is_empty() {
             return "baseline".into();
         }
-        let names: Vec<String> = changes
+        // What earlier passes kept first, then what this arm adds.
+        let (kept, added): (Vec<usize>, Vec<usize>) =
+            changes.iter().partition(|&&i| self.is_base(i));
+        let names: Vec<String> = kept
             .iter()
+            .chain(&added)
             .filter_map(|&i| self.space.candidates().get(i))
             .map(ToString::to_string)
             .collect();
@@ -629,7 +726,7 @@ impl Search {
             }
             if let Some(arm) = &self.pending {
                 return Ok(Step::Measure {
-                    arm: arm.clone(),
+                    arm: self.external(arm),
                     seq: self.runs,
                 });
             }
@@ -643,17 +740,19 @@ impl Search {
 
     /// Record the values of the run [`Search::next_step`] asked for.
     pub fn record(&mut self, arm: &Arm, obs: Observation) -> Result<(), AutotuneError> {
-        let Some(due) = &self.pending else {
+        let Some(due) = self.pending.clone() else {
             return Err(AutotuneError::NothingDue {
                 got: self.label(arm),
             });
         };
-        if due != arm {
+        let due_ext = self.external(&due);
+        if due_ext != *arm {
             return Err(AutotuneError::WrongArm {
-                due: self.label(due),
+                due: self.label(&due_ext),
                 got: self.label(arm),
             });
         }
+        let arm = &due;
         let check = |key: &'static str, v: Option<f64>| match v {
             Some(v) if v.is_finite() => Ok(()),
             Some(v) => Err(AutotuneError::BadValue {
@@ -796,9 +895,11 @@ impl Search {
     }
 
     /// Runs the race keeps for the re-check: three arms when winners of
-    /// two knobs could be combined, else two.
+    /// two knobs could be combined in the first pass, else two (a later
+    /// pass looks for the next change; the budget decides whether two of
+    /// its winners are combined).
     fn recheck_reserve(&self) -> usize {
-        if self.space.factors().len() > 1 {
+        if self.base.is_empty() && self.space.factors().len() > 1 {
             self.recheck_cost(RECHECK_ARMS)
         } else {
             self.recheck_cost(2)
@@ -953,7 +1054,7 @@ impl Search {
             .into_iter()
             .filter(|&i| self.in_doubt(i))
             .collect();
-        if doubt.is_empty() || self.rounds >= self.cfg.max_rounds {
+        if doubt.is_empty() || self.rounds >= self.cfg.max_rounds || self.hand_over(&doubt) {
             return false;
         }
         // Arms the budget pays for, through the rounds a winner needs
@@ -999,6 +1100,7 @@ impl Search {
     /// Pick the best winner or promising candidate of each knob and start
     /// their re-check.
     fn finish_race(&mut self) -> Result<(), AutotuneError> {
+        self.end_race_log();
         let min_runs = (self.cfg.repeats as usize).saturating_mul(MIN_ROUNDS as usize);
         let mut picked = Vec::new();
         for i in self.alive() {
@@ -1251,8 +1353,10 @@ impl Search {
                 continue;
             }
             if self.resolve()? {
-                self.phase = Phase::Done;
-                self.finish();
+                if !self.next_pass() {
+                    self.phase = Phase::Done;
+                    self.finish();
+                }
                 return Ok(());
             }
         }
@@ -1315,6 +1419,7 @@ impl Search {
                     .collect(),
                 constraints: j.constraints,
                 passed: accept,
+                on_top_of: self.pass_base(self.passes.len().saturating_sub(1)),
             });
         }
         if accept {
@@ -1382,20 +1487,30 @@ impl Search {
         let mut accepted = Vec::new();
         let mut rejected = Vec::new();
         for (i, c) in cands.iter().enumerate() {
-            match (&self.status[i], self.effects[i]) {
+            let (status, effect, pass) = self.shown(i);
+            let on_top_of = self.pass_base(pass);
+            match (status, effect) {
                 (Status::Winner, Some(e)) if self.winners.contains(&i) => accepted.push(Accepted {
                     candidate: c.clone(),
                     race: e,
+                    on_top_of,
+                }),
+                (Status::Kept, Some(e)) => accepted.push(Accepted {
+                    candidate: c.clone(),
+                    race: e,
+                    on_top_of,
                 }),
                 (Status::Out(reason), e) => rejected.push(Rejected {
                     candidate: c.clone(),
                     race: e,
                     reason: reason.clone(),
+                    on_top_of,
                 }),
                 (_, e) => rejected.push(Rejected {
                     candidate: c.clone(),
                     race: e,
                     reason: Reason::Undecided,
+                    on_top_of,
                 }),
             }
         }
@@ -1410,7 +1525,8 @@ impl Search {
             rechecks: self.rechecks.clone(),
             settings: self.space.settings(&applied),
             runs: self.runs,
-            rounds: self.rounds,
+            rounds: self.total_rounds(),
+            passes: self.pass_list(),
         }
     }
 }
