@@ -6,11 +6,13 @@
 #   bash bench/studies/autotune-grid/run.sh [SEEDS...]   # default: 1 2 3 4 5
 #   SKIP_GRID=1 bash bench/studies/autotune-grid/run.sh 6  # one more search
 #   PASS2=1 bash bench/studies/autotune-grid/run.sh       # and a second pass per seed
+#   OUT=DIR SKIP_GRID=1 ... # searches into DIR (link DIR/grid to a grid's output)
+#   ARGS="--forward-after off" ...                       # more autotune options
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 bin="${NETTUNE:-$root/target/release/nettune}"
-out="$root/bench/out/autotune-grid"
+out="${OUT:-$root/bench/out/autotune-grid}"
 mkdir -p "$out"
 seeds=("$@")
 [ "${#seeds[@]}" -gt 0 ] || seeds=(1 2 3 4 5)
@@ -22,7 +24,8 @@ if [ -z "${SKIP_GRID:-}" ]; then
 fi
 for s in "${seeds[@]}"; do
   log "search seed $s start"
-  "$bin" autotune --objective max-throughput --lab --seed "$s" --out "$out/search-$s" \
+  # shellcheck disable=SC2086
+  "$bin" autotune --objective max-throughput --lab --seed "$s" ${ARGS:-} --out "$out/search-$s" \
     > "$out/search-$s.txt" 2>&1
   log "search seed $s end"
 done

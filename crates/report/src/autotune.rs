@@ -81,12 +81,62 @@ pub(crate) struct Decided {
     pub race: Option<Eff>,
     /// Empty for an accepted change.
     pub reason: String,
+    /// What earlier passes kept when it was raced (its race is against
+    /// that); empty in the first pass.
+    pub on_top_of: Vec<String>,
+}
+
+impl Decided {
+    /// The arm of its race runs in the trace: what earlier passes kept,
+    /// then the change.
+    pub(crate) fn arm(&self) -> String {
+        arm_label(&self.on_top_of, std::slice::from_ref(&self.label))
+    }
+
+    /// The change for a table: `c (on top of a + b)` after a forward pass.
+    pub(crate) fn shown(&self) -> String {
+        format!("{}{}", self.label, on_top(&self.on_top_of))
+    }
+}
+
+/// `a + b + c` for kept `a`, `b` and added `c`; `baseline` for nothing.
+fn arm_label(kept: &[String], added: &[String]) -> String {
+    let all: Vec<&str> = kept.iter().chain(added).map(String::as_str).collect();
+    if all.is_empty() {
+        "baseline".into()
+    } else {
+        all.join(" + ")
+    }
+}
+
+/// ` (on top of a + b)`, or nothing in the first pass.
+fn on_top(kept: &[String]) -> String {
+    if kept.is_empty() {
+        String::new()
+    } else {
+        format!(" (on top of {})", kept.join(" + "))
+    }
+}
+
+/// One pass of the search: its race's runs and the setting it started
+/// from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PassView {
+    pub on_top_of: Vec<String>,
+    pub first_run: usize,
+    pub race_end: usize,
+    pub rounds: u64,
 }
 
 /// A re-check of a combination or a single winner on fresh runs.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Recheck {
+    /// The changes re-checked, and what earlier passes kept under them.
     pub label: String,
+    /// The arm of its combination in the trace.
+    pub arm: String,
+    /// What earlier passes kept, under every arm of it.
+    pub on_top_of: Vec<String>,
     pub effect: Option<Eff>,
     pub versus_best: Option<Eff>,
     pub passed: bool,
@@ -127,6 +177,8 @@ pub struct AutotuneResults {
     pub(crate) rejected: Vec<Decided>,
     pub(crate) rechecks: Vec<Recheck>,
     pub(crate) trace: Vec<Run>,
+    /// The passes as saved (empty in files written before forward passes).
+    pub(crate) passes: Vec<PassView>,
 }
 
 fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
@@ -137,11 +189,18 @@ fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
         .take(MAX_ROWS)
 }
 
+fn strings(v: &Value, key: &str) -> Vec<String> {
+    list(v, key)
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect()
+}
+
 fn decided(v: &Value) -> Decided {
     Decided {
         label: format!("{}={}", text(v, "knob"), text(v, "level")),
         race: v.get("race").and_then(Eff::of),
         reason: text(v, "reason"),
+        on_top_of: strings(v, "on_top_of"),
     }
 }
 
@@ -182,11 +241,12 @@ impl AutotuneResults {
             .map(|r| {
                 let effect = r.get("effect").and_then(Eff::of);
                 let versus_best = r.get("versus_best").and_then(Eff::of);
-                let names: Vec<String> = list(r, "changes")
-                    .filter_map(|c| c.as_str().map(str::to_string))
-                    .collect();
+                let names = strings(r, "changes");
+                let kept = strings(r, "on_top_of");
                 Recheck {
-                    label: names.join(" + "),
+                    label: format!("{}{}", names.join(" + "), on_top(&kept)),
+                    arm: arm_label(&kept, &names),
+                    on_top_of: kept,
                     effect,
                     versus_best,
                     passed: r.get("passed").and_then(Value::as_bool).unwrap_or(false),
@@ -211,6 +271,16 @@ impl AutotuneResults {
             v.and_then(Value::as_u64)
                 .and_then(|x| usize::try_from(x).ok())
         };
+        let passes = list(doc, "passes")
+            .filter_map(|p| {
+                Some(PassView {
+                    on_top_of: strings(p, "on_top_of"),
+                    first_run: usize_of(p.get("first_run"))?,
+                    race_end: usize_of(p.get("race_end"))?,
+                    rounds: p.get("rounds").and_then(Value::as_u64)?,
+                })
+            })
+            .collect();
         Some(AutotuneResults {
             schema_version: doc
                 .get("schema_version")
@@ -257,6 +327,7 @@ impl AutotuneResults {
             rejected: list(doc, "rejected").map(decided).collect(),
             rechecks,
             trace,
+            passes,
         })
     }
 
@@ -305,6 +376,72 @@ impl AutotuneResults {
                 break;
             }
             ends.push(p);
+            allowed = counts.iter().map(|(a, _)| *a).collect();
+        }
+        ends
+    }
+
+    /// The passes: as saved, clamped to the trace; for a file written
+    /// before forward passes, one pass from the baseline over
+    /// [`AutotuneResults::race_runs`].
+    pub(crate) fn pass_views(&self) -> Vec<PassView> {
+        let n = self.trace.len();
+        if self.passes.is_empty() {
+            return vec![PassView {
+                on_top_of: Vec::new(),
+                first_run: 0,
+                race_end: self.race_runs(),
+                rounds: self.rounds,
+            }];
+        }
+        self.passes
+            .iter()
+            .map(|p| {
+                let first_run = p.first_run.min(n);
+                PassView {
+                    race_end: p.race_end.clamp(first_run, n),
+                    first_run,
+                    ..p.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// Where each race round of `pass` ends in the trace: for a saved pass,
+    /// rounds of the arms in its race's runs; else [`round_ends`].
+    ///
+    /// [`round_ends`]: AutotuneResults::round_ends
+    pub(crate) fn round_ends_in(&self, pass: &PassView) -> Vec<usize> {
+        if self.passes.is_empty() {
+            return self.round_ends();
+        }
+        let race = self.trace.get(pass.first_run..pass.race_end).unwrap_or(&[]);
+        let mut allowed: Vec<&str> = Vec::new();
+        for r in race {
+            if !allowed.contains(&r.arm.as_str()) {
+                allowed.push(&r.arm);
+            }
+        }
+        let mut ends = Vec::new();
+        let mut p = 0usize;
+        for _ in 0..pass.rounds.min(MAX_RUNS as u64) {
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            while let Some(run) = race.get(p) {
+                let arm = run.arm.as_str();
+                if !allowed.contains(&arm) {
+                    break;
+                }
+                match counts.iter_mut().find(|(a, _)| *a == arm) {
+                    Some((_, n)) if *n >= self.repeats => break,
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((arm, 1)),
+                }
+                p += 1;
+            }
+            if counts.is_empty() {
+                break;
+            }
+            ends.push(pass.first_run + p);
             allowed = counts.iter().map(|(a, _)| *a).collect();
         }
         ends
@@ -446,7 +583,7 @@ pub fn render_autotune_html(r: &AutotuneResults) -> Result<String, ReportError> 
             let _ = writeln!(
                 out,
                 "<tr><td class=\"gain\">{}</td><td>{}</td></tr>",
-                h(&a.label),
+                h(&a.shown()),
                 h(&eff_text(a.race.as_ref()))
             );
         }
@@ -481,7 +618,7 @@ pub fn render_autotune_html(r: &AutotuneResults) -> Result<String, ReportError> 
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                h(&c.label),
+                h(&c.shown()),
                 h(&eff_text(c.race.as_ref())),
                 h(&c.reason)
             );
@@ -559,7 +696,7 @@ pub fn render_autotune_markdown(r: &AutotuneResults) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} |",
-                md(&a.label),
+                md(&a.shown()),
                 md(&eff_text(a.race.as_ref()))
             );
         }
@@ -593,7 +730,7 @@ pub fn render_autotune_markdown(r: &AutotuneResults) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} |",
-                md(&c.label),
+                md(&c.shown()),
                 md(&eff_text(c.race.as_ref())),
                 md(&c.reason)
             );

@@ -131,12 +131,12 @@ pub fn outcome_json(
     doc["accepted"] = o
         .accepted
         .iter()
-        .map(|a| json!({"knob": a.candidate.knob.name(), "level": a.candidate.level.to_string(), "race": effect_json(&a.race)}))
+        .map(|a| json!({"knob": a.candidate.knob.name(), "level": a.candidate.level.to_string(), "race": effect_json(&a.race), "on_top_of": names(&a.on_top_of)}))
         .collect();
     doc["rejected"] = o
         .rejected
         .iter()
-        .map(|r| json!({"knob": r.candidate.knob.name(), "level": r.candidate.level.to_string(), "race": r.race.as_ref().map(effect_json), "reason": r.reason.to_string()}))
+        .map(|r| json!({"knob": r.candidate.knob.name(), "level": r.candidate.level.to_string(), "race": r.race.as_ref().map(effect_json), "reason": r.reason.to_string(), "on_top_of": names(&r.on_top_of)}))
         .collect();
     doc["rechecks"] = o
         .rechecks
@@ -148,10 +148,21 @@ pub fn outcome_json(
             "without": r.without.iter().map(|w| json!({"change": w.candidate.to_string(), "effect": effect_json(&w.effect), "needed": w.needed})).collect::<Vec<_>>(),
             "constraints": r.constraints.iter().map(|c| json!({"constraint": c.constraint, "effect": effect_json(&c.effect), "holds": c.holds})).collect::<Vec<_>>(),
             "passed": r.passed,
+            "on_top_of": names(&r.on_top_of),
         }))
+        .collect();
+    doc["passes"] = o
+        .passes
+        .iter()
+        .map(|p| json!({"on_top_of": names(&p.on_top_of), "first_run": p.first_run, "race_end": p.race_end, "rounds": p.rounds}))
         .collect();
     doc["summary"] = json!(o.render());
     doc
+}
+
+/// Changes as `knob=level` text.
+fn names(cs: &[tune::autotune::Candidate]) -> Vec<String> {
+    cs.iter().map(ToString::to_string).collect()
 }
 
 /// The accepted changes of an outcome (after Ctrl-C, what the runs so far

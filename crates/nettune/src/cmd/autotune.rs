@@ -118,6 +118,11 @@ pub struct Args {
     /// Practical threshold: the least gain kept, % of the baseline.
     #[arg(long, default_value_t = model::stats::DEFAULT_MIN_EFFECT_PCT, value_name = "PCT", value_parser = present::parse_min_effect)]
     pub min_effect: f64,
+    /// Forward passes: once a kept change gains at least PCT %, race the
+    /// knobs it leaves alone again on top of it, while the budget lasts
+    /// ("off": one pass) [default: 20].
+    #[arg(long, value_name = "PCT|off", value_parser = parse_forward_after)]
+    pub forward_after: Option<ForwardAfter>,
     /// Seed of the run order and the bootstrap.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -303,6 +308,9 @@ fn check(args: &Args, objective: Objective, recheck: bool) -> Result<Checked, Ex
     }
     cfg.constraints = constraints;
     cfg.min_effect_pct = args.min_effect;
+    if let Some(ForwardAfter(f)) = args.forward_after {
+        cfg.forward_after_pct = f;
+    }
     if let Some(s) = args.seed {
         cfg.seed = s;
     }
@@ -743,8 +751,8 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
             Ok(ExitCode::SUCCESS)
         }
         Ended::Cancelled(o) => {
-            let kept = match best_proven(o) {
-                Some((c, e)) => format!("kept what its runs proved: {c} {e}"),
+            let kept = match o.proven_text() {
+                Some(p) => format!("kept what its runs proved: {p}"),
                 None => "nothing was proven yet, so nothing is kept".to_string(),
             };
             eprintln!(
@@ -826,6 +834,23 @@ fn start_from(
     Ok(())
 }
 
+/// `--forward-after`: a gain in % that starts a forward pass, or `None`
+/// for one pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ForwardAfter(Option<f64>);
+
+fn parse_forward_after(s: &str) -> Result<ForwardAfter, String> {
+    if s == "off" {
+        return Ok(ForwardAfter(None));
+    }
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 10_000.0 => Ok(ForwardAfter(Some(v))),
+        _ => Err(format!(
+            "{s:?}: a gain in % above 0 (20 means a kept gain of 20 % starts a forward pass), or off"
+        )),
+    }
+}
+
 /// One progress line: the run, its arm and value, what Ctrl-C would keep
 /// now (the best proven gain), the time used and the most left.
 fn progress_line(
@@ -840,9 +865,8 @@ fn progress_line(
     let best = search
         .outcome_so_far()
         .ok()
-        .as_ref()
-        .and_then(best_proven)
-        .map_or_else(|| "none yet".to_string(), |(c, e)| format!("{c} {e}"));
+        .and_then(|o| o.proven_text())
+        .unwrap_or_else(|| "none yet".to_string());
     format!(
         "run {used}/{budget} {}: {key} = {:.4e}; best proven: {best} ({} s elapsed, at most {} s left)",
         r.arm,
@@ -852,23 +876,17 @@ fn progress_line(
     )
 }
 
-/// The gain of the passed re-check that proved the accepted changes, with
-/// its interval, for profile.toml's header.
+/// The gain of the passed re-checks that proved the accepted changes, with
+/// their intervals, for profile.toml's header.
 fn passed_gain(ended: &Ended) -> Option<String> {
-    best_proven(ended.outcome()).map(|(changes, effect)| format!("{effect} for {changes}"))
-}
-
-/// The passed re-check behind `o`'s accepted changes: the changes
-/// (`a + b`) and their effect with its interval; `None` when nothing is
-/// accepted.
-fn best_proven(o: &tune::autotune::Outcome) -> Option<(String, String)> {
-    if o.accepted.is_empty() {
-        return None;
+    let o = ended.outcome();
+    match o.proven_steps().as_slice() {
+        [one] => {
+            let names: Vec<String> = one.changes.iter().map(ToString::to_string).collect();
+            Some(format!("{} for {}", one.effect, names.join(" + ")))
+        }
+        _ => o.proven_text(),
     }
-    o.rechecks.iter().rev().find(|r| r.passed).map(|r| {
-        let names: Vec<String> = r.changes.iter().map(ToString::to_string).collect();
-        (names.join(" + "), r.effect.to_string())
-    })
 }
 
 /// What a saved results.json says, for `--recheck`.

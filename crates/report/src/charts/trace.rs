@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::forest::BAND;
 use super::{clean, extent, render_sized, span, tick_num, Chart, FONT, GAIN, GRID, REGRESSION};
-use crate::autotune::{AutotuneResults, Eff};
+use crate::autotune::{AutotuneResults, Eff, PassView};
 use crate::esc;
 use crate::ReportError;
 
@@ -59,12 +59,29 @@ fn point(x: f64, e: &Eff, kept: bool, recheck: bool) -> Option<Point> {
 }
 
 fn points(r: &AutotuneResults) -> Vec<Point> {
-    let race_end = r.race_runs();
-    let ends = r.round_ends();
-    let race = &r.trace[..race_end.min(r.trace.len())];
+    let passes = r.pass_views();
+    let mut out = Vec::new();
+    for (k, pass) in passes.iter().enumerate() {
+        let next = passes.get(k + 1).map_or(r.trace.len(), |p| p.first_run);
+        pass_points(r, pass, next, &mut out);
+    }
+    out
+}
+
+/// The points of one pass: its candidates per race round against the
+/// pass's baseline (what earlier passes kept), then its re-checks, whose
+/// runs end before `next` (the next pass's first run).
+fn pass_points(r: &AutotuneResults, pass: &PassView, next: usize, out: &mut Vec<Point>) {
+    let ends = r.round_ends_in(pass);
+    let race = r.trace.get(pass.first_run..pass.race_end).unwrap_or(&[]);
+    let base_arm = if pass.on_top_of.is_empty() {
+        "baseline".to_string()
+    } else {
+        pass.on_top_of.join(" + ")
+    };
     let base: Vec<(usize, f64)> = race
         .iter()
-        .filter(|t| t.arm == "baseline")
+        .filter(|t| t.arm == base_arm)
         .map(|t| (t.seq, t.value))
         .collect();
     let direction = if r.direction == "lower" {
@@ -83,16 +100,17 @@ fn points(r: &AutotuneResults) -> Vec<Point> {
         .iter()
         .map(|d| (d, true))
         .chain(r.rejected.iter().map(|d| (d, false)))
+        .filter(|(d, _)| d.on_top_of == pass.on_top_of)
         .take(MAX_CANDIDATES)
         .collect();
     let m = candidates.len();
-    let mut out = Vec::new();
     for (j, (d, kept)) in candidates.iter().enumerate() {
         // Side by side within a round: at most half a run apart.
         let offset = (j as f64 - (m as f64 - 1.0) / 2.0) * 0.5;
+        let arm = d.arm();
         let runs: Vec<(usize, f64)> = race
             .iter()
-            .filter(|t| t.arm == d.label)
+            .filter(|t| t.arm == arm)
             .map(|t| (t.seq, t.value))
             .collect();
         let blocks = (runs.len() / r.repeats).min(MAX_ROUNDS);
@@ -134,25 +152,29 @@ fn points(r: &AutotuneResults) -> Vec<Point> {
             }
         }
         if let Some(last) = out.get_mut(first..).and_then(|s| s.last_mut()) {
-            last.label = Some(esc::label(&d.label, 40));
+            last.label = Some(esc::label(&d.shown(), 40));
         }
     }
     // A re-check at the last run of its arm (the re-checks of a
     // combination and of its best member share their batches).
-    let after = r.trace.get(race_end..).unwrap_or(&[]);
-    for c in r.rechecks.iter().take(MAX_CANDIDATES) {
+    let after = r.trace.get(pass.race_end..next).unwrap_or(&[]);
+    for c in r
+        .rechecks
+        .iter()
+        .filter(|c| c.on_top_of == pass.on_top_of)
+        .take(MAX_CANDIDATES)
+    {
         let last = after
             .iter()
             .rev()
-            .find(|t| t.arm == c.label)
-            .map_or(r.trace.len().saturating_sub(1), |t| t.seq);
+            .find(|t| t.arm == c.arm)
+            .map_or(next.saturating_sub(1), |t| t.seq);
         let x = last as f64;
         if let Some(mut p) = c.effect.as_ref().and_then(|e| point(x, e, c.passed, true)) {
             p.label = Some(format!("re-check {}", esc::label(&c.label, 60)));
             out.push(p);
         }
     }
-    out
 }
 
 /// The search trace chart, `None` when there is no point to draw.
