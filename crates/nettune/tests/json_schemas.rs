@@ -484,6 +484,16 @@ fn stored_autotune_results_json() {
     let p = repo().join("crates/report/tests/fixtures/autotune-results.json");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
     check("autotune-results", &v, "autotune-results.json");
+    // With a forward pass: passes and on_top_of (this version, 2026-11-29).
+    let p = repo().join("crates/report/tests/fixtures/autotune-forward-results.json");
+    let fwd: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    check("autotune-results", &fwd, "autotune-forward-results.json");
+    assert_eq!(fwd["passes"][1]["on_top_of"][0], "congestion_control=cubic");
+    let mut bad = fwd.clone();
+    bad["passes"][0]["extra"] = Value::from(1);
+    let mut errs = Vec::new();
+    validate(&schema("autotune-results"), &bad, "$", &mut errs);
+    assert!(!errs.is_empty(), "an unknown key in a pass passed");
     // The schema is strict: a key it does not know, or a wrong kind, fails.
     let mut bad = v.clone();
     bad["kind"] = Value::from("lab");

@@ -523,10 +523,33 @@ fn facts(r: &AutotuneResults) -> Vec<(&'static str, String)> {
         ),
         (
             "runs",
-            format!(
-                "{} ({} race round(s) of {} run(s) per arm, then the re-checks)",
-                r.runs_used, r.rounds, r.repeats
-            ),
+            if r.passes.len() > 1 {
+                let from: Vec<String> = r
+                    .passes
+                    .iter()
+                    .skip(1)
+                    .map(|p| {
+                        format!(
+                            "from run {} on top of {}",
+                            p.first_run,
+                            p.on_top_of.join(" + ")
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{} in {} passes ({} race round(s) of {} run(s) per arm in all, each pass's race then its re-checks; a later pass races the knobs left alone on top of what the earlier ones kept: {})",
+                    r.runs_used,
+                    r.passes.len(),
+                    r.rounds,
+                    r.repeats,
+                    from.join("; ")
+                )
+            } else {
+                format!(
+                    "{} ({} race round(s) of {} run(s) per arm, then the re-checks)",
+                    r.runs_used, r.rounds, r.repeats
+                )
+            },
         ),
         ("started", r.started.clone()),
         ("finished", r.finished.clone()),
@@ -767,6 +790,33 @@ mod tests {
             .join(name);
         let doc: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
         AutotuneResults::from_value(&doc).unwrap()
+    }
+
+    /// A search with a forward pass: each pass's rounds end inside its own
+    /// race (7 then 5 arms of 3 runs; then 6 arms from run 48 on, and
+    /// the budget's end at 87).
+    #[test]
+    fn each_pass_has_its_own_rounds() {
+        let r = fixture("autotune-forward-results.json");
+        let passes = r.pass_views();
+        assert_eq!(passes.len(), 2);
+        assert!(passes[0].on_top_of.is_empty());
+        assert_eq!(passes[1].on_top_of, ["congestion_control=cubic"]);
+        assert_eq!(r.round_ends_in(&passes[0]), [21, 36]);
+        assert_eq!(r.round_ends_in(&passes[1]), [66, 81, 87]);
+        // A file of before forward passes: one pass, the old rounds.
+        let old = fixture("autotune-results.json");
+        let one = old.pass_views();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].race_end, 63);
+        assert_eq!(old.round_ends_in(&one[0]), old.round_ends());
+        // Hostile bounds are clamped to the trace.
+        let mut bad = r.clone();
+        bad.passes[1].first_run = 10_000;
+        bad.passes[1].race_end = 5;
+        let v = bad.pass_views();
+        assert_eq!((v[1].first_run, v[1].race_end), (87, 87));
+        assert!(bad.round_ends_in(&v[1]).is_empty());
     }
 
     /// The race's rounds end where the re-check begins: 4 rounds of 7, 6,

@@ -75,6 +75,46 @@ fn the_trace_chart_has_a_point_per_candidate_round_and_the_recheck() {
     );
 }
 
+/// `fixtures/autotune-forward-results.json`: a real `nettune autotune
+/// --objective max-throughput --lab --seed 1` of 2026-11-29 (vm, kernel
+/// 6.18.44-fc-v657, 2 CPUs; bench/studies/autotune-grid): cubic kept by
+/// the first pass (+108.2 %), then a forward pass on top of it that proved
+/// nothing at the lab's noise.
+fn forward() -> AutotuneResults {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/autotune-forward-results.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    AutotuneResults::from_value(&doc).expect("an autotune results.json")
+}
+
+#[test]
+fn markdown_of_a_search_with_a_forward_pass() {
+    insta::assert_snapshot!(render_autotune_markdown(&forward()));
+}
+
+#[test]
+fn a_forward_pass_is_charted_against_the_setting_it_started_from() {
+    let page = render_autotune_html(&forward()).unwrap();
+    let svg = chart(&page);
+    // The second pass's candidates, raced on top of cubic, are drawn
+    // (their runs are `congestion_control=cubic + ...` against
+    // `congestion_control=cubic`), named with a plus.
+    for name in [
+        "+ gro_flush_timeout=50000",
+        "+ napi_defer_hard_irqs=2",
+        "+ rps_cpus=0,1",
+        "re-check congestion_control=cubic",
+    ] {
+        assert!(svg.contains(name), "{name}");
+    }
+    let dots = svg.split("<circle").count() - 1;
+    // First pass: cubic 2 rounds; second: 5 candidates, 1 to 3 rounds.
+    assert!(dots >= 2 + 5 + 2, "{dots}");
+    assert!(page.contains("in 2 passes"));
+    assert!(page.contains("gro_flush_timeout=50000 (on top of congestion_control=cubic)"));
+}
+
 #[test]
 fn write_dir_tells_an_autotune_result_from_an_experiment() {
     let t = tempfile::tempdir().unwrap();

@@ -1136,6 +1136,15 @@ fn a_change_that_helps_only_next_to_a_big_gain_is_kept_by_a_forward_pass() {
             assert_eq!(napi.on_top_of, second.on_top_of);
             assert!(napi.race.change.lo > 0.0, "{}", o.render());
             assert!(o.render().contains("(on top of gro_flush_timeout=20000)"));
+            // One line for the progress bar, Ctrl-C and profile.toml: each
+            // pass's proven gain in turn.
+            let line = o.proven_text().expect("proven");
+            assert!(
+                line.starts_with("gro_flush_timeout=20000 +")
+                    && line.contains(", then napi_defer_hard_irqs=2 +")
+                    && line.ends_with(" on top"),
+                "{line}"
+            );
         }
         // One pass, as before: the partner's cost from the baseline hides it.
         let cfg = SearchConfig {
@@ -1173,5 +1182,41 @@ fn a_forward_pass_keeps_to_the_budget_and_needs_a_big_gain() {
     for seed in 1..=4 {
         let (o, _) = run(&effects, 0.03, seed);
         assert_eq!(o.passes.len(), 1, "seed {seed}\n{}", o.render());
+    }
+}
+
+/// The hidden partner over more seeds, with and without forward passes
+/// (printing only):
+/// `AUTOTUNE_SIM_SEEDS=100 cargo test -p nettune-tune --test autotune_sim partner_sweep -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn search_partner_sweep() {
+    let n: u64 = std::env::var("AUTOTUNE_SIM_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    for forward in [None, Some(20.0)] {
+        let (mut both, mut runs, mut passes) = (0, 0, 0);
+        for seed in 1..=n {
+            let cfg = SearchConfig {
+                forward_after_pct: forward,
+                ..config(seed)
+            };
+            let mut host = hidden_partner(seed);
+            let mut s = Search::new(space(), cfg).expect("search");
+            let (o, _) = drive(&mut s, &mut host);
+            let kept = names(&o);
+            both += usize::from(
+                kept.iter().any(|k| k == "gro_flush_timeout=20000")
+                    && kept.iter().any(|k| k == "napi_defer_hard_irqs=2"),
+            );
+            runs += o.runs;
+            passes += o.passes.len();
+        }
+        println!(
+            "forward {forward:?}: seeds {n}, kept both {both}, mean runs {:.1}, mean passes {:.2}",
+            runs as f64 / n as f64,
+            passes as f64 / n as f64
+        );
     }
 }

@@ -1,9 +1,11 @@
 //! `nettune autotune --recheck DIR`: measure a saved result again on the
 //! same host. The baseline, the accepted setting and (budget permitting)
-//! each accepted change alone are run in a seeded random interleaved order,
-//! `repeats` runs each; each is compared with the baseline and holds when
-//! its interval excludes zero on the better side by at least the practical
-//! threshold (the verdict "gain" of `model::stats::compare`).
+//! each accepted change with what it was kept on top of (alone, for a
+//! first pass's change) are run in a seeded random interleaved order,
+//! `repeats` runs each. The setting is compared with the baseline, each
+//! change with what it was kept on top of, and each holds when its interval
+//! excludes zero on the better side by at least the practical threshold
+//! (the verdict "gain" of `model::stats::compare`).
 
 use std::sync::atomic::Ordering;
 
@@ -113,27 +115,110 @@ fn label(changes: &[(Knob, Level)]) -> String {
     }
 }
 
-/// The arms of a re-check of `accepted`: the whole setting, then each
-/// change alone when there are several and the budget pays for them.
-pub fn arms(accepted: &[(Knob, Level)], cfg: &RecheckConfig) -> Vec<Vec<(Knob, Level)>> {
-    let mut arms = vec![accepted.to_vec()];
-    let all = accepted.len().saturating_add(2).saturating_mul(cfg.repeats);
-    if accepted.len() > 1 && all <= cfg.budget {
-        arms.extend(accepted.iter().map(|c| vec![c.clone()]));
-    }
-    arms
+/// One row of a re-check: an arm against another (or the baseline).
+#[derive(Debug, Clone, PartialEq)]
+struct RowPlan {
+    label: String,
+    combined: bool,
+    /// Index into the arms.
+    arm: usize,
+    /// The arm it is compared with; `None`: the baseline.
+    against: Option<usize>,
 }
 
-/// Re-check `accepted` on `exec`; `None` on Ctrl-C (the current arm was
-/// rolled back). `on_run` is called after each run.
+/// The index of `setting` among `arms`, added if new.
+fn arm_index(arms: &mut Vec<Vec<(Knob, Level)>>, setting: Vec<(Knob, Level)>) -> usize {
+    let sorted = |v: &[(Knob, Level)]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v
+    };
+    let key = sorted(&setting);
+    if let Some(i) = arms.iter().position(|a| sorted(a) == key) {
+        return i;
+    }
+    arms.push(setting);
+    arms.len() - 1
+}
+
+/// The arms (the baseline aside) and rows of a re-check of `accepted`:
+/// the whole setting against the baseline; then, when there are several
+/// changes and the budget pays for their arms, each change against what
+/// it was kept on top of (`on_top_of`, parallel to `accepted`; the
+/// baseline for a change of the first pass), as the search proved it.
+fn plan(
+    accepted: &[(Knob, Level)],
+    on_top_of: &[Vec<(Knob, Level)>],
+    cfg: &RecheckConfig,
+) -> (Vec<Vec<(Knob, Level)>>, Vec<RowPlan>) {
+    let mut arms = Vec::new();
+    let whole = arm_index(&mut arms, accepted.to_vec());
+    let mut rows = vec![RowPlan {
+        label: label(accepted),
+        combined: accepted.len() > 1,
+        arm: whole,
+        against: None,
+    }];
+    if accepted.len() < 2 {
+        return (arms, rows);
+    }
+    let mut more = arms.clone();
+    let mut each = Vec::new();
+    for (i, c) in accepted.iter().enumerate() {
+        let under = on_top_of.get(i).cloned().unwrap_or_default();
+        let mut setting = under.clone();
+        setting.push(c.clone());
+        let arm = arm_index(&mut more, setting);
+        let against = (!under.is_empty()).then(|| arm_index(&mut more, under.clone()));
+        let on_top = if under.is_empty() {
+            String::new()
+        } else {
+            format!(" (on top of {})", label(&under))
+        };
+        each.push(RowPlan {
+            label: format!("{}{on_top}", label(std::slice::from_ref(c))),
+            combined: false,
+            arm,
+            against,
+        });
+    }
+    let all = more.len().saturating_add(1).saturating_mul(cfg.repeats);
+    if all <= cfg.budget {
+        arms = more;
+        rows.extend(each);
+    } else {
+        // Not measured: the rows say so.
+        rows.extend(each.into_iter().map(|r| RowPlan {
+            arm: usize::MAX,
+            ..r
+        }));
+    }
+    (arms, rows)
+}
+
+/// The arms of a re-check of `accepted` (the baseline aside): the whole
+/// setting, then, when there are several changes and the budget pays,
+/// each change with what it was kept on top of, and that setting.
+pub fn arms(
+    accepted: &[(Knob, Level)],
+    on_top_of: &[Vec<(Knob, Level)>],
+    cfg: &RecheckConfig,
+) -> Vec<Vec<(Knob, Level)>> {
+    plan(accepted, on_top_of, cfg).0
+}
+
+/// Re-check `accepted` on `exec` (`on_top_of`: per change, what the search
+/// kept it on top of; empty for a first pass's change); `None` on Ctrl-C
+/// (the current arm was rolled back). `on_run` is called after each run.
 pub fn recheck(
     exec: &mut dyn Executor,
     drive: &DriveConfig,
     accepted: &[(Knob, Level)],
+    on_top_of: &[Vec<(Knob, Level)>],
     cfg: &RecheckConfig,
     on_run: &mut dyn FnMut(&RunTrace, usize),
 ) -> Result<Option<RecheckReport>, AutotuneRunError> {
-    let arms = arms(accepted, cfg);
+    let (arms, plans) = plan(accepted, on_top_of, cfg);
     // 0 is the baseline, i + 1 arm i.
     let mut order: Vec<usize> = Vec::new();
     for _ in 0..cfg.repeats {
@@ -186,28 +271,25 @@ pub fn recheck(
         ..BootstrapConfig::default()
     };
     let mut rows = Vec::new();
-    for (i, arm) in arms.iter().enumerate() {
-        let c = compare(
-            &values[i + 1],
-            &values[0],
-            drive.objective.direction(),
-            &boot,
-        )
-        .map_err(AutotuneError::from)?;
+    for p in plans {
+        let Some(arm) = values.get(p.arm.saturating_add(1)) else {
+            rows.push(Held {
+                label: p.label,
+                combined: p.combined,
+                effect: None,
+                holds: false,
+            });
+            continue;
+        };
+        let base = &values[p.against.map_or(0, |a| a.saturating_add(1))];
+        let c =
+            compare(arm, base, drive.objective.direction(), &boot).map_err(AutotuneError::from)?;
         rows.push(Held {
-            label: label(arm),
-            combined: i == 0 && accepted.len() > 1,
+            label: p.label,
+            combined: p.combined,
             effect: Some(Effect::of(&c)),
             holds: c.verdict == Verdict::Gain,
         });
-    }
-    if accepted.len() > 1 && arms.len() == 1 {
-        rows.extend(accepted.iter().map(|c| Held {
-            label: label(std::slice::from_ref(c)),
-            combined: false,
-            effect: None,
-            holds: false,
-        }));
     }
     Ok(Some(RecheckReport { rows, trace }))
 }

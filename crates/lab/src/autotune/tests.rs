@@ -467,6 +467,7 @@ fn a_recheck_says_per_change_whether_it_still_holds() {
         &mut fake,
         &cfg(Arc::new(AtomicBool::new(false))),
         &accepted,
+        &[],
         &rc,
         &mut |_, total| {
             seen += 1;
@@ -511,6 +512,7 @@ fn a_recheck_says_per_change_whether_it_still_holds() {
         &mut fake,
         &cfg(Arc::new(AtomicBool::new(false))),
         &accepted,
+        &[],
         &rc,
         &mut |_, _| {},
     )
@@ -520,6 +522,56 @@ fn a_recheck_says_per_change_whether_it_still_holds() {
     assert!(report.rows[0].holds && report.rows[1].effect.is_none());
     assert!(report.all_hold());
     assert!(report.render().contains("not measured alone"));
+}
+
+#[test]
+fn a_recheck_judges_a_forward_pass_change_on_top_of_what_it_was_kept_on() {
+    // tcp_tw_reuse=1 kept first, the port range kept on top of it: the
+    // range is compared with tcp_tw_reuse=1 (the fake's range does
+    // nothing), never with the baseline, where the setting's gain would
+    // make it look like it holds.
+    let tw = (Knob::TcpTwReuse, Level::Int(1));
+    let range = (Knob::IpLocalPortRange, Level::Range([1024, 65535]));
+    let accepted = vec![tw.clone(), range];
+    let on_top_of = vec![Vec::new(), vec![tw]];
+    let rc = RecheckConfig {
+        repeats: 5,
+        budget: 20,
+        seed: 9,
+        min_effect_pct: 2.0,
+    };
+    // The setting and tcp_tw_reuse=1 alone, and the baseline: 3 arms.
+    assert_eq!(recheck::arms(&accepted, &on_top_of, &rc).len(), 2);
+    let mut fake = Fake::new();
+    let report = recheck(
+        &mut fake,
+        &cfg(Arc::new(AtomicBool::new(false))),
+        &accepted,
+        &on_top_of,
+        &rc,
+        &mut |_, _| {},
+    )
+    .unwrap()
+    .expect("not cancelled");
+    assert_eq!(fake.benches, 15);
+    let rows: Vec<(&str, bool)> = report
+        .rows
+        .iter()
+        .map(|r| (r.label.as_str(), r.holds))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("tcp_tw_reuse=1 + ip_local_port_range=1024-65535", true),
+            ("tcp_tw_reuse=1", true),
+            (
+                "ip_local_port_range=1024-65535 (on top of tcp_tw_reuse=1)",
+                false
+            ),
+        ]
+    );
+    let e = report.rows[2].effect.expect("measured");
+    assert!(e.change.lo < 2.0, "{e}");
 }
 
 #[test]

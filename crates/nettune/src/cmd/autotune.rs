@@ -896,6 +896,9 @@ struct Saved {
     interrupted: bool,
     /// Accepted changes as `(knob, level)` text.
     accepted: Vec<(String, String)>,
+    /// Per accepted change, what it was kept on top of (`knob=level`;
+    /// empty for a first pass's change or a file of before forward passes).
+    on_top_of: Vec<Vec<String>>,
     test: Option<String>,
     duration: Option<u32>,
     flows: Option<u32>,
@@ -932,7 +935,16 @@ fn read_saved(dir: &std::path::Path) -> Result<Saved, String> {
         .ok_or_else(|| bad("no `objective`"))
         .and_then(|o| Objective::parse(o).map_err(|e| bad(&e.to_string())))?;
     let mut accepted = Vec::new();
+    let mut on_top_of = Vec::new();
     for a in doc["accepted"].as_array().into_iter().flatten() {
+        on_top_of.push(
+            a["on_top_of"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.as_str().map(str::to_string))
+                .collect(),
+        );
         match (a["knob"].as_str(), a["level"].as_str()) {
             (Some(k), Some(l)) => accepted.push((k.to_string(), l.to_string())),
             _ => return Err(bad("an accepted change without `knob` and `level`")),
@@ -944,6 +956,7 @@ fn read_saved(dir: &std::path::Path) -> Result<Saved, String> {
         objective: Some(objective),
         interrupted: doc["interrupted"].as_bool().unwrap_or(false),
         accepted,
+        on_top_of,
         test: w["test"].as_str().map(str::to_string),
         duration: small(&w["duration"]),
         flows: small(&w["flows"]),
@@ -1052,13 +1065,31 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
                 ),
             }
         }
+        // What each change was kept on top of: accepted changes too.
+        let mut on_top_of = Vec::new();
+        for under in &saved.on_top_of {
+            let mut set = Vec::new();
+            for name in under {
+                match accepted
+                    .iter()
+                    .find(|(k, l)| format!("{}={l}", k.name()) == *name)
+                {
+                    Some(c) => set.push(c.clone()),
+                    None => anyhow::bail!(
+                        "{}: a change is kept on top of {name}, which is not accepted there",
+                        saved.path.display()
+                    ),
+                }
+            }
+            on_top_of.push(set);
+        }
         let rc = at::RecheckConfig {
             repeats,
             budget,
             seed: checked.cfg.seed,
             min_effect_pct: checked.cfg.min_effect_pct,
         };
-        let arms = at::recheck::arms(&accepted, &rc).len();
+        let arms = at::recheck::arms(&accepted, &on_top_of, &rc).len();
         ui.line(&format!(
             "re-check of {}: {objective} with {} runs of {} s, {repeats} runs per arm ({} arm(s) and the baseline, interleaved)",
             dir.display(),
@@ -1092,7 +1123,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
                 ),
             );
         };
-        let report = at::recheck(&mut exec, &drive, &accepted, &rc, &mut on_run)?;
+        let report = at::recheck(&mut exec, &drive, &accepted, &on_top_of, &rc, &mut on_run)?;
         bar.finish();
         let Some(report) = report else {
             eprintln!("nettune: interrupted; the current arm was rolled back");
@@ -1140,6 +1171,17 @@ mod tests {
         assert!(parse_time("0s").is_err());
         assert!(parse_time("25h").is_err());
         assert!(parse_time("m").is_err());
+    }
+
+    #[test]
+    fn forward_after_takes_a_percentage_or_off() {
+        assert_eq!(parse_forward_after("20"), Ok(ForwardAfter(Some(20.0))));
+        assert_eq!(parse_forward_after("7.5%"), Ok(ForwardAfter(Some(7.5))));
+        assert_eq!(parse_forward_after("off"), Ok(ForwardAfter(None)));
+        for bad in ["0", "-5", "nan", "inf", "1e9", "x", ""] {
+            let e = parse_forward_after(bad).unwrap_err();
+            assert!(e.contains("or off"), "{bad}: {e}");
+        }
     }
 
     /// The progress line names what a Ctrl-C would keep: "none yet" in the

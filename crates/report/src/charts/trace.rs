@@ -28,7 +28,7 @@ const BOOTSTRAP_SEED_XOR: u64 = 0x005E_ED0F_B007;
 /// Resamples of the search's bootstrap (`SearchConfig::new`).
 const SEARCH_RESAMPLES: usize = 1000;
 
-const NOTE_TRACE: &str = "x: the run number; y: the change of the objective's median against the baseline's, in %, with its 95 % bootstrap interval as a bar. One point per candidate and race round, at the round's last run (candidates of a round side by side); the last point of each candidate is the search's own interval, earlier ones are recomputed from the runs so far by the same rule and seed. Triangles: the re-checks of the winners against fresh baseline runs. Green: accepted (or a re-check that passed), red: rejected (or a re-check that failed). Shaded band: ±min-effect, inside which a change counts as none; the line at 0 is the baseline.";
+const NOTE_TRACE: &str = "x: the run number; y: the change of the objective's median against the baseline's, in %, with its 95 % bootstrap interval as a bar. One point per candidate and race round, at the round's last run (candidates of a round side by side); the last point of each candidate is the search's own interval, earlier ones are recomputed from the runs so far by the same rule and seed. Triangles: the re-checks of the winners against fresh baseline runs. Green: accepted (or a re-check that passed), red: rejected (or a re-check that failed). Shaded band: ±min-effect, inside which a change counts as none; the line at 0 is the baseline. A forward pass (after a kept gain large enough to move the operating point) races the knobs left alone on top of what was kept: its points are against that setting, its own baseline, and are named \"+ change\" (the tables say on top of what).";
 
 /// One point of the chart.
 struct Point {
@@ -152,7 +152,13 @@ fn pass_points(r: &AutotuneResults, pass: &PassView, next: usize, out: &mut Vec<
             }
         }
         if let Some(last) = out.get_mut(first..).and_then(|s| s.last_mut()) {
-            last.label = Some(esc::label(&d.shown(), 40));
+            // A later pass's change: `+ change`, on top of its baseline.
+            let name = if d.on_top_of.is_empty() {
+                d.label.clone()
+            } else {
+                format!("+ {}", d.label)
+            };
+            last.label = Some(esc::label(&name, 40));
         }
     }
     // A re-check at the last run of its arm (the re-checks of a

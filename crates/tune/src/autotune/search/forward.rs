@@ -109,7 +109,7 @@ impl Search {
         let won = self.knobs(&winners);
         let moves = winners
             .iter()
-            .any(|&i| self.effects[i].is_some_and(|e| self.score(&e) >= shift));
+            .any(|&i| self.effects[i].is_some_and(|e| e.relative && self.score(&e) >= shift));
         moves
             && !won.is_empty()
             && self.remaining() >= self.pass_minimum().saturating_add(self.recheck_reserve())
@@ -132,11 +132,13 @@ impl Search {
         let Some(shift) = self.cfg.forward_after_pct else {
             return false;
         };
+        // A stopped search (Ctrl-C's outcome_so_far) or a spent budget
+        // starts nothing.
         let moved = self
             .rechecks
             .last()
-            .is_some_and(|r| r.passed && self.score(&r.effect) >= shift);
-        if !moved || self.winners.is_empty() {
+            .is_some_and(|r| r.passed && r.effect.relative && self.score(&r.effect) >= shift);
+        if !moved || self.winners.is_empty() || self.closed {
             return false;
         }
         let mut base = self.base.clone();
