@@ -118,7 +118,8 @@ pub struct SearchConfig {
     /// leaves alone on top of it, while the budget pays for a pass. A gain
     /// that large moves the host's operating point, so what the earlier
     /// race saw from the baseline no longer says what helps (in the lab,
-    /// NAPI batching helps only next to cubic); a smaller one leaves those
+    /// gro_flush_timeout costs next to bbr and gains next to cubic); a
+    /// smaller one leaves those
     /// verdicts standing. `None`: one pass.
     pub forward_after_pct: Option<f64>,
 }

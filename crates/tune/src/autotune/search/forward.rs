@@ -1,8 +1,8 @@
 //! Forward passes: once a combination is kept, the levels of the knobs it
 //! leaves alone are raced again, on top of it, while the budget pays for a
 //! pass. A change that does nothing from the baseline can help next to
-//! another (in the lab, NAPI batching helps only next to cubic), and the
-//! first pass, racing from the baseline, cannot see it.
+//! another (in the lab, gro_flush_timeout costs next to bbr and gains next
+//! to cubic), and the first pass, racing from the baseline, cannot see it.
 //!
 //! A later pass is the same race and re-check with the kept changes
 //! applied to every arm: its baseline is the kept setting, so each change
