@@ -22,6 +22,8 @@ import sys
 
 def norm(level):
     """A level as text both files agree on: numbers only for lists."""
+    if isinstance(level, bool):
+        return "true" if level else "false"
     s = str(level).strip()
     nums = re.findall(r"\d+", s)
     if s.startswith("[") or (len(nums) > 1 and " " in s):

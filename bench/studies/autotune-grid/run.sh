@@ -8,6 +8,7 @@
 #   PASS2=1 bash bench/studies/autotune-grid/run.sh       # and a second pass per seed
 #   OUT=DIR SKIP_GRID=1 ... # searches into DIR (link DIR/grid to a grid's output)
 #   ARGS="--forward-after off" ...                       # more autotune options
+#   GRID=pps.toml OBJECTIVE=max-pps OUT=... ...          # another objective's grid
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -19,13 +20,13 @@ seeds=("$@")
 log() { echo "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg): $*" | tee -a "$out/log.txt"; }
 if [ -z "${SKIP_GRID:-}" ]; then
   log "grid start"
-  "$bin" experiment "$here/tput.toml" --out "$out/grid" > "$out/grid.txt" 2>&1
+  "$bin" experiment "$here/${GRID:-tput.toml}" --out "$out/grid" > "$out/grid.txt" 2>&1
   log "grid end"
 fi
 for s in "${seeds[@]}"; do
   log "search seed $s start"
   # shellcheck disable=SC2086
-  "$bin" autotune --objective max-throughput --lab --seed "$s" ${ARGS:-} --out "$out/search-$s" \
+  "$bin" autotune --objective "${OBJECTIVE:-max-throughput}" --lab --seed "$s" ${ARGS:-} --out "$out/search-$s" \
     > "$out/search-$s.txt" 2>&1
   log "search seed $s end"
 done
@@ -34,7 +35,7 @@ done
 if [ -n "${PASS2:-}" ]; then
   for s in "${seeds[@]}"; do
     log "pass2 seed $s start"
-    "$bin" autotune --objective max-throughput --lab --from "$out/search-$s" --seed "$s" \
+    "$bin" autotune --objective "${OBJECTIVE:-max-throughput}" --lab --from "$out/search-$s" --seed "$s" \
       --budget 60 --out "$out/pass2-$s" > "$out/pass2-$s.txt" 2>&1
     log "pass2 seed $s end"
   done
