@@ -335,7 +335,7 @@ fn active_opens(ns: &Netns) -> u64 {
 /// Connection bursts with tw_reuse off in the client namespace fill the port
 /// range with TIME_WAIT: timewait-exhaustion fires there. After its fix
 /// (tcp_tw_reuse=1 and a wider ip_local_port_range, per namespace) it
-/// clears and the connection rate recovers several-fold.
+/// clears and the connection rate at least doubles.
 #[test]
 fn timewait_exhaustion_fires_and_clears_with_reuse_and_ports() {
     if !lab::require_root("doctor_netns::timewait_exhaustion_fires_and_clears_with_reuse_and_ports")
@@ -418,15 +418,17 @@ fn timewait_exhaustion_fires_and_clears_with_reuse_and_ports() {
         .sh("sysctl -q -w net.ipv4.tcp_tw_reuse=1 && sysctl -q -w net.ipv4.ip_local_port_range='1024 65535'")
         .unwrap();
     // Clears: with tw_reuse=1 the rule never fires (every window); the rate
-    // recovers several-fold (the fault this catches: a fix that does not
-    // free the ports leaves the rate where it was). Three windows for the
-    // rate, since one may fall on a burst of other work.
+    // at least doubles (the fault this catches: a fix that does not free
+    // the ports leaves the rate where it was, about 1x; a quiet machine
+    // recovers 3-4x, a fresh-clone CI run measured 2.8-3.6x once, so the
+    // bar is 2x). Three windows for the rate, since one may fall on a
+    // burst of other work.
     let mut rates = Vec::new();
     let recovered = (0..3).any(|_| {
         let (r, fast) = burst();
         assert!(finding(&r, "timewait-exhaustion").is_none(), "{r:#}");
         rates.push(fast);
-        fast > slow.saturating_mul(4)
+        fast > slow.saturating_mul(2)
     });
     eprintln!("tcp-crr connections/s with the range full: {slow} before the fix, {rates:?} after");
     assert!(
