@@ -376,7 +376,13 @@ fn snapshot(exec: &mut dyn Executor, h: HostId) -> anyhow::Result<HostSnapshot> 
         .with_context(|| format!("inspect on {}: not a host snapshot", exec.host_name(h)))
 }
 
-fn space_lines(built: &at::BuiltSpace, space: &SearchSpace, repeats: u32, budget: usize) -> String {
+fn space_lines(
+    built: &at::BuiltSpace,
+    space: &SearchSpace,
+    repeats: u32,
+    budget: usize,
+    forward: bool,
+) -> String {
     let mut out = String::from("search space:\n");
     for f in space.factors() {
         let levels: Vec<String> = f.levels.iter().skip(1).map(ToString::to_string).collect();
@@ -398,7 +404,12 @@ fn space_lines(built: &at::BuiltSpace, space: &SearchSpace, repeats: u32, budget
     out.push_str(&format!(
         "{} candidates; at most {} runs (budget {budget}; the full grid would be {})\n",
         space.candidates().len(),
-        space.estimate_runs(repeats).min(budget),
+        if forward {
+            space.estimate_runs_in_passes(repeats)
+        } else {
+            space.estimate_runs(repeats)
+        }
+        .min(budget),
         space.grid_runs(repeats)
     ));
     out
@@ -614,7 +625,8 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
         checked.duration,
         checked.cfg.objective.key()
     ));
-    ui.line(space_lines(&built, &space, repeats, budget).trim_end());
+    let forward = checked.cfg.forward_after_pct.is_some();
+    ui.line(space_lines(&built, &space, repeats, budget, forward).trim_end());
     if args.dry_run {
         return Ok(ExitCode::SUCCESS);
     }

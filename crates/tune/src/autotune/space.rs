@@ -128,14 +128,35 @@ impl SearchSpace {
     /// one level per factor, and the combinations without one member as
     /// the backward check drops members one by one) taken to its cap.
     pub fn estimate_runs(&self, repeats: u32) -> usize {
-        let r = repeats as usize;
-        let arms = self.candidates.len().saturating_add(1);
-        let race = arms
-            .saturating_mul(r)
-            .saturating_mul(DEFAULT_MAX_ROUNDS.max(MIN_ROUNDS) as usize);
-        let f = self.factors.len();
-        let recheck_arms = f.saturating_mul(f.saturating_add(1)) / 2 + 1;
-        let cap = r.saturating_mul(RECHECK_CAP_BATCHES as usize);
-        race.saturating_add(recheck_arms.saturating_mul(cap))
+        pass_runs(self.candidates.len(), self.factors.len(), repeats)
     }
+
+    /// [`SearchSpace::estimate_runs`] with forward passes: each pass keeps
+    /// at least one knob and races the others again, so at worst every pass
+    /// keeps the knob with the fewest levels and the next one races all
+    /// the rest.
+    pub fn estimate_runs_in_passes(&self, repeats: u32) -> usize {
+        let mut sizes: Vec<usize> = self
+            .factors
+            .iter()
+            .map(|f| f.levels.len().saturating_sub(1))
+            .collect();
+        sizes.sort_unstable();
+        (0..sizes.len())
+            .map(|k| pass_runs(sizes[k..].iter().sum(), sizes.len() - k, repeats))
+            .fold(0usize, usize::saturating_add)
+    }
+}
+
+/// The most runs of one pass over `candidates` levels of `factors` knobs
+/// (see [`SearchSpace::estimate_runs`]).
+fn pass_runs(candidates: usize, factors: usize, repeats: u32) -> usize {
+    let r = repeats as usize;
+    let race = candidates
+        .saturating_add(1)
+        .saturating_mul(r)
+        .saturating_mul(DEFAULT_MAX_ROUNDS.max(MIN_ROUNDS) as usize);
+    let recheck_arms = factors.saturating_mul(factors.saturating_add(1)) / 2 + 1;
+    let cap = r.saturating_mul(RECHECK_CAP_BATCHES as usize);
+    race.saturating_add(recheck_arms.saturating_mul(cap))
 }
