@@ -44,6 +44,11 @@
 //!    keeps the runs it had as a leave-one-out arm, measured in the same
 //!    interleaved batches). A single change is kept when it passes.
 //!
+//! 3. Forward passes (`forward`): after a kept gain of at least
+//!    [`SearchConfig::forward_after_pct`], the levels of the knobs the
+//!    kept setting leaves alone are raced and re-checked again with the
+//!    kept changes applied to every arm, while the budget pays for a pass.
+//!
 //! [`Search::outcome_so_far`] says what a search stopped now (Ctrl-C)
 //! keeps: nothing during the race, and during the re-check only what has
 //! already met the acceptance rule on the runs so far.
@@ -119,8 +124,7 @@ pub struct SearchConfig {
     /// that large moves the host's operating point, so what the earlier
     /// race saw from the baseline no longer says what helps (in the lab,
     /// gro_flush_timeout costs next to bbr and gains next to cubic); a
-    /// smaller one leaves those
-    /// verdicts standing. `None`: one pass.
+    /// smaller one leaves those verdicts standing. `None`: one pass.
     pub forward_after_pct: Option<f64>,
 }
 
