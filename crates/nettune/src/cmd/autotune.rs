@@ -52,7 +52,9 @@ max-throughput; RPS, busy polling and NAPI for max-pps and min-p99), each starti
 current level; levels the host cannot take are left out with the reason. Every candidate is
 applied through the journal and rolled back after its run; a change is kept only when its 95 %
 interval, re-checked against fresh baseline runs, shows a gain of at least --min-effect and every
---constraint holds. Writes DIR/results.json (accepted and rejected changes with their intervals
+--constraint holds. A kept gain of --forward-after % or more (default 20) starts a forward pass:
+the knobs left alone are raced again on top of the kept setting, while the budget lasts (in the
+lab, gro_flush_timeout costs next to bbr and gains next to cubic). Writes DIR/results.json (accepted and rejected changes with their intervals
 and reasons, the trace of every run; its schema is
 /usr/share/doc/nettune/docs/schema/autotune-results.json), DIR/plan.json and DIR/profile.toml
 (the proven changes, for `apply --plan` and `apply --profile`), and the report DIR/report.html
