@@ -348,8 +348,7 @@ impl AutotuneResults {
     /// Where each race round ends in the trace (the index after its last
     /// run); empty without `rounds`.
     pub(crate) fn round_ends(&self) -> Vec<usize> {
-        let mut ends = Vec::new();
-        let mut allowed: Vec<&str> = std::iter::once("baseline")
+        let allowed: Vec<&str> = std::iter::once("baseline")
             .chain(
                 self.accepted
                     .iter()
@@ -357,10 +356,25 @@ impl AutotuneResults {
                     .map(|d| d.label.as_str()),
             )
             .collect();
+        self.rounds_of(&self.trace, allowed, self.rounds, 0)
+    }
+
+    /// Where each of `rounds` rounds of `race` ends (the index after its
+    /// last run, plus `offset`): a round runs every arm still in it
+    /// `repeats` times, interleaved, and starts with the arms of `allowed`;
+    /// an arm dropped from a round never comes back.
+    fn rounds_of<'a>(
+        &self,
+        race: &'a [Run],
+        mut allowed: Vec<&'a str>,
+        rounds: u64,
+        offset: usize,
+    ) -> Vec<usize> {
+        let mut ends = Vec::new();
         let mut p = 0usize;
-        for _ in 0..self.rounds.min(MAX_RUNS as u64) {
+        for _ in 0..rounds.min(MAX_RUNS as u64) {
             let mut counts: Vec<(&str, usize)> = Vec::new();
-            while let Some(run) = self.trace.get(p) {
+            while let Some(run) = race.get(p) {
                 let arm = run.arm.as_str();
                 if !allowed.contains(&arm) {
                     break;
@@ -375,7 +389,7 @@ impl AutotuneResults {
             if counts.is_empty() {
                 break;
             }
-            ends.push(p);
+            ends.push(offset + p);
             allowed = counts.iter().map(|(a, _)| *a).collect();
         }
         ends
@@ -422,29 +436,7 @@ impl AutotuneResults {
                 allowed.push(&r.arm);
             }
         }
-        let mut ends = Vec::new();
-        let mut p = 0usize;
-        for _ in 0..pass.rounds.min(MAX_RUNS as u64) {
-            let mut counts: Vec<(&str, usize)> = Vec::new();
-            while let Some(run) = race.get(p) {
-                let arm = run.arm.as_str();
-                if !allowed.contains(&arm) {
-                    break;
-                }
-                match counts.iter_mut().find(|(a, _)| *a == arm) {
-                    Some((_, n)) if *n >= self.repeats => break,
-                    Some((_, n)) => *n += 1,
-                    None => counts.push((arm, 1)),
-                }
-                p += 1;
-            }
-            if counts.is_empty() {
-                break;
-            }
-            ends.push(pass.first_run + p);
-            allowed = counts.iter().map(|(a, _)| *a).collect();
-        }
-        ends
+        self.rounds_of(race, allowed, pass.rounds, pass.first_run)
     }
 
     /// Candidates whose race has no % change (the baseline's median was

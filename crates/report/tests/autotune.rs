@@ -16,10 +16,18 @@ fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/autotune-results.json")
 }
 
-fn results() -> AutotuneResults {
+/// A results.json of `fixtures/`, read.
+fn load(name: &str) -> AutotuneResults {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
     AutotuneResults::from_value(&doc).expect("an autotune results.json")
+}
+
+fn results() -> AutotuneResults {
+    load("autotune-results.json")
 }
 
 fn chart(page: &str) -> &str {
@@ -81,11 +89,7 @@ fn the_trace_chart_has_a_point_per_candidate_round_and_the_recheck() {
 /// the first pass (+108.2 %), then a forward pass on top of it that proved
 /// nothing at the lab's noise.
 fn forward() -> AutotuneResults {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/autotune-forward-results.json");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-    AutotuneResults::from_value(&doc).expect("an autotune results.json")
+    load("autotune-forward-results.json")
 }
 
 #[test]

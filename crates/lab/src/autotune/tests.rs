@@ -447,6 +447,27 @@ fn a_level_the_host_refuses_to_write_is_probed_out_with_its_reason() {
     assert!(!b.sources.iter().any(|(k, _)| *k == Knob::ThreadedNapi));
 }
 
+/// A re-check of `accepted` (kept on top of `on_top_of`) on a fresh fake,
+/// to its end: the report and the fake.
+fn recheck_on_fake(
+    accepted: &[(Knob, Level)],
+    on_top_of: &[Vec<(Knob, Level)>],
+    rc: &RecheckConfig,
+) -> (RecheckReport, Fake) {
+    let mut fake = Fake::new();
+    let report = recheck(
+        &mut fake,
+        &cfg(Arc::new(AtomicBool::new(false))),
+        accepted,
+        on_top_of,
+        rc,
+        &mut |_, _| {},
+    )
+    .unwrap()
+    .expect("not cancelled");
+    (report, fake)
+}
+
 #[test]
 fn a_recheck_says_per_change_whether_it_still_holds() {
     // The fake's bench gains 10 % with tcp_tw_reuse=1 on the client; the
@@ -507,17 +528,7 @@ fn a_recheck_says_per_change_whether_it_still_holds() {
     // A budget without room for each change alone re-checks the setting
     // only and says the rest was not measured.
     let rc = RecheckConfig { budget: 10, ..rc };
-    let mut fake = Fake::new();
-    let report = recheck(
-        &mut fake,
-        &cfg(Arc::new(AtomicBool::new(false))),
-        &accepted,
-        &[],
-        &rc,
-        &mut |_, _| {},
-    )
-    .unwrap()
-    .unwrap();
+    let (report, fake) = recheck_on_fake(&accepted, &[], &rc);
     assert_eq!(fake.benches, 10);
     assert!(report.rows[0].holds && report.rows[1].effect.is_none());
     assert!(report.all_hold());
@@ -542,17 +553,7 @@ fn a_recheck_judges_a_forward_pass_change_on_top_of_what_it_was_kept_on() {
     };
     // The setting and tcp_tw_reuse=1 alone, and the baseline: 3 arms.
     assert_eq!(recheck::arms(&accepted, &on_top_of, &rc).len(), 2);
-    let mut fake = Fake::new();
-    let report = recheck(
-        &mut fake,
-        &cfg(Arc::new(AtomicBool::new(false))),
-        &accepted,
-        &on_top_of,
-        &rc,
-        &mut |_, _| {},
-    )
-    .unwrap()
-    .expect("not cancelled");
+    let (report, fake) = recheck_on_fake(&accepted, &on_top_of, &rc);
     assert_eq!(fake.benches, 15);
     let rows: Vec<(&str, bool)> = report
         .rows
