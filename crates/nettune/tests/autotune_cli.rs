@@ -345,6 +345,20 @@ fn recheck_of_a_dir_without_outcome_json_is_one_line() {
         &["--recheck", d, "--objective", "max-cps"],
         "cannot be used with",
     );
+    // A change kept on top of one that is not accepted (a corrupt or
+    // edited file): one line, before anything runs.
+    std::fs::write(
+        dir.join("outcome.json"),
+        r#"{"objective": "max-cps", "accepted": [{"knob": "tcp_tw_reuse", "level": "1", "on_top_of": ["congestion_control=cubic"]}]}"#,
+    )
+    .unwrap();
+    refused(&["--recheck", d], "tcp_tw_reuse=1 is kept on top of congestion_control=cubic, which is not another accepted change");
+    std::fs::write(
+        dir.join("outcome.json"),
+        r#"{"objective": "max-cps", "accepted": [{"knob": "tcp_tw_reuse", "level": "1", "on_top_of": [7]}]}"#,
+    )
+    .unwrap();
+    refused(&["--recheck", d], "not a `knob=level` text");
     // results.json, when there, is the one read.
     std::fs::write(dir.join("results.json"), "{}").unwrap();
     refused(&["--recheck", d], "results.json: no `objective`");

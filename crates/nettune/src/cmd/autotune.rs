@@ -951,17 +951,27 @@ fn read_saved(dir: &std::path::Path) -> Result<Saved, String> {
     let mut accepted = Vec::new();
     let mut on_top_of = Vec::new();
     for a in doc["accepted"].as_array().into_iter().flatten() {
-        on_top_of.push(
-            a["on_top_of"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c.as_str().map(str::to_string))
-                .collect(),
-        );
+        let mut under = Vec::new();
+        for c in a["on_top_of"].as_array().into_iter().flatten() {
+            match c.as_str() {
+                Some(c) => under.push(c.to_string()),
+                None => return Err(bad("an `on_top_of` entry that is not a `knob=level` text")),
+            }
+        }
+        on_top_of.push(under);
         match (a["knob"].as_str(), a["level"].as_str()) {
             (Some(k), Some(l)) => accepted.push((k.to_string(), l.to_string())),
             _ => return Err(bad("an accepted change without `knob` and `level`")),
+        }
+    }
+    // A change is re-checked on top of what it was kept with, which must
+    // be accepted too (and not the change itself).
+    let names: Vec<String> = accepted.iter().map(|(k, l)| format!("{k}={l}")).collect();
+    for (name, under) in names.iter().zip(&on_top_of) {
+        if let Some(u) = under.iter().find(|u| !names.contains(u) || *u == name) {
+            return Err(bad(&format!(
+                "{name} is kept on top of {u}, which is not another accepted change"
+            )));
         }
     }
     let w = &doc["workload"];
