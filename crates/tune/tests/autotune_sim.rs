@@ -1255,3 +1255,38 @@ fn search_partner_sweep() {
         );
     }
 }
+
+#[test]
+fn a_budget_raised_during_the_search_pays_for_a_forward_pass() {
+    // 45 runs keep the big gain and leave no room for a forward pass. A
+    // time budget whose runs turn out quicker raises the budget as it goes.
+    let cfg = SearchConfig {
+        budget: Some(45),
+        ..config(3)
+    };
+    let mut s = Search::new(space(), cfg.clone()).expect("search");
+    let (fixed, _) = drive(&mut s, &mut hidden_partner(3));
+    assert_eq!(fixed.passes.len(), 1, "{}", fixed.render());
+
+    let mut s = Search::new(space(), cfg).expect("search");
+    let mut host = hidden_partner(3);
+    let o = loop {
+        match s.next_step().expect("next") {
+            Step::Measure { arm, .. } => {
+                let obs = host.measure(&arm.changes());
+                s.record(&arm, obs).expect("record");
+                s.raise_budget(200);
+                // Never lowered: rounds planned count on it.
+                s.raise_budget(10);
+                assert_eq!(s.budget(), Some(200));
+            }
+            Step::Done(o) => break o,
+        }
+    };
+    assert!(o.passes.len() >= 2, "{}", o.render());
+    assert!(o.runs > 45 && o.runs <= 200, "{} runs", o.runs);
+    assert_eq!(names(&o)[0], "gro_flush_timeout=20000", "{}", o.render());
+    // An ended search keeps its budget.
+    s.raise_budget(1000);
+    assert_eq!(s.budget(), Some(200));
+}

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use model::experiment::{Knob, Level, Metric};
 use model::plan::NetnsScope;
@@ -85,6 +85,11 @@ pub struct DriveConfig {
     /// no TIME_WAIT of earlier runs on its 4-tuples, so it measures its arm
     /// rather than the history ([`crate::Lab::add_source_pool`]).
     pub sources: Vec<IpAddr>,
+    /// A time budget (`--time`): after each run the search's budget is
+    /// raised to the runs that fit in it at the pace measured so far, so
+    /// runs quicker than estimated buy more of them. It is never lowered
+    /// (slower runs keep the estimate's budget). `None`: runs only.
+    pub time: Option<Duration>,
 }
 
 impl DriveConfig {
@@ -251,6 +256,7 @@ pub fn drive(
     on_run: &mut dyn FnMut(&RunTrace, &Search),
 ) -> Result<(Ended, Vec<RunTrace>), AutotuneRunError> {
     let mut trace = Vec::new();
+    let started = Instant::now();
     loop {
         if cfg.cancel.load(Ordering::SeqCst) {
             return cancelled(search, trace);
@@ -280,6 +286,10 @@ pub fn drive(
             obs = obs.with(*r, v);
         }
         search.record(&arm, obs)?;
+        if let Some(t) = cfg.time {
+            let done = trace.len().saturating_add(1);
+            search.raise_budget(done.saturating_add(runs_that_fit(t, started.elapsed(), done)));
+        }
         let run = RunTrace {
             seq,
             arm: search.label(&arm),
@@ -289,6 +299,20 @@ pub fn drive(
         on_run(&run, search);
         trace.push(run);
     }
+}
+
+/// Runs that fit in what is left of `total` after `done` runs took
+/// `elapsed`, at their mean pace (0 when none is done or time is up).
+pub fn runs_that_fit(total: Duration, elapsed: Duration, done: usize) -> usize {
+    let Some(per_run) = u32::try_from(done)
+        .ok()
+        .filter(|&d| d > 0)
+        .and_then(|d| elapsed.checked_div(d))
+    else {
+        return 0;
+    };
+    let left = total.saturating_sub(elapsed).as_nanos();
+    usize::try_from(left / per_run.as_nanos().max(1)).unwrap_or(usize::MAX)
 }
 
 /// How [`drive`] ends on Ctrl-C: with what the runs so far proved.

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use thiserror::Error;
 use tune::autotune::{AutotuneError, Effect, Outcome};
 
-pub use drive::{drive, DriveConfig, Ended, RunTrace};
+pub use drive::{drive, runs_that_fit, DriveConfig, Ended, RunTrace};
 pub use recheck::{recheck, Held, RecheckConfig, RecheckReport};
 pub use space::{build, probe, BuiltSpace, Excluded};
 

@@ -142,6 +142,7 @@ fn cfg(cancel: Arc<AtomicBool>) -> DriveConfig {
         scope: NetnsScope::Child,
         cancel,
         sources: Vec::new(),
+        time: None,
     }
 }
 
@@ -294,6 +295,37 @@ fn drive_applies_each_arm_rolls_it_back_and_keeps_a_real_gain() {
     let back = Plan::from_json(&text).unwrap();
     assert_eq!(back.changes.len(), 1);
     assert_eq!(back.changes[0].after, "1");
+}
+
+#[test]
+fn a_time_budget_raises_the_run_budget_at_the_pace_measured() {
+    // The fake's runs take microseconds: an hour pays for far more runs
+    // than the 40 estimated, and the search ends on its own.
+    let mut search = tw_search(40);
+    let mut c = cfg(Arc::new(AtomicBool::new(false)));
+    c.time = Some(Duration::from_secs(3600));
+    let (ended, trace) = drive(&mut search, &mut Fake::new(), &c, &mut |_, _| {}).unwrap();
+    let budget = search.budget().unwrap();
+    assert!(budget > 1000, "{budget}");
+    assert!(matches!(ended, Ended::Done(_)));
+    assert!(trace.len() <= budget);
+    // Time already up: the estimate's budget stands (never lowered).
+    let mut search = tw_search(40);
+    c.time = Some(Duration::ZERO);
+    let (_, trace) = drive(&mut search, &mut Fake::new(), &c, &mut |_, _| {}).unwrap();
+    assert_eq!(search.budget(), Some(40));
+    assert!(trace.len() <= 40);
+}
+
+#[test]
+fn runs_that_fit_take_the_mean_pace() {
+    let s = Duration::from_secs;
+    assert_eq!(runs_that_fit(s(600), s(80), 20), 130);
+    assert_eq!(runs_that_fit(s(600), s(600), 20), 0);
+    assert_eq!(runs_that_fit(s(600), s(700), 20), 0);
+    assert_eq!(runs_that_fit(s(600), s(10), 0), 0);
+    // A run too quick to time counts as a nanosecond.
+    assert_eq!(runs_that_fit(s(600), Duration::ZERO, 3), 600_000_000_000);
 }
 
 #[test]

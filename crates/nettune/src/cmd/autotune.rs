@@ -111,7 +111,9 @@ pub struct Args {
     /// Most bench runs in all.
     #[arg(long, value_name = "RUNS", conflicts_with = "time")]
     pub budget: Option<usize>,
-    /// Most wall time (90s, 10m, 1h), turned into runs [default: 10m].
+    /// Most wall time (90s, 10m, 1h) [default: 10m without --budget]: a
+    /// budget of runs at the estimated length of one, raised after each
+    /// run while the runs take less (never lowered).
     #[arg(long, value_name = "DURATION", value_parser = parse_time)]
     pub time: Option<Duration>,
     /// A limit on a response's change, such as p99<=+5% (repeatable).
@@ -243,6 +245,9 @@ struct Checked {
     bench_args: Vec<String>,
     cfg: SearchConfig,
     responses: Vec<Response>,
+    /// The time budget (`--time`, or its default without `--budget`): the
+    /// run budget is raised while runs are quicker than estimated.
+    time: Option<Duration>,
 }
 
 fn usage(msg: impl std::fmt::Display) -> ExitCode {
@@ -369,6 +374,10 @@ fn check(args: &Args, objective: Objective, recheck: bool) -> Result<Checked, Ex
         bench_args,
         cfg,
         responses,
+        time: args
+            .budget
+            .is_none()
+            .then(|| args.time.unwrap_or(DEFAULT_TIME)),
     })
 }
 
@@ -381,10 +390,11 @@ fn snapshot(exec: &mut dyn Executor, h: HostId) -> anyhow::Result<HostSnapshot> 
 fn space_lines(
     built: &at::BuiltSpace,
     space: &SearchSpace,
-    repeats: u32,
+    checked: &Checked,
     budget: usize,
-    forward: bool,
 ) -> String {
+    let repeats = checked.cfg.repeats;
+    let forward = checked.cfg.forward_after_pct.is_some();
     let mut out = String::from("search space:\n");
     for f in space.factors() {
         let levels: Vec<String> = f.levels.iter().skip(1).map(ToString::to_string).collect();
@@ -403,15 +413,23 @@ fn space_lines(
     for e in &built.excluded {
         out.push_str(&format!("  left out  {e}\n"));
     }
+    let estimate = if forward {
+        space.estimate_runs_in_passes(repeats)
+    } else {
+        space.estimate_runs(repeats)
+    };
+    let budget_text = match checked.time {
+        Some(t) => format!(
+            "budget {budget}: {} s at about {:.1} s a run, raised after each run while runs take less",
+            t.as_secs(),
+            run_time(checked.duration).as_secs_f64(),
+        ),
+        None => format!("budget {budget}"),
+    };
     out.push_str(&format!(
-        "{} candidates; at most {} runs (budget {budget}; the full grid would be {})\n",
+        "{} candidates; at most {} runs ({budget_text}; the full grid would be {})\n",
         space.candidates().len(),
-        if forward {
-            space.estimate_runs_in_passes(repeats)
-        } else {
-            space.estimate_runs(repeats)
-        }
-        .min(budget),
+        estimate.min(budget),
         space.grid_runs(repeats)
     ));
     out
@@ -437,6 +455,12 @@ impl Bar {
             b
         });
         Bar { bar, lines: shown }
+    }
+
+    fn set_total(&self, total: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(total);
+        }
     }
 
     fn progress(&self, pos: u64, msg: &str) {
@@ -620,15 +644,13 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
         .into());
     }
     let space = SearchSpace::new(built.factors.clone())?;
-    let repeats = checked.cfg.repeats;
     ui.line(&format!(
         "autotune {objective} with {} runs of {} s ({} each)",
         checked.test,
         checked.duration,
         checked.cfg.objective.key()
     ));
-    let forward = checked.cfg.forward_after_pct.is_some();
-    ui.line(space_lines(&built, &space, repeats, budget, forward).trim_end());
+    ui.line(space_lines(&built, &space, checked, budget).trim_end());
     if args.dry_run {
         return Ok(ExitCode::SUCCESS);
     }
@@ -649,15 +671,23 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
         scope: t.scope,
         cancel: cancel.clone(),
         sources,
+        time: checked.time,
     };
     let started = Instant::now();
     let started_at = model::time::rfc3339_utc(std::time::SystemTime::now());
     let bar = Bar::new(budget as u64, !args.json);
-    let per_run = run_time(checked.duration);
     let mut on_run = |r: &at::RunTrace, search: &Search| {
         let used = r.seq.saturating_add(1);
+        // A time budget raises the budget as the runs go.
+        let budget = search.budget().unwrap_or(budget);
+        bar.set_total(budget as u64);
+        // The runs left at the pace measured so far.
+        let pace = started
+            .elapsed()
+            .checked_div(u32::try_from(used).unwrap_or(u32::MAX))
+            .unwrap_or_default();
         let left =
-            per_run.saturating_mul(u32::try_from(budget.saturating_sub(used)).unwrap_or(u32::MAX));
+            pace.saturating_mul(u32::try_from(budget.saturating_sub(used)).unwrap_or(u32::MAX));
         bar.progress(
             used as u64,
             &progress_line(
@@ -1133,6 +1163,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
             scope: NetnsScope::Child,
             cancel: cancel.clone(),
             sources,
+            time: None,
         };
         let bar = Bar::new((arms.saturating_add(1) * repeats) as u64, !args.json);
         let mut on_run = |r: &at::RunTrace, total: usize| {

@@ -693,6 +693,24 @@ impl Search {
         })
     }
 
+    /// Most runs in all, as it stands now (`None`: unlimited).
+    pub fn budget(&self) -> Option<usize> {
+        self.cfg.budget
+    }
+
+    /// Raise the budget to `runs` (a time budget whose runs turn out
+    /// quicker than estimated). A lower value, no budget, or a search that
+    /// has ended changes nothing: what is planned counts on the budget it
+    /// was planned with.
+    pub fn raise_budget(&mut self, runs: usize) {
+        if self.outcome.is_some() {
+            return;
+        }
+        if let Some(b) = self.cfg.budget.as_mut() {
+            *b = (*b).max(runs);
+        }
+    }
+
     /// The space searched.
     pub fn space(&self) -> &SearchSpace {
         &self.space
