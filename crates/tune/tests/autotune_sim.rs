@@ -1290,3 +1290,33 @@ fn a_budget_raised_during_the_search_pays_for_a_forward_pass() {
     s.raise_budget(1000);
     assert_eq!(s.budget(), Some(200));
 }
+
+#[test]
+fn a_forward_pass_starts_when_the_budget_pays_for_its_earliest_decision() {
+    // 54 runs: the first pass keeps the big gain in 30 and leaves 24, a
+    // baseline and a candidate for two rounds of 3 and their re-check's
+    // first decision (two batches of 3 each). That pays for the partner.
+    let cfg = SearchConfig {
+        budget: Some(54),
+        ..config(3)
+    };
+    let mut s = Search::new(space(), cfg).expect("search");
+    let (o, _) = drive(&mut s, &mut hidden_partner(3));
+    assert_eq!(o.passes.len(), 2, "{}", o.render());
+    assert_eq!(o.passes[1].first_run, 30, "{}", o.render());
+    assert!(o.runs <= 54);
+    assert_eq!(
+        names(&o),
+        ["gro_flush_timeout=20000", "napi_defer_hard_irqs=2"],
+        "{}",
+        o.render()
+    );
+    // One run less and the pass does not start.
+    let cfg = SearchConfig {
+        budget: Some(53),
+        ..config(3)
+    };
+    let mut s = Search::new(space(), cfg).expect("search");
+    let (o, _) = drive(&mut s, &mut hidden_partner(3));
+    assert_eq!(o.passes.len(), 1, "{}", o.render());
+}

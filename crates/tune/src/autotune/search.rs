@@ -918,11 +918,14 @@ impl Search {
     }
 
     /// Runs the race keeps for the re-check: three arms when winners of
-    /// two knobs could be combined in the first pass, else two (a later
-    /// pass looks for the next change; the budget decides whether two of
-    /// its winners are combined).
+    /// two knobs could be combined in the first pass, else two. A later
+    /// pass looks for the next change on what is left of the budget, and
+    /// keeps only room for the re-check's earliest decision: if the budget
+    /// runs out before it decides, what earlier passes kept stands.
     fn recheck_reserve(&self) -> usize {
-        if self.base.is_empty() && self.space.factors().len() > 1 {
+        if !self.base.is_empty() {
+            self.earliest_recheck(2)
+        } else if self.space.factors().len() > 1 {
             self.recheck_cost(RECHECK_ARMS)
         } else {
             self.recheck_cost(2)

@@ -74,12 +74,21 @@ impl Search {
         self.base.contains(&i)
     }
 
-    /// The fewest runs worth a pass: a baseline and one candidate for
-    /// [`MIN_ROUNDS`] rounds, and a re-check of two arms.
+    /// The fewest runs with which a pass can keep anything: a baseline and
+    /// one candidate for [`MIN_ROUNDS`] rounds, and the re-check of the two
+    /// at its earliest decision ([`MIN_ROUNDS`] batches each). A pass that
+    /// runs out of budget before its re-check decides keeps nothing, and
+    /// what earlier passes kept stands.
     fn pass_minimum(&self) -> usize {
+        self.earliest_recheck(2).saturating_mul(2)
+    }
+
+    /// Runs of a re-check of `arms` arms that decides at its first chance:
+    /// [`MIN_ROUNDS`] batches of `repeats` runs an arm.
+    pub(super) fn earliest_recheck(&self, arms: usize) -> usize {
         (self.cfg.repeats as usize)
-            .saturating_mul(2 * MIN_ROUNDS as usize)
-            .saturating_add(self.recheck_cost(2))
+            .saturating_mul(MIN_ROUNDS as usize)
+            .saturating_mul(arms)
     }
 
     fn knobs(&self, set: &[usize]) -> Vec<Knob> {
@@ -91,9 +100,11 @@ impl Search {
 
     /// Whether the race ends now for a forward pass: from round
     /// [`MIN_ROUNDS`] on, some knob has a winner, one of them with a gain
-    /// that would start a forward pass, and every candidate still in
-    /// `doubt` is of a knob without one. Those would be raced again on
-    /// top of the winners, so racing them further from here is wasted.
+    /// that would start a forward pass, the budget left pays for the
+    /// winners' re-check and a pass (each at its earliest decision), and
+    /// every candidate still in `doubt` is of a knob without one. Those
+    /// would be raced again on top of the winners, so racing them further
+    /// from here is wasted.
     pub(super) fn hand_over(&self, doubt: &[usize]) -> bool {
         let Some(shift) = self.cfg.forward_after_pct else {
             return false;
@@ -110,9 +121,19 @@ impl Search {
         let moves = winners
             .iter()
             .any(|&i| self.effects[i].is_some_and(|e| e.relative && self.score(&e) >= shift));
+        // The winners' re-check: the baseline, the combination and, with
+        // several, the combination without each.
+        let arms = if winners.len() > 1 {
+            winners.len().saturating_add(2)
+        } else {
+            2
+        };
         moves
             && !won.is_empty()
-            && self.remaining() >= self.pass_minimum().saturating_add(self.recheck_reserve())
+            && self.remaining()
+                >= self
+                    .pass_minimum()
+                    .saturating_add(self.earliest_recheck(arms))
             && self.knobs(doubt).iter().all(|k| !won.contains(k))
     }
 
