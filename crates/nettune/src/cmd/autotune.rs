@@ -111,9 +111,9 @@ pub struct Args {
     /// Most bench runs in all.
     #[arg(long, value_name = "RUNS", conflicts_with = "time")]
     pub budget: Option<usize>,
-    /// Most wall time (90s, 10m, 1h) [default: 10m without --budget]: a
-    /// budget of runs at the estimated length of one, raised after each
-    /// run while the runs take less (never lowered).
+    /// Most wall time of the runs (90s, 10m, 1h) [default: 10m without
+    /// --budget]: a budget of runs at the estimated length of one, raised
+    /// after each run while the runs take less (never lowered).
     #[arg(long, value_name = "DURATION", value_parser = parse_time)]
     pub time: Option<Duration>,
     /// A limit on a response's change, such as p99<=+5% (repeatable).
