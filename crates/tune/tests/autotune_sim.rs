@@ -1137,6 +1137,16 @@ fn hidden_partner(seed: u64) -> FakeHost {
     h
 }
 
+/// The search of seed 3 on the hidden partner within `budget` runs.
+fn partner_on_budget(budget: usize) -> Outcome {
+    let cfg = SearchConfig {
+        budget: Some(budget),
+        ..config(3)
+    };
+    let mut s = Search::new(space(), cfg).expect("search");
+    drive(&mut s, &mut hidden_partner(3)).0
+}
+
 #[test]
 fn a_change_that_helps_only_next_to_a_big_gain_is_kept_by_a_forward_pass() {
     let sp = space();
@@ -1201,13 +1211,7 @@ fn a_change_that_helps_only_next_to_a_big_gain_is_kept_by_a_forward_pass() {
 #[test]
 fn a_forward_pass_keeps_to_the_budget_and_needs_a_big_gain() {
     for budget in [60, 80, 109] {
-        let cfg = SearchConfig {
-            budget: Some(budget),
-            ..config(3)
-        };
-        let mut host = hidden_partner(3);
-        let mut s = Search::new(space(), cfg).expect("search");
-        let (o, _) = drive(&mut s, &mut host);
+        let o = partner_on_budget(budget);
         assert!(o.runs <= budget, "{budget}: {} runs", o.runs);
         assert_eq!(names(&o)[0], "gro_flush_timeout=20000", "{}", o.render());
     }
@@ -1260,14 +1264,13 @@ fn search_partner_sweep() {
 fn a_budget_raised_during_the_search_pays_for_a_forward_pass() {
     // 45 runs keep the big gain and leave no room for a forward pass. A
     // time budget whose runs turn out quicker raises the budget as it goes.
+    let fixed = partner_on_budget(45);
+    assert_eq!(fixed.passes.len(), 1, "{}", fixed.render());
+
     let cfg = SearchConfig {
         budget: Some(45),
         ..config(3)
     };
-    let mut s = Search::new(space(), cfg.clone()).expect("search");
-    let (fixed, _) = drive(&mut s, &mut hidden_partner(3));
-    assert_eq!(fixed.passes.len(), 1, "{}", fixed.render());
-
     let mut s = Search::new(space(), cfg).expect("search");
     let mut host = hidden_partner(3);
     let o = loop {
@@ -1296,12 +1299,7 @@ fn a_forward_pass_starts_when_the_budget_pays_for_its_earliest_decision() {
     // 54 runs: the first pass keeps the big gain in 30 and leaves 24, a
     // baseline and a candidate for two rounds of 3 and their re-check's
     // first decision (two batches of 3 each). That pays for the partner.
-    let cfg = SearchConfig {
-        budget: Some(54),
-        ..config(3)
-    };
-    let mut s = Search::new(space(), cfg).expect("search");
-    let (o, _) = drive(&mut s, &mut hidden_partner(3));
+    let o = partner_on_budget(54);
     assert_eq!(o.passes.len(), 2, "{}", o.render());
     assert_eq!(o.passes[1].first_run, 30, "{}", o.render());
     assert!(o.runs <= 54);
@@ -1312,11 +1310,6 @@ fn a_forward_pass_starts_when_the_budget_pays_for_its_earliest_decision() {
         o.render()
     );
     // One run less and the pass does not start.
-    let cfg = SearchConfig {
-        budget: Some(53),
-        ..config(3)
-    };
-    let mut s = Search::new(space(), cfg).expect("search");
-    let (o, _) = drive(&mut s, &mut hidden_partner(3));
+    let o = partner_on_budget(53);
     assert_eq!(o.passes.len(), 1, "{}", o.render());
 }

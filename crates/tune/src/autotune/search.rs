@@ -1164,11 +1164,11 @@ impl Search {
                 kept.push(i);
             }
         }
-        // The budget pays for a baseline, the combination and one arm
-        // without each member, two batches each; else the weakest go.
-        let min_arm = min_runs;
-        let arms = |n: usize| if n > 1 { n + 2 } else { 2 };
-        while !kept.is_empty() && self.remaining() < arms(kept.len()).saturating_mul(min_arm) {
+        // The budget pays for the re-check's earliest decision; else the
+        // weakest go.
+        while !kept.is_empty()
+            && self.remaining() < self.earliest_recheck(forward::recheck_arms(kept.len()))
+        {
             if let Some(w) = kept.pop() {
                 self.status[w] = Status::Out(Reason::Budget);
             }

@@ -12,6 +12,16 @@ use model::experiment::Knob;
 
 use super::{arm_of, Arm, Candidate, Effect, Phase, Search, Status, MIN_ROUNDS};
 
+/// Arms of the re-check of `winners` winners: the baseline, the
+/// combination and, with several, the combination without each.
+pub(super) fn recheck_arms(winners: usize) -> usize {
+    if winners > 1 {
+        winners.saturating_add(2)
+    } else {
+        2
+    }
+}
+
 /// One pass of a search.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pass {
@@ -121,19 +131,12 @@ impl Search {
         let moves = winners
             .iter()
             .any(|&i| self.effects[i].is_some_and(|e| e.relative && self.score(&e) >= shift));
-        // The winners' re-check: the baseline, the combination and, with
-        // several, the combination without each.
-        let arms = if winners.len() > 1 {
-            winners.len().saturating_add(2)
-        } else {
-            2
-        };
         moves
             && !won.is_empty()
             && self.remaining()
                 >= self
                     .pass_minimum()
-                    .saturating_add(self.earliest_recheck(arms))
+                    .saturating_add(self.earliest_recheck(recheck_arms(winners.len())))
             && self.knobs(doubt).iter().all(|k| !won.contains(k))
     }
 
