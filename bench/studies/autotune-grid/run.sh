@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The grid of tput.toml and five seeded max-throughput searches over the same
-# levels, in the lab, one after the other (as root; about 45 minutes on 2
+# levels, in the lab, one after the other (as root; about 85 minutes on 2
 # CPUs). Outputs go to bench/out/autotune-grid/ (not committed: the grid's
 # results.json holds every run's raw bench output); judge.py reads them.
 #   bash bench/studies/autotune-grid/run.sh [SEEDS...]   # default: 1 2 3 4 5

@@ -137,6 +137,38 @@ pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
     }
 }
 
+/// The CPU the throughput level pins the workload to: the first of the
+/// device's local CPUs (every online CPU when it names none) that serves
+/// none of the device's IRQs (effective affinity, else an affinity narrower
+/// than every online CPU), else the first of them; the first online CPU
+/// without a device. A virtual device (veth) has no IRQs: its first local
+/// CPU.
+fn pin_cpu(snap: &HostSnapshot) -> Option<u32> {
+    let online = &snap.cpu.online;
+    let Some(dev) = device(snap) else {
+        return online.first();
+    };
+    let local = dev
+        .local_cpus
+        .as_ref()
+        .map(|l| l.intersection(online))
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| online.clone());
+    let serving = |cpu: u32| {
+        dev.irqs.iter().filter_map(|n| snap.irq(*n)).any(|irq| {
+            match irq.effective_affinity.as_ref().filter(|e| !e.is_empty()) {
+                Some(e) => e.contains(cpu),
+                None => irq.smp_affinity.as_ref().is_some_and(|a| {
+                    let a = a.intersection(online);
+                    a != *online && a.contains(cpu)
+                }),
+            }
+        })
+    };
+    let free = local.iter().find(|&c| !serving(c));
+    free.or_else(|| local.first())
+}
+
 /// Socket buffer maximum the throughput levels raise `tcp_rmem`/`tcp_wmem`
 /// to: 32 MiB, the BDP of 10 Gbit/s at 25 ms (the socket-buffers rule's
 /// sizing for a fast path with the profile's default RTT).
@@ -221,6 +253,13 @@ pub fn proposals(objective: Objective, snap: &HostSnapshot) -> Vec<Proposal> {
                     .collect(),
                 source: "congestion control: the available algorithms the rules know",
             });
+            if let Some(cpu) = pin_cpu(snap) {
+                out.push(Proposal {
+                    knob: Knob::CpuPin,
+                    levels: vec![Level::Cpus(vec![cpu])],
+                    source: "app-on-irq-cpu rule: the workload on one CPU of the NIC's node that serves none of its IRQs (netperf -T, iperf3 -A)",
+                });
+            }
             out.extend([gro, defer, threaded, rps]);
         }
         Objective::MaxPps => {

@@ -227,7 +227,8 @@ fn a_host_with_nothing_changeable_says_why_per_factor() {
         &[(HostId(1), s)],
         NetnsScope::Child,
     );
-    assert!(b.factors.is_empty());
+    // Pinning the workload is a bench option: it stays (as busy_poll).
+    assert_eq!(keys(&b), ["cpu_pin"]);
     let e = AutotuneRunError::NothingToChange {
         objective: "max-throughput",
         reasons: b.excluded.clone(),
@@ -242,6 +243,46 @@ fn a_host_with_nothing_changeable_says_why_per_factor() {
         assert!(e.contains(knob), "{knob} missing from {e}");
     }
     assert!(e.contains("absent") || e.contains("loopback"), "{e}");
+}
+
+fn pin_levels(b: &BuiltSpace) -> Vec<Level> {
+    b.factors
+        .iter()
+        .find(|f| f.knob == Knob::CpuPin)
+        .map(|f| f.levels.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn max_throughput_pins_the_workload_on_a_cpu_without_the_nics_irqs() {
+    // veth has no IRQs: its first local CPU, after the current level (not pinned).
+    let b = build(Objective::MaxThroughput, &snaps(), NetnsScope::Child);
+    assert_eq!(
+        pin_levels(&b),
+        [Level::Cpus(Vec::new()), Level::Cpus(vec![0])]
+    );
+    assert!(b
+        .sources
+        .iter()
+        .any(|(k, s)| *k == Knob::CpuPin && s.contains("app-on-irq-cpu")));
+    // A queue IRQ of the device served by CPU 0: the workload goes to CPU 1.
+    let mut s: serde_json::Value = serde_json::from_str(SNAP).unwrap();
+    let irq = s["irqs"][0]["number"].clone();
+    for i in s["interfaces"].as_array_mut().unwrap() {
+        if i["name"] != "lo" {
+            i["irqs"] = serde_json::json!([irq]);
+        }
+    }
+    let s: HostSnapshot = serde_json::from_value(s).unwrap();
+    let b = build(
+        Objective::MaxThroughput,
+        &[(HostId(1), s)],
+        NetnsScope::Child,
+    );
+    assert_eq!(
+        pin_levels(&b),
+        [Level::Cpus(Vec::new()), Level::Cpus(vec![1])]
+    );
 }
 
 fn tw_search(budget: usize) -> Search {
