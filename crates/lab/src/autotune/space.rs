@@ -537,6 +537,45 @@ pub fn add_candidates(
     built.factors = planted;
 }
 
+/// Leave out each factor whose bench option the workload's own arguments
+/// already set (`--workload`'s `args`, e.g. `--cpus 1` or `--udp-gso`):
+/// the baseline runs with that option, so the current level (the bench's
+/// default) would be wrong, and every arm would override the user's
+/// choice. The option is found in the bench arguments of the factor's
+/// levels on the first host.
+pub fn workload_sets(
+    built: &mut BuiltSpace,
+    snaps: &[(HostId, HostSnapshot)],
+    scope: NetnsScope,
+    workload: &[String],
+) {
+    let Some((_, snap)) = snaps.first() else {
+        return;
+    };
+    let mut kept = Vec::new();
+    for f in std::mem::take(&mut built.factors) {
+        let flag = f.levels.iter().skip(1).find_map(|l| {
+            tune::levels::cell_plan(snap, scope, &[(f.knob, l.clone())])
+                .ok()?
+                .bench_args
+                .into_iter()
+                .find(|a| a.starts_with("--") && workload.contains(a))
+        });
+        match flag {
+            Some(flag) => {
+                built.sources.retain(|(k, _)| *k != f.knob);
+                built.excluded.push(Excluded {
+                    knob: f.knob,
+                    level: None,
+                    reason: format!("the workload's args set {flag}"),
+                });
+            }
+            None => kept.push(f),
+        }
+    }
+    built.factors = kept;
+}
+
 /// Start the space from `setting` (`--from`: levels already in force on
 /// the hosts): each factor of a knob it sets has that level as its current
 /// one, and a factor left with no other level goes, with the reason. Host

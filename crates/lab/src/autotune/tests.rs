@@ -285,6 +285,23 @@ fn max_throughput_pins_the_workload_on_a_cpu_without_the_nics_irqs() {
     );
 }
 
+#[test]
+fn a_bench_option_the_workload_sets_is_left_out_saying_so() {
+    let mut b = build(Objective::MaxThroughput, &snaps(), NetnsScope::Child);
+    let workload = ["--nodelay".to_string(), "--cpus".into(), "1".into()];
+    space::workload_sets(&mut b, &snaps(), NetnsScope::Child, &workload);
+    assert!(!keys(&b).contains(&"cpu_pin"), "{:?}", keys(&b));
+    assert!(!b.sources.iter().any(|(k, _)| *k == Knob::CpuPin));
+    let e = b.excluded.iter().find(|e| e.knob == Knob::CpuPin).unwrap();
+    assert_eq!(e.to_string(), "cpu_pin: the workload's args set --cpus");
+    // Host knobs and options the workload leaves alone stay.
+    assert!(keys(&b).contains(&"congestion_control"));
+    let mut b = build(Objective::MaxPps, &snaps(), NetnsScope::Child);
+    space::workload_sets(&mut b, &snaps(), NetnsScope::Child, &["--udp-gso".into()]);
+    assert!(!keys(&b).contains(&"udp_gso"));
+    assert!(keys(&b).contains(&"udp_gro"));
+}
+
 fn tw_search(budget: usize) -> Search {
     let space = SearchSpace::new(vec![Factor {
         knob: Knob::TcpTwReuse,

@@ -47,8 +47,8 @@ args = [\"--nodelay\"] (more bench options: --nodelay, --sndbuf, --outstanding, 
 key is optional.
 
 The space comes from the lab host: the factors the objective's rules and profiles set (TIME_WAIT
-reuse and the port range for max-cps; socket buffers, congestion control and the NAPI knobs for
-max-throughput; RPS, busy polling and NAPI for max-pps and min-p99), each starting from the host's
+reuse and the port range for max-cps; socket buffers, congestion control, pinning of the workload
+and the NAPI knobs for max-throughput; RPS, busy polling and NAPI for max-pps and min-p99), each starting from the host's
 current level; levels the host cannot take are left out with the reason. Every candidate is
 applied through the journal and rolled back after its run; a change is kept only when its 95 %
 interval, re-checked against fresh baseline runs, shows a gain of at least --min-effect and every
@@ -632,6 +632,7 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
     let mut built = at::build(objective_arg, &snaps, t.scope);
     at::space::add_candidates(&mut built, &snaps, t.scope, &args.candidates);
     at::space::start_from(&mut built, from);
+    at::space::workload_sets(&mut built, &snaps, t.scope, &checked.extra);
     // Each level applied once on both hosts and rolled back: a host
     // that has a file but cannot write it (veth's `threaded`) is found
     // here, not in the middle of the search.
