@@ -1313,3 +1313,51 @@ fn a_forward_pass_starts_when_the_budget_pays_for_its_earliest_decision() {
     let o = partner_on_budget(53);
     assert_eq!(o.passes.len(), 1, "{}", o.render());
 }
+
+/// A +10 % change under 10 % noise: four rounds of three runs an arm
+/// rarely decide it. With a budget the race goes on after them while the
+/// budget pays, instead of ending with the budget unspent.
+#[test]
+fn a_budget_left_after_the_last_round_races_on_what_may_still_win() {
+    let mut effects = [0.0; 8];
+    effects[0] = 0.10;
+    let gro = "gro_flush_timeout=20000".to_string();
+    let (mut longer, mut kept_budget, mut kept_open) = (0, 0, 0);
+    let max_rounds = config(1).max_rounds;
+    for seed in 1..=12u64 {
+        let mut host = FakeHost::new(&effects, 0.10, seed);
+        let cfg = SearchConfig {
+            budget: Some(150),
+            ..config(seed)
+        };
+        let mut s = Search::new(space(), cfg).expect("search");
+        let (o, _) = drive(&mut s, &mut host);
+        assert!(o.runs <= 150, "seed {seed}: {} runs", o.runs);
+        assert_kept_is_proven(&o, &format!("seed {seed}"));
+        longer += usize::from(o.passes[0].rounds > max_rounds);
+        kept_budget += usize::from(names(&o).contains(&gro));
+        // Those that left after the last round had an estimate under the threshold.
+        for r in &o.rejected {
+            if let Reason::NoSign { round, bar } = r.reason {
+                if round >= max_rounds {
+                    let e = r.race.expect("raced").change.estimate;
+                    assert!(e < bar, "seed {seed}: {} {e} left at {bar}", r.candidate);
+                }
+            }
+        }
+        let mut host = FakeHost::new(&effects, 0.10, seed);
+        let mut s = Search::new(space(), config(seed)).expect("search");
+        let (o, _) = drive(&mut s, &mut host);
+        assert!(
+            o.passes.iter().all(|p| p.rounds <= max_rounds),
+            "{}",
+            o.render()
+        );
+        kept_open += usize::from(names(&o).contains(&gro));
+    }
+    assert!(longer > 0, "no race went past its rounds");
+    assert!(
+        kept_budget > kept_open,
+        "kept {kept_budget} of 12 with a budget, {kept_open} without"
+    );
+}

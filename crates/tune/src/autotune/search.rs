@@ -20,8 +20,10 @@
 //!    candidate is settled and no longer raced when its verdict is a gain
 //!    (a winner) or its estimate reaches the threshold with the worse end
 //!    of its interval within the threshold of zero (promising); the others
-//!    race on, for at most `max_rounds` rounds. At the end every candidate
-//!    left is judged again on all its runs.
+//!    race on, for `max_rounds` rounds, and with a budget, those whose
+//!    estimate reaches the threshold, on after that while the budget pays
+//!    for their round and the re-check. At the end every candidate left is
+//!    judged again on all its runs.
 //! 2. Re-check with a backward check, sequential: the best winner or
 //!    promising candidate of each knob, combined, is measured against
 //!    fresh baseline runs and, with several members, so is the combination
@@ -102,7 +104,9 @@ pub struct SearchConfig {
     pub constraints: Vec<Constraint>,
     /// Runs per arm and round (at least 3).
     pub repeats: u32,
-    /// Most rounds of the race (at least [`MIN_ROUNDS`]).
+    /// Rounds of the race (at least [`MIN_ROUNDS`]). With a budget, the
+    /// candidates still in doubt whose estimate reaches the threshold race
+    /// on after them while the budget pays (see `race_on`).
     pub max_rounds: u32,
     /// Runs per arm the race keeps room for in the re-check (at least 3):
     /// the budget left after the race pays for three arms of this many
@@ -1080,7 +1084,10 @@ impl Search {
             .into_iter()
             .filter(|&i| self.in_doubt(i))
             .collect();
-        if doubt.is_empty() || self.rounds >= self.cfg.max_rounds || self.hand_over(&doubt) {
+        if doubt.is_empty() || self.hand_over(&doubt) {
+            return false;
+        }
+        if self.rounds >= self.cfg.max_rounds && !self.race_on(&mut doubt) {
             return false;
         }
         // Arms the budget pays for, through the rounds a winner needs
@@ -1120,6 +1127,35 @@ impl Search {
         self.rng.shuffle(&mut order);
         self.queue = order.into();
         self.rounds += 1;
+        true
+    }
+
+    /// After `max_rounds` rounds, with a budget: the candidates in `doubt`
+    /// whose estimate reaches the threshold race on, a round at a time,
+    /// while the budget pays for a round of all of them and keeps the
+    /// re-check's room; the others leave (no sign of a practical gain at the
+    /// threshold). A budget the user gave is spent on narrowing what may
+    /// still win rather than left unused with it undecided. Without a budget
+    /// the race ends at `max_rounds`. `false`: the race ends.
+    fn race_on(&mut self, doubt: &mut Vec<usize>) -> bool {
+        if self.cfg.budget.is_none() {
+            return false;
+        }
+        let bar = self.cfg.min_effect_pct;
+        let (keep, drop): (Vec<usize>, Vec<usize>) =
+            doubt.iter().partition(|&&i| self.race_score(i) >= bar);
+        let cost = keep
+            .len()
+            .saturating_add(1)
+            .saturating_mul(self.cfg.repeats as usize);
+        if keep.is_empty() || self.remaining().saturating_sub(self.recheck_reserve()) < cost {
+            return false;
+        }
+        let round = self.rounds;
+        for i in drop {
+            self.status[i] = Status::Out(Reason::NoSign { round, bar });
+        }
+        *doubt = keep;
         true
     }
 
