@@ -139,7 +139,7 @@ pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
 
 /// The CPU the throughput level pins the workload to: the first of the
 /// device's local CPUs (every online CPU when it names none) that serves
-/// none of the device's IRQs (effective affinity, else an affinity narrower
+/// none of the device's IRQs (`model::findings::irq_cpus`, when narrower
 /// than every online CPU), else the first of them; the first online CPU
 /// without a device. A virtual device (veth) has no IRQs: its first local
 /// CPU.
@@ -155,15 +155,14 @@ fn pin_cpu(snap: &HostSnapshot) -> Option<u32> {
         .filter(|l| !l.is_empty())
         .unwrap_or_else(|| online.clone());
     let serving = |cpu: u32| {
-        dev.irqs.iter().filter_map(|n| snap.irq(*n)).any(|irq| {
-            match irq.effective_affinity.as_ref().filter(|e| !e.is_empty()) {
-                Some(e) => e.contains(cpu),
-                None => irq.smp_affinity.as_ref().is_some_and(|a| {
-                    let a = a.intersection(online);
-                    a != *online && a.contains(cpu)
-                }),
-            }
-        })
+        dev.irqs
+            .iter()
+            .filter_map(|n| snap.irq(*n))
+            .filter_map(model::findings::irq_cpus)
+            .any(|set| {
+                let a = set.intersection(online);
+                a != *online && a.contains(cpu)
+            })
     };
     let free = local.iter().find(|&c| !serving(c));
     free.or_else(|| local.first())
