@@ -1361,3 +1361,64 @@ fn a_budget_left_after_the_last_round_races_on_what_may_still_win() {
         "kept {kept_budget} of 12 with a budget, {kept_open} without"
     );
 }
+
+/// The lab's unpinned TCP runs switch between a slow and a fast mode within
+/// minutes; pinned runs do not. Two candidates: threaded_napi=true (here
+/// the pin: 1.0 whatever the mode) and gro_flush_timeout=20000 (+3 % with
+/// a wide spread, so it stays in doubt for all four rounds). The other arms
+/// run slow (0.6) in rounds 1–2, fast (1.2) in rounds 3–4 and slow again in
+/// the re-check. threaded_napi=true wins in round 2 and is not raced again.
+/// Judged at the race's end against every baseline run, its gain over the
+/// slow rounds is lost in the fast ones and it leaves undecided. Judged
+/// against the baseline runs of the rounds it ran in, it stays a winner,
+/// and the re-check keeps it.
+#[test]
+fn a_winner_is_judged_against_the_baseline_runs_of_its_own_rounds() {
+    let f = |knob, levels: Vec<Level>| Factor { knob, levels };
+    let space = SearchSpace::new(vec![
+        f(
+            Knob::GroFlushTimeout,
+            vec![Level::Int(0), Level::Int(20_000)],
+        ),
+        f(
+            Knob::ThreadedNapi,
+            vec![Level::Bool(false), Level::Bool(true)],
+        ),
+    ])
+    .expect("space");
+    let cfg = SearchConfig {
+        forward_after_pct: None,
+        ..config(5)
+    };
+    let mut s = Search::new(space, cfg).expect("search");
+    // Rounds 1–2 race three arms, rounds 3–4 two (3 runs an arm a round).
+    let mode = |seq: usize| if (18..30).contains(&seq) { 1.2 } else { 0.6 };
+    let mut counts = [0usize; 3];
+    let o = loop {
+        match s.next_step().expect("next") {
+            Step::Measure { arm, seq } => {
+                let (k, spread, m) = match arm.changes().as_slice() {
+                    [] => (0, [0.98, 1.0, 1.02], mode(seq)),
+                    [0] => (1, [0.93, 1.03, 1.13], mode(seq)),
+                    _ => (2, [0.99, 1.0, 1.01], 1.0),
+                };
+                let v = m * spread[counts[k] % 3];
+                counts[k] += 1;
+                s.record(&arm, Observation::new(v * 10e9)).expect("record");
+            }
+            Step::Done(o) => break o,
+        }
+    };
+    let text = o.render();
+    assert_eq!(o.passes[0].rounds, 4, "{text}");
+    let a = o
+        .accepted
+        .iter()
+        .find(|a| a.candidate.to_string() == "threaded_napi=true")
+        .unwrap_or_else(|| panic!("not kept:\n{text}"));
+    assert_eq!(a.race.runs, 6, "{text}");
+    // Its race interval is against the slow rounds it ran in: +67 %.
+    assert!(a.race.change.lo > 50.0, "{text}");
+    let last = o.rechecks.last().expect("rechecked");
+    assert!(last.passed && last.changes.len() == 1, "{text}");
+}

@@ -23,7 +23,9 @@
 //!    race on, for `max_rounds` rounds, and with a budget, those whose
 //!    estimate reaches the threshold, on after that while the budget pays
 //!    for their round and the re-check. At the end every candidate left is
-//!    judged again on all its runs.
+//!    judged again on all its runs. A candidate is always judged against
+//!    the baseline runs of the rounds it ran in, so one settled early is
+//!    not undone by a drift of the host after it stopped.
 //! 2. Re-check with a backward check, sequential: the best winner or
 //!    promising candidate of each knob, combined, is measured against
 //!    fresh baseline runs and, with several members, so is the combination
@@ -625,6 +627,10 @@ pub struct Search {
     rng: SplitMix64,
     /// Race values: [0] the baseline, [i + 1] candidate i.
     race: Vec<Vec<Observation>>,
+    /// The round of each baseline race run (ascending).
+    base_rounds: Vec<u32>,
+    /// Per candidate, the last round it ran in.
+    ran_to: Vec<u32>,
     status: Vec<Status>,
     effects: Vec<Option<Effect>>,
     /// The combination under re-check (ascending), or what was kept.
@@ -675,6 +681,8 @@ impl Search {
         Ok(Search {
             rng: SplitMix64::new(cfg.seed),
             race: vec![Vec::new(); n + 1],
+            base_rounds: Vec::new(),
+            ran_to: vec![0; n],
             status: vec![Status::Alive; n],
             effects: vec![None; n],
             winners: Vec::new(),
@@ -798,10 +806,16 @@ impl Search {
             check(c.response.key(), self.value(&obs, c.response))?;
         }
         match (&self.phase, arm) {
-            (Phase::Race, Arm::Baseline) => self.race[0].push(obs),
+            (Phase::Race, Arm::Baseline) => {
+                self.race[0].push(obs);
+                self.base_rounds.push(self.rounds);
+            }
             (Phase::Race, Arm::Candidate(i)) => {
                 if let Some(v) = self.race.get_mut(i + 1) {
                     v.push(obs);
+                }
+                if let Some(r) = self.ran_to.get_mut(*i) {
+                    *r = self.rounds;
                 }
             }
             _ => {
@@ -863,6 +877,18 @@ impl Search {
 
     fn judge(&self, arm: &[Observation], base: &[Observation]) -> Result<Judgement, AutotuneError> {
         self.judge_at(arm, base, &self.cfg.bootstrap())
+    }
+
+    /// Candidate `i`'s race runs against the baseline runs of the rounds it
+    /// ran in: its concurrent control. A candidate settled early is not
+    /// judged again on baseline runs from after it stopped, when the host
+    /// may have drifted (the lab's unpinned TCP runs switch between two
+    /// modes within minutes); the re-check measures it afresh.
+    fn judge_race(&self, i: usize) -> Result<Judgement, AutotuneError> {
+        let last = self.ran_to.get(i).copied().unwrap_or(0);
+        let n = self.base_rounds.partition_point(|&r| r <= last);
+        let base = self.race[0].get(..n).unwrap_or(&self.race[0]);
+        self.judge(&self.race[i + 1], base)
     }
 
     /// [`Search::judge`] with the bootstrap `boot`.
@@ -959,7 +985,7 @@ impl Search {
     /// Sequential elimination after a round.
     fn eliminate(&mut self) -> Result<(), AutotuneError> {
         for i in self.alive() {
-            let j = self.judge(&self.race[i + 1], &self.race[0])?;
+            let j = self.judge_race(i)?;
             let effect = Effect::of(&j.objective);
             self.effects[i] = Some(effect);
             if self.status[i] == Status::Winner {
@@ -1170,7 +1196,7 @@ impl Search {
                 self.status[i] = Status::Out(Reason::Budget);
                 continue;
             }
-            let j = self.judge(&self.race[i + 1], &self.race[0])?;
+            let j = self.judge_race(i)?;
             let effect = Effect::of(&j.objective);
             self.effects[i] = Some(effect);
             let promising = j.objective.verdict != Verdict::Regression
