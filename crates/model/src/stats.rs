@@ -17,7 +17,7 @@ mod sequential;
 mod summary;
 
 pub use bootstrap::{median_interval, BootstrapConfig, Interval, DEFAULT_MIN_EFFECT_PCT};
-pub use compare::{compare, Comparison, Direction, Verdict};
+pub use compare::{compare, compare_by, Comparison, Direction, Statistic, Verdict};
 pub use error::StatsError;
 pub use rng::SplitMix64;
 pub use sequential::{Decision, StopReason, StopRule, WaitReason};

@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use nettune_model::stats::{
-    compare, median_interval, summarize, BootstrapConfig, Decision, Direction, SplitMix64,
-    StatsError, StopReason, StopRule, Verdict, WaitReason, MAX_VALUES,
+    compare, compare_by, median_interval, summarize, BootstrapConfig, Decision, Direction,
+    SplitMix64, Statistic, StatsError, StopReason, StopRule, Verdict, WaitReason, MAX_VALUES,
 };
 use proptest::prelude::*;
 
@@ -437,4 +437,45 @@ fn a_shown_change_under_the_practical_threshold_is_no_change() {
         ..practical
     };
     assert!(compare(&cell, &base, Direction::HigherIsBetter, &bad).is_err());
+}
+
+/// Gbit/s of one re-check in the lab (`nettune autotune --lab --seed 5`,
+/// vm, kernel 6.18.44-fc-v657, 2 vCPUs, 2026-11-29): cubic unpinned, runs in
+/// two modes (about 17 and 33 Gbit/s), against cubic with both ends of the
+/// bench on CPU 0.
+const UNPINNED: [f64; 18] = [
+    15.03, 28.77, 39.24, 37.93, 19.84, 16.29, 33.54, 33.42, 29.55, 17.79, 30.83, 32.48, 38.86,
+    16.1, 19.18, 36.42, 18.66, 28.11,
+];
+const PINNED: [f64; 18] = [
+    27.58, 35.38, 37.51, 33.43, 36.07, 35.31, 30.39, 31.62, 35.25, 28.92, 34.13, 37.75, 31.06,
+    32.52, 36.04, 37.0, 30.14, 30.0,
+];
+
+#[test]
+fn the_mean_decides_where_a_sample_in_two_modes_leaves_the_median_open() {
+    let boot = BootstrapConfig {
+        level: 0.975,
+        min_effect_pct: 2.0,
+        ..BootstrapConfig::default()
+    };
+    let up = Direction::HigherIsBetter;
+    let by_median = compare(&PINNED, &UNPINNED, up, &boot).unwrap();
+    assert_eq!(
+        by_median,
+        compare_by(&PINNED, &UNPINNED, up, &boot, Statistic::Median).unwrap()
+    );
+    let by_mean = compare_by(&PINNED, &UNPINNED, up, &boot, Statistic::Mean).unwrap();
+    assert_eq!(by_median.verdict, Verdict::NoChange, "{by_median:?}");
+    assert_eq!(by_mean.verdict, Verdict::Gain, "{by_mean:?}");
+    let (m, b) = (summarize(&PINNED).unwrap(), summarize(&UNPINNED).unwrap());
+    let pct = by_mean.change_pct.unwrap();
+    assert!((pct.estimate - (m.mean / b.mean - 1.0) * 100.0).abs() < 1e-9);
+    let med = by_median.change_pct.unwrap();
+    assert!(
+        pct.lo > 2.0 && pct.hi - pct.lo < med.hi - med.lo,
+        "{pct:?} {med:?}"
+    );
+    assert_eq!(Statistic::parse("mean"), Some(Statistic::Mean));
+    assert_eq!(Statistic::parse("average"), None);
 }

@@ -500,6 +500,14 @@ fn stored_autotune_results_json() {
     let mut errs = Vec::new();
     validate(&schema("autotune-results"), &bad, "$", &mut errs);
     assert!(!errs.is_empty());
+    // --statistic: median or mean, nothing else.
+    let mut mean = v.clone();
+    mean["workload"]["statistic"] = Value::from("mean");
+    check("autotune-results", &mean, "--statistic mean");
+    mean["workload"]["statistic"] = Value::from("average");
+    let mut errs = Vec::new();
+    validate(&schema("autotune-results"), &mean, "$", &mut errs);
+    assert!(!errs.is_empty(), "statistic \"average\" passed");
 }
 
 #[test]

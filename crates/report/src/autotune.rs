@@ -159,6 +159,9 @@ pub struct AutotuneResults {
     /// `higher` or `lower` is better.
     pub(crate) direction: String,
     pub(crate) min_effect_pct: f64,
+    /// The statistic the search judged the objective on (older files: the
+    /// median).
+    pub(crate) statistic: model::stats::Statistic,
     /// Runs per arm and round of the race.
     pub(crate) repeats: usize,
     /// The search's seed (its bootstrap's seed is derived from it).
@@ -294,6 +297,11 @@ impl AutotuneResults {
                 .and_then(Value::as_f64)
                 .filter(|v| v.is_finite())
                 .unwrap_or(model::stats::DEFAULT_MIN_EFFECT_PCT),
+            statistic: w
+                .get("statistic")
+                .and_then(Value::as_str)
+                .and_then(model::stats::Statistic::parse)
+                .unwrap_or_default(),
             repeats: usize_of(w.get("repeats")).filter(|r| *r > 0).unwrap_or(3),
             seed: w.get("seed").and_then(Value::as_u64),
             workload,

@@ -228,3 +228,26 @@ fn a_zero_baseline_race_and_shared_rechecks() {
     );
     assert!(page.contains("tcp_tw_reuse=1, ip_local_port_range=1024-65535"));
 }
+
+/// A search judged on means (`--statistic mean`): the chart says so and
+/// recomputes its earlier rounds on means, not medians.
+#[test]
+fn a_search_on_means_is_charted_on_means() {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    let on_medians = AutotuneResults::from_value(&doc).unwrap();
+    doc["workload"]["statistic"] = serde_json::json!("mean");
+    let on_means = AutotuneResults::from_value(&doc).unwrap();
+    let medians = render_autotune_html(&on_medians).unwrap();
+    let means = render_autotune_html(&on_means).unwrap();
+    assert!(chart(&medians).contains("change of the median vs baseline"));
+    assert!(chart(&means).contains("change of the mean vs baseline"));
+    let points = |svg: &str| -> Vec<String> {
+        svg.lines()
+            .filter(|l| l.contains("<circle"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(!points(chart(&medians)).is_empty());
+    assert_ne!(points(chart(&medians)), points(chart(&means)));
+}

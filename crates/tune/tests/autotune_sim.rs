@@ -6,7 +6,7 @@
 //! prints the search's cost against an exhaustive grid over the same levels.
 
 use model::experiment::{Factor, Knob, Level, Metric, TestKind};
-use model::stats::{median_interval, BootstrapConfig, SplitMix64};
+use model::stats::{median_interval, BootstrapConfig, SplitMix64, Statistic};
 use nettune_tune::autotune::{
     Arm, AutotuneError, Constraint, Objective, Observation, Outcome, Reason, Response, Search,
     SearchConfig, SearchSpace, Step,
@@ -21,6 +21,9 @@ struct FakeHost {
     p99_effects: Vec<f64>,
     noise: f64,
     rng: SplitMix64,
+    /// Two modes: arms without the candidate run at the factor half the
+    /// time (the lab's unpinned TCP runs).
+    two_modes: Option<(usize, f64)>,
 }
 
 impl FakeHost {
@@ -32,6 +35,7 @@ impl FakeHost {
             p99_effects: vec![0.0; effects.len()],
             noise,
             rng: SplitMix64::new(seed ^ 0xFA4E),
+            two_modes: None,
         }
     }
 
@@ -49,7 +53,12 @@ impl FakeHost {
     }
 
     fn measure(&mut self, changes: &[usize]) -> Observation {
-        let v = self.truth(changes) * (1.0 + self.rng.normal(0.0, self.noise));
+        let mut v = self.truth(changes) * (1.0 + self.rng.normal(0.0, self.noise));
+        if let Some((c, slow)) = self.two_modes {
+            if !changes.contains(&c) && self.rng.chance(0.5) {
+                v *= slow;
+            }
+        }
         let mut p99 = 100.0;
         for &c in changes {
             p99 *= 1.0 + self.p99_effects[c];
@@ -90,9 +99,15 @@ fn space() -> SearchSpace {
     .expect("space")
 }
 
+/// `AUTOTUNE_SIM_STATISTIC=mean` runs the sweeps on means.
 fn config(seed: u64) -> SearchConfig {
+    let statistic = std::env::var("AUTOTUNE_SIM_STATISTIC")
+        .ok()
+        .and_then(|s| Statistic::parse(&s))
+        .unwrap_or_default();
     SearchConfig {
         seed,
+        statistic,
         ..SearchConfig::new(Metric::Throughput)
     }
 }
@@ -1421,4 +1436,37 @@ fn a_winner_is_judged_against_the_baseline_runs_of_its_own_rounds() {
     assert!(a.race.change.lo > 50.0, "{text}");
     let last = o.rechecks.last().expect("rechecked");
     assert!(last.passed && last.changes.len() == 1, "{text}");
+}
+
+/// Runs in two modes (0.55 or 1.0 of the value, half the time each) unless
+/// threaded_napi=true (here the pin: 0.9, one mode; +16 % on the mean).
+/// Judged on means, the search keeps it more often than on medians, whose
+/// interval jumps between the modes.
+#[test]
+fn on_means_a_change_that_ends_two_modes_is_kept_more_often() {
+    let mut effects = [0.0; 8];
+    effects[7] = -0.1;
+    let kept = |statistic: Statistic| {
+        (1..=12u64)
+            .filter(|&seed| {
+                let mut host = FakeHost::new(&effects, 0.03, seed);
+                host.two_modes = Some((7, 0.55));
+                let cfg = SearchConfig {
+                    statistic,
+                    budget: Some(150),
+                    ..config(seed)
+                };
+                let mut s = Search::new(space(), cfg).expect("search");
+                let (o, _) = drive(&mut s, &mut host);
+                assert_kept_is_proven(&o, &format!("seed {seed}"));
+                names(&o).contains(&"threaded_napi=true".to_string())
+            })
+            .count()
+    };
+    let (mean, median) = (kept(Statistic::Mean), kept(Statistic::Median));
+    eprintln!("kept on {mean} of 12 on means, {median} on medians");
+    assert!(
+        mean > median,
+        "kept on {mean} of 12 on means, {median} on medians"
+    );
 }

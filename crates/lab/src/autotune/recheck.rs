@@ -10,7 +10,7 @@
 use std::sync::atomic::Ordering;
 
 use model::experiment::{Knob, Level};
-use model::stats::{compare, BootstrapConfig, SplitMix64, Verdict};
+use model::stats::{compare_by, BootstrapConfig, SplitMix64, Statistic, Verdict};
 use serde_json::{json, Value};
 use tune::autotune::{AutotuneError, Effect};
 
@@ -29,6 +29,8 @@ pub struct RecheckConfig {
     pub seed: u64,
     /// Practical threshold, % of the baseline.
     pub min_effect_pct: f64,
+    /// The statistic of the objective's runs (the search's).
+    pub statistic: Statistic,
 }
 
 /// One arm re-checked against the baseline.
@@ -51,6 +53,8 @@ pub struct RecheckReport {
     pub rows: Vec<Held>,
     /// Every run, in order.
     pub trace: Vec<RunTrace>,
+    /// The statistic the effects are of.
+    pub statistic: Statistic,
 }
 
 impl RecheckReport {
@@ -73,7 +77,8 @@ impl RecheckReport {
             .max("change".len());
         let mut out = format!(
             "{:<width$}  {:<32}  verdict\n",
-            "change", "effect (median, 95 %)"
+            "change",
+            format!("effect ({}, 95 %)", self.statistic)
         );
         for r in &self.rows {
             let (effect, verdict) = match &r.effect {
@@ -282,8 +287,8 @@ pub fn recheck(
             continue;
         };
         let base = &values[p.against.map_or(0, |a| a.saturating_add(1))];
-        let c =
-            compare(arm, base, drive.objective.direction(), &boot).map_err(AutotuneError::from)?;
+        let c = compare_by(arm, base, drive.objective.direction(), &boot, cfg.statistic)
+            .map_err(AutotuneError::from)?;
         rows.push(Held {
             label: p.label,
             combined: p.combined,
@@ -291,5 +296,9 @@ pub fn recheck(
             holds: c.verdict == Verdict::Gain,
         });
     }
-    Ok(Some(RecheckReport { rows, trace }))
+    Ok(Some(RecheckReport {
+        rows,
+        trace,
+        statistic: cfg.statistic,
+    }))
 }

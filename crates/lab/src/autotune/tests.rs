@@ -571,6 +571,7 @@ fn a_recheck_says_per_change_whether_it_still_holds() {
         budget: 20,
         seed: 9,
         min_effect_pct: 2.0,
+        statistic: model::stats::Statistic::Median,
     };
     let mut fake = Fake::new();
     let mut seen = 0;
@@ -640,6 +641,7 @@ fn a_recheck_judges_a_forward_pass_change_on_top_of_what_it_was_kept_on() {
         budget: 20,
         seed: 9,
         min_effect_pct: 2.0,
+        statistic: model::stats::Statistic::Median,
     };
     // The setting and tcp_tw_reuse=1 alone, and the baseline: 3 arms.
     assert_eq!(recheck::arms(&accepted, &on_top_of, &rc).len(), 2);

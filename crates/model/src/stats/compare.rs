@@ -1,5 +1,5 @@
-//! A cell against its baseline: difference of medians with its own bootstrap
-//! interval, and a verdict per metric.
+//! A cell against its baseline: difference of medians (or of means) with its
+//! own bootstrap interval, and a verdict per metric.
 
 use std::fmt;
 
@@ -49,6 +49,74 @@ impl fmt::Display for Verdict {
     }
 }
 
+/// The statistic a comparison takes of each sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The median: robust to an outlying run.
+    #[default]
+    Median,
+    /// The mean: for a rate, what a user gets over time. Where runs fall in
+    /// two modes (the lab's unpinned TCP runs are about 17 or 32 Gbit/s),
+    /// the median jumps between them under resampling and its interval
+    /// stays wide; the mean's narrows with the runs.
+    Mean,
+}
+
+impl Statistic {
+    /// The name used in flags and results.json.
+    pub fn name(self) -> &'static str {
+        match self {
+            Statistic::Median => "median",
+            Statistic::Mean => "mean",
+        }
+    }
+
+    /// The statistic named `s` (`median` or `mean`).
+    pub fn parse(s: &str) -> Option<Statistic> {
+        match s {
+            "median" => Some(Statistic::Median),
+            "mean" => Some(Statistic::Mean),
+            _ => None,
+        }
+    }
+
+    fn of_sorted(self, sorted: &[f64]) -> f64 {
+        match self {
+            Statistic::Median => median_sorted(sorted),
+            Statistic::Mean => mean_of(sorted.iter().copied()),
+        }
+    }
+
+    fn of_resample(self, sorted: &[f64], idx: &mut [usize], rng: &mut SplitMix64) -> f64 {
+        match self {
+            Statistic::Median => resample_median(sorted, idx, rng),
+            Statistic::Mean => {
+                let n = sorted.len();
+                mean_of(idx.iter_mut().map(|slot| {
+                    *slot = rng.below(n);
+                    sorted[*slot]
+                }))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Statistic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Running mean (no overflow on large values).
+fn mean_of(values: impl Iterator<Item = f64>) -> f64 {
+    let mut mean = 0.0;
+    for (i, x) in values.enumerate() {
+        mean += (x - mean) / (i + 1) as f64;
+    }
+    mean
+}
+
 /// A cell compared with its baseline, for one metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
@@ -60,10 +128,11 @@ pub struct Comparison {
     pub cell_median: Interval,
     /// Interval of the baseline's median.
     pub baseline_median: Interval,
-    /// median(cell) − median(baseline), with its bootstrap interval.
+    /// stat(cell) − stat(baseline), with its bootstrap interval (the
+    /// median, unless compared with [`compare_by`]).
     pub difference: Interval,
-    /// (median(cell) / median(baseline) − 1) × 100, with its interval; `None`
-    /// when a baseline resample had a zero median.
+    /// (stat(cell) / stat(baseline) − 1) × 100, with its interval; `None`
+    /// when a baseline resample's statistic was zero.
     pub change_pct: Option<Interval>,
     /// The metric's direction.
     pub direction: Direction,
@@ -89,10 +158,22 @@ pub fn compare(
     direction: Direction,
     cfg: &BootstrapConfig,
 ) -> Result<Comparison, StatsError> {
+    compare_by(cell, baseline, direction, cfg, Statistic::Median)
+}
+
+/// [`compare`] on the statistic `stat` of each sample (the difference and
+/// the change; `cell_median` and `baseline_median` stay medians).
+pub fn compare_by(
+    cell: &[f64],
+    baseline: &[f64],
+    direction: Direction,
+    cfg: &BootstrapConfig,
+    stat: Statistic,
+) -> Result<Comparison, StatsError> {
     cfg.validate()?;
     let c = interval_sample("cell", cell)?;
     let b = interval_sample("baseline", baseline)?;
-    let (mc, mb) = (median_sorted(&c), median_sorted(&b));
+    let (mc, mb) = (stat.of_sorted(&c), stat.of_sorted(&b));
     let mut rng = SplitMix64::new(cfg.seed);
     let mut ic = vec![0usize; c.len()];
     let mut ib = vec![0usize; b.len()];
@@ -100,8 +181,8 @@ pub fn compare(
     let mut ratios = Vec::with_capacity(cfg.resamples);
     let mut ratio_defined = mb != 0.0;
     for _ in 0..cfg.resamples {
-        let rc = resample_median(&c, &mut ic, &mut rng);
-        let rb = resample_median(&b, &mut ib, &mut rng);
+        let rc = stat.of_resample(&c, &mut ic, &mut rng);
+        let rb = stat.of_resample(&b, &mut ib, &mut rng);
         diffs.push(rc - rb);
         if rb == 0.0 {
             ratio_defined = false;

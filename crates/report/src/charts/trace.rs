@@ -3,7 +3,7 @@
 //! bootstrap interval, over the run number; then each re-check on fresh
 //! runs; the practical-threshold band and the baseline at zero.
 
-use model::stats::{compare, BootstrapConfig, Direction};
+use model::stats::{compare_by, BootstrapConfig, Direction};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -28,7 +28,7 @@ const BOOTSTRAP_SEED_XOR: u64 = 0x005E_ED0F_B007;
 /// Resamples of the search's bootstrap (`SearchConfig::new`).
 const SEARCH_RESAMPLES: usize = 1000;
 
-const NOTE_TRACE: &str = "x: the run number; y: the change of the objective's median against the baseline's, in %, with its 95 % bootstrap interval as a bar. One point per candidate and race round, at the round's last run (candidates of a round side by side); the last point of each candidate is the search's own interval, earlier ones are recomputed from the runs so far by the same rule and seed. Triangles: the re-checks of the winners against fresh baseline runs. Green: accepted (or a re-check that passed), red: rejected (or a re-check that failed). Shaded band: ±min-effect, inside which a change counts as none; the line at 0 is the baseline. A forward pass (after a kept gain large enough to move the operating point) races the knobs left alone on top of what was kept: its points are against that setting, its own baseline, and are named \"+ change\" (the tables say on top of what).";
+const NOTE_TRACE: &str = "x: the run number; y: the change of the objective's median (or mean, as the y axis says) against the baseline's, in %, with its 95 % bootstrap interval as a bar. One point per candidate and race round, at the round's last run (candidates of a round side by side); the last point of each candidate is the search's own interval, earlier ones are recomputed from the runs so far by the same rule and seed. Triangles: the re-checks of the winners against fresh baseline runs. Green: accepted (or a re-check that passed), red: rejected (or a re-check that failed). Shaded band: ±min-effect, inside which a change counts as none; the line at 0 is the baseline. A forward pass (after a kept gain large enough to move the operating point) races the knobs left alone on top of what was kept: its points are against that setting, its own baseline, and are named \"+ change\" (the tables say on top of what).";
 
 /// One point of the chart.
 struct Point {
@@ -133,18 +133,20 @@ fn pass_points(r: &AutotuneResults, pass: &PassView, next: usize, out: &mut Vec<
                 None => {
                     let cell: Vec<f64> = runs[..n].iter().map(|v| v.1).collect();
                     let b: Vec<f64> = base[..nb].iter().map(|v| v.1).collect();
-                    compare(&cell, &b, direction, &boot).ok().and_then(|c| {
-                        let p = c.change_pct?;
-                        Some(Eff {
-                            estimate: p.estimate,
-                            lo: p.lo,
-                            hi: p.hi,
-                            unit: "%".into(),
-                            verdict: String::new(),
-                            runs: n,
-                            baseline_runs: nb,
+                    compare_by(&cell, &b, direction, &boot, r.statistic)
+                        .ok()
+                        .and_then(|c| {
+                            let p = c.change_pct?;
+                            Some(Eff {
+                                estimate: p.estimate,
+                                lo: p.lo,
+                                hi: p.hi,
+                                unit: "%".into(),
+                                verdict: String::new(),
+                                runs: n,
+                                baseline_runs: nb,
+                            })
                         })
-                    })
                 }
             };
             if let Some(p) = eff.and_then(|e| point(x, &e, *kept, false)) {
@@ -210,7 +212,7 @@ pub(crate) fn trace(r: &AutotuneResults) -> Result<Option<Chart>, ReportError> {
         esc::label(&r.objective, 30),
         esc::label(&r.metric, 30)
     );
-    let y_desc = format!("change of the median vs baseline (%), {better}");
+    let y_desc = format!("change of the {} vs baseline (%), {better}", r.statistic);
     let band_name = format!("±{} % practical threshold", tick_num(threshold));
     let size = (WIDTH, HEIGHT);
     let chart = render_sized(

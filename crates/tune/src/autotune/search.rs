@@ -8,7 +8,8 @@
 //! 1. Race (successive halving): the baseline and every candidate in
 //!    doubt, `repeats` runs each per round, interleaved in a seeded random
 //!    order. After each round every candidate is compared with the baseline
-//!    (bootstrap interval of the change of medians); a candidate is dropped
+//!    (bootstrap interval of the change of medians, or of means with
+//!    `SearchConfig::statistic`); a candidate is dropped
 //!    when it is harmful, when even its interval's better end misses the
 //!    practical threshold, when a constraint's interval lies wholly past its
 //!    bound, or when another level of the same knob has an estimate past
@@ -62,8 +63,8 @@ use std::fmt;
 
 use model::experiment::{Knob, Level, Metric};
 use model::stats::{
-    compare, BootstrapConfig, Comparison, Direction, Interval, SplitMix64, Verdict,
-    DEFAULT_MIN_EFFECT_PCT, MIN_VALUES_FOR_INTERVAL,
+    compare, compare_by, BootstrapConfig, Comparison, Direction, Interval, SplitMix64, Statistic,
+    Verdict, DEFAULT_MIN_EFFECT_PCT, MIN_VALUES_FOR_INTERVAL,
 };
 
 use super::objective::{Constraint, Response};
@@ -132,6 +133,9 @@ pub struct SearchConfig {
     /// gro_flush_timeout costs next to bbr and gains next to cubic); a
     /// smaller one leaves those verdicts standing. `None`: one pass.
     pub forward_after_pct: Option<f64>,
+    /// The statistic of the objective's runs each arm is judged on
+    /// (`--statistic`; constraints are judged on medians).
+    pub statistic: Statistic,
 }
 
 impl SearchConfig {
@@ -150,6 +154,7 @@ impl SearchConfig {
             resamples: 1000,
             level: 0.95,
             forward_after_pct: Some(DEFAULT_FORWARD_AFTER_PCT),
+            statistic: Statistic::Median,
         }
     }
 
@@ -898,11 +903,12 @@ impl Search {
         base: &[Observation],
         boot: &BootstrapConfig,
     ) -> Result<Judgement, AutotuneError> {
-        let objective = compare(
+        let objective = compare_by(
             &arm.iter().map(|o| o.objective).collect::<Vec<_>>(),
             &base.iter().map(|o| o.objective).collect::<Vec<_>>(),
             self.direction(),
             boot,
+            self.cfg.statistic,
         )?;
         let mut constraints = Vec::new();
         let mut broken = None;
@@ -1340,11 +1346,12 @@ impl Search {
             return Ok((open, None));
         }
         let objective = |v: &[Observation]| v.iter().map(|o| o.objective).collect::<Vec<_>>();
-        let c = compare(
+        let c = compare_by(
             &objective(with),
             &objective(rest),
             self.direction(),
             &self.look_bootstrap(),
+            self.cfg.statistic,
         )?;
         let effect = Effect::of(&c);
         if with.len().min(rest.len()) < self.min_decide() {
