@@ -632,10 +632,6 @@ pub struct Search {
     rng: SplitMix64,
     /// Race values: [0] the baseline, [i + 1] candidate i.
     race: Vec<Vec<Observation>>,
-    /// The round of each baseline race run (ascending).
-    base_rounds: Vec<u32>,
-    /// Per candidate, the last round it ran in.
-    ran_to: Vec<u32>,
     status: Vec<Status>,
     effects: Vec<Option<Effect>>,
     /// The combination under re-check (ascending), or what was kept.
@@ -686,8 +682,6 @@ impl Search {
         Ok(Search {
             rng: SplitMix64::new(cfg.seed),
             race: vec![Vec::new(); n + 1],
-            base_rounds: Vec::new(),
-            ran_to: vec![0; n],
             status: vec![Status::Alive; n],
             effects: vec![None; n],
             winners: Vec::new(),
@@ -811,16 +805,10 @@ impl Search {
             check(c.response.key(), self.value(&obs, c.response))?;
         }
         match (&self.phase, arm) {
-            (Phase::Race, Arm::Baseline) => {
-                self.race[0].push(obs);
-                self.base_rounds.push(self.rounds);
-            }
+            (Phase::Race, Arm::Baseline) => self.race[0].push(obs),
             (Phase::Race, Arm::Candidate(i)) => {
                 if let Some(v) = self.race.get_mut(i + 1) {
                     v.push(obs);
-                }
-                if let Some(r) = self.ran_to.get_mut(*i) {
-                    *r = self.rounds;
                 }
             }
             _ => {
@@ -888,12 +876,14 @@ impl Search {
     /// ran in: its concurrent control. A candidate settled early is not
     /// judged again on baseline runs from after it stopped, when the host
     /// may have drifted (the lab's unpinned TCP runs switch between two
-    /// modes within minutes); the re-check measures it afresh.
+    /// modes within minutes); the re-check measures it afresh. Every round
+    /// gives the baseline and each candidate in it `repeats` runs, and a
+    /// candidate races from round 1 until it leaves, so those are the
+    /// baseline's first runs, as many as the candidate's.
     fn judge_race(&self, i: usize) -> Result<Judgement, AutotuneError> {
-        let last = self.ran_to.get(i).copied().unwrap_or(0);
-        let n = self.base_rounds.partition_point(|&r| r <= last);
-        let base = self.race[0].get(..n).unwrap_or(&self.race[0]);
-        self.judge(&self.race[i + 1], base)
+        let arm = &self.race[i + 1];
+        let base = &self.race[0][..arm.len().min(self.race[0].len())];
+        self.judge(arm, base)
     }
 
     /// [`Search::judge`] with the bootstrap `boot`.

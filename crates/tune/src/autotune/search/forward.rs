@@ -197,8 +197,6 @@ impl Search {
             rounds: 0,
         });
         self.race = vec![Vec::new(); self.space.candidates().len() + 1];
-        self.base_rounds.clear();
-        self.ran_to = vec![0; self.space.candidates().len()];
         self.rounds = 0;
         self.winners.clear();
         self.proven.clear();
