@@ -359,6 +359,16 @@ fn recheck_of_a_dir_without_outcome_json_is_one_line() {
     )
     .unwrap();
     refused(&["--recheck", d], "not a `knob=level` text");
+    // A statistic the search could not have run on: one line, naming the key.
+    std::fs::write(
+        dir.join("outcome.json"),
+        r#"{"objective": "max-cps", "accepted": [], "workload": {"statistic": "average"}}"#,
+    )
+    .unwrap();
+    refused(
+        &["--recheck", d],
+        "`workload.statistic` is not `median` or `mean`",
+    );
     // results.json, when there, is the one read.
     std::fs::write(dir.join("results.json"), "{}").unwrap();
     refused(&["--recheck", d], "results.json: no `objective`");

@@ -106,6 +106,16 @@ impl Interval {
 
     /// Build from sorted bootstrap replicates. The bounds are widened to the
     /// estimate if Monte Carlo noise left it outside (rare, tiny samples only).
+    /// The interval with both ends moved `k` times as far from the
+    /// estimate.
+    pub(crate) fn widened(self, k: f64) -> Interval {
+        Interval {
+            lo: self.estimate - k * (self.estimate - self.lo),
+            hi: self.estimate + k * (self.hi - self.estimate),
+            ..self
+        }
+    }
+
     pub(crate) fn from_replicates(estimate: f64, sorted_reps: &[f64], level: f64) -> Interval {
         let alpha = 1.0 - level;
         let lo = quantile_sorted(sorted_reps, alpha / 2.0).min(estimate);

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 use super::bootstrap::{interval_sample, median_interval, resample_median};
 use super::summary::{median_sorted, summarize};
@@ -26,9 +27,11 @@ pub enum Direction {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// The difference's interval excludes zero, on the better side.
+    /// The difference's interval (and the % change's) excludes zero, on
+    /// the better side.
     Gain,
-    /// The difference's interval excludes zero, on the worse side.
+    /// The difference's interval (and the % change's) excludes zero, on
+    /// the worse side.
     Regression,
     /// The difference's interval contains zero, or the change is under the
     /// practical threshold: no change shown.
@@ -60,6 +63,12 @@ pub enum Statistic {
     /// two modes (the lab's unpinned TCP runs are about 17 or 32 Gbit/s),
     /// the median jumps between them under resampling and its interval
     /// stays wide; the mean's narrows with the runs.
+    ///
+    /// A percentile bootstrap of a mean is too narrow on few runs (it
+    /// divides the variance by n, and takes normal quantiles), so its
+    /// interval is widened about the estimate to a Welch t interval's
+    /// width (the "expanded percentile" interval); the factor tends to 1
+    /// as the runs grow.
     Mean,
 }
 
@@ -99,6 +108,49 @@ impl Statistic {
                 }))
             }
         }
+    }
+}
+
+/// How much the percentile interval of `stat` is widened about its
+/// estimate for samples `c` and `b` at `level` (1 for the median): the
+/// ratio of the Welch standard error to the bootstrap's (which divides the
+/// variances by n, not n − 1), times t over z quantiles at the Welch–
+/// Satterthwaite degrees of freedom.
+fn widening(stat: Statistic, c: &[f64], b: &[f64], level: f64) -> f64 {
+    if stat == Statistic::Median {
+        return 1.0;
+    }
+    let var = |x: &[f64]| {
+        let m = mean_of(x.iter().copied());
+        let ss: f64 = x.iter().map(|v| (v - m) * (v - m)).sum();
+        ss / (x.len() as f64 - 1.0)
+    };
+    let (nc, nb) = (c.len() as f64, b.len() as f64);
+    let (wc, wb) = (var(c) / nc, var(b) / nb);
+    let welch = wc + wb;
+    let boot = wc * (nc - 1.0) / nc + wb * (nb - 1.0) / nb;
+    if !(boot > 0.0 && welch.is_finite()) {
+        return 1.0;
+    }
+    let df = welch * welch / (wc * wc / (nc - 1.0) + wb * wb / (nb - 1.0));
+    let df = if df.is_finite() && df >= 1.0 {
+        df
+    } else {
+        (nc.min(nb) - 1.0).max(1.0)
+    };
+    let p = 1.0 - (1.0 - level) / 2.0;
+    let t = StudentsT::new(0.0, 1.0, df).map(|d| d.inverse_cdf(p));
+    let z = Normal::new(0.0, 1.0).map(|d| d.inverse_cdf(p));
+    match (t, z) {
+        (Ok(t), Ok(z)) => {
+            let k = (welch / boot).sqrt() * t / z;
+            if k.is_finite() && k >= 1.0 {
+                k
+            } else {
+                1.0
+            }
+        }
+        _ => 1.0,
     }
 }
 
@@ -149,8 +201,9 @@ const STREAM: u64 = 0xA076_1D64_78BD_642F;
 /// The difference's interval is a percentile bootstrap: each replicate
 /// resamples both samples independently and takes the difference (and the
 /// ratio) of their medians. The verdict is gain or regression (changed for
-/// [`Direction::Neither`]) when that interval excludes zero and the change is at least `cfg.min_effect_pct`
-/// % of the baseline (the practical threshold; with a zero baseline, where
+/// [`Direction::Neither`]) when that interval, and the % change's when
+/// there is one, exclude zero on the same side and the change is at least
+/// `cfg.min_effect_pct` % of the baseline (the practical threshold; with a zero baseline, where
 /// no % exists, the interval alone decides), and no change otherwise.
 pub fn compare(
     cell: &[f64],
@@ -162,7 +215,8 @@ pub fn compare(
 }
 
 /// [`compare`] on the statistic `stat` of each sample (the difference and
-/// the change; `cell_median` and `baseline_median` stay medians).
+/// the change; `cell_median` and `baseline_median` stay medians). On
+/// [`Statistic::Mean`] both intervals are widened for few runs (see there).
 pub fn compare_by(
     cell: &[f64],
     baseline: &[f64],
@@ -191,24 +245,26 @@ pub fn compare_by(
         }
     }
     diffs.sort_by(f64::total_cmp);
-    let difference = Interval::from_replicates(mc - mb, &diffs, cfg.level);
+    let k = widening(stat, &c, &b, cfg.level);
+    let difference = Interval::from_replicates(mc - mb, &diffs, cfg.level).widened(k);
     let change_pct = if ratio_defined && ratios.iter().all(|r| r.is_finite()) {
         ratios.sort_by(f64::total_cmp);
-        Some(Interval::from_replicates(
-            (mc / mb - 1.0) * 100.0,
-            &ratios,
-            cfg.level,
-        ))
+        Some(Interval::from_replicates((mc / mb - 1.0) * 100.0, &ratios, cfg.level).widened(k))
     } else {
         None
     };
-    let verdict = if difference.lo > 0.0 {
+    // What is shown decides: the change in %, when there is one, must
+    // exclude zero on the same side as the difference (their replicates
+    // differ where the baseline's resamples are skewed).
+    let above = difference.lo > 0.0 && change_pct.as_ref().is_none_or(|p| p.lo > 0.0);
+    let under = difference.hi < 0.0 && change_pct.as_ref().is_none_or(|p| p.hi < 0.0);
+    let verdict = if above {
         match direction {
             Direction::HigherIsBetter => Verdict::Gain,
             Direction::LowerIsBetter => Verdict::Regression,
             Direction::Neither => Verdict::Changed,
         }
-    } else if difference.hi < 0.0 {
+    } else if under {
         match direction {
             Direction::HigherIsBetter => Verdict::Regression,
             Direction::LowerIsBetter => Verdict::Gain,

@@ -127,14 +127,13 @@ pub struct Args {
     /// ("off": one pass) [default: 20].
     #[arg(long, value_name = "PCT|off", value_parser = parse_forward_after)]
     pub forward_after: Option<ForwardAfter>,
-    /// What each arm's runs are summed up by: the median (robust to an
-    /// outlying run) or the mean (a rate over time; decides sooner where
-    /// runs fall in two modes, but with few runs its interval is narrower
-    /// than it should be, so changes without a true effect are kept more
-    /// often: 7 of 200 simulated searches against 1). Constraints stay on
-    /// medians.
-    #[arg(long, value_name = "STAT", default_value = "median", value_parser = parse_statistic)]
-    pub statistic: model::stats::Statistic,
+    /// What each arm's runs are summed up by: the mean (a rate over time;
+    /// decides where runs fall in two modes) or the median (robust to an
+    /// outlying run). The mean's interval is widened to a t interval's on
+    /// few runs. Constraints stay on medians [default: mean for
+    /// max-throughput, max-pps and max-cps; median for min-p99].
+    #[arg(long, value_name = "STAT", value_parser = parse_statistic)]
+    pub statistic: Option<model::stats::Statistic>,
     /// Seed of the run order and the bootstrap.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -323,7 +322,9 @@ fn check(args: &Args, objective: Objective, recheck: bool) -> Result<Checked, Ex
     }
     cfg.constraints = constraints;
     cfg.min_effect_pct = args.min_effect;
-    cfg.statistic = args.statistic;
+    cfg.statistic = args
+        .statistic
+        .unwrap_or_else(|| objective.default_statistic());
     if let Some(ForwardAfter(f)) = args.forward_after {
         cfg.forward_after_pct = f;
     }
@@ -963,7 +964,7 @@ struct Saved {
     flows: Option<u32>,
     size: Option<u32>,
     min_effect: Option<f64>,
-    statistic: Option<model::stats::Statistic>,
+    statistic: model::stats::Statistic,
     seed: Option<u64>,
     repeats: Option<u32>,
     /// Bench options of the workload file.
@@ -1032,9 +1033,14 @@ fn read_saved(dir: &std::path::Path) -> Result<Saved, String> {
         flows: small(&w["flows"]),
         size: small(&w["size"]),
         min_effect: w["min_effect_pct"].as_f64(),
-        statistic: w["statistic"]
-            .as_str()
-            .and_then(model::stats::Statistic::parse),
+        statistic: match &w["statistic"] {
+            // A file from before the key: its search ran on medians.
+            serde_json::Value::Null => model::stats::Statistic::Median,
+            v => v
+                .as_str()
+                .and_then(model::stats::Statistic::parse)
+                .ok_or_else(|| bad("`workload.statistic` is not `median` or `mean`"))?,
+        },
         seed: w["seed"].as_u64(),
         repeats: small(&w["confirm_repeats"]),
         extra: w["args"]
@@ -1085,9 +1091,7 @@ fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode
     if let Some(m) = saved.min_effect {
         args.min_effect = m;
     }
-    if let Some(st) = saved.statistic {
-        args.statistic = st;
-    }
+    args.statistic = Some(saved.statistic);
     args.seed = args.seed.or(saved.seed);
     let mut checked = match check(&args, objective_arg, true) {
         Ok(c) => c,
@@ -1271,6 +1275,43 @@ mod tests {
         assert!(
             e.contains("\"average\"") && e.contains("median or mean"),
             "{e}"
+        );
+    }
+
+    /// A rate is judged on means and a 99th percentile on medians, unless
+    /// `--statistic` says otherwise.
+    #[test]
+    fn the_statistic_follows_the_objective() {
+        use model::stats::Statistic;
+        let judged = |line: &[&str]| {
+            let args = Args::try_parse_from(line).unwrap();
+            let objective = args.objective.unwrap();
+            check(&args, objective, false).unwrap().cfg.statistic
+        };
+        for o in ["max-throughput", "max-pps", "max-cps"] {
+            assert_eq!(
+                judged(&["autotune", "--objective", o]),
+                Statistic::Mean,
+                "{o}"
+            );
+        }
+        assert_eq!(
+            judged(&["autotune", "--objective", "min-p99"]),
+            Statistic::Median
+        );
+        assert_eq!(
+            judged(&[
+                "autotune",
+                "--objective",
+                "max-throughput",
+                "--statistic",
+                "median"
+            ]),
+            Statistic::Median
+        );
+        assert_eq!(
+            judged(&["autotune", "--objective", "min-p99", "--statistic", "mean"]),
+            Statistic::Mean
         );
     }
 

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use model::experiment::{Metric, TestKind};
-use model::stats::{Comparison, Direction, Interval};
+use model::stats::{Comparison, Direction, Interval, Statistic};
 
 use super::AutotuneError;
 
@@ -66,6 +66,18 @@ impl Objective {
         match self {
             Objective::MinP99 => Direction::LowerIsBetter,
             _ => Direction::HigherIsBetter,
+        }
+    }
+
+    /// The statistic of each arm's runs a search judges by default: the
+    /// mean for a rate (what a user gets over time, and where the lab's
+    /// runs fall in two modes, the statistic whose interval narrows with
+    /// the runs), the median for a 99th percentile (one run's tail seen
+    /// through a stall should not move the arm).
+    pub fn default_statistic(self) -> Statistic {
+        match self {
+            Objective::MinP99 => Statistic::Median,
+            Objective::MaxThroughput | Objective::MaxPps | Objective::MaxCps => Statistic::Mean,
         }
     }
 
