@@ -141,9 +141,12 @@ pub struct Reaped {
 
 impl Lab {
     /// Build the lab described by `spec`: namespaces, links, addresses,
-    /// routes, shaping. Anything created is removed again on error.
+    /// routes, shaping. Labs of `spec.prefix` left by a killed run are
+    /// reaped first ([`Lab::reap_stale`]). Anything created is removed
+    /// again on error.
     pub fn build(spec: LabSpec) -> Result<Lab, LabError> {
         spec.validate()?;
+        Lab::reap_stale(&spec.prefix)?;
         let pid = std::process::id();
         let name = format!(
             "{}-{pid}-{}",

@@ -376,6 +376,39 @@ fn stale_labs_are_reaped_and_others_left_alone() {
     assert!(reaped[1].netns.is_empty() && reaped[1].marker.is_some());
 }
 
+/// A test or tool that builds its lab without a session (and was killed
+/// before, leaving its namespaces) finds them gone on its next build.
+#[test]
+fn a_build_reaps_the_stale_labs_of_its_prefix() {
+    if !require_root("lab::topo::a_build_reaps_the_stale_labs_of_its_prefix") {
+        return;
+    }
+    let mut child = Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    let dead = child.id();
+    std::fs::create_dir_all(MARKER_DIR).unwrap();
+    let stale = Netns::create_named(format!("ntreapb-{dead}-0-h0")).unwrap();
+    let stale_name = stale.name().to_string();
+    let marker = marker_path(&format!("ntreapb-{dead}-0"));
+    std::fs::write(&marker, format!("{dead} 1\n")).unwrap();
+    std::mem::forget(stale);
+    let lab = Lab::build(LabSpec {
+        prefix: "ntreapb".into(),
+        ..LabSpec::new(2, 1)
+    });
+    let list = netns_list();
+    if list.contains(&stale_name) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &stale_name])
+            .status();
+    }
+    let _ = std::fs::remove_file(&marker);
+    let lab = lab.unwrap();
+    assert!(!list.contains(&stale_name), "{list}");
+    assert!(list.contains(&format!("{}-h0", lab.name())), "{list}");
+    assert!(!marker.exists());
+}
+
 #[test]
 fn source_pool_addresses_sit_above_the_link_slots() {
     let a = SourcePool::addrs(1, 32).unwrap();
