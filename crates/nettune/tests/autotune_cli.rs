@@ -149,11 +149,14 @@ fn a_short_lab_search_completes_and_leaves_nothing() {
         err.contains("search space:") && err.contains("tcp_tw_reuse"),
         "{err}"
     );
+    // A rate: its arms are compared on their means, and the header says so.
+    assert!(err.contains("arms compared on their means"), "{err}");
     assert!(text.contains("runs "), "{text}");
     assert_lab_gone(pid, &before);
 
     let doc = results_of(&out_dir);
     assert_eq!(doc["kind"], "autotune", "{doc}");
+    assert_eq!(doc["workload"]["statistic"], "mean", "{doc}");
     assert!(!out_dir.join("outcome.json").exists());
     let profile = std::fs::read_to_string(out_dir.join("profile.toml")).unwrap();
     assert!(profile.contains("[levels]"), "{profile}");

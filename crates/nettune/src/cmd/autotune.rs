@@ -656,10 +656,11 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
     }
     let space = SearchSpace::new(built.factors.clone())?;
     ui.line(&format!(
-        "autotune {objective} with {} runs of {} s ({} each)",
+        "autotune {objective} with {} runs of {} s ({} each; arms compared on their {}s)",
         checked.test,
         checked.duration,
-        checked.cfg.objective.key()
+        checked.cfg.objective.key(),
+        checked.cfg.statistic
     ));
     ui.line(space_lines(&built, &space, checked, budget).trim_end());
     if args.dry_run {
@@ -975,20 +976,20 @@ struct Saved {
 
 /// Read `DIR/results.json` (or `DIR/outcome.json`, its name before); the
 /// error is one line naming the file.
-fn read_saved(dir: &std::path::Path) -> Result<Saved, String> {
+fn read_saved(dir: &std::path::Path) -> anyhow::Result<Saved> {
     let mut path = dir.join(at::RESULTS_FILE);
     let old = dir.join(at::OLD_OUTCOME_FILE);
     if !path.exists() && old.exists() {
         path = old;
     }
     let text = host::files::read_bounded_text(&path, report::MAX_RESULTS_BYTES).map_err(|e| {
-        format!(
+        anyhow::anyhow!(
             "--recheck {}: cannot read {} ({e}): a directory written by `nettune autotune --out DIR`",
             dir.display(),
             path.display()
         )
     })?;
-    let bad = |what: &str| format!("{}: {what}", path.display());
+    let bad = |what: &str| anyhow::anyhow!("{}: {what}", path.display());
     let doc: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(&format!("not JSON: {e}")))?;
     let objective = doc["objective"]
@@ -1060,7 +1061,7 @@ const RECHECK_MIN_REPEATS: usize = 3;
 fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     let saved = match read_saved(dir) {
         Ok(s) => s,
-        Err(msg) => return Ok(usage(msg)),
+        Err(e) => return Ok(usage(e)),
     };
     let Some(objective_arg) = saved.objective else {
         return Ok(usage(format!(
