@@ -102,6 +102,31 @@ fn owner_alive(pid: u32, marker: &Path) -> bool {
     }
 }
 
+/// Delete the namespace `ns` of a dead lab: `Ok(false)` when it is gone
+/// already (another build or session reaping the same prefix at once).
+fn delete_netns(ns: &str) -> Result<bool, LabError> {
+    match run(Command::new("ip").args(["netns", "del", ns])) {
+        Ok(_) => Ok(true),
+        Err(_) if !Path::new(NETNS_DIR).join(ns).exists() => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Remove a dead lab's marker: `Ok(false)` when another reaper did first.
+fn remove_marker(path: &Path) -> Result<bool, LabError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(LabError::Marker {
+            path: path.display().to_string(),
+            source,
+        }),
+    }
+}
+
+/// Where `ip netns add` binds named namespaces.
+const NETNS_DIR: &str = "/run/netns";
+
 fn marker_path(lab: &str) -> PathBuf {
     Path::new(MARKER_DIR).join(format!("{lab}.pid"))
 }
@@ -404,8 +429,9 @@ impl Lab {
                     }
                 }
             }
-            run(Command::new("ip").args(["netns", "del", ns]))?;
-            entry.netns.push(ns.to_string());
+            if delete_netns(ns)? {
+                entry.netns.push(ns.to_string());
+            }
         }
         // Markers of dead owners, with or without namespaces left.
         if let Ok(dir) = std::fs::read_dir(MARKER_DIR) {
@@ -421,10 +447,9 @@ impl Lab {
                 if owner_alive(pid, &path) {
                     continue;
                 }
-                std::fs::remove_file(&path).map_err(|source| LabError::Marker {
-                    path: path.display().to_string(),
-                    source,
-                })?;
+                if !remove_marker(&path)? {
+                    continue;
+                }
                 found
                     .entry(lab.to_string())
                     .or_insert_with(|| Reaped {

@@ -409,6 +409,75 @@ fn a_build_reaps_the_stale_labs_of_its_prefix() {
     assert!(!marker.exists());
 }
 
+/// Tests build labs of one prefix in parallel, so two builds may reap the
+/// same dead lab at once: what the other removed first is not an error.
+#[test]
+fn builds_reaping_one_dead_lab_at_once_all_succeed() {
+    if !require_root("lab::topo::builds_reaping_one_dead_lab_at_once_all_succeed") {
+        return;
+    }
+    let mut child = Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    let dead = child.id();
+    std::fs::create_dir_all(MARKER_DIR).unwrap();
+    let mut names = Vec::new();
+    let mut markers = Vec::new();
+    for k in 0..4 {
+        let ns = Netns::create_named(format!("ntreapc-{dead}-{k}-h0")).unwrap();
+        names.push(ns.name().to_string());
+        std::mem::forget(ns);
+        let m = marker_path(&format!("ntreapc-{dead}-{k}"));
+        std::fs::write(&m, format!("{dead} 1\n")).unwrap();
+        markers.push(m);
+    }
+    let go = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let reapers: Vec<_> = (0..8)
+        .map(|_| {
+            let go = go.clone();
+            std::thread::spawn(move || {
+                go.wait();
+                Lab::reap_stale("ntreapc")
+            })
+        })
+        .collect();
+    let results: Vec<_> = reapers.into_iter().map(|h| h.join().unwrap()).collect();
+    let list = netns_list();
+    for n in &names {
+        if list.contains(n.as_str()) {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+    for m in &markers {
+        let _ = std::fs::remove_file(m);
+    }
+    for r in &results {
+        assert!(r.is_ok(), "{r:?}");
+    }
+    for n in &names {
+        assert!(!list.contains(n.as_str()), "{list}");
+    }
+    let reaped: usize = results
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|r| r.netns.len())
+        .sum();
+    assert_eq!(
+        reaped,
+        names.len(),
+        "each namespace reaped once: {results:?}"
+    );
+}
+
+#[test]
+fn a_reaper_finds_what_another_removed_first_gone_not_failed() {
+    let gone = std::env::temp_dir().join(format!("ntreap-gone-{}.pid", std::process::id()));
+    assert!(!remove_marker(&gone).unwrap());
+    std::fs::write(&gone, "1 1\n").unwrap();
+    assert!(remove_marker(&gone).unwrap());
+    assert!(!gone.exists());
+}
+
 #[test]
 fn source_pool_addresses_sit_above_the_link_slots() {
     let a = SourcePool::addrs(1, 32).unwrap();
