@@ -309,10 +309,7 @@ fn stale_labs_are_reaped_and_others_left_alone() {
     if !require_root("lab::topo::stale_labs_are_reaped_and_others_left_alone") {
         return;
     }
-    // A pid that is dead: a child we spawned and reaped.
-    let mut child = Command::new("true").spawn().unwrap();
-    child.wait().unwrap();
-    let dead = child.id();
+    let dead = dead_pid();
     assert!(start_time(dead).is_none(), "pid {dead} reused already");
     let me = std::process::id();
     std::fs::create_dir_all(MARKER_DIR).unwrap();
@@ -376,6 +373,25 @@ fn stale_labs_are_reaped_and_others_left_alone() {
     assert!(reaped[1].netns.is_empty() && reaped[1].marker.is_some());
 }
 
+/// A pid that is dead: a child spawned and reaped.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    child.id()
+}
+
+/// A lab of `prefix` as a run killed with pid `dead` leaves it: the
+/// namespace of its host 0 and its marker. Returns both.
+fn plant_dead_lab(prefix: &str, dead: u32, seq: u32) -> (String, PathBuf) {
+    std::fs::create_dir_all(MARKER_DIR).unwrap();
+    let ns = Netns::create_named(format!("{prefix}-{dead}-{seq}-h0")).unwrap();
+    let name = ns.name().to_string();
+    std::mem::forget(ns); // the reaper, not Drop, must remove it
+    let marker = marker_path(&format!("{prefix}-{dead}-{seq}"));
+    std::fs::write(&marker, format!("{dead} 1\n")).unwrap();
+    (name, marker)
+}
+
 /// A test or tool that builds its lab without a session (and was killed
 /// before, leaving its namespaces) finds them gone on its next build.
 #[test]
@@ -383,15 +399,7 @@ fn a_build_reaps_the_stale_labs_of_its_prefix() {
     if !require_root("lab::topo::a_build_reaps_the_stale_labs_of_its_prefix") {
         return;
     }
-    let mut child = Command::new("true").spawn().unwrap();
-    child.wait().unwrap();
-    let dead = child.id();
-    std::fs::create_dir_all(MARKER_DIR).unwrap();
-    let stale = Netns::create_named(format!("ntreapb-{dead}-0-h0")).unwrap();
-    let stale_name = stale.name().to_string();
-    let marker = marker_path(&format!("ntreapb-{dead}-0"));
-    std::fs::write(&marker, format!("{dead} 1\n")).unwrap();
-    std::mem::forget(stale);
+    let (stale_name, marker) = plant_dead_lab("ntreapb", dead_pid(), 0);
     let lab = Lab::build(LabSpec {
         prefix: "ntreapb".into(),
         ..LabSpec::new(2, 1)
@@ -416,20 +424,9 @@ fn builds_reaping_one_dead_lab_at_once_all_succeed() {
     if !require_root("lab::topo::builds_reaping_one_dead_lab_at_once_all_succeed") {
         return;
     }
-    let mut child = Command::new("true").spawn().unwrap();
-    child.wait().unwrap();
-    let dead = child.id();
-    std::fs::create_dir_all(MARKER_DIR).unwrap();
-    let mut names = Vec::new();
-    let mut markers = Vec::new();
-    for k in 0..4 {
-        let ns = Netns::create_named(format!("ntreapc-{dead}-{k}-h0")).unwrap();
-        names.push(ns.name().to_string());
-        std::mem::forget(ns);
-        let m = marker_path(&format!("ntreapc-{dead}-{k}"));
-        std::fs::write(&m, format!("{dead} 1\n")).unwrap();
-        markers.push(m);
-    }
+    let dead = dead_pid();
+    let (names, markers): (Vec<String>, Vec<PathBuf>) =
+        (0..4).map(|k| plant_dead_lab("ntreapc", dead, k)).unzip();
     let go = std::sync::Arc::new(std::sync::Barrier::new(8));
     let reapers: Vec<_> = (0..8)
         .map(|_| {
