@@ -2,6 +2,7 @@
 """Judge autotune searches against the exhaustive grid over the same levels.
 
     python3 bench/studies/autotune-grid/judge.py bench/out/autotune-grid
+    python3 bench/studies/autotune-grid/judge.py SEARCHES --grids G1 G2 [--searches S2 ...]
 
 Reads DIR/grid/results.json (`nettune experiment` of tput.toml) and every
 DIR/search-*/results.json (`nettune autotune`), and DIR/pass2-N/results.json
@@ -12,11 +13,20 @@ its kept setting is that cell, or when that cell's grid median lies inside
 the best cell's 95 % interval of the median (the experiment's own bootstrap
 interval). The cost is the search's runs over the grid's runs. Prints one
 Markdown table.
+
+With --grids, the grids named (each a `nettune experiment` output directory
+of the same file, run in other labs or orders) are pooled cell by cell: a
+cell's estimate is the median of all its runs, its interval a percentile
+bootstrap 95 % interval of that median (4000 resamples, seeded), and the
+cost is against one grid's runs. --searches adds the search-* of other
+directories to the table.
 """
 import glob
 import json
 import os
+import random
 import re
+import statistics
 import sys
 
 
@@ -45,12 +55,44 @@ def grid_cells(doc):
     return cells
 
 
-def main(out):
+def median_interval(xs, n=4000):
+    rnd = random.Random(1)
+    xs = sorted(xs)
+    reps = sorted(statistics.median(rnd.choices(xs, k=len(xs))) for _ in range(n))
+    return statistics.median(xs), reps[int(0.025 * n)], reps[min(n - 1, int(0.975 * n))]
+
+
+def pooled_cells(docs):
+    """The cells of several grids of one design, their runs pooled."""
+    runs = {}
+    for doc in docs:
+        for c in doc["cells"]:
+            if c["status"].get("state") != "done":
+                continue
+            st = next((s for s in c["stats"] if s["metric"] == "throughput"), None)
+            if not st:
+                continue
+            key = tuple(sorted((k, norm(v)) for k, v in c["levels"]))
+            runs.setdefault(key, []).extend(st["values"])
+    cells = []
+    for key, xs in runs.items():
+        if len(xs) >= 3:
+            est, lo, hi = median_interval(xs)
+            cells.append((dict(key), est, lo, hi, len(xs)))
+    return cells
+
+
+def main(out, grids=(), searches=()):
     grid = json.load(open(os.path.join(out, "grid", "results.json")))
     cells = grid_cells(grid)
+    if grids:
+        docs = [json.load(open(os.path.join(g, "results.json"))) for g in grids]
+        one = sum(c[4] for c in cells)
+        cells = pooled_cells(docs)
+        print(f"pooled: {len(docs)} grids ({', '.join(grids)}), {sum(c[4] for c in cells)} runs; cost against one grid's {one}")
     if not cells:
         sys.exit("judge: no done cell with a throughput interval in the grid")
-    runs = sum(c[4] for c in cells)
+    runs = sum(c[4] for c in cells) if not grids else one
     base_idx = grid.get("baseline_cell", 0)
     baseline = next(
         (c for c in grid["cells"] if c["index"] == base_idx), grid["cells"][0]
@@ -76,10 +118,14 @@ def main(out):
     print("| seed | search runs | ratio to the grid | kept | its grid cell | found |")
     print("| ---: | ---: | ---: | --- | ---: | --- |")
     found_n = cheap_n = n = n2 = found2 = 0
-    for path in sorted(glob.glob(os.path.join(out, "search-*", "results.json"))):
+    paths = []
+    for d in (out, *searches):
+        paths += sorted(glob.glob(os.path.join(d, "search-*", "results.json")))
+    for path in paths:
         docs = [json.load(open(path))]
         rows = [("", docs[0])]
         seed_dir = os.path.basename(os.path.dirname(path))
+        where = f" ({os.path.basename(os.path.dirname(os.path.dirname(path)))})" if searches else ""
         second = os.path.join(out, seed_dir.replace("search-", "pass2-"), "results.json")
         if os.path.exists(second):
             rows.append((" + a second pass (--from)", json.load(open(second))))
@@ -111,7 +157,7 @@ def main(out):
             else:
                 n2 += 1
                 found2 += verdict in ("same", "within interval")
-            print(f"| {seed}{suffix} | {used} | {used / runs:.2f} | {kept} | {at} | {verdict} |")
+            print(f"| {seed}{where}{suffix} | {used} | {used / runs:.2f} | {kept} | {at} | {verdict} |")
     print()
     print(f"found the grid's best (or within its interval) on {found_n}/{n}; a third of the grid's runs or fewer on {cheap_n}/{n}")
     if n2:
@@ -119,4 +165,14 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "bench/out/autotune-grid")
+    args = sys.argv[1:]
+    out = args.pop(0) if args and not args[0].startswith("--") else "bench/out/autotune-grid"
+    grids, searches, into = [], [], None
+    for a in args:
+        if a in ("--grids", "--searches"):
+            into = grids if a == "--grids" else searches
+        elif into is None:
+            sys.exit(f"judge: unexpected argument {a!r}")
+        else:
+            into.append(a)
+    main(out, grids, searches)

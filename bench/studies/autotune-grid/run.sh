@@ -9,6 +9,7 @@
 #   OUT=DIR SKIP_GRID=1 ... # searches into DIR (link DIR/grid to a grid's output)
 #   ARGS="--forward-after off" ...                       # more autotune options
 #   GRID=pps.toml OBJECTIVE=max-pps OUT=... ...          # another objective's grid
+#   GRID_SEED=2 OUT=... ...  # the grid in another run order (DIR/grid.toml)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -19,8 +20,13 @@ seeds=("$@")
 [ "${#seeds[@]}" -gt 0 ] || seeds=(1 2 3 4 5)
 log() { echo "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg): $*" | tee -a "$out/log.txt"; }
 if [ -z "${SKIP_GRID:-}" ]; then
+  grid="$here/${GRID:-tput.toml}"
+  if [ -n "${GRID_SEED:-}" ]; then
+    sed "s/^seed = .*/seed = $GRID_SEED/" "$grid" > "$out/grid.toml"
+    grid="$out/grid.toml"
+  fi
   log "grid start"
-  "$bin" experiment "$here/${GRID:-tput.toml}" --out "$out/grid" > "$out/grid.txt" 2>&1
+  "$bin" experiment "$grid" --out "$out/grid" > "$out/grid.txt" 2>&1
   log "grid end"
 fi
 for s in "${seeds[@]}"; do
