@@ -23,8 +23,8 @@ mod tests;
 
 pub use samples::{
     capture_samples, check_sampling, for_each_sample, parse_index, read_index, read_samples,
-    SampleEntry, SamplesIndex, SamplesReport, MAX_SAMPLES, MAX_SAMPLE_INTERVAL, MAX_SAMPLING,
-    MIN_SAMPLE_INTERVAL, SAMPLES_DIR, SAMPLES_SCHEMA_VERSION,
+    SampleEntry, SamplesIndex, SamplesReport, SamplingError, MAX_SAMPLES, MAX_SAMPLE_INTERVAL,
+    MAX_SAMPLING, MIN_SAMPLE_INTERVAL, SAMPLES_DIR, SAMPLES_SCHEMA_VERSION,
 };
 
 /// Counter files copied besides what the snapshot reads, so that doctor-like

@@ -58,34 +58,63 @@ pub struct SamplesReport {
     pub nic_ifaces: Vec<String>,
 }
 
+/// Why a sample count or interval is refused (the flags `nettune capture`
+/// takes them as).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SamplingError {
+    /// No sample asked for.
+    #[error("--samples must be at least 1")]
+    NoSamples,
+    /// More than [`MAX_SAMPLES`].
+    #[error("--samples {n} is above the maximum of {MAX_SAMPLES}")]
+    TooMany {
+        /// The count asked for.
+        n: u32,
+    },
+    /// Outside [`MIN_SAMPLE_INTERVAL`]..=[`MAX_SAMPLE_INTERVAL`].
+    #[error(
+        "--interval must be {} to {} seconds, got {}",
+        MIN_SAMPLE_INTERVAL.as_secs_f64(),
+        MAX_SAMPLE_INTERVAL.as_secs(),
+        .interval.as_secs_f64()
+    )]
+    Interval {
+        /// The interval asked for.
+        interval: Duration,
+    },
+    /// Lasting more than [`MAX_SAMPLING`] in all.
+    #[error(
+        "--samples {n} x --interval {} s lasts {:.0} s, more than {} s",
+        .interval.as_secs_f64(),
+        .total.as_secs_f64(),
+        MAX_SAMPLING.as_secs()
+    )]
+    TooLong {
+        /// The count asked for.
+        n: u32,
+        /// The interval asked for.
+        interval: Duration,
+        /// How long the sampling would last.
+        total: Duration,
+    },
+}
+
 /// Check a sample count and interval the way `nettune capture` takes them:
 /// 1 to [`MAX_SAMPLES`] samples, [`MIN_SAMPLE_INTERVAL`] to
 /// [`MAX_SAMPLE_INTERVAL`] apart, at most [`MAX_SAMPLING`] in all.
-pub fn check_sampling(n: u32, interval: Duration) -> Result<(), String> {
+pub fn check_sampling(n: u32, interval: Duration) -> Result<(), SamplingError> {
     if n == 0 {
-        return Err("--samples must be at least 1".into());
+        return Err(SamplingError::NoSamples);
     }
     if n > MAX_SAMPLES {
-        return Err(format!(
-            "--samples {n} is above the maximum of {MAX_SAMPLES}"
-        ));
+        return Err(SamplingError::TooMany { n });
     }
     if interval < MIN_SAMPLE_INTERVAL || interval > MAX_SAMPLE_INTERVAL {
-        return Err(format!(
-            "--interval must be {} to {} seconds, got {}",
-            MIN_SAMPLE_INTERVAL.as_secs_f64(),
-            MAX_SAMPLE_INTERVAL.as_secs(),
-            interval.as_secs_f64()
-        ));
+        return Err(SamplingError::Interval { interval });
     }
     let total = interval.saturating_mul(n.saturating_sub(1));
     if total > MAX_SAMPLING {
-        return Err(format!(
-            "--samples {n} x --interval {} s lasts {:.0} s, more than {} s",
-            interval.as_secs_f64(),
-            total.as_secs_f64(),
-            MAX_SAMPLING.as_secs()
-        ));
+        return Err(SamplingError::TooLong { n, interval, total });
     }
     Ok(())
 }

@@ -154,7 +154,9 @@ fn bad_sampling_and_bad_indexes_are_one_line_errors() {
         (2, 601_000),
         (3600, 10_000),
     ] {
-        let e = check_sampling(n, Duration::from_millis(ms)).unwrap_err();
+        let e = check_sampling(n, Duration::from_millis(ms))
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains('\n') && e.starts_with("--"), "{e}");
     }
     assert!(check_sampling(5, Duration::from_secs(1)).is_ok());

@@ -78,13 +78,71 @@ fn sysctl_key(knob: Knob) -> Option<&'static str> {
     })
 }
 
+/// Why a host's current level of a knob cannot be read (the factor is
+/// left out of the space with it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unread {
+    /// The sysctl is not in the snapshot (the kernel lacks it).
+    #[error("{key} is absent on this host")]
+    SysctlAbsent {
+        /// The sysctl key.
+        key: &'static str,
+    },
+    /// The sysctl's text is not a level of the knob.
+    #[error("{key} = `{text}` is not a level it takes")]
+    NotALevel {
+        /// The sysctl key.
+        key: &'static str,
+        /// Its text.
+        text: String,
+    },
+    /// The host has no interface but loopback.
+    #[error("no interface but loopback on this host")]
+    NoDevice,
+    /// The device lacks the knob's sysfs file (older kernels lack
+    /// `napi_defer_hard_irqs`, before 5.10, and `threaded`, before 5.12).
+    #[error("no {file} file on {device}")]
+    FileAbsent {
+        /// The file, under the device's sysfs directory.
+        file: &'static str,
+        /// The device.
+        device: String,
+    },
+    /// A knob autotune never varies from the host's level.
+    #[error("autotune does not read this knob's current level")]
+    NotRead,
+}
+
+/// Why a `KNOB=LEVEL` change is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadChange {
+    /// No `=`.
+    #[error("`{0}` is not KNOB=LEVEL (rps_cpus=1, busy_poll=50)")]
+    Form(String),
+    /// A knob name nettune does not know.
+    #[error("`{text}`: unknown knob `{name}` (known: {})", Knob::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))]
+    Knob {
+        /// The change as given.
+        text: String,
+        /// The name in it.
+        name: String,
+    },
+    /// A level the knob does not take.
+    #[error("`{text}`: `{level}` is not a level of {}: {}", .knob.name(), .knob.accepts())]
+    Level {
+        /// The change as given.
+        text: String,
+        /// The knob.
+        knob: Knob,
+        /// The level in it.
+        level: String,
+    },
+}
+
 /// The host's current level of `knob`, or why it cannot be read.
-pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
+pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, Unread> {
     if let Some(key) = sysctl_key(knob) {
-        let text = snap
-            .sysctls
-            .get(key)
-            .ok_or_else(|| format!("{key} is absent on this host"))?;
+        let text = snap.sysctls.get(key).ok_or(Unread::SysctlAbsent { key })?;
         let v = ints(text);
         let level = match (knob, v.as_slice()) {
             (Knob::CongestionControl, _) => Some(Level::Name(text.trim().to_string())),
@@ -96,7 +154,10 @@ pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
             (Knob::TcpRmem | Knob::TcpWmem, [a, b, c]) => Some(Level::Triple([*a, *b, *c])),
             _ => None,
         };
-        return level.ok_or_else(|| format!("{key} = `{text}` is not a level it takes"));
+        return level.ok_or_else(|| Unread::NotALevel {
+            key,
+            text: text.clone(),
+        });
     }
     // Bench options: the bench's own default.
     match knob {
@@ -105,8 +166,11 @@ pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
         Knob::UdpGso | Knob::UdpGro => return Ok(Level::Bool(false)),
         _ => {}
     }
-    let dev = device(snap).ok_or_else(|| "no interface but loopback on this host".to_string())?;
-    let absent = |file: &str| format!("no {file} file on {}", dev.name);
+    let dev = device(snap).ok_or(Unread::NoDevice)?;
+    let absent = |file: &'static str| Unread::FileAbsent {
+        file,
+        device: dev.name.clone(),
+    };
     match knob {
         Knob::GroFlushTimeout => dev
             .gro_flush_timeout
@@ -133,7 +197,7 @@ pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, String> {
             .and_then(|q| q.xps_cpus.as_ref())
             .map(|s| Level::Cpus(s.iter().collect()))
             .ok_or_else(|| absent("queues/tx-0/xps_cpus")),
-        _ => Err("autotune does not read this knob's current level".into()),
+        _ => Err(Unread::NotRead),
     }
 }
 
@@ -420,25 +484,22 @@ pub fn probe(
 
 /// `KNOB=LEVEL` (`rps_cpus=1`, `busy_poll=50`, `tcp_tw_reuse=1`), the level
 /// written as `--dry-run` shows it; the error says what is wrong with it.
-pub fn parse_change(text: &str) -> Result<(Knob, Level), String> {
+pub fn parse_change(text: &str) -> Result<(Knob, Level), BadChange> {
     let (name, level) = text
         .split_once('=')
-        .ok_or_else(|| format!("`{text}` is not KNOB=LEVEL (rps_cpus=1, busy_poll=50)"))?;
+        .ok_or_else(|| BadChange::Form(text.to_string()))?;
     let name = name.trim();
-    let knob = Knob::from_name(name).ok_or_else(|| {
-        let known: Vec<&str> = Knob::ALL.iter().map(|k| k.name()).collect();
-        format!(
-            "`{text}`: unknown knob `{name}` (known: {})",
-            known.join(", ")
-        )
+    let knob = Knob::from_name(name).ok_or_else(|| BadChange::Knob {
+        text: text.to_string(),
+        name: name.to_string(),
     })?;
-    let level = knob.level_from_text(level).ok_or_else(|| {
-        format!(
-            "`{text}`: `{}` is not a level of {name}: {}",
-            level.trim(),
-            knob.accepts()
-        )
-    })?;
+    let level = knob
+        .level_from_text(level)
+        .ok_or_else(|| BadChange::Level {
+            text: text.to_string(),
+            knob,
+            level: level.trim().to_string(),
+        })?;
     Ok((knob, level))
 }
 

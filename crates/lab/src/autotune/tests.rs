@@ -682,14 +682,14 @@ fn a_change_is_read_from_knob_equals_level_or_refused_saying_why() {
         parse_change("busy_poll=50").unwrap(),
         (Knob::BusyPoll, Level::Int(50))
     );
-    let e = parse_change("rps_cpus").unwrap_err();
+    let e = parse_change("rps_cpus").unwrap_err().to_string();
     assert!(e.contains("not KNOB=LEVEL"), "{e}");
-    let e = parse_change("rps=1").unwrap_err();
+    let e = parse_change("rps=1").unwrap_err().to_string();
     assert!(
         e.contains("unknown knob `rps`") && e.contains("rps_cpus"),
         "{e}"
     );
-    let e = parse_change("busy_poll=fast").unwrap_err();
+    let e = parse_change("busy_poll=fast").unwrap_err().to_string();
     assert!(e.contains("`fast` is not a level of busy_poll"), "{e}");
 }
 

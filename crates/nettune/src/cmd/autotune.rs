@@ -849,7 +849,9 @@ fn read_from(dir: &std::path::Path) -> Result<Vec<(Knob, Level)>, String> {
     accepted
         .iter()
         .map(|a| match (a["knob"].as_str(), a["level"].as_str()) {
-            (Some(k), Some(l)) => at::space::parse_change(&format!("{k}={l}")).map_err(bad),
+            (Some(k), Some(l)) => {
+                at::space::parse_change(&format!("{k}={l}")).map_err(|e| bad(e.to_string()))
+            }
             _ => Err(bad("an accepted change without `knob` and `level`".into())),
         })
         .collect()
