@@ -36,9 +36,8 @@ impl LabSession {
         exe: impl Into<PathBuf>,
         listen_timeout: Duration,
     ) -> Result<LabSession, LabError> {
-        spec.validate()?;
-        let reaped = Lab::reap_stale(&spec.prefix)?;
         let lab = Lab::build(spec)?;
+        let reaped = lab.reaped().to_vec();
         let mut s = LabSession {
             servers: Vec::new(),
             lab,

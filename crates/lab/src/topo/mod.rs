@@ -59,6 +59,7 @@ pub struct Lab {
     lines: Vec<Forwarder>,
     hosts: Vec<Netns>,
     marker: Option<PathBuf>,
+    reaped: Vec<Reaped>,
 }
 
 /// Start time (clock ticks after boot, field 22 of `/proc/PID/stat`) of a
@@ -171,7 +172,7 @@ impl Lab {
     /// again on error.
     pub fn build(spec: LabSpec) -> Result<Lab, LabError> {
         spec.validate()?;
-        Lab::reap_stale(&spec.prefix)?;
+        let reaped = Lab::reap_stale(&spec.prefix)?;
         let pid = std::process::id();
         let name = format!(
             "{}-{pid}-{}",
@@ -200,6 +201,7 @@ impl Lab {
             lines: Vec::new(),
             hosts: Vec::new(),
             marker: Some(marker),
+            reaped,
         };
         for i in 0..lab.spec.hosts {
             let ns = Netns::create_named(format!("{}-h{i}", lab.name))?;
@@ -385,6 +387,12 @@ impl Lab {
             "echo {buckets} > /proc/sys/net/ipv4/tcp_max_tw_buckets"
         ))?;
         Ok(SourcePool { addrs })
+    }
+
+    /// What the build reaped first: the labs of `spec.prefix` left by
+    /// killed runs.
+    pub fn reaped(&self) -> &[Reaped] {
+        &self.reaped
     }
 
     /// Remove labs named `PREFIX-PID-...` whose owner PID is dead (or whose

@@ -415,6 +415,11 @@ fn a_build_reaps_the_stale_labs_of_its_prefix() {
     assert!(!list.contains(&stale_name), "{list}");
     assert!(list.contains(&format!("{}-h0", lab.name())), "{list}");
     assert!(!marker.exists());
+    assert!(
+        lab.reaped().iter().any(|r| r.netns.contains(&stale_name)),
+        "{:?}",
+        lab.reaped()
+    );
 }
 
 /// Tests build labs of one prefix in parallel, so two builds may reap the
