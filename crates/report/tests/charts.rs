@@ -81,6 +81,13 @@ fn the_forest_plot_comes_first_with_a_band_and_a_row_per_change() {
     assert_eq!(green_dots, 6, "{f}");
 }
 
+/// The whole forest plot of the synthetic fixture, key strip included.
+#[test]
+fn the_forest_plot_of_the_synthetic_fixture() {
+    let page = render_html(&common::synthetic()).unwrap();
+    insta::assert_snapshot!(svg(&page, "chart-forest"));
+}
+
 #[test]
 fn without_comparisons_there_is_no_forest_plot() {
     let mut r = common::synthetic();

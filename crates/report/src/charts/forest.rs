@@ -6,6 +6,7 @@ use model::results::{CellResult, ExperimentResults};
 use model::stats::Verdict;
 use plotters::prelude::*;
 
+use super::key::{draw_key, Mark, KEY_PX};
 use super::{
     clean, extent, ran_cells, render_sized, slots, span, stat_pairs, stats_of, tick_num, Chart,
     CHANGED, FONT, GAIN, GRID, NOTE_FOREST, NO_CHANGE, REGRESSION,
@@ -24,8 +25,6 @@ const WIDTH: u32 = 1000;
 const ROW_PX: u32 = 24;
 /// Pixels above and below the rows: caption, x axis, legend.
 const FRAME_PX: u32 = 150;
-/// Height of the legend strip at the bottom.
-const LEGEND_PX: u32 = 34;
 
 /// One row: a metric of a cell against the baseline, in %.
 struct Row {
@@ -130,7 +129,7 @@ pub(crate) fn forest(r: &ExperimentResults) -> Result<Option<Chart>, ReportError
         NOTE_FOREST,
         size,
         |root, title| {
-            let (main, foot) = root.split_vertically(size.1.saturating_sub(LEGEND_PX));
+            let (main, foot) = root.split_vertically(size.1.saturating_sub(KEY_PX));
             // Row j of the axis (counted from the bottom) is rows[n - 1 - j]:
             // the first row on top.
             let row_at = |j: usize| n.checked_sub(j + 1).and_then(|i| rows.get(i));
@@ -206,40 +205,17 @@ pub(crate) fn forest(r: &ExperimentResults) -> Result<Option<Chart>, ReportError
                 }
             }
             // The key, in a strip under the plot.
-            let text = (FONT, 13).into_font().color(&BLACK);
-            let mid = i32::try_from(LEGEND_PX / 2).unwrap_or(17);
-            let mut x = 40;
-            foot.draw(&Circle::new((x, mid), 5, GAIN.filled()))?;
-            foot.draw(&Text::new("gain", (x + 10, mid - 7), text.clone()))?;
-            x += 80;
-            foot.draw(&TriangleMarker::new((x, mid), 7, REGRESSION.filled()))?;
-            foot.draw(&Text::new("regression", (x + 10, mid - 7), text.clone()))?;
-            x += 120;
-            foot.draw(&Circle::new((x, mid), 5, NO_CHANGE.stroke_width(2)))?;
-            foot.draw(&Text::new("no change", (x + 10, mid - 7), text.clone()))?;
-            x += 110;
-            foot.draw(&Circle::new((x, mid), 5, CHANGED.filled()))?;
-            foot.draw(&Text::new(
-                "changed (no better side)",
-                (x + 10, mid - 7),
-                text.clone(),
-            ))?;
-            x += 200;
-            foot.draw(&PathElement::new(
-                vec![(x - 10, mid), (x + 10, mid)],
-                BLACK.stroke_width(2),
-            ))?;
-            foot.draw(&Text::new(
-                "95 % interval of the change",
-                (x + 16, mid - 7),
-                text.clone(),
-            ))?;
-            x += 230;
-            foot.draw(&Rectangle::new(
-                [(x - 10, mid - 8), (x + 10, mid + 8)],
-                BAND.filled(),
-            ))?;
-            foot.draw(&Text::new(band_name.as_str(), (x + 16, mid - 7), text))?;
+            draw_key(
+                &foot,
+                &[
+                    (Mark::Dot(GAIN, 5), "gain", 80),
+                    (Mark::Triangle(REGRESSION), "regression", 120),
+                    (Mark::Ring(NO_CHANGE, 5), "no change", 110),
+                    (Mark::Dot(CHANGED, 5), "changed (no better side)", 200),
+                    (Mark::Across, "95 % interval of the change", 230),
+                    (Mark::Band(BAND), band_name.as_str(), 0),
+                ],
+            )?;
             Ok(())
         },
     )?;

@@ -18,6 +18,7 @@ use crate::num::{metric_name, Scale};
 use crate::ReportError;
 
 mod forest;
+mod key;
 mod series;
 #[cfg(test)]
 mod tests;

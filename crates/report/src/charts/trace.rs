@@ -8,6 +8,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::forest::BAND;
+use super::key::{draw_key, Mark, KEY_PX};
 use super::{clean, extent, render_sized, span, tick_num, Chart, FONT, GAIN, GRID, REGRESSION};
 use crate::autotune::{AutotuneResults, Eff, PassView};
 use crate::esc;
@@ -19,8 +20,6 @@ pub(crate) const MAX_CANDIDATES: usize = 24;
 const MAX_ROUNDS: usize = 64;
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 520;
-/// Height of the legend strip at the bottom.
-const LEGEND_PX: u32 = 34;
 /// The search's bootstrap seed is its seed with these bits flipped
 /// (`tune::autotune::SearchConfig::bootstrap`): the same seed on the same
 /// runs gives the search's own intervals.
@@ -221,7 +220,7 @@ pub(crate) fn trace(r: &AutotuneResults) -> Result<Option<Chart>, ReportError> {
         NOTE_TRACE,
         size,
         |root, title| {
-            let (main, foot) = root.split_vertically(size.1.saturating_sub(LEGEND_PX));
+            let (main, foot) = root.split_vertically(size.1.saturating_sub(KEY_PX));
             let mut chart = ChartBuilder::on(&main)
                 .caption(title, (FONT, 18))
                 .margin(14)
@@ -288,37 +287,16 @@ pub(crate) fn trace(r: &AutotuneResults) -> Result<Option<Chart>, ReportError> {
                     EmptyElement::at((p.x, p.estimate)) + Text::new(l.clone(), (dx, dy), font),
                 ))?;
             }
-            let text = (FONT, 13).into_font().color(&BLACK);
-            let mid = i32::try_from(LEGEND_PX / 2).unwrap_or(17);
-            let mut x = 40;
-            foot.draw(&Circle::new((x, mid), 4, GAIN.filled()))?;
-            foot.draw(&Text::new("accepted", (x + 10, mid - 7), text.clone()))?;
-            x += 100;
-            foot.draw(&Circle::new((x, mid), 4, REGRESSION.filled()))?;
-            foot.draw(&Text::new("rejected", (x + 10, mid - 7), text.clone()))?;
-            x += 100;
-            foot.draw(&TriangleMarker::new((x, mid), 7, BLACK.filled()))?;
-            foot.draw(&Text::new(
-                "re-check on fresh runs",
-                (x + 10, mid - 7),
-                text.clone(),
-            ))?;
-            x += 190;
-            foot.draw(&PathElement::new(
-                vec![(x, mid - 9), (x, mid + 9)],
-                BLACK.stroke_width(2),
-            ))?;
-            foot.draw(&Text::new(
-                "95 % bootstrap interval",
-                (x + 10, mid - 7),
-                text.clone(),
-            ))?;
-            x += 200;
-            foot.draw(&Rectangle::new(
-                [(x - 10, mid - 8), (x + 10, mid + 8)],
-                BAND.filled(),
-            ))?;
-            foot.draw(&Text::new(band_name.as_str(), (x + 16, mid - 7), text))?;
+            draw_key(
+                &foot,
+                &[
+                    (Mark::Dot(GAIN, 4), "accepted", 100),
+                    (Mark::Dot(REGRESSION, 4), "rejected", 100),
+                    (Mark::Triangle(BLACK), "re-check on fresh runs", 190),
+                    (Mark::Upright, "95 % bootstrap interval", 200),
+                    (Mark::Band(BAND), band_name.as_str(), 0),
+                ],
+            )?;
             Ok(())
         },
     )?;
