@@ -66,9 +66,7 @@ fn parse_interval(s: &str) -> anyhow::Result<Duration> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let interval = args.interval.unwrap_or(Duration::from_secs(1));
     if let Some(n) = args.samples {
-        if let Err(why) = check_sampling(n, interval) {
-            anyhow::bail!(why);
-        }
+        check_sampling(n, interval)?;
     }
     let live = host::Root::live();
     let eth = host::ethtool::default_source(&live);
