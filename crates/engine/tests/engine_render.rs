@@ -333,3 +333,65 @@ fn probe_line_and_json_with_interval_cpu() {
     let back: BenchResult = serde_json::from_value(v).unwrap();
     assert_eq!(back, r);
 }
+
+/// A stream result of 3 s whose two workers used `send_us` and `recv_us` of
+/// CPU over the window, pinned to `cpu` when given.
+fn stream_with_threads(send_us: u64, recv_us: u64, cpu: Option<u32>) -> BenchResult {
+    let cfg = TestConfig {
+        test: TestKind::TcpStream,
+        duration_ms: 3000,
+        ..TestConfig::default()
+    };
+    let worker = |role, sys_us| WorkerReport {
+        role: Some(role),
+        dir: Some(FlowDir::Forward),
+        cpu,
+        sys_us,
+        ..WorkerReport::default()
+    };
+    let mut client = side("a");
+    client.workers = vec![worker(Role::Send, send_us)];
+    let mut server = side("b");
+    server.workers = vec![worker(Role::Recv, recv_us)];
+    engine::client::summarize(&cfg, "b:5290".into(), 1, client, server, vec![], false)
+}
+
+/// The worker CPU times of three runs of `nettune experiment` (tcp-stream,
+/// 1 flow, 3 s, cubic) in the lab on this project's 2-vCPU VM, kernel
+/// 6.18.44, 2026-11-29: 17.6 Gbit/s with the receiver's thread busy the
+/// whole window, 34.1 Gbit/s with the sender's, and 23.6 Gbit/s with both
+/// pinned to CPU 0 (`--cpus 0`).
+#[test]
+fn threads_name_the_thread_that_limits_the_run() {
+    let slow = stream_with_threads(12_654 + 1_115_475, 11_996 + 2_944_306, None);
+    let t = slow.results[0].threads.clone().unwrap();
+    assert_eq!(t.bound.as_deref(), Some("server"));
+    assert!((t.server.unwrap().busy_pct - 98.5).abs() < 0.1, "{t:?}");
+    let line = engine::render::threads_line(Some(FlowDir::Forward), &t);
+    assert_eq!(
+        line,
+        "threads forward: client send 38 %, server recv 99 % busy: the server's recv thread limits it"
+    );
+    assert!(engine::render::human(&slow).contains(&line));
+
+    let fast = stream_with_threads(19_978 + 2_917_250, 59_634 + 1_692_146, None);
+    let t = fast.results[0].threads.clone().unwrap();
+    assert_eq!(t.bound.as_deref(), Some("client"));
+    assert_eq!(t.bound_text().unwrap(), "the client's send thread");
+
+    let pinned = stream_with_threads(8_367 + 706_736, 23_570 + 2_259_800, Some(0));
+    let t = pinned.results[0].threads.clone().unwrap();
+    assert_eq!(t.bound, None);
+    assert_eq!(
+        engine::render::threads_line(Some(FlowDir::Forward), &t),
+        "threads forward: client send 24 %, server recv 76 % busy: both share CPU 0, which limits it"
+    );
+
+    // Workers that report no CPU (an older peer): no line.
+    let none = stream_with_threads(0, 0, None);
+    assert_eq!(none.results[0].threads, None);
+    assert!(!engine::render::human(&none).contains("threads"));
+    let v = serde_json::to_value(&slow).unwrap();
+    assert_eq!(v["results"][0]["threads"]["server"]["role"], "recv");
+    assert_eq!(v["results"][0]["threads"]["bound"], "server");
+}

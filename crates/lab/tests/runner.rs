@@ -46,6 +46,9 @@ struct Fake {
     /// Every bench call's arguments (between two hosts: not the loopback
     /// overhead runs).
     bench_args: Vec<Vec<String>>,
+    /// Recorded bench outputs to return in turn (between two hosts),
+    /// instead of STREAM with a drawn throughput.
+    recorded: Vec<&'static str>,
 }
 
 impl Fake {
@@ -61,6 +64,7 @@ impl Fake {
             seen_runs: Vec::new(),
             fail_on_cancel: false,
             bench_args: Vec::new(),
+            recorded: Vec::new(),
         }
     }
 
@@ -111,6 +115,9 @@ impl Executor for Fake {
                     });
                 }
             }
+        }
+        if client != server && !self.recorded.is_empty() {
+            return Ok(self.recorded[self.benches % self.recorded.len()].to_string());
         }
         let mut base = if client == server { 3e9 } else { 1e9 };
         if self.tw_reuse_on() {
@@ -449,6 +456,59 @@ duration_s = 1
 [responses]
 metrics = ["throughput"]
 "#;
+
+/// One tcp-stream flow over the lab's veth pair (`nettune experiment`, 3 s,
+/// cubic; 2-vCPU VM, kernel 6.18.44, 2026-11-29) by an engine from before
+/// the `threads` field: 17.6 Gbit/s with the server's receiving thread busy
+/// 98.5 % of the window, and 34.1 Gbit/s with the client's sending thread
+/// busy 97.9 %.
+const RECV_BOUND: &str = include_str!("data/bench-tcp-stream-veth-recv-bound.json");
+const SEND_BOUND: &str = include_str!("data/bench-tcp-stream-veth-send-bound.json");
+
+#[test]
+fn a_cell_whose_runs_two_threads_limited_says_so_with_each_groups_median() {
+    let s = metrics::record_from_json(RECV_BOUND, &[Metric::Throughput]).unwrap();
+    assert_eq!(s.limited_by.as_deref(), Some("the server's recv thread"));
+    let s = metrics::record_from_json(SEND_BOUND, &[Metric::Throughput]).unwrap();
+    assert_eq!(s.limited_by.as_deref(), Some("the client's send thread"));
+    // Loopback, both workers below 90 %: measured, and no thread alone.
+    let s = metrics::record_from_json(STREAM, &[Metric::Throughput]).unwrap();
+    assert_eq!(s.limited_by.as_deref(), Some("no single thread"));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut results, schedule, mut setup, opts) = start(ONE, tmp.path(), None);
+    let mut fake = Fake::new(0.0);
+    fake.recorded = vec![RECV_BOUND, SEND_BOUND, RECV_BOUND];
+    runner::run(
+        &mut results,
+        &schedule,
+        &mut fake,
+        &mut setup,
+        &opts,
+        &mut NoProgress,
+    )
+    .unwrap();
+    let st = &on_disk(tmp.path()).cells[0].stats[0];
+    let groups: Vec<(&str, usize, f64)> = st
+        .limits
+        .iter()
+        .map(|g| {
+            (
+                g.limited_by.as_str(),
+                g.runs,
+                (g.median / 1e8).round() / 10.0,
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("the server's recv thread", 2, 17.6),
+            ("the client's send thread", 1, 34.1)
+        ],
+        "{st:?}"
+    );
+}
 
 fn runs_until_ci(sd: f64) -> usize {
     let tmp = tempfile::tempdir().unwrap();

@@ -235,6 +235,11 @@ pub struct RunRecord {
     /// Path of the raw bench JSON, relative to the results directory.
     #[serde(default)]
     pub raw: Option<String>,
+    /// What limited the run, from the bench's busiest threads (its first
+    /// direction): `the server's recv thread`, `CPU 0, shared by both
+    /// threads` or `no single thread`; absent when the bench did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<String>,
 }
 
 /// One interval of a run.
@@ -317,6 +322,51 @@ pub struct MetricStats {
     /// Why `--until-ci` stopped (`target reached`, `cap`), when it was used.
     #[serde(default)]
     pub stop: Option<String>,
+    /// The values grouped by what limited their runs
+    /// ([`RunRecord::limited_by`]), most runs first; empty when no run says.
+    /// More than one group: the median depends on how many runs fell in each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<LimitGroup>,
+}
+
+/// The runs of one cell that one thing limited.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LimitGroup {
+    /// What limited them ([`RunRecord::limited_by`]).
+    pub limited_by: String,
+    /// How many runs.
+    pub runs: usize,
+    /// Their median.
+    pub median: f64,
+}
+
+impl LimitGroup {
+    /// Group `runs` (each a value and what limited its run) by what limited
+    /// them, most runs first (then by name); runs that do not say are left out.
+    pub fn group<'a>(runs: impl IntoIterator<Item = (f64, Option<&'a str>)>) -> Vec<LimitGroup> {
+        let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for (v, l) in runs {
+            if let Some(l) = l.filter(|_| v.is_finite()) {
+                by.entry(l).or_default().push(v);
+            }
+        }
+        let mut out: Vec<LimitGroup> = by
+            .into_iter()
+            .filter_map(|(l, vs)| {
+                Some(LimitGroup {
+                    limited_by: l.to_string(),
+                    runs: vs.len(),
+                    median: crate::stats::summarize(&vs).ok()?.median,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.runs
+                .cmp(&a.runs)
+                .then_with(|| a.limited_by.cmp(&b.limited_by))
+        });
+        out
+    }
 }
 
 /// A workload's metric over loopback and over the lab path.

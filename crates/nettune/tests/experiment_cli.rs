@@ -159,6 +159,7 @@ fn run(tps: f64, p99: f64) -> RunRecord {
         latency_cdf: vec![],
         probe: None,
         raw: None,
+        limited_by: None,
     }
 }
 
@@ -535,4 +536,38 @@ fn a_fleet_file_is_checked_with_its_inventory_and_unreachable_hosts_are_named_be
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("hosts.fleet.clients"), "{err}");
+}
+
+#[test]
+fn a_cell_whose_runs_different_threads_limited_gets_a_line_with_each_groups_median() {
+    let exp = model::experiment::parse(TABLE).unwrap();
+    let mut r = rx::results_skeleton(&exp, Machine::default(), String::new());
+    for c in &mut r.cells {
+        for (i, b) in [800.0, 810.0, 400.0, 790.0, 390.0].iter().enumerate() {
+            let mut x = run(*b, 100.0);
+            x.limited_by = Some(if *b < 500.0 {
+                "the server's recv thread".into()
+            } else if i == 0 && c.index == 0 {
+                "no single thread".into()
+            } else {
+                "the client's request thread".into()
+            });
+            c.runs.push(x);
+        }
+        c.status = CellStatus::Done;
+    }
+    runner::recompute_all(&mut r, &model::stats::BootstrapConfig::default(), None);
+    let t = nettune::cmd::experiment::table(&r);
+    let label = &r.cells[1].label;
+    let want = format!(
+        "what limited {label} (crr transactions): the client's request thread in 3 of 5 runs \
+         (median 800 tps), the server's recv thread in 2 (median 395 tps); the median depends \
+         on how many runs fall in each"
+    );
+    assert!(t.lines().any(|l| l == want), "{t}");
+    // Three groups in the first cell, most runs first.
+    assert!(
+        t.contains("the client's request thread in 2 of 5 runs (median 800 tps), the server's recv thread in 2 (median 395 tps), no single thread in 1 (median 800 tps)"),
+        "{t}"
+    );
 }

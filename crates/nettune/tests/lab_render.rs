@@ -30,6 +30,7 @@ fn stats(
         median_ci: median_interval(v, &cfg).ok(),
         vs_baseline: base.and_then(|b| compare(v, b, metric.direction(), &cfg).ok()),
         stop: None,
+        limits: vec![],
     }
 }
 

@@ -544,6 +544,7 @@ fn cpu_per_work_and_changed_rows_in_the_results_tables() {
         median_ci: median_interval(v, &cfg).ok(),
         vs_baseline: b.and_then(|b| compare(v, b, m.direction(), &cfg).ok()),
         stop: None,
+        limits: vec![],
     };
     r.metrics.extend([Metric::CpuPerWork, Metric::SoftirqPct]);
     let base = r.baseline_cell;

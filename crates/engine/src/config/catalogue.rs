@@ -46,6 +46,16 @@ impl Role {
     pub fn measures(self) -> bool {
         matches!(self, Role::Recv | Role::Request)
     }
+
+    /// The role as in JSON (`send`, `recv`, `request`, `respond`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Send => "send",
+            Role::Recv => "recv",
+            Role::Request => "request",
+            Role::Respond => "respond",
+        }
+    }
 }
 
 /// How the data sockets of a test are made (client and server).

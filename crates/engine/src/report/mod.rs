@@ -513,6 +513,111 @@ pub struct DirSummary {
     pub errors: u64,
     /// Kernel cross-check (UDP streams).
     pub kernel_check: Option<KernelCheck>,
+    /// How busy each end's busiest worker thread of this direction was, and
+    /// which one limited it (`None` in results of an older nettune).
+    #[serde(default)]
+    pub threads: Option<ThreadLoad>,
+}
+
+/// A worker thread busy at least this share of the window (user + system
+/// CPU time over the window's length) is what limits its direction.
+pub const THREAD_BOUND_PCT: f64 = 90.0;
+
+/// The busiest worker thread of each end in one direction over the measured
+/// window. A thread near 100 % limits the direction: e.g. a stream receiver
+/// that runs the kernel's TCP receive path in its own context (the socket
+/// backlog) while the sender's thread waits, or a sender whose CPU also runs
+/// the receive softirq. Threads pinned to one CPU share it, so neither
+/// reaches the mark: then no thread alone limits the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadLoad {
+    /// The client's busiest thread of the direction.
+    pub client: Option<ThreadBusy>,
+    /// The server's busiest thread of the direction.
+    pub server: Option<ThreadBusy>,
+    /// The end (`client` or `server`) whose thread was at least
+    /// [`THREAD_BOUND_PCT`] busy, the busier one when both were.
+    pub bound: Option<String>,
+}
+
+/// One worker thread's share of the window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ThreadBusy {
+    /// What the thread does (`send`, `recv`, `request`, `respond`).
+    pub role: Role,
+    /// Its user + system CPU time over the window's length, %.
+    pub busy_pct: f64,
+    /// The CPU it was pinned to (`--cpus`), if any.
+    #[serde(default)]
+    pub cpu: Option<u32>,
+}
+
+impl ThreadLoad {
+    /// The busiest thread of `dir` on each end, from both ends' worker
+    /// reports over a window of `seconds`; `None` without a window or
+    /// without a worker of the direction on either end.
+    pub fn of(
+        dir: FlowDir,
+        client: &SideReport,
+        server: &SideReport,
+        seconds: f64,
+    ) -> Option<Self> {
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return None;
+        }
+        let busiest = |r: &SideReport| {
+            r.workers
+                .iter()
+                .filter(|w| w.dir == Some(dir))
+                .filter_map(|w| {
+                    let cpu_us = w.user_us.saturating_add(w.sys_us);
+                    (cpu_us > 0).then_some(())?;
+                    Some(ThreadBusy {
+                        role: w.role?,
+                        busy_pct: cpu_us as f64 / (seconds * 1e6) * 100.0,
+                        cpu: w.cpu,
+                    })
+                })
+                .max_by(|a, b| a.busy_pct.total_cmp(&b.busy_pct))
+        };
+        let (client, server) = (busiest(client), busiest(server));
+        if client.is_none() && server.is_none() {
+            return None;
+        }
+        let pct = |t: Option<ThreadBusy>| t.map_or(0.0, |t| t.busy_pct);
+        let (c, s) = (pct(client), pct(server));
+        let bound = if c.max(s) < THREAD_BOUND_PCT {
+            None
+        } else if c >= s {
+            Some("client".to_string())
+        } else {
+            Some("server".to_string())
+        };
+        Some(ThreadLoad {
+            client,
+            server,
+            bound,
+        })
+    }
+
+    /// The limiting thread as words (`the server's recv thread`), if any.
+    pub fn bound_text(&self) -> Option<String> {
+        let end = self.bound.as_deref()?;
+        let t = if end == "client" {
+            self.client
+        } else {
+            self.server
+        }?;
+        Some(format!("the {end}'s {} thread", t.role.name()))
+    }
+
+    /// The CPU both ends' threads were pinned to, when it is one and they
+    /// kept it at least [`THREAD_BOUND_PCT`] busy together.
+    pub fn shared_cpu(&self) -> Option<u32> {
+        let (c, s) = (self.client?, self.server?);
+        let cpu = c.cpu.filter(|cpu| s.cpu == Some(*cpu))?;
+        (c.busy_pct + s.busy_pct >= THREAD_BOUND_PCT).then_some(cpu)
+    }
 }
 
 /// The whole `--json` document.

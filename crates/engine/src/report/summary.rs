@@ -237,6 +237,7 @@ fn summarize_dir(
         lost: win.lost,
         errors,
         kernel_check,
+        threads: ThreadLoad::of(dir, client, server, seconds),
     }
 }
 

@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 
 use engine::config::{Direction, TestKind};
-use engine::report::{BenchResult, ServiceDemand, SideReport};
+use engine::report::{BenchResult, ServiceDemand, SideReport, ThreadLoad};
 use model::experiment::Metric;
 use model::results::{CpuPoint, IntervalPoint, ProbeResult, RunRecord};
 use thiserror::Error;
@@ -152,7 +152,25 @@ pub fn record_from_bench(b: &BenchResult, wanted: &[Metric]) -> RunRecord {
         latency_cdf: latency_cdf(b),
         probe: None,
         raw: None,
+        limited_by: limited_by(b),
     }
+}
+
+/// What limited the run's first direction, in words, from the bench's
+/// busiest threads (`RunRecord::limited_by`).
+/// Results of an engine without the `threads` field give the same answer
+/// from their workers' CPU times.
+fn limited_by(b: &BenchResult) -> Option<String> {
+    let d = b.results.first()?;
+    let t = d
+        .threads
+        .clone()
+        .or_else(|| ThreadLoad::of(d.dir?, &b.client, &b.server_side, d.seconds))?;
+    Some(match (t.bound_text(), t.shared_cpu()) {
+        (Some(b), _) => b,
+        (None, Some(cpu)) => format!("CPU {cpu}, shared by both threads"),
+        (None, None) => "no single thread".to_string(),
+    })
 }
 
 /// Every metric this result yields.

@@ -33,8 +33,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use model::results::{
-    CellResult, CellStatus, ExperimentResults, MetricStats, OverheadRow, RunRecord, WorkloadInfo,
-    RESULTS_FILE,
+    CellResult, CellStatus, ExperimentResults, LimitGroup, MetricStats, OverheadRow, RunRecord,
+    WorkloadInfo, RESULTS_FILE,
 };
 use model::stats::{self, BootstrapConfig, Decision, StopReason, StopRule};
 use thiserror::Error;
@@ -803,6 +803,12 @@ fn cell_stats(
                 )),
                 _ => None,
             });
+            let limits = LimitGroup::group(
+                cell.runs
+                    .iter()
+                    .filter(|r| r.workload == w && !r.warmup)
+                    .filter_map(|r| Some((*r.values.get(m.key())?, r.limited_by.as_deref()))),
+            );
             out.push(MetricStats {
                 workload: w.clone(),
                 metric: m,
@@ -812,6 +818,7 @@ fn cell_stats(
                 median_ci,
                 vs_baseline,
                 stop,
+                limits,
             });
         }
     }

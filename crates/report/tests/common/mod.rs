@@ -119,6 +119,7 @@ fn runs_of(spec: &CellSpec) -> Vec<RunRecord> {
                 latency_cdf,
                 probe,
                 raw: Some(format!("runs/cell-{:03}/{w}-r{rep:02}.json", spec.index)),
+                limited_by: None,
             });
         }
     }
@@ -157,6 +158,7 @@ fn stats_of(runs: &[RunRecord], baseline: Option<&[RunRecord]>, seed: u64) -> Ve
                 .and_then(|b| compare(&values, &pick(b, w, key), direction, &cfg).ok()),
             stop: None,
             values,
+            limits: vec![],
         });
     }
     out

@@ -201,6 +201,38 @@ pub fn lab_table(r: &ExperimentResults) -> String {
     out
 }
 
+/// A cell whose runs were limited by different things (`MetricStats::limits`):
+/// `what limited cubic (stream throughput): the server's recv thread in 9 of
+/// 16 runs (median 17.4 Gbit/s), the client's send thread in 7 (median 34.1
+/// Gbit/s); the median depends on how many runs fall in each`.
+fn limits_line(cell: &str, s: &MetricStats) -> String {
+    let n: usize = s.limits.iter().map(|g| g.runs).sum();
+    let groups: Vec<String> = s
+        .limits
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let of = if i == 0 {
+                format!(" of {n} runs")
+            } else {
+                String::new()
+            };
+            format!(
+                "{} in {}{of} (median {})",
+                g.limited_by,
+                g.runs,
+                model::metric::format_value(&s.unit, g.median)
+            )
+        })
+        .collect();
+    format!(
+        "what limited {cell} ({} {}): {}; the median depends on how many runs fall in each",
+        s.workload,
+        s.metric.key(),
+        groups.join(", ")
+    )
+}
+
 /// The table of an experiment: per workload and metric, each cell's median
 /// with its 95 % CI and its change against the baseline with the change's
 /// CI and a verdict; n/a, failed and interrupted cells listed below.
@@ -259,6 +291,11 @@ pub fn experiment_table(r: &ExperimentResults) -> String {
             CellStatus::Pending => writeln!(out, "not run: {}", c.label),
             CellStatus::Done => Ok(()),
         };
+    }
+    for c in &r.cells {
+        for s in c.stats.iter().filter(|s| s.limits.len() > 1) {
+            let _ = writeln!(out, "{}", limits_line(&c.label, s));
+        }
     }
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");
