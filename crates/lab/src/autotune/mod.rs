@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use thiserror::Error;
 use tune::autotune::{AutotuneError, Effect, Outcome};
 
-pub use drive::{drive, runs_that_fit, DriveConfig, Ended, RunTrace};
+pub use drive::{drive, limits_lines, runs_that_fit, DriveConfig, Ended, RunTrace};
 pub use recheck::{recheck, Held, RecheckConfig, RecheckReport};
 pub use space::{build, probe, BuiltSpace, Excluded};
 
@@ -114,7 +114,13 @@ pub fn outcome_json(
         .collect();
     let runs: Vec<Value> = trace
         .iter()
-        .map(|r| json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values}))
+        .map(|r| {
+            let mut run = json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values});
+            if let Some(l) = &r.limited_by {
+                run["limited_by"] = json!(l);
+            }
+            run
+        })
         .collect();
     let mut doc = json!({
         "schema_version": RESULTS_SCHEMA_VERSION,

@@ -14,7 +14,7 @@ use model::stats::{compare_by, BootstrapConfig, SplitMix64, Statistic, Verdict};
 use serde_json::{json, Value};
 use tune::autotune::{AutotuneError, Effect};
 
-use super::drive::{measure, RunTrace};
+use super::drive::{measure, Measured, RunTrace};
 use super::{effect_json, AutotuneRunError, DriveConfig};
 use crate::exec::{ExecError, Executor};
 
@@ -239,7 +239,10 @@ pub fn recheck(
             return Ok(None);
         }
         let changes: &[(Knob, Level)] = if a == 0 { &[] } else { &arms[a - 1] };
-        let got = match measure(exec, drive, changes, seq) {
+        let Measured {
+            values: got,
+            limited_by,
+        } = match measure(exec, drive, changes, seq) {
             Ok(v) => v,
             Err(ExecError::Cancelled) => return Ok(None),
             Err(_) if drive.cancel.load(Ordering::SeqCst) => return Ok(None),
@@ -266,6 +269,7 @@ pub fn recheck(
             arm: label(changes),
             value,
             values: got,
+            limited_by,
         };
         on_run(&run, total);
         trace.push(run);

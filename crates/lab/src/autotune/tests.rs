@@ -348,6 +348,11 @@ fn drive_applies_each_arm_rolls_it_back_and_keeps_a_real_gain() {
     );
     assert_eq!(doc["accepted"][0]["knob"], "tcp_tw_reuse");
     assert_eq!(doc["trace"].as_array().unwrap().len(), o.runs);
+    // The recorded loopback bench: both threads under 90 %.
+    assert!(trace
+        .iter()
+        .all(|r| r.limited_by.as_deref() == Some("no single thread")));
+    assert_eq!(doc["trace"][0]["limited_by"], "no single thread");
     let plan = plan_of(&ended);
     let text = serde_json::to_string_pretty(&plan).unwrap();
     let back = Plan::from_json(&text).unwrap();
@@ -777,4 +782,39 @@ fn a_kept_setting_stays_under_every_arm_and_goes_at_the_end() {
     kept.undo(&mut fake).unwrap();
     assert!(fake.applied.iter().all(Vec::is_empty));
     assert_eq!(fake.applies, fake.rollbacks);
+}
+
+#[test]
+fn limits_lines_name_the_baselines_state_and_every_arm_measured_in_another() {
+    let run = |arm: &str, value: f64, l: Option<&str>| RunTrace {
+        seq: 0,
+        arm: arm.into(),
+        value,
+        values: Default::default(),
+        limited_by: l.map(Into::into),
+    };
+    let recv = Some("the server's recv thread");
+    let send = Some("the client's send thread");
+    let trace = vec![
+        run("baseline", 17.0, recv),
+        run("cpu_pin=0", 33.0, Some("CPU 0, shared by both threads")),
+        run("baseline", 18.0, recv),
+        run("rps_cpus=1", 17.5, recv),
+        run("congestion_control=cubic", 34.0, send),
+        run("congestion_control=cubic", 16.0, recv),
+        run("congestion_control=cubic", 35.0, send),
+        run("rps_cpus=1", 17.0, None),
+    ];
+    let fmt = |v: f64| format!("{v:.1}");
+    assert_eq!(
+        limits_lines(&trace, &fmt),
+        [
+            "baseline: the server's recv thread in 2 of 2 runs (median 17.5)",
+            "cpu_pin=0: CPU 0, shared by both threads in 1 of 1 runs (median 33.0)",
+            "congestion_control=cubic: the client's send thread in 2 of 3 runs (median 34.5), \
+             the server's recv thread in 1 (median 16.0)",
+        ]
+    );
+    let silent: Vec<RunTrace> = trace.iter().map(|r| run(&r.arm, r.value, None)).collect();
+    assert!(limits_lines(&silent, &fmt).is_empty());
 }

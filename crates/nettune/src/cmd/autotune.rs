@@ -803,6 +803,14 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
                 if o.accepted.is_empty() {
                     println!("nothing proven: the host stays as it is");
                 }
+                let unit = checked.cfg.objective.unit_for(checked.test);
+                let limits = at::limits_lines(&trace, &|v| model::metric::format_value(unit, v));
+                if !limits.is_empty() {
+                    println!("what limited the runs (each end's busiest bench thread):");
+                    for l in &limits {
+                        println!("  {}", model::text::printable_capped(l, 400));
+                    }
+                }
                 files(&mut std::io::stdout())?;
             }
             Ok(ExitCode::SUCCESS)
@@ -1345,6 +1353,7 @@ mod tests {
                 arm: search.label(&arm),
                 value,
                 values: Default::default(),
+                limited_by: None,
             };
             lines.push(progress_line(
                 seq + 1,
