@@ -360,7 +360,7 @@ fn stream_with_threads(send_us: u64, recv_us: u64, cpu: Option<u32>) -> BenchRes
 /// 1 flow, 3 s, cubic) in the lab on this project's 2-vCPU VM, kernel
 /// 6.18.44, 2026-11-29: 17.6 Gbit/s with the receiver's thread busy the
 /// whole window, 34.1 Gbit/s with the sender's, and 23.6 Gbit/s with both
-/// pinned to CPU 0 (`--cpus 0`).
+/// pinned to CPU 0 (`--cpus 0`); then two runs of 21:36 UTC.
 #[test]
 fn threads_name_the_thread_that_limits_the_run() {
     let slow = stream_with_threads(12_654 + 1_115_475, 11_996 + 2_944_306, None);
@@ -386,6 +386,15 @@ fn threads_name_the_thread_that_limits_the_run() {
         engine::render::threads_line(Some(FlowDir::Forward), &t),
         "threads forward: client send 24 %, server recv 76 % busy: both share CPU 0, which limits it"
     );
+
+    // Receiver-bound with the softirq on the receiver's CPU outside the
+    // thread's time (21:36 UTC, 14.5 Gbit/s), and a run whose ends were
+    // both at 70 % (21.4 Gbit/s: no thread alone).
+    let soft = stream_with_threads(12_627 + 1_261_466, 19_774 + 2_599_461, None);
+    let t = soft.results[0].threads.clone().unwrap();
+    assert_eq!(t.bound_text().unwrap(), "the server's recv thread");
+    let even = stream_with_threads(27_751 + 2_058_127, 24_767 + 2_069_353, None);
+    assert_eq!(even.results[0].threads.clone().unwrap().bound, None);
 
     // Workers that report no CPU (an older peer): no line.
     let none = stream_with_threads(0, 0, None);
