@@ -476,18 +476,9 @@ fn a_cell_whose_runs_two_threads_limited_says_so_with_each_groups_median() {
     assert_eq!(s.limited_by.as_deref(), Some("no single thread"));
 
     let tmp = tempfile::tempdir().unwrap();
-    let (mut results, schedule, mut setup, opts) = start(ONE, tmp.path(), None);
     let mut fake = Fake::new(0.0);
     fake.recorded = vec![RECV_BOUND, SEND_BOUND, RECV_BOUND];
-    runner::run(
-        &mut results,
-        &schedule,
-        &mut fake,
-        &mut setup,
-        &opts,
-        &mut NoProgress,
-    )
-    .unwrap();
+    run_one(tmp.path(), None, &mut fake);
     let st = &on_disk(tmp.path()).cells[0].stats[0];
     let groups: Vec<(&str, usize, f64)> = st
         .limits
@@ -510,19 +501,25 @@ fn a_cell_whose_runs_two_threads_limited_says_so_with_each_groups_median() {
     );
 }
 
-fn runs_until_ci(sd: f64) -> usize {
-    let tmp = tempfile::tempdir().unwrap();
-    let (mut results, schedule, mut setup, opts) = start(ONE, tmp.path(), Some(2.0));
-    let mut fake = Fake::new(sd);
+/// Run the one-cell experiment ONE on `fake` into `dir` to the end.
+fn run_one(dir: &Path, until: Option<f64>, fake: &mut Fake) -> ExperimentResults {
+    let (mut results, schedule, mut setup, opts) = start(ONE, dir, until);
     runner::run(
         &mut results,
         &schedule,
-        &mut fake,
+        fake,
         &mut setup,
         &opts,
         &mut NoProgress,
     )
     .unwrap();
+    results
+}
+
+fn runs_until_ci(sd: f64) -> usize {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut fake = Fake::new(sd);
+    let results = run_one(tmp.path(), Some(2.0), &mut fake);
     let st = &results.cells[0].stats[0];
     assert!(st.stop.is_some(), "{st:?}");
     fake.benches

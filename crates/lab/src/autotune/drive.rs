@@ -372,25 +372,7 @@ pub fn limits_lines(trace: &[RunTrace], fmt: &dyn Fn(f64) -> String) -> Vec<Stri
     let base = groups(BASELINE);
     let base_top = base.first().map(|g| g.limited_by.clone());
     let line = |arm: &str, gs: &[model::results::LimitGroup]| {
-        let n: usize = gs.iter().map(|g| g.runs).sum();
-        let parts: Vec<String> = gs
-            .iter()
-            .enumerate()
-            .map(|(i, g)| {
-                let of = if i == 0 {
-                    format!(" of {n} runs")
-                } else {
-                    String::new()
-                };
-                format!(
-                    "{} in {}{of} (median {})",
-                    g.limited_by,
-                    g.runs,
-                    fmt(g.median)
-                )
-            })
-            .collect();
-        format!("{arm}: {}", parts.join(", "))
+        format!("{arm}: {}", model::results::LimitGroup::describe(gs, fmt))
     };
     let mut out = Vec::new();
     if !base.is_empty() {

@@ -4,7 +4,7 @@
 use super::status_text;
 use lab::loop_::{is_header_note, APPLIED, BASELINE};
 use model::metric::StatText;
-use model::results::{CellResult, CellStatus, ExperimentResults, MetricStats};
+use model::results::{CellResult, CellStatus, ExperimentResults, LimitGroup, MetricStats};
 use model::stats::Verdict;
 use std::fmt::Write as _;
 
@@ -206,30 +206,11 @@ pub fn lab_table(r: &ExperimentResults) -> String {
 /// 16 runs (median 17.4 Gbit/s), the client's send thread in 7 (median 34.1
 /// Gbit/s); the median depends on how many runs fall in each`.
 fn limits_line(cell: &str, s: &MetricStats) -> String {
-    let n: usize = s.limits.iter().map(|g| g.runs).sum();
-    let groups: Vec<String> = s
-        .limits
-        .iter()
-        .enumerate()
-        .map(|(i, g)| {
-            let of = if i == 0 {
-                format!(" of {n} runs")
-            } else {
-                String::new()
-            };
-            format!(
-                "{} in {}{of} (median {})",
-                g.limited_by,
-                g.runs,
-                model::metric::format_value(&s.unit, g.median)
-            )
-        })
-        .collect();
+    let groups = LimitGroup::describe(&s.limits, &|v| model::metric::format_value(&s.unit, v));
     format!(
-        "what limited {cell} ({} {}): {}; the median depends on how many runs fall in each",
+        "what limited {cell} ({} {}): {groups}; the median depends on how many runs fall in each",
         s.workload,
         s.metric.key(),
-        groups.join(", ")
     )
 }
 
