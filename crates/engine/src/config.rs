@@ -230,13 +230,24 @@ impl Default for TestConfig {
     }
 }
 
-/// Which end of a test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which end of a test (`client` or `server` in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum End {
     /// `nettune bench`.
     Client,
     /// `nettune serve`.
     Server,
+}
+
+impl End {
+    /// The end as in JSON (`client`, `server`).
+    pub fn name(self) -> &'static str {
+        match self {
+            End::Client => "client",
+            End::Server => "server",
+        }
+    }
 }
 
 /// A configuration that cannot run; the message is one line for the user.

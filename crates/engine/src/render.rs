@@ -325,10 +325,11 @@ pub fn threads_line(dir: Option<FlowDir>, t: &crate::report::ThreadLoad) -> Stri
         .into_iter()
         .flatten()
         .collect();
-    let verdict = match (t.bound_text(), t.shared_cpu()) {
-        (Some(b), _) => format!("{b} limits it"),
-        (None, Some(cpu)) => format!("both share CPU {cpu}, which limits it"),
-        (None, None) => "no thread alone limits it".to_string(),
+    use crate::report::ThreadVerdict as V;
+    let verdict = match t.verdict() {
+        v @ V::Thread { .. } => format!("{v} limits it"),
+        V::SharedCpu(cpu) => format!("both share CPU {cpu}, which limits it"),
+        V::NoSingleThread => "no thread alone limits it".to_string(),
     };
     format!(
         "threads {}: {} busy: {verdict}",

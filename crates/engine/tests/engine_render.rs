@@ -4,7 +4,7 @@
 
 use nettune_engine as engine;
 
-use engine::config::{FlowDir, TestConfig, TestKind};
+use engine::config::{End, FlowDir, TestConfig, TestKind};
 use engine::facts::{HostFacts, IfaceFacts, IrqAffinity};
 use engine::report::*;
 
@@ -365,7 +365,7 @@ fn stream_with_threads(send_us: u64, recv_us: u64, cpu: Option<u32>) -> BenchRes
 fn threads_name_the_thread_that_limits_the_run() {
     let slow = stream_with_threads(12_654 + 1_115_475, 11_996 + 2_944_306, None);
     let t = slow.results[0].threads.clone().unwrap();
-    assert_eq!(t.bound.as_deref(), Some("server"));
+    assert_eq!(t.bound, Some(End::Server));
     assert!((t.server.unwrap().busy_pct - 98.5).abs() < 0.1, "{t:?}");
     let line = engine::render::threads_line(Some(FlowDir::Forward), &t);
     assert_eq!(
@@ -376,12 +376,14 @@ fn threads_name_the_thread_that_limits_the_run() {
 
     let fast = stream_with_threads(19_978 + 2_917_250, 59_634 + 1_692_146, None);
     let t = fast.results[0].threads.clone().unwrap();
-    assert_eq!(t.bound.as_deref(), Some("client"));
-    assert_eq!(t.bound_text().unwrap(), "the client's send thread");
+    assert_eq!(t.bound, Some(End::Client));
+    assert_eq!(t.verdict().to_string(), "the client's send thread");
 
     let pinned = stream_with_threads(8_367 + 706_736, 23_570 + 2_259_800, Some(0));
     let t = pinned.results[0].threads.clone().unwrap();
     assert_eq!(t.bound, None);
+    assert_eq!(t.verdict(), ThreadVerdict::SharedCpu(0));
+    assert_eq!(t.verdict().to_string(), "CPU 0, shared by both threads");
     assert_eq!(
         engine::render::threads_line(Some(FlowDir::Forward), &t),
         "threads forward: client send 24 %, server recv 76 % busy: both share CPU 0, which limits it"
@@ -392,9 +394,17 @@ fn threads_name_the_thread_that_limits_the_run() {
     // both at 70 % (21.4 Gbit/s: no thread alone).
     let soft = stream_with_threads(12_627 + 1_261_466, 19_774 + 2_599_461, None);
     let t = soft.results[0].threads.clone().unwrap();
-    assert_eq!(t.bound_text().unwrap(), "the server's recv thread");
+    assert_eq!(
+        t.verdict(),
+        ThreadVerdict::Thread {
+            end: End::Server,
+            role: Role::Recv
+        }
+    );
     let even = stream_with_threads(27_751 + 2_058_127, 24_767 + 2_069_353, None);
-    assert_eq!(even.results[0].threads.clone().unwrap().bound, None);
+    let t = even.results[0].threads.clone().unwrap();
+    assert_eq!(t.bound, None);
+    assert_eq!(t.verdict().to_string(), "no single thread");
 
     // Workers that report no CPU (an older peer): no line.
     let none = stream_with_threads(0, 0, None);

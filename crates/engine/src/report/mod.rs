@@ -547,7 +547,38 @@ pub struct ThreadLoad {
     /// The end (`client` or `server`) whose thread was at least
     /// [`THREAD_BOUND_PCT`] busy and [`BOUND_MARGIN_PCT`] points busier than
     /// the other end's; never when both ends' threads share one pinned CPU.
-    pub bound: Option<String>,
+    pub bound: Option<End>,
+}
+
+/// What limited a direction, read from its busiest threads
+/// ([`ThreadLoad::verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadVerdict {
+    /// One end's thread: `end`'s thread doing `role`.
+    Thread {
+        /// The end whose thread limits.
+        end: End,
+        /// What that thread does.
+        role: Role,
+    },
+    /// Both ends' threads pinned to this CPU, kept busy together.
+    SharedCpu(u32),
+    /// No thread alone limits the direction.
+    NoSingleThread,
+}
+
+impl std::fmt::Display for ThreadVerdict {
+    /// `the server's recv thread`, `CPU 0, shared by both threads`,
+    /// `no single thread`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ThreadVerdict::Thread { end, role } => {
+                write!(f, "the {}'s {} thread", end.name(), role.name())
+            }
+            ThreadVerdict::SharedCpu(cpu) => write!(f, "CPU {cpu}, shared by both threads"),
+            ThreadVerdict::NoSingleThread => f.write_str("no single thread"),
+        }
+    }
 }
 
 /// One worker thread's share of the window.
@@ -604,23 +635,27 @@ impl ThreadLoad {
         let limits = |a: f64, b: f64| a >= THREAD_BOUND_PCT && a - b >= BOUND_MARGIN_PCT;
         if load.shared_cpu().is_none() {
             if limits(c, s) {
-                load.bound = Some("client".to_string());
+                load.bound = Some(End::Client);
             } else if limits(s, c) {
-                load.bound = Some("server".to_string());
+                load.bound = Some(End::Server);
             }
         }
         Some(load)
     }
 
-    /// The limiting thread as words (`the server's recv thread`), if any.
-    pub fn bound_text(&self) -> Option<String> {
-        let end = self.bound.as_deref()?;
-        let t = if end == "client" {
-            self.client
-        } else {
-            self.server
-        }?;
-        Some(format!("the {end}'s {} thread", t.role.name()))
+    /// What limited the direction: the bound end's thread, else a CPU both
+    /// ends' threads shared, else no single thread.
+    pub fn verdict(&self) -> ThreadVerdict {
+        let thread = self.bound.and_then(|end| {
+            match end {
+                End::Client => self.client,
+                End::Server => self.server,
+            }
+            .map(|t| ThreadVerdict::Thread { end, role: t.role })
+        });
+        thread
+            .or_else(|| self.shared_cpu().map(ThreadVerdict::SharedCpu))
+            .unwrap_or(ThreadVerdict::NoSingleThread)
     }
 
     /// The CPU both ends' threads were pinned to, when it is one and they

@@ -166,11 +166,7 @@ fn limited_by(b: &BenchResult) -> Option<String> {
         .threads
         .clone()
         .or_else(|| ThreadLoad::of(d.dir?, &b.client, &b.server_side, d.seconds))?;
-    Some(match (t.bound_text(), t.shared_cpu()) {
-        (Some(b), _) => b,
-        (None, Some(cpu)) => format!("CPU {cpu}, shared by both threads"),
-        (None, None) => "no single thread".to_string(),
-    })
+    Some(t.verdict().to_string())
 }
 
 /// Every metric this result yields.
