@@ -324,6 +324,17 @@ impl Window {
     }
 }
 
+/// Why doctor has no plan to compare the host against.
+#[derive(Debug, thiserror::Error)]
+pub enum NoPlan {
+    /// The profile could not be loaded.
+    #[error(transparent)]
+    Profile(#[from] tune::ProfileError),
+    /// The planner refused the host.
+    #[error(transparent)]
+    Plan(#[from] tune::PlanError),
+}
+
 /// The input with what several rules need computed once: the window, the
 /// plan for the intent, the snapshot findings of `model::findings`.
 #[derive(Debug)]
@@ -335,7 +346,7 @@ pub struct Cx<'a> {
     /// The profile fixes are planned with (the intent, else `balanced`).
     pub plan_profile: String,
     /// The plan for that profile on this host, or why there is none.
-    pub plan: Result<Plan, String>,
+    pub plan: Result<Plan, NoPlan>,
     /// The resolved profile of `plan_profile`.
     profile: Option<Profile>,
     /// `model::findings::findings` of the snapshot.
@@ -356,7 +367,7 @@ impl<'a> Cx<'a> {
         };
         let profile = match &input.profile {
             Some(p) => Ok(p.clone()),
-            None => tune::profile::builtin("balanced").map_err(|e| e.to_string()),
+            None => tune::profile::builtin("balanced"),
         };
         let plan_profile = input.profile_arg.clone().unwrap_or_else(|| {
             input
@@ -368,9 +379,13 @@ impl<'a> Cx<'a> {
             bdp: input.bdp,
             ..PlanOptions::default()
         };
-        let plan = profile
-            .clone()
-            .and_then(|p| tune::plan(s, &input.extras, &p, &opts).map_err(|e| e.to_string()));
+        let (profile, plan) = match profile {
+            Ok(p) => {
+                let plan = tune::plan(s, &input.extras, &p, &opts).map_err(NoPlan::from);
+                (Some(p), plan)
+            }
+            Err(e) => (None, Err(NoPlan::from(e))),
+        };
         let usable = s.cpu.online.difference(&s.cpu.isolated);
         let cores = physical_cores(s, &usable);
         Cx {
@@ -378,7 +393,7 @@ impl<'a> Cx<'a> {
             window,
             plan_profile,
             plan,
-            profile: profile.ok(),
+            profile,
             host_findings: model::findings::findings(s),
             usable,
             cores,

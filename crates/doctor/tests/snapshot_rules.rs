@@ -77,10 +77,7 @@ fn irq_remote_node_is_info_for_a_deliberate_spill() {
     // two-socket-16q: 16 queues, the NIC's node has fewer cores; the
     // throughput plan puts the rest on node 0.
     let mut i = input("two-socket-16q");
-    let plan = {
-        let cx = nettune_doctor::Cx::new(&i);
-        cx.plan.clone().unwrap()
-    };
+    let plan = nettune_doctor::Cx::new(&i).plan.unwrap();
     for c in plan.changes.iter().filter(|c| c.rule == "irq-affinity") {
         if let model::plan::Target::IrqAffinity { irq, .. } = c.target {
             set_affinity(&mut i, irq, &c.after);
@@ -125,7 +122,7 @@ fn irq_owner_conflict_irqbalance_over_an_applied_plan() {
     let r = report(&i);
     let f = r.of(DoctorId::IrqOwnerConflict).next().expect("fires");
     assert_eq!(f.severity, Severity::Info, "only planned so far");
-    let plan = nettune_doctor::Cx::new(&i).plan.clone().unwrap();
+    let plan = nettune_doctor::Cx::new(&i).plan.unwrap();
     i.applied = Some(plan);
     let r = report(&i);
     let f = r.of(DoctorId::IrqOwnerConflict).next().unwrap();
@@ -497,7 +494,7 @@ fn irq_owner_conflict_is_silent_when_irqbalance_bans_the_pinned_irqs() {
     use model::plan::Target;
     use model::snapshot::EnvFile;
     let mut i = input("tuner-two-socket-32c");
-    let plan = nettune_doctor::Cx::new(&i).plan.clone().unwrap();
+    let plan = nettune_doctor::Cx::new(&i).plan.unwrap();
     let pinned: Vec<u32> = plan
         .changes
         .iter()

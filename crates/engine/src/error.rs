@@ -87,6 +87,12 @@ pub enum EngineError {
     /// The user interrupted the run before anything was measured.
     #[error("interrupted {0}")]
     Interrupted(&'static str),
+    /// A `--probe` this test cannot bound.
+    #[error(transparent)]
+    Probe(#[from] crate::probe::ProbeCheckError),
+    /// A configuration that cannot run.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// A data-path or local failure.
     #[error("{0}")]
     Run(String),

@@ -54,7 +54,7 @@ pub(crate) mod worker;
 pub use client::{run as run_client, run_with_probe, ClientOpts};
 pub use config::{Direction, Family, FlowDir, Limits, TestConfig, TestKind};
 pub use error::EngineError;
-pub use probe::{ProbeKind, ProbeReport, ProbeSpec};
+pub use probe::{ProbeCheckError, ProbeKind, ProbeReport, ProbeSpec};
 pub use report::BenchResult;
 pub use server::{Server, ServerConfig};
 pub use sock::Source;

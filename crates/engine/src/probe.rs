@@ -75,6 +75,28 @@ pub struct ProbeParseError {
     pub given: String,
 }
 
+/// A `--probe` this test cannot bound.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeCheckError {
+    /// The interval is outside [`MIN_INTERVAL_MS`]..=[`MAX_INTERVAL_MS`].
+    #[error("--probe: {USAGE}")]
+    Interval,
+    /// The window would need more than [`MAX_SAMPLES`] probes.
+    #[error("--probe {kind}:{interval_ms} over {secs} s would send {n} probes, more than {MAX_SAMPLES}: use an interval of at least {need} ms")]
+    TooMany {
+        /// The probe's kind (`rr`, `icmp`).
+        kind: &'static str,
+        /// The interval given, ms.
+        interval_ms: u64,
+        /// The test's window, s.
+        secs: u64,
+        /// Probes it would send.
+        n: u64,
+        /// The shortest interval that fits, ms.
+        need: u64,
+    },
+}
+
 impl FromStr for ProbeSpec {
     type Err = ProbeParseError;
     fn from_str(s: &str) -> Result<ProbeSpec, ProbeParseError> {
@@ -110,19 +132,19 @@ impl ProbeSpec {
     }
 
     /// Refuse a probe this test cannot bound.
-    pub fn check(&self, cfg: &TestConfig) -> Result<(), String> {
+    pub fn check(&self, cfg: &TestConfig) -> Result<(), ProbeCheckError> {
         if !(MIN_INTERVAL_MS..=MAX_INTERVAL_MS).contains(&self.interval_ms) {
-            return Err(format!("--probe: {USAGE}"));
+            return Err(ProbeCheckError::Interval);
         }
         let n = self.scheduled(cfg.duration_ms);
         if n > MAX_SAMPLES {
-            let need = cfg.duration_ms.div_ceil(MAX_SAMPLES);
-            return Err(format!(
-                "--probe {}:{} over {} s would send {n} probes, more than {MAX_SAMPLES}: use an interval of at least {need} ms",
-                self.kind.name(),
-                self.interval_ms,
-                cfg.duration_ms / 1000
-            ));
+            return Err(ProbeCheckError::TooMany {
+                kind: self.kind.name(),
+                interval_ms: self.interval_ms,
+                secs: cfg.duration_ms / 1000,
+                n,
+                need: cfg.duration_ms.div_ceil(MAX_SAMPLES),
+            });
         }
         Ok(())
     }
@@ -522,7 +544,8 @@ mod tests {
             ..TestConfig::default()
         };
         let e = spec.check(&cfg).unwrap_err();
-        assert!(e.contains("at least 2 ms"), "{e}");
+        assert!(matches!(e, ProbeCheckError::TooMany { need: 2, .. }), "{e}");
+        assert!(e.to_string().contains("at least 2 ms"), "{e}");
         let cfg = TestConfig {
             duration_ms: 1_000_000,
             ..TestConfig::default()

@@ -151,7 +151,7 @@ fn two_socket_tuned_overlay_reads() {
 #[test]
 fn bare_fixtures_name_each_missing_file() {
     let f = facts(&fixtures().join("c4-8xlarge"));
-    let why = |r: Result<(), String>| r.unwrap_err();
+    let why = |r: Result<(), model::doctor_facts::MissingFact>| r.unwrap_err().to_string();
     assert!(why(f.power.get().map(|_| ()))
         .starts_with("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor: not found"));
     assert!(why(f.conntrack.get().map(|_| ())).starts_with(
@@ -204,13 +204,18 @@ fn corrupt_files_are_missing_with_the_parse_error() {
         .success());
     let f = facts(&r);
     let e = f.tcp_memory.get().unwrap_err();
-    assert!(e.starts_with("/proc/net/sockstat: line 1"), "{e}");
-    let e = f.conntrack.get().unwrap_err();
+    assert_eq!(e.path, "/proc/net/sockstat", "{e}");
+    assert!(
+        e.to_string().starts_with("/proc/net/sockstat: line 1"),
+        "{e}"
+    );
+    let e = f.conntrack.get().unwrap_err().to_string();
     assert!(e.contains("nf_conntrack_max") && e.contains("lots"), "{e}");
     assert!(f
         .qdiscs
         .get()
         .unwrap_err()
+        .to_string()
         .starts_with("netlink/qdisc.json: not valid JSON"));
     assert!(f
         .boot
@@ -269,7 +274,7 @@ proptest::proptest! {
         std::fs::write(r.join("etc/tuned/active_profile"), "p\n").unwrap();
         let f = facts(r);
         for e in [f.conntrack.get().err(), f.tcp_memory.get().err(), f.qdiscs.get().err()].into_iter().flatten() {
-            proptest::prop_assert!(e.contains('/'), "{}", e);
+            proptest::prop_assert!(e.to_string().contains('/'), "{}", e);
         }
     }
 }

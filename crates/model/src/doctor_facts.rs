@@ -51,13 +51,26 @@ impl<T> Fact<T> {
         }
     }
 
-    /// The value, or the skip reason (`path: reason`) for a rule.
-    pub fn get(&self) -> Result<&T, String> {
+    /// The value, or which file was missing and why (a rule's skip reason).
+    pub fn get(&self) -> Result<&T, MissingFact> {
         match self {
             Fact::Ok { value } => Ok(value),
-            Fact::Missing { path, reason } => Err(format!("{path}: {reason}")),
+            Fact::Missing { path, reason } => Err(MissingFact {
+                path: path.clone(),
+                reason: reason.clone(),
+            }),
         }
     }
+}
+
+/// A [`Fact`] that was not read: `path: reason`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct MissingFact {
+    /// The file or facility.
+    pub path: String,
+    /// Why it could not be read.
+    pub reason: String,
 }
 
 impl<T> Default for Fact<T> {
@@ -446,7 +459,7 @@ mod tests {
     fn fact_names_the_missing_file() {
         let f: Fact<u32> = Fact::missing("/proc/sys/net/netfilter/nf_conntrack_max", "not found");
         assert_eq!(
-            f.get().unwrap_err(),
+            f.get().unwrap_err().to_string(),
             "/proc/sys/net/netfilter/nf_conntrack_max: not found"
         );
         let j = serde_json::to_value(&f).unwrap();

@@ -75,7 +75,7 @@ impl DoctorRule for AppOnIrqCpu {
         "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (NUMA locality: numactl, local_cpulist); Documentation/networking/scaling.rst (RFS: the application's CPU)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
-        let procs = cx.input.facts.processes.get().map_err(Skip)?;
+        let procs = cx.input.facts.processes.get()?;
         let s = cx.snap();
         let multi = s.nodes.iter().filter(|n| !n.cpus.is_empty()).count() > 1;
         for iface in s

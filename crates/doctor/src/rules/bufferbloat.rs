@@ -34,8 +34,8 @@ impl DoctorRule for Bufferbloat {
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let facts = &cx.input.facts;
-        let qdiscs = facts.qdiscs.get().map_err(Skip)?;
-        let avail = facts.available_qdiscs.get().map_err(Skip)?;
+        let qdiscs = facts.qdiscs.get()?;
+        let avail = facts.available_qdiscs.get()?;
         let better: Vec<&str> = ["fq_codel", "fq"]
             .into_iter()
             .filter(|k| avail.iter().any(|a| a == k))

@@ -31,7 +31,7 @@ impl DoctorRule for ConntrackFull {
         "Documentation/networking/nf_conntrack-sysctl.rst; monitoring tools (netdata) alarm on it"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
-        let ct = cx.input.facts.conntrack.get().map_err(Skip)?;
+        let ct = cx.input.facts.conntrack.get()?;
         let fill = if ct.max > 0 {
             ct.count as f64 / ct.max as f64
         } else {

@@ -35,7 +35,7 @@ impl DoctorRule for CpuPower {
             // Power saving is a fair trade without a latency goal.
             return Ok(());
         }
-        let p = cx.input.facts.power.get().map_err(Skip)?;
+        let p = cx.input.facts.power.get()?;
         let slow: Vec<(u32, &str)> = p
             .governors
             .iter()

@@ -48,6 +48,12 @@ pub type DoctorId = FindingId;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skip(pub String);
 
+impl From<model::doctor_facts::MissingFact> for Skip {
+    fn from(m: model::doctor_facts::MissingFact) -> Skip {
+        Skip(m.to_string())
+    }
+}
+
 impl Skip {
     /// A skip with `reason`.
     pub fn because(reason: impl Into<String>) -> Skip {

@@ -44,7 +44,7 @@ impl DoctorRule for TcpMemoryPressure {
         "Documentation/networking/ip-sysctl.rst (tcp_mem, tcp_max_orphans); net/ipv4/tcp.c tcp_too_many_orphans, net/ipv4/tcp_timer.c tcp_out_of_resources (the x2/x4 orphan penalty); netdata src/health/health.d/tcp_mem.conf (tcp_memory: critical at 90 % of the hard limit) and tcp_orphans.conf (tcp_orphans: warning 25 %, critical 50 %)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
-        let m = cx.input.facts.tcp_memory.get().map_err(Skip)?;
+        let m = cx.input.facts.tcp_memory.get()?;
         let used = m.sockstat.get("TCP", "mem");
         let page = m.page_size;
         if let (Some(used), Some([low, pressure, high])) = (used, m.tcp_mem) {

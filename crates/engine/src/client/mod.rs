@@ -270,7 +270,7 @@ impl Session for ClientSession<'_> {
 
 /// Refuse what cannot run here before calling the server.
 fn preflight(o: &ClientOpts, cfg: &TestConfig) -> Result<(), EngineError> {
-    cfg.validate().map_err(|e| EngineError::Run(e.0))?;
+    cfg.validate()?;
     if o.token.as_ref().is_some_and(|t| t.trim_ascii().is_empty()) {
         return Err(EngineError::BlankToken);
     }
@@ -654,6 +654,32 @@ mod tests {
         let far = crate::report::realtime_ns() + 2 * 3_600_000_000_000;
         let e = wait_until(far, Duration::ZERO, &[]).unwrap_err();
         assert!(e.to_string().contains("3600 s away"), "{e}");
+    }
+
+    #[test]
+    fn refusals_before_any_connection_are_typed() {
+        // Port 9 on a documentation address: never reached, both are
+        // refused before connecting.
+        let o = ClientOpts::new("192.0.2.1", 9);
+        let bad = TestConfig {
+            size: 0,
+            ..TestConfig::default()
+        };
+        let e = run(&o, &bad, &mut |_| {}).unwrap_err();
+        assert!(matches!(e, EngineError::Config(_)), "{e}");
+        let long = TestConfig {
+            duration_ms: 2_000_000,
+            ..TestConfig::default()
+        };
+        let spec: crate::ProbeSpec = "rr:1".parse().unwrap();
+        let e = run_with_probe(&o, &long, Some(&spec), &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                EngineError::Probe(crate::ProbeCheckError::TooMany { need: 2, .. })
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub fn run_with_probe(
     let Some(spec) = probe.copied() else {
         return run(o, cfg, on_interval);
     };
-    spec.check(cfg).map_err(EngineError::Run)?;
+    spec.check(cfg)?;
     let p = prepare(o, cfg)?;
     let mut res = match spec.kind {
         ProbeKind::Rr => run_rr_probe(o, cfg, &spec, p, on_interval)?,
