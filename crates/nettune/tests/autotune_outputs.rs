@@ -51,7 +51,9 @@ fn the_profile_plans_the_same_changes_as_the_plan_and_apply_takes_it() {
         .unwrap();
     assert!(out.status.success());
     let snap: HostSnapshot = serde_json::from_slice(&out.stdout).unwrap();
-    let plan = accepted_plan(&snap, NetnsScope::Child, &changes(), "max-cps").unwrap();
+    let plan = accepted_plan(&snap, NetnsScope::Child, &changes(), "max-cps")
+        .unwrap()
+        .plan;
     let header = ProfileHeader {
         objective: "max-cps".into(),
         measured: "max-cps: transactions of a tcp-crr workload (3 s runs, 1 flow(s))".into(),

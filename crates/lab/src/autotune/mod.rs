@@ -182,16 +182,45 @@ pub fn accepted_changes(ended: &Ended) -> Vec<(Knob, Level)> {
         .collect()
 }
 
-/// The plan of the accepted changes for the host of `snap` (the
-/// `nettune plan --json` shape `apply --plan` takes); bench options
-/// (busy-poll, congestion control per socket) go to its notes, since they
-/// belong to the application, not the host.
+/// The accepted changes as a plan, and the bench options among them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptedPlan {
+    /// The host's changes (the `nettune plan --json` shape `apply --plan`
+    /// takes); the bench options are also in its notes.
+    pub plan: Plan,
+    /// Bench options (busy-poll, congestion control per socket, pinning):
+    /// they belong to the application, not the host.
+    pub bench_args: Vec<String>,
+}
+
+impl AcceptedPlan {
+    /// What the plan holds, in words: `2 host changes`, or `no host change;
+    /// for the application: nettune bench --congestion cubic`.
+    pub fn summary(&self) -> String {
+        let host = match self.plan.changes.len() {
+            0 => "no host change".to_string(),
+            1 => "1 host change".to_string(),
+            n => format!("{n} host changes"),
+        };
+        if self.bench_args.is_empty() {
+            host
+        } else {
+            format!(
+                "{host}; for the application: nettune bench {}",
+                self.bench_args.join(" ")
+            )
+        }
+    }
+}
+
+/// The plan of the accepted changes for the host of `snap`; bench options
+/// go to its notes and to [`AcceptedPlan::bench_args`].
 pub fn accepted_plan(
     snap: &HostSnapshot,
     scope: NetnsScope,
     changes: &[(Knob, Level)],
     objective: &str,
-) -> Result<Plan, tune::levels::NotApplicable> {
+) -> Result<AcceptedPlan, tune::levels::NotApplicable> {
     let cp = tune::levels::cell_plan(snap, scope, changes)?;
     let mut plan = cp.plan;
     plan.profile = format!("autotune-{objective}");
@@ -204,7 +233,10 @@ pub fn accepted_plan(
             ),
         });
     }
-    Ok(plan)
+    Ok(AcceptedPlan {
+        plan,
+        bench_args: cp.bench_args,
+    })
 }
 
 /// What the comment header of profile.toml says.

@@ -459,6 +459,7 @@ fn plan_of(ended: &Ended) -> Plan {
         "max-throughput",
     )
     .unwrap()
+    .plan
 }
 
 /// Drive `search` on `fake` to its end, without Ctrl-C.
@@ -817,4 +818,28 @@ fn limits_lines_name_the_baselines_state_and_every_arm_measured_in_another() {
     );
     let silent: Vec<RunTrace> = trace.iter().map(|r| run(&r.arm, r.value, None)).collect();
     assert!(limits_lines(&silent, &fmt).is_empty());
+}
+
+#[test]
+fn the_plan_summary_names_host_changes_and_bench_options() {
+    let of = |changes: &[(Knob, Level)]| {
+        accepted_plan(&snap(), NetnsScope::Child, changes, "max-throughput")
+            .unwrap()
+            .summary()
+    };
+    // Congestion control is kept per socket: no host change, and the plan
+    // would otherwise read as empty.
+    let cubic = [(Knob::CongestionControl, Level::Name("cubic".into()))];
+    assert_eq!(
+        of(&cubic),
+        "no host change; for the application: nettune bench --congestion cubic"
+    );
+    let tw = [(Knob::TcpTwReuse, Level::Int(1))];
+    assert_eq!(of(&tw), "1 host change");
+    let both = [tw[0].clone(), cubic[0].clone()];
+    assert_eq!(
+        of(&both),
+        "1 host change; for the application: nettune bench --congestion cubic"
+    );
+    assert_eq!(of(&[]), "no host change");
 }

@@ -752,12 +752,12 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
         serde_json::to_string_pretty(&doc)?.as_bytes(),
     )?;
     let changes = at::accepted_changes(&ended);
-    let plan = at::accepted_plan(&snaps[0].1, t.scope, &changes, objective)
+    let accepted = at::accepted_plan(&snaps[0].1, t.scope, &changes, objective)
         .map_err(|e| anyhow::anyhow!("the accepted plan: {e}"))?;
     let plan_path = at::write_file(
         dir,
         at::PLAN_FILE,
-        serde_json::to_string_pretty(&plan)?.as_bytes(),
+        serde_json::to_string_pretty(&accepted.plan)?.as_bytes(),
     )?;
     let header = at::ProfileHeader {
         objective: objective.to_string(),
@@ -784,9 +784,9 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
         writeln!(out, "Results: {}", results_path.display())?;
         writeln!(
             out,
-            "Plan: {} ({} change(s))",
+            "Plan: {} ({})",
             plan_path.display(),
-            plan.changes.len()
+            model::text::printable_capped(&accepted.summary(), 400)
         )?;
         writeln!(out, "Profile: {}", profile_path.display())?;
         match &report {
