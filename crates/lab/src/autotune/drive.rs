@@ -388,5 +388,52 @@ pub fn limits_lines(trace: &[RunTrace], fmt: &dyn Fn(f64) -> String) -> Vec<Stri
     out
 }
 
+/// Runs each of two limit states needs before [`two_states_note`] names them.
+const STATE_MIN_RUNS: usize = 2;
+/// How far apart (ratio of medians) two states' medians are before
+/// [`two_states_note`] names them.
+const STATE_MIN_RATIO: f64 = 1.25;
+
+/// A note when an arm's runs fell into two states with different limits
+/// whose medians lie at least [`STATE_MIN_RATIO`] apart (each state in at
+/// least [`STATE_MIN_RUNS`] runs): a change's gain then depends on which
+/// state the host is in, as the lab's unpinned tcp-stream is either
+/// receiver- or sender-bound (bench/RESULTS.md, "What the two modes are").
+/// Names the first such arm (the baseline first) and how many others split.
+pub fn two_states_note(trace: &[RunTrace], fmt: &dyn Fn(f64) -> String) -> Option<String> {
+    let mut arms: Vec<&str> = vec![BASELINE];
+    for r in trace {
+        if !arms.contains(&r.arm.as_str()) {
+            arms.push(&r.arm);
+        }
+    }
+    let split = |arm: &str| {
+        let gs = model::results::LimitGroup::group(
+            trace
+                .iter()
+                .filter(|r| r.arm == arm)
+                .map(|r| (r.value, r.limited_by.as_deref())),
+        );
+        let (a, b) = (gs.first()?, gs.get(1)?);
+        let (lo, hi) = (a.median.min(b.median), a.median.max(b.median));
+        let apart = lo > 0.0 && hi / lo >= STATE_MIN_RATIO;
+        (apart && b.runs >= STATE_MIN_RUNS).then_some((gs, hi / lo))
+    };
+    let mut found = arms.into_iter().filter_map(|a| Some((a, split(a)?)));
+    let (arm, (gs, ratio)) = found.next()?;
+    let others = match found.count() {
+        0 => String::new(),
+        1 => " (and 1 other arm's)".to_string(),
+        n => format!(" (and {n} other arms')"),
+    };
+    Some(format!(
+        "the runs of {arm}{others} fell into two states ({}), {:.0} % apart: a change's \
+         gain can depend on the state the host is in when it runs; a workload pinned \
+         with --cpus (args in --workload FILE) measures one state",
+        model::results::LimitGroup::describe(&gs, fmt),
+        (ratio - 1.0) * 100.0
+    ))
+}
+
 /// The label of the search's baseline arm (`tune::autotune::Search::label`).
 const BASELINE: &str = "baseline";

@@ -820,6 +820,79 @@ fn limits_lines_name_the_baselines_state_and_every_arm_measured_in_another() {
     assert!(limits_lines(&silent, &fmt).is_empty());
 }
 
+/// The baseline's runs of a search in the lab, unpinned tcp-stream
+/// (Gbit/s and the thread that limited each; the two states of
+/// bench/RESULTS.md, "What the two modes are", 2026-11-29).
+#[test]
+fn two_states_of_the_baseline_are_named_once_apart() {
+    let run = |value: f64, l: &str| RunTrace {
+        seq: 0,
+        arm: "baseline".into(),
+        value,
+        values: Default::default(),
+        limited_by: Some(l.into()),
+    };
+    let recv = "the server's recv thread";
+    let send = "the client's send thread";
+    let fmt = |v: f64| format!("{v:.1} Gbit/s");
+    let mut trace = vec![
+        run(34.1, send),
+        run(17.6, recv),
+        run(36.2, send),
+        run(14.8, recv),
+        run(29.3, send),
+        RunTrace {
+            arm: "congestion_control=cubic".into(),
+            ..run(40.0, send)
+        },
+    ];
+    assert_eq!(
+        two_states_note(&trace, &fmt).unwrap(),
+        "the runs of baseline fell into two states (the client's send thread in 3 of 5 runs \
+         (median 34.1 Gbit/s), the server's recv thread in 2 (median 16.2 Gbit/s)), 110 % \
+         apart: a change's gain can depend on the state the host is in when it runs; a \
+         workload pinned with --cpus (args in --workload FILE) measures one state"
+    );
+    // One run in the second state, or two states close together: no note.
+    trace.remove(3);
+    assert_eq!(two_states_note(&trace, &fmt), None);
+    let close = vec![
+        run(34.1, send),
+        run(30.0, recv),
+        run(36.2, send),
+        run(31.0, recv),
+    ];
+    assert_eq!(two_states_note(&close, &fmt), None);
+    let one = vec![run(34.1, send), run(17.6, send)];
+    assert_eq!(two_states_note(&one, &fmt), None);
+    // A baseline in one state and candidates split (bbr then cubic, as
+    // in docs/autotune.md's search of seed 12).
+    let cubic = |value: f64, l: &str, arm: &str| RunTrace {
+        arm: arm.into(),
+        ..run(value, l)
+    };
+    let mixed = vec![
+        run(10.5, "no single thread"),
+        run(10.4, "no single thread"),
+        cubic(16.5, recv, "congestion_control=cubic"),
+        cubic(32.4, send, "congestion_control=cubic"),
+        cubic(16.0, recv, "congestion_control=cubic"),
+        cubic(33.0, send, "congestion_control=cubic"),
+        cubic(16.9, recv, "congestion_control=cubic + rps_cpus=1"),
+        cubic(34.0, send, "congestion_control=cubic + rps_cpus=1"),
+        cubic(15.0, recv, "congestion_control=cubic + rps_cpus=1"),
+        cubic(31.0, send, "congestion_control=cubic + rps_cpus=1"),
+    ];
+    let n = two_states_note(&mixed, &fmt).unwrap();
+    assert!(
+        n.starts_with(
+            "the runs of congestion_control=cubic (and 1 other arm's) fell into two states \
+             (the client's send thread in 2 of 4 runs (median 32.7 Gbit/s)"
+        ),
+        "{n}"
+    );
+}
+
 #[test]
 fn the_plan_summary_names_host_changes_and_bench_options() {
     let of = |changes: &[(Knob, Level)]| {

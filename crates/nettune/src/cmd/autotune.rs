@@ -804,12 +804,16 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
                     println!("nothing proven: the host stays as it is");
                 }
                 let unit = checked.cfg.objective.unit_for(checked.test);
-                let limits = at::limits_lines(&trace, &|v| model::metric::format_value(unit, v));
+                let fmt = |v| model::metric::format_value(unit, v);
+                let limits = at::limits_lines(&trace, &fmt);
                 if !limits.is_empty() {
                     println!("what limited the runs (each end's busiest bench thread):");
                     for l in &limits {
                         println!("  {}", model::text::printable_capped(l, 400));
                     }
+                }
+                if let Some(n) = at::two_states_note(&trace, &fmt) {
+                    println!("note: {}", model::text::printable_capped(&n, 600));
                 }
                 files(&mut std::io::stdout())?;
             }
