@@ -36,7 +36,10 @@ def line(name, a, b):
     return f"  {name}: n={len(a)} vs {len(b)}: {(med(a) / med(b) - 1) * 100:+.1f} % [{lo:+.1f}, {hi:+.1f}]"
 
 
-def grid(out):
+def grid_runs(out):
+    """Every measured run of DIR/grid as (levels, Gbit/s, limited_by), and
+    the levels of cell 0, the experiment's baseline (every factor at its
+    first level)."""
     doc = json.load(open(os.path.join(out, "grid", "results.json")))
     rows = []
     for c in doc["cells"]:
@@ -44,9 +47,13 @@ def grid(out):
         for r in c["runs"]:
             v = r.get("values", {}).get("throughput")
             if v and not r.get("warmup"):
-                rows.append((lv, v / 1e9))
-    # Cell 0 is the experiment's baseline: every factor at its first level.
-    first = dict((k, str(v)) for k, v in doc["cells"][0]["levels"])
+                rows.append((lv, v / 1e9, r.get("limited_by")))
+    return rows, dict((k, str(v)) for k, v in doc["cells"][0]["levels"])
+
+
+def grid(out):
+    rows, first = grid_runs(out)
+    rows = [(l, v) for l, v, _ in rows]
     knobs = [k for k in first if k != "congestion_control"]
     for cc in sorted({l["congestion_control"] for l, _ in rows}):
         sub = [(l, v) for l, v in rows if l["congestion_control"] == cc]
