@@ -389,10 +389,10 @@ pub fn limits_lines(trace: &[RunTrace], fmt: &dyn Fn(f64) -> String) -> Vec<Stri
 }
 
 /// Runs each of two limit states needs before [`two_states_note`] names them.
-const STATE_MIN_RUNS: usize = 2;
+pub const STATE_MIN_RUNS: usize = 2;
 /// How far apart (ratio of medians) two states' medians are before
 /// [`two_states_note`] names them.
-const STATE_MIN_RATIO: f64 = 1.25;
+pub const STATE_MIN_RATIO: f64 = 1.25;
 
 /// A note when an arm's runs fell into two states with different limits
 /// whose medians lie at least [`STATE_MIN_RATIO`] apart (each state in at
