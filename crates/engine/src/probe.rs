@@ -75,27 +75,7 @@ pub struct ProbeParseError {
     pub given: String,
 }
 
-/// A `--probe` this test cannot bound.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ProbeCheckError {
-    /// The interval is outside [`MIN_INTERVAL_MS`]..=[`MAX_INTERVAL_MS`].
-    #[error("--probe: {USAGE}")]
-    Interval,
-    /// The window would need more than [`MAX_SAMPLES`] probes.
-    #[error("--probe {kind}:{interval_ms} over {secs} s would send {n} probes, more than {MAX_SAMPLES}: use an interval of at least {need} ms")]
-    TooMany {
-        /// The probe's kind (`rr`, `icmp`).
-        kind: &'static str,
-        /// The interval given, ms.
-        interval_ms: u64,
-        /// The test's window, s.
-        secs: u64,
-        /// Probes it would send.
-        n: u64,
-        /// The shortest interval that fits, ms.
-        need: u64,
-    },
-}
+pub use crate::error::ProbeCheckError;
 
 impl FromStr for ProbeSpec {
     type Err = ProbeParseError;
@@ -134,7 +114,7 @@ impl ProbeSpec {
     /// Refuse a probe this test cannot bound.
     pub fn check(&self, cfg: &TestConfig) -> Result<(), ProbeCheckError> {
         if !(MIN_INTERVAL_MS..=MAX_INTERVAL_MS).contains(&self.interval_ms) {
-            return Err(ProbeCheckError::Interval);
+            return Err(ProbeCheckError::Interval { usage: USAGE });
         }
         let n = self.scheduled(cfg.duration_ms);
         if n > MAX_SAMPLES {
@@ -143,6 +123,7 @@ impl ProbeSpec {
                 interval_ms: self.interval_ms,
                 secs: cfg.duration_ms / 1000,
                 n,
+                max: MAX_SAMPLES,
                 need: cfg.duration_ms.div_ceil(MAX_SAMPLES),
             });
         }
