@@ -355,37 +355,41 @@ pub fn arm_changes(search: &Search, arm: &Arm) -> Vec<(Knob, Level)> {
 /// `ARM: the server's recv thread in 18 of 18 runs (median 17.9 Gbit/s)`.
 /// Empty when no run says what limited it.
 pub fn limits_lines(trace: &[RunTrace], fmt: &dyn Fn(f64) -> String) -> Vec<String> {
-    let mut arms: Vec<&str> = Vec::new();
+    let all = arm_groups(trace);
+    let base_top = all
+        .first()
+        .and_then(|(_, gs)| gs.first())
+        .map(|g| g.limited_by.clone());
+    all.iter()
+        .enumerate()
+        .filter(|(i, (_, gs))| {
+            let differs = gs.len() > 1 || gs.first().map(|g| g.limited_by.clone()) != base_top;
+            !gs.is_empty() && (*i == 0 || differs)
+        })
+        .map(|(_, (arm, gs))| format!("{arm}: {}", model::results::LimitGroup::describe(gs, fmt)))
+        .collect()
+}
+
+/// Each arm's runs grouped by what limited them, the baseline first, then
+/// the arms in the order of their first run.
+fn arm_groups(trace: &[RunTrace]) -> Vec<(&str, Vec<model::results::LimitGroup>)> {
+    let mut arms: Vec<&str> = vec![BASELINE];
     for r in trace {
         if !arms.contains(&r.arm.as_str()) {
             arms.push(&r.arm);
         }
     }
-    let groups = |arm: &str| {
-        model::results::LimitGroup::group(
-            trace
-                .iter()
-                .filter(|r| r.arm == arm)
-                .map(|r| (r.value, r.limited_by.as_deref())),
-        )
-    };
-    let base = groups(BASELINE);
-    let base_top = base.first().map(|g| g.limited_by.clone());
-    let line = |arm: &str, gs: &[model::results::LimitGroup]| {
-        format!("{arm}: {}", model::results::LimitGroup::describe(gs, fmt))
-    };
-    let mut out = Vec::new();
-    if !base.is_empty() {
-        out.push(line(BASELINE, &base));
-    }
-    for arm in arms.into_iter().filter(|a| *a != BASELINE) {
-        let gs = groups(arm);
-        let differs = gs.len() > 1 || gs.first().map(|g| g.limited_by.clone()) != base_top;
-        if !gs.is_empty() && differs {
-            out.push(line(arm, &gs));
-        }
-    }
-    out
+    arms.into_iter()
+        .map(|arm| {
+            let gs = model::results::LimitGroup::group(
+                trace
+                    .iter()
+                    .filter(|r| r.arm == arm)
+                    .map(|r| (r.value, r.limited_by.as_deref())),
+            );
+            (arm, gs)
+        })
+        .collect()
 }
 
 /// Runs each of two limit states needs before [`two_states_note`] names them.
@@ -401,25 +405,15 @@ pub const STATE_MIN_RATIO: f64 = 1.25;
 /// receiver- or sender-bound (bench/RESULTS.md, "What the two modes are").
 /// Names the first such arm (the baseline first) and how many others split.
 pub fn two_states_note(trace: &[RunTrace], fmt: &dyn Fn(f64) -> String) -> Option<String> {
-    let mut arms: Vec<&str> = vec![BASELINE];
-    for r in trace {
-        if !arms.contains(&r.arm.as_str()) {
-            arms.push(&r.arm);
-        }
-    }
-    let split = |arm: &str| {
-        let gs = model::results::LimitGroup::group(
-            trace
-                .iter()
-                .filter(|r| r.arm == arm)
-                .map(|r| (r.value, r.limited_by.as_deref())),
-        );
+    let split = |gs: Vec<model::results::LimitGroup>| {
         let (a, b) = (gs.first()?, gs.get(1)?);
         let (lo, hi) = (a.median.min(b.median), a.median.max(b.median));
         let apart = lo > 0.0 && hi / lo >= STATE_MIN_RATIO;
         (apart && b.runs >= STATE_MIN_RUNS).then_some((gs, hi / lo))
     };
-    let mut found = arms.into_iter().filter_map(|a| Some((a, split(a)?)));
+    let mut found = arm_groups(trace)
+        .into_iter()
+        .filter_map(|(a, gs)| Some((a, split(gs)?)));
     let (arm, (gs, ratio)) = found.next()?;
     let others = match found.count() {
         0 => String::new(),
