@@ -169,3 +169,31 @@ fn link_saturated_fires_from_ninety_percent_of_the_speed() {
         .iter()
         .any(|e| e.source == "/sys/class/net/eth0/speed"));
 }
+
+/// A veth's 10000 Mbit/s is a figure, not a wire: the rule skips it and
+/// says why, rather than "185 % of its link".
+#[test]
+fn link_saturated_skips_a_nominal_speed() {
+    let mut i = input("kvm-2vcpu-6.18");
+    for x in i.snapshot.interfaces.iter_mut() {
+        if x.name == "eth0" {
+            x.speed_mbps = Some(100);
+            x.driver = None;
+        } else {
+            x.speed_mbps = None;
+        }
+    }
+    i.samples = netdev_window(120_000, 0);
+    let r = report(&i);
+    assert_eq!(r.of(DoctorId::LinkSaturated).count(), 0);
+    let skip = r
+        .skipped
+        .iter()
+        .find(|s| s.id == DoctorId::LinkSaturated)
+        .expect("skipped with a reason");
+    assert!(
+        skip.reason.contains("eth0") && skip.reason.contains("nominal"),
+        "{}",
+        skip.reason
+    );
+}

@@ -169,6 +169,16 @@ pub struct Interface {
     pub stats: IfaceStats,
 }
 
+impl Interface {
+    /// Whether its `speed` is nominal: a virtual device (veth, tun, a
+    /// bridge, a bond: no `device`, so no driver here) reports a figure
+    /// (veth: 10000), not the rate of a wire; rules that compare with the
+    /// link speed skip it.
+    pub fn speed_is_nominal(&self) -> bool {
+        self.driver.is_none()
+    }
+}
+
 /// A PCI function's vendor and device id, as `lspci -nn` shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PciId {

@@ -31,10 +31,15 @@ impl DoctorRule for LinkSaturated {
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let w = cx.need_window()?;
         let mut known = false;
+        let mut nominal: Vec<&str> = Vec::new();
         for iface in &cx.snap().interfaces {
             let Some(speed) = iface.speed_mbps.filter(|s| *s > 0) else {
                 continue;
             };
+            if iface.speed_is_nominal() {
+                nominal.push(&iface.name);
+                continue;
+            }
             known = true;
             let Some(d) = w.iface(&iface.name) else {
                 continue;
@@ -72,6 +77,12 @@ impl DoctorRule for LinkSaturated {
                     ..Fix::default()
                 }));
             }
+        }
+        if !known && !nominal.is_empty() {
+            return Err(Skip::because(format!(
+                "the speed of {} is nominal: a virtual device (veth, tun, bridge, bond: no `device` link) reports a figure, not the rate of a wire",
+                nominal.join(", ")
+            )));
         }
         if !known {
             return Err(Skip::because(
