@@ -5,7 +5,9 @@
 //! [`ParseError`] that names what was wrong; callers attach the file path.
 
 pub mod bench_facts;
+pub mod bottom;
 pub mod bounded;
+pub mod busy;
 pub mod clock;
 pub mod cpuset;
 pub mod doctor_facts;

@@ -18,6 +18,7 @@ impl Metric {
             Metric::CpuPerWork => "cpu_per_work",
             Metric::Retransmits => "retransmits",
             Metric::LossPct => "loss_pct",
+            Metric::PacketRate => "packet_rate",
         }
     }
 
@@ -32,6 +33,7 @@ impl Metric {
             Metric::LatencyP50 | Metric::LatencyP99 => "µs",
             Metric::CpuPct | Metric::SoftirqPct | Metric::LossPct => "%",
             Metric::Retransmits => "segments",
+            Metric::PacketRate => PACKETS_PER_SEC,
         }
     }
 
@@ -47,6 +49,7 @@ impl Metric {
             Metric::CpuPerWork => "CPU per work",
             Metric::Retransmits => "retransmits",
             Metric::LossPct => "loss",
+            Metric::PacketRate => "packet rate",
         }
     }
 
@@ -267,6 +270,8 @@ pub struct StatText {
     pub change: Option<String>,
     /// The verdict on that change.
     pub verdict: Option<crate::stats::Verdict>,
+    /// The verdict in words ([`verdict_text`]).
+    pub verdict_text: Option<String>,
 }
 
 impl StatText {
@@ -280,24 +285,46 @@ impl StatText {
     pub fn in_unit(s: &crate::results::MetricStats, unit: &str) -> StatText {
         let median = s.summary.as_ref().map(|x| x.median);
         let scale = Scale::for_unit(unit, median.unwrap_or(0.0));
-        let change = s.vs_baseline.as_ref().map(|v| match &v.change_pct {
-            Some(p) => format!("{:+.1} % [{:+.1}, {:+.1}]", p.estimate, p.lo, p.hi),
-            None => {
-                let d = v.difference;
-                let sign = if d.estimate > 0.0 { "+" } else { "" };
-                format!(
-                    "{sign}{} {}",
-                    scale.fmt(d.estimate),
-                    scale.fmt_range(d.lo, d.hi)
-                )
-            }
-        });
+        let change = s
+            .vs_baseline
+            .as_ref()
+            .map(|v| match (&v.change_pct, v.scale) {
+                (Some(p), crate::stats::ChangeScale::Relative) => {
+                    format!("{:+.1} % [{:+.1}, {:+.1}]", p.estimate, p.lo, p.hi)
+                }
+                (_, crate::stats::ChangeScale::Points) => {
+                    let d = v.difference;
+                    format!("{:+.2} pp [{:+.2}, {:+.2}]", d.estimate, d.lo, d.hi)
+                }
+                (None, _) => {
+                    let d = v.difference;
+                    let sign = if d.estimate > 0.0 { "+" } else { "" };
+                    format!(
+                        "{sign}{} {}",
+                        scale.fmt(d.estimate),
+                        scale.fmt_range(d.lo, d.hi)
+                    )
+                }
+            });
         StatText {
             median: median.map(|m| scale.fmt(m)),
             ci: s.median_ci.map(|i| scale.fmt_range(i.lo, i.hi)),
             change,
             verdict: s.vs_baseline.as_ref().map(|v| v.verdict),
+            verdict_text: s.vs_baseline.as_ref().map(verdict_text),
         }
+    }
+}
+
+/// A verdict as every table writes it: `gain`, `no change`, or
+/// `inconclusive (~12 more runs)` with the runs that would tell.
+pub fn verdict_text(c: &crate::stats::Comparison) -> String {
+    match c.more_runs {
+        Some(m) if m >= crate::stats::MAX_MORE_RUNS => {
+            format!("{} (>{m} more runs)", c.verdict)
+        }
+        Some(m) => format!("{} (~{m} more runs)", c.verdict),
+        None => c.verdict.to_string(),
     }
 }
 

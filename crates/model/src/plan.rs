@@ -363,6 +363,27 @@ impl Target {
             Target::Created { path, .. } => path.clone(),
         }
     }
+
+    /// The device a change is on, when it is on one: the interface (and
+    /// queue) of a `/sys/class/net/IF/...` file (`v1 rx-0`), of an IRQ or of
+    /// an ethtool attribute.
+    pub fn device(&self) -> Option<String> {
+        match self {
+            Target::File { path, .. } => {
+                let rest = path.strip_prefix("/sys/class/net/")?;
+                let mut parts = rest.split('/');
+                let iface = parts.next().filter(|s| !s.is_empty())?;
+                match (parts.next(), parts.next()) {
+                    (Some("queues"), Some(q)) => Some(format!("{iface} {q}")),
+                    _ => Some(iface.to_string()),
+                }
+            }
+            Target::IrqAffinity { iface, .. } | Target::Ethtool { iface, .. } => {
+                Some(iface.clone())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// `/proc/irq/N/smp_affinity_list`.

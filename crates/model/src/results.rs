@@ -100,6 +100,15 @@ pub struct ExperimentResults {
     /// Free notes for the reader (delay mechanism used, skipped parts).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// `nettune lab`: each fix measured on its own, one cell each (absent
+    /// elsewhere and from older results).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<LabFix>,
+    /// What weakens the measurement, recomputed with the statistics: runs
+    /// on a busy machine, a cell whose runs fell into two states
+    /// ([`crate::busy`]). Absent when nothing does, and from older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The machine that ran the experiment.
@@ -240,6 +249,10 @@ pub struct RunRecord {
     /// threads` or `no single thread`; absent when the bench did not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<String>,
+    /// What else used the machine while the run measured (absent from
+    /// older results and from engines that do not report it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<crate::busy::OthersLoad>,
 }
 
 /// One interval of a run.
@@ -296,6 +309,35 @@ pub struct ProbeResult {
     pub p50_us: f64,
     /// 99th percentile, µs.
     pub p99_us: f64,
+}
+
+/// One fix of `nettune lab`, measured in its own cell against the same
+/// baseline: what it applied, where, and which workloads it targets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabFix {
+    /// Its cell ([`CellResult::index`]).
+    pub cell: usize,
+    /// The finding it answers (`tcp-reordering`).
+    pub finding: String,
+    /// The hosts whose doctor found it.
+    pub hosts: Vec<String>,
+    /// Host changes, one line each: `lab-h1: net.ipv4.tcp_tw_reuse=1`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
+    /// The same, one line per setting: `rps_cpus=00000003 on 4 devices of
+    /// h0, h1`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<String>,
+    /// Application options (socket options of the bench, not host
+    /// settings): `--congestion cubic`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub app_options: Vec<String>,
+    /// The workloads it is measured on.
+    pub workloads: Vec<String>,
+    /// The command that plans it for a real interface, or that isolates it
+    /// further.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 /// Statistics of one metric of one workload in one cell.
@@ -486,6 +528,8 @@ mod tests {
             doctor_after: None,
             plans: BTreeMap::new(),
             notes: vec![],
+            fixes: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 

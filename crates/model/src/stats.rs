@@ -17,7 +17,10 @@ mod sequential;
 mod summary;
 
 pub use bootstrap::{median_interval, BootstrapConfig, Interval, DEFAULT_MIN_EFFECT_PCT};
-pub use compare::{compare, compare_by, Comparison, Direction, Statistic, Verdict};
+pub use compare::{
+    compare, compare_by, compare_scaled, judge, ChangeScale, Comparison, Direction, Judgement,
+    Statistic, Verdict, MAX_MORE_RUNS, MIN_EFFECT_POINTS,
+};
 pub use error::StatsError;
 pub use rng::SplitMix64;
 pub use sequential::{Decision, StopReason, StopRule, WaitReason};

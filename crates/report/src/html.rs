@@ -19,7 +19,7 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bo
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .gain{background:#d7f2dc;color:#135a25;font-weight:600}.regression{background:#f8d5d5;color:#8a1414;font-weight:600}
-.nochange{color:#666}.baseline{color:#2d4f95}.sev-critical{color:#a00;font-weight:600}.sev-warning{color:#9a5b00;font-weight:600}.banner{background:#fff3cd;border:1px solid #e0c060;padding:.5em 1em}
+.nochange{color:#666}.inconclusive{color:#8a5a00;font-style:italic}.baseline{color:#2d4f95}.sev-critical{color:#a00;font-weight:600}.sev-warning{color:#9a5b00;font-weight:600}.banner{background:#fff3cd;border:1px solid #e0c060;padding:.5em 1em}
 .desc{font-size:1.05em;color:#444}dl.facts{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.facts dt{font-weight:600}dl.facts dd{margin:0}
 figure{margin:1em 0}figcaption{font-size:.85em;color:#555}svg.chart{max-width:100%;height:auto;border:1px solid #eee}
 pre{background:#f7f7f7;padding:.6em;overflow:auto;max-height:30em;font-size:.8em}details{margin:.4em 0}summary{cursor:pointer}
@@ -31,6 +31,7 @@ fn verdict_class(v: Option<Verdict>, baseline: bool) -> &'static str {
         _ if baseline => "baseline",
         Some(Verdict::Gain) => "gain",
         Some(Verdict::Regression) => "regression",
+        Some(Verdict::Inconclusive) => "inconclusive",
         _ => "nochange",
     }
 }
@@ -78,6 +79,7 @@ pub fn render_html(r: &ExperimentResults) -> Result<String, ReportError> {
     section_header(&mut out, r);
     section_forest(&mut out, forest.as_ref());
     section_machine(&mut out, r);
+    section_bottom(&mut out, r);
     section_cells(&mut out, r);
     section_rhel_bdp(&mut out, r);
     section_charts(&mut out, &charts);
@@ -194,7 +196,7 @@ fn section_cells(out: &mut String, r: &ExperimentResults) {
                 h(&row.median),
                 h(&row.ci),
                 h(&row.change),
-                table::verdict_word(row.verdict, row.baseline)
+                h(&table::verdict_word(row))
             );
         }
         out.push_str("</table>\n");
@@ -275,7 +277,34 @@ fn section_overhead(out: &mut String, r: &ExperimentResults) {
 }
 
 /// The plans applied, within the row budget.
+/// What weakens the measurement, and each fix's bottom line.
+fn section_bottom(out: &mut String, r: &ExperimentResults) {
+    if !r.warnings.is_empty() {
+        out.push_str("<section id=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n");
+        for w in r.warnings.iter().take(MAX_ROWS) {
+            let _ = writeln!(out, "<li class=\"banner\">{}</li>", h(w));
+        }
+        out.push_str("</ul>\n</section>\n");
+    }
+    let lines = model::bottom::bottom_line(r);
+    if !lines.is_empty() {
+        out.push_str("<section id=\"bottom\">\n<h2>Bottom line</h2>\n<p>Each fix alone against the baseline, on the workloads it concerns:</p>\n<ul>\n");
+        for l in lines.iter().take(MAX_ROWS) {
+            let _ = writeln!(out, "<li>{}</li>", h(&l.text()));
+        }
+        out.push_str("</ul>\n</section>\n");
+    }
+}
+
 fn section_plans(out: &mut String, r: &ExperimentResults) {
+    let apps = crate::markdown::app_options(r);
+    if !apps.is_empty() {
+        out.push_str("<section id=\"app-options\">\n<h2>Application options applied</h2>\n<p>Socket options of the bench in a fix's cell, not host settings:</p>\n<ul>\n");
+        for a in apps.iter().take(MAX_ROWS) {
+            let _ = writeln!(out, "<li>{}</li>", h(a));
+        }
+        out.push_str("</ul>\n</section>\n");
+    }
     if !r.plans.is_empty() {
         out.push_str("<section id=\"plans\">\n<h2>Plans applied</h2>\n");
         let mut budget = MAX_ROWS;

@@ -1,5 +1,6 @@
 //! The Markdown summary.
 
+use model::stats::Verdict;
 use std::fmt::Write as _;
 
 use model::results::{ExperimentResults, ResultsKind};
@@ -138,10 +139,10 @@ fn section_cells(out: &mut String, r: &ExperimentResults) {
         out.push_str("| cell | status | workload | metric | n | median | 95 % CI | change vs baseline [95 % CI] | verdict |\n");
         out.push_str("| --- | --- | --- | --- | ---: | ---: | --- | --- | --- |\n");
         for row in &rows {
-            let verdict = table::verdict_word(row.verdict, row.baseline);
-            let verdict = match verdict {
-                "gain" | "regression" => format!("**{verdict}**"),
-                v => v.to_string(),
+            let verdict = table::verdict_word(row);
+            let verdict = match row.verdict {
+                Some(Verdict::Gain | Verdict::Regression) => format!("**{verdict}**"),
+                _ => verdict,
             };
             let _ = writeln!(
                 out,
@@ -218,8 +219,52 @@ fn section_overhead(out: &mut String, r: &ExperimentResults) {
     }
 }
 
-/// The plans applied, within the row budget.
+/// What weakens the measurement, and each fix's bottom line.
+fn section_bottom(out: &mut String, r: &ExperimentResults) {
+    if !r.warnings.is_empty() {
+        out.push_str("## Warnings\n\n");
+        for w in r.warnings.iter().take(MAX_ROWS) {
+            let _ = writeln!(out, "- {}", md(w));
+        }
+        out.push('\n');
+    }
+    let lines = model::bottom::bottom_line(r);
+    if !lines.is_empty() {
+        out.push_str("## Bottom line\n\nEach fix alone against the baseline, on the workloads it concerns:\n\n");
+        for l in lines.iter().take(MAX_ROWS) {
+            let _ = writeln!(out, "- {}", md(&l.text()));
+        }
+        out.push('\n');
+    }
+}
+
+/// Application options each fix's cell ran with (socket options of the
+/// bench, not host settings), as `finding: bench FLAGS on WORKLOADS`.
+pub(crate) fn app_options(r: &ExperimentResults) -> Vec<String> {
+    r.fixes
+        .iter()
+        .filter(|f| !f.app_options.is_empty())
+        .map(|f| {
+            format!(
+                "{}: bench {} on {}",
+                f.finding,
+                f.app_options.join(" "),
+                f.workloads.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// The application options and the plans applied, within the row budget.
 fn section_plans(out: &mut String, r: &ExperimentResults) {
+    let apps = app_options(r);
+    if !apps.is_empty() {
+        out.push_str("## Application options applied\n\nSocket options of the bench in a fix's cell, not host settings:\n\n");
+        for a in apps.iter().take(MAX_ROWS) {
+            let _ = writeln!(out, "- {}", md(a));
+        }
+        out.push('\n');
+    }
     if !r.plans.is_empty() {
         out.push_str("## Plans applied\n\n");
         let mut budget = MAX_ROWS;
@@ -304,6 +349,7 @@ fn section_notes(out: &mut String, r: &ExperimentResults) {
 pub fn render_markdown(r: &ExperimentResults) -> String {
     let mut out = String::new();
     section_header(&mut out, r);
+    section_bottom(&mut out, r);
     section_cells(&mut out, r);
     section_rhel_bdp(&mut out, r);
     section_overhead(&mut out, r);

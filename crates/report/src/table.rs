@@ -21,6 +21,8 @@ pub(crate) struct Row {
     pub change: String,
     /// `None` in the baseline or without a comparison.
     pub verdict: Option<Verdict>,
+    /// The verdict in words (`inconclusive (~12 more runs)`).
+    pub verdict_text: Option<String>,
     pub baseline: bool,
     /// Why `--until-ci` stopped, if it ran.
     pub stop: String,
@@ -93,6 +95,7 @@ pub(crate) fn rows(r: &ExperimentResults) -> (Vec<Row>, usize) {
                 ci: t.ci.unwrap_or_else(|| "–".into()),
                 change,
                 verdict: if baseline { None } else { t.verdict },
+                verdict_text: if baseline { None } else { t.verdict_text },
                 baseline,
                 stop: s.stop.clone().unwrap_or_default(),
             });
@@ -121,14 +124,11 @@ pub(crate) fn unmeasured(r: &ExperimentResults) -> Vec<(String, &'static str, St
         .collect()
 }
 
-/// A verdict word.
-pub(crate) fn verdict_word(v: Option<Verdict>, baseline: bool) -> &'static str {
-    match v {
-        _ if baseline => "baseline",
-        Some(Verdict::Gain) => "gain",
-        Some(Verdict::Regression) => "regression",
-        Some(Verdict::NoChange) => "no change",
-        Some(Verdict::Changed) => "changed",
-        None => "–",
+/// A row's verdict in words: `baseline`, `gain`, `no change`,
+/// `inconclusive (~12 more runs)`, or `–` without a comparison.
+pub(crate) fn verdict_word(row: &Row) -> String {
+    if row.baseline {
+        return "baseline".into();
     }
+    row.verdict_text.clone().unwrap_or_else(|| "–".into())
 }

@@ -77,8 +77,9 @@ fn the_forest_plot_comes_first_with_a_band_and_a_row_per_change() {
         ]
     );
     let green_dots = f.matches("<circle").count();
-    // 3 rows + the legend's gain dot, no-change ring and changed dot.
-    assert_eq!(green_dots, 6, "{f}");
+    // 3 rows + the legend's gain dot, no-change ring, inconclusive ring and
+    // changed dot.
+    assert_eq!(green_dots, 7, "{f}");
 }
 
 /// The whole forest plot of the synthetic fixture, key strip included.

@@ -273,6 +273,8 @@ pub enum Metric {
     Retransmits,
     /// Lost datagrams, %.
     LossPct,
+    /// Datagrams per second received (udp-stream): the packet rate.
+    PacketRate,
 }
 
 impl Metric {
@@ -286,6 +288,7 @@ impl Metric {
         ("cpu_per_work", Metric::CpuPerWork),
         ("retransmits", Metric::Retransmits),
         ("loss_pct", Metric::LossPct),
+        ("packet_rate", Metric::PacketRate),
     ];
 
     /// Which way the metric improves. CPU and softirq % improve neither
@@ -294,9 +297,20 @@ impl Metric {
     /// ([`Metric::CpuPerWork`], lower is better).
     pub fn direction(self) -> Direction {
         match self {
-            Metric::Throughput | Metric::Transactions => Direction::HigherIsBetter,
+            Metric::Throughput | Metric::Transactions | Metric::PacketRate => {
+                Direction::HigherIsBetter
+            }
             Metric::CpuPct | Metric::SoftirqPct => Direction::Neither,
             _ => Direction::LowerIsBetter,
+        }
+    }
+
+    /// How its change is measured: loss, itself a share, in percentage
+    /// points; everything else relative to the baseline.
+    pub fn change_scale(self) -> crate::stats::ChangeScale {
+        match self {
+            Metric::LossPct => crate::stats::ChangeScale::Points,
+            _ => crate::stats::ChangeScale::Relative,
         }
     }
 }

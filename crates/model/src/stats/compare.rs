@@ -33,12 +33,17 @@ pub enum Verdict {
     /// The difference's interval (and the % change's) excludes zero, on
     /// the worse side.
     Regression,
-    /// The difference's interval contains zero, or the change is under the
-    /// practical threshold: no change shown.
+    /// The whole interval of the change lies within ± the practical
+    /// threshold: whatever changed is too small to matter.
     NoChange,
     /// A change the interval shows, of a metric that is neither better nor
     /// worse by itself ([`Direction::Neither`]).
     Changed,
+    /// The runs cannot tell: the interval reaches past the practical
+    /// threshold on one side and does not exclude zero, or excludes zero
+    /// with a change smaller than the threshold while reaching past it
+    /// ([`Comparison::more_runs`] says about how many more runs would tell).
+    Inconclusive,
 }
 
 impl fmt::Display for Verdict {
@@ -48,6 +53,7 @@ impl fmt::Display for Verdict {
             Verdict::Regression => "regression",
             Verdict::NoChange => "no change",
             Verdict::Changed => "changed",
+            Verdict::Inconclusive => "inconclusive",
         })
     }
 }
@@ -169,6 +175,42 @@ fn mean_of(values: impl Iterator<Item = f64>) -> f64 {
     mean
 }
 
+/// How the change of a metric is measured against its baseline.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeScale {
+    /// Relative to the baseline, in % (`+12.3 %`): rates, latencies, CPU.
+    #[default]
+    Relative,
+    /// A difference of percentage points (`+1.10 pp`), for a metric that is
+    /// itself a share (loss %): a relative change of a share near zero
+    /// means nothing (0 → 1 % is "+∞ %").
+    Points,
+}
+
+impl ChangeScale {
+    /// The unit a change is written in: `%` or `pp`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            ChangeScale::Relative => "%",
+            ChangeScale::Points => "pp",
+        }
+    }
+
+    fn is_relative(&self) -> bool {
+        *self == ChangeScale::Relative
+    }
+}
+
+/// The practical threshold of a change in percentage points
+/// ([`ChangeScale::Points`]): a loss change smaller than one datagram in a
+/// thousand is no change worth a name.
+pub const MIN_EFFECT_POINTS: f64 = 0.1;
+
+/// Most further runs [`Comparison::more_runs`] names; past it, "more
+/// than" this.
+pub const MAX_MORE_RUNS: u32 = 1_000;
+
 /// A cell compared with its baseline, for one metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
@@ -184,12 +226,35 @@ pub struct Comparison {
     /// median, unless compared with [`compare_by`]).
     pub difference: Interval,
     /// (stat(cell) / stat(baseline) − 1) × 100, with its interval; `None`
-    /// when a baseline resample's statistic was zero.
+    /// when a baseline resample's statistic was zero, and on
+    /// [`ChangeScale::Points`], where the difference is the change.
     pub change_pct: Option<Interval>,
     /// The metric's direction.
     pub direction: Direction,
     /// The verdict.
     pub verdict: Verdict,
+    /// How the change is measured (absent in results.json: relative).
+    #[serde(default, skip_serializing_if = "ChangeScale::is_relative")]
+    pub scale: ChangeScale,
+    /// For [`Verdict::Inconclusive`]: about how many more runs per cell
+    /// (and baseline) would narrow the interval enough to decide, at the
+    /// measured spread (the interval's width falls as one over the square
+    /// root of the runs); at most [`MAX_MORE_RUNS`], which means "more
+    /// than that". `None` otherwise, or when no number of runs would tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_runs: Option<u32>,
+}
+
+impl Comparison {
+    /// The interval the verdict judges: the change in % on
+    /// [`ChangeScale::Relative`] (the difference when the baseline is
+    /// zero), the difference in points on [`ChangeScale::Points`].
+    pub fn shown(&self) -> &Interval {
+        match (&self.change_pct, self.scale) {
+            (Some(p), ChangeScale::Relative) => p,
+            _ => &self.difference,
+        }
+    }
 }
 
 /// Seed offset so the cell's and baseline's own intervals use other streams
@@ -200,11 +265,13 @@ const STREAM: u64 = 0xA076_1D64_78BD_642F;
 ///
 /// The difference's interval is a percentile bootstrap: each replicate
 /// resamples both samples independently and takes the difference (and the
-/// ratio) of their medians. The verdict is gain or regression (changed for
-/// [`Direction::Neither`]) when that interval, and the % change's when
-/// there is one, exclude zero on the same side and the change is at least
-/// `cfg.min_effect_pct` % of the baseline (the practical threshold; with a zero baseline, where
-/// no % exists, the interval alone decides), and no change otherwise.
+/// ratio) of their medians. The verdict ([`judge`]) is gain or regression
+/// (changed for [`Direction::Neither`]) when that interval, and the %
+/// change's when there is one, exclude zero on the same side and the change
+/// is at least `cfg.min_effect_pct` % of the baseline (the practical
+/// threshold; with a zero baseline, where no % exists, the interval alone
+/// decides); no change when the whole interval lies within ± the threshold;
+/// inconclusive otherwise.
 pub fn compare(
     cell: &[f64],
     baseline: &[f64],
@@ -224,6 +291,20 @@ pub fn compare_by(
     cfg: &BootstrapConfig,
     stat: Statistic,
 ) -> Result<Comparison, StatsError> {
+    compare_scaled(cell, baseline, direction, cfg, stat, ChangeScale::Relative)
+}
+
+/// [`compare_by`] with the change measured on `scale`: on
+/// [`ChangeScale::Points`] the difference (in the metric's own %) is the
+/// change, judged against [`MIN_EFFECT_POINTS`].
+pub fn compare_scaled(
+    cell: &[f64],
+    baseline: &[f64],
+    direction: Direction,
+    cfg: &BootstrapConfig,
+    stat: Statistic,
+    scale: ChangeScale,
+) -> Result<Comparison, StatsError> {
     cfg.validate()?;
     let c = interval_sample("cell", cell)?;
     let b = interval_sample("baseline", baseline)?;
@@ -233,7 +314,7 @@ pub fn compare_by(
     let mut ib = vec![0usize; b.len()];
     let mut diffs = Vec::with_capacity(cfg.resamples);
     let mut ratios = Vec::with_capacity(cfg.resamples);
-    let mut ratio_defined = mb != 0.0;
+    let mut ratio_defined = mb != 0.0 && scale == ChangeScale::Relative;
     for _ in 0..cfg.resamples {
         let rc = stat.of_resample(&c, &mut ic, &mut rng);
         let rb = stat.of_resample(&b, &mut ib, &mut rng);
@@ -253,31 +334,20 @@ pub fn compare_by(
     } else {
         None
     };
-    // What is shown decides: the change in %, when there is one, must
-    // exclude zero on the same side as the difference (their replicates
-    // differ where the baseline's resamples are skewed).
-    let above = difference.lo > 0.0 && change_pct.as_ref().is_none_or(|p| p.lo > 0.0);
-    let under = difference.hi < 0.0 && change_pct.as_ref().is_none_or(|p| p.hi < 0.0);
-    let verdict = if above {
-        match direction {
-            Direction::HigherIsBetter => Verdict::Gain,
-            Direction::LowerIsBetter => Verdict::Regression,
-            Direction::Neither => Verdict::Changed,
-        }
-    } else if under {
-        match direction {
-            Direction::HigherIsBetter => Verdict::Regression,
-            Direction::LowerIsBetter => Verdict::Gain,
-            Direction::Neither => Verdict::Changed,
-        }
-    } else {
-        Verdict::NoChange
+    let threshold = match (scale, &change_pct) {
+        (ChangeScale::Points, _) => MIN_EFFECT_POINTS,
+        (ChangeScale::Relative, Some(_)) => cfg.min_effect_pct,
+        // A zero baseline has no %: the interval alone decides.
+        (ChangeScale::Relative, None) => 0.0,
     };
-    // Shown but smaller than the practical threshold: no change worth a name.
-    let below = change_pct
-        .as_ref()
-        .is_some_and(|p| p.estimate.abs() < cfg.min_effect_pct);
-    let verdict = if below { Verdict::NoChange } else { verdict };
+    let shown = change_pct.unwrap_or(difference);
+    let j = judge(
+        &shown,
+        &difference,
+        threshold,
+        direction,
+        c.len().min(b.len()),
+    );
     let own = |seed: u64| BootstrapConfig {
         seed: cfg.seed ^ seed,
         ..*cfg
@@ -290,6 +360,94 @@ pub fn compare_by(
         difference,
         change_pct,
         direction,
-        verdict,
+        verdict: j.verdict,
+        scale,
+        more_runs: j.more_runs,
     })
+}
+
+/// What [`judge`] concluded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judgement {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// For an inconclusive verdict, about how many more runs would tell.
+    pub more_runs: Option<u32>,
+}
+
+/// The verdict on a change whose interval is `shown` (in % or points, with
+/// the raw `difference` beside it, which must exclude zero on the same
+/// side), for a practical threshold `threshold` in the same unit, from `n`
+/// runs per sample:
+/// - gain or regression (changed, for [`Direction::Neither`]): both
+///   intervals exclude zero on one side, and the estimate reaches the
+///   threshold;
+/// - no change: the whole interval lies within ± the threshold;
+/// - inconclusive: anything else, with about how many more runs per sample
+///   would narrow the interval to decide at the measured spread.
+pub fn judge(
+    shown: &Interval,
+    difference: &Interval,
+    threshold: f64,
+    direction: Direction,
+    n: usize,
+) -> Judgement {
+    let above = shown.lo > 0.0 && difference.lo > 0.0;
+    let under = shown.hi < 0.0 && difference.hi < 0.0;
+    let reaches = shown.estimate.abs() >= threshold;
+    let named = |up: bool| match (direction, up) {
+        (Direction::Neither, _) => Verdict::Changed,
+        (Direction::HigherIsBetter, true) | (Direction::LowerIsBetter, false) => Verdict::Gain,
+        _ => Verdict::Regression,
+    };
+    let verdict = if (above || under) && reaches {
+        named(above)
+    } else if shown.lo >= -threshold && shown.hi <= threshold {
+        Verdict::NoChange
+    } else {
+        Verdict::Inconclusive
+    };
+    let more_runs = (verdict == Verdict::Inconclusive)
+        .then(|| more_runs(shown, threshold, n))
+        .flatten();
+    Judgement { verdict, more_runs }
+}
+
+/// About how many more runs per sample would make `shown` decide: its
+/// width falls as 1/√n, so the side that must move has to shrink by the
+/// factor its distance to the bound it must clear allows.
+fn more_runs(shown: &Interval, t: f64, n: usize) -> Option<u32> {
+    let (e, lo, hi) = (shown.estimate, shown.lo, shown.hi);
+    if !(e.is_finite() && lo.is_finite() && hi.is_finite()) || n == 0 {
+        return None;
+    }
+    let ratio = |side: f64, room: f64| {
+        if side <= 0.0 {
+            0.0
+        } else if room <= 0.0 {
+            f64::INFINITY
+        } else {
+            (side / room).powi(2)
+        }
+    };
+    let k = if e.abs() >= t && e != 0.0 {
+        // Exclude zero: the side toward zero must come within |e|.
+        if e > 0.0 {
+            ratio(e - lo, e)
+        } else {
+            ratio(hi - e, -e)
+        }
+    } else if e.abs() < t {
+        // Fit within ±t.
+        ratio(e - lo, e + t).max(ratio(hi - e, t - e))
+    } else {
+        return None;
+    };
+    let n = n as f64;
+    let more = (n * k - n).ceil().max(1.0);
+    if !more.is_finite() || more >= f64::from(MAX_MORE_RUNS) {
+        Some(MAX_MORE_RUNS)
+    } else {
+        Some(more as u32)
+    }
 }

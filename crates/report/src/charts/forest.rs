@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use super::key::{draw_key, Mark, KEY_PX};
 use super::{
     clean, extent, ran_cells, render_sized, slots, span, stat_pairs, stats_of, tick_num, Chart,
-    CHANGED, FONT, GAIN, GRID, NOTE_FOREST, NO_CHANGE, REGRESSION,
+    CHANGED, FONT, GAIN, GRID, INCONCLUSIVE, NOTE_FOREST, NO_CHANGE, REGRESSION,
 };
 use crate::esc;
 use crate::num::metric_name;
@@ -41,6 +41,7 @@ fn verdict_color(v: Verdict) -> RGBColor {
         Verdict::Regression => REGRESSION,
         Verdict::NoChange => NO_CHANGE,
         Verdict::Changed => CHANGED,
+        Verdict::Inconclusive => INCONCLUSIVE,
     }
 }
 
@@ -190,7 +191,7 @@ pub(crate) fn forest(r: &ExperimentResults) -> Result<Option<Chart>, ReportError
                             c.filled(),
                         )))?;
                     }
-                    Verdict::NoChange => {
+                    Verdict::NoChange | Verdict::Inconclusive => {
                         chart.draw_series(std::iter::once(Circle::new(
                             at.clone(),
                             5,
@@ -211,8 +212,9 @@ pub(crate) fn forest(r: &ExperimentResults) -> Result<Option<Chart>, ReportError
                     (Mark::Dot(GAIN, 5), "gain", 80),
                     (Mark::Triangle(REGRESSION), "regression", 120),
                     (Mark::Ring(NO_CHANGE, 5), "no change", 110),
-                    (Mark::Dot(CHANGED, 5), "changed (no better side)", 200),
-                    (Mark::Across, "95 % interval of the change", 230),
+                    (Mark::Ring(INCONCLUSIVE, 5), "inconclusive", 120),
+                    (Mark::Dot(CHANGED, 5), "changed (no better side)", 170),
+                    (Mark::Across, "95 % interval of the change", 190),
                     (Mark::Band(BAND), band_name.as_str(), 0),
                 ],
             )?;

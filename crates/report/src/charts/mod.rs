@@ -55,7 +55,7 @@ const NOTE_CDF: &str =
     "From the request/response workload or the latency probe that ran alongside the load. Latency on a log scale, so the body and the tail both show.";
 const NOTE_HEAT: &str =
     "Each CPU's softirq % averaged over the cell's measured runs, printed in its square; colour: viridis (dark 0 %, yellow 100 %, lightness rising evenly); grey: no data for that CPU.";
-const NOTE_FOREST: &str = "Each row: one metric of one cell against the baseline. Dot: the change of the median in %; whisker: its 95 % bootstrap interval; shaded band: the practical threshold (±min-effect), inside which a change counts as none. Green: gain, red triangle: regression, grey ring: no change, blue dot: changed, on a metric with no better side (CPU %, softirq %; judge CPU per unit of work instead) (for latency, lower is better, so a negative change is a gain).";
+const NOTE_FOREST: &str = "Each row: one metric of one cell against the baseline. Dot: the change of the median in %; whisker: its 95 % bootstrap interval; shaded band: the practical threshold (±min-effect), inside which a change counts as none. Green: gain, red triangle: regression, grey ring: no change (the whole interval inside the band), amber ring: inconclusive (the interval reaches past the band without excluding zero), blue dot: changed, on a metric with no better side (CPU %, softirq %; judge CPU per unit of work instead) (for latency, lower is better, so a negative change is a gain).";
 const FONT: &str = "sans-serif";
 
 type DrawResult<T> = Result<T, DrawingAreaErrorKind<std::io::Error>>;
@@ -149,6 +149,9 @@ const NO_CHANGE: RGBColor = RGBColor(150, 150, 150);
 /// A change past the threshold of a metric with no better side (CPU %,
 /// softirq %: more work may need more CPU; `cpu_per_work` carries the verdict).
 const CHANGED: RGBColor = RGBColor(49, 104, 142);
+/// A change the runs cannot decide on (the interval straddles the
+/// threshold).
+const INCONCLUSIVE: RGBColor = RGBColor(200, 140, 20);
 
 /// Matplotlib's viridis colour map (Stéfan van der Walt and Nathaniel Smith)
 /// sampled at ten evenly spaced points, 0 to 1: its published values. Its
@@ -398,6 +401,7 @@ fn bars(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
                     match s.vs_baseline.as_ref().map(|v| v.verdict) {
                         Some(Verdict::Gain) => GAIN,
                         Some(Verdict::Regression) => REGRESSION,
+                        Some(Verdict::Inconclusive) => INCONCLUSIVE,
                         _ => NO_CHANGE,
                     }
                 };

@@ -120,6 +120,7 @@ fn runs_of(spec: &CellSpec) -> Vec<RunRecord> {
                 probe,
                 raw: Some(format!("runs/cell-{:03}/{w}-r{rep:02}.json", spec.index)),
                 limited_by: None,
+                others: None,
             });
         }
     }
@@ -331,5 +332,7 @@ pub fn synthetic() -> ExperimentResults {
             "SYNTHETIC FIXTURE: every number here is made up; it tests the report, not a host.".into(),
             "delay line: the userspace TUN forwarder (this kernel has no netem)".into(),
         ],
+        fixes: Vec::new(),
+        warnings: Vec::new(),
     }
 }
