@@ -4,6 +4,7 @@
 
 use crate::report::{CpuReport, CpuUse, UdpSnmp};
 use crate::sys;
+use host::others::OthersMark;
 use host::sampler::{Sample, Sampler};
 use host::Root;
 use model::parse::stat::{parse_proc_stat, ProcStat};
@@ -16,6 +17,7 @@ pub struct CpuMark {
     at: Instant,
     sample: Result<Sample, String>,
     ru: sys::Rusage,
+    others: OthersMark,
 }
 
 impl CpuMark {
@@ -31,6 +33,7 @@ pub fn mark(sampler: &mut Sampler) -> CpuMark {
         at: Instant::now(),
         sample: sampler.sample().map_err(|e| e.to_string()),
         ru: sys::process_rusage(),
+        others: OthersMark::read(sampler.root()),
     }
 }
 
@@ -47,19 +50,23 @@ pub fn report(a: &CpuMark, b: &CpuMark) -> CpuReport {
         (Ok(sa), Ok(sb)) => {
             let d = sb.delta(sa);
             let hz = sys::clock_ticks() as f64;
-            let mut busy = 0u64;
             for c in &d.cpus {
-                busy += c.times.busy();
                 r.cpus.push(CpuUse {
                     cpu: c.cpu.0,
                     usr: c.pct.usr,
                     sys: c.pct.sys,
                     irq: c.pct.irq,
                     softirq: c.pct.softirq,
+                    steal: c.pct.steal,
                     idle: c.pct.idle + c.pct.iowait,
                 });
             }
-            r.host_busy_us = busy as f64 * 1e6 / hz;
+            r.host_busy_us = busy_cpus(&r.cpus) * seconds * 1e6;
+            let others = b.others.since(&a.others);
+            r.others_cpu_s = Some(others.ticks as f64 / hz);
+            r.others_top = others
+                .top
+                .map(|(comm, t)| format!("{comm} {:.2} CPU-s", t as f64 / hz));
             if !d.notes.is_empty() && r.cpus.is_empty() {
                 r.note = Some(d.notes.join("; "));
             }
@@ -67,6 +74,18 @@ pub fn report(a: &CpuMark, b: &CpuMark) -> CpuReport {
         (Err(e), _) | (_, Err(e)) => r.note = Some(e.clone()),
     }
     r
+}
+
+/// CPUs' worth of busy time in per-CPU lines: the sum of each CPU's busy
+/// share (100 − idle, where idle includes iowait), so the host's figure is
+/// the sum of the lines printed beside it. (Busy ticks over wall seconds
+/// disagree with the lines when a CPU's ticks in the window fall short of
+/// the wall time, as on a tickless or preempted vCPU.)
+pub fn busy_cpus(cpus: &[CpuUse]) -> f64 {
+    cpus.iter()
+        .map(|c| ((100.0 - c.idle) / 100.0).clamp(0.0, 1.0))
+        .filter(|v| v.is_finite())
+        .sum()
 }
 
 /// `/proc/stat` now (the per-interval CPU read: only this file, cheap).
@@ -90,6 +109,7 @@ pub fn per_cpu(a: &ProcStat, b: &ProcStat) -> Vec<CpuUse> {
                 sys: p.sys,
                 irq: p.irq,
                 softirq: p.softirq,
+                steal: p.steal,
                 idle: p.idle + p.iowait,
             })
         })
@@ -124,4 +144,38 @@ pub fn udp_snmp(root: &Root) -> Option<UdpCounters> {
         .and_then(|t| UdpCounters::from_snmp6(&t))
         .unwrap_or_default();
     Some(v4.plus(&v6))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(cpu: u32, usr: f64, sys: f64, irq: f64, softirq: f64, steal: f64) -> CpuUse {
+        CpuUse {
+            cpu,
+            usr,
+            sys,
+            irq,
+            softirq,
+            steal,
+            idle: 100.0 - usr - sys - irq - softirq - steal,
+        }
+    }
+
+    /// The host's busy CPUs are the sum of the per-CPU lines printed beside
+    /// them, steal included.
+    #[test]
+    fn host_busy_is_the_sum_of_the_per_cpu_lines() {
+        let lines = [
+            u(0, 30.0, 20.0, 1.0, 24.0, 0.0),
+            u(1, 10.0, 5.0, 0.0, 5.0, 5.0),
+        ];
+        let summed: f64 = lines
+            .iter()
+            .map(|c| (c.usr + c.sys + c.irq + c.softirq + c.steal) / 100.0)
+            .sum();
+        assert!((busy_cpus(&lines) - summed).abs() < 1e-9);
+        assert!((busy_cpus(&lines) - 1.0).abs() < 1e-9);
+        assert_eq!(busy_cpus(&[]), 0.0);
+    }
 }

@@ -64,12 +64,13 @@ fn cpu_s(v: f64) -> String {
 /// per GB for udp-stream.
 fn sd_text(t: TestKind, sd: &ServiceDemand) -> String {
     let mut parts = Vec::new();
-    if let Some(v) = sd.per_work(t) {
-        parts.push(format!(
-            "{} {}",
-            cpu_s(v),
-            model::metric::cpu_work_unit(t.name())
-        ));
+    let unit = model::metric::cpu_work_unit(t.name());
+    match (sd.own_per_work, sd.per_work(t)) {
+        (Some(own), Some(host)) => {
+            parts.push(format!("own {} {unit} (host {})", cpu_s(own), cpu_s(host)));
+        }
+        (Some(v), None) | (None, Some(v)) => parts.push(format!("{} {unit}", cpu_s(v))),
+        (None, None) => {}
     }
     if t.spec().sequenced && t.is_stream() {
         if let Some(v) = sd.cpu_s_per_gb {
@@ -465,7 +466,7 @@ fn cpu(o: &mut String, r: &BenchResult) {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "CPU      host busy      process usr/sys   CPU per work (host CPU-seconds per unit)"
+        "CPU      host busy      process usr/sys   CPU per work (own: this process + interrupts; host: every busy CPU)"
     );
     let _ = writeln!(
         o,
@@ -486,11 +487,47 @@ fn cpu(o: &mut String, r: &BenchResult) {
         for u in &s.cpu.cpus {
             let _ = writeln!(
                 o,
-                "  {name} cpu{:<3} usr {:>5.1}  sys {:>5.1}  irq {:>5.1}  soft {:>5.1}  idle {:>5.1}",
-                u.cpu, u.usr, u.sys, u.irq, u.softirq, u.idle
+                "  {name} cpu{:<3} usr {:>5.1}  sys {:>5.1}  irq {:>5.1}  soft {:>5.1}  steal {:>5.1}  idle {:>5.1}",
+                u.cpu, u.usr, u.sys, u.irq, u.softirq, u.steal, u.idle
             );
         }
     }
+    for (name, s) in [("client", &r.client), ("server", &r.server_side)] {
+        if let Some(line) = busy_line(name, &s.cpu) {
+            let _ = writeln!(o, "{line}");
+        }
+    }
+}
+
+/// `busy: the client's host: other processes took 0.71 CPU (busiest: bash
+/// 1.42 CPU-s) ...` when what else ran on that end reached the busy
+/// threshold (`model::busy`).
+fn busy_line(name: &str, c: &crate::report::CpuReport) -> Option<String> {
+    let s = c.others_cpu_s?;
+    let cpus = if c.seconds > 0.0 { s / c.seconds } else { 0.0 };
+    let steal = if c.cpus.is_empty() {
+        0.0
+    } else {
+        c.cpus.iter().map(|u| u.steal).sum::<f64>() / c.cpus.len() as f64
+    };
+    let load = model::busy::OthersLoad {
+        cpus,
+        steal_pct: steal,
+        top: None,
+    };
+    if !load.is_busy() {
+        return None;
+    }
+    let top = c
+        .others_top
+        .as_deref()
+        .map(|t| format!(" (busiest: {})", model::text::printable_capped(t, 48)))
+        .unwrap_or_default();
+    Some(format!(
+        "busy machine: on the {name}'s host other processes took {} CPU{top} and steal was {} % while this measured: the results are of the path beside that load",
+        model::metric::num(cpus),
+        model::metric::num(steal)
+    ))
 }
 
 /// The header line of `nettune bench --csv` (columns in docs/engine.md).

@@ -45,6 +45,7 @@ fn cpu() -> CpuReport {
                 sys: 40.0,
                 irq: 0.0,
                 softirq: 20.0,
+                steal: 0.0,
                 idle: 30.0,
             },
             CpuUse {
@@ -53,6 +54,7 @@ fn cpu() -> CpuReport {
                 sys: 25.0,
                 irq: 0.5,
                 softirq: 9.5,
+                steal: 0.0,
                 idle: 60.0,
             },
         ],
@@ -60,6 +62,8 @@ fn cpu() -> CpuReport {
         process_user_us: 150_000,
         process_sys_us: 900_000,
         note: None,
+        others_cpu_s: None,
+        others_top: None,
     }
 }
 
@@ -189,6 +193,24 @@ fn human_summary_udp() {
     insta::assert_snapshot!(engine::render::human(&udp_result()));
 }
 
+/// A run beside a busy loop says so, naming the busiest other process;
+/// a quiet one says nothing.
+#[test]
+fn a_busy_machine_is_said() {
+    let mut r = udp_result();
+    assert!(!engine::render::human(&r).contains("busy machine"));
+    r.server_side.cpu.others_cpu_s = Some(1.4);
+    r.server_side.cpu.others_top = Some("bash 1.38 CPU-s".into());
+    let text = engine::render::human(&r);
+    assert!(
+        text.contains("busy machine: on the server's host other processes took 0.700 CPU (busiest: bash 1.38 CPU-s)"),
+        "{text}"
+    );
+    // A tenth of a CPU is below the threshold.
+    r.server_side.cpu.others_cpu_s = Some(0.2);
+    assert!(!engine::render::human(&r).contains("busy machine"));
+}
+
 /// `bench` over 127.0.0.1 printed every interface but lo (eth0's MTU and
 /// driver) as if the test had used it: with the path interface known, its
 /// line alone is shown, lo included; the others stay in --json.
@@ -310,6 +332,7 @@ fn probe_line_and_json_with_interval_cpu() {
         sys: 3.0,
         irq: 0.0,
         softirq: 45.0,
+        steal: 0.0,
         idle: 50.0,
     }];
     r.intervals = vec![engine::report::IntervalReport {

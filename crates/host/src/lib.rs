@@ -13,6 +13,7 @@ pub mod files;
 pub mod journal;
 pub mod netlink;
 pub mod nldump;
+pub mod others;
 pub mod owners;
 pub mod persist;
 mod readctx;

@@ -160,6 +160,7 @@ fn run(tps: f64, p99: f64) -> RunRecord {
         probe: None,
         raw: None,
         limited_by: None,
+        others: None,
     }
 }
 

@@ -60,6 +60,9 @@ fn bad_flags_are_refused_before_anything_runs() {
         ("--repeats", "0", 1),
         ("--duration", "0", 1),
         ("--duration", "nan", 2),
+        // No interval lies within ±0 %, and 100 % is every change.
+        ("--min-effect", "0", 2),
+        ("--min-effect", "100", 2),
     ] {
         let out = Command::new(BIN)
             .args(["lab", "--loopback", flag, value])
@@ -142,8 +145,6 @@ fn the_whole_loop_runs_and_leaves_nothing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}{err}");
     assert!(t.elapsed() < Duration::from_secs(180), "{:?}", t.elapsed());
-    assert!(text.contains("doctor plan against baseline"), "{text}");
-    assert!(text.contains("change (95 % CI)"), "{text}");
     assert!(err.contains("doctor on ntlab-"), "{err}");
     // Doctor looks at both hosts: the connecting client and the receiver.
     assert!(err.contains("(client) and ntlab-"), "{err}");
@@ -157,7 +158,28 @@ fn the_whole_loop_runs_and_leaves_nothing() {
     .unwrap();
     assert_eq!(r.kind, ResultsKind::Lab);
     let labels: Vec<&str> = r.cells.iter().map(|c| c.label.as_str()).collect();
-    assert_eq!(labels, ["baseline", "doctor plan"]);
+    assert_eq!(labels[0], "baseline");
+    // One cell per fix, each measured only on the workloads it concerns.
+    assert_eq!(r.fixes.len(), r.cells.len() - 1, "{labels:?}");
+    for f in &r.fixes {
+        let c = r.cell(f.cell).unwrap();
+        assert_eq!(c.label, format!("fix {}", f.finding));
+        assert!(!f.workloads.is_empty());
+        assert!(
+            c.runs.iter().all(|x| f.workloads.contains(&x.workload)),
+            "{f:?}"
+        );
+        assert!(
+            text.contains(&format!("fix {} against baseline", f.finding)),
+            "{text}"
+        );
+    }
+    if r.fixes.is_empty() {
+        assert!(text.contains("only the baseline was measured"), "{text}");
+    } else {
+        assert!(text.contains("change (95 % CI)"), "{text}");
+        assert!(text.contains("bottom line"), "{text}");
+    }
     assert!(
         r.cells.iter().all(|c| c.status == CellStatus::Done),
         "{:?}",
@@ -165,7 +187,11 @@ fn the_whole_loop_runs_and_leaves_nothing() {
     );
     assert!(r.doctor_before.is_some());
     assert!(r.finished.is_some() && !r.interrupted);
-    assert!(r.cells[1].stats.iter().any(|s| s.vs_baseline.is_some()));
+    assert!(r
+        .cells
+        .iter()
+        .skip(1)
+        .all(|c| c.stats.iter().any(|s| s.vs_baseline.is_some())));
     for f in ["report.html", "report.md"] {
         assert!(dir.path().join(f).is_file(), "{f} not written");
     }

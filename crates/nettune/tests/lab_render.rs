@@ -9,7 +9,7 @@ use model::experiment::Metric;
 use model::results::{
     CellResult, CellStatus, ExperimentResults, LabInfo, Machine, MetricStats, ResultsKind,
 };
-use model::stats::{compare, median_interval, summarize, BootstrapConfig};
+use model::stats::{compare_scaled, median_interval, summarize, BootstrapConfig, Statistic};
 use nettune::cmd::lab::render_table;
 use std::collections::BTreeMap;
 
@@ -28,7 +28,17 @@ fn stats(
         values: v.to_vec(),
         summary: summarize(v).ok(),
         median_ci: median_interval(v, &cfg).ok(),
-        vs_baseline: base.and_then(|b| compare(v, b, metric.direction(), &cfg).ok()),
+        vs_baseline: base.and_then(|b| {
+            compare_scaled(
+                v,
+                b,
+                metric.direction(),
+                &cfg,
+                Statistic::Median,
+                metric.change_scale(),
+            )
+            .ok()
+        }),
         stop: None,
         limits: vec![],
     }
@@ -127,12 +137,12 @@ fn lab_results() -> ExperimentResults {
         metrics: vec![],
         baseline_cell: 0,
         run_order: vec![0, 1],
-        cells: vec![cell(0, "baseline", before), cell(1, "doctor plan", after)],
+        cells: vec![cell(0, "baseline", before), cell(1, "fix softirq-concentrated", after)],
         overhead: vec![],
         doctor_before: None,
         doctor_after: None,
         plans: BTreeMap::from([(
-            "doctor plan on ntlab-100-0-h1".to_string(),
+            "fix softirq-concentrated on ntlab-100-0-h1".to_string(),
             serde_json::json!({"profile": "balanced", "changes": []}),
         )]),
         notes: vec![
@@ -141,10 +151,21 @@ fn lab_results() -> ExperimentResults {
             "found on ntlab-100-0-h1: softirq-concentrated (warning): CPU 1 does 80 % of softirq".into(),
             "found on ntlab-100-0-h1: udp-rcvbuf-errors (critical): UDP: 9000 datagrams dropped at full receive buffers (1.50 % of those that arrived) in 2.0 s".into(),
             "applied on ntlab-100-0-h1: udp-rcvbuf-errors: bench --rcvbuf 4M on udp-stream-64 (the after suite)".into(),
-            "applied on ntlab-100-0-h1: plan of 1 change(s) (rps_cpus=3) from softirq-concentrated, through its journal, rolled back at the end".into(),
+            "applied on ntlab-100-0-h1 in cell `fix softirq-concentrated`: ntlab-100-0-h1: v1 rx-0 rps_cpus=3; measured on tcp-stream, udp-stream-64, tcp-rr".into(),
             "not applied on ntlab-100-0-h0: timewait-exhaustion: its fix lists no plan changes and names no bench flag, only: sysctl -w net.ipv4.tcp_tw_reuse=1".into(),
             "a note that is not about doctor".into(),
         ],
+        fixes: vec![model::results::LabFix {
+            cell: 1,
+            finding: "softirq-concentrated".into(),
+            hosts: vec!["ntlab-100-0-h1".into()],
+            changes: vec!["ntlab-100-0-h1: v1 rx-0 rps_cpus=3".into()],
+            summary: vec!["rps_cpus=3 on ntlab-100-0-h1 v1 rx-0".into()],
+            app_options: vec![],
+            workloads: vec!["tcp-stream".into(), "udp-stream-64".into(), "tcp-rr".into()],
+            next: Some("nettune plan --profile balanced --iface IF".into()),
+        }],
+        warnings: Vec::new(),
     }
 }
 
@@ -156,6 +177,26 @@ fn before_after_table() {
     assert!(text.contains("gain"), "{text}");
     assert!(text.contains("changed"), "{text}");
     assert!(text.contains("no change"), "{text}");
+    // tcp-rr transactions −0.2 % [−2.5, +3.2]: reaches past ±2 %, so the
+    // runs cannot tell (it read "no change" before).
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("tcp-rr") && l.contains("transactions"))
+        .unwrap();
+    assert!(row.contains("inconclusive (~"), "{row}");
+    // Loss in percentage points, said in the row.
+    let row = text.lines().find(|l| l.contains("loss_pct")).unwrap();
+    assert!(row.contains(" pp "), "{row}");
+    // The bottom line names the fix, what it changed, and the next step.
+    let bottom = text.split("bottom line").nth(1).expect("a bottom line");
+    assert!(
+        bottom.contains("promising softirq-concentrated (rps_cpus=3 on ntlab-100-0-h1 v1 rx-0)"),
+        "{bottom}"
+    );
+    assert!(
+        bottom.contains("next: measure it with more runs: nettune lab --repeats "),
+        "{bottom}"
+    );
     insta::assert_snapshot!("lab_before_after", text);
 }
 
@@ -193,7 +234,7 @@ fn what_was_found_and_applied_is_said_above_the_table() {
 fn bench_flags_alone_count_as_applied() {
     let mut r = lab_results();
     r.plans.clear();
-    r.notes.retain(|n| !n.contains("plan of 1 change"));
+    r.notes.retain(|n| !n.contains("rps_cpus=3"));
     let text = render_table(&r);
     assert!(!text.contains("nothing was applied"), "{text}");
     // Neither a plan nor a bench flag: the verdicts are noise.
@@ -224,7 +265,10 @@ fn an_interrupted_run_and_a_failed_cell_are_said() {
     r.cells[1].stats[0].vs_baseline = None;
     let text = render_table(&r);
     assert!(text.contains("[INTERRUPTED]"), "{text}");
-    assert!(text.contains("cell doctor plan: interrupted"), "{text}");
+    assert!(
+        text.contains("cell fix softirq-concentrated: interrupted"),
+        "{text}"
+    );
     assert!(text.contains("too few runs"), "{text}");
 }
 

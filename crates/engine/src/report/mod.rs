@@ -323,8 +323,15 @@ pub struct CpuUse {
     pub irq: f64,
     /// softirq.
     pub softirq: f64,
+    /// Stolen by the hypervisor (absent from older results: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub steal: f64,
     /// idle + iowait.
     pub idle: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// CPU accounting of one side over the measured window.
@@ -342,6 +349,15 @@ pub struct CpuReport {
     pub process_sys_us: u64,
     /// Why per-CPU numbers are missing, if they are.
     pub note: Option<String>,
+    /// CPU-seconds that processes other than nettune's took on this host
+    /// over the window (kernel threads left out; a process that exited in
+    /// the window is not seen), from `/proc/PID/stat`. Absent from older
+    /// results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpu_s: Option<f64>,
+    /// The busiest of them: `command N.NN CPU-s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_top: Option<String>,
 }
 
 /// UDP counters of `/proc/net/snmp` on one side, delta over the whole run.
@@ -423,6 +439,13 @@ pub struct ServiceDemand {
     /// Host CPU-seconds per 1000 transactions (tcp-crr: connections).
     #[serde(default)]
     pub cpu_s_per_ktx: Option<f64>,
+    /// nettune's own CPU-seconds per unit of the test's work (the unit of
+    /// [`ServiceDemand::per_work`]): this end's process (user + system)
+    /// plus the hard and soft interrupt time of the host's CPUs, which
+    /// carry its packets; what another process took is left out. Absent
+    /// from older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_per_work: Option<f64>,
 }
 
 impl ServiceDemand {
@@ -441,6 +464,14 @@ impl ServiceDemand {
             self.cpu_s_per_ktx.or(old(self.us_per_transaction))
         };
         v.filter(|x| x.is_finite() && *x > 0.0)
+    }
+
+    /// nettune's own CPU per work when the result has it, else the host's
+    /// ([`ServiceDemand::per_work`]).
+    pub fn own_or_host(&self, t: TestKind) -> Option<f64> {
+        self.own_per_work
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .or_else(|| self.per_work(t))
     }
 }
 
@@ -731,6 +762,7 @@ mod tests {
             sys: 10.0,
             irq: 0.0,
             softirq,
+            steal: 0.0,
             idle: 80.0 - softirq,
         }
     }

@@ -112,7 +112,12 @@ pub fn summarize(
     }
     let bytes = ssum(results.iter().map(|r| r.bytes.0));
     let msgs = ssum(results.iter().map(|r| r.msgs));
-    let sd = |r: &SideReport| service_demand(cfg.test, r.cpu.host_busy_us, bytes, msgs);
+    let sd = |r: &SideReport| {
+        let mut d = service_demand(cfg.test, r.cpu.host_busy_us, bytes, msgs);
+        d.own_per_work =
+            service_demand(cfg.test, own_busy_us(&r.cpu), bytes, msgs).per_work(cfg.test);
+        d
+    };
     BenchResult {
         schema_version: RESULT_SCHEMA_VERSION,
         version: env!("CARGO_PKG_VERSION").into(),
@@ -268,6 +273,20 @@ pub fn cut_short(r: &mut BenchResult, window_s: f64) {
     });
 }
 
+/// nettune's own busy CPU on one end over the window, µs: its process's
+/// user and system time plus the hard and soft interrupt time of the host's
+/// CPUs (the per-CPU lines' irq and soft, over the window).
+pub fn own_busy_us(c: &CpuReport) -> f64 {
+    let process = c.process_user_us.saturating_add(c.process_sys_us) as f64;
+    let interrupts: f64 = c
+        .cpus
+        .iter()
+        .map(|u| (u.irq + u.softirq) / 100.0)
+        .filter(|v| v.is_finite())
+        .sum();
+    process + interrupts * c.seconds * 1e6
+}
+
 /// `busy_us` of CPU over `work` units, per `per` units, in CPU-seconds:
 /// `None` without work or CPU, or when the result is not finite.
 fn cpu_s_per(busy_us: f64, work: u64, per: f64) -> Option<f64> {
@@ -302,6 +321,7 @@ pub fn service_demand(t: TestKind, busy_us: f64, bytes: u64, msgs: u64) -> Servi
             .then(|| cpu_s_per(busy_us, msgs, 1e6))
             .flatten(),
         cpu_s_per_ktx: (!stream).then(|| cpu_s_per(busy_us, msgs, 1e3)).flatten(),
+        own_per_work: None,
     }
 }
 

@@ -30,6 +30,13 @@ pub struct RunTrace {
     pub values: BTreeMap<String, f64>,
     /// What limited the run (`model::results::RunRecord::limited_by`).
     pub limited_by: Option<String>,
+    /// What else used the machine during the run.
+    pub others: Option<model::busy::OthersLoad>,
+}
+
+/// The note when some of the search's runs ran on a busy machine.
+pub fn busy_note(trace: &[RunTrace]) -> Option<String> {
+    model::busy::busy_of("the search", trace.iter().map(|r| r.others.as_ref()))
 }
 
 /// One run's metrics and what limited it.
@@ -39,6 +46,8 @@ pub(crate) struct Measured {
     pub values: BTreeMap<String, f64>,
     /// What limited the run, when the bench said.
     pub limited_by: Option<String>,
+    /// What else used the machine during the run.
+    pub others: Option<model::busy::OthersLoad>,
 }
 
 /// How the loop ended.
@@ -256,6 +265,7 @@ pub(crate) fn measure(
     Ok(Measured {
         values: rec.values,
         limited_by: rec.limited_by,
+        others: rec.others,
     })
 }
 
@@ -280,7 +290,11 @@ pub fn drive(
             Step::Measure { arm, seq } => (arm, seq),
         };
         let changes = arm_changes(search, &arm);
-        let Measured { values, limited_by } = match measure(exec, cfg, &changes, seq) {
+        let Measured {
+            values,
+            limited_by,
+            others,
+        } = match measure(exec, cfg, &changes, seq) {
             Ok(v) => v,
             Err(ExecError::Cancelled) => return cancelled(search, trace),
             Err(_) if cfg.cancel.load(Ordering::SeqCst) => return cancelled(search, trace),
@@ -310,6 +324,7 @@ pub fn drive(
             value,
             values,
             limited_by,
+            others,
         };
         on_run(&run, search);
         trace.push(run);
@@ -392,28 +407,30 @@ fn arm_groups(trace: &[RunTrace]) -> Vec<(&str, Vec<model::results::LimitGroup>)
         .collect()
 }
 
-/// Runs each of two limit states needs before [`two_states_note`] names them.
-pub const STATE_MIN_RUNS: usize = 2;
-/// How far apart (ratio of medians) two states' medians are before
-/// [`two_states_note`] names them.
-pub const STATE_MIN_RATIO: f64 = 1.25;
+pub use model::busy::{STATE_MIN_RATIO, STATE_MIN_RUNS};
 
-/// A note when an arm's runs fell into two states with different limits
-/// whose medians lie at least [`STATE_MIN_RATIO`] apart (each state in at
-/// least [`STATE_MIN_RUNS`] runs): a change's gain then depends on which
-/// state the host is in, as the lab's unpinned tcp-stream is either
-/// receiver- or sender-bound (bench/RESULTS.md, "What the two modes are").
-/// Names the first such arm (the baseline first) and how many others split.
+/// A note when an arm's runs fell into two states whose medians lie at
+/// least [`STATE_MIN_RATIO`] apart (each in at least [`STATE_MIN_RUNS`]
+/// runs), by what limited them or by value: the rule the lab and
+/// experiments share (`model::busy::two_states`). A change's gain then
+/// depends on which state the host is in, as the lab's unpinned tcp-stream
+/// is either receiver- or sender-bound (bench/RESULTS.md, "What the two
+/// modes are"). Names the first such arm (the baseline first) and how many
+/// others split.
 pub fn two_states_note(trace: &[RunTrace], fmt: &dyn Fn(f64) -> String) -> Option<String> {
-    let split = |gs: Vec<model::results::LimitGroup>| {
-        let (a, b) = (gs.first()?, gs.get(1)?);
-        let (lo, hi) = (a.median.min(b.median), a.median.max(b.median));
-        let apart = lo > 0.0 && hi / lo >= STATE_MIN_RATIO;
-        (apart && b.runs >= STATE_MIN_RUNS).then_some((gs, hi / lo))
-    };
-    let mut found = arm_groups(trace)
-        .into_iter()
-        .filter_map(|(a, gs)| Some((a, split(gs)?)));
+    let mut arms: Vec<&str> = vec![BASELINE];
+    for r in trace {
+        if !arms.contains(&r.arm.as_str()) {
+            arms.push(&r.arm);
+        }
+    }
+    let mut found = arms.into_iter().filter_map(|arm| {
+        let runs = trace
+            .iter()
+            .filter(|r| r.arm == arm)
+            .map(|r| (r.value, r.limited_by.as_deref()));
+        Some((arm, model::busy::two_states(runs)?))
+    });
     let (arm, (gs, ratio)) = found.next()?;
     let others = match found.count() {
         0 => String::new(),

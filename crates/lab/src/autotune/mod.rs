@@ -20,7 +20,7 @@ use thiserror::Error;
 use tune::autotune::{AutotuneError, Effect, Outcome};
 
 pub use drive::{
-    drive, limits_lines, runs_that_fit, two_states_note, DriveConfig, Ended, RunTrace,
+    busy_note, drive, limits_lines, runs_that_fit, two_states_note, DriveConfig, Ended, RunTrace,
 };
 pub use recheck::{recheck, Held, RecheckConfig, RecheckReport};
 pub use space::{build, probe, BuiltSpace, Excluded};

@@ -242,6 +242,7 @@ pub fn recheck(
         let Measured {
             values: got,
             limited_by,
+            others,
         } = match measure(exec, drive, changes, seq) {
             Ok(v) => v,
             Err(ExecError::Cancelled) => return Ok(None),
@@ -270,6 +271,7 @@ pub fn recheck(
             value,
             values: got,
             limited_by,
+            others,
         };
         on_run(&run, total);
         trace.push(run);

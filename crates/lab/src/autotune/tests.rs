@@ -793,6 +793,7 @@ fn limits_lines_name_the_baselines_state_and_every_arm_measured_in_another() {
         value,
         values: Default::default(),
         limited_by: l.map(Into::into),
+        others: None,
     };
     let recv = Some("the server's recv thread");
     let send = Some("the client's send thread");
@@ -831,6 +832,7 @@ fn two_states_of_the_baseline_are_named_once_apart() {
         value,
         values: Default::default(),
         limited_by: Some(l.into()),
+        others: None,
     };
     let recv = "the server's recv thread";
     let send = "the client's send thread";

@@ -23,11 +23,10 @@ pub mod candidates;
 pub mod diagnose;
 pub mod setup;
 pub mod suite;
+pub mod units;
 
 /// Label of the baseline cell.
 pub const BASELINE: &str = "baseline";
-/// Label of the cell with doctor's plan applied.
-pub const DOCTOR_PLAN: &str = "doctor plan";
 /// Seconds of each doctor window (both hosts, while the load runs).
 pub const DOCTOR_SAMPLE_S: f64 = 2.0;
 /// Prefix of the note saying what the baseline is.

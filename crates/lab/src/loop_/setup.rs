@@ -5,10 +5,11 @@
 //! host's plan on that host through its journal (Apply) and the bench fixes
 //! to the after suite, and at the end diagnoses again and rolls back.
 
-use super::candidates::fixes_from_doctor;
+use super::candidates::{fixes_from_doctor, APPLIED};
 use super::diagnose::{merge_reports, merge_windows};
 use super::suite::{fmt_secs, SUITE};
-use super::{DOCTOR_PLAN, DOCTOR_SAMPLE_S, NOTHING_FOUND};
+use super::units::{units_of, FixUnit};
+use super::{DOCTOR_SAMPLE_S, NOTHING_FOUND};
 use crate::exec::{ExecError, Executor, HostId};
 use crate::runner::{Applied, CellSetup};
 use crate::NetnsExecutor;
@@ -45,6 +46,12 @@ pub struct DoctorSetup {
     pub doctor_after: Option<serde_json::Value>,
     /// Hosts with a plan applied (rolled back at the end).
     pub applied: Vec<HostId>,
+    /// The fixes, one cell each (cell index − 1), from [`DoctorSetup::prepare`].
+    pub units: Vec<FixUnit>,
+    /// Every host's whole plan (all fixes), for [`DoctorSetup::check_all`].
+    pub plans: Vec<(String, model::plan::Plan)>,
+    /// What was found, what each cell applies, what was not applied.
+    pub notes: Vec<String>,
 }
 
 impl fmt::Debug for DoctorSetup {
@@ -146,11 +153,12 @@ impl DoctorSetup {
     }
 }
 
-impl CellSetup for DoctorSetup {
-    fn apply(&mut self, cell: &CellResult, exec: &mut dyn Executor) -> Result<Applied, ExecError> {
-        if cell.index == 0 {
-            return Ok(Applied::default());
-        }
+impl DoctorSetup {
+    /// Diagnose (both hosts under load), then the Candidates stage, then
+    /// one [`FixUnit`] per finding with a fix the lab can apply: each is
+    /// measured in its own cell. Records `doctor_before` and the notes of
+    /// what was found, what each cell applies and what was not applied.
+    pub fn prepare(&mut self, exec: &mut dyn Executor) -> Result<Vec<FixUnit>, ExecError> {
         (self.say)(&format!(
             "doctor on {} (client) and {} (server), {} s while a tcp-stream loads them, then {} s under tcp-crr and 64-byte udp-stream",
             exec.host_name(self.client),
@@ -183,14 +191,7 @@ impl CellSetup for DoctorSetup {
                 |h, args| ex.borrow_mut().plan(id(h), args),
             )?
         };
-        for l in fixes
-            .found
-            .iter()
-            .chain(&fixes.applied)
-            .chain(&fixes.not_applied)
-        {
-            (self.say)(l);
-        }
+        let units = units_of(&fixes, &reports, SUITE);
         let mut notes: Vec<String> = Vec::new();
         if fixes.found.is_empty() {
             notes.push(format!(
@@ -200,45 +201,42 @@ impl CellSetup for DoctorSetup {
             ));
         }
         notes.extend(fixes.found.iter().cloned());
-        notes.extend(fixes.applied.iter().cloned());
+        notes.extend(units.iter().map(applied_note));
         notes.extend(fixes.not_applied.iter().cloned());
-        let mut plans = Vec::new();
-        for (host, plan, _) in &fixes.plans {
-            let json = serde_json::to_value(plan).map_err(|e| ExecError::Failed {
-                what: "plan to JSON".into(),
-                code: None,
-                stderr: e.to_string(),
-            })?;
-            let h = self.host_of(exec, host);
-            (self.say)(&format!(
-                "applying {} change(s) in {host}",
-                plan.changes.len()
-            ));
-            exec.apply(h, &json.to_string())?;
-            self.applied.push(h);
-            plans.push((format!("{DOCTOR_PLAN} on {host}"), json));
+        for l in &notes {
+            (self.say)(l);
         }
-        Ok(Applied {
-            bench_args: Vec::new(),
-            workload_args: fixes.workload_args,
-            plans,
-            notes,
-        })
+        self.notes = notes;
+        self.plans = fixes
+            .plans
+            .iter()
+            .map(|(h, p, _)| (h.clone(), p.clone()))
+            .collect();
+        self.units = units.clone();
+        Ok(units)
     }
 
-    fn rollback(&mut self, cell: &CellResult, exec: &mut dyn Executor) -> Result<(), ExecError> {
-        if cell.index == 0 {
+    /// With every fix's host changes in place at once (nothing measured):
+    /// doctor again on both hosts under the same load (`doctor_after`: the
+    /// applied plans should leave nothing to fix), then roll back.
+    pub fn check_all(&mut self, exec: &mut dyn Executor) -> Result<(), ExecError> {
+        if self.cancel.load(Ordering::SeqCst) || self.plans.is_empty() {
             return Ok(());
         }
-        if !self.cancel.load(Ordering::SeqCst) && !self.applied.is_empty() {
-            (self.say)(
-                "doctor again on both hosts, under the same load, with the changes in place",
-            );
-            match self.diagnose(exec) {
-                Ok(d) => self.doctor_after = Some(merge_reports(&d)),
-                Err(e) => (self.say)(&format!("doctor after the plan: {e}")),
-            }
-        }
+        (self.say)("every fix's changes at once: doctor again on both hosts, under the same load");
+        let plans = self.plans.clone();
+        let applied = plans.iter().try_for_each(|(host, plan)| {
+            let h = self.host_of(exec, host);
+            self.applied.push(h);
+            exec.apply(h, &plan_json(plan)?)
+        });
+        let checked = applied.and_then(|()| self.diagnose(exec));
+        let rolled = self.roll_back(exec);
+        self.doctor_after = Some(merge_reports(&checked?));
+        rolled
+    }
+
+    fn roll_back(&mut self, exec: &mut dyn Executor) -> Result<(), ExecError> {
         let mut first_err = None;
         for h in std::mem::take(&mut self.applied) {
             (self.say)(&format!("rolling back in {}", exec.host_name(h)));
@@ -247,6 +245,82 @@ impl CellSetup for DoctorSetup {
             }
         }
         first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// A plan as the JSON `nettune apply --plan` takes.
+fn plan_json(plan: &model::plan::Plan) -> Result<String, ExecError> {
+    serde_json::to_string(plan).map_err(|e| ExecError::Failed {
+        what: "plan to JSON".into(),
+        code: None,
+        stderr: e.to_string(),
+    })
+}
+
+/// The note of what a fix's cell applies: `applied on h0, h1 in cell `fix
+/// rps-off`: h0: v1 rx-0 rps_cpus=3, ...; measured on tcp-stream, tcp-rr`.
+fn applied_note(u: &FixUnit) -> String {
+    let mut what: Vec<String> = u.change_lines();
+    what.extend(u.app_options().into_iter().map(|a| {
+        format!("bench {a} (an application option: a socket option, not a host setting)")
+    }));
+    format!(
+        "{APPLIED}{} in cell `{}`: {}; measured on {}",
+        u.hosts.join(", "),
+        u.label(),
+        what.join(", "),
+        u.workloads.join(", ")
+    )
+}
+
+impl CellSetup for DoctorSetup {
+    fn apply(&mut self, cell: &CellResult, exec: &mut dyn Executor) -> Result<Applied, ExecError> {
+        if cell.index == 0 {
+            return Ok(Applied::default());
+        }
+        let Some(u) = cell
+            .index
+            .checked_sub(1)
+            .and_then(|i| self.units.get(i))
+            .cloned()
+        else {
+            return Err(ExecError::NotApplicable {
+                kind: crate::exec::NotApplicableKind::Level,
+                reason: format!("no fix for cell {}", cell.label),
+            });
+        };
+        let mut plans = Vec::new();
+        for (host, plan) in &u.plans {
+            let json = plan_json(plan)?;
+            let h = self.host_of(exec, host);
+            (self.say)(&format!(
+                "{}: applying {} change(s) in {host}",
+                u.label(),
+                plan.changes.len()
+            ));
+            self.applied.push(h);
+            exec.apply(h, &json)?;
+            let value = serde_json::from_str(&json).map_err(|e| ExecError::Failed {
+                what: "plan from JSON".into(),
+                code: None,
+                stderr: e.to_string(),
+            })?;
+            plans.push((format!("{} on {host}", u.label()), value));
+        }
+        Ok(Applied {
+            bench_args: Vec::new(),
+            workload_args: u.workload_args.clone(),
+            plans,
+            notes: Vec::new(),
+            workloads: Some(u.workloads.clone()),
+        })
+    }
+
+    fn rollback(&mut self, cell: &CellResult, exec: &mut dyn Executor) -> Result<(), ExecError> {
+        if cell.index == 0 {
+            return Ok(());
+        }
+        self.roll_back(exec)
     }
 }
 

@@ -47,6 +47,7 @@ pub const SUITE: &[(&str, &[&str])] = &[
 /// work alone does not make worse.
 pub const METRICS: &[Metric] = &[
     Metric::Throughput,
+    Metric::PacketRate,
     Metric::Transactions,
     Metric::LatencyP50,
     Metric::LatencyP99,
@@ -136,6 +137,8 @@ pub fn skeleton(
         doctor_after: None,
         plans: BTreeMap::new(),
         notes: Vec::new(),
+        fixes: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 

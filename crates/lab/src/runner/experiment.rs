@@ -150,6 +150,8 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
         doctor_after: None,
         plans: BTreeMap::new(),
         notes: exp.scope_notes(),
+        fixes: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 

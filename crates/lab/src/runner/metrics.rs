@@ -1,6 +1,8 @@
 //! A run's metrics from the bench JSON (`engine::report::BenchResult`).
 //!
 //! - `throughput` (stream tests): bit/s summed over directions;
+//! - `packet_rate` (udp-stream): datagrams per second received, summed
+//!   over directions;
 //! - `transactions` (RR and CRR tests): per second, summed;
 //! - `latency_p50`, `latency_p99`: µs, from the latency probe when one ran
 //!   beside the load (`bench --probe`, read from the JSON's `probe` object),
@@ -8,7 +10,9 @@
 //! - `cpu_pct`: busy % (100 − idle) averaged over the receiving side's CPUs;
 //! - `softirq_pct`: the highest per-CPU softirq % on the receiving side (the
 //!   whole per-CPU list goes to [`RunRecord::cpus`]);
-//! - `cpu_per_work`: the receiving host's busy CPU-seconds per unit of the
+//! - `cpu_per_work`: nettune's own CPU-seconds on the receiving end (its
+//!   process plus the host's interrupt time; the whole host's busy time in
+//!   results of engines before that) per unit of the
 //!   test's work (per GB for tcp-stream, per million datagrams for
 //!   udp-stream, per 1000 transactions or connections otherwise; the unit
 //!   is `model::metric::cpu_work_unit`), from the bench's service demand;
@@ -153,7 +157,33 @@ pub fn record_from_bench(b: &BenchResult, wanted: &[Metric]) -> RunRecord {
         probe: None,
         raw: None,
         limited_by: limited_by(b),
+        others: others(b),
     }
+}
+
+/// What else used the machine during the run, on the busier end: other
+/// processes' CPU-seconds per second and the mean steal % over its CPUs.
+/// `None` when neither end reports it (an older engine).
+fn others(b: &BenchResult) -> Option<model::busy::OthersLoad> {
+    [&b.client, &b.server_side]
+        .into_iter()
+        .filter_map(|side| {
+            let c = &side.cpu;
+            let s = c.others_cpu_s?;
+            let cpus = if c.seconds > 0.0 { s / c.seconds } else { 0.0 };
+            let steal = if c.cpus.is_empty() {
+                0.0
+            } else {
+                c.cpus.iter().map(|u| u.steal).sum::<f64>() / c.cpus.len() as f64
+            };
+            Some(model::busy::OthersLoad {
+                cpus,
+                steal_pct: steal,
+                top: c.others_top.clone(),
+            })
+        })
+        .filter(|o| o.cpus.is_finite() && o.steal_pct.is_finite())
+        .max_by(|a, b| (a.cpus + a.steal_pct / 100.0).total_cmp(&(b.cpus + b.steal_pct / 100.0)))
 }
 
 /// What limited the run's first direction, in words, from the bench's
@@ -178,6 +208,12 @@ pub fn extract(b: &BenchResult) -> BTreeMap<Metric, f64> {
         let t: f64 = b.results.iter().map(|r| r.bits_per_sec).sum();
         if let Some(t) = finite(t) {
             out.insert(Metric::Throughput, t);
+        }
+    }
+    if test == TestKind::UdpStream {
+        let p: f64 = b.results.iter().map(|r| r.per_sec).sum();
+        if let Some(p) = finite(p) {
+            out.insert(Metric::PacketRate, p);
         }
     }
     if matches!(test, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr) {
@@ -207,7 +243,7 @@ pub fn extract(b: &BenchResult) -> BTreeMap<Metric, f64> {
             out.insert(Metric::SoftirqPct, v);
         }
     }
-    if let Some(v) = receiver_demand(b).per_work(test) {
+    if let Some(v) = receiver_demand(b).own_or_host(test) {
         out.insert(Metric::CpuPerWork, v);
     }
     if test != TestKind::UdpStream && test != TestKind::UdpRr {

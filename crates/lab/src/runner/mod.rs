@@ -45,6 +45,7 @@ mod eta;
 pub mod experiment;
 pub mod metrics;
 mod overhead;
+pub mod quality;
 mod store;
 
 use eta::Eta;
@@ -67,6 +68,9 @@ pub struct Applied {
     pub plans: Vec<(String, serde_json::Value)>,
     /// Notes for the reader (`results.notes`).
     pub notes: Vec<String>,
+    /// Only these workloads run in the cell (`nettune lab`: a fix is
+    /// measured on the workloads it concerns); `None`: all of them.
+    pub workloads: Option<Vec<String>>,
 }
 
 /// How one cell is put in place and taken away again. Implemented by
@@ -537,6 +541,13 @@ fn measure_cell(
     out_dir(&cell_dir)?;
     let metrics = results.metrics.clone();
     for w in &schedule.workloads {
+        if applied
+            .workloads
+            .as_ref()
+            .is_some_and(|only| !only.contains(&w.name))
+        {
+            continue;
+        }
         let mut args = merge_args(&w.args, &applied.bench_args);
         for (name, extra) in &applied.workload_args {
             if *name == w.name {
@@ -789,7 +800,15 @@ fn cell_stats(
             let median_ci = stats::median_interval(&values, cfg).ok();
             let vs_baseline = baseline.filter(|b| b.index != cell.index).and_then(|b| {
                 let bv = values_of(b, &w, m.key());
-                stats::compare(&values, &bv, m.direction(), cfg).ok()
+                stats::compare_scaled(
+                    &values,
+                    &bv,
+                    m.direction(),
+                    cfg,
+                    stats::Statistic::Median,
+                    m.change_scale(),
+                )
+                .ok()
             });
             let stop = rule.and_then(|r| match r.decide(&values) {
                 Ok(Decision::Stop(StopReason::Converged { half_width_pct })) => Some(format!(
@@ -838,6 +857,7 @@ pub fn recompute_all(
     for c in &mut results.cells {
         c.stats = cell_stats(c, &workloads, &metrics, cfg, baseline.as_ref(), rule);
     }
+    results.warnings = quality::warnings(results);
 }
 
 #[cfg(test)]

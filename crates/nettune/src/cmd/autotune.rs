@@ -815,6 +815,9 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
                 if let Some(n) = at::two_states_note(&trace, &fmt) {
                     println!("note: {}", model::text::printable_capped(&n, 600));
                 }
+                if let Some(n) = at::busy_note(&trace) {
+                    println!("warning: {}", model::text::printable_capped(&n, 600));
+                }
                 files(&mut std::io::stdout())?;
             }
             Ok(ExitCode::SUCCESS)
@@ -1358,6 +1361,7 @@ mod tests {
                 value,
                 values: Default::default(),
                 limited_by: None,
+                others: None,
             };
             lines.push(progress_line(
                 seq + 1,

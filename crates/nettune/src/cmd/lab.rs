@@ -18,7 +18,7 @@ use super::present::{End, Ui};
 use anyhow::Context;
 use lab::exec::{Executor, HostId};
 use lab::loop_::setup::{DoctorSetup, MeasureOnly};
-use lab::loop_::{suite, BASELINE, DOCTOR_PLAN};
+use lab::loop_::{suite, BASELINE};
 use lab::runner;
 use lab::{LabSpec, LoopbackServer, DEFAULT_LISTEN_TIMEOUT};
 use std::path::PathBuf;
@@ -178,16 +178,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
     let t0 = Instant::now();
     let (infos, runs) = suite::workloads(args.duration);
-    let mut ui = Ui::new(2 * runs.len() as u64 * u64::from(args.repeats), true);
+    let mut ui = Ui::new(runs.len() as u64 * u64::from(args.repeats), true);
     let session = super::present::start_lab(&spec, &exe, &ui)?;
     let executor = || -> anyhow::Result<_> { Ok(session.executor()?.with_cancel(cancel.clone())) };
     let mut exec = executor()?;
     let (loads, doctor2) = (vec![executor()?, executor()?], executor()?);
     let info = suite::lab_info(&spec, session.lab().delay_mechanism().id());
     let (client, receiver) = (HostId(0), HostId(1));
-    let cells = vec![suite::cell(0, BASELINE), suite::cell(1, DOCTOR_PLAN)];
     let m = suite::machine(&mut exec);
-    let mut results = suite::skeleton(session.lab().name(), m, info, infos, cells);
+    let mut results = suite::skeleton(
+        session.lab().name(),
+        m,
+        info,
+        infos,
+        vec![suite::cell(0, BASELINE)],
+    );
     results.min_effect_pct = args.min_effect;
     results.notes.push(suite::baseline_note(
         &exec.host_name(client),
@@ -207,13 +212,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         doctor_before: None,
         doctor_after: None,
         applied: Vec::new(),
+        units: Vec::new(),
+        plans: Vec::new(),
+        notes: Vec::new(),
     };
     let opts = runner::RunOptions {
         out_dir: args.out.clone(),
         experiment_text: None,
         cancel,
     };
-    let outcome = runner::run(&mut results, &sched, &mut exec, &mut setup, &opts, &mut ui);
+    // The baseline first, then doctor on the hosts as the baseline left
+    // them, then each fix in its own cell against that baseline.
+    let mut outcome = runner::run(&mut results, &sched, &mut exec, &mut setup, &opts, &mut ui);
+    if matches!(outcome, Ok(runner::Outcome::Completed)) {
+        outcome = fixes_phase(&mut results, &sched, &mut exec, &mut setup, &opts, &mut ui);
+    }
     results.doctor_before = setup.doctor_before.take();
     results.doctor_after = setup.doctor_after.take();
     // Teardown before anything is printed: servers killed, lab removed.
@@ -227,6 +240,49 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         what: "lab",
     };
     end.finish(&results, outcome, &ui, t0)
+}
+
+/// Doctor, one cell per fix, then every fix at once for doctor's second
+/// look: the lab's second phase, after the baseline.
+fn fixes_phase(
+    results: &mut model::results::ExperimentResults,
+    sched: &runner::Schedule,
+    exec: &mut lab::NetnsExecutor,
+    setup: &mut DoctorSetup,
+    opts: &runner::RunOptions,
+    ui: &mut Ui,
+) -> Result<runner::Outcome, runner::RunError> {
+    let units = match setup.prepare(exec) {
+        Ok(u) => u,
+        Err(e) => {
+            results
+                .notes
+                .push(format!("doctor could not run, so nothing was applied: {e}"));
+            return Ok(runner::Outcome::Completed);
+        }
+    };
+    for n in std::mem::take(&mut setup.notes) {
+        if !results.notes.contains(&n) {
+            results.notes.push(n);
+        }
+    }
+    let runs: usize = units.iter().map(|u| u.workloads.len()).sum();
+    ui.add_total(runs as u64 * u64::from(sched.repeats));
+    for (i, u) in units.iter().enumerate() {
+        let index = i + 1;
+        results.cells.push(suite::cell(index, &u.label()));
+        results.run_order.push(index);
+        results.fixes.push(u.record(index));
+    }
+    let outcome = runner::run(results, sched, exec, setup, opts, ui)?;
+    if outcome == runner::Outcome::Completed {
+        if let Err(e) = setup.check_all(exec) {
+            results
+                .notes
+                .push(format!("doctor with every fix in place: {e}"));
+        }
+    }
+    Ok(outcome)
 }
 
 /// `nettune lab --loopback`: the suite over 127.0.0.1, one cell.

@@ -95,9 +95,9 @@ impl Objective {
                 Ok(Metric::Throughput)
             }
             (Objective::MaxThroughput, _) => Err(refuse("a tcp-stream or udp-stream workload")),
-            // A fixed datagram size: datagrams/s is bit/s over the size, so
-            // maximizing one maximizes the other.
-            (Objective::MaxPps, TestKind::UdpStream) => Ok(Metric::Throughput),
+            // Datagrams received per second: what a packet-rate user counts
+            // (bit/s follows the datagram size, which a candidate may change).
+            (Objective::MaxPps, TestKind::UdpStream) => Ok(Metric::PacketRate),
             (Objective::MaxPps, TestKind::TcpRr) => Ok(Metric::Transactions),
             (Objective::MaxPps, _) => Err(refuse("a udp-stream or tcp-rr workload")),
             (Objective::MinP99, TestKind::TcpRr | TestKind::TcpCrr) => Ok(Metric::LatencyP99),
@@ -149,7 +149,7 @@ impl Response {
             Response::Metric(Metric::Transactions) => !stream,
             Response::Metric(Metric::LatencyP50 | Metric::LatencyP99) => !stream || probe,
             Response::Metric(Metric::Retransmits) => test != TestKind::UdpStream,
-            Response::Metric(Metric::LossPct) => test == TestKind::UdpStream,
+            Response::Metric(Metric::LossPct | Metric::PacketRate) => test == TestKind::UdpStream,
             Response::Metric(Metric::CpuPct | Metric::SoftirqPct | Metric::CpuPerWork) => true,
         }
     }
@@ -171,6 +171,8 @@ const RESPONSES: &[(&str, Response)] = &[
     ("softirq_pct", Response::Metric(Metric::SoftirqPct)),
     ("retransmits", Response::Metric(Metric::Retransmits)),
     ("loss_pct", Response::Metric(Metric::LossPct)),
+    ("pps", Response::Metric(Metric::PacketRate)),
+    ("packet_rate", Response::Metric(Metric::PacketRate)),
 ];
 
 /// Which side of its bound a constraint keeps.

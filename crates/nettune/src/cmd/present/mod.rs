@@ -41,6 +41,13 @@ impl Ui {
         Ui { bar, started: 0 }
     }
 
+    /// Add `runs` to the bar's length (work that became known mid-run).
+    pub fn add_total(&self, runs: u64) {
+        if let Some(b) = &self.bar {
+            b.inc_length(runs);
+        }
+    }
+
     /// One line above the bar (or on stderr).
     pub fn line(&self, s: &str) {
         match &self.bar {
@@ -103,11 +110,14 @@ impl Progress for Ui {
     }
 }
 
-/// `--min-effect PCT`: the practical threshold, 0 to 100 % of the baseline.
+/// `--min-effect PCT`: the practical threshold, above 0 and below 100 % of
+/// the baseline (at 0 no interval could ever show "no change").
 pub(crate) fn parse_min_effect(s: &str) -> Result<f64, String> {
     match s.trim().trim_end_matches('%').trim().parse::<f64>() {
-        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
-        _ => Err(format!("`{s}` is not a percentage from 0 to 100")),
+        Ok(v) if v > 0.0 && v < 100.0 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a percentage above 0 and below 100 (the smallest change worth a name, e.g. 2)"
+        )),
     }
 }
 

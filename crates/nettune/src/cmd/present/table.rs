@@ -15,6 +15,7 @@ struct StatCells {
     ci: String,
     change: String,
     verdict: Option<Verdict>,
+    verdict_text: Option<String>,
 }
 
 fn stat_cells(s: &MetricStats) -> StatCells {
@@ -25,6 +26,7 @@ fn stat_cells(s: &MetricStats) -> StatCells {
         ci: t.ci.unwrap_or_else(dash),
         change: t.change.unwrap_or_else(dash),
         verdict: t.verdict,
+        verdict_text: t.verdict_text,
     }
 }
 
@@ -111,8 +113,9 @@ pub fn lab_table(r: &ExperimentResults) -> String {
     );
     let _ = writeln!(
         out,
-        "{runs} run(s) per workload and cell; medians; 95 % bootstrap intervals; a gain or regression is a change the interval shows of at least {} % (--min-effect)",
-        model::metric::num(r.min_effect_pct)
+        "{runs} run(s) per workload and cell; medians; 95 % bootstrap intervals; changes relative to the baseline in %, loss in percentage points (pp); a gain or regression is a change the interval shows of at least {} % (--min-effect; {} pp for loss), no change an interval within that, inconclusive anything else",
+        model::metric::num(r.min_effect_pct),
+        model::metric::num(model::stats::MIN_EFFECT_POINTS)
     );
     for n in r.notes.iter().filter(|n| is_header_note(n)) {
         let _ = writeln!(out, "{n}");
@@ -130,6 +133,13 @@ pub fn lab_table(r: &ExperimentResults) -> String {
         }
         columns(&mut out, &rows);
         status_line(&mut out, c);
+        if lab.is_some_and(|l| l.path == "veth") {
+            let _ = writeln!(
+                out,
+                "no fix the lab can apply was found (see the lines above), so only the baseline was measured"
+            );
+        }
+        warnings(&mut out, r);
         return out;
     }
     let base = r.cell(r.baseline_cell);
@@ -142,7 +152,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
             "change (95 % CI)",
             "verdict",
         ])];
-        let mut counts = [0usize; 4];
+        let mut counts = [0usize; 5];
         for s in &c.stats {
             let before = base
                 .and_then(|b| {
@@ -158,6 +168,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
                     Verdict::Regression => 1,
                     Verdict::NoChange => 2,
                     Verdict::Changed => 3,
+                    Verdict::Inconclusive => 4,
                 };
                 counts[i] = counts[i].saturating_add(1);
             }
@@ -167,7 +178,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
                 before,
                 x.median,
                 x.change,
-                x.verdict.map_or("too few runs".into(), |v| v.to_string()),
+                x.verdict_text.unwrap_or_else(|| "too few runs".into()),
             ]);
         }
         let _ = writeln!(out, "\n{} against {BASELINE}:", c.label);
@@ -180,8 +191,8 @@ pub fn lab_table(r: &ExperimentResults) -> String {
         columns(&mut out, &rows);
         let _ = writeln!(
             out,
-            "{} gain(s), {} regression(s), {} without a change the intervals can show",
-            counts[0], counts[1], counts[2]
+            "{} gain(s), {} regression(s), {} no change (the interval within the threshold), {} inconclusive (the runs cannot tell)",
+            counts[0], counts[1], counts[2], counts[4]
         );
         if counts[3] > 0 {
             let _ = writeln!(
@@ -195,10 +206,28 @@ pub fn lab_table(r: &ExperimentResults) -> String {
     if let Some(base) = base {
         status_line(&mut out, base);
     }
+    warnings(&mut out, r);
+    let bottom = model::bottom::bottom_line(r);
+    if !bottom.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nbottom line (each fix alone against the baseline, on the workloads it concerns):"
+        );
+        for l in &bottom {
+            let _ = writeln!(out, "  {}", l.text());
+        }
+    }
     for n in r.notes.iter().filter(|n| !is_header_note(n)) {
         let _ = writeln!(out, "note: {n}");
     }
     out
+}
+
+/// What weakens the measurement (`results.warnings`), one line each.
+fn warnings(out: &mut String, r: &ExperimentResults) {
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
 }
 
 /// A cell whose runs were limited by different things (`MetricStats::limits`):
@@ -252,7 +281,7 @@ pub fn experiment_table(r: &ExperimentResults) -> String {
                     x.median,
                     x.ci,
                     x.change,
-                    x.verdict.map_or("-".into(), |v| v.to_string()),
+                    x.verdict_text.unwrap_or_else(|| "-".into()),
                 ]);
             }
         }
@@ -278,6 +307,7 @@ pub fn experiment_table(r: &ExperimentResults) -> String {
             let _ = writeln!(out, "{}", limits_line(&c.label, s));
         }
     }
+    warnings(&mut out, r);
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");
     }
