@@ -87,10 +87,9 @@ fn store(state: &StateDir, p: &Pending) -> Result<(), JournalError> {
     let dir = state.confirm_dir();
     fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     let file = path(state, p.generation);
-    let tmp = dir.join(format!(".{:06}.json.tmp", p.generation));
     let text = serde_json::to_string(p).unwrap_or_default();
-    write_durable(&tmp, text.as_bytes())?;
-    fs::rename(&tmp, &file).map_err(|e| io(&file, e))?;
+    // A new temporary file renamed into place (never a fixed temporary name).
+    write_durable(&file, text.as_bytes())?;
     sync_dir(&dir)
 }
 
