@@ -155,6 +155,10 @@ pub struct HostReport {
     /// `apply` on a failed host: the rollback document, when one was requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollback: Option<Value>,
+    /// `apply`: the plan's changes for this host, checked before it was
+    /// sent (`KNOB TARGET: BEFORE -> AFTER`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<String>>,
 }
 
 /// Run `op` on every job (at most `opts.parallel` at once); reports in job order.
@@ -174,6 +178,7 @@ pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
         error: None,
         result: None,
         rollback: None,
+        changes: None,
     };
     let mut s = match Session::connect(job, opts) {
         Ok(s) => s,
