@@ -4,13 +4,12 @@
 //! a writer thread feeds its stdin, so every call waits under a total
 //! deadline and a hung agent (or ssh) is killed, never waited on.
 
-use crate::proto::{
-    self, ErrorKind, ProtoError, Request, Response, MAX_REQUEST, MAX_RESPONSE, PROTO_VERSION,
-};
+use crate::proto::{self, ErrorKind, ProtoError, Request, Response, MAX_REQUEST, PROTO_VERSION};
 use crate::transport::{Transport, TransportError};
 use model::text::printable_capped;
 use std::io::{Read, Write};
 use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -139,6 +138,9 @@ pub struct Agent {
     name: String,
     child: Option<Child>,
     tx: Option<Sender<Vec<u8>>>,
+    /// Set while a request waits for its answer; the reader takes it when
+    /// an answer's first byte arrives.
+    waiting: Arc<AtomicBool>,
     rx: Receiver<IncomingBox>,
     stderr: Option<Arc<Mutex<Vec<u8>>>>,
     peer: PeerInfo,
@@ -188,7 +190,12 @@ impl Agent {
         nettune_version: &str,
         deadline: Duration,
     ) -> Result<Agent, AgentError> {
-        let (in_tx, rx) = mpsc::channel::<IncomingBox>();
+        // One slot: the reader holds at most the preamble and one answer.
+        let (in_tx, rx) = mpsc::sync_channel::<IncomingBox>(1);
+        // The hello's answer is awaited from the start: the handshake's
+        // request is always the first.
+        let waiting = Arc::new(AtomicBool::new(true));
+        let asked = Arc::clone(&waiting);
         std::thread::spawn(move || {
             let first = match proto::read_preamble(&mut reader) {
                 Ok(v) => Incoming::Preamble(v),
@@ -199,7 +206,7 @@ impl Agent {
                 return;
             }
             loop {
-                let m = match proto::read_msg::<Response>(&mut reader, MAX_RESPONSE) {
+                let m = match next_answer(&mut reader, &asked) {
                     Ok(m) => Incoming::Msg(m),
                     Err(e) => Incoming::End(e),
                 };
@@ -228,6 +235,7 @@ impl Agent {
             name,
             child,
             tx: Some(tx),
+            waiting,
             rx,
             stderr,
             peer: PeerInfo {
@@ -327,6 +335,8 @@ impl Agent {
             source,
             stderr: String::new(),
         })?;
+        // Before the frame leaves: its answer cannot arrive earlier.
+        self.waiting.store(true, Ordering::SeqCst);
         let sent = self.tx.as_ref().is_some_and(|t| t.send(frame).is_ok());
         if !sent {
             self.ended = true;
@@ -455,6 +465,25 @@ impl Drop for Agent {
         }
         self.kill();
     }
+}
+
+/// The next answer on `reader`: while no request waits the reader blocks
+/// on a single byte, so nothing is read ahead; a frame that starts while
+/// no request waits fails the session ([`ProtoError::Unsolicited`]).
+fn next_answer(reader: &mut impl Read, waiting: &AtomicBool) -> Result<Response, ProtoError> {
+    let mut first = [0u8; 1];
+    loop {
+        match reader.read(&mut first) {
+            Ok(0) => return Err(ProtoError::Closed),
+            Ok(_) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ProtoError::Io(e)),
+        }
+    }
+    if !waiting.swap(false, Ordering::SeqCst) {
+        return Err(ProtoError::Unsolicited);
+    }
+    proto::read_response(&mut first.as_slice().chain(reader))
 }
 
 fn kind_of(r: &Response) -> &'static str {
@@ -624,6 +653,162 @@ mod tests {
         assert!(e.starts_with("ssh b: not a nettune agent"), "{e}");
         assert!(
             e.ends_with("(its stderr: ssh: connect to host b port 22: Connection refused)"),
+            "{e}"
+        );
+    }
+
+    /// A fake agent's stdout: `head` (preamble and hello answer), then
+    /// `frame` over and over, for ever; counts the bytes taken from it.
+    struct Endless {
+        head: Vec<u8>,
+        frame: Vec<u8>,
+        at: usize,
+        taken: Arc<std::sync::atomic::AtomicUsize>,
+        gone: Arc<AtomicBool>,
+    }
+
+    impl Drop for Endless {
+        fn drop(&mut self) {
+            self.gone.store(true, Ordering::SeqCst);
+        }
+    }
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let mut n = 0;
+            while n < buf.len() {
+                let b = if self.at < self.head.len() {
+                    self.head[self.at]
+                } else {
+                    let k = (self.at - self.head.len()) % self.frame.len();
+                    self.frame[k]
+                };
+                buf[n] = b;
+                n += 1;
+                self.at += 1;
+            }
+            self.taken.fetch_add(n, Ordering::SeqCst);
+            Ok(n)
+        }
+    }
+
+    fn frame_of(r: &Response) -> Vec<u8> {
+        let mut f = Vec::new();
+        proto::write_frame(&mut f, r, proto::MAX_RESPONSE).unwrap();
+        f
+    }
+
+    fn hello_head() -> Vec<u8> {
+        let mut head = Vec::new();
+        proto::write_preamble(&mut head).unwrap();
+        head.extend(frame_of(&Response::Hello {
+            version: PROTO_VERSION,
+            nettune_version: "0.1.0".into(),
+            caps: vec![],
+        }));
+        head
+    }
+
+    /// Issue 35: an agent that writes answers nobody asked for, without
+    /// end. The controller reads nothing ahead (at most the first byte of
+    /// the unasked frame, counted at the source) and fails the host.
+    #[test]
+    fn unasked_frames_are_not_read_ahead_and_fail_the_host() {
+        let head = hello_head();
+        let taken = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let gone = Arc::new(AtomicBool::new(false));
+        let out = Endless {
+            head: head.clone(),
+            frame: frame_of(&Response::Json {
+                value: serde_json::json!({"junk": "x".repeat(4096)}),
+                code: 0,
+            }),
+            at: 0,
+            taken: Arc::clone(&taken),
+            gone: Arc::clone(&gone),
+        };
+        let (_req_r, req_w) = pipe().unwrap();
+        let mut a = Agent::over(
+            "fake".into(),
+            out,
+            req_w,
+            None,
+            None,
+            "0.1.0",
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        // Until the reader has ended (it drops the fake's stdout), with no
+        // request waiting, so the order is certain; a reader that reads
+        // ahead is caught once it has taken a MiB more than it was asked for.
+        let until = Instant::now() + Duration::from_secs(60);
+        while !gone.load(Ordering::SeqCst)
+            && taken.load(Ordering::SeqCst) <= head.len() + (1 << 20)
+            && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(gone.load(Ordering::SeqCst), "the reader read on");
+        let e = a
+            .request(&Request::Hello, Duration::from_secs(30))
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                AgentError::Proto {
+                    source: ProtoError::Unsolicited,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // The reader has ended: what it took is the head and one byte.
+        assert_eq!(taken.load(Ordering::SeqCst), head.len() + 1);
+    }
+
+    /// Issue 35: a 64 MiB-class answer of tiny JSON values is refused by
+    /// its count before it is decoded, and fails the host.
+    #[test]
+    fn an_answer_of_too_many_values_is_not_decoded() {
+        let (resp_r, mut resp_w) = pipe().unwrap();
+        let (mut req_r, req_w) = pipe().unwrap();
+        std::thread::spawn(move || {
+            let _ = resp_w.write_all(&hello_head());
+            // Answer the hello, then one hostile answer to the next request.
+            let _ = proto::read_preamble(&mut req_r);
+            let _ = proto::read_frame(&mut req_r, MAX_REQUEST);
+            let _ = proto::read_frame(&mut req_r, MAX_REQUEST);
+            let junk = format!(
+                r#"{{"type":"json","code":0,"value":[{}0]}}"#,
+                "[],".repeat(proto::MAX_RESPONSE_VALUES)
+            );
+            let mut f = u32::try_from(junk.len()).unwrap().to_be_bytes().to_vec();
+            f.extend_from_slice(junk.as_bytes());
+            let _ = resp_w.write_all(&f);
+        });
+        let mut a = Agent::over(
+            "fake".into(),
+            resp_r,
+            req_w,
+            None,
+            None,
+            "0.1.0",
+            Duration::from_secs(30),
+        )
+        .unwrap();
+        let q = Request::Inspect {
+            root: None,
+            iface: vec![],
+        };
+        let e = a.json(&q, Duration::from_secs(30)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                AgentError::Proto {
+                    source: ProtoError::TooComplex { .. },
+                    ..
+                }
+            ),
             "{e}"
         );
     }
