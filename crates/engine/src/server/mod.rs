@@ -412,8 +412,9 @@ fn handshake(
     }
     let challenge = sh.cfg.token.as_ref().map(|_| auth::nonce());
     if challenge.is_none() {
-        // No token to prove: the preamble is all a client can send first.
-        pre.protect();
+        // No token to prove: the preamble is all a client can send first
+        // (kept within a quota, since anyone can send one).
+        pre.protect(false);
     }
     proto::write_msg(
         ctrl,
@@ -441,7 +442,7 @@ fn handshake(
                     ));
                 }
                 // Proved: a slow rest of the handshake is never evicted.
-                pre.protect();
+                pre.protect(true);
                 proto::write_msg(
                     ctrl,
                     &Msg::AuthOk {

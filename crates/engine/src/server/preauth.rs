@@ -165,13 +165,36 @@ impl PreauthSlot {
 }
 
 impl PreauthSlot {
-    /// The connection has sent its preamble and (with a token) a valid
-    /// proof: from now on it is never evicted to make room.
-    pub(super) fn protect(&self) {
-        if let Ok(mut p) = self.sh.preauth.lock() {
-            if let Some(e) = p.queue.iter_mut().find(|e| e.id == self.id) {
-                e.protected = true;
+    /// The connection has sent its preamble and, when `proved`, a valid
+    /// token proof: from now on it is never evicted to make room. Without
+    /// a proof (a server without a token, where anyone can send a
+    /// preamble) at most half the pool and half a prefix's share are kept
+    /// so, and the rest stays evictable: the newest connection still gets
+    /// in.
+    pub(super) fn protect(&self, proved: bool) {
+        let l = &self.sh.cfg.limits;
+        let Ok(mut p) = self.sh.preauth.lock() else {
+            return;
+        };
+        let Some(prefix) = p.queue.iter().find(|e| e.id == self.id).map(|e| e.prefix) else {
+            return;
+        };
+        if !proved {
+            let pool = usize::try_from(l.max_unauthenticated / 2).unwrap_or(usize::MAX);
+            let share = usize::try_from((l.max_unauthenticated_per_prefix / 2).max(1))
+                .unwrap_or(usize::MAX);
+            let kept = p.queue.iter().filter(|e| e.protected).count();
+            let kept_here = p
+                .queue
+                .iter()
+                .filter(|e| e.protected && e.prefix == prefix)
+                .count();
+            if kept >= pool || kept_here >= share {
+                return;
             }
+        }
+        if let Some(e) = p.queue.iter_mut().find(|e| e.id == self.id) {
+            e.protected = true;
         }
     }
 }

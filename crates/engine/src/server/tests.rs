@@ -120,7 +120,7 @@ fn proved_handshakes_are_never_evicted() {
     let peer = |s: &str| -> SocketAddr { format!("{s}:1").parse().unwrap() };
     let (slow, ev) = PreauthSlot::take(&sh, peer("10.0.1.1"), &c).unwrap();
     assert!(ev.is_empty());
-    slow.protect();
+    slow.protect(true);
     let mut slots = Vec::new();
     // 500 newer connections from its own prefix and others: the prefix's
     // unproved one and the pool's oldest unproved ones go, never `slow`.
@@ -141,11 +141,31 @@ fn proved_handshakes_are_never_evicted() {
     // an old one evicted.
     slots.clear();
     let (other, _) = PreauthSlot::take(&sh, peer("10.0.1.9"), &c).unwrap();
-    other.protect();
+    other.protect(true);
     assert!(matches!(
         PreauthSlot::take(&sh, peer("10.0.1.10"), &c),
         Err(Busy::Protected(_))
     ));
     let p = sh.preauth.lock().unwrap();
     assert_eq!(p.queue.len(), 2);
+}
+
+/// Without a token anyone can send a preamble: at most half the pool and
+/// half a prefix's share are kept from eviction that way, so a flood of
+/// preambles cannot lock newer connections out.
+#[test]
+fn unproved_preambles_are_kept_only_within_a_quota() {
+    let sh = shared(4, 2);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let peer = |s: &str| -> SocketAddr { format!("{s}:1").parse().unwrap() };
+    let mut slots = Vec::new();
+    for i in 0..50u32 {
+        let from = format!("10.0.{}.1", i % 5);
+        let (s, _) = PreauthSlot::take(&sh, peer(&from), &c).unwrap();
+        s.protect(false);
+        slots.push(s);
+        let p = sh.preauth.lock().unwrap();
+        assert!(p.queue.iter().filter(|e| e.protected).count() <= 2);
+    }
 }
