@@ -275,8 +275,59 @@ fn first(vars: &Vars, keys: &[&str]) -> Option<String> {
         .cloned()
 }
 
+/// The ssh and kubectl connection variables nettune implements; any other
+/// `ansible_ssh_*` or `ansible_kubectl_*` (and a password) is refused, so
+/// a kubeconfig or ssh arguments are never silently dropped.
+const IMPLEMENTED: [&str; 10] = [
+    "ansible_ssh_host",
+    "ansible_ssh_port",
+    "ansible_ssh_user",
+    "ansible_ssh_private_key_file",
+    "ansible_ssh_common_args",
+    "ansible_ssh_extra_args",
+    "ansible_kubectl_pod",
+    "ansible_kubectl_namespace",
+    "ansible_kubectl_container",
+    "ansible_kubectl_context",
+];
+
+/// Refuse connection variables nettune does not implement, and Jinja
+/// `{{ }}` in any `ansible_*` value (nettune does not template: the text
+/// would be taken literally as a host, user or path).
+fn check_connection_vars(name: &str, vars: &Vars, line: usize) -> Result<(), ParseError> {
+    for (k, v) in vars {
+        if !k.starts_with("ansible_") {
+            continue;
+        }
+        let unimplemented = (k.starts_with("ansible_ssh_") || k.starts_with("ansible_kubectl_"))
+            && !IMPLEMENTED.contains(&k.as_str())
+            || matches!(k.as_str(), "ansible_password" | "ansible_ssh_pass");
+        if unimplemented {
+            return Err(ParseError::format(
+                line,
+                format!(
+                    "host {name}: {} is a connection variable nettune does not implement (it would be ignored); remove it or set the connection up in ssh_config or the kubectl context",
+                    short(k)
+                ),
+            ));
+        }
+        if v.contains("{{") || v.contains("{%") {
+            return Err(ParseError::format(
+                line,
+                format!(
+                    "host {name}: {} is a Jinja template ({:?}); nettune does not expand templates, write the value itself",
+                    short(k),
+                    short(v)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The transport named by a host's resolved variables.
 fn transport(name: &str, vars: &Vars, line: usize) -> Result<Transport, ParseError> {
+    check_connection_vars(name, vars, line)?;
     let conn = first(vars, &["ansible_connection"]);
     match conn.as_deref() {
         Some("local" | "ansible.builtin.local") => Ok(Transport::Local),
