@@ -251,7 +251,9 @@ impl Agent {
 
     fn handshake(&mut self, ours_nettune: &str, deadline: Duration) -> Result<(), AgentError> {
         let end = Instant::now() + deadline;
-        self.send(&Request::Hello)?;
+        // Its answer is already awaited (set at construction): setting the
+        // flag again here could race the reader past the hello's answer.
+        self.send(&Request::Hello, false)?;
         let theirs = match self.next("hello", end, deadline)? {
             Incoming::Preamble(v) => v,
             _ => return Err(self.unexpected("hello", "message before the preamble")),
@@ -305,7 +307,7 @@ impl Agent {
             });
         }
         let end = Instant::now() + deadline;
-        self.send(req)?;
+        self.send(req, true)?;
         self.answer(req.name(), end, deadline)
     }
 
@@ -328,15 +330,18 @@ impl Agent {
         }
     }
 
-    fn send(&mut self, req: &Request) -> Result<(), AgentError> {
+    /// Queue `req` for the writer; `await_answer` marks an answer as
+    /// awaited first (its answer cannot arrive earlier).
+    fn send(&mut self, req: &Request, await_answer: bool) -> Result<(), AgentError> {
         let mut frame = Vec::new();
         proto::write_frame(&mut frame, req, MAX_REQUEST).map_err(|source| AgentError::Proto {
             agent: self.name.clone(),
             source,
             stderr: String::new(),
         })?;
-        // Before the frame leaves: its answer cannot arrive earlier.
-        self.waiting.store(true, Ordering::SeqCst);
+        if await_answer {
+            self.waiting.store(true, Ordering::SeqCst);
+        }
         let sent = self.tx.as_ref().is_some_and(|t| t.send(frame).is_ok());
         if !sent {
             self.ended = true;
@@ -449,7 +454,7 @@ impl Agent {
 impl Drop for Agent {
     fn drop(&mut self) {
         if !self.ended {
-            let _ = self.send(&Request::Shutdown);
+            let _ = self.send(&Request::Shutdown, false);
         }
         // Closing stdin: the agent sees end of input.
         self.tx = None;
