@@ -281,6 +281,11 @@ pub struct Limits {
     /// beyond it the prefix's oldest one is closed.
     #[serde(alias = "max_unauthenticated_per_ip")]
     pub max_unauthenticated_per_prefix: u32,
+    /// Most buffer memory all running tests together may hold, bytes
+    /// (`--max-total-memory`); a test that would pass it is refused.
+    pub max_total_memory: u64,
+    /// Most concurrent tests from one source prefix (IPv4 /24, IPv6 /64).
+    pub max_tests_per_prefix: u32,
 }
 
 impl Default for Limits {
@@ -294,6 +299,8 @@ impl Default for Limits {
             max_socket_buffer: 256 << 20,
             max_unauthenticated: 128,
             max_unauthenticated_per_prefix: 8,
+            max_total_memory: 1 << 30,
+            max_tests_per_prefix: 8,
         }
     }
 }

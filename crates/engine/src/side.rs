@@ -12,7 +12,7 @@ use crate::work::{self, Job};
 use crate::worker::{Ctx, Event, Gate, Params, Timing};
 use host::sampler::Sample;
 use host::Root;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -40,29 +40,7 @@ pub struct SideRun {
     starts: Arc<Starts>,
 }
 
-/// When this side's workers actually began (CLOCK_REALTIME ns): each
-/// worker notes its clock when it leaves the gate (and, for a scheduled
-/// start, its own sleep), just before its first send or receive.
-#[derive(Debug)]
-pub struct Starts {
-    first: AtomicU64,
-    last: AtomicU64,
-}
-
-impl Starts {
-    fn note(&self, ns: u64) {
-        self.first.fetch_min(ns, Ordering::Relaxed);
-        self.last.fetch_max(ns, Ordering::Relaxed);
-    }
-    /// The earliest and the latest worker start, if any worker started.
-    pub fn span(&self) -> Option<(u64, u64)> {
-        let (a, b) = (
-            self.first.load(Ordering::Relaxed),
-            self.last.load(Ordering::Relaxed),
-        );
-        (a <= b).then_some((a, b))
-    }
-}
+pub use crate::worker::Starts;
 
 impl SideRun {
     /// An empty side.
@@ -79,10 +57,7 @@ impl SideRun {
             next_cpu: 0,
             done: Vec::new(),
             buffers: None,
-            starts: Arc::new(Starts {
-                first: AtomicU64::new(u64::MAX),
-                last: AtomicU64::new(0),
-            }),
+            starts: Arc::new(Starts::default()),
         }
     }
 
@@ -226,10 +201,6 @@ struct Spec {
     job: Job,
 }
 
-/// The `SCHED_FIFO` priority a worker wakes at for a scheduled start (the
-/// lowest: above every normal thread, below the kernel's own).
-const START_PRIORITY: i32 = 1;
-
 /// Spawn a worker thread; it waits on `gate` (and then for the start
 /// instant the gate names), notes its start, runs, and returns its report.
 fn spawn(
@@ -251,24 +222,19 @@ fn spawn(
             }
             let done_tx = events.clone();
             let start = gate.wait();
-            let mut realtime = false;
-            if let Some(at) = start {
-                // A scheduled start: wake under SCHED_FIFO (where allowed),
-                // so every worker of every host begins at its instant rather
-                // than a scheduler slice later behind flows already running;
-                // back to the normal policy after the first batch.
-                realtime = at > Instant::now() && sys::sched::set_fifo(START_PRIORITY).is_ok();
-                crate::worker::sleep_until(at, &stop);
-                starts.note(crate::report::realtime_ns());
-            }
             let t = Timing::new(&p.cfg, start.unwrap_or_else(Instant::now));
             let mut ctx = Ctx::new(
                 (spec.worker, spec.role, spec.dir, spec.cpu),
                 t,
                 stop,
                 events,
-            )
-            .realtime_until_first_batch(realtime);
+            );
+            if let Some(at) = start {
+                // The workload allocates its buffers first; its poll loop
+                // then waits for the instant (Ctx::await_start), under
+                // SCHED_FIFO only for the wait and the first send.
+                ctx = ctx.scheduled_start(at, starts);
+            }
             let r = if start.is_none() {
                 Err(std::io::Error::other("test aborted before start"))
             } else {

@@ -10,7 +10,7 @@ use crate::proto::Msg;
 use crate::report::{hist_pairs, new_histogram, Counters, Role, TcpInfo, WorkerReport};
 use crate::sys;
 use hdrhistogram::Histogram;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -93,6 +93,44 @@ pub enum Event {
 
 /// Sleep until `at` (a scheduled start; at once for a past one), waking
 /// early when `stop` is raised (checked every 100 ms).
+/// When this side's workers actually began (CLOCK_REALTIME ns): each
+/// worker notes its clock when it leaves the gate (and, for a scheduled
+/// start, its own sleep), just before its first send or receive.
+#[derive(Debug)]
+pub struct Starts {
+    first: AtomicU64,
+    last: AtomicU64,
+}
+
+impl Default for Starts {
+    /// No worker started yet.
+    fn default() -> Starts {
+        Starts {
+            first: AtomicU64::new(u64::MAX),
+            last: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Starts {
+    pub(crate) fn note(&self, ns: u64) {
+        self.first.fetch_min(ns, Ordering::Relaxed);
+        self.last.fetch_max(ns, Ordering::Relaxed);
+    }
+    /// The earliest and the latest worker start, if any worker started.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        let (a, b) = (
+            self.first.load(Ordering::Relaxed),
+            self.last.load(Ordering::Relaxed),
+        );
+        (a <= b).then_some((a, b))
+    }
+}
+
+/// The `SCHED_FIFO` priority a worker waits at for a scheduled start (the
+/// lowest: above every normal thread, below the kernel's own).
+const START_PRIORITY: i32 = 1;
+
 pub(crate) fn sleep_until(at: Instant, stop: &AtomicBool) {
     loop {
         let left = at.saturating_duration_since(Instant::now());
@@ -185,6 +223,8 @@ pub struct Ctx {
     ticks: u8,
     /// Runs under `SCHED_FIFO` until its first batch (a scheduled start).
     realtime: bool,
+    /// A scheduled start not yet waited for, and where to note it.
+    scheduled: Option<(Instant, Arc<Starts>)>,
 }
 
 impl Ctx {
@@ -219,14 +259,37 @@ impl Ctx {
             events,
             ticks: 0,
             realtime: false,
+            scheduled: None,
         }
     }
 
-    /// The thread woke under `SCHED_FIFO` for a scheduled start: the first
-    /// [`Ctx::tick`] puts it back under the normal policy.
-    pub(crate) fn realtime_until_first_batch(mut self, realtime: bool) -> Ctx {
-        self.realtime = realtime;
+    /// The worker starts at `at` (noted in `starts` when it does); it waits
+    /// in [`Ctx::await_start`], after its workload and buffers exist.
+    pub(crate) fn scheduled_start(mut self, at: Instant, starts: Arc<Starts>) -> Ctx {
+        self.scheduled = Some((at, starts));
         self
+    }
+
+    /// Wait for the scheduled start, if any: under `SCHED_FIFO` (where
+    /// allowed, and only when the instant is ahead) so the worker wakes at
+    /// its instant rather than a scheduler slice later; the first
+    /// [`Ctx::tick`], after the first send, puts it back under the normal
+    /// policy. Called by the poll loop once the workload has allocated its
+    /// buffers, so no allocation (224 MiB filled took ~140 ms) runs under
+    /// `SCHED_FIFO`.
+    pub(crate) fn await_start(&mut self) {
+        let Some((at, starts)) = self.scheduled.take() else {
+            return;
+        };
+        self.realtime = at > Instant::now() && crate::sys::sched::set_fifo(START_PRIORITY).is_ok();
+        sleep_until(at, &self.stop);
+        starts.note(crate::report::realtime_ns());
+    }
+
+    /// Whether this thread still runs under `SCHED_FIFO` for its start.
+    #[cfg(test)]
+    pub(crate) fn realtime(&self) -> bool {
+        self.realtime
     }
 
     /// Call with a fresh `Instant::now()` once per batch or transaction.
@@ -238,11 +301,13 @@ impl Ctx {
     pub fn tick(&mut self, now: Instant) {
         if self.ticks < 2 {
             self.ticks += 1;
-            if self.realtime {
-                self.realtime = false;
-                let _ = crate::sys::sched::set_normal();
-            }
             if self.ticks == 2 {
+                // After the first pass (the first send): back to the
+                // normal policy, then let the others run.
+                if self.realtime {
+                    self.realtime = false;
+                    let _ = crate::sys::sched::set_normal();
+                }
                 std::thread::yield_now();
             }
         }

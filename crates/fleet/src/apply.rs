@@ -53,6 +53,28 @@ pub(crate) fn confirm_deadline(plan: &Value, t: &InvTransport, within: Option<u3
     (!tune::risk::risky_changes(&plan, &path).is_empty()).then_some(within)
 }
 
+/// The changes of `plan` as `KNOB TARGET: BEFORE -> AFTER` lines, after
+/// checking every target and value against what nettune plans
+/// ([`host::apply::targets`]); the refusal names the target.
+pub fn checked_changes(plan: &Value) -> Result<Vec<String>, String> {
+    let bytes = serde_json::to_vec(plan).map_err(|e| format!("not a plan: {e}"))?;
+    let plan = Plan::from_json_slice(&bytes).map_err(|e| format!("not a plan: {e}"))?;
+    let mut out = Vec::with_capacity(plan.changes.len());
+    for c in &plan.changes {
+        host::apply::targets::check_target(&c.target)
+            .and_then(|()| host::apply::targets::check_value(&c.target, &c.after))
+            .map_err(|e| format!("plan refused: {e}"))?;
+        out.push(format!(
+            "{} {}: {} -> {}",
+            c.knob,
+            c.target.describe(),
+            c.before.as_deref().unwrap_or("(absent)"),
+            c.after
+        ));
+    }
+    Ok(out)
+}
+
 /// Every interface a plan's changes name.
 fn touched_ifaces(plan: &Plan) -> Vec<String> {
     let mut out: Vec<String> = plan
@@ -145,6 +167,18 @@ pub(crate) fn apply(
     };
     if how.allow_reload {
         allow_reload(&mut plan);
+    }
+    // Checked here, before the host is asked to apply anything: a target
+    // nettune does not plan is refused naming it (the host checks again).
+    match checked_changes(&plan) {
+        Ok(changes) => rep.changes = Some(changes),
+        Err(message) => {
+            rep.error = Some(Failure {
+                kind: "refused",
+                message,
+            });
+            return rep;
+        }
     }
     let confirm_within = confirm_deadline(&plan, &job.transport, how.confirm_within);
     let q = Request::Apply {
@@ -291,5 +325,32 @@ mod tests {
         ]});
         assert_eq!(newest(&h), Some((3, true)));
         assert_eq!(newest(&json!({"generations": []})), None);
+    }
+
+    /// Issue 35: a plan whose change writes core_pattern (or loads any
+    /// module) is refused on the controller, naming it; a real plan passes
+    /// and its changes are listed.
+    #[test]
+    fn plans_naming_what_nettune_does_not_plan_are_refused() {
+        let plan: Value = serde_json::from_str(PLAN).unwrap_or_default();
+        let lines = checked_changes(&plan).unwrap();
+        assert!(!lines.is_empty());
+        assert!(lines.iter().all(|l| l.contains(" -> ")), "{lines:?}");
+        for target in [
+            json!({"kind": "file", "path": "/proc/sys/kernel/core_pattern", "format": "text"}),
+            json!({"kind": "file", "path": "/proc/sys/kernel/modprobe", "format": "text"}),
+            json!({"kind": "file", "path": "/sys/kernel/uevent_helper", "format": "text"}),
+            json!({"kind": "module_param", "module": "nf_conntrack", "param": "hashsize"}),
+        ] {
+            let mut bad = plan.clone();
+            bad["changes"][0]["target"] = target.clone();
+            bad["changes"][0]["after"] = json!("1");
+            let e = checked_changes(&bad).unwrap_err();
+            let named = target["path"]
+                .as_str()
+                .or(target["module"].as_str())
+                .unwrap_or("?");
+            assert!(e.contains(named), "{e}");
+        }
     }
 }

@@ -4,13 +4,12 @@
 //! a writer thread feeds its stdin, so every call waits under a total
 //! deadline and a hung agent (or ssh) is killed, never waited on.
 
-use crate::proto::{
-    self, ErrorKind, ProtoError, Request, Response, MAX_REQUEST, MAX_RESPONSE, PROTO_VERSION,
-};
+use crate::proto::{self, ErrorKind, ProtoError, Request, Response, MAX_REQUEST, PROTO_VERSION};
 use crate::transport::{Transport, TransportError};
 use model::text::printable_capped;
 use std::io::{Read, Write};
 use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -139,6 +138,9 @@ pub struct Agent {
     name: String,
     child: Option<Child>,
     tx: Option<Sender<Vec<u8>>>,
+    /// Set while a request waits for its answer; the reader takes it when
+    /// an answer's first byte arrives.
+    waiting: Arc<AtomicBool>,
     rx: Receiver<IncomingBox>,
     stderr: Option<Arc<Mutex<Vec<u8>>>>,
     peer: PeerInfo,
@@ -188,7 +190,12 @@ impl Agent {
         nettune_version: &str,
         deadline: Duration,
     ) -> Result<Agent, AgentError> {
-        let (in_tx, rx) = mpsc::channel::<IncomingBox>();
+        // One slot: the reader holds at most the preamble and one answer.
+        let (in_tx, rx) = mpsc::sync_channel::<IncomingBox>(1);
+        // The hello's answer is awaited from the start: the handshake's
+        // request is always the first.
+        let waiting = Arc::new(AtomicBool::new(true));
+        let asked = Arc::clone(&waiting);
         std::thread::spawn(move || {
             let first = match proto::read_preamble(&mut reader) {
                 Ok(v) => Incoming::Preamble(v),
@@ -199,7 +206,7 @@ impl Agent {
                 return;
             }
             loop {
-                let m = match proto::read_msg::<Response>(&mut reader, MAX_RESPONSE) {
+                let m = match next_answer(&mut reader, &asked) {
                     Ok(m) => Incoming::Msg(m),
                     Err(e) => Incoming::End(e),
                 };
@@ -228,6 +235,7 @@ impl Agent {
             name,
             child,
             tx: Some(tx),
+            waiting,
             rx,
             stderr,
             peer: PeerInfo {
@@ -243,7 +251,9 @@ impl Agent {
 
     fn handshake(&mut self, ours_nettune: &str, deadline: Duration) -> Result<(), AgentError> {
         let end = Instant::now() + deadline;
-        self.send(&Request::Hello)?;
+        // Its answer is already awaited (set at construction): setting the
+        // flag again here could race the reader past the hello's answer.
+        self.send(&Request::Hello, false)?;
         let theirs = match self.next("hello", end, deadline)? {
             Incoming::Preamble(v) => v,
             _ => return Err(self.unexpected("hello", "message before the preamble")),
@@ -297,7 +307,7 @@ impl Agent {
             });
         }
         let end = Instant::now() + deadline;
-        self.send(req)?;
+        self.send(req, true)?;
         self.answer(req.name(), end, deadline)
     }
 
@@ -320,13 +330,18 @@ impl Agent {
         }
     }
 
-    fn send(&mut self, req: &Request) -> Result<(), AgentError> {
+    /// Queue `req` for the writer; `await_answer` marks an answer as
+    /// awaited first (its answer cannot arrive earlier).
+    fn send(&mut self, req: &Request, await_answer: bool) -> Result<(), AgentError> {
         let mut frame = Vec::new();
         proto::write_frame(&mut frame, req, MAX_REQUEST).map_err(|source| AgentError::Proto {
             agent: self.name.clone(),
             source,
             stderr: String::new(),
         })?;
+        if await_answer {
+            self.waiting.store(true, Ordering::SeqCst);
+        }
         let sent = self.tx.as_ref().is_some_and(|t| t.send(frame).is_ok());
         if !sent {
             self.ended = true;
@@ -439,7 +454,7 @@ impl Agent {
 impl Drop for Agent {
     fn drop(&mut self) {
         if !self.ended {
-            let _ = self.send(&Request::Shutdown);
+            let _ = self.send(&Request::Shutdown, false);
         }
         // Closing stdin: the agent sees end of input.
         self.tx = None;
@@ -457,6 +472,25 @@ impl Drop for Agent {
     }
 }
 
+/// The next answer on `reader`: while no request waits the reader blocks
+/// on a single byte, so nothing is read ahead; a frame that starts while
+/// no request waits fails the session ([`ProtoError::Unsolicited`]).
+fn next_answer(reader: &mut impl Read, waiting: &AtomicBool) -> Result<Response, ProtoError> {
+    let mut first = [0u8; 1];
+    loop {
+        match reader.read(&mut first) {
+            Ok(0) => return Err(ProtoError::Closed),
+            Ok(_) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ProtoError::Io(e)),
+        }
+    }
+    if !waiting.swap(false, Ordering::SeqCst) {
+        return Err(ProtoError::Unsolicited);
+    }
+    proto::read_response(&mut first.as_slice().chain(reader))
+}
+
 fn kind_of(r: &Response) -> &'static str {
     match r {
         Response::Hello { .. } => "hello",
@@ -466,165 +500,4 @@ fn kind_of(r: &Response) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::serve::serve;
-    use std::io::pipe;
-
-    /// An agent served by [`serve`] on a thread, over two OS pipes.
-    fn in_memory(version: &'static str) -> Agent {
-        let (mut req_r, req_w) = pipe().unwrap();
-        let (resp_r, mut resp_w) = pipe().unwrap();
-        std::thread::spawn(move || {
-            let _ = serve(
-                &mut req_r,
-                &mut resp_w,
-                version,
-                &["inspect"],
-                |q| match q {
-                    Request::Inspect { root, .. } => Response::Json {
-                        value: serde_json::json!({ "root": root }),
-                        code: 0,
-                    },
-                    Request::Verify { .. } => Response::Error {
-                        kind: ErrorKind::Failed,
-                        message: "no applied plan in force in /var/lib/nettune".into(),
-                    },
-                    Request::Doctor { .. } => {
-                        std::thread::sleep(Duration::from_secs(3));
-                        Response::Json {
-                            value: serde_json::Value::Null,
-                            code: 0,
-                        }
-                    }
-                    _ => Response::Error {
-                        kind: ErrorKind::Unsupported,
-                        message: "no".into(),
-                    },
-                },
-            );
-        });
-        Agent::over(
-            "mem".into(),
-            resp_r,
-            req_w,
-            None,
-            None,
-            "0.1.0",
-            Duration::from_secs(5),
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn a_request_over_an_in_memory_pipe() {
-        let mut a = in_memory("0.1.0");
-        assert_eq!(a.peer().nettune_version, "0.1.0");
-        assert_eq!(a.peer().caps, vec!["inspect".to_string()]);
-        let (v, code) = a
-            .json(
-                &Request::Inspect {
-                    root: Some("/r".into()),
-                    iface: vec![],
-                },
-                Duration::from_secs(5),
-            )
-            .unwrap();
-        assert_eq!((v, code), (serde_json::json!({"root": "/r"}), 0));
-        let e = a
-            .json(
-                &Request::Verify {
-                    root: None,
-                    state_dir: None,
-                },
-                Duration::from_secs(5),
-            )
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "mem: verify: no applied plan in force in /var/lib/nettune"
-        );
-        // the session goes on after an error answer
-        assert!(a
-            .json(
-                &Request::Inspect {
-                    root: None,
-                    iface: vec![]
-                },
-                Duration::from_secs(5)
-            )
-            .is_ok());
-    }
-
-    #[test]
-    fn a_slow_answer_times_out_and_ends_the_session() {
-        let mut a = in_memory("0.1.0");
-        let q = Request::Doctor {
-            seconds: None,
-            root: None,
-            profile: None,
-            bdp: None,
-            allowance: None,
-        };
-        let t = Instant::now();
-        let e = a.request(&q, Duration::from_millis(200)).unwrap_err();
-        assert!(t.elapsed() < Duration::from_secs(2));
-        assert!(
-            matches!(e, AgentError::Timeout { what: "doctor", .. }),
-            "{e}"
-        );
-        assert!(matches!(
-            a.request(&Request::Hello, Duration::from_secs(1)),
-            Err(AgentError::Ended { .. })
-        ));
-    }
-
-    #[test]
-    fn another_protocol_version_names_both() {
-        let (resp_r, mut resp_w) = pipe().unwrap();
-        let (_req_r, req_w) = pipe().unwrap();
-        let mut pre = b"NTAG".to_vec();
-        pre.extend_from_slice(&7u16.to_be_bytes());
-        resp_w.write_all(&pre).unwrap();
-        let e = Agent::over(
-            "ssh b".into(),
-            resp_r,
-            req_w,
-            None,
-            None,
-            "0.1.0",
-            Duration::from_secs(5),
-        )
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            format!("ssh b: the agent speaks protocol v7, this nettune (0.1.0) v{PROTO_VERSION}; install the same nettune version there")
-        );
-    }
-
-    #[test]
-    fn a_stranger_on_the_pipe_is_named_with_its_stderr() {
-        let (resp_r, mut resp_w) = pipe().unwrap();
-        let (_req_r, req_w) = pipe().unwrap();
-        resp_w.write_all(b"Last login: yesterday\n").unwrap();
-        let err = Arc::new(Mutex::new(
-            b"ssh: connect to host b port 22: Connection refused\n".to_vec(),
-        ));
-        let e = Agent::over(
-            "ssh b".into(),
-            resp_r,
-            req_w,
-            None,
-            Some(err),
-            "0.1.0",
-            Duration::from_secs(5),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.starts_with("ssh b: not a nettune agent"), "{e}");
-        assert!(
-            e.ends_with("(its stderr: ssh: connect to host b port 22: Connection refused)"),
-            "{e}"
-        );
-    }
-}
+mod tests;

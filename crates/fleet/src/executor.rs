@@ -660,6 +660,7 @@ impl Executor for FleetExecutor {
             error: None,
             result: None,
             rollback: None,
+            changes: None,
         };
         let rep = crate::apply::apply(s, &job, &PlanFrom::Document(plan), how, &opts, rep);
         if rep.outcome == Outcome::Ok {

@@ -35,7 +35,8 @@ pub struct Options {
 /// (ssh's own words, the agent's error).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
-    /// `transport`, `version`, `timeout`, `protocol`, `remote`, `install`.
+    /// `transport`, `version`, `timeout`, `protocol`, `remote`, `install`,
+    /// `refused` (a plan naming a target nettune does not plan).
     pub kind: &'static str,
     /// The reason.
     pub message: String,

@@ -26,6 +26,7 @@
 //! then `fanout`, `ops` and `summary`, then `bench`, `merged` and `executor`.
 
 mod apply;
+pub use apply::checked_changes;
 pub mod bench;
 pub mod client;
 pub mod clock;

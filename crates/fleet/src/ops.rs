@@ -155,6 +155,10 @@ pub struct HostReport {
     /// `apply` on a failed host: the rollback document, when one was requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollback: Option<Value>,
+    /// `apply`: the plan's changes for this host, checked before it was
+    /// sent (`KNOB TARGET: BEFORE -> AFTER`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<String>>,
 }
 
 /// Run `op` on every job (at most `opts.parallel` at once); reports in job order.
@@ -174,6 +178,7 @@ pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
         error: None,
         result: None,
         rollback: None,
+        changes: None,
     };
     let mut s = match Session::connect(job, opts) {
         Ok(s) => s,
@@ -204,6 +209,7 @@ pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
             rep.outcome = Outcome::Ok;
             if let Op::Doctor { .. } = op {
                 rep.findings = Some(findings(&v));
+                doctor_code(&mut rep, code);
             }
             if let Op::Verify = op {
                 let d = drifted(&v);
@@ -223,6 +229,19 @@ pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
         Err(f) => rep.error = Some(f),
     }
     rep
+}
+
+/// doctor's documented exit statuses are 0, 1 and 2 (its worst finding);
+/// any other (a host's 255) makes the host failed, so it never becomes
+/// `fleet doctor`'s own exit status.
+fn doctor_code(rep: &mut HostReport, code: u8) {
+    if code > 2 {
+        rep.outcome = Outcome::Failed;
+        rep.error = Some(Failure {
+            kind: "remote",
+            message: format!("doctor ended with exit status {code}, not 0, 1 or 2"),
+        });
+    }
 }
 
 /// `plan --profile PROFILE [--bdp]` on the job's root.
@@ -339,5 +358,36 @@ mod tests {
         ]});
         assert_eq!(drifted(&v), vec!["rps_cpus eth0 rx-0".to_string()]);
         assert!(drifted(&json!({})).is_empty());
+    }
+
+    /// Issue 35: a host's doctor exit 255 fails that host; the fleet's
+    /// worst code stays one of doctor's.
+    #[test]
+    fn an_undocumented_doctor_status_fails_the_host() {
+        let rep = |host: &str, code: u8| {
+            let mut r = HostReport {
+                host: host.into(),
+                transport: "local".into(),
+                outcome: Outcome::Ok,
+                code: Some(code),
+                findings: None,
+                drifted: None,
+                error: None,
+                result: None,
+                rollback: None,
+                changes: None,
+            };
+            doctor_code(&mut r, code);
+            r
+        };
+        let reports = [rep("a", 1), rep("b", 255), rep("c", 2)];
+        assert_eq!(reports[1].outcome, Outcome::Failed);
+        assert!(reports[1]
+            .error
+            .as_ref()
+            .is_some_and(|e| e.message.contains("255")));
+        let v = crate::summary::verdict(&reports);
+        assert_eq!(v.worst_code, 2);
+        assert_eq!(v.failed, ["b"]);
     }
 }

@@ -25,6 +25,12 @@ pub const MAX_REQUEST: usize = 256 * 1024;
 /// Largest response a controller accepts (a snapshot or doctor report of a
 /// large host; as the bench server's reports).
 pub const MAX_RESPONSE: usize = 64 << 20;
+/// Most JSON values and object keys one answer may hold, counted in its
+/// text before it is decoded ([`json_values`]): serde decodes a tagged
+/// message through a generic tree, tens of bytes per value, so a 64 MiB
+/// answer of `[],[],...` cost 1.47 GB. At this cap the trees of one
+/// answer stay within about 100 MiB whatever the text.
+pub const MAX_RESPONSE_VALUES: usize = 1 << 20;
 
 /// An error of the wire: the pipe, the preamble or a frame.
 #[derive(Debug, Error)]
@@ -49,6 +55,17 @@ pub enum ProtoError {
     /// A frame that is not the JSON of a message.
     #[error("a frame that is not a message: {0}")]
     Json(#[from] serde_json::Error),
+    /// An answer holding more JSON values than [`MAX_RESPONSE_VALUES`].
+    #[error("an answer of {values} JSON values, above the limit of {max}; not decoded")]
+    TooComplex {
+        /// Values counted (an upper bound).
+        values: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The agent sent a frame while no request was waiting for one.
+    #[error("the agent sent a frame no request asked for")]
+    Unsolicited,
 }
 
 /// A request from the controller. `root` is the directory standing for `/`
@@ -368,9 +385,60 @@ pub fn read_msg<T: serde::de::DeserializeOwned>(
     Ok(serde_json::from_slice(&body)?)
 }
 
+/// An upper bound of the JSON values and object keys in `text`: one per
+/// `[`, `{`, `,` or `:` outside strings, plus one. Linear, allocation-free.
+pub fn json_values(text: &[u8]) -> usize {
+    let (mut n, mut in_str, mut esc) = (1usize, false, false);
+    for &b in text {
+        if in_str {
+            if esc {
+                esc = false;
+            } else if b == b'\\' {
+                esc = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+        } else if b == b'"' {
+            in_str = true;
+        } else if matches!(b, b'[' | b'{' | b',' | b':') {
+            n = n.saturating_add(1);
+        }
+    }
+    n
+}
+
+/// Read one agent answer: a frame of at most [`MAX_RESPONSE`] bytes whose
+/// JSON holds at most [`MAX_RESPONSE_VALUES`] values, checked before it is
+/// decoded.
+pub fn read_response(r: &mut impl Read) -> Result<Response, ProtoError> {
+    let body = read_frame(r, MAX_RESPONSE)?;
+    let values = json_values(&body);
+    if values > MAX_RESPONSE_VALUES {
+        return Err(ProtoError::TooComplex {
+            values,
+            max: MAX_RESPONSE_VALUES,
+        });
+    }
+    Ok(serde_json::from_slice(&body)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_counted_outside_strings() {
+        assert_eq!(json_values(b"1"), 1);
+        assert_eq!(json_values(b"[1,2,3]"), 4);
+        assert_eq!(json_values(br#"{"a":[1],"b":"x,y:[{"}"#), 6);
+        assert_eq!(json_values(br#"["a\"b,c"]"#), 2);
+        let junk = format!(r#"{{"type":"json","value":[{}]}}"#, "[],".repeat(1 << 20));
+        let mut frame = Vec::new();
+        frame.extend_from_slice(&u32::try_from(junk.len()).unwrap().to_be_bytes());
+        frame.extend_from_slice(junk.as_bytes());
+        let e = read_response(&mut frame.as_slice()).unwrap_err();
+        assert!(matches!(e, ProtoError::TooComplex { .. }), "{e}");
+    }
 
     #[test]
     fn a_request_round_trips_through_a_frame() {

@@ -37,6 +37,24 @@ pub fn verdict(reports: &[HostReport]) -> Verdict {
     }
 }
 
+/// `apply`: each host's changes, checked before they were sent, as
+/// `HOST: N change(s)` and one indented line per change.
+pub fn changes(reports: &[HostReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        let Some(c) = &r.changes else { continue };
+        out.push_str(&format!(
+            "{}: {} change(s)\n",
+            printable_capped(&r.host, 64),
+            c.len()
+        ));
+        for line in c {
+            out.push_str(&format!("  {}\n", printable_capped(line, 400)));
+        }
+    }
+    out
+}
+
 /// The table: host, outcome, findings (`C/W/I`), drifted knobs, error.
 pub fn table(reports: &[HostReport]) -> String {
     let head = ["HOST", "OUTCOME", "FINDINGS C/W/I", "DRIFTED", "ERROR"];
@@ -115,6 +133,7 @@ mod tests {
             error: None,
             result: None,
             rollback: None,
+            changes: None,
         }
     }
 

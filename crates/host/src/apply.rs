@@ -117,14 +117,14 @@ mod tests {
     fn two_channels(t: &Path) -> PathBuf {
         let r = t.join("root");
         std::fs::create_dir_all(r.join("ethtool")).unwrap();
-        std::fs::create_dir_all(r.join("proc/sys")).unwrap();
+        std::fs::create_dir_all(r.join("proc/sys/net")).unwrap();
         std::fs::write(
             r.join("ethtool/eth0.json"),
             "{\n  \"channels\": {\"status\": \"ok\", \"value\": {\"combined_max\": 8, \"combined\": 2}}\n}\n",
         )
         .unwrap();
-        std::fs::write(r.join("proc/sys/old"), "0\n").unwrap();
-        std::fs::write(r.join("proc/sys/new"), "0\n").unwrap();
+        std::fs::write(r.join("proc/sys/net/old"), "0\n").unwrap();
+        std::fs::write(r.join("proc/sys/net/new"), "0\n").unwrap();
         r
     }
 
@@ -136,7 +136,7 @@ mod tests {
         let k = Knobs::fixture(&root, t.path().join("state/modprobe.d"));
         let plan = plan(vec![
             channels("8"),
-            change(Phase::IrqAffinity, "old", file("/proc/sys/old"), "1"),
+            change(Phase::IrqAffinity, "old", file("/proc/sys/net/old"), "1"),
         ]);
         let state = StateDir::new(t.path().join("state"));
         let Progress::ChannelsChanged(paused) = begin(&k, &state, &plan, ApplyOptions::default())
@@ -153,7 +153,7 @@ mod tests {
         let rep = paused
             .resume(vec![
                 channels("4"),
-                change(Phase::IrqAffinity, "new", file("/proc/sys/new"), "7"),
+                change(Phase::IrqAffinity, "new", file("/proc/sys/net/new"), "7"),
             ])
             .unwrap();
         assert_eq!(rep.generation, 1);
@@ -163,11 +163,11 @@ mod tests {
             "the re-planned channel change is dropped"
         );
         assert_eq!(
-            std::fs::read_to_string(r.join("proc/sys/new")).unwrap(),
+            std::fs::read_to_string(r.join("proc/sys/net/new")).unwrap(),
             "7\n"
         );
         assert_eq!(
-            std::fs::read_to_string(r.join("proc/sys/old")).unwrap(),
+            std::fs::read_to_string(r.join("proc/sys/net/old")).unwrap(),
             "0\n"
         );
         assert!(std::fs::read_to_string(r.join("ethtool/eth0.json"))
@@ -182,7 +182,7 @@ mod tests {
             .unwrap()
             .contains("\"combined\": 2}"));
         assert_eq!(
-            std::fs::read_to_string(r.join("proc/sys/new")).unwrap(),
+            std::fs::read_to_string(r.join("proc/sys/net/new")).unwrap(),
             "0\n"
         );
     }
@@ -228,7 +228,7 @@ mod tests {
             &state,
             &plan(vec![
                 channels("8"),
-                change(Phase::Sysctls, "old", file("/proc/sys/old"), "1"),
+                change(Phase::Sysctls, "old", file("/proc/sys/net/old"), "1"),
             ]),
             ApplyOptions::default(),
         )
@@ -241,7 +241,7 @@ mod tests {
             Some(crate::journal::EndStatus::Stopped)
         );
         assert_eq!(
-            std::fs::read_to_string(r.join("proc/sys/old")).unwrap(),
+            std::fs::read_to_string(r.join("proc/sys/net/old")).unwrap(),
             "0\n"
         );
     }

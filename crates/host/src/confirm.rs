@@ -87,10 +87,9 @@ fn store(state: &StateDir, p: &Pending) -> Result<(), JournalError> {
     let dir = state.confirm_dir();
     fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     let file = path(state, p.generation);
-    let tmp = dir.join(format!(".{:06}.json.tmp", p.generation));
     let text = serde_json::to_string(p).unwrap_or_default();
-    write_durable(&tmp, text.as_bytes())?;
-    fs::rename(&tmp, &file).map_err(|e| io(&file, e))?;
+    // A new temporary file renamed into place (never a fixed temporary name).
+    write_durable(&file, text.as_bytes())?;
     sync_dir(&dir)
 }
 
@@ -272,8 +271,8 @@ mod tests {
 
     fn setup(t: &std::path::Path) -> (Knobs, StateDir, PathBuf) {
         let r = t.join("root");
-        fs::create_dir_all(r.join("proc/sys")).unwrap();
-        fs::write(r.join("proc/sys/k"), "0\n").unwrap();
+        fs::create_dir_all(r.join("proc/sys/net")).unwrap();
+        fs::write(r.join("proc/sys/net/k"), "0\n").unwrap();
         let state = StateDir::new(t.join("state"));
         let k = Knobs::fixture(&Root::new(&r), t.join("state/modprobe.d"));
         let plan = Plan {
@@ -288,7 +287,7 @@ mod tests {
                 phase: Phase::Sysctls,
                 knob: "k".into(),
                 target: Target::File {
-                    path: "/proc/sys/k".into(),
+                    path: "/proc/sys/net/k".into(),
                     format: ValueFormat::Text,
                 },
                 before: None,
@@ -300,7 +299,7 @@ mod tests {
             notes: vec![],
         };
         apply(&k, &state, &plan, ApplyOptions::default()).unwrap();
-        (k, state, r.join("proc/sys/k"))
+        (k, state, r.join("proc/sys/net/k"))
     }
 
     #[test]

@@ -70,15 +70,18 @@ pub fn read_doctor_facts_recorded(root: &Root, snap: &HostSnapshot) -> (DoctorFa
 /// Write the netlink-sourced parts of `facts` under `out` as
 /// [`QDISC_FIXTURE`] and [`TCP_FIXTURE`], so `--root out` replays them.
 /// A part that was missing is not written (it reads back as missing).
-pub fn write_netlink_fixtures(out: &Path, facts: &DoctorFacts) -> Result<(), HostError> {
-    fn put<T: serde::Serialize>(out: &Path, rel: &str, v: &T) -> Result<(), HostError> {
-        let p = out.join(rel);
-        if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d).map_err(|e| HostError::io(d, e))?;
-        }
+pub fn write_netlink_fixtures(
+    out: &crate::files::OutDir,
+    facts: &DoctorFacts,
+) -> Result<(), HostError> {
+    fn put<T: serde::Serialize>(
+        out: &crate::files::OutDir,
+        rel: &str,
+        v: &T,
+    ) -> Result<(), HostError> {
         let mut text = serde_json::to_string_pretty(v).unwrap_or_default();
         text.push('\n');
-        std::fs::write(&p, text).map_err(|e| HostError::io(&p, e))
+        out.write(Path::new(rel), text.as_bytes())
     }
     if let Some(q) = facts.qdiscs.value() {
         put(out, QDISC_FIXTURE, q)?;

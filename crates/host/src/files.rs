@@ -11,9 +11,14 @@
 //! Output directories are created without following a symlink at their last
 //! component.
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::HostError;
@@ -36,16 +41,216 @@ pub fn read_bounded_text(path: &Path, limit: u64) -> Result<String, HostError> {
 /// Temporary files made by this process, for unique names.
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// Why a name on the way to an output is refused.
+const NOT_A_DIR: &str =
+    "is a symlink or not a directory; nothing is written through it (remove it or name another directory)";
+
 /// Write `bytes` to `path` atomically: into a new temporary file in the same
 /// directory (never an existing file, never through a symlink), synced, then
 /// renamed over `path`. A symlink at `path` is replaced, not followed. An
 /// existing directory, FIFO, device node or socket at `path` (or a symlink
 /// to one, such as `/dev/stdout` or `/dev/null`) is refused: writing there
-/// would replace a special file rather than write into it.
+/// would replace a special file rather than write into it. The directory
+/// holding `path` is taken as given (the caller named it).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), HostError> {
     let mut w = AtomicFile::create(path)?;
     w.write_all(bytes).map_err(|e| HostError::io(path, e))?;
     w.commit()
+}
+
+/// A directory nettune writes into, held open. Every directory and file
+/// under it is reached from this descriptor one component at a time with
+/// `O_NOFOLLOW | O_DIRECTORY` (`openat`), created with `mkdirat` where
+/// missing: a symlink, or anything but a directory, on the way is refused,
+/// naming it, so nothing planted under an output directory redirects a
+/// write. Files are written by [`OutDir::write`] (temporary file + rename
+/// in the same directory, see [`write_atomic`]).
+#[derive(Debug)]
+pub struct OutDir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl OutDir {
+    /// Create `dir` (its parents as needed) or take the existing one,
+    /// refusing a symlink or a non-directory at its last component (see
+    /// [`create_out_dir`]). The path above it is taken as given.
+    pub fn create(dir: &Path) -> Result<OutDir, HostError> {
+        create_out_dir(dir)?;
+        let fd =
+            rustix::fs::open(dir, dir_flags(), Mode::empty()).map_err(|e| refused_or_io(dir, e))?;
+        Ok(OutDir {
+            fd,
+            path: dir.to_path_buf(),
+        })
+    }
+
+    /// The directory's path (for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory `rel` under this one, created component by component
+    /// where missing; a symlink or non-directory on the way is refused.
+    /// `rel` must be relative and plain (no `..`).
+    pub fn subdir(&self, rel: &Path) -> Result<OutDir, HostError> {
+        let mut cur: Option<OutDir> = None;
+        for c in plain_components(&self.path, rel)? {
+            let parent = cur.as_ref().unwrap_or(self);
+            let path = parent.path.join(c);
+            let fd = match rustix::fs::openat(&parent.fd, c, dir_flags(), Mode::empty()) {
+                Ok(fd) => fd,
+                Err(Errno::NOENT) => {
+                    match rustix::fs::mkdirat(&parent.fd, c, Mode::from_raw_mode(0o755)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(HostError::io(&path, e.into())),
+                    }
+                    rustix::fs::openat(&parent.fd, c, dir_flags(), Mode::empty())
+                        .map_err(|e| refused_or_io(&path, e))?
+                }
+                Err(e) => return Err(refused_or_io(&path, e)),
+            };
+            cur = Some(OutDir { fd, path });
+        }
+        match cur {
+            Some(d) => Ok(d),
+            None => Ok(OutDir {
+                fd: rustix::io::dup(&self.fd).map_err(|e| HostError::io(&self.path, e.into()))?,
+                path: self.path.clone(),
+            }),
+        }
+    }
+
+    /// The directory holding `rel` (created as [`OutDir::subdir`]) and
+    /// `rel`'s last component.
+    fn parent_of<'r>(&self, rel: &'r Path) -> Result<(OutDir, &'r OsStr), HostError> {
+        let name = rel
+            .file_name()
+            .ok_or_else(|| refused(&self.path.join(rel), "names no file"))?;
+        let dir = self.subdir(rel.parent().unwrap_or(Path::new("")))?;
+        Ok((dir, name))
+    }
+
+    /// Write `bytes` to `rel` under this directory atomically (the one
+    /// writer: see [`write_atomic`] for what is refused at the final name).
+    pub fn write(&self, rel: &Path, bytes: &[u8]) -> Result<(), HostError> {
+        let mut w = self.create_file(rel)?;
+        w.write_all(bytes)
+            .map_err(|e| HostError::io(self.path.join(rel), e))?;
+        w.commit()
+    }
+
+    /// Start writing `rel` under this directory; [`AtomicFile::commit`]
+    /// puts it in place.
+    pub fn create_file(&self, rel: &Path) -> Result<AtomicFile, HostError> {
+        let (dir, name) = self.parent_of(rel)?;
+        AtomicFile::create_at(dir, name)
+    }
+
+    /// Make `rel` a symlink to `target` (a capture recreating the live
+    /// tree's links). A link already there with that target is kept and
+    /// `false` returned; anything else there but a directory is replaced
+    /// atomically (a new link renamed over it), never followed.
+    pub fn symlink(&self, rel: &Path, target: &Path) -> Result<bool, HostError> {
+        let (dir, name) = self.parent_of(rel)?;
+        let shown = dir.path.join(name);
+        if let Ok(old) = rustix::fs::readlinkat(&dir.fd, name, Vec::new()) {
+            if old.as_bytes() == target.as_os_str().as_bytes() {
+                return Ok(false);
+            }
+        }
+        let mut last = Errno::EXIST;
+        for _ in 0..16 {
+            let tmp = tmp_name(name);
+            match rustix::fs::symlinkat(target, &dir.fd, &tmp) {
+                Ok(()) => {
+                    return match rustix::fs::renameat(&dir.fd, &tmp, &dir.fd, name) {
+                        Ok(()) => Ok(true),
+                        Err(e) => {
+                            let _ = rustix::fs::unlinkat(&dir.fd, &tmp, AtFlags::empty());
+                            Err(refused_or_io(&shown, e))
+                        }
+                    };
+                }
+                Err(Errno::EXIST) => last = Errno::EXIST,
+                Err(e) => return Err(HostError::io(&shown, e.into())),
+            }
+        }
+        Err(HostError::io(&shown, last.into()))
+    }
+}
+
+/// Open `path` as a log that a child process appends to over time (it
+/// cannot be written atomically): truncated, created `O_NOFOLLOW` (a planted
+/// symlink is refused, never followed) and refused unless a regular file.
+pub fn create_log(path: &Path) -> Result<fs::File, HostError> {
+    let fd = rustix::fs::open(
+        path,
+        OFlags::WRONLY
+            | OFlags::CREATE
+            | OFlags::TRUNC
+            | OFlags::NOFOLLOW
+            | OFlags::NOCTTY
+            | OFlags::NONBLOCK
+            | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )
+    .map_err(|e| match e {
+        Errno::LOOP => refused(path, "is a symlink; not written through"),
+        e => HostError::io(path, e.into()),
+    })?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| HostError::io(path, e.into()))?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(refused(path, "not a regular file; no log written to it"));
+    }
+    Ok(fs::File::from(fd))
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+fn refused(path: &Path, why: &'static str) -> HostError {
+    HostError::Refused {
+        path: path.to_path_buf(),
+        why,
+    }
+}
+
+/// `ELOOP`/`ENOTDIR` from an `O_NOFOLLOW | O_DIRECTORY` open: a symlink or
+/// a non-directory where a directory was expected.
+fn refused_or_io(path: &Path, e: Errno) -> HostError {
+    match e {
+        Errno::LOOP | Errno::NOTDIR | Errno::ISDIR => refused(path, NOT_A_DIR),
+        e => HostError::io(path, e.into()),
+    }
+}
+
+/// The normal components of `rel`; an absolute path, `..` or `.` is refused.
+fn plain_components<'r>(base: &Path, rel: &'r Path) -> Result<Vec<&'r OsStr>, HostError> {
+    rel.components()
+        .map(|c| match c {
+            Component::Normal(n) => Ok(n),
+            _ => Err(refused(
+                &base.join(rel),
+                "not a plain relative path (absolute, `.` or `..`)",
+            )),
+        })
+        .collect()
+}
+
+/// A fresh temporary name next to `name`, within NAME_MAX.
+fn tmp_name(name: &OsStr) -> OsString {
+    let stem: Vec<u8> = name.as_bytes().iter().take(200).copied().collect();
+    let stem = String::from_utf8_lossy(&stem).into_owned();
+    let seq = TMP_SEQ.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    OsString::from(format!(
+        ".{stem}.{}.{seq}.{nanos:x}.tmp",
+        std::process::id()
+    ))
 }
 
 /// A file being written atomically: [`AtomicFile::commit`] renames it into
@@ -53,77 +258,86 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), HostError> {
 #[derive(Debug)]
 pub struct AtomicFile {
     file: Option<fs::File>,
-    tmp: PathBuf,
-    path: PathBuf,
+    dir: OutDir,
+    tmp: OsString,
+    name: OsString,
 }
 
 impl AtomicFile {
     /// Start writing `path` (see [`write_atomic`] for what is refused).
     pub fn create(path: &Path) -> Result<AtomicFile, HostError> {
-        use rustix::fs::{Mode, OFlags};
-        use std::os::unix::ffi::OsStrExt;
-        if let Ok(m) = fs::metadata(path) {
-            if !m.is_file() {
-                return Err(HostError::Refused {
-                    path: path.to_path_buf(),
-                    why: "not a regular file (a directory, device, FIFO or socket, or a link to one); not replaced (use `-` for stdout)",
-                });
-            }
-        }
-        let name = path.file_name().ok_or_else(|| HostError::Refused {
-            path: path.to_path_buf(),
-            why: "names no file",
-        })?;
+        let name = path
+            .file_name()
+            .ok_or_else(|| refused(path, "names no file"))?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        // Keep the temporary name within NAME_MAX whatever the final one is.
-        let stem: Vec<u8> = name.as_bytes().iter().take(200).copied().collect();
-        let stem = String::from_utf8_lossy(&stem).into_owned();
+        // The caller named this directory: followed as given.
+        let fd = rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| HostError::io(dir, e.into()))?;
+        let dir = OutDir {
+            fd,
+            path: dir.to_path_buf(),
+        };
+        AtomicFile::create_at(dir, name)
+    }
+
+    /// Start writing `name` in `dir`: refuse a special file (or a link to
+    /// one) at `name`, then create a new temporary file there with
+    /// `O_CREAT | O_EXCL | O_NOFOLLOW`.
+    fn create_at(dir: OutDir, name: &OsStr) -> Result<AtomicFile, HostError> {
+        let shown = dir.path.join(name);
+        if let Ok(st) = rustix::fs::statat(&dir.fd, name, AtFlags::empty()) {
+            if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                return Err(refused(
+                    &shown,
+                    "not a regular file (a directory, device, FIFO or socket, or a link to one); not replaced (use `-` for stdout)",
+                ));
+            }
+        }
         let flags = OFlags::WRONLY
             | OFlags::CREATE
             | OFlags::EXCL
             | OFlags::NOFOLLOW
             | OFlags::NOCTTY
             | OFlags::CLOEXEC;
-        let mut last = None;
+        let mut last = Errno::EXIST;
         for _ in 0..16 {
-            let seq = TMP_SEQ.fetch_add(1, Ordering::Relaxed);
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            let tmp = dir.join(format!(
-                ".{stem}.{}.{seq}.{nanos:x}.tmp",
-                std::process::id()
-            ));
-            match rustix::fs::open(&tmp, flags, Mode::from_raw_mode(0o644)) {
+            let tmp = tmp_name(name);
+            match rustix::fs::openat(&dir.fd, &tmp, flags, Mode::from_raw_mode(0o644)) {
                 Ok(fd) => {
                     return Ok(AtomicFile {
                         file: Some(fs::File::from(fd)),
+                        dir,
                         tmp,
-                        path: path.to_path_buf(),
+                        name: name.to_os_string(),
                     })
                 }
                 // Something already has that name (planted or not): another.
-                Err(rustix::io::Errno::EXIST) => last = Some(rustix::io::Errno::EXIST),
-                Err(e) => return Err(HostError::io(path, e.into())),
+                Err(Errno::EXIST) => last = Errno::EXIST,
+                Err(e) => return Err(HostError::io(&shown, e.into())),
             }
         }
-        let e = last.unwrap_or(rustix::io::Errno::EXIST);
-        Err(HostError::io(path, e.into()))
+        Err(HostError::io(&shown, last.into()))
     }
 
     /// Sync the data and rename the temporary file over the final name.
     pub fn commit(mut self) -> Result<(), HostError> {
+        let shown = self.dir.path.join(&self.name);
         let Some(f) = self.file.take() else {
             return Ok(());
         };
-        f.sync_all().map_err(|e| HostError::io(&self.path, e))?;
+        f.sync_all().map_err(|e| HostError::io(&shown, e))?;
         drop(f);
-        fs::rename(&self.tmp, &self.path).map_err(|e| HostError::io(&self.path, e))?;
+        rustix::fs::renameat(&self.dir.fd, &self.tmp, &self.dir.fd, &self.name)
+            .map_err(|e| HostError::io(&shown, e.into()))?;
         // Renamed: nothing left for Drop to remove.
-        self.tmp = PathBuf::new();
+        self.tmp = OsString::new();
         Ok(())
     }
 }
@@ -146,8 +360,8 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if !self.tmp.as_os_str().is_empty() {
-            let _ = fs::remove_file(&self.tmp);
+        if !self.tmp.is_empty() {
+            let _ = rustix::fs::unlinkat(&self.dir.fd, &self.tmp, AtFlags::empty());
         }
     }
 }

@@ -465,10 +465,11 @@ fn parse_id(s: &str) -> Option<u32> {
 /// Re-exported: the one date formatter is in [`model::time`].
 pub use model::time::format_utc;
 
+/// Write a state file through the one writer ([`crate::files::write_atomic`]:
+/// a new temporary file, synced, renamed over `path`; a link planted there
+/// is replaced, never followed).
 pub(crate) fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), JournalError> {
-    let mut f = fs::File::create(path).map_err(|e| io(path, e))?;
-    f.write_all(bytes).map_err(|e| io(path, e))?;
-    f.sync_all().map_err(|e| io(path, e))
+    crate::files::write_atomic(path, bytes).map_err(JournalError::Read)
 }
 
 pub(crate) fn sync_dir(dir: &Path) -> Result<(), JournalError> {
@@ -495,6 +496,14 @@ impl JournalWriter {
             Mode::from_raw_mode(0o644),
         )
         .map_err(|e| io(&path, e.into()))?;
+        // O_NOFOLLOW refused a link; a FIFO or device node is refused too.
+        let st = rustix::fs::fstat(&fd).map_err(|e| io(&path, e.into()))?;
+        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(JournalError::Read(HostError::Refused {
+                path,
+                why: "not a regular file; the journal is not appended to it",
+            }));
+        }
         Ok(JournalWriter {
             id,
             path,

@@ -401,9 +401,9 @@ impl Executor for NetnsExecutor {
         }
         let what = format!("apply on {host}");
         let file = h.state.with_extension("plan.json");
-        std::fs::write(&file, plan_json).map_err(|source| ExecError::Io {
+        host::files::write_atomic(&file, plan_json.as_bytes()).map_err(|e| ExecError::Io {
             what: format!("{what}: write {}", file.display()),
-            source,
+            source: std::io::Error::other(e),
         })?;
         // --force: the plan was made in this same namespace, whose
         // fingerprint may differ from the one the plan recorded only by the

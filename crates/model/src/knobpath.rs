@@ -99,6 +99,98 @@ pub fn ethtool_set_args(iface: &str, group: EthtoolGroup, attr: &str, value: &st
     ]
 }
 
+/// Interface files under `/sys/class/net/IF/` that nettune plans
+/// (NAPI deferral and threading; the queue length).
+pub const IFACE_FILES: [&str; 4] = [
+    "gro_flush_timeout",
+    "napi_defer_hard_irqs",
+    "threaded",
+    "tx_queue_len",
+];
+
+/// Per-queue files under `/sys/class/net/IF/queues/`: `rx-N/…` and `tx-N/…`.
+pub const QUEUE_FILES: [(&str, &str); 3] = [
+    ("rx-", "rps_cpus"),
+    ("rx-", "rps_flow_cnt"),
+    ("tx-", "xps_cpus"),
+];
+
+/// IRQ files under `/proc/irq/N/` that apply writes: the affinity the plan
+/// sets and, under a fixture root, the effective affinity it mirrors.
+pub const IRQ_FILES: [&str; 4] = [
+    "smp_affinity_list",
+    "smp_affinity",
+    "effective_affinity_list",
+    "effective_affinity",
+];
+
+/// Kernel modules whose parameters nettune plans and reloads: the drivers
+/// of its `InterruptThrottleRate` table (`tune::drivers::ITR_DRIVERS`,
+/// whose test checks that every driver there is here).
+pub const KNOWN_MODULES: [&str; 4] = ["e1000", "e1000e", "ixgbe", "ixgbevf"];
+
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 10 && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn is_iface(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 15
+        && s != "."
+        && s != ".."
+        && !s.starts_with('-')
+        && s.chars()
+            .all(|c| c != '/' && c != ':' && !c.is_whitespace() && !c.is_control())
+}
+
+/// Whether `path` is a kernel file nettune plans: a sysctl under
+/// `/proc/sys/net/`, an interface or queue file under `/sys/class/net/`
+/// ([`IFACE_FILES`], [`QUEUE_FILES`]), an IRQ's affinity ([`IRQ_FILES`]),
+/// a CPU's cpufreq governor or its `pm_qos_resume_latency_us`. Nothing
+/// else under `/proc/sys` or `/sys` (`kernel/core_pattern`,
+/// `kernel/modprobe`, `uevent_helper`, `binfmt_misc` are code execution as
+/// root) is.
+pub fn is_planned_kernel_file(path: &str) -> bool {
+    if let Some(rest) = path.strip_prefix("/proc/sys/net/") {
+        return !rest.is_empty()
+            && rest
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..");
+    }
+    if let Some(rest) = path.strip_prefix("/sys/class/net/") {
+        let parts: Vec<&str> = rest.split('/').collect();
+        return match parts.as_slice() {
+            [iface, file] => is_iface(iface) && IFACE_FILES.contains(file),
+            [iface, "queues", queue, file] => {
+                is_iface(iface)
+                    && QUEUE_FILES.iter().any(|(kind, f)| {
+                        f == file && queue.strip_prefix(kind).is_some_and(is_number)
+                    })
+            }
+            _ => false,
+        };
+    }
+    if let Some(rest) = path.strip_prefix("/proc/irq/") {
+        return match rest.split_once('/') {
+            Some((irq, file)) => is_number(irq) && IRQ_FILES.contains(&file),
+            None => false,
+        };
+    }
+    if let Some(rest) = path.strip_prefix("/sys/devices/system/cpu/cpu") {
+        return match rest.split_once('/') {
+            Some((cpu, file)) => {
+                is_number(cpu)
+                    && matches!(
+                        file,
+                        "cpufreq/scaling_governor" | "power/pm_qos_resume_latency_us"
+                    )
+            }
+            None => false,
+        };
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +230,46 @@ mod tests {
         assert_eq!(ethtool_cli_value("adaptive-tx", "1"), "on");
         assert_eq!(ethtool_cli_value("cqe_mode_rx", "0"), "off");
         assert_eq!(ethtool_cli_value("rx-usecs", "0"), "0");
+    }
+
+    #[test]
+    fn planned_kernel_files_and_nothing_else() {
+        for ok in [
+            sysctl_path("net.core.rmem_max"),
+            sysctl_path("net.ipv4.tcp_rmem"),
+            rps_cpus_path("eth0", 0),
+            rps_flow_cnt_path("ens1f0", 31),
+            xps_cpus_path("eth0.100", 7),
+            scaling_governor_path(12),
+            pm_qos_resume_latency_path(0),
+            "/sys/class/net/eth0/gro_flush_timeout".into(),
+            "/sys/class/net/eth0/threaded".into(),
+            crate::plan::irq_affinity_path(45),
+            "/proc/irq/45/effective_affinity".into(),
+        ] {
+            assert!(is_planned_kernel_file(&ok), "{ok}");
+        }
+        for bad in [
+            "/proc/sys/kernel/core_pattern",
+            "/proc/sys/kernel/modprobe",
+            "/proc/sys/kernel/hotplug",
+            "/proc/sys/fs/binfmt_misc/register",
+            "/sys/kernel/uevent_helper",
+            "/sys/fs/cgroup/release_agent",
+            "/proc/sys/net/",
+            "/proc/sys/net/../kernel/modprobe",
+            "/sys/class/net/eth0/queues/rx-0/../../../../kernel/uevent_helper",
+            "/sys/class/net/eth0/address",
+            "/sys/class/net/eth0/queues/rx-x/rps_cpus",
+            "/sys/class/net/eth0/queues/tx-0/rps_cpus",
+            "/sys/class/net/eth0/device/remove",
+            "/proc/irq/5/node",
+            "/proc/irq/default_smp_affinity",
+            "/sys/devices/system/cpu/cpu0/online",
+            "/sys/devices/system/cpu/cpufreq/boost",
+            "/sys/module/e1000e/parameters/InterruptThrottleRate",
+        ] {
+            assert!(!is_planned_kernel_file(bad), "{bad}");
+        }
     }
 }

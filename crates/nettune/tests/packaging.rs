@@ -67,6 +67,8 @@ fn serve_unit_runs_nettune_serve_hardened() {
         // ... and the token comes as a systemd credential, which the dynamic
         // user can read and children do not inherit.
         ("LoadCredential", nettune::cmd::serve::TOKEN_CREDENTIAL),
+        // Issue 35: a hard memory ceiling above the test-memory budget.
+        ("MemoryMax", "2G"),
     ] {
         assert_eq!(directive(&u, k), [v], "{k}");
     }
@@ -86,6 +88,8 @@ fn serve_unit_runs_nettune_serve_hardened() {
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&o.stdout);
+    assert!(engine::config::Limits::default().max_total_memory < 2 << 30);
+    assert!(help.contains("--max-total-memory"), "{help}");
     for flag in ["--listen", "--port", "--max-tests-per-client"] {
         assert!(help.contains(flag), "serve --help lacks {flag}");
         assert!(read("packaging/default-nettune-serve").contains(flag));

@@ -441,14 +441,14 @@ fn a_second_apply_or_a_rollback_during_an_apply_fails_at_once_naming_the_holder(
 // ---- 11. messages ----------------------------------------------------------
 
 #[test]
-fn capture_over_an_existing_file_says_file_exists_once() {
+fn capture_over_an_existing_file_says_not_a_directory_once() {
     let t = tempfile::tempdir().unwrap();
     let f = t.path().join("occupied");
     std::fs::write(&f, "x").unwrap();
     let o = bin().arg("capture").arg("--out").arg(&f).output().unwrap();
     assert!(!o.status.success());
     let e = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(e.matches("File exists").count(), 1, "{e}");
+    assert_eq!(e.matches("not a directory").count(), 1, "{e}");
     assert!(e.contains(f.to_str().unwrap()), "{e}");
 }
 

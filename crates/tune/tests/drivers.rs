@@ -193,3 +193,17 @@ fn values_the_driver_rejects_are_refused_or_clamped() {
     }
     insta::assert_snapshot!("itr_refused_and_clamped", out);
 }
+
+/// Issue 35: apply reloads only the modules `model::knobpath::KNOWN_MODULES`
+/// lists; every driver the tables know must be there, or its plans would be
+/// refused.
+#[test]
+fn every_table_driver_may_be_reloaded() {
+    for spec in tune::drivers::ITR_DRIVERS {
+        assert!(
+            model::knobpath::KNOWN_MODULES.contains(&spec.driver),
+            "{}",
+            spec.driver
+        );
+    }
+}

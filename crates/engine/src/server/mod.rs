@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
+mod admission;
 mod data;
 mod errors;
 mod preauth;
@@ -78,6 +79,12 @@ struct Shared {
     per_client: Mutex<HashMap<IpAddr, u32>>,
     preauth: Mutex<Preauth>,
     sessions: AtomicUsize,
+    /// New connections per prefix per second.
+    conn_rate: Mutex<admission::ConnRate>,
+    /// Eviction lines per second.
+    log_rate: Mutex<admission::LogRate>,
+    /// Test memory and tests per prefix.
+    budget: Mutex<admission::Budget>,
 }
 
 /// A bound server.
@@ -163,6 +170,9 @@ impl Server {
                 per_client: Mutex::new(HashMap::new()),
                 preauth: Mutex::new(Preauth::default()),
                 sessions: AtomicUsize::new(0),
+                conn_rate: Mutex::new(admission::ConnRate::default()),
+                log_rate: Mutex::new(admission::LogRate::new(Instant::now())),
+                budget: Mutex::new(admission::Budget::default()),
             }),
         })
     }
@@ -191,15 +201,31 @@ impl Server {
                     continue;
                 }
             };
+            let now = Instant::now();
+            let admitted = self
+                .shared
+                .conn_rate
+                .lock()
+                .is_ok_and(|mut r| r.admit(preauth_prefix(peer.ip()), now));
+            if !admitted {
+                // Not logged: a flood would flood the log.
+                refuse_now(
+                    &s,
+                    "busy",
+                    format!(
+                        "too many new connections from {}/24 or /64 (at most {} a second); try again shortly",
+                        preauth_prefix(peer.ip()),
+                        admission::NEW_PER_PREFIX_PER_SEC
+                    ),
+                );
+                continue;
+            }
             let pre = match PreauthSlot::take(&self.shared, peer, &s) {
                 Ok((p, evicted)) => {
                     for (e, why) in evicted {
                         let _ = e.conn.shutdown(std::net::Shutdown::Both);
                         if self.shared.cfg.log {
-                            log(format_args!(
-                                "{}: closed before finishing its handshake, to make room for {peer} ({why})",
-                                e.peer
-                            ));
+                            self.log_eviction(&e.peer, &peer, &why);
                         }
                     }
                     p
@@ -223,6 +249,31 @@ impl Server {
             if let Err(e) = spawned {
                 log(format_args!("cannot start a session thread: {e}"));
             }
+        }
+    }
+}
+
+impl Server {
+    /// Log one eviction, at most [`admission::EVICTION_LINES_PER_SEC`] a
+    /// second; the lines left out are counted in the next one.
+    fn log_eviction(&self, gone: &SocketAddr, peer: &SocketAddr, why: &str) {
+        let Ok((write, dropped)) = self
+            .shared
+            .log_rate
+            .lock()
+            .map(|mut r| r.line(Instant::now()))
+        else {
+            return;
+        };
+        if dropped > 0 {
+            log(format_args!(
+                "{dropped} more connections were closed before finishing their handshakes (not logged one by one)"
+            ));
+        }
+        if write {
+            log(format_args!(
+                "{gone}: closed before finishing its handshake, to make room for {peer} ({why})"
+            ));
         }
     }
 }
@@ -253,6 +304,42 @@ struct SessionSlot<'a> {
 impl Drop for SessionSlot<'_> {
     fn drop(&mut self) {
         self.sh.sessions.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A running test's share of the memory budget and of its prefix's tests;
+/// given back on drop.
+struct BudgetSlot<'a> {
+    sh: &'a Shared,
+    prefix: IpAddr,
+    need: u64,
+}
+
+impl<'a> BudgetSlot<'a> {
+    /// Admit `cfg` from `peer` against `--max-total-memory` and
+    /// `--max-tests-per-prefix`, or say why not.
+    fn take(
+        sh: &'a Shared,
+        cfg: &TestConfig,
+        peer: &SocketAddr,
+    ) -> Result<Self, admission::NotAdmitted> {
+        let l = &sh.cfg.limits;
+        let need = crate::work::buffer_bytes(cfg, End::Server);
+        let prefix = preauth_prefix(peer.ip());
+        let mut b = sh
+            .budget
+            .lock()
+            .map_err(|_| admission::NotAdmitted::Poisoned)?;
+        b.admit(prefix, need, l.max_total_memory, l.max_tests_per_prefix)?;
+        Ok(BudgetSlot { sh, prefix, need })
+    }
+}
+
+impl Drop for BudgetSlot<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut b) = self.sh.budget.lock() {
+            b.release(self.prefix, self.need);
+        }
     }
 }
 
@@ -301,7 +388,11 @@ impl Drop for ClientSlot<'_> {
 /// Preamble, hello, token proofs and setup, all within one total deadline.
 /// Returns the validated configuration and whether the client asked for
 /// the doctor rules (`--doctor`).
-fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), SessionError> {
+fn handshake(
+    ctrl: &mut TcpStream,
+    sh: &Shared,
+    pre: &PreauthSlot,
+) -> Result<(TestConfig, bool), SessionError> {
     let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
     let late = |what: &'static str| move |e: ProtoError| e.timed_out(what, HANDSHAKE_TIMEOUT);
     ctrl.set_write_timeout(Some(HANDSHAKE_TIMEOUT))?;
@@ -320,6 +411,11 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), Se
         ));
     }
     let challenge = sh.cfg.token.as_ref().map(|_| auth::nonce());
+    if challenge.is_none() {
+        // No token to prove: the preamble is all a client can send first
+        // (kept within a quota, since anyone can send one).
+        pre.protect(false);
+    }
     proto::write_msg(
         ctrl,
         &Msg::Hello {
@@ -345,6 +441,8 @@ fn handshake(ctrl: &mut TcpStream, sh: &Shared) -> Result<(TestConfig, bool), Se
                         "authentication failed: wrong token".into(),
                     ));
                 }
+                // Proved: a slow rest of the handshake is never evicted.
+                pre.protect(true);
                 proto::write_msg(
                     ctrl,
                     &Msg::AuthOk {
@@ -405,7 +503,7 @@ fn session(
     sh: &Shared,
     pre: PreauthSlot,
 ) -> Result<(), SessionError> {
-    let (mut cfg, doctor) = handshake(&mut ctrl, sh)?;
+    let (mut cfg, doctor) = handshake(&mut ctrl, sh, &pre)?;
     // Without a token, a client gets at most the buffers the host allows
     // unprivileged sockets; with one, the server forces what was asked for
     // when the client asks to (`--force-buffers`; where the server holds
@@ -432,6 +530,10 @@ fn session(
         ));
     }
     let _session = SessionSlot { sh };
+    let _budget = match BudgetSlot::take(sh, &cfg, &peer) {
+        Ok(b) => b,
+        Err(why) => return Err(refuse(&mut ctrl, "busy", why.to_string())),
+    };
     let ip = source(&peer);
     let _slot = {
         let mut m = sh.per_client.lock().map_err(|_| SessionError::Poisoned)?;
@@ -666,110 +768,4 @@ fn run_test(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The capabilities a server at `hook` offers in its hello.
-    fn offered(hook: Option<crate::diagnosis::DoctorHook>) -> Vec<String> {
-        let server = Server::bind(ServerConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            dual_stack: false,
-            token: None,
-            limits: Limits::default(),
-            max_sessions: 1,
-            root: Root::new("/"),
-            log: false,
-            doctor: hook,
-        })
-        .unwrap();
-        let addr = server.local_addr().unwrap();
-        std::thread::spawn(move || server.serve());
-        let mut s = TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        proto::write_preamble(&mut s).unwrap();
-        proto::read_preamble(&mut s).unwrap();
-        match proto::read_msg(&mut s, 1 << 20).unwrap() {
-            Msg::Hello { caps, .. } => caps,
-            other => panic!("expected hello, got {}", other.name()),
-        }
-    }
-
-    /// `bench --doctor` runs the rules through the caller's hook: a server
-    /// given none does not claim to run them.
-    #[test]
-    fn doctor_is_offered_only_with_a_hook() {
-        let cap = crate::diagnosis::CAP.to_string();
-        assert!(!offered(None).contains(&cap));
-        let hook = crate::diagnosis::DoctorHook::new(|_, _| model::findings::Report {
-            schema_version: model::findings::REPORT_SCHEMA_VERSION,
-            findings: Vec::new(),
-            skipped: Vec::new(),
-        });
-        let caps = offered(Some(hook));
-        assert!(caps.contains(&cap), "{caps:?}");
-        assert!(caps.iter().any(|c| c == "tcp-stream"), "{caps:?}");
-    }
-
-    fn shared(total: u32, per_prefix: u32) -> Arc<Shared> {
-        Arc::new(Shared {
-            cfg: ServerConfig {
-                listen: "127.0.0.1:0".parse().unwrap(),
-                dual_stack: false,
-                token: None,
-                limits: Limits {
-                    max_unauthenticated: total,
-                    max_unauthenticated_per_prefix: per_prefix,
-                    ..Limits::default()
-                },
-                max_sessions: 1,
-                root: Root::new("/"),
-                log: false,
-                doctor: None,
-            },
-            per_client: Mutex::new(HashMap::new()),
-            preauth: Mutex::new(Preauth::default()),
-            sessions: AtomicUsize::new(0),
-        })
-    }
-
-    #[test]
-    fn prefixes_are_ipv4_24_and_ipv6_64() {
-        let p = |s: &str| preauth_prefix(s.parse().unwrap()).to_string();
-        assert_eq!(p("192.0.2.77"), "192.0.2.0");
-        assert_eq!(p("::ffff:192.0.2.77"), "192.0.2.0");
-        assert_eq!(p("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::");
-    }
-
-    #[test]
-    fn a_full_pool_evicts_its_oldest_and_a_full_prefix_its_own_oldest() {
-        let sh = shared(4, 2);
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let peer = |s: &str| -> SocketAddr { format!("{s}:1").parse().unwrap() };
-        let mut slots = Vec::new();
-        let mut take = |from: &str| {
-            let (slot, ev) = PreauthSlot::take(&sh, peer(from), &c).unwrap();
-            slots.push(slot);
-            ev.into_iter()
-                .map(|(e, _)| e.peer.ip().to_string())
-                .collect::<Vec<_>>()
-        };
-        assert!(take("10.0.1.1").is_empty());
-        assert!(take("10.0.1.2").is_empty());
-        // The prefix is at its share: its own oldest goes, not another's.
-        assert!(take("10.0.2.1").is_empty());
-        assert_eq!(take("10.0.1.3"), ["10.0.1.1"]);
-        assert!(take("10.0.3.1").is_empty());
-        // The pool is full (4): the oldest of all goes.
-        assert_eq!(take("10.0.4.1"), ["10.0.1.2"]);
-        assert_eq!(take("10.0.5.1"), ["10.0.2.1"]);
-        let p = sh.preauth.lock().unwrap();
-        assert_eq!(p.queue.len(), 4);
-        assert_eq!(p.per_prefix.values().sum::<u32>(), 4);
-        drop(p);
-        // Slots given back (also of evicted connections) leave the pool empty.
-        drop(slots);
-        let p = sh.preauth.lock().unwrap();
-        assert!(p.queue.is_empty() && p.per_prefix.is_empty());
-    }
-}
+mod tests;

@@ -11,6 +11,9 @@ pub(super) struct Pending {
     pub(super) peer: SocketAddr,
     /// A handle on the connection, to close it when it is evicted.
     pub(super) conn: TcpStream,
+    /// It has sent its preamble and (with a token) a valid proof: it is
+    /// never evicted, only ended by its own handshake deadline.
+    pub(super) protected: bool,
 }
 
 /// Connections that have not finished the handshake, oldest first.
@@ -67,6 +70,12 @@ pub(super) enum Busy {
     /// A thread panicked holding the pool's lock.
     #[error("server error (lock poisoned)")]
     Poisoned,
+    /// Every unfinished handshake of the prefix, or of the pool, has
+    /// already proved itself: none is evicted, the new one is refused.
+    #[error(
+        "server busy: {0} connections are finishing their handshakes; try again in a few seconds"
+    )]
+    Protected(String),
 }
 
 /// A place in the pre-authentication pool, given back on drop (also when a
@@ -93,23 +102,52 @@ impl PreauthSlot {
         let Ok(mut p) = sh.preauth.lock() else {
             return Err(Busy::Poisoned);
         };
-        let mut evicted = Vec::new();
         let per = l.max_unauthenticated_per_prefix.max(1);
+        let max = usize::try_from(l.max_unauthenticated.max(1)).unwrap_or(usize::MAX);
+        // Victims are chosen first (only connections that have not proved
+        // themselves), then removed: a refusal evicts nobody.
+        let mut victims: Vec<(u64, String)> = Vec::new();
         if p.per_prefix.get(&prefix).copied().unwrap_or(0) >= per {
-            let oldest = p.queue.iter().position(|e| e.prefix == prefix);
-            if let Some(e) = oldest.and_then(|i| p.remove(i)) {
-                let why = format!(
-                    "{} had {per} unfinished handshakes, the per-prefix limit",
-                    prefix_text(prefix)
-                );
-                evicted.push((e, why));
+            let Some(e) = p.queue.iter().find(|e| e.prefix == prefix && !e.protected) else {
+                return Err(Busy::Protected(prefix_text(prefix)));
+            };
+            let why = format!(
+                "{} had {per} unfinished handshakes, the per-prefix limit",
+                prefix_text(prefix)
+            );
+            victims.push((e.id, why));
+        }
+        let left = p.queue.len().saturating_sub(victims.len());
+        if left >= max {
+            let taken: Vec<u64> = victims.iter().map(|v| v.0).collect();
+            let extra = left.saturating_sub(max).saturating_add(1);
+            let more: Vec<u64> = p
+                .queue
+                .iter()
+                .filter(|e| !e.protected && !taken.contains(&e.id))
+                .take(extra)
+                .map(|e| e.id)
+                .collect();
+            if more.len() < extra {
+                return Err(Busy::Protected(format!("all {max}")));
+            }
+            for id in more {
+                victims.push((
+                    id,
+                    format!("the server had {max} unfinished handshakes, its limit"),
+                ));
             }
         }
-        let max = usize::try_from(l.max_unauthenticated.max(1)).unwrap_or(usize::MAX);
-        while p.queue.len() >= max {
-            let Some(e) = p.remove(0) else { break };
-            let why = format!("the server had {max} unfinished handshakes, its limit");
-            evicted.push((e, why));
+        let mut evicted = Vec::new();
+        for (id, why) in victims {
+            if let Some(e) = p
+                .queue
+                .iter()
+                .position(|e| e.id == id)
+                .and_then(|i| p.remove(i))
+            {
+                evicted.push((e, why));
+            }
         }
         let id = p.next_id;
         p.next_id = p.next_id.wrapping_add(1);
@@ -118,10 +156,46 @@ impl PreauthSlot {
             prefix,
             peer,
             conn,
+            protected: false,
         });
         let n = p.per_prefix.entry(prefix).or_insert(0);
         *n = n.saturating_add(1);
         Ok((PreauthSlot { sh: sh.clone(), id }, evicted))
+    }
+}
+
+impl PreauthSlot {
+    /// The connection has sent its preamble and, when `proved`, a valid
+    /// token proof: from now on it is never evicted to make room. Without
+    /// a proof (a server without a token, where anyone can send a
+    /// preamble) at most half the pool and half a prefix's share are kept
+    /// so, and the rest stays evictable: the newest connection still gets
+    /// in.
+    pub(super) fn protect(&self, proved: bool) {
+        let l = &self.sh.cfg.limits;
+        let Ok(mut p) = self.sh.preauth.lock() else {
+            return;
+        };
+        let Some(prefix) = p.queue.iter().find(|e| e.id == self.id).map(|e| e.prefix) else {
+            return;
+        };
+        if !proved {
+            let pool = usize::try_from(l.max_unauthenticated / 2).unwrap_or(usize::MAX);
+            let share = usize::try_from((l.max_unauthenticated_per_prefix / 2).max(1))
+                .unwrap_or(usize::MAX);
+            let kept = p.queue.iter().filter(|e| e.protected).count();
+            let kept_here = p
+                .queue
+                .iter()
+                .filter(|e| e.protected && e.prefix == prefix)
+                .count();
+            if kept >= pool || kept_here >= share {
+                return;
+            }
+        }
+        if let Some(e) = p.queue.iter_mut().find(|e| e.id == self.id) {
+            e.protected = true;
+        }
     }
 }
 

@@ -74,6 +74,8 @@ pub(super) trait Workload {
 
 /// Run `w` until its bounds, the stop flag, or the end of its flows.
 pub(super) fn drive<W: Workload>(w: &mut W, ctx: &mut Ctx, b: Bounds) -> io::Result<()> {
+    // The workload and its buffers exist: now wait for a scheduled start.
+    ctx.await_start();
     let mut idle_since: Option<Instant> = None;
     loop {
         let now = Instant::now();
@@ -114,4 +116,71 @@ pub(super) fn drive<W: Workload>(w: &mut W, ctx: &mut Ctx, b: Bounds) -> io::Res
     }
     w.finish(ctx);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{FlowDir, TestConfig};
+    use crate::report::Role;
+    use crate::worker::Timing;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    /// Records the thread's policy when it is built (its buffers
+    /// allocated) and at each pass.
+    struct Probe {
+        built_fifo: bool,
+        passes: Vec<bool>,
+    }
+
+    impl Workload for Probe {
+        fn pass(&mut self, _ctx: &mut Ctx, _now: Instant) -> io::Result<Pass> {
+            self.passes.push(sys::sched::is_fifo().unwrap_or(false));
+            Ok(Pass::new(true, Idle::Again))
+        }
+        fn done(&self) -> bool {
+            self.passes.len() >= 3
+        }
+    }
+
+    /// Issue 35: a scheduled start runs under SCHED_FIFO only for the wait
+    /// and the first send, never while the workload allocates.
+    #[test]
+    fn fifo_only_for_the_wait_and_the_first_send() {
+        let probe_thread = std::thread::spawn(|| {
+            if sys::sched::set_fifo(1).is_err() {
+                return None;
+            }
+            let _ = sys::sched::set_normal();
+            let at = Instant::now() + Duration::from_millis(50);
+            let cfg = TestConfig::default();
+            let (tx, _rx) = std::sync::mpsc::channel();
+            let mut ctx = Ctx::new(
+                (0, Role::Send, FlowDir::Forward, None),
+                Timing::new(&cfg, at),
+                Arc::new(AtomicBool::new(false)),
+                tx,
+            )
+            .scheduled_start(at, Arc::default());
+            let mut w = Probe {
+                built_fifo: sys::sched::is_fifo().unwrap_or(true),
+                passes: Vec::new(),
+            };
+            let b = Bounds {
+                until: at + Duration::from_secs(60),
+                single: true,
+                busy: Duration::ZERO,
+            };
+            drive(&mut w, &mut ctx, b).unwrap();
+            Some((w, ctx.realtime()))
+        });
+        let Some((w, still)) = probe_thread.join().unwrap() else {
+            eprintln!("skipped: SCHED_FIFO needs CAP_SYS_NICE");
+            return;
+        };
+        assert!(!w.built_fifo, "allocated under SCHED_FIFO");
+        assert_eq!(w.passes, [true, false, false]);
+        assert!(!still);
+    }
 }

@@ -181,6 +181,9 @@ impl Knobs {
     /// they take effect; then, where the kernel shows a parameter
     /// (`/sys/module/M/parameters/P`), check it holds the snippet's value.
     pub fn reload_module(&self, module: &str) -> Result<(), HostError> {
+        // Only a driver nettune's tables know is ever unloaded or loaded.
+        targets::check_name("module", module)?;
+        targets::check_module(module)?;
         let params = module_param::snippet_params(&self.snippet_dir, module)?;
         self.loader.reload(module, &params)?;
         for (p, v) in &params {

@@ -2,8 +2,10 @@
 //! journal's checksum is not a secret), so every target is checked before
 //! apply, rollback or verify touches it:
 //!
-//! - `file` targets: plain absolute paths under `/proc/sys/`, `/sys/` or
-//!   `/proc/irq/` (the kernel's knobs), or exactly irqbalance's environment
+//! - `file` targets: plain absolute paths of the kernel files nettune
+//!   plans ([`knobpath::is_planned_kernel_file`]: sysctls under
+//!   `/proc/sys/net/`, interface and queue files, IRQ affinity, the cpufreq
+//!   governor, pm_qos), or exactly irqbalance's environment
 //!   file (`/etc/default/irqbalance`, `/etc/sysconfig/irqbalance`), whose
 //!   content must be plain `NAME=VALUE` lines ([`model::irqbalance_env`]);
 //! - `created` targets: exactly the files, directories and link that
@@ -19,11 +21,9 @@ use crate::error::HostError;
 use crate::persist;
 use crate::root::check_plain;
 use model::irqbalance_env;
+use model::knobpath;
 use model::plan::{CreatedKind, Target};
 use std::path::Path;
-
-/// The directories under which `file` targets may lie.
-pub const KERNEL_PREFIXES: [&str; 3] = ["/proc/sys/", "/sys/", "/proc/irq/"];
 
 /// Services nettune starts and stops.
 pub const SERVICES: [&str; 1] = ["irqbalance"];
@@ -80,6 +80,20 @@ pub fn check_iface(name: &str) -> Result<(), HostError> {
     }
 }
 
+/// A module nettune may write a snippet for and reload: one of the
+/// drivers its tables know ([`knobpath::KNOWN_MODULES`]).
+pub fn check_module(module: &str) -> Result<(), HostError> {
+    if knobpath::KNOWN_MODULES.contains(&module) {
+        Ok(())
+    } else {
+        Err(bad(
+            "module",
+            module,
+            "not a driver nettune knows (e1000, e1000e, ixgbe, ixgbevf); no snippet is written and nothing is loaded",
+        ))
+    }
+}
+
 fn refused(path: &str, why: &'static str) -> HostError {
     HostError::Refused {
         path: path.into(),
@@ -92,10 +106,10 @@ pub fn check_target(t: &Target) -> Result<(), HostError> {
     match t {
         Target::File { path, .. } => {
             check_plain(Path::new(path))?;
-            if !KERNEL_PREFIXES.iter().any(|p| path.starts_with(p)) && !is_irqbalance_env(path) {
+            if !knobpath::is_planned_kernel_file(path) && !is_irqbalance_env(path) {
                 return Err(refused(
                     path,
-                    "not a kernel file nettune writes (only under /proc/sys, /sys and /proc/irq, and irqbalance's environment file)",
+                    "not a file nettune plans (only sysctls under /proc/sys/net, interface and queue files under /sys/class/net, /proc/irq/N affinity, the cpufreq governor, pm_qos_resume_latency_us and irqbalance's environment file)",
                 ));
             }
             Ok(())
@@ -114,6 +128,7 @@ pub fn check_target(t: &Target) -> Result<(), HostError> {
         }
         Target::ModuleParam { module, param } => {
             check_name("module", module)?;
+            check_module(module)?;
             check_name("module parameter", param)
         }
         Target::Created { path, what } => {
@@ -246,6 +261,9 @@ mod tests {
         assert!(check_target(&file("/sys/class/net/eth0/queues/rx-0/rps_cpus")).is_ok());
         assert!(check_target(&file("/proc/irq/5/effective_affinity")).is_ok());
         for p in [
+            "/proc/sys/kernel/core_pattern",
+            "/proc/sys/kernel/modprobe",
+            "/sys/kernel/uevent_helper",
             "/etc/passwd",
             "/proc/sys/../../etc/passwd",
             "/sys/./x",
@@ -310,6 +328,15 @@ mod tests {
             param: "InterruptThrottleRate".into(),
         };
         assert!(check_value(&m, "3").is_ok());
+        // Issue 35: only the drivers nettune's tables know.
+        for module in ["nf_conntrack", "bluetooth", "dummy"] {
+            let t = Target::ModuleParam {
+                module: module.into(),
+                param: "x".into(),
+            };
+            let e = check_target(&t).unwrap_err().to_string();
+            assert!(e.contains(module), "{e}");
+        }
         assert!(check_value(&m, "1,1,1,1").is_ok());
         assert!(check_value(&m, "1\ninstall e1000e /bin/sh").is_err());
         assert!(check_value(

@@ -10,6 +10,7 @@
 //! [`Sample`](crate::sampler::Sample)s, so rate-based rules run on a capture as they do live.
 
 use crate::ethtool::Ethtool;
+use crate::files::OutDir;
 use crate::snapshot::{read_snapshot_recorded, Access};
 use crate::{HostError, Root};
 use model::snapshot::HostSnapshot;
@@ -59,17 +60,13 @@ pub struct CaptureReport {
 
 struct Copier<'a> {
     src: &'a Path,
-    out: &'a Path,
+    out: &'a OutDir,
     files: usize,
     links: usize,
     skipped: Vec<(PathBuf, String)>,
 }
 
 impl Copier<'_> {
-    fn io(&self, path: &Path, e: std::io::Error) -> HostError {
-        HostError::io(path, e)
-    }
-
     /// Walk `path` like the kernel resolves it, recreating directories and
     /// symlinks under `out`; returns the resolved path (relative to `/`)
     /// or `None` if some component does not exist. The last component is
@@ -95,14 +92,13 @@ impl Copier<'_> {
             // the capture does not record the capturing process's PID.
             let proc_net = rel == Path::new("proc/net");
             if proc_net {
-                let d = self.out.join(&rel);
-                fs::create_dir_all(&d).map_err(|e| self.io(&d, e))?;
+                self.out.subdir(&rel)?;
             } else if meta.file_type().is_symlink() && (follow_last || !pending.is_empty()) {
                 hops += 1;
                 if hops > 40 {
                     return Ok(None);
                 }
-                let target = fs::read_link(&live).map_err(|e| self.io(path, e))?;
+                let target = fs::read_link(&live).map_err(|e| HostError::io(path, e))?;
                 self.make_link(&rel, &target)?;
                 stack.pop();
                 if target.is_absolute() {
@@ -112,23 +108,16 @@ impl Copier<'_> {
                 t.reverse();
                 pending.extend(t);
             } else if meta.is_dir() {
-                let d = self.out.join(&rel);
-                fs::create_dir_all(&d).map_err(|e| self.io(&d, e))?;
+                self.out.subdir(&rel)?;
             }
         }
         Ok(Some(stack.iter().collect()))
     }
 
     fn make_link(&mut self, rel: &Path, target: &Path) -> Result<(), HostError> {
-        let at = self.out.join(rel);
-        if fs::symlink_metadata(&at).is_ok() {
-            return Ok(());
+        if self.out.symlink(rel, target)? {
+            self.links += 1;
         }
-        if let Some(p) = at.parent() {
-            fs::create_dir_all(p).map_err(|e| self.io(p, e))?;
-        }
-        std::os::unix::fs::symlink(target, &at).map_err(|e| self.io(&at, e))?;
-        self.links += 1;
         Ok(())
     }
 
@@ -141,14 +130,7 @@ impl Copier<'_> {
         // the reason instead of blocking or streaming.
         match crate::root::read_regular(&live, path, crate::root::MAX_READ) {
             Ok(bytes) => {
-                let dst = self.out.join(&rel);
-                if dst.is_dir() {
-                    return Ok(());
-                }
-                if let Some(p) = dst.parent() {
-                    fs::create_dir_all(p).map_err(|e| self.io(p, e))?;
-                }
-                fs::write(&dst, bytes).map_err(|e| self.io(&dst, e))?;
+                self.out.write(&rel, &bytes)?;
                 self.files += 1;
             }
             Err(e) => {
@@ -184,7 +166,7 @@ pub fn capture(out: &Path, eth: &dyn Ethtool) -> Result<CaptureReport, HostError
 
 /// Capture the tree at `src` (normally the live `/`) into `out`.
 pub fn capture_from(src: &Root, out: &Path, eth: &dyn Ethtool) -> Result<CaptureReport, HostError> {
-    fs::create_dir_all(out).map_err(|e| HostError::io(out, e))?;
+    let out = &OutDir::create(out)?;
     let (snapshot, accesses) = read_snapshot_recorded(src, eth);
     // doctor's facts: the files they read, and their netlink parts as JSON.
     let (facts, doctor_reads) = crate::doctor_facts::read_doctor_facts_recorded(src, &snapshot);
@@ -211,22 +193,22 @@ pub fn capture_from(src: &Root, out: &Path, eth: &dyn Ethtool) -> Result<Capture
         }
     }
     crate::doctor_facts::write_netlink_fixtures(out, &facts)?;
-    let eth_dir = out.join("ethtool");
-    fs::create_dir_all(&eth_dir).map_err(|e| HostError::io(&eth_dir, e))?;
+    let eth_dir = out.subdir(Path::new("ethtool"))?;
     for i in &snapshot.interfaces {
-        let p = eth_dir.join(format!("{}.json", i.name));
         let mut text = serde_json::to_string_pretty(&i.ethtool).unwrap_or_default();
         text.push('\n');
-        fs::write(&p, text).map_err(|e| HostError::io(&p, e))?;
+        eth_dir.write(Path::new(&format!("{}.json", i.name)), text.as_bytes())?;
     }
     let label = format!(
         "Captured live by `nettune capture` from host {} (kernel {}).\n",
         snapshot.source.hostname.as_deref().unwrap_or("?"),
         snapshot.source.kernel.as_deref().unwrap_or("?"),
     );
-    let lp = out.join("LABEL");
-    if !lp.exists() {
-        fs::write(&lp, label).map_err(|e| HostError::io(&lp, e))?;
+    // A LABEL the user wrote (a regular file) is kept; anything else there,
+    // a planted link included, is replaced, never written through.
+    let kept = fs::symlink_metadata(out.path().join("LABEL")).is_ok_and(|m| m.is_file());
+    if !kept {
+        out.write(Path::new("LABEL"), label.as_bytes())?;
     }
     Ok(CaptureReport {
         snapshot,

@@ -2,12 +2,12 @@
 //! `samples/` with an index, and read back as the sampler's [`Sample`]s.
 
 use crate::ethtool::Ethtool;
+use crate::files::OutDir;
 use crate::sampler::{monotonic_now, Sample, Sampler, SAMPLER_FILES};
 use crate::{HostError, Root};
 use model::snapshot::{EthtoolState, Probe};
 use model::Nanos;
 use serde::{Deserialize, Serialize};
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -119,19 +119,12 @@ pub fn check_sampling(n: u32, interval: Duration) -> Result<(), SamplingError> {
     Ok(())
 }
 
-fn write_file(path: &Path, text: &[u8]) -> Result<(), HostError> {
-    if let Some(p) = path.parent() {
-        fs::create_dir_all(p).map_err(|e| HostError::io(p, e))?;
-    }
-    fs::write(path, text).map_err(|e| HostError::io(path, e))
-}
-
 /// Record one sample of `src` into `dir`: the files the sampler reads, as
 /// they are, and the driver counters of `ifaces` as `ethtool/IF.json`.
 /// Returns its monotonic time and the interfaces whose counters were written.
 pub(super) fn record_sample(
     src: &Root,
-    dir: &Path,
+    dir: &OutDir,
     eth: &dyn Ethtool,
     ifaces: &[String],
 ) -> Result<(u64, Vec<String>), HostError> {
@@ -146,7 +139,7 @@ pub(super) fn record_sample(
         if at.is_none() {
             at = Some(monotonic_now().0);
         }
-        write_file(&dir.join(path.trim_start_matches('/')), text.as_bytes())?;
+        dir.write(Path::new(path.trim_start_matches('/')), text.as_bytes())?;
     }
     let mut written = Vec::new();
     for iface in ifaces {
@@ -160,8 +153,8 @@ pub(super) fn record_sample(
         };
         let mut text = serde_json::to_string_pretty(&st).unwrap_or_default();
         text.push('\n');
-        write_file(
-            &dir.join(crate::ethtool::fixture_path(iface)),
+        dir.write(
+            Path::new(&crate::ethtool::fixture_path(iface)),
             text.as_bytes(),
         )?;
         written.push(iface.clone());
@@ -185,8 +178,7 @@ pub fn capture_samples(
         path: out.join(SAMPLES_DIR),
         error: std::io::Error::other(why),
     })?;
-    let base = out.join(SAMPLES_DIR);
-    fs::create_dir_all(&base).map_err(|e| HostError::io(&base, e))?;
+    let base = OutDir::create(out)?.subdir(Path::new(SAMPLES_DIR))?;
     let ifaces: Vec<String> = if nic_stats {
         let mut v: Vec<String> = src
             .list_interfaces()
@@ -212,7 +204,8 @@ pub fn capture_samples(
             std::thread::sleep(wait);
         }
         let name = format!("{k:04}");
-        let (at, written) = record_sample(src, &base.join(&name), eth, &ifaces)?;
+        let dir = base.subdir(Path::new(&name))?;
+        let (at, written) = record_sample(src, &dir, eth, &ifaces)?;
         if k == 0 {
             first_ifaces = written;
         }
@@ -220,7 +213,7 @@ pub fn capture_samples(
     }
     let mut text = serde_json::to_string_pretty(&index).unwrap_or_default();
     text.push('\n');
-    write_file(&base.join("index.json"), text.as_bytes())?;
+    base.write(Path::new("index.json"), text.as_bytes())?;
     Ok(SamplesReport {
         samples: index.samples.len(),
         nic_ifaces: first_ifaces,

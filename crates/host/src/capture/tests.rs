@@ -99,7 +99,7 @@ fn rates_from_recorded_samples() {
         let root = Root::new(src.path());
         let (at, _) = record_sample(
             &root,
-            &base.join(format!("{k:04}")),
+            &OutDir::create(&base.join(format!("{k:04}"))).unwrap(),
             &FixtureEthtool::new(&root),
             &ifaces,
         )
@@ -307,5 +307,109 @@ mod fuzz {
                 .collect();
             prop_assert!(parse_index(&index_json(&entries, 1), Path::new("i")).is_err());
         }
+    }
+}
+
+/// Every regular file and directory under `dir` (relative), links not
+/// followed and not listed.
+fn tree(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut files, mut dirs) = (Vec::new(), Vec::new());
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        for e in fs::read_dir(dir.join(&rel)).unwrap() {
+            let e = e.unwrap();
+            let r = rel.join(e.file_name());
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                dirs.push(r.clone());
+                todo.push(r);
+            } else if t.is_file() {
+                files.push(r);
+            }
+        }
+    }
+    (files, dirs)
+}
+
+/// A whole capture (files, netlink fixtures, ethtool, LABEL, samples).
+fn capture_all(root: &Root, out: &Path) -> Result<(), HostError> {
+    let eth = FixtureEthtool::new(root);
+    capture_from(root, out, &eth)?;
+    capture_samples(root, out, &eth, 2, Duration::from_millis(100), true)?;
+    Ok(())
+}
+
+/// Issue 35: links planted under every output a capture writes. A link at
+/// a file's name (to a victim, or dangling) is replaced, never written
+/// through; a link at a directory's name is refused, and nothing lands in
+/// its target.
+#[test]
+fn planted_links_under_a_capture_are_never_written_through() {
+    let src = source("a", 5);
+    let root = Root::new(src.path());
+    let probe = tempfile::tempdir().unwrap();
+    capture_all(&root, probe.path()).unwrap();
+    let (files, dirs) = tree(probe.path());
+    assert!(files.iter().any(|f| f == Path::new("LABEL")));
+    assert!(files.iter().any(|f| f.starts_with("samples/0000")));
+    assert!(files.iter().any(|f| f == Path::new("samples/index.json")));
+
+    // Links to victims at every file name, and dangling links.
+    for dangling in [false, true] {
+        let out = tempfile::tempdir().unwrap();
+        let victims = tempfile::tempdir().unwrap();
+        for (k, f) in files.iter().enumerate() {
+            let v = victims.path().join(format!("v{k}"));
+            if !dangling {
+                fs::write(&v, "precious").unwrap();
+            }
+            let at = out.path().join(f);
+            fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(&v, &at).unwrap();
+        }
+        capture_all(&root, out.path()).unwrap();
+        for (k, f) in files.iter().enumerate() {
+            let v = victims.path().join(format!("v{k}"));
+            if dangling {
+                assert!(
+                    !v.exists(),
+                    "{} created through {}",
+                    v.display(),
+                    f.display()
+                );
+            } else {
+                assert_eq!(
+                    fs::read_to_string(&v).unwrap(),
+                    "precious",
+                    "{}",
+                    f.display()
+                );
+            }
+            let m = fs::symlink_metadata(out.path().join(f)).unwrap();
+            assert!(m.is_file(), "{} is still a link", f.display());
+        }
+    }
+
+    // A link at each directory's name: refused, its target untouched.
+    for d in &dirs {
+        let out = tempfile::tempdir().unwrap();
+        let victim = tempfile::tempdir().unwrap();
+        let at = out.path().join(d);
+        if let Some(p) = at.parent() {
+            fs::create_dir_all(p).unwrap();
+        }
+        std::os::unix::fs::symlink(victim.path(), &at).unwrap();
+        let r = capture_all(&root, out.path());
+        assert!(
+            matches!(r, Err(HostError::Refused { .. })),
+            "{}: {r:?}",
+            d.display()
+        );
+        assert_eq!(
+            fs::read_dir(victim.path()).unwrap().count(),
+            0,
+            "{} written through",
+            d.display()
+        );
     }
 }

@@ -339,15 +339,13 @@ pub fn profile_toml(
 /// Write `bytes` to `dir/name` (atomically).
 pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, AutotuneRunError> {
     let path = dir.join(name);
-    let io = |source| AutotuneRunError::Write {
+    let io = |e: host::HostError| AutotuneRunError::Write {
         path: path.clone(),
-        source,
+        source: std::io::Error::other(e),
     };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    host::files::write_atomic(&path, bytes).map_err(|e| AutotuneRunError::Write {
-        path: path.clone(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
+    // A symlink planted at the directory is refused, one at the file replaced.
+    host::files::create_out_dir(dir).map_err(io)?;
+    host::files::write_atomic(&path, bytes).map_err(io)?;
     Ok(path)
 }
 

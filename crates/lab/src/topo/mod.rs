@@ -185,12 +185,7 @@ impl Lab {
         })?;
         let marker = marker_path(&name);
         let started = start_time(pid).unwrap_or(0);
-        std::fs::write(&marker, format!("{pid} {started}\n")).map_err(|source| {
-            LabError::Marker {
-                path: marker.display().to_string(),
-                source,
-            }
-        })?;
+        host::files::write_atomic(&marker, format!("{pid} {started}\n").as_bytes())?;
         let mut lab = Lab {
             name,
             spec,

@@ -176,4 +176,29 @@ h:2200 ansible_port=2300
             })
         ));
     }
+
+    /// Issue 35: connection variables nettune does not implement, and
+    /// templated values, are a one-line error naming them.
+    #[test]
+    fn unimplemented_connection_variables_are_refused() {
+        for (line, named) in [
+            (
+                "h ansible_connection=kubectl ansible_kubectl_kubeconfig=/k",
+                "ansible_kubectl_kubeconfig",
+            ),
+            ("h ansible_ssh_args=-oProxyCommand=x", "ansible_ssh_args"),
+            ("h ansible_password=secret", "ansible_password"),
+            ("h ansible_host={{host}}", "Jinja"),
+            ("h ansible_user=\"{{ user }}\"", "Jinja"),
+        ] {
+            let e = parse(&format!("{line}\n")).unwrap_err().to_string();
+            assert!(e.contains(named), "{line}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        // What nettune implements, and other Ansible variables, pass.
+        assert!(parse(
+            "h ansible_ssh_common_args='-o X=1' ansible_python_interpreter=/usr/bin/python3\n"
+        )
+        .is_ok());
+    }
 }

@@ -2,7 +2,7 @@
 //! `[beg:end:step]` (numeric, zero-padded if `beg` is, or single letters), and
 //! an optional `:port`, as the INI and YAML inventories write them.
 
-use super::MAX_HOSTS;
+use super::{MAX_HOSTS, MAX_NAME_LEN};
 use crate::error::ParseError;
 
 /// Hosts of a pattern with their optional `:port`: `web[01:03].x:2222` is
@@ -37,37 +37,92 @@ pub(super) fn expand(pattern: &str, line: usize) -> Result<Vec<(String, Option<u
         }
         _ => (pattern, None),
     };
-    let mut names = vec![String::new()];
+    let Sized {
+        segments,
+        tail,
+        count,
+        longest,
+    } = sized(body).map_err(|m| bad(&m))?;
+    let mut names = Vec::with_capacity(count);
+    // An odometer over the ranges: each name is built once, at most
+    // MAX_NAME_LEN bytes, so the work is at most count × MAX_NAME_LEN.
+    let mut digits = vec![0usize; segments.len()];
+    for _ in 0..count {
+        let mut name = String::with_capacity(longest);
+        for ((prefix, items), &d) in segments.iter().zip(&digits) {
+            name.push_str(prefix);
+            name.push_str(items.get(d).map_or("", String::as_str));
+        }
+        name.push_str(tail);
+        names.push((name, port));
+        for (d, (_, items)) in digits.iter_mut().zip(&segments).rev() {
+            *d = d.saturating_add(1);
+            if *d < items.len() {
+                break;
+            }
+            *d = 0;
+        }
+    }
+    Ok(names)
+}
+
+/// A pattern body split into literal-then-range segments and a literal
+/// tail, with the number of names and the longest name's length.
+struct Sized<'a> {
+    segments: Vec<(&'a str, Vec<String>)>,
+    tail: &'a str,
+    count: usize,
+    longest: usize,
+}
+
+/// Split and size a pattern body before any name is built: the host count
+/// and the longest name are checked at every range, so a long literal after
+/// a big range, or thousands of `[0:0]`, is refused here, within
+/// [`MAX_NAME_LEN`] segments (each adds at least one character), instead of
+/// costing memory or quadratic copying first.
+fn sized(body: &str) -> Result<Sized<'_>, String> {
+    let too_long = || format!("names would be longer than {MAX_NAME_LEN} characters");
+    let mut segments = Vec::new();
+    let (mut count, mut longest) = (1usize, 0usize);
     let mut rest = body;
     while let Some(open) = rest.find('[') {
         let close = rest
             .get(open..)
             .and_then(|r| r.find(']'))
             .map(|c| c.saturating_add(open))
-            .ok_or_else(|| bad("unclosed ["))?;
+            .ok_or("unclosed [")?;
         let prefix = rest.get(..open).unwrap_or("");
-        let items = range(rest.get(open.saturating_add(1)..close).unwrap_or(""))
-            .ok_or_else(|| bad("not a range [beg:end] or [beg:end:step]"))?;
-        let total = names
-            .len()
-            .checked_mul(items.len())
-            .filter(|&n| n <= MAX_HOSTS);
-        if total.is_none() {
-            return Err(bad(&format!("expands to more than {MAX_HOSTS} hosts")));
+        longest = longest.saturating_add(prefix.len());
+        if longest > MAX_NAME_LEN {
+            return Err(too_long());
         }
-        names = names
-            .iter()
-            .flat_map(|n| items.iter().map(move |i| format!("{n}{prefix}{i}")))
-            .collect();
+        let items = range(rest.get(open.saturating_add(1)..close).unwrap_or(""))
+            .ok_or("not a range [beg:end] or [beg:end:step]")?;
+        count = count
+            .checked_mul(items.len())
+            .filter(|&n| n <= MAX_HOSTS)
+            .ok_or_else(|| format!("expands to more than {MAX_HOSTS} hosts"))?;
+        let widest = items.iter().map(String::len).max().unwrap_or(0);
+        longest = longest.saturating_add(widest);
+        if longest > MAX_NAME_LEN {
+            return Err(too_long());
+        }
+        segments.push((prefix, items));
         rest = rest.get(close.saturating_add(1)..).unwrap_or("");
     }
     if rest.contains(']') {
-        return Err(bad("] without ["));
+        return Err("] without [".into());
     }
-    Ok(names
-        .into_iter()
-        .map(|n| (format!("{n}{rest}"), port))
-        .collect())
+    longest = longest.saturating_add(rest.len());
+    if longest > MAX_NAME_LEN {
+        return Err(too_long());
+    }
+    Ok(Sized {
+        segments,
+        tail: rest,
+        count,
+        longest,
+    })
 }
 
 /// The items of one range body `beg:end[:step]`, at most [`MAX_HOSTS`].
@@ -175,5 +230,31 @@ mod tests {
             assert!(expand(p, 7).is_err(), "{p}");
         }
         assert!(expand("a[0:99]b[0:99]c[0:99]", 1).is_err());
+    }
+
+    /// The attack inputs of issue 35: a big range followed by a long literal,
+    /// and thousands of `[0:0]`. Both are refused by the sizing, before any
+    /// name is built (the message is the sizing's, and `sized` stops at the
+    /// first segment past the limit: it never reads the rest).
+    #[test]
+    fn long_names_are_refused_before_expansion() {
+        let long_tail = format!("h[1:10000]{}", "a".repeat(300));
+        let e = expand(&long_tail, 3).unwrap_err().to_string();
+        assert!(e.contains("longer than 253"), "{e}");
+        let zeros = "[0:0]".repeat(4000);
+        let e = expand(&zeros, 3).unwrap_err().to_string();
+        assert!(e.contains("longer than 253"), "{e}");
+        // Past the limit the rest is not even parsed: garbage after it is
+        // not reported, the length is.
+        let e = expand(&format!("{zeros}[x:"), 3).unwrap_err().to_string();
+        assert!(e.contains("longer than 253"), "{e}");
+        // Exactly at the limit is fine, and each name is that long.
+        let exact = format!("h[1:9]{}", "a".repeat(251));
+        let n = names(&exact);
+        assert_eq!(n.len(), 9);
+        assert!(n.iter().all(|s| s.len() == 253));
+        assert!(expand(&format!("h[1:9]{}", "a".repeat(252)), 1).is_err());
+        // 253 single-item ranges build one 253-character name.
+        assert_eq!(names(&"[0:0]".repeat(253)), ["0".repeat(253)]);
     }
 }

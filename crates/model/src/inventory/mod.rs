@@ -190,6 +190,12 @@ pub enum InventoryError {
         #[source]
         source: std::io::Error,
     },
+    /// The path is a FIFO, device node, socket or directory: not read.
+    #[error("{file}: not a regular file (a FIFO, device, socket or directory); not read")]
+    NotRegular {
+        /// The inventory path.
+        file: String,
+    },
     /// The file is larger than [`MAX_FILE_BYTES`].
     #[error("{file}: larger than {max} bytes, not read")]
     TooLarge {
@@ -230,10 +236,20 @@ pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
         file: file.clone(),
         source,
     };
+    // A regular file only, checked before it is opened (a FIFO would block
+    // the open, a device node would stream) and again on the open file.
+    let regular = |m: std::fs::Metadata| {
+        if m.is_file() {
+            Ok(())
+        } else {
+            Err(InventoryError::NotRegular { file: file.clone() })
+        }
+    };
+    regular(std::fs::metadata(path).map_err(io)?)?;
+    let f = std::fs::File::open(path).map_err(io)?;
+    regular(f.metadata().map_err(io)?)?;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_FILE_BYTES.saturating_add(1))
+    f.take(MAX_FILE_BYTES.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(io)?;
     if u64::try_from(bytes.len()).map_or(true, |n| n > MAX_FILE_BYTES) {

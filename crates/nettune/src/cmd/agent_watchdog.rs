@@ -45,8 +45,7 @@ pub(crate) fn spawn(
     let log_path = state
         .confirm_dir()
         .join(format!("{generation:06}.watchdog.log"));
-    let log = std::fs::File::create(&log_path)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", log_path.display()))?;
+    let log = host::files::create_log(&log_path)?;
     let ready = ready_path(state, generation);
     match std::fs::remove_file(&ready) {
         Ok(()) => {}
@@ -98,8 +97,7 @@ pub fn run(root: PathBuf, state_dir: Option<PathBuf>, generation: u32) -> anyhow
     let (root, state) = JournalArgs { root, state_dir }.open()?;
     // In a session of its own now (setsid exec'd us): tell the agent.
     let ready = ready_path(&state, generation);
-    std::fs::write(&ready, format!("{}\n", std::process::id()))
-        .map_err(|e| anyhow::anyhow!("{}: {e}", ready.display()))?;
+    host::files::write_atomic(&ready, format!("{}\n", std::process::id()).as_bytes())?;
     let knobs = Knobs::open(&root, &state);
     let mut locked = 0u32;
     loop {

@@ -837,6 +837,9 @@ fn search_on(exec: &mut dyn Executor, t: Target, run: &Run<'_>) -> anyhow::Resul
     }
 }
 
+/// Largest `--from DIR` results file read (as `report` reads results).
+const MAX_FROM_BYTES: u64 = 256 << 20;
+
 /// `--from DIR`: the accepted levels of `DIR/results.json` (or of an
 /// older `DIR/outcome.json`), or one line naming the file.
 fn read_from(dir: &std::path::Path) -> Result<Vec<(Knob, Level)>, String> {
@@ -846,7 +849,9 @@ fn read_from(dir: &std::path::Path) -> Result<Vec<(Knob, Level)>, String> {
         .find(|p| p.exists())
         .unwrap_or_else(|| dir.join(at::RESULTS_FILE));
     let bad = |what: String| format!("--from {}: {what}", path.display());
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    // A regular file only (a FIFO or /dev/zero is refused, not read), and
+    // at most as large as any results file.
+    let text = host::files::read_bounded_text(&path, MAX_FROM_BYTES).map_err(|e| {
         bad(format!(
             "cannot read it: {e} (a directory written by `nettune autotune --out DIR`)"
         ))

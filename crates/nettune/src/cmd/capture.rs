@@ -9,14 +9,15 @@ use std::time::Duration;
 
 const EXAMPLES: &str = "\
 Examples:
-  nettune capture --out /tmp/host-a
-  nettune capture --out /tmp/host-a --samples 5 --interval 1   plus 5 counter sets, 1 s apart
-  nettune inspect --root /tmp/host-a              the same view, read from the capture
-  nettune stat --root /tmp/host-a                 the recorded intervals (with --samples)
+  nettune capture --out host-a                    into ./host-a (created; not a shared /tmp name)
+  nettune capture --out host-a --samples 5 --interval 1   plus 5 counter sets, 1 s apart
+  nettune inspect --root host-a                   the same view, read from the capture
+  nettune stat --root host-a                      the recorded intervals (with --samples)
 
 Records every file `inspect` reads (plus the counters `stat` reads), the sysfs symlinks
 between them and ethtool state (with the driver's counters, ethtool -S) as ethtool/IF.json,
-so the tree can be sent and read back with --root. With --samples N it also records N sets
+so the tree can be sent and read back with --root. Nothing is written through a symlink
+under DIR: a link at a file's name is replaced, one at a directory's name is refused. With --samples N it also records N sets
 of the counters the sampler reads, --interval seconds apart, under samples/, so that stat
 and doctor compute rates from the capture as they do live (layout in
 /usr/share/doc/nettune/docs/snapshot.md).";

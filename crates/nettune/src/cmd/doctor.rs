@@ -37,8 +37,8 @@ Examples:
 
   # A capture someone sent: record 10 s of counters there, diagnose it here (the
   # rate rules run on its samples; without --samples they are skipped)
-  nettune capture --out /tmp/host-a --samples 11 --interval 1
-  nettune doctor --root /tmp/host-a --json
+  nettune capture --out host-a --samples 11 --interval 1
+  nettune doctor --root host-a --json
 
   # Inside a network namespace: its /proc/net counters and sysctls
   ip netns exec ns1 nettune doctor

@@ -34,7 +34,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Write every page into `dir`; returns their paths, `nettune.1` first.
 pub fn generate(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    host::files::create_out_dir(dir)?;
     let mut cmd = crate::cli::Cli::command().disable_help_subcommand(true);
     cmd.build();
     let mut out = Vec::new();
@@ -54,7 +54,7 @@ fn page(cmd: clap::Command, dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Resul
     let path = dir.join(man.get_filename());
     let bytes =
         render(&cmd, &man).with_context(|| format!("rendering the man page {}", path.display()))?;
-    std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+    host::files::write_atomic(&path, &bytes)?;
     out.push(path);
     for s in subs {
         page(s, dir, out)?;

@@ -20,9 +20,9 @@ Examples:
   # What would the throughput profile change on this host?
   nettune plan --profile throughput
 
-  # Another host: record it there with `nettune capture --out /tmp/host-a`, copy the
+  # Another host: record it there with `nettune capture --out host-a`, copy the
   # directory here and plan from it
-  nettune plan --profile throughput --root /tmp/host-a
+  nettune plan --profile throughput --root host-a
 
   # Keep CPUs 2-3 for the application, size buffers for 10 Gbit/s at 20 ms
   nettune plan --profile throughput --exclude-cpus 2-3 --bdp 10gbit,20ms

@@ -14,7 +14,7 @@ const EXAMPLES: &str = "\
 Examples:
   nettune profile list
   nettune profile show throughput
-  nettune profile show latency --root /tmp/host-a
+  nettune profile show latency --root host-a
   nettune profile show /usr/share/doc/nettune/examples/profile.toml --json
   nettune profile active
 
@@ -78,7 +78,7 @@ pub enum What {
     },
     /// A profile's rules and settings, and the plan it would make here.
     #[command(after_help = "Examples:\n  nettune profile show throughput\n  \
-nettune profile show latency --root /tmp/host-a\n  \
+nettune profile show latency --root host-a\n  \
 nettune profile show /usr/share/doc/nettune/examples/profile.toml --json")]
     Show {
         /// latency, throughput, balanced, or a path to a TOML profile.

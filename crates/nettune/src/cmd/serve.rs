@@ -65,6 +65,13 @@ pub struct Args {
     /// Most buffer memory the workers of one test may allocate (bytes; suffixes K, M, G).
     #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_size)]
     pub max_test_memory: u64,
+    /// Most buffer memory all running tests together may hold (bytes;
+    /// suffixes K, M, G); a test that would pass it is refused as busy.
+    #[arg(long, default_value = "1G", value_name = "BYTES", value_parser = parse_size)]
+    pub max_total_memory: u64,
+    /// Most concurrent tests from one source prefix (IPv4 /24, IPv6 /64).
+    #[arg(long, default_value_t = Limits::default().max_tests_per_prefix, value_name = "N")]
+    pub max_tests_per_prefix: u32,
     /// Largest SO_SNDBUF/SO_RCVBUF a test may ask for (bytes; suffixes K, M, G).
     #[arg(long, default_value = "256M", value_name = "BYTES", value_parser = parse_size)]
     pub max_socket_buffer: u64,
@@ -305,6 +312,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             max_socket_buffer,
             max_unauthenticated: args.max_unauthenticated,
             max_unauthenticated_per_prefix: args.max_unauthenticated_per_prefix,
+            max_total_memory: args.max_total_memory,
+            max_tests_per_prefix: args.max_tests_per_prefix,
         },
         max_sessions: args.max_sessions,
         root: host::Root::new(&args.root),

@@ -234,19 +234,53 @@ pub(crate) fn rollback_line(
     match l.generation {
         None => format!("{host}: nothing this run applied there is in force"),
         Some(g) => {
+            // Every word quoted for the shell (a host `db1;reboot` or `web*`
+            // must not run or glob when the line is pasted), then escaped
+            // for the terminal.
+            let word = crate::cmd::apply::shell_word;
             let mut cmd = format!(
-                "nettune fleet rollback --inventory {} --limit {host} --to {g}",
-                inv.display()
+                "nettune fleet rollback --inventory {} --limit {} --to {g}",
+                word(&inv.display().to_string()),
+                word(&l.host)
             );
             if let Some(t) = root_template {
-                cmd.push_str(&format!(" --root-template '{t}'"));
+                cmd.push_str(&format!(" --root-template {}", word(t)));
             }
             if let Some(t) = state_dir_template {
-                cmd.push_str(&format!(" --state-dir-template '{t}'"));
+                cmd.push_str(&format!(" --state-dir-template {}", word(t)));
             }
+            let cmd = model::text::printable_capped(&cmd, 4096);
             format!(
                 "{host}: generation {g} (and any newer) stays applied there; once it is reachable, roll it back with: {cmd}"
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 35: the printed command is one shell word per argument.
+    #[test]
+    fn the_lost_host_command_is_shell_quoted() {
+        for (host, quoted) in [
+            ("db1;reboot", "'db1;reboot'"),
+            ("web*", "'web*'"),
+            ("it's", "'it'\\''s'"),
+        ] {
+            let l = LostHost {
+                host: host.into(),
+                reason: "gone".into(),
+                generation: Some(3),
+            };
+            let line = rollback_line(&l, Path::new("my hosts.toml"), Some("/r/{host}"), None);
+            assert!(
+                line.ends_with(&format!(
+                    "nettune fleet rollback --inventory 'my hosts.toml' --limit {quoted} --to 3 --root-template '/r/{{host}}'"
+                )),
+                "{line}"
+            );
         }
     }
 }

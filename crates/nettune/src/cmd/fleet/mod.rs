@@ -47,6 +47,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 },
                 (None, Some(file)) => {
                     let doc = read_plan(&file)?;
+                    // Refused here, naming the target, before any host is reached.
+                    fleet::checked_changes(&doc)
+                        .map_err(|e| anyhow::anyhow!("fleet apply: {}: {e}", file.display()))?;
                     if let Ok(p) = model::plan::Plan::from_json_slice(&serde_json::to_vec(&doc)?) {
                         crate::cmd::apply::reload_modules(&p, a.allow_reload)
                             .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
@@ -111,6 +114,7 @@ fn print(name: &str, reports: &[HostReport], json: bool) -> anyhow::Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
+        print!("{}", fleet::summary::changes(reports));
         print!("{}", fleet::summary::table(reports));
     }
     for r in reports.iter().filter(|r| r.outcome.failed()) {
@@ -141,20 +145,9 @@ fn exit_status(name: &str, reports: &[HostReport]) -> u8 {
 }
 
 fn read_plan(file: &std::path::Path) -> anyhow::Result<serde_json::Value> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(file)
-        .and_then(|f| {
-            f.take(MAX_PLAN_BYTES.saturating_add(1))
-                .read_to_end(&mut bytes)
-        })
-        .map_err(|e| anyhow::anyhow!("fleet apply: {}: {e}", file.display()))?;
-    if u64::try_from(bytes.len()).map_or(true, |n| n > MAX_PLAN_BYTES) {
-        anyhow::bail!(
-            "fleet apply: {}: larger than {MAX_PLAN_BYTES} bytes",
-            file.display()
-        );
-    }
+    // A regular file only: a FIFO or device is refused at once, not read.
+    let bytes = host::files::read_bounded(file, MAX_PLAN_BYTES)
+        .map_err(|e| anyhow::anyhow!("fleet apply: {e}"))?;
     serde_json::from_slice(&bytes).map_err(|e| {
         anyhow::anyhow!(
             "fleet apply: {}: not a plan --json document: {e}",

@@ -24,7 +24,7 @@ Examples:
   nettune inspect                                 this host
   nettune inspect --iface eth0 --iface eth1       two NICs only
   nettune inspect --json | jq '.interfaces[].irqs'
-  nettune inspect --root /tmp/host-a              a host recorded by `nettune capture --out /tmp/host-a`
+  nettune inspect --root host-a                   a host recorded by `nettune capture --out host-a`
 
 Shows NUMA nodes, cores and SMT siblings; per NIC its driver, PCI address, node, ethtool
 channels, rings, coalescing and features, and a queue -> IRQ -> affinity -> node -> RPS/XPS ->
