@@ -503,30 +503,16 @@ fn cpu(o: &mut String, r: &BenchResult) {
 /// 1.42 CPU-s) ...` when what else ran on that end reached the busy
 /// threshold (`model::busy`).
 fn busy_line(name: &str, c: &crate::report::CpuReport) -> Option<String> {
-    let s = c.others_cpu_s?;
-    let cpus = if c.seconds > 0.0 { s / c.seconds } else { 0.0 };
-    let steal = if c.cpus.is_empty() {
-        0.0
-    } else {
-        c.cpus.iter().map(|u| u.steal).sum::<f64>() / c.cpus.len() as f64
-    };
-    let load = model::busy::OthersLoad {
-        cpus,
-        steal_pct: steal,
-        top: None,
-    };
-    if !load.is_busy() {
-        return None;
-    }
-    let top = c
-        .others_top
+    let load = c.others_load().filter(|l| l.is_busy())?;
+    let top = load
+        .top
         .as_deref()
         .map(|t| format!(" (busiest: {})", model::text::printable_capped(t, 48)))
         .unwrap_or_default();
     Some(format!(
         "busy machine: on the {name}'s host other processes took {} CPU{top} and steal was {} % while this measured: the results are of the path beside that load",
-        model::metric::num(cpus),
-        model::metric::num(steal)
+        model::metric::num(load.cpus),
+        model::metric::num(load.steal_pct)
     ))
 }
 

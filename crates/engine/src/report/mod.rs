@@ -360,6 +360,27 @@ pub struct CpuReport {
     pub others_top: Option<String>,
 }
 
+impl CpuReport {
+    /// What processes other than nettune's took over the window, in CPUs'
+    /// worth, with the mean steal % over the CPUs (`None` from an engine
+    /// that did not record it).
+    pub fn others_load(&self) -> Option<model::busy::OthersLoad> {
+        let s = self.others_cpu_s?;
+        let cpus = if self.seconds > 0.0 { s / self.seconds } else { 0.0 };
+        let steal = if self.cpus.is_empty() {
+            0.0
+        } else {
+            self.cpus.iter().map(|u| u.steal).sum::<f64>() / self.cpus.len() as f64
+        };
+        Some(model::busy::OthersLoad {
+            cpus,
+            steal_pct: steal,
+            top: self.others_top.clone(),
+        })
+        .filter(|o| o.cpus.is_finite() && o.steal_pct.is_finite())
+    }
+}
+
 /// UDP counters of `/proc/net/snmp` on one side, delta over the whole run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UdpSnmp {

@@ -167,23 +167,10 @@ pub fn record_from_bench(b: &BenchResult, wanted: &[Metric]) -> RunRecord {
 fn others(b: &BenchResult) -> Option<model::busy::OthersLoad> {
     [&b.client, &b.server_side]
         .into_iter()
-        .filter_map(|side| {
-            let c = &side.cpu;
-            let s = c.others_cpu_s?;
-            let cpus = if c.seconds > 0.0 { s / c.seconds } else { 0.0 };
-            let steal = if c.cpus.is_empty() {
-                0.0
-            } else {
-                c.cpus.iter().map(|u| u.steal).sum::<f64>() / c.cpus.len() as f64
-            };
-            Some(model::busy::OthersLoad {
-                cpus,
-                steal_pct: steal,
-                top: c.others_top.clone(),
-            })
+        .filter_map(|side| side.cpu.others_load())
+        .max_by(|a, b| {
+            (a.cpus + a.steal_pct / 100.0).total_cmp(&(b.cpus + b.steal_pct / 100.0))
         })
-        .filter(|o| o.cpus.is_finite() && o.steal_pct.is_finite())
-        .max_by(|a, b| (a.cpus + a.steal_pct / 100.0).total_cmp(&(b.cpus + b.steal_pct / 100.0)))
 }
 
 /// What limited the run's first direction, in words, from the bench's
