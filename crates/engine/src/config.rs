@@ -29,6 +29,7 @@ pub const MAX_FLOWS: u32 = 65_536;
 pub const MAX_BUSY_POLL_US: u32 = 1_000_000;
 
 pub mod catalogue;
+pub mod rate;
 
 pub use catalogue::{Role, TestKind, Transport};
 
@@ -164,7 +165,9 @@ pub struct TestConfig {
     pub interval_ms: u64,
     /// Stream direction.
     pub direction: Direction,
-    /// Open-loop rate: bits/s for streams, transactions/s for RR (total over flows).
+    /// Open-loop rate: bits/s for streams, transactions/s for RR, the total
+    /// over the flows of one direction, whatever the threads (each flow is
+    /// paced at [`TestConfig::flow_rate`]; bounds in [`rate`]).
     pub rate: Option<f64>,
     /// Requests in flight per RR flow.
     pub outstanding: u32,
@@ -328,8 +331,17 @@ impl TestConfig {
         }
     }
 
-    /// Check flag combinations; the error is one line naming the flags.
+    /// Check flag combinations and the bounds of each flow's share of
+    /// `--rate`; the error is one line naming the flags.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check_flags()?;
+        self.check_rate().map_err(|e| ConfigError(e.to_string()))
+    }
+
+    /// Everything [`TestConfig::validate`] checks but the rate's bounds
+    /// ([`TestConfig::check_rate`], a typed error for callers that tell it
+    /// apart).
+    pub fn check_flags(&self) -> Result<(), ConfigError> {
         let err = |s: String| Err(ConfigError(s));
         let t = self.test;
         if self.size == 0 {
@@ -402,18 +414,10 @@ impl TestConfig {
         if self.outstanding > 4096 {
             return err("--outstanding must be at most 4096".into());
         }
-        if let Some(r) = self.rate {
-            if !(r.is_finite() && r > 0.0) {
-                return err("--rate must be a positive number".into());
-            }
-            if r < 1.0 {
-                return err("--rate must be at least 1 (bit/s or transaction/s)".into());
-            }
-            if !k.open_loop {
-                return err(format!(
-                    "--rate does not apply to {t}, a closed-loop test (use --flows to add load)"
-                ));
-            }
+        if self.rate.is_some() && !k.open_loop {
+            return err(format!(
+                "--rate does not apply to {t}, a closed-loop test (use --flows to add load)"
+            ));
         }
         if !t.is_stream() && self.direction != Direction::Forward {
             return err(format!(

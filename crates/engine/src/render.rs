@@ -84,18 +84,29 @@ fn sd_text(t: TestKind, sd: &ServiceDemand) -> String {
     }
 }
 
-/// One interval as a progress line.
+/// One interval as a progress line. A stream leads with its bit rate
+/// (then packets/s for udp-stream); a request/response test with its
+/// transactions/s (connections/s for tcp-crr), its bit rate after: 1-byte
+/// transactions are not judged by bits.
 pub fn interval_line(t: TestKind, i: &IntervalReport) -> String {
+    let kind = t.spec();
+    let bits = fmt_bits(i.bits_per_sec);
     let mut s = format!(
-        "[{:>5.1}-{:<5.1}s] {:<7} {:>14}",
+        "[{:>5.1}-{:<5.1}s] {:<7} ",
         i.start_s,
         i.end_s,
-        dir_name(i.dir),
-        fmt_bits(i.bits_per_sec)
+        dir_name(i.dir)
     );
-    let kind = t.spec();
-    if kind.rate_unit.is_some() {
-        let _ = write!(s, "  {:>12}", rate_text(t, i.per_sec));
+    match kind.rate_unit {
+        Some(_) if !kind.stream => {
+            let _ = write!(s, "{:>12}  {:>14}", rate_text(t, i.per_sec), bits);
+        }
+        Some(_) => {
+            let _ = write!(s, "{bits:>14}  {:>12}", rate_text(t, i.per_sec));
+        }
+        None => {
+            let _ = write!(s, "{bits:>14}");
+        }
     }
     if kind.sequenced && i.lost_estimate > 0 {
         let _ = write!(s, "  lost ~{}", i.lost_estimate);

@@ -437,3 +437,38 @@ fn threads_name_the_thread_that_limits_the_run() {
     assert_eq!(v["results"][0]["threads"]["server"]["role"], "recv");
     assert_eq!(v["results"][0]["threads"]["bound"], "server");
 }
+
+/// A tcp-rr interval of 1-byte transactions led with `377 kbit/s`: a
+/// request/response line leads with transactions/s (tcp-crr: connections/s),
+/// a stream's with bits/s.
+#[test]
+fn interval_lines_lead_with_the_tests_own_rate() {
+    let lines: Vec<String> = TestKind::ALL
+        .iter()
+        .map(|&t| {
+            let i = IntervalReport {
+                dir: Some(FlowDir::Forward),
+                index: 2,
+                start_s: 2.0,
+                end_s: 3.0,
+                bits_per_sec: 377_000.0,
+                per_sec: 23_560.0,
+                p50_ns: (!t.is_stream()).then_some(model::Nanos(41_200)),
+                p99_ns: (!t.is_stream()).then_some(model::Nanos(88_000)),
+                ..IntervalReport::default()
+            };
+            engine::render::interval_line(t, &i)
+        })
+        .collect();
+    for (t, line) in TestKind::ALL.iter().zip(&lines) {
+        let after_dir = line.split("forward").nth(1).unwrap().trim_start();
+        let lead = match t {
+            TestKind::TcpStream | TestKind::UdpStream => "377 kbit/s",
+            TestKind::TcpRr | TestKind::UdpRr => "23.6 ktps",
+            TestKind::TcpCrr => "23.6 kcps",
+        };
+        assert!(after_dir.starts_with(lead), "{t}: {line}");
+        assert!(line.contains("377 kbit/s"), "{t}: {line}");
+    }
+    insta::assert_snapshot!(lines.join("\n"));
+}

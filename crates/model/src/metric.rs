@@ -96,6 +96,20 @@ pub const PACKETS_PER_SEC: &str = "pps";
 /// recorded in `1/s` (transactions) are shown.
 pub const TRANSACTIONS_PER_SEC: &str = "tps";
 
+/// The unit of connection rates (tcp-crr: one connection per transaction):
+/// `cps`, `kcps`, as the `max-cps` objective names it.
+pub const CONNECTIONS_PER_SEC: &str = "cps";
+
+/// The unit of event rates that are not packets (interrupts, softirqs,
+/// budget squeezes): `950/s`, `37.6k/s`, `1.25M/s` (the prefix and `/s`
+/// written without a space).
+pub const EVENTS_PER_SEC: &str = "/s";
+
+/// A rate of events per second, scaled: `950/s`, `37.6k/s`, `1.25M/s`.
+pub fn fmt_per_sec(v: f64) -> String {
+    format_value(EVENTS_PER_SEC, v)
+}
+
 /// A rate in bit/s, scaled: `25.3 Gbit/s`, `4.00 kbit/s`.
 pub fn fmt_bits(v: f64) -> String {
     format_value(BITS_PER_SEC, v)
@@ -130,6 +144,10 @@ pub struct Scale {
 
 impl Scale {
     /// The scale for values of `unit` around `magnitude` (a median, a maximum).
+    ///
+    /// The step is chosen on the magnitude as [`num`] prints it (three
+    /// significant digits), so a value that rounds up to 1000 takes the
+    /// next step: 999.6e6 bit/s is `1.00 Gbit/s`, never `1000 Mbit/s`.
     pub fn for_unit(unit: &str, magnitude: f64) -> Scale {
         let m = if magnitude.is_finite() {
             magnitude.abs()
@@ -137,33 +155,21 @@ impl Scale {
             0.0
         };
         let si = |named: &str| {
-            let (factor, prefix) = if m >= 1e9 {
-                (1e9, "G")
-            } else if m >= 1e6 {
-                (1e6, "M")
-            } else if m >= 1e3 {
-                (1e3, "k")
-            } else {
-                (1.0, "")
-            };
+            let (factor, prefix) = step(m, &[(1e9, "G"), (1e6, "M"), (1e3, "k")], (1.0, ""));
             (factor, format!("{prefix}{named}"))
         };
         let time = |base: f64| {
             // `base`: nanoseconds per recorded unit (1 for ns, 1000 for µs).
-            let ns = m * base;
-            let (per, shown) = if ns >= 1e9 {
-                (1e9, "s")
-            } else if ns >= 1e6 {
-                (1e6, "ms")
-            } else if ns >= 1e3 {
-                (1e3, "µs")
-            } else {
-                (1.0, "ns")
-            };
+            let (per, shown) = step(
+                m * base,
+                &[(1e9, "s"), (1e6, "ms"), (1e3, "µs")],
+                (1.0, "ns"),
+            );
             (per / base, shown.to_string())
         };
         let (factor, shown) = match unit {
-            BITS_PER_SEC | PACKETS_PER_SEC | TRANSACTIONS_PER_SEC => si(unit),
+            BITS_PER_SEC | PACKETS_PER_SEC | TRANSACTIONS_PER_SEC | CONNECTIONS_PER_SEC
+            | EVENTS_PER_SEC => si(unit),
             // Transactions are recorded in `1/s` (results.json keeps it).
             "1/s" => si(TRANSACTIONS_PER_SEC),
             "ns" => time(1.0),
@@ -198,12 +204,39 @@ impl Scale {
     fn with_unit(&self, s: String) -> String {
         if self.unit.is_empty() {
             s
-        } else if self.unit.starts_with('/') {
+        } else if self
+            .unit
+            .trim_start_matches(['k', 'M', 'G'])
+            .starts_with('/')
+        {
             format!("{s}{}", self.unit)
         } else {
             format!("{s} {}", self.unit)
         }
     }
+}
+
+/// Where [`num`] prints a value of three integer digits as `1000`: from
+/// here a value belongs to the next step of its scale.
+const ROUNDS_TO_1000: f64 = 999.5;
+
+/// The step of a ladder (largest first) for a non-negative `m`: climbing
+/// from `smallest`, the next step is taken while `m` in the current one
+/// would print as 1000 or more ([`ROUNDS_TO_1000`]).
+fn step(
+    m: f64,
+    ladder: &[(f64, &'static str)],
+    smallest: (f64, &'static str),
+) -> (f64, &'static str) {
+    let mut lower = smallest;
+    for &(factor, name) in ladder.iter().rev() {
+        if m / lower.0 >= ROUNDS_TO_1000 {
+            lower = (factor, name);
+        } else {
+            break;
+        }
+    }
+    lower
 }
 
 /// A number with three significant digits, trailing zeros kept (`0.0470`,
@@ -360,6 +393,7 @@ mod tests {
         assert_eq!(format_value(PACKETS_PER_SEC, 1.2e6), "1.20 Mpps");
         assert_eq!(format_value(PACKETS_PER_SEC, 999.0), "999 pps");
         assert_eq!(format_value(TRANSACTIONS_PER_SEC, 18_440.0), "18.4 ktps");
+        assert_eq!(format_value(CONNECTIONS_PER_SEC, 12_340.0), "12.3 kcps");
         assert_eq!(Metric::Transactions.format(51_000.0), "51.0 ktps");
         assert_eq!(fmt_bits(25.3e9), "25.3 Gbit/s");
         assert_eq!(fmt_bits(240e6), "240 Mbit/s");
@@ -421,6 +455,47 @@ mod tests {
         assert_eq!(Metric::SoftirqPct.format(12.34), "12.3 %");
         assert_eq!(Metric::LatencyP50.key(), "latency_p50");
         assert_eq!(Metric::Retransmits.unit(), "segments");
+    }
+
+    /// The scale was chosen on the raw magnitude, before rounding: 999.6e6
+    /// bit/s printed `1000 Mbit/s` beside `1.00 Gbit/s`. It is chosen on
+    /// the value rounded to three significant digits now.
+    #[test]
+    fn the_scale_is_chosen_after_rounding() {
+        assert_eq!(fmt_bits(999.6e6), "1.00 Gbit/s");
+        assert_eq!(fmt_bits(999.4e6), "999 Mbit/s");
+        assert_eq!(fmt_bits(999.5e6), "1.00 Gbit/s");
+        assert_eq!(fmt_bits(-999.6e6), "-1.00 Gbit/s");
+        assert_eq!(fmt_bits(999.7e3), "1.00 Mbit/s");
+        assert_eq!(format_value("µs", 999.7), "1.00 ms");
+        assert_eq!(format_value("µs", 999.4), "999 µs");
+        assert_eq!(fmt_ns(999_700), "1.00 ms");
+        assert_eq!(fmt_ns(999_600_000), "1.00 s");
+        assert_eq!(format_value("µs", 0.9997), "1.00 µs");
+        assert_eq!(fmt_pps(999_700.0), "1.00 Mpps");
+        assert_eq!(fmt_pps(999_400.0), "999 kpps");
+        assert_eq!(fmt_pps(999.7), "1.00 kpps");
+        assert_eq!(fmt_pps(999_600_000.0), "1.00 Gpps");
+        assert_eq!(Metric::Transactions.format(999_700.0), "1.00 Mtps");
+        // The largest unit has nothing above it: the number grows instead.
+        assert_eq!(fmt_bits(999.7e9), "1000 Gbit/s");
+        assert_eq!(format_value("µs", 999.7e6), "1000 s");
+        // A range takes the scale of its magnitude, rounded the same way.
+        let s = Scale::for_unit("bit/s", 999.8e6);
+        assert_eq!(s.fmt_range(990e6, 1.01e9), "[0.990, 1.01] Gbit/s");
+    }
+
+    /// `nettune stat` printed a bare `274.2k` beside `274 kpps`: event
+    /// rates take the same three digits and their unit.
+    #[test]
+    fn event_rates_carry_their_unit() {
+        assert_eq!(fmt_per_sec(950.4), "950/s");
+        assert_eq!(fmt_per_sec(274_200.0), "274k/s");
+        assert_eq!(fmt_per_sec(37_552.0), "37.6k/s");
+        assert_eq!(fmt_per_sec(1_250_000.0), "1.25M/s");
+        assert_eq!(fmt_per_sec(999_700.0), "1.00M/s");
+        assert_eq!(fmt_per_sec(0.0), "0/s");
+        assert_eq!(fmt_per_sec(0.5), "0.500/s");
     }
 
     /// CPU per work is named in the test's unit and is better lower; CPU

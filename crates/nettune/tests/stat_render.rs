@@ -333,7 +333,8 @@ fn human_screen_per_queue_section() {
         rows,
         vec![
             vec!["NIC", "queue", "queue", "pps", "drops/s", "IRQ", "irq/s", "pkt/irq"],
-            vec!["eth0", "rx-1", "81.0", "kpps", "30", "28", "1620", "50.0"],
+            // Every count in its unit: drops are packets, interrupts events.
+            vec!["eth0", "rx-1", "81.0", "kpps", "30.0", "pps", "28", "1.62k/s", "50.0"],
             vec!["eth0", "tx-1", "-", "-", "-", "-", "-"],
         ],
         "{s}"

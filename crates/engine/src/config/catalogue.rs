@@ -157,8 +157,8 @@ pub struct KindSpec {
     pub unit: &'static str,
     /// The unit of the rate column of the text output, as
     /// [`model::metric::Scale`] scales it (`pps`: datagrams, `tps`:
-    /// transactions; docs/engine.md, "Units"); `None`: the kind counts bytes
-    /// only (no message count, no rate column).
+    /// transactions, `cps`: connections; docs/engine.md, "Units"); `None`:
+    /// the kind counts bytes only (no message count, no rate column).
     pub rate_unit: Option<&'static str>,
     /// Each transaction is one datagram each way (udp-rr): the text output
     /// shows that packet rate beside the transaction rate.
@@ -267,7 +267,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "connections",
-        rate_unit: Some(model::metric::TRANSACTIONS_PER_SEC),
+        rate_unit: Some(model::metric::CONNECTIONS_PER_SEC),
         datagram_per_transaction: false,
         lost: "failed connections",
         sequenced: false,

@@ -133,7 +133,8 @@ pub(super) fn send(ctx: &mut Ctx, flows: Vec<(u32, TcpStream)>, p: &Params) -> i
         flags: if zc { sys::opt::MSG_ZEROCOPY } else { 0 } | libc::MSG_NOSIGNAL,
         zc,
         zc_n: 0,
-        rate: p.cfg.rate.map(|r| r / 8.0 / n as f64),
+        // Each flow's share of the total over all flows (not this thread's).
+        rate: p.cfg.flow_rate().map(|r| r / 8.0),
         sent: vec![0; n],
         flows,
     };

@@ -198,7 +198,8 @@ pub(super) fn client(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) ->
     }
     let size = p.cfg.size as usize;
     let k = p.cfg.outstanding as usize;
-    let rate = p.cfg.rate.map(|r| r / flows.len() as f64);
+    // Each flow's share of the total over all flows (not this thread's).
+    let rate = p.cfg.flow_rate();
     let busy = Duration::from_micros(p.cfg.busy_poll_us as u64);
     let single = flows.len() == 1 && rate.is_none() && busy.is_zero();
     let flows = Flows::new(flows, libc::POLLIN, single)?;

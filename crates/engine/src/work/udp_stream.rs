@@ -165,7 +165,8 @@ pub(super) fn send(ctx: &mut Ctx, flows: Vec<(u32, UdpSocket)>, p: &Params) -> i
         } else {
             Vec::new()
         },
-        pps: p.cfg.rate.map(|r| r / (size as f64 * 8.0) / n as f64),
+        // Each flow's share of the total over all flows (not this thread's).
+        pps: p.cfg.flow_rate().map(|r| r / (size as f64 * 8.0)),
         seq: vec![0; n],
         flows,
     };

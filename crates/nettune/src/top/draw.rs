@@ -3,8 +3,8 @@
 
 use super::findings::{BoardRow, Level};
 use super::screen::{CpuRow, NicView, QueueRow, Screen};
-use crate::cmd::stat::{opt_pps, rate};
-use model::metric::{fmt_bits, fmt_pps};
+use crate::cmd::stat::{opt_per_sec, opt_pps};
+use model::metric::{fmt_bits, fmt_per_sec, fmt_pps};
 use model::text::{printable, Printable};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -18,7 +18,7 @@ pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 20;
 
 /// Width of everything on a CPU line but the bar.
-const CPU_FIXED: u16 = 7 + 2 + 6 * 6 + 9 + 8 + 10;
+const CPU_FIXED: u16 = 7 + 2 + 6 * 6 + 9 + 10 + 10;
 /// Width of everything on a queue line but the heat bar.
 const QUEUE_FIXED: u16 = 8 + 1 + 5 + 1 + 10 + 1 + 9 + 1 + 9 + 2;
 
@@ -185,10 +185,6 @@ pub fn cpu_bar(c: &CpuRow, width: u16) -> Vec<Span<'static>> {
     spans
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), rate)
-}
-
 fn draw_cpus(f: &mut Frame<'_>, area: Rect, s: &Screen) {
     let block = Block::bordered()
         .title(" CPUs  (u usr  s sys  i irq  S softirq  t steal; * takes the NIC's IRQs) ");
@@ -201,7 +197,7 @@ fn draw_cpus(f: &mut Frame<'_>, area: Rect, s: &Screen) {
     let bar_w = inner.width.saturating_sub(CPU_FIXED).max(4);
     let mut lines = vec![Line::styled(
         format!(
-            "{:<7}[{:<bw$}]{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>9}{:>8}{:>10}",
+            "{:<7}[{:<bw$}]{:>6}{:>6}{:>6}{:>6}{:>6}{:>6}{:>9}{:>10}{:>10}",
             "CPU",
             "",
             "%usr",
@@ -252,18 +248,18 @@ fn draw_cpus(f: &mut Frame<'_>, area: Rect, s: &Screen) {
             "{:>6.1}{:>6.1}{:>9}",
             p.steal,
             p.idle,
-            rate(c.net_rx_per_s)
+            fmt_per_sec(c.net_rx_per_s)
         )));
-        let trouble = |v: Option<f64>, w: usize| {
-            let t = format!("{:>w$}", opt(v));
+        let trouble = |v: Option<f64>, text: fn(Option<f64>) -> String, w: usize| {
+            let t = format!("{:>w$}", text(v));
             if v.is_some_and(|v| v > 0.0) {
                 Span::styled(t, Style::new().fg(Color::Red).add_modifier(Modifier::BOLD))
             } else {
                 Span::raw(t)
             }
         };
-        spans.push(trouble(c.dropped_per_s, 8));
-        spans.push(trouble(c.squeeze_per_s, 10));
+        spans.push(trouble(c.dropped_per_s, opt_pps, 10));
+        spans.push(trouble(c.squeeze_per_s, opt_per_sec, 10));
         lines.push(Line::from(spans));
     }
     if more > 0 {
@@ -328,14 +324,14 @@ fn nic_summary(n: &NicView) -> Line<'static> {
     let mut spans = vec![
         Span::styled(head, Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!(
-            "   rx {} {}   tx {} {}   rxdrop/s ",
+            "   rx {} {}   tx {} {}   rx drops ",
             pps(n.rx_pps),
             bits(n.rx_bps),
             pps(n.tx_pps),
             bits(n.tx_bps),
         )),
     ];
-    let drop = opt(n.rx_drop_per_s);
+    let drop = pps(n.rx_drop_per_s);
     spans.push(if n.rx_drop_per_s.is_some_and(|d| d > 0.0) {
         Span::styled(
             drop,
@@ -415,7 +411,7 @@ fn draw_nic(f: &mut Frame<'_>, area: Rect, s: &Screen) {
                 queue_cpus(q)
             )),
             Span::styled(
-                format!("{:>9} {:>9}", rate(q.irq_per_s), opt_pps(q.pps)),
+                format!("{:>9} {:>9}", fmt_per_sec(q.irq_per_s), opt_pps(q.pps)),
                 Style::new().fg(color),
             ),
             Span::raw("  "),

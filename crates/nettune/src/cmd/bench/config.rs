@@ -46,7 +46,8 @@ fn test_kind(a: &Args) -> anyhow::Result<TestKind> {
     Ok(test)
 }
 
-/// `--rate`, or iperf3's per-flow `-b` times the flows (`-b 0`: unlimited).
+/// The total rate over the flows of a direction: `--rate`, or iperf3's
+/// per-stream `-b` times the flows (`-b 0`: unlimited).
 fn rate(a: &Args) -> Option<f64> {
     match a.bitrate {
         Some(0.0) => None,
@@ -165,6 +166,8 @@ pub fn config(a: &Args, root: &host::Root) -> anyhow::Result<TestConfig> {
         mss: a.mss,
         force_buffers: a.force_buffers,
     };
-    cfg.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+    cfg.check_flags().map_err(|e| anyhow::anyhow!("{e}"))?;
+    // Typed, so `run` can exit with the usage code.
+    cfg.check_rate()?;
     Ok(cfg)
 }

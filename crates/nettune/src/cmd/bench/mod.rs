@@ -37,7 +37,8 @@ Examples (run `nettune serve` on host B first):
 Ctrl-C stops the test and prints what was measured so far (exit status 130); a second
 Ctrl-C exits at once.
 
-Numbers take suffixes: --rate 10G (bits/s for streams, transactions/s for RR), --size 64K,
+Numbers take suffixes: --rate 10G (bits/s for streams, transactions/s for RR; the total over
+all flows: -P 2 --rate 10G paces each flow at 5G, -P 2 -b 10G at 10G), --size 64K,
 durations -d 2s, -O 500ms, -d 1m (a plain number is seconds).
 Throughput and loss are measured where the packets arrive; RR/CRR latency at the client.
 CPU: per-CPU usr/sys/irq/softirq of both hosts over the window, and service demand
@@ -109,10 +110,14 @@ pub struct Args {
     /// Both directions at once on separate flows (stream tests).
     #[arg(long)]
     pub bidir: bool,
-    /// Open-loop rate: bits/s for streams, transactions/s for RR (total over flows).
+    /// Open-loop rate, the total over all flows and threads of a direction:
+    /// bits/s for streams, transactions/s for RR; each flow is paced at
+    /// RATE ÷ --flows, from one message a second to one a nanosecond (and
+    /// at most 1 Tbit/s) per flow.
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     pub rate: Option<f64>,
-    /// iperf3's -b: --rate per flow (`-P 2 -b 1G` is `--flows 2 --rate 2G`); 0: unlimited.
+    /// iperf3's -b: the rate of each flow (`-P 2 -b 100M` sends 200 Mbit/s
+    /// in all, as iperf3 does; it is `--rate 200M`); 0: unlimited.
     #[arg(short = 'b', value_name = "RATE", value_parser = parse_rate, conflicts_with = "rate")]
     pub bitrate: Option<f64>,
     /// Requests in flight per RR flow.
@@ -196,7 +201,17 @@ use config::{no_length, parse_probe, parse_tos};
 /// Run `nettune bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = host::Root::new(&args.root);
-    let cfg = config(&args, &root)?;
+    let cfg = match config(&args, &root) {
+        Err(e) => match e.downcast_ref::<engine::config::rate::RateError>() {
+            // A rate no flow can be paced at is a usage error, in one line.
+            Some(r) => {
+                eprintln!("nettune: {r}");
+                return Ok(ExitCode::from(crate::exit::USAGE));
+            }
+            None => return Err(e),
+        },
+        Ok(c) => c,
+    };
     let token = super::serve::load_token(args.token_file.as_ref())?;
     let connect_timeout = Duration::try_from_secs_f64(args.connect_timeout)
         .ok()

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 mod render;
 
-pub use render::{opt_pps, rate, render, render_at};
+pub use render::{opt_per_sec, opt_pps, render, render_at};
 
 /// How many IRQs the human screen lists per interval.
 pub const TOP_IRQS: usize = 10;

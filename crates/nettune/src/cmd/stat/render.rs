@@ -2,7 +2,7 @@
 //! queues, IRQs, error counters).
 
 use host::sampler::{Delta, QueueDelta, ERROR_COUNTERS};
-use model::metric::{fmt_bits, fmt_pps};
+use model::metric::{fmt_bits, fmt_per_sec, fmt_pps};
 use model::snapshot::QueueRef;
 use model::text::Printable;
 use model::Nanos;
@@ -10,21 +10,10 @@ use std::fmt::Write as _;
 
 use super::{TOP_IRQS, TOP_QUEUES};
 
-/// A count per second, compact: `950`, `37.6k`, `1.25M`.
-pub fn rate(v: f64) -> String {
-    if v < 10_000.0 {
-        format!("{v:.0}")
-    } else if v < 1e6 {
-        format!("{:.1}k", v / 1e3)
-    } else if v < 1e9 {
-        format!("{:.2}M", v / 1e6)
-    } else {
-        format!("{:.2}G", v / 1e9)
-    }
-}
-
-pub(super) fn opt_rate(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), rate)
+/// An event rate (interrupts, softirqs, squeezes) in the one convention
+/// (`37.6k/s`), `-` when unknown.
+pub fn opt_per_sec(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), fmt_per_sec)
 }
 
 /// A packet rate in the one convention (`37.6 kpps`), `-` when unknown.
@@ -51,7 +40,7 @@ pub fn render_at(d: &Delta, seq: u64, time: Option<&str>) -> String {
     };
     let _ = writeln!(
         o,
-        "{:<6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8} | {:>8} {:>6} {:>8} {:>6} {:>6}",
+        "{:<6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8} | {:>9} {:>9} {:>8} {:>7} {:>9}",
         "CPU",
         "%usr",
         "%sys",
@@ -72,7 +61,7 @@ pub fn render_at(d: &Delta, seq: u64, time: Option<&str>) -> String {
         let sn = c.softnet_per_s;
         let _ = writeln!(
             o,
-            "{:<6} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>8} {:>8} | {:>8} {:>6} {:>8} {:>6} {:>6}",
+            "{:<6} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>6.1} {:>8} {:>8} | {:>9} {:>9} {:>8} {:>7} {:>9}",
             c.cpu.to_string(),
             p.usr,
             p.sys,
@@ -80,19 +69,19 @@ pub fn render_at(d: &Delta, seq: u64, time: Option<&str>) -> String {
             p.softirq,
             p.steal,
             p.idle,
-            rate(c.net_rx_per_s),
-            rate(c.net_tx_per_s),
-            opt_rate(sn.map(|s| s.processed)),
-            opt_rate(sn.map(|s| s.dropped)),
-            opt_rate(sn.map(|s| s.time_squeeze)),
-            opt_rate(sn.and_then(|s| s.received_rps)),
-            opt_rate(sn.and_then(|s| s.flow_limit)),
+            fmt_per_sec(c.net_rx_per_s),
+            fmt_per_sec(c.net_tx_per_s),
+            opt_pps(sn.map(|s| s.processed)),
+            opt_pps(sn.map(|s| s.dropped)),
+            opt_per_sec(sn.map(|s| s.time_squeeze)),
+            opt_per_sec(sn.and_then(|s| s.received_rps)),
+            opt_pps(sn.and_then(|s| s.flow_limit)),
         );
     }
     if !d.ifaces.is_empty() {
         let _ = writeln!(
             o,
-            "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
+            "{:<12} {:>9} {:>9} {:>14} {:>14} {:>9} {:>9} {:>6} {:>6}",
             "NIC",
             "rx pps",
             "tx pps",
@@ -106,14 +95,14 @@ pub fn render_at(d: &Delta, seq: u64, time: Option<&str>) -> String {
         for i in &d.ifaces {
             let _ = writeln!(
                 o,
-                "{:<12} {:>9} {:>9} {:>14} {:>14} {:>8} {:>8} {:>6} {:>6}",
+                "{:<12} {:>9} {:>9} {:>14} {:>14} {:>9} {:>9} {:>6} {:>6}",
                 Printable(&i.name),
                 fmt_pps(i.rx_pps),
                 fmt_pps(i.tx_pps),
                 fmt_bits(i.rx_bps),
                 fmt_bits(i.tx_bps),
-                rate(i.rx_drop_per_s),
-                rate(i.tx_drop_per_s),
+                fmt_pps(i.rx_drop_per_s),
+                fmt_pps(i.tx_drop_per_s),
                 i.rx_errs,
                 i.tx_errs,
             );
@@ -143,7 +132,7 @@ pub fn render_at(d: &Delta, seq: u64, time: Option<&str>) -> String {
                 Printable(&i.name),
                 Printable(i.iface.as_deref().unwrap_or("-")),
                 QueueRef::label(i.queue),
-                rate(i.per_s),
+                fmt_per_sec(i.per_s),
                 cpus.join(" ")
             );
         }
@@ -179,7 +168,7 @@ fn queues_section(o: &mut String, d: &Delta) {
     if !d.queues.is_empty() {
         let _ = writeln!(
             o,
-            "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
+            "{:<12} {:<6} {:>9} {:>9} {:>5} {:>8} {:>8}",
             "NIC queue", "queue", "pps", "drops/s", "IRQ", "irq/s", "pkt/irq"
         );
         // Many queues (mlx5 has 2 per channel): hide the quiet ones.
@@ -193,16 +182,16 @@ fn queues_section(o: &mut String, d: &Delta) {
         };
         for q in &shown {
             let irq_s = match (q.interrupts, d.elapsed.0) {
-                (Some(n), e) if e > 0 => rate(n as f64 / secs(d.elapsed)),
+                (Some(n), e) if e > 0 => fmt_per_sec(n as f64 / secs(d.elapsed)),
                 _ => "-".into(),
             };
             let _ = writeln!(
                 o,
-                "{:<12} {:<6} {:>9} {:>8} {:>5} {:>8} {:>8}",
+                "{:<12} {:<6} {:>9} {:>9} {:>5} {:>8} {:>8}",
                 Printable(&q.iface),
                 format!("{}-{}", q.dir.name(), q.index),
                 opt_pps(q.packets_per_s),
-                opt_rate(q.drops_per_s),
+                opt_pps(q.drops_per_s),
                 q.irq.map_or_else(|| "-".into(), |i| i.0.to_string()),
                 irq_s,
                 q.packets_per_interrupt
@@ -235,11 +224,14 @@ fn queues_section(o: &mut String, d: &Delta) {
 mod tests {
     use super::*;
 
+    /// The counts printed a bare `274.2k` beside `274 kpps`: packet
+    /// counts are in pps and other events in `/s`, three digits each.
     #[test]
-    fn compact_rates() {
-        assert_eq!(rate(950.4), "950");
-        assert_eq!(rate(37_552.0), "37.6k");
-        assert_eq!(rate(1_250_000.0), "1.25M");
-        assert_eq!(opt_rate(None), "-");
+    fn counts_carry_their_unit() {
+        assert_eq!(opt_pps(Some(274_200.0)), "274 kpps");
+        assert_eq!(opt_per_sec(Some(37_552.0)), "37.6k/s");
+        assert_eq!(opt_per_sec(Some(950.4)), "950/s");
+        assert_eq!(opt_pps(None), "-");
+        assert_eq!(opt_per_sec(None), "-");
     }
 }
