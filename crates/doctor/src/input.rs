@@ -460,6 +460,15 @@ impl<'a> Cx<'a> {
         self.input.profile.as_ref().map(|p| p.base.as_str())
     }
 
+    /// Whether the profile the user asked for (`--profile`) turns the
+    /// planner rule `rule` off: doctor then does not advise what it avoids.
+    pub fn profile_avoids(&self, rule: RuleId) -> bool {
+        self.input
+            .profile
+            .as_ref()
+            .is_some_and(|p| !p.enabled(rule))
+    }
+
     /// `nettune plan --profile P [--root DIR] [--bdp ..] [--iface IF]`.
     pub fn plan_command(&self, iface: Option<&str>) -> String {
         let mut c = format!("nettune plan --profile {}", self.plan_profile);
