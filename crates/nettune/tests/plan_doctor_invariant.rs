@@ -148,3 +148,47 @@ fn queues_beyond_the_local_cores_stay_local() {
         }
     }
 }
+
+/// Issue 38: plain doctor said "the balanced plan makes 2 changes ... run
+/// `nettune apply`" where that apply made 6. Every fix that names a plan
+/// command states the number of changes that command's apply makes.
+#[test]
+fn a_fix_states_how_many_changes_its_apply_makes() {
+    let mut checked = 0;
+    for f in [
+        "c4-8xlarge",
+        "two-socket-16q",
+        "nic-e1000-legacy",
+        "tuner-two-socket-32c",
+    ] {
+        let root = fixture(f);
+        let o = bin()
+            .args(["doctor", "--json", "--root"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for finding in v["findings"].as_array().unwrap() {
+            let Some(cmd) = finding["fix"]["command"].as_str() else {
+                continue;
+            };
+            let args: Vec<&str> = cmd.split(' ').skip(1).collect();
+            let p = bin().args(&args).arg("--json").output().unwrap();
+            assert!(
+                p.status.success(),
+                "{cmd}: {}",
+                String::from_utf8_lossy(&p.stderr)
+            );
+            let plan: serde_json::Value = serde_json::from_slice(&p.stdout).unwrap();
+            let n = plan["changes"].as_array().unwrap().len();
+            let text = finding["fix"]["text"].as_str().unwrap();
+            let want = format!("`nettune apply` with the same flags makes {n} change");
+            assert!(
+                text.contains(&want),
+                "{f}: {cmd} plans {n} changes; the fix says: {text}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "{checked} fixes with a command");
+}

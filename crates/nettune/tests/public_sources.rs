@@ -386,3 +386,28 @@ fn rps_is_not_said_to_have_lifted_the_ceiling() {
         r.rationale()
     );
 }
+
+#[test]
+fn ring_sources_claim_no_more_than_their_rules_do() {
+    // The rings rule and ring-small raise rings only where the NIC drops
+    // packets; their sources cite the 4096-descriptor ceiling, not a claim
+    // that larger rings raise the packet rate (c4's 1024 of 4096 stays).
+    let doctor_ids = [doctor::DoctorId::RingSmall, doctor::DoctorId::NicDrops];
+    let mut sources: Vec<&str> = doctor::CATALOGUE
+        .iter()
+        .filter(|r| doctor_ids.contains(&r.id()))
+        .map(|r| r.source())
+        .collect();
+    sources.extend(
+        tune::rules::CATALOGUE
+            .iter()
+            .filter(|r| r.id() == tune::RuleId::Rings)
+            .map(|r| r.source()),
+    );
+    assert_eq!(sources.len(), 3);
+    for s in sources {
+        let l = s.to_lowercase();
+        assert!(!l.contains("raise"), "{s}");
+        assert!(l.contains("4096"), "{s}");
+    }
+}

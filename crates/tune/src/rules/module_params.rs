@@ -81,6 +81,16 @@ fn plan_driver(id: RuleId, cx: &mut Ctx<'_>, iface: &Interface, driver: &str) {
             return;
         }
     };
+    if spec.default == Some(value) {
+        cx.note(
+            id,
+            format!(
+                "{driver}: InterruptThrottleRate {} is already the default of the driver's code (DEFAULT_ITR): no snippet written",
+                drivers::describe_itr(value)
+            ),
+        );
+        return;
+    }
     let ports: Vec<&str> = cx
         .snap
         .interfaces
