@@ -411,3 +411,45 @@ fn ring_sources_claim_no_more_than_their_rules_do() {
         assert!(l.contains("4096"), "{s}");
     }
 }
+
+#[test]
+fn each_study_ran_what_its_example_asks_or_says_why_not() {
+    // A study in bench/studies is the report of the example of the same
+    // name; where the example has no stopping rule (until_ci), every cell
+    // ran its `repeats`, or the study's header says how many it ran.
+    let r = repo();
+    let mut checked = 0;
+    for e in std::fs::read_dir(r.join("bench/studies")).unwrap() {
+        let p = e.unwrap().path();
+        let Some(name) = p.file_name().unwrap().to_str().unwrap().strip_suffix(".md") else {
+            continue;
+        };
+        let Ok(example) = std::fs::read_to_string(r.join(format!("examples/{name}.toml"))) else {
+            continue;
+        };
+        if example.lines().any(|l| l.starts_with("until_ci")) {
+            continue;
+        }
+        let repeats = example
+            .lines()
+            .find_map(|l| l.strip_prefix("repeats = "))
+            .unwrap_or_else(|| panic!("{name}: no repeats"))
+            .trim()
+            .to_string();
+        let study = std::fs::read_to_string(&p).unwrap();
+        let ns: Vec<&str> = study
+            .lines()
+            .filter(|l| l.starts_with("| #"))
+            .filter_map(|l| l.split('|').nth(5).map(str::trim))
+            .collect();
+        assert!(!ns.is_empty(), "{name}: no result rows");
+        let all = ns.iter().all(|n| *n == repeats);
+        let says = study.lines().any(|l| l.starts_with("- repeats: "));
+        assert!(
+            all || says,
+            "{name}: the example asks {repeats} repeats, the study ran {ns:?} and does not say why"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "{checked}");
+}
