@@ -460,6 +460,15 @@ impl<'a> Cx<'a> {
         self.input.profile.as_ref().map(|p| p.base.as_str())
     }
 
+    /// Whether the profile the user asked for (`--profile`) turns the
+    /// planner rule `rule` off: doctor then does not advise what it avoids.
+    pub fn profile_avoids(&self, rule: RuleId) -> bool {
+        self.input
+            .profile
+            .as_ref()
+            .is_some_and(|p| !p.enabled(rule))
+    }
+
     /// `nettune plan --profile P [--root DIR] [--bdp ..] [--iface IF]`.
     pub fn plan_command(&self, iface: Option<&str>) -> String {
         let mut c = format!("nettune plan --profile {}", self.plan_profile);
@@ -506,6 +515,20 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// How many changes [`Cx::plan_command`] for `iface` plans, so a fix
+    /// says what its `nettune apply` will do, not only its own part.
+    fn command_changes(&self, iface: Option<&str>) -> usize {
+        let (Some(i), Some(profile)) = (iface, &self.profile) else {
+            return self.plan.as_ref().map_or(0, |p| p.changes.len());
+        };
+        let opts = PlanOptions {
+            ifaces: vec![i.to_string()],
+            bdp: self.input.bdp,
+            ..PlanOptions::default()
+        };
+        tune::plan(self.snap(), &self.input.extras, profile, &opts).map_or(0, |p| p.changes.len())
+    }
+
     /// A fix from the plan: the changes of `rules` (about `iface`), the
     /// command that makes them and `text`; when the plan has none of them,
     /// `text` alone with `fallback` appended.
@@ -528,12 +551,15 @@ impl<'a> Cx<'a> {
                 ..Fix::default()
             };
         }
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        let all = self.command_changes(iface);
         Fix {
             text: format!(
-                "{text} The {} plan makes {} change{} for it: review with the command, then run `nettune apply` with the same flags.",
-                self.plan_profile,
+                "{text} {} of the {} plan's changes {} for it: review them with the command; `nettune apply` with the same flags makes {all} change{}.",
                 changes.len(),
-                if changes.len() == 1 { "" } else { "s" }
+                self.plan_profile,
+                if changes.len() == 1 { "is" } else { "are" },
+                s(all)
             ),
             command: Some(self.plan_command(iface)),
             changes,

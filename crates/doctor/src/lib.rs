@@ -47,6 +47,10 @@ pub fn diagnose_with(input: &Input, rules: &[&dyn DoctorRule]) -> Report {
     let mut findings = Vec::new();
     let mut skipped = Vec::new();
     for r in rules {
+        if let Some(Skip(reason)) = rules::avoided_by_profile(*r, &cx) {
+            skipped.push(Skipped { id: r.id(), reason });
+            continue;
+        }
         let mut out = Vec::new();
         match r.check(&cx, &mut out) {
             Ok(()) => findings.extend(out),

@@ -543,6 +543,62 @@ fn ena_sample(
     s
 }
 
+/// A sample of eth0 (ixgbevf: no allowance counters) at `secs`.
+fn eth0_sample(secs: u64, rx: (u64, u64)) -> model::sample::Sample {
+    let text = format!(
+        "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n  eth0: {} {} 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+        rx.1, rx.0
+    );
+    model::sample::Sample {
+        at: model::Nanos(secs * 1_000_000_000),
+        netdev: Some(model::parse::netdev::parse_netdev(&text).unwrap()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn allowance_on_a_nic_without_allowance_counters_is_not_silent() {
+    // EC2 C4's ixgbevf reports no allowance counters: with --allowance the
+    // rates are set against what the user gave, and without samples doctor
+    // says why it cannot.
+    let fx = Fx::new("c4-8xlarge", None);
+    let mut i = fx.input();
+    i.allowance = nettune_doctor::Allowance {
+        bandwidth_bps: None,
+        pps: Some(400_000),
+    };
+    let r = diagnose(&i);
+    assert!(!r.has(DoctorId::CloudAllowance));
+    let why = r.skipped(DoctorId::CloudAllowance).expect("a skip reason");
+    assert!(
+        why.contains("--allowance") && why.contains("samples"),
+        "{why}"
+    );
+    i.samples = vec![
+        eth0_sample(100, (0, 0)),
+        eth0_sample(110, (3_900_000, 249_600_000)),
+    ];
+    let f = found(&diagnose(&i), DoctorId::CloudAllowance);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].subject, "eth0");
+    assert_eq!(
+        f[0].severity,
+        Severity::Warning,
+        "97.5 % of the pps allowance"
+    );
+    assert!(f[0].title.contains("ixgbevf"), "{}", f[0].title);
+    let arith = f[0]
+        .evidence
+        .iter()
+        .find(|e| e.what == "received: pps × packet size × 8")
+        .unwrap();
+    assert!(
+        arith.value.contains("97.5 % of the 400000 pps allowance"),
+        "{}",
+        arith.value
+    );
+}
+
 #[test]
 fn cloud_allowance_shows_which_limit_binds_from_the_window() {
     let fx = Fx::new("nic-ena", None);

@@ -48,6 +48,24 @@ fn rps_off_on_c4_8xlarge_and_not_once_rps_is_on() {
 }
 
 #[test]
+fn rps_off_is_not_advised_under_a_profile_that_avoids_rps() {
+    // The latency profile turns the rps rule off (an extra hop per packet):
+    // doctor with that profile does not tell the user to turn RPS on, and
+    // says why it stays silent.
+    let mut i = input("c4-8xlarge");
+    i.profile = Some(tune::profile::builtin("latency").unwrap());
+    let r = report(&i);
+    assert!(!r.has(DoctorId::RpsOff), "{:?}", r.findings);
+    let why = r.skipped(DoctorId::RpsOff).expect("says why");
+    assert!(why.contains("latency profile avoids rps"), "{why}");
+    // balanced and throughput keep it.
+    for p in ["balanced", "throughput"] {
+        i.profile = Some(tune::profile::builtin(p).unwrap());
+        assert!(report(&i).has(DoctorId::RpsOff), "{p}");
+    }
+}
+
+#[test]
 fn rps_off_does_not_fire_with_a_queue_per_core() {
     // ENA: 4 queues for 4 physical cores (8 SMT threads).
     assert!(!report(&input("nic-ena")).has(DoctorId::RpsOff));

@@ -21,9 +21,15 @@ pub fn read_extras(root: &Root, snap: &HostSnapshot) -> HostExtras {
             pm_qos.insert(c.id.0, v);
         }
     }
+    let uptime_s = root
+        .read("/proc/uptime")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok())
+        .filter(|u| u.is_finite() && *u > 0.0);
     HostExtras {
         scope,
         softnet,
+        uptime_s,
         pm_qos,
     }
 }

@@ -629,7 +629,7 @@ mod tests {
 
     #[test]
     fn bench_facts_carry_mtu_offloads_and_interrupt_moderation() {
-        // Synthesized after the Aerospike EC2 article (ixgbevf on EC2, kernel 4.4).
+        // Synthesized after an unpublished field test of EC2 C4 instances (ixgbevf, 2016).
         let root = Root::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/c4-8xlarge"

@@ -119,6 +119,10 @@ pub struct HostExtras {
     pub scope: NetnsScope,
     /// `/proc/net/softnet_stat` summed over CPUs; `None` when unreadable.
     pub softnet: Option<SoftnetTotals>,
+    /// Seconds since boot (`/proc/uptime`), over which the softnet counts
+    /// are a rate; `None` when unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_s: Option<f64>,
     /// `cpuN/power/pm_qos_resume_latency_us` values by CPU, where the file exists.
     pub pm_qos: std::collections::BTreeMap<u32, String>,
 }
@@ -128,6 +132,7 @@ impl Default for HostExtras {
         HostExtras {
             scope: NetnsScope::Init,
             softnet: None,
+            uptime_s: None,
             pm_qos: Default::default(),
         }
     }

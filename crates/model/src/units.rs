@@ -119,6 +119,10 @@ pub enum UnitError {
     /// Overflows 64 bits.
     #[error("`{0}` is too large")]
     TooLarge(String),
+    /// A rate spelled with `bps`, which tc(8) reads as bytes per second
+    /// and iperf3's users as bits.
+    #[error("`{0}`: tc(8) reads `bps` as bytes per second, iperf3 as bits; write bits as `{1}bit` (or bytes x 8)")]
+    AmbiguousBps(String, String),
     /// Not a duration.
     #[error("`{0}` is not a duration (seconds, or a number with ms, s, m or h: 500ms, 2s, 1m)")]
     NotDuration(String),
@@ -148,14 +152,17 @@ pub fn parse_si(s: &str) -> Result<f64, UnitError> {
 }
 
 /// Parse a rate: an SI count (`10G`, `1.5M`) optionally followed by
-/// `bit`, `bit/s` or `bps` (`1gbit`, `100mbit/s`, `500Mbps`), any case.
+/// `bit` or `bit/s` (`1gbit`, `100mbit/s`), any case. `bps` is refused:
+/// tc(8), which the lab's links use, reads `mbps` as megabytes per second.
 /// Bits per second for a link or a stream; for a request/response test the
 /// same number is transactions per second. One parser for every `--rate`.
 pub fn parse_rate(s: &str) -> Result<f64, UnitError> {
     let t = s.trim().to_ascii_lowercase();
+    if let Some(n) = t.strip_suffix("bps") {
+        return Err(UnitError::AmbiguousBps(clip(s), clip(n.trim())));
+    }
     let num = t
         .strip_suffix("bit/s")
-        .or_else(|| t.strip_suffix("bps"))
         .or_else(|| t.strip_suffix("bit"))
         .unwrap_or(&t);
     parse_si(num).map_err(|e| match e {
@@ -229,7 +236,6 @@ mod tests {
             ("1gbit", 1e9),
             ("100mbit", 1e8),
             ("1.5G", 1.5e9),
-            ("500Mbps", 5e8),
             ("10Gbit/s", 1e10),
             ("20k", 2e4),
             ("100000000", 1e8),
@@ -238,6 +244,12 @@ mod tests {
         }
         for bad in ["", "gbit", "1xbit", "-1gbit", "nan", "inf"] {
             assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        // Issue 38: tc(8) reads `mbps` as megabytes per second, iperf3
+        // users mean megabits: the spelling is refused, naming both.
+        for amb in ["100mbps", "500Mbps", "1gbps", "64kbps", "800bps"] {
+            let e = parse_rate(amb).unwrap_err().to_string();
+            assert!(e.contains("bytes") && e.contains("bit"), "{amb}: {e}");
         }
         assert_eq!(parse_size("4M").unwrap(), 4 << 20);
         assert_eq!(parse_size("128K").unwrap(), 128 << 10);

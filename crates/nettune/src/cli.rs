@@ -16,8 +16,10 @@ Examples:
 
 Exit codes: 0 success, 1 error, 2 usage error, 3 drift (verify), 4 some host
 failed (fleet), 130 interrupted (bench); see EXIT STATUS in nettune(1).
-`man nettune-COMMAND` or `nettune COMMAND --help` for each command; the reference
-(JSON shapes, rules, lab) is in /usr/share/doc/nettune/docs.";
+`man nettune-COMMAND` or `nettune COMMAND --help` for each command (`nettune man
+--out DIR` writes the pages without the package); the reference (JSON shapes,
+rules, lab) is in /usr/share/doc/nettune/docs, or in a source checkout the
+repository's docs directory.";
 
 /// Measure, explain, tune and prove a Linux host's network path.
 #[derive(Debug, Parser)]
@@ -66,7 +68,7 @@ pub enum Command {
     Autotune(cmd::autotune::Args),
     /// Render a results directory (results.json) as an HTML page with charts and a Markdown summary.
     Report(cmd::report::Args),
-    /// Run inspect, doctor, plan, apply, rollback, verify or history on the hosts of an inventory.
+    /// Run inspect, doctor, plan, apply, rollback, verify, history or bench on the hosts of an inventory.
     Fleet(cmd::fleet::Args),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(cmd::completions::Args),
@@ -74,6 +76,5 @@ pub enum Command {
     #[command(hide = true)]
     Agent(cmd::agent::Args),
     /// Write man pages generated from these definitions into a directory.
-    #[command(hide = true)]
     Man(cmd::man::Args),
 }

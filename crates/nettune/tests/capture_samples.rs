@@ -155,3 +155,42 @@ fn recorded_fixture_gives_exact_rates() {
         assert_eq!(d.iface("ens5").unwrap().rx_pps, 400_000.0);
     }
 }
+
+#[test]
+fn stat_on_a_static_tree_without_samples_says_rates_need_samples() {
+    // A /proc + /sys tree copied from elsewhere (prometheus node_exporter's
+    // fixtures are such a tree: no LABEL, no samples) never changes: stat
+    // says rates need `capture --samples` and exits 1 instead of printing
+    // zeros for ever.
+    let t = tempfile::tempdir().unwrap();
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/nic-ena");
+    for f in [
+        "proc/stat",
+        "proc/net/dev",
+        "proc/softirqs",
+        "proc/interrupts",
+    ] {
+        let to = t.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        if std::path::Path::new(src).join(f).is_file() {
+            std::fs::copy(std::path::Path::new(src).join(f), &to).unwrap();
+        }
+    }
+    assert!(!t.path().join("LABEL").exists());
+    let o = nettune(&[
+        "stat",
+        "--root",
+        t.path().to_str().unwrap(),
+        "-c",
+        "2",
+        "0.1",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("capture --samples"), "{err}");
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

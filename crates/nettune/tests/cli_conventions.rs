@@ -186,8 +186,11 @@ fn man_pages_render_for_the_command_and_each_subcommand() {
     assert!(serve.contains("NETTUNE_TOKEN"), "{serve}");
     let apply = std::fs::read_to_string(out.join("nettune-apply.1")).unwrap();
     assert!(apply.contains("/var/lib/nettune"), "{apply}");
+    // `man` is listed (issue 38: how to get pages from a checkout); the
+    // hidden agent has no page.
+    assert!(out.join("nettune-man.1").exists(), "nettune-man.1");
     assert!(
-        !out.join("nettune-man.1").exists(),
+        !out.join("nettune-agent.1").exists(),
         "the hidden command has no page"
     );
     // man(1) renders it, when installed.
@@ -272,4 +275,19 @@ fn man_pages_and_help_cite_no_source_tree_path() {
     ] {
         assert!(cargo.contains(asset), "no asset {asset}");
     }
+}
+
+/// Issue 38, the first hour: `nettune --help` lists `man` (how to get the
+/// pages without the package) and says where the reference is in a source
+/// checkout, where /usr/share/doc/nettune does not exist.
+#[test]
+fn top_level_help_lists_man_and_the_checkouts_docs() {
+    let o = bin().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        help.lines().any(|l| l.trim_start().starts_with("man ")),
+        "{help}"
+    );
+    assert!(help.contains("/usr/share/doc/nettune/docs"), "{help}");
+    assert!(help.contains("source checkout"), "{help}");
 }

@@ -52,3 +52,36 @@ fn exit_codes_doc_and_readme_say_what_doctor_returns() {
         "docs/doctor.md"
     );
 }
+
+/// Issue 38, the first hour: the README says what the main job needs
+/// (root, ip/veth/netns, tc, the Rust version the workspace declares), the
+/// fleet row names `fleet bench`, and its exit-code table has fleet's 4.
+#[test]
+fn readme_names_prerequisites_fleet_bench_and_every_exit_code() {
+    let readme = doc("README.md");
+    let cargo = doc("Cargo.toml");
+    let rust = cargo
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .unwrap()
+        .trim_matches('"');
+    let pre = readme
+        .split("## Prerequisites")
+        .nth(1)
+        .expect("a Prerequisites section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    for want in ["root", "ip netns", "veth", "tc", "tun", rust] {
+        assert!(pre.contains(want), "prerequisites lack {want}: {pre}");
+    }
+    let fleet = readme
+        .lines()
+        .find(|l| l.starts_with("| `nettune fleet "))
+        .unwrap();
+    assert!(fleet.contains("bench"), "{fleet}");
+    let codes = readme.split("## Exit codes").nth(1).unwrap();
+    for code in ["| 0 |", "| 1 |", "| 2 |", "| 3 |", "| 4 |", "| 130 |"] {
+        assert!(codes.contains(code), "README exit codes lack {code}");
+    }
+}

@@ -322,6 +322,13 @@ fn journal_commands_through_apply_and_rollback() {
             &json(&["history", "--json"], &[0]),
             "history (empty)",
         );
+        // Issue 38: verify --json with nothing applied is an error, and
+        // still JSON on stdout (exit 1), so a script reading it can tell.
+        check(
+            "error",
+            &json(&["verify", "--json"], &[1]),
+            "verify (nothing applied)",
+        );
         check(
             "rollback",
             &json(&["rollback", "--json"], &[0]),

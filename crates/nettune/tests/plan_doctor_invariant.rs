@@ -1,6 +1,9 @@
-//! Issue 17: the plan, applied, raises no warning from doctor's placement
-//! rules (`irq-remote-node`, `irq-stacked`), on every fixture with network
-//! interfaces and every built-in profile.
+//! Issues 17 and 38: on every fixture with network interfaces and every
+//! built-in profile, the applied plan raises no warning from doctor run with
+//! the same profile (neither the placement rules nor a warning whose fix is
+//! a plan change still to make, nor the plan's own changes flagged as
+//! boot overrides or offloads left off), and doctor never advises what that
+//! profile's plan avoids.
 
 #![allow(clippy::unwrap_used)]
 
@@ -22,8 +25,11 @@ fn fixtures_with_nics() -> Vec<String> {
     out
 }
 
-/// Warnings and criticals of the placement rules from `doctor --json` on `root`.
-fn placement_warnings(root: &std::path::Path, profile: &str) -> Vec<String> {
+/// What `doctor --json --profile P` on `root` says that contradicts the plan
+/// of P: with `applied`, a warning of the placement rules, a warning whose
+/// fix still has plan changes, a boot override or an offload left off; in
+/// any case a finding whose advice is a planner rule P turns off.
+fn contradictions(root: &std::path::Path, profile: &str, applied: bool) -> Vec<String> {
     let o = bin()
         .args(["doctor", "--json", "--profile", profile, "--root"])
         .arg(root)
@@ -31,29 +37,55 @@ fn placement_warnings(root: &std::path::Path, profile: &str) -> Vec<String> {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["id"] == "irq-remote-node" || f["id"] == "irq-stacked")
-        .filter(|f| f["severity"] != "info")
-        .map(|f| f.to_string())
-        .collect()
+    let p = tune::profile::builtin(profile).unwrap();
+    let mut bad = Vec::new();
+    for f in v["findings"].as_array().unwrap() {
+        let id = f["id"].as_str().unwrap_or_default();
+        let warning = f["severity"] != "info";
+        let changes_left = f["fix"]["changes"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty());
+        let own = [
+            "irq-remote-node",
+            "irq-stacked",
+            "boot-override",
+            "offload-off",
+        ];
+        if applied && warning && (own.contains(&id) || changes_left) {
+            bad.push(format!("after apply: {f}"));
+        }
+        let rule = doctor::CATALOGUE.iter().find(|r| r.id() == id);
+        if let Some(r) = rule {
+            let (rules, _) = r.advises();
+            if !rules.is_empty() && rules.iter().all(|x| !p.enabled(*x)) {
+                bad.push(format!("advises what {profile} avoids: {f}"));
+            }
+        }
+    }
+    bad
 }
 
 #[test]
-fn applied_plan_passes_doctor_placement_rules_on_every_fixture_and_profile() {
+fn applied_plan_raises_no_warning_from_doctor_with_the_same_profile() {
     let mut bad = Vec::new();
     for f in fixtures_with_nics() {
         for p in ["latency", "throughput", "balanced"] {
             let c = copy(&f);
+            for w in contradictions(&c.root, p, false) {
+                bad.push(format!("{f} {p}: {w}"));
+            }
             ok(&c, &["apply", "--profile", p, "--yes"]);
-            for w in placement_warnings(&c.root, p) {
+            for w in contradictions(&c.root, p, true) {
                 bad.push(format!("{f} {p}: {w}"));
             }
         }
     }
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} contradictions:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 /// The issue's host: a busy 10G port named last, after an idle 1G port and
@@ -115,4 +147,48 @@ fn queues_beyond_the_local_cores_stay_local() {
             assert!((8..16).contains(&cpu) || (24..32).contains(&cpu), "{ch}");
         }
     }
+}
+
+/// Issue 38: plain doctor said "the balanced plan makes 2 changes ... run
+/// `nettune apply`" where that apply made 6. Every fix that names a plan
+/// command states the number of changes that command's apply makes.
+#[test]
+fn a_fix_states_how_many_changes_its_apply_makes() {
+    let mut checked = 0;
+    for f in [
+        "c4-8xlarge",
+        "two-socket-16q",
+        "nic-e1000-legacy",
+        "tuner-two-socket-32c",
+    ] {
+        let root = fixture(f);
+        let o = bin()
+            .args(["doctor", "--json", "--root"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for finding in v["findings"].as_array().unwrap() {
+            let Some(cmd) = finding["fix"]["command"].as_str() else {
+                continue;
+            };
+            let args: Vec<&str> = cmd.split(' ').skip(1).collect();
+            let p = bin().args(&args).arg("--json").output().unwrap();
+            assert!(
+                p.status.success(),
+                "{cmd}: {}",
+                String::from_utf8_lossy(&p.stderr)
+            );
+            let plan: serde_json::Value = serde_json::from_slice(&p.stdout).unwrap();
+            let n = plan["changes"].as_array().unwrap().len();
+            let text = finding["fix"]["text"].as_str().unwrap();
+            let want = format!("`nettune apply` with the same flags makes {n} change");
+            assert!(
+                text.contains(&want),
+                "{f}: {cmd} plans {n} changes; the fix says: {text}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "{checked} fixes with a command");
 }

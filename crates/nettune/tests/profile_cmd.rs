@@ -135,6 +135,10 @@ fn active_follows_apply_and_rollback() {
         line.starts_with("Current active profile: latency (generation 1, applied "),
         "{line}"
     );
+    // RFC 3339's Z already says UTC: "…Z UTC" says it twice.
+    assert!(!line.contains("Z UTC"), "{line}");
+    let at = a["applied_at_utc"].as_str().unwrap();
+    assert!(line.contains(&format!("applied {at},")), "{line}");
 
     run(&["rollback"], r, s);
     let after: Value = serde_json::from_str(&run(&["profile", "active", "--json"], r, s)).unwrap();

@@ -58,10 +58,12 @@ impl Row {
 
 /// (setting, tcp_rmem maximum, workload, the slides' Mbit/s), as in the example file.
 const SEED: [(&str, u64, &str, f64); 4] = [
-    // Untuned then was a 2.6 kernel's tcp_rmem maximum (174760); untuned
-    // now is today's default, the example's first level.
+    // Untuned then was RHEL 6's 2.6.32, whose tcp_init set tcp_rmem's
+    // maximum from memory (1/128 of tcp_mem's pressure value, at least
+    // 87380, at most 4 MB); untuned now is today's default, the example's
+    // first level.
     (
-        "untuned (2.6: tcp_rmem max 174760; here today's default 6291456)",
+        "untuned (RHEL 6's 2.6.32: tcp_rmem max from memory, up to 4194304; here today's default 6291456)",
         6_291_456,
         "stream",
         21.0,

@@ -191,6 +191,12 @@ fn rhel6_bdp_sets_the_run_beside_the_slides() {
         untuned.contains("| 21.0 |") && untuned.contains("| 41.0 |"),
         "{untuned}"
     );
+    // RHEL 6's 2.6.32 computed tcp_rmem's maximum from memory, up to 4 MB
+    // (tcp_init); 174760 was an earlier 2.6 default, not the slides' host.
+    assert!(
+        !untuned.contains("174760") && untuned.contains("up to 4194304"),
+        "{untuned}"
+    );
     let app = md
         .lines()
         .find(|l| l.starts_with("| system and application"))

@@ -33,6 +33,9 @@ pub struct ItrSpec {
     pub max: u32,
     /// Entries of the parameter array (`*_MAX_NIC`): ports past it get the default.
     pub max_ports: usize,
+    /// The value the driver uses when the parameter is not given, where
+    /// its code says (`DEFAULT_ITR`).
+    pub default: Option<u32>,
     /// Whether the in-tree (kernel) driver has the parameter; when not, only
     /// Intel's out-of-tree driver does.
     pub in_tree: bool,
@@ -48,8 +51,9 @@ pub const ITR_DRIVERS: &[ItrSpec] = &[
         min: 100,
         max: 100_000,
         max_ports: 32,
+        default: Some(3),
         in_tree: true,
-        source: "e1000_param.c (MIN_ITR 100, MAX_ITR 100000, E1000_MAX_NIC 32)",
+        source: "e1000_param.c (DEFAULT_ITR 3, MIN_ITR 100, MAX_ITR 100000, E1000_MAX_NIC 32)",
     },
     ItrSpec {
         driver: "e1000e",
@@ -57,8 +61,9 @@ pub const ITR_DRIVERS: &[ItrSpec] = &[
         min: 100,
         max: 100_000,
         max_ports: 32,
+        default: Some(3),
         in_tree: true,
-        source: "e1000e param.c (MIN_ITR 100, MAX_ITR 100000, E1000_MAX_NIC 32)",
+        source: "e1000e param.c (DEFAULT_ITR 3, MIN_ITR 100, MAX_ITR 100000, E1000_MAX_NIC 32)",
     },
     ItrSpec {
         driver: "ixgbe",
@@ -66,6 +71,7 @@ pub const ITR_DRIVERS: &[ItrSpec] = &[
         min: 956,
         max: 488_281,
         max_ports: 32,
+        default: None,
         in_tree: false,
         source: "out-of-tree ixgbe_param.c (\"0,1,956-488281\", IXGBE_MAX_NIC 32)",
     },
@@ -75,6 +81,7 @@ pub const ITR_DRIVERS: &[ItrSpec] = &[
         min: 956,
         max: 488_281,
         max_ports: 8,
+        default: None,
         in_tree: false,
         source: "out-of-tree ixgbevf_param.c (\"Valid Range: 956-488281 (0=off, 1=dynamic)\", IXGBE_MAX_NIC 8)",
     },

@@ -55,7 +55,7 @@ pub enum IrqbalanceMode {
 /// Resolved settings of a profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// RPS masks leave out the CPU that takes the queue's IRQ (the Aerospike EC2 article's lesson).
+    /// RPS masks leave out the CPU that takes the queue's IRQ (as the 2016 EC2 C4 field test placed them).
     pub rps_exclude_irq_cpu: bool,
     /// `net.core.rps_sock_flow_entries`.
     pub rfs_entries: u32,

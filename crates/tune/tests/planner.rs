@@ -618,3 +618,44 @@ fn huge_drop_counters_saturate_instead_of_overflowing() {
         .unwrap();
     assert!(rx.reason.contains(&u64::MAX.to_string()), "{}", rx.reason);
 }
+
+#[test]
+fn netdev_budget_is_raised_on_a_squeeze_rate_not_a_count_since_boot() {
+    // Issue 38: 8 time_squeeze events since boot (part of them any burst of
+    // the past day) are no reason to double netdev_budget; doctor judges a
+    // rate, so the plan does too: squeezes per second of uptime.
+    let plan = |squeeze: u64, uptime_s: Option<f64>| {
+        let ex = HostExtras {
+            softnet: Some(SoftnetTotals {
+                dropped: 0,
+                time_squeeze: squeeze,
+            }),
+            uptime_s,
+            ..Default::default()
+        };
+        tune::plan(
+            &c4(),
+            &ex,
+            &builtin("throughput").unwrap(),
+            &PlanOptions::default(),
+        )
+        .unwrap()
+    };
+    let budget = |p: &model::plan::Plan| {
+        p.changes
+            .iter()
+            .find(|c| c.knob == "net.core.netdev_budget")
+            .cloned()
+    };
+    assert!(budget(&plan(8, Some(86_400.0))).is_none());
+    let none = plan(8, None);
+    assert!(budget(&none).is_none());
+    assert!(
+        none.notes.iter().any(|n| n.message.contains("uptime")),
+        "{:?}",
+        none.notes
+    );
+    let busy = plan(1_728_000, Some(86_400.0));
+    let c = budget(&busy).expect("20 squeezes/s raise the budget");
+    assert!(c.reason.contains("20.0/s"), "{}", c.reason);
+}

@@ -72,7 +72,7 @@ impl DoctorRule for AppOnIrqCpu {
         "a process pinned to the CPU that runs the queue's IRQ and softirq competes with it for the same core, so neither reaches its rate; pinned to another node, every packet crosses the interconnect"
     }
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (NUMA locality: numactl, local_cpulist); Documentation/networking/scaling.rst (RFS: the application's CPU)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (NUMA locality: numactl, local_cpulist); Documentation/networking/scaling.rst (RFS: the application's CPU)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let procs = cx.input.facts.processes.get()?;

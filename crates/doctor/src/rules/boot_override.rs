@@ -157,7 +157,7 @@ impl DoctorRule for BootOverride {
         "sysctl.d, sysctl.conf, modprobe.d, udev rules and tuned all run at boot; a value the plan writes is silently replaced by whichever of them runs later, so the tuning is gone after a reboot or a driver reload"
     }
     fn source(&self) -> &'static str {
-        "tuned's issue tracker (values in /etc/sysctl.d silently override the profile at boot, DESIGN.md); sysctl.d(5), modprobe.d(5), udev(7)"
+        "\"Inform users about reapplied sysctls\" (tuned pull request 492, 2023, https://github.com/redhat-performance/tuned/pull/492: with reapply_sysctl=1, the default, /etc/sysctl.d values are set after the profile's); sysctl.d(5), modprobe.d(5), udev(7)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         // The plan in force (the journal's newest generation) if any, else the recommended one.

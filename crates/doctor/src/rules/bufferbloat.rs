@@ -30,7 +30,7 @@ impl DoctorRule for Bufferbloat {
         "a FIFO of tx_queue_len packets fills under bulk traffic and every packet behind it waits (bufferbloat): latency rises for all flows; fq_codel and fq keep the standing queue short and flows apart, and BQL keeps the driver ring from becoming one more FIFO"
     }
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (bufferbloat, www.bufferbloat.net); tc-fq_codel(8); Documentation/networking/scaling.rst (BQL)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (bufferbloat, http://www.bufferbloat.net/projects/bloat/wiki/Introduction); tc-fq_codel(8); Documentation/networking/scaling.rst (BQL)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let facts = &cx.input.facts;

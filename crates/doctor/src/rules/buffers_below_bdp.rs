@@ -29,7 +29,7 @@ impl DoctorRule for BuffersBelowBdp {
         "a TCP flow can have at most one window of data in flight per round trip, and the window is only a share of the buffer (the rest pays for packet overhead), so a buffer whose window is below rate x RTT caps the flow below the link rate however fast the path is"
     }
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (100 Mbit/s at 100 ms: untuned 21 Mbit/s; system buffers at 1 x BDP 58, at 1.33 x BDP 67; system and application buffers at 1.33 x BDP 95 Mbit/s); Documentation/networking/ip-sysctl.rst (tcp_rmem, tcp_wmem)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (100 Mbit/s at 100 ms: untuned 21 Mbit/s; system buffers at 1 x BDP 58, at 1.33 x BDP 67; system and application buffers at 1.33 x BDP 95 Mbit/s); Documentation/networking/ip-sysctl.rst (tcp_rmem, tcp_wmem)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let Some(bdp) = cx.input.bdp else {

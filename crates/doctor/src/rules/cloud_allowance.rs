@@ -38,10 +38,11 @@ impl DoctorRule for CloudAllowance {
         "ENA counts packets the hypervisor queued or dropped because the instance exceeded its packets-per-second, bandwidth, conntrack or link-local allowance; no host tuning (RPS, IRQ affinity, interrupt coalescing) raises these limits"
     }
     fn source(&self) -> &'static str {
-        "Documentation/networking/device_drivers/ethernet/amazon/ena.rst; AWS's ENA Linux driver documentation (ethtool -S: pps_allowance_exceeded, bw_in_allowance_exceeded, bw_out_allowance_exceeded)"
+        "Documentation/networking/device_drivers/ethernet/amazon/ena.rst; AWS's ENA Linux driver README (https://github.com/amzn/amzn-drivers/blob/master/kernel/linux/ena/README.rst; ethtool -S: pps_allowance_exceeded, bw_in_allowance_exceeded, bw_out_allowance_exceeded)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let mut any_stats = false;
+        let mut counts_allowance = false;
         for iface in &cx.snap().interfaces {
             let name = iface.name.as_str();
             let boot = iface.ethtool.stats.value();
@@ -56,6 +57,7 @@ impl DoctorRule for CloudAllowance {
             for (k, what) in ALLOWANCE_COUNTERS {
                 let b = boot.and_then(|s| s.driver.get(*k)).copied();
                 let w = moved.and_then(|m| m.get(*k)).copied();
+                counts_allowance |= b.is_some() || w.is_some();
                 if b.unwrap_or(0) > 0 || w.unwrap_or(0) > 0 {
                     hit.push((k, what, b, w));
                 }
@@ -110,6 +112,10 @@ impl DoctorRule for CloudAllowance {
                 ..Fix::default()
             }));
         }
+        let given = cx.input.allowance;
+        if !counts_allowance && (given.pps.is_some() || given.bandwidth_bps.is_some()) {
+            return against_given(self, cx, out);
+        }
         if !any_stats {
             return Err(Skip::because(
                 "no NIC driver counters (ethtool -S; ethtool/IF.json \"stats\" under a fixture)",
@@ -117,6 +123,65 @@ impl DoctorRule for CloudAllowance {
         }
         Ok(())
     }
+}
+
+/// Share of the allowance given with `--allowance` above which a NIC without
+/// allowance counters is a warning.
+pub const NEAR_ALLOWANCE_PCT: f64 = 90.0;
+
+/// `--allowance` on a host whose NICs count no allowance (ixgbevf on EC2
+/// C4, the case the option exists for): each interface's rates set against
+/// what the user gave, or why that cannot be done.
+fn against_given(rule: &CloudAllowance, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
+    let Some(w) = cx.window.as_ref() else {
+        return Err(Skip::because(
+            "--allowance sets the rates against the allowance, and rates need samples (doctor --sample S on the live host, or a capture with --samples); no NIC here counts allowance drops itself",
+        ));
+    };
+    let given = cx.input.allowance;
+    for iface in &cx.snap().interfaces {
+        let name = iface.name.as_str();
+        let Some(d) = w
+            .iface(name)
+            .filter(|d| d.rx_packets.0 + d.tx_packets.0 > 0)
+        else {
+            continue;
+        };
+        if iface.driver.is_none() {
+            continue;
+        }
+        let driver = iface.driver.as_deref().unwrap_or("its driver");
+        let mut top: f64 = 0.0;
+        for (pps, packets, bytes) in [
+            (d.rx_pps, d.rx_packets.0, d.rx_bytes.0),
+            (d.tx_pps, d.tx_packets.0, d.tx_bytes.0),
+        ] {
+            if let Some(a) = given.pps.filter(|a| *a > 0) {
+                top = top.max(pps / a as f64 * 100.0);
+            }
+            if let (Some(b), true) = (given.bandwidth_bps.filter(|b| *b > 0), packets > 0) {
+                top = top.max(bytes as f64 * 8.0 / w.seconds.max(1e-9) / b as f64 * 100.0);
+            }
+        }
+        let mut f = crate::finding::from_rule(
+            rule,
+            name,
+            format!(
+                "{name}: {driver} counts no allowance drops; its rates reach {top:.1} % of the allowance given"
+            ),
+        );
+        if top < NEAR_ALLOWANCE_PCT {
+            f = f.severity(Severity::Info);
+        }
+        f = arithmetic(cx, iface, f);
+        out.push(f.fix(Fix {
+            text: format!(
+                "{driver} reports no allowance counters (ENA does), so doctor cannot see the limit bind; near the allowance, a plateau that host tuning does not lift is the instance's: move to a larger size or spread the load over more instances (the allowance is per instance)."
+            ),
+            ..Fix::default()
+        }));
+    }
+    Ok(())
 }
 
 /// Evidence of which limit binds, per direction: the observed pps × mean

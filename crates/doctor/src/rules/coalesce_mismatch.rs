@@ -88,7 +88,7 @@ impl DoctorRule for CoalesceMismatch {
         "coalescing trades latency for CPU: adaptive or long intervals hold packets tens of microseconds before the interrupt (bad for request/response), while no moderation at a high packet rate spends a CPU on interrupts"
     }
     fn source(&self) -> &'static str {
-        "엘레노아's 2007 e1000 tuning post (Korean blog, netperf TCP_RR) (e1000 TCP_RR 6543 -> 23975/s with InterruptThrottleRate=0 on both ends); y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014) (ixgbevf dynamic ITR: 59 % softirq, fixed 1000/s: 8 %); Intel AP-450 \"Interrupt Moderation Using Intel Gigabit Ethernet Controllers\"; Documentation/networking/device_drivers/ethernet/intel/e1000.rst"
+        "a 2007 Korean blog post on e1000 tuning by 엘레노아 (netperf TCP_RR; title and URL not preserved; it cites Intel's PRO/1000 Linux driver guide and AP-450) (e1000 TCP_RR 6543 -> 23975/s with InterruptThrottleRate=0 on both ends); y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014-03-20, http://blog.yuuk.io/entry/2014/03/20/085600) (ixgbevf dynamic ITR: 59 % softirq, fixed 1000/s: 8 %); Intel application note AP-450, \"Interrupt Moderation Using Intel Gigabit Ethernet Controllers\" (https://www.intel.com/content/www/us/en/embedded/products/networking/gbe-controllers-interrupt-moderation-appl-note.html); Documentation/networking/device_drivers/ethernet/intel/e1000.rst"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let latency = cx

@@ -28,7 +28,7 @@ impl DoctorRule for ConntrackFull {
         "when nf_conntrack holds nf_conntrack_max entries the kernel drops the first packet of every new flow (\"nf_conntrack: table full, dropping packet\"); early_drop evicts live entries and insert_failed loses races"
     }
     fn source(&self) -> &'static str {
-        "Documentation/networking/nf_conntrack-sysctl.rst; monitoring tools (netdata) alarm on it"
+        "Documentation/networking/nf_conntrack-sysctl.rst; netdata src/health/health.d/netfilter.conf (netfilter_conntrack_full)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let ct = cx.input.facts.conntrack.get()?;

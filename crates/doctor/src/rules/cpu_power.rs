@@ -28,7 +28,7 @@ impl DoctorRule for CpuPower {
         "a CPU waking from a deep C-state takes tens to hundreds of µs before it runs the interrupt, and a governor other than performance runs it slower; both add to every request's latency"
     }
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (C-states locked at C0, performance governor, tuned latency-performance); Documentation/admin-guide/pm/cpuidle.rst, cpufreq.rst"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (C-states locked at C0, performance governor, tuned latency-performance); Documentation/admin-guide/pm/cpuidle.rst, cpufreq.rst"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         if cx.intent() != Some("latency") {

@@ -61,7 +61,7 @@ impl DoctorRule for EnhancedNetworkingOff {
         "a paravirtual or emulated NIC passes every packet through the hypervisor's software path; the cloud's SR-IOV NICs DMA straight into the guest and carry about ten times the packet rate"
     }
     fn source(&self) -> &'static str {
-        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, techblog.cloudperf.net, 2016) (EC2 classic Xen split driver limited to 200 kpps, SR-IOV VPC 8xlarge instances about 2 Mpps)"
+        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, 2016, http://techblog.cloudperf.net/2016/05/2-million-packets-per-second-on-public.html) (EC2 classic Xen split driver limited to 200 kpps, SR-IOV VPC 8xlarge instances about 2 Mpps)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let p = &cx.input.facts.platform;

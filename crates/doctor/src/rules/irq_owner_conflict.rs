@@ -31,7 +31,7 @@ impl DoctorRule for IrqOwnerConflict {
         "irqbalance rewrites smp_affinity every 10 s and tuned re-applies its profile, so placement or settings made by hand or by a plan silently drift back"
     }
     fn source(&self) -> &'static str {
-        "irqbalance(1) (rewrites affinity set by hand); tuned issue trackers (profiles undoing sysctl.d and manual settings); Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (irqbalance vs manual affinity)"
+        "irqbalance(1) (rewrites affinity set by hand); \"plugin_sysctl.py: sysctl configs apply order\" (tuned issue 409, 2022, https://github.com/redhat-performance/tuned/issues/409: a tuned restart rewrites sysctl.d values); Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (irqbalance vs manual affinity)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let applied = cx.input.applied.as_ref();

@@ -23,7 +23,7 @@ impl DoctorRule for ListenDrops {
         "a SYN or a completed handshake dropped because the accept queue is full costs the client a retransmit timeout (1 s, then 3 s): the backlog (min of listen()'s argument and net.core.somaxconn) is too small or the application accepts too slowly"
     }
     fn source(&self) -> &'static str {
-        "listen(2) and Documentation/networking/ip-sysctl.rst (somaxconn, tcp_max_syn_backlog); netdata listen overflow alarms"
+        "listen(2) and Documentation/networking/ip-sysctl.rst (somaxconn, tcp_max_syn_backlog); netdata src/health/health.d/tcp_listen.conf (1m_tcp_accept_queue_overflows, 1m_tcp_accept_queue_drops)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let w = match cx.need_window() {

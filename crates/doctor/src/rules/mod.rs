@@ -8,6 +8,7 @@
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
 use model::findings::FindingId;
+use tune::RuleId;
 
 mod buffers_below_bdp;
 mod coalesce_mismatch;
@@ -76,6 +77,28 @@ pub trait DoctorRule: Sync {
     /// Push findings; `Err(Skip)` when an input it needs is missing (then
     /// nothing pushed is kept).
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip>;
+    /// The planner rules whose changes are this rule's advice, with why a
+    /// profile may turn them off; when the profile the user asked for turns
+    /// all of them off, the rule is skipped with that reason rather than
+    /// advise what the profile avoids. Empty: advice that is no plan's.
+    fn advises(&self) -> (&'static [RuleId], &'static str) {
+        (&[], "")
+    }
+}
+
+/// Why `rule` is skipped under the profile the user asked for: it avoids
+/// every planner rule whose change is the rule's advice.
+pub fn avoided_by_profile(rule: &dyn DoctorRule, cx: &Cx<'_>) -> Option<Skip> {
+    let (rules, why) = rule.advises();
+    if rules.is_empty() || !rules.iter().all(|r| cx.profile_avoids(*r)) {
+        return None;
+    }
+    let names: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
+    Some(Skip::because(format!(
+        "the {} profile avoids {} ({why})",
+        cx.plan_profile,
+        names.join(" and ")
+    )))
 }
 
 /// Every rule, in the order its findings are reported within a severity.

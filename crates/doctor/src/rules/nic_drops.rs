@@ -96,7 +96,7 @@ impl DoctorRule for NicDrops {
         "rx_missed, rx_no_buffer and FIFO errors mean packets were lost in the NIC before the kernel saw them: the RX ring was full because the CPU serving it fell behind or the ring is small"
     }
     fn source(&self) -> &'static str {
-        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, techblog.cloudperf.net, 2016) (RX descriptors up to 4096 raise the packet rate); Documentation/networking/statistics.rst"
+        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, 2016, http://techblog.cloudperf.net/2016/05/2-million-packets-per-second-on-public.html) (RX descriptors configurable up to 4096); Documentation/networking/statistics.rst"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         for iface in cx.snap().interfaces.iter().filter(|i| i.driver.is_some()) {

@@ -31,7 +31,7 @@ impl DoctorRule for OffloadOff {
         "without receive checksum offload the CPU checksums every packet; without GRO, TSO or GSO the stack handles each MTU-sized packet on its own instead of 64 KB batches, multiplying per-packet cost"
     }
     fn source(&self) -> &'static str {
-        "엘레노아's 2007 e1000 tuning post (Korean blog, netperf TCP_RR) (XsumRX turned off on bad advice); Documentation/networking/device_drivers/ethernet/intel/e1000.rst (XsumRX); Documentation/networking/segmentation-offloads.rst, checksum-offloads.rst"
+        "a 2007 Korean blog post on e1000 tuning by 엘레노아 (netperf TCP_RR; title and URL not preserved; it cites Intel's PRO/1000 Linux driver guide and AP-450) (XsumRX turned off on bad advice); Documentation/networking/device_drivers/ethernet/intel/e1000.rst (XsumRX); Documentation/networking/segmentation-offloads.rst, checksum-offloads.rst"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let mut any = false;

@@ -28,7 +28,13 @@ impl DoctorRule for RingSmall {
         "each RX descriptor holds one packet until the CPU takes it; a larger ring absorbs bursts and scheduling delays that otherwise overflow it as rx_missed or rx_no_buffer drops"
     }
     fn source(&self) -> &'static str {
-        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, techblog.cloudperf.net, 2016) (Rx/Tx descriptors up to 4096: larger rings raise PPS and bandwidth); Documentation/networking/ethtool-netlink.rst (RINGS_GET)"
+        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, 2016, http://techblog.cloudperf.net/2016/05/2-million-packets-per-second-on-public.html) (RX descriptors configurable up to 4096); Documentation/networking/statistics.rst (rx_missed_errors, rx_fifo_errors: the drops a larger ring absorbs); Documentation/networking/ethtool-netlink.rst (RINGS_GET)"
+    }
+    fn advises(&self) -> (&'static [RuleId], &'static str) {
+        (
+            &[RuleId::Rings],
+            "larger rings: packets wait longer in them",
+        )
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let mut any_rings = false;

@@ -28,7 +28,10 @@ impl DoctorRule for RpsOff {
         "with fewer RX queues than cores and no RPS, protocol processing is limited to the CPUs taking the queue IRQs while the other cores cannot help"
     }
     fn source(&self) -> &'static str {
-        "\"1 Aerospike Server X 1 Amazon EC2 Instance = 1 Million TPS for Just $1.68/hour\" (highscalability.com, 2014) (RPS and more ENIs on EC2); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\"; Documentation/networking/scaling.rst (RPS)"
+        "\"1 Aerospike Server X 1 Amazon EC2 Instance = 1 Million TPS for Just $1.68/hour\" (highscalability.com, 2014) (RPS and more ENIs on EC2); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (https://access.redhat.com/documentation/en-US/Red_Hat_Enterprise_Linux/7/html/Performance_Tuning_Guide/); Documentation/networking/scaling.rst (RPS)"
+    }
+    fn advises(&self) -> (&'static [RuleId], &'static str) {
+        (&[RuleId::Rps], "RPS: a hop to another CPU adds latency")
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         for hf in host_findings(cx, FindingId::FewQueuesNoRps) {

@@ -47,7 +47,7 @@ impl DoctorRule for SoftirqConcentrated {
         "when one CPU does all receive processing it saturates first and drops or delays packets while the other cores idle; spreading queue IRQs (RSS) or protocol work (RPS) uses them"
     }
     fn source(&self) -> &'static str {
-        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014) (one CPU at 59 % softirq while the others idled); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\"; Documentation/networking/scaling.rst"
+        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014-03-20, http://blog.yuuk.io/entry/2014/03/20/085600) (one CPU at 59 % softirq while the others idled); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (https://access.redhat.com/documentation/en-US/Red_Hat_Enterprise_Linux/7/html/Performance_Tuning_Guide/); Documentation/networking/scaling.rst"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let w = cx.need_window()?;

@@ -8,7 +8,7 @@ use tune::RuleId;
 
 /// Squeezes per second (all CPUs) from which a squeeze alone is a warning;
 /// below it a squeeze seen in most intervals is info.
-pub const SQUEEZE_WARN_PER_S: f64 = 10.0;
+pub const SQUEEZE_WARN_PER_S: f64 = tune::rules::SQUEEZE_PER_S;
 
 /// Backlog drops or budget run-outs.
 #[derive(Debug)]
@@ -28,7 +28,7 @@ impl DoctorRule for SoftnetDrops {
         "a full per-CPU backlog (netdev_max_backlog) drops packets after the NIC delivered them; a squeeze means net_rx_action ran out of budget (netdev_budget, netdev_budget_usecs) with packets left, which delays them and fills rings"
     }
     fn source(&self) -> &'static str {
-        "Documentation/admin-guide/sysctl/net.rst (netdev_max_backlog, netdev_budget); netdata softnet alarms"
+        "Documentation/admin-guide/sysctl/net.rst (netdev_max_backlog, netdev_budget); netdata src/health/health.d/softnet.conf (1min_netdev_backlog_exceeded, 1min_netdev_budget_ran_outs)"
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let w = match cx.need_window() {

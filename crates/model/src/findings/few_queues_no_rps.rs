@@ -16,7 +16,7 @@ impl FindingRule for FewQueuesNoRps {
         "with fewer RX queues than CPUs and no RPS, receive processing is limited to the CPUs taking the queue IRQs"
     }
     fn source(&self) -> &'static str {
-        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\"; Documentation/networking/scaling.rst (RPS)"
+        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (https://access.redhat.com/documentation/en-US/Red_Hat_Enterprise_Linux/7/html/Performance_Tuning_Guide/); Documentation/networking/scaling.rst (RPS)"
     }
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };

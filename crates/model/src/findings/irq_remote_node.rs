@@ -17,7 +17,7 @@ impl FindingRule for IrqRemoteNode {
         "an interrupt served on a remote node touches the NIC's descriptors and buffers across the interconnect"
     }
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (NIC locality, local_cpulist); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\""
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (NIC locality, local_cpulist); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (https://access.redhat.com/documentation/en-US/Red_Hat_Enterprise_Linux/7/html/Performance_Tuning_Guide/)"
     }
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::QueueIrq(cx, irq) = at else { return };

@@ -17,7 +17,7 @@ impl FindingRule for IrqsOnOneCpu {
         "several queues exist to spread receive work over cores; serving them all on one CPU makes it the bottleneck"
     }
     fn source(&self) -> &'static str {
-        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014) (one CPU at 59 % softirq while others idle); Documentation/networking/scaling.rst (RSS)"
+        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014-03-20, http://blog.yuuk.io/entry/2014/03/20/085600) (one CPU at 59 % softirq while others idle); Documentation/networking/scaling.rst (RSS)"
     }
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };

@@ -16,7 +16,7 @@ impl FindingRule for IrqsOnSmtSiblings {
         "SMT siblings share one core's execution units, so two queues there get one core's worth of interrupt work"
     }
     fn source(&self) -> &'static str {
-        "Documentation/core-api/irq/irq-affinity.rst; mlnx_tune and set_irq_affinity practice"
+        "Documentation/core-api/irq/irq-affinity.rst; seastar scripts/perftune.py (IRQs on physical cores, https://github.com/scylladb/seastar/blob/master/scripts/perftune.py)"
     }
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };

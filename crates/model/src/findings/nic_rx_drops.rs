@@ -15,7 +15,7 @@ impl FindingRule for NicRxDrops {
         "rx_missed and rx_fifo errors mean the NIC had no free descriptor or buffer: the ring or the CPU serving it fell behind"
     }
     fn source(&self) -> &'static str {
-        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, techblog.cloudperf.net, 2016) (RX descriptors up to 4096); Documentation/networking/statistics.rst"
+        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, 2016, http://techblog.cloudperf.net/2016/05/2-million-packets-per-second-on-public.html) (RX descriptors up to 4096); Documentation/networking/statistics.rst"
     }
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };

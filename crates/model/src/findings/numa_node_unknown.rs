@@ -15,7 +15,7 @@ impl FindingRule for NumaNodeUnknown {
         "without the device's node, local CPUs for its IRQs and RPS cannot be chosen from the kernel's data"
     }
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (NIC locality, local_cpulist); Documentation/ABI/testing/sysfs-bus-pci (numa_node)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (NIC locality, local_cpulist); Documentation/ABI/testing/sysfs-bus-pci (numa_node)"
     }
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };

@@ -15,7 +15,7 @@ impl FindingRule for RpsOnIrqSibling {
         "RPS work on the IRQ CPU's SMT sibling competes with the interrupt for the same core"
     }
     fn source(&self) -> &'static str {
-        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\"; Documentation/networking/scaling.rst (RPS)"
+        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (https://access.redhat.com/documentation/en-US/Red_Hat_Enterprise_Linux/7/html/Performance_Tuning_Guide/); Documentation/networking/scaling.rst (RPS)"
     }
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::RxQueue(cx, q) = at else { return };

@@ -15,7 +15,7 @@ impl FindingRule for Tuned {
         "tuned applies sysctls, governors and coalescing from its profile and may set the same knobs as a plan"
     }
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (tuned profiles); tuned-adm(8)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (tuned profiles); tuned-adm(8)"
     }
     fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Host(cx) = at else { return };

@@ -78,11 +78,13 @@ pub struct Args {
     #[arg(long, value_name = "RATE")]
     pub rate: Option<String>,
     /// Delay added to the round trip between the hosts (half in each
-    /// direction), milliseconds: `--delay 20` makes ping show 20 ms more.
-    #[arg(long, value_name = "MS")]
+    /// direction), milliseconds or with a unit (20ms, 0.02s): `--delay 20`
+    /// makes ping show 20 ms more.
+    #[arg(long, value_name = "MS", value_parser = parse_ms)]
     pub delay: Option<f64>,
-    /// Jitter of that round trip (± half in each direction), milliseconds.
-    #[arg(long, value_name = "MS")]
+    /// Jitter of that round trip (± half in each direction), milliseconds
+    /// or with a unit.
+    #[arg(long, value_name = "MS", value_parser = parse_ms)]
     pub jitter: Option<f64>,
     /// Loss on every link, percent.
     #[arg(long, value_name = "PCT")]
@@ -125,6 +127,17 @@ pub fn parse_rate(s: &str) -> anyhow::Result<u64> {
         anyhow::bail!("--rate `{s}`: must be 1kbit to 400gbit");
     }
     Ok(v as u64)
+}
+
+/// Milliseconds from `20` (a bare number) or a time with its unit (`20ms`,
+/// `0.02s`), as `bench -O 500ms` takes one.
+fn parse_ms(s: &str) -> Result<f64, String> {
+    if let Ok(v) = s.trim().parse::<f64>() {
+        return Ok(v);
+    }
+    model::units::parse_seconds(s)
+        .map(|secs| secs * 1000.0)
+        .map_err(|e| e.to_string())
 }
 
 fn ms(flag: &str, v: Option<f64>) -> anyhow::Result<Option<Duration>> {
@@ -347,5 +360,18 @@ mod tests {
         let each_way = s.delay_spec();
         assert_eq!(each_way.delay, Duration::from_millis(10));
         assert_eq!(each_way.jitter, Duration::from_millis(2));
+    }
+
+    /// Issue 38: `--delay 20ms` is refused while `bench -O 500ms` parses;
+    /// the lab's times take a unit too (a bare number stays milliseconds).
+    #[test]
+    fn delay_and_jitter_take_a_unit_like_the_other_times() {
+        for (delay, want) in [("20ms", 20), ("0.02s", 20), ("20", 20)] {
+            let s = spec(&["--delay", delay, "--jitter", "4ms"]);
+            assert_eq!(s.delay, Some(Duration::from_millis(want)), "{delay}");
+            assert_eq!(s.jitter, Some(Duration::from_millis(4)));
+        }
+        let bad = Cli::try_parse_from(["lab", "--delay", "20 furlongs"]);
+        assert!(bad.is_err());
     }
 }

@@ -279,7 +279,7 @@ fn active(journal: &JournalArgs, json: bool) -> anyhow::Result<ExitCode> {
     }
     match (&a.profile, a.generation, &a.applied_at_utc) {
         (Some(p), Some(g), Some(t)) => println!(
-            "Current active profile: {} (generation {g}, applied {t} UTC, {} writes{})",
+            "Current active profile: {} (generation {g}, applied {t}, {} writes{})",
             printable(p),
             a.writes,
             if a.status.as_deref() == Some("stopped") {

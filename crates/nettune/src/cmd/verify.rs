@@ -43,7 +43,17 @@ pub struct Report {
 
 /// Run `nettune verify`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let rep = report(&args.journal)?;
+    let rep = match report(&args.journal) {
+        Ok(r) => r,
+        Err(e) if args.json => {
+            // A script reading stdout gets JSON either way
+            // (docs/schema/error.json); stderr and exit 1 as always.
+            let doc = serde_json::json!({"schema_version": 1, "error": format!("{e:#}")});
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     let drift = rep.drift;
     if args.json {
         println!(

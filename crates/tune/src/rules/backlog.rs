@@ -5,6 +5,10 @@ use crate::context::Ctx;
 use model::plan::Phase;
 use model::snapshot::Interface;
 
+/// Squeezes per second (all CPUs) from which the budget is raised: the rate
+/// from which doctor's `softnet-drops` calls a squeeze alone a warning.
+pub const SQUEEZE_PER_S: f64 = 10.0;
+
 /// Raises `netdev_max_backlog`, `netdev_budget` and `netdev_budget_usecs`.
 #[derive(Debug)]
 pub struct Backlog;
@@ -47,7 +51,26 @@ impl Rule for Backlog {
                 );
             }
         }
-        if sn.time_squeeze > 0 {
+        let squeeze_rate = cx.extras.uptime_s.map(|u| sn.time_squeeze as f64 / u);
+        if sn.time_squeeze > 0 && squeeze_rate.is_none() {
+            cx.note(
+                self.id(),
+                format!(
+                    "{} time_squeeze events since boot, uptime unknown: not a rate, budget left alone",
+                    sn.time_squeeze
+                ),
+            );
+        }
+        if let Some(rate) = squeeze_rate.filter(|r| sn.time_squeeze > 0 && *r < SQUEEZE_PER_S) {
+            cx.note(
+                self.id(),
+                format!(
+                    "{} time_squeeze events since boot, {rate:.3}/s: below {SQUEEZE_PER_S}/s, budget left alone",
+                    sn.time_squeeze
+                ),
+            );
+        }
+        if let Some(rate) = squeeze_rate.filter(|r| *r >= SQUEEZE_PER_S) {
             for (key, v) in [
                 ("net.core.netdev_budget", st.netdev_budget),
                 ("net.core.netdev_budget_usecs", st.netdev_budget_usecs),
@@ -58,7 +81,10 @@ impl Rule for Backlog {
                         self.id(),
                         key,
                         v.to_string(),
-                        format!("{} time_squeeze events (budget ran out)", sn.time_squeeze),
+                        format!(
+                            "{} time_squeeze events since boot, {rate:.1}/s (budget ran out)",
+                            sn.time_squeeze
+                        ),
                     );
                 }
             }

@@ -35,7 +35,7 @@ impl Rule for Coalesce {
     }
 
     fn source(&self) -> &'static str {
-        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014) (ixgbevf: dynamic ITR CPU0 softirq 59 %, conservative 40 %, fixed 1000/s 8 %, RTT unchanged); Documentation/networking/device_drivers/ethernet/intel/e1000.rst; Intel AP-450 \"Interrupt Moderation Using Intel Gigabit Ethernet Controllers\"; ixgbevf_set_coalesce; Documentation/networking/ethtool-netlink.rst (COALESCE_SET)"
+        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014-03-20, http://blog.yuuk.io/entry/2014/03/20/085600) (ixgbevf: dynamic ITR CPU0 softirq 59 %, conservative 40 %, fixed 1000/s 8 %, RTT unchanged); Documentation/networking/device_drivers/ethernet/intel/e1000.rst; Intel application note AP-450, \"Interrupt Moderation Using Intel Gigabit Ethernet Controllers\" (https://www.intel.com/content/www/us/en/embedded/products/networking/gbe-controllers-interrupt-moderation-appl-note.html); ixgbevf_set_coalesce; Documentation/networking/ethtool-netlink.rst (COALESCE_SET)"
     }
 
     fn plan_iface(&self, cx: &mut Ctx<'_>, nic: &mut Nic<'_>) {

@@ -20,7 +20,7 @@ impl Rule for Governor {
     }
 
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (tuned profile table: CPU governor performance)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (tuned profile table: CPU governor performance)"
     }
 
     fn plan_host(&self, cx: &mut Ctx<'_>, _ifaces: &[&Interface]) {

@@ -21,7 +21,7 @@ impl Rule for IrqAffinity {
     }
 
     fn source(&self) -> &'static str {
-        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\"; Documentation/core-api/irq/irq-affinity.rst"
+        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (https://access.redhat.com/documentation/en-US/Red_Hat_Enterprise_Linux/7/html/Performance_Tuning_Guide/); Documentation/core-api/irq/irq-affinity.rst"
     }
 
     fn plan_iface(&self, cx: &mut Ctx<'_>, nic: &mut Nic<'_>) {

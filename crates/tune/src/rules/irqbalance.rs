@@ -25,7 +25,7 @@ impl Rule for Irqbalance {
     }
 
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (irqbalance vs manual affinity); irqbalance(1) (--banirq); irqbalance misc/irqbalance.env (IRQBALANCE_ARGS)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (irqbalance vs manual affinity); irqbalance(1) (--banirq); irqbalance misc/irqbalance.env (IRQBALANCE_ARGS)"
     }
 
     fn plan_placed(&self, cx: &mut Ctx<'_>) {

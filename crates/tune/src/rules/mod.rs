@@ -11,6 +11,7 @@ pub use model::plan::RuleId;
 use model::snapshot::Interface;
 
 mod backlog;
+pub use backlog::SQUEEZE_PER_S;
 mod busy_poll;
 mod channels;
 pub(crate) mod coalesce;

@@ -13,7 +13,7 @@ use model::snapshot::Interface;
 pub struct ModuleParams;
 
 /// The e1000 field notes' measurement (after Intel's PRO/1000 guide), said wherever ITR 0 is planned: it takes both ends.
-pub const SEED_003_BOTH_ENDS: &str = "엘레노아's 2007 e1000 tuning post (Korean blog, netperf TCP_RR): e1000 with InterruptThrottleRate=0 on both ends raised TCP_RR from 6,543 to 23,975 transactions/s, one end alone stayed near 8,000: run this plan on both hosts";
+pub const SEED_003_BOTH_ENDS: &str = "a 2007 Korean blog post on e1000 tuning by 엘레노아 (netperf TCP_RR; title and URL not preserved; it cites Intel's PRO/1000 Linux driver guide and AP-450): e1000 with InterruptThrottleRate=0 on both ends raised TCP_RR from 6,543 to 23,975 transactions/s, one end alone stayed near 8,000: run this plan on both hosts";
 
 /// Why a reload matters, said in every planned change.
 const RELOAD: &str = "takes effect only when the module is reloaded, which drops the link of every port it drives (y_uuki's ixgbevf test on EC2 lost connectivity and needed a reboot): reload from a console or reboot";
@@ -28,7 +28,7 @@ impl Rule for ModuleParams {
     }
 
     fn source(&self) -> &'static str {
-        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014) (ixgbevf modes vs softirq %, reload needed a reboot); Documentation/networking/device_drivers/ethernet/intel/e1000.rst (modes, the 82547 caution); e1000_param.c, ixgbevf_param.c (ranges)"
+        "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014-03-20, http://blog.yuuk.io/entry/2014/03/20/085600) (ixgbevf modes vs softirq %, reload needed a reboot); Documentation/networking/device_drivers/ethernet/intel/e1000.rst (modes, the 82547 caution); e1000_param.c, ixgbevf_param.c (ranges)"
     }
 
     fn plan_host(&self, cx: &mut Ctx<'_>, ifaces: &[&Interface]) {
@@ -81,6 +81,16 @@ fn plan_driver(id: RuleId, cx: &mut Ctx<'_>, iface: &Interface, driver: &str) {
             return;
         }
     };
+    if spec.default == Some(value) {
+        cx.note(
+            id,
+            format!(
+                "{driver}: InterruptThrottleRate {} is already the default of the driver's code (DEFAULT_ITR): no snippet written",
+                drivers::describe_itr(value)
+            ),
+        );
+        return;
+    }
     let ports: Vec<&str> = cx
         .snap
         .interfaces

@@ -20,7 +20,7 @@ impl Rule for PmQos {
     }
 
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (C-states, processor.max_cstate); Documentation/ABI/testing/sysfs-devices-power"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (C-states, processor.max_cstate); Documentation/ABI/testing/sysfs-devices-power"
     }
 
     fn plan_host(&self, cx: &mut Ctx<'_>, _ifaces: &[&Interface]) {

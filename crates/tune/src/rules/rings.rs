@@ -18,7 +18,7 @@ impl Rule for Rings {
     }
 
     fn source(&self) -> &'static str {
-        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, techblog.cloudperf.net, 2016) (RX descriptors up to 4096); ethtool(8) -G"
+        "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, 2016, http://techblog.cloudperf.net/2016/05/2-million-packets-per-second-on-public.html) (RX descriptors up to 4096); ethtool(8) -G"
     }
 
     fn plan_iface(&self, cx: &mut Ctx<'_>, nic: &mut Nic<'_>) {

@@ -21,7 +21,7 @@ impl Rule for Rps {
     }
 
     fn source(&self) -> &'static str {
-        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (rps_cpus on the queue's NUMA node); Documentation/networking/scaling.rst (RPS)"
+        "Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (https://access.redhat.com/documentation/en-US/Red_Hat_Enterprise_Linux/7/html/Performance_Tuning_Guide/) (rps_cpus on the queue's NUMA node); Documentation/networking/scaling.rst (RPS)"
     }
 
     fn plan_iface(&self, cx: &mut Ctx<'_>, nic: &mut Nic<'_>) {

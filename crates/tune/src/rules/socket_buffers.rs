@@ -30,7 +30,7 @@ impl Rule for SocketBuffers {
     }
 
     fn source(&self) -> &'static str {
-        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides) (100 Mbit/s, 100 ms: 21 Mbit/s untuned, 95 Mbit/s with buffers at 1.33 x BDP)"
+        "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (100 Mbit/s, 100 ms: 21 Mbit/s untuned, 95 Mbit/s with buffers at 1.33 x BDP)"
     }
 
     fn plan_host(&self, cx: &mut Ctx<'_>, ifaces: &[&Interface]) {

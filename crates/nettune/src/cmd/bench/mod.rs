@@ -74,8 +74,7 @@ pub struct Args {
     #[arg(long, short, default_value_t = DEFAULT_PORT, value_name = "P")]
     pub port: u16,
     /// Workload [default: tcp-stream; udp-stream with -u].
-    #[arg(long, short, value_name = "TEST",
-          value_parser = engine::config::catalogue::names())]
+    #[arg(long, short, value_name = "TEST", value_parser = TestName)]
     pub test: Option<String>,
     /// UDP (iperf3's -u): udp-stream unless --test names another UDP test.
     #[arg(short = 'u', long = "udp")]
@@ -329,3 +328,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests;
+
+/// `--test`: a name of the catalogue (offered to completion); a number is
+/// iperf3's `-t` (time), so the error points to `-d`.
+#[derive(Debug, Clone, Copy)]
+struct TestName;
+
+impl clap::builder::TypedValueParser for TestName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let s = value.to_string_lossy();
+        if engine::config::catalogue::names().contains(&s.as_ref()) {
+            return Ok(s.into_owned());
+        }
+        let hint = if s.trim().parse::<f64>().is_ok() {
+            format!(" (-t is the test here; iperf3's -t, the time, is -d/--duration: -d {s})")
+        } else {
+            String::new()
+        };
+        let msg = format!(
+            "invalid value '{}' for '--test <TEST>': one of {}{hint}\n",
+            model::text::printable_capped(&s, 64),
+            engine::config::catalogue::names_list()
+        );
+        Err(clap::Error::raw(clap::error::ErrorKind::InvalidValue, msg).with_cmd(cmd))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            engine::config::catalogue::names()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}

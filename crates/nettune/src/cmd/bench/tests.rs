@@ -138,3 +138,18 @@ fn length_flag_gives_the_hint() {
         );
     }
 }
+
+/// Issue 38: iperf3's `-t 10` is the time; here `-t` is the test, so a
+/// number there says to use `-d`.
+#[test]
+fn a_number_for_the_test_points_to_duration() {
+    let e = parse(&["h", "-t", "10"]).unwrap_err().to_string();
+    assert!(e.contains("-d 10"), "{e}");
+    assert!(e.contains("tcp-stream"), "{e}");
+    let e = parse(&["h", "-t", "tcp-strem"]).unwrap_err().to_string();
+    assert!(!e.contains("-d tcp-strem"), "{e}");
+    assert_eq!(
+        parse(&["h", "-t", "tcp-rr"]).unwrap().test.as_deref(),
+        Some("tcp-rr")
+    );
+}

@@ -168,11 +168,19 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         if !recorded.is_empty() {
             return replay(&args, &recorded);
         }
-        // A recorded tree (a capture or fixture: it has a LABEL) without
-        // samples never changes: sampling it would print zero rows for ever.
+        // A recorded tree (a capture, a fixture, another tool's /proc and
+        // /sys copy) without samples never changes: sampling it would print
+        // zero rows for ever. Only a live procfs mounted under the root
+        // (a container's view of its host) moves.
         if root.exists("/LABEL") {
             bail!(
                 "{} is a capture without samples: its counters never change, so there is no interval to show (record some with `nettune capture --out DIR --samples N`)",
+                args.root.display()
+            );
+        }
+        if !proc_mounted_under(&args.root) {
+            bail!(
+                "{} holds no recorded samples and its /proc/stat is no live procfs: its counters never change, so there is no interval to show; rates need samples recorded with `nettune capture --samples N --out DIR` (then `nettune stat --root DIR`)",
                 args.root.display()
             );
         }
@@ -245,6 +253,23 @@ fn emit(args: &Args, mut d: Delta, seq: u64, time: Option<&str>) -> anyhow::Resu
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
         Err(e) => Err(e).context("writing to stdout"),
     }
+}
+
+/// Whether `root/proc` is a mounted procfs (this process's mountinfo says
+/// so), rather than files that never change.
+fn proc_mounted_under(root: &std::path::Path) -> bool {
+    let Ok(proc_dir) = root.join("proc").canonicalize() else {
+        return false;
+    };
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
+    info.lines().any(|l| {
+        let mut f = l.split(' ');
+        let point = f.nth(4);
+        let fstype = l.split(" - ").nth(1).and_then(|r| r.split(' ').next());
+        fstype == Some("proc") && point.is_some_and(|p| std::path::Path::new(p) == proc_dir)
+    })
 }
 
 /// The intervals between samples recorded by `nettune capture --samples`,
