@@ -26,10 +26,13 @@ pub struct OthersMark {
 
 impl OthersMark {
     /// Read every `/proc/PID/stat` under `root`; processes whose command is
-    /// [`OWN_COMM`] and kernel threads are left out. Unreadable entries (a
-    /// process gone between the listing and the read) are skipped.
+    /// [`OWN_COMM`] or this process's own (a renamed binary: the lab's
+    /// servers run the same executable) and kernel threads are left out.
+    /// Unreadable entries (a process gone between the listing and the read)
+    /// are skipped.
     pub fn read(root: &Root) -> OthersMark {
         let mut ticks = BTreeMap::new();
+        let me = root.read_trim("/proc/self/comm").unwrap_or_default();
         let Ok(names) = root.list("/proc") else {
             return OthersMark { ticks };
         };
@@ -49,7 +52,8 @@ impl OthersMark {
             let Ok(st) = parse_pid_stat(&buf) else {
                 continue;
             };
-            if st.comm == OWN_COMM || st.pid == 2 || ppid(&buf) == Some(2) {
+            let own = st.comm == OWN_COMM || (!me.is_empty() && st.comm == me);
+            if own || st.pid == 2 || ppid(&buf) == Some(2) {
                 continue;
             }
             ticks.insert(st.pid, (st.utime.saturating_add(st.stime), st.comm));
@@ -135,14 +139,15 @@ mod tests {
         assert_eq!(ppid("garbage"), None);
     }
 
-    /// Live: this test's own process is not nettune, so a busy loop in it
-    /// shows; nettune's name is left out.
+    /// Live: this process counts as one of ours (whatever its binary is
+    /// called), and nettune's name is left out.
     #[test]
-    fn live_read_sees_this_process() {
+    fn live_read_leaves_out_this_process_and_nettunes() {
         let root = Root::live();
         let a = OthersMark::read(&root);
         let me = std::process::id();
-        assert!(a.ticks.contains_key(&me), "this test process is listed");
+        assert!(!a.ticks.contains_key(&me), "this process is one of ours");
         assert!(!a.ticks.values().any(|(_, c)| c == OWN_COMM));
+        assert!(!a.ticks.is_empty(), "init at least is another process");
     }
 }

@@ -17,7 +17,8 @@ pub enum Call {
     Promising,
     /// A regression and no gain.
     Drop,
-    /// A gain on one workload and a regression on another: a trade-off.
+    /// A gain and a regression (of any metric better one way, the CPU's
+    /// cost and latency included): a trade-off.
     Mixed,
     /// Within the threshold on every workload it targets.
     NoEffect,
@@ -112,6 +113,28 @@ pub fn bottom_line(r: &ExperimentResults) -> Vec<FixLine> {
             let mut n = 0usize;
             let mut evidence = Vec::new();
             for w in &fix.workloads {
+                // A regression of any metric that is better one way (the
+                // CPU's cost and latency too) weighs against a gain.
+                for s in cell.stats.iter().filter(|s| {
+                    s.workload == *w
+                        && s.metric.direction() != Direction::Neither
+                        && s.vs_baseline
+                            .as_ref()
+                            .is_some_and(|c| c.verdict == Verdict::Regression)
+                }) {
+                    let Some(first) = judged(&r.metrics, &cell.stats, w) else {
+                        continue;
+                    };
+                    if first.metric != s.metric {
+                        losses += 1;
+                        let t = crate::metric::StatText::of(s);
+                        evidence.push(format!(
+                            "{w} {} {} (regression)",
+                            s.metric.name(),
+                            t.change.unwrap_or_default()
+                        ));
+                    }
+                }
                 let Some(s) = judged(&r.metrics, &cell.stats, w) else {
                     continue;
                 };

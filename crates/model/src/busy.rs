@@ -126,7 +126,7 @@ pub fn two_states<'a>(
     let (a, b) = (group("the low state", lo)?, group("the high state", hi)?);
     let ratio = b.median / a.median;
     let mut gs = vec![a, b];
-    gs.sort_by(|x, y| y.runs.cmp(&x.runs));
+    gs.sort_by_key(|g| std::cmp::Reverse(g.runs));
     Some((gs, ratio))
 }
 

@@ -294,16 +294,20 @@ fn unauthenticated_connections_are_limited_per_source_prefix() {
     // Another prefix is not affected while those are held.
     let r = json(&bench(&refs(&quick(s.port, "tcp-rr", &[])), &[]));
     sane(&r, "tcp-rr");
-    // The prefix's oldest eight were closed to make room, naming the prefix
-    // (16 connections take milliseconds: none reaches the 5 s deadline).
+    // Each connection sent its preamble before the next one connected, so
+    // the first half of the prefix's share (4 of 8) is kept from eviction
+    // as a handshake in progress (issue 35); the next eight, the oldest
+    // unkept, were closed to make room, naming the prefix (16 connections
+    // take milliseconds: none reaches the 5 s deadline).
     let got = evictions(&log, Duration::from_secs(1));
     for i in 1..=16 {
         let line = got
             .iter()
             .find(|l| l.contains(&format!("serve: 127.0.9.{i}:")));
+        let evicted = (5..=12).contains(&i);
         match line {
-            Some(l) => assert!(i <= 8 && l.contains("127.0.9.0/24"), "{l}"),
-            None => assert!(i > 8, "127.0.9.{i} was not closed to make room: {got:?}"),
+            Some(l) => assert!(evicted && l.contains("127.0.9.0/24"), "{l}"),
+            None => assert!(!evicted, "127.0.9.{i} was not closed to make room: {got:?}"),
         }
     }
     drop(conns);

@@ -148,6 +148,11 @@ fn the_whole_loop_runs_and_leaves_nothing() {
     assert!(err.contains("doctor on ntlab-"), "{err}");
     // Doctor looks at both hosts: the connecting client and the receiver.
     assert!(err.contains("(client) and ntlab-"), "{err}");
+    // What doctor found is printed once, in the table on stdout.
+    assert!(err.contains("fix(es) to measure"), "{err}");
+    for l in text.lines().filter(|l| l.starts_with("found on ")) {
+        assert!(!err.contains(l), "on both stdout and stderr: {l}");
+    }
     assert!(
         text.contains("the baseline is the kernel's defaults in fresh namespaces"),
         "{text}"

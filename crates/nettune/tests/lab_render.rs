@@ -134,7 +134,13 @@ fn lab_results() -> ExperimentResults {
         host_facts: BTreeMap::new(),
         workloads: vec![],
         factors: vec![],
-        metrics: vec![],
+        metrics: vec![
+            Metric::Throughput,
+            Metric::Transactions,
+            Metric::LatencyP99,
+            Metric::SoftirqPct,
+            Metric::LossPct,
+        ],
         baseline_cell: 0,
         run_order: vec![0, 1],
         cells: vec![cell(0, "baseline", before), cell(1, "fix softirq-concentrated", after)],
@@ -337,4 +343,26 @@ fn more_work_with_more_softirq_is_no_cpu_regression() {
     }
     assert!(text.contains("0 regression(s)"), "{text}");
     insta::assert_snapshot!("lab_more_work_more_softirq", text);
+}
+
+/// A gain on one workload with a regression of latency or CPU on another
+/// is a trade-off, not a fix to keep (the RPS cell of a busy run on
+/// 2026-12-01: tcp-crr +17 % connections/s, its p50 +38 % and its CPU per
+/// connection +108 %).
+#[test]
+fn a_gain_with_a_latency_regression_is_weighed() {
+    let mut r = lab_results();
+    let base: Vec<f64> = vec![30.1, 29.8, 31.5, 30.6, 29.9];
+    let worse: Vec<f64> = vec![41.0, 39.5, 44.0, 40.2, 42.5];
+    let s = r.cells[1]
+        .stats
+        .iter_mut()
+        .find(|s| s.metric == Metric::LatencyP99)
+        .unwrap();
+    *s = stats("tcp-rr", Metric::LatencyP99, "µs", &worse, Some(&base));
+    let text = render_table(&r);
+    let bottom = text.split("bottom line").nth(1).expect("a bottom line");
+    assert!(bottom.contains("weigh softirq-concentrated"), "{bottom}");
+    assert!(bottom.contains("tcp-rr latency p99 +"), "{bottom}");
+    assert!(bottom.contains("(regression)"), "{bottom}");
 }

@@ -366,7 +366,11 @@ impl CpuReport {
     /// that did not record it).
     pub fn others_load(&self) -> Option<model::busy::OthersLoad> {
         let s = self.others_cpu_s?;
-        let cpus = if self.seconds > 0.0 { s / self.seconds } else { 0.0 };
+        let cpus = if self.seconds > 0.0 {
+            s / self.seconds
+        } else {
+            0.0
+        };
         let steal = if self.cpus.is_empty() {
             0.0
         } else {

@@ -203,9 +203,24 @@ impl DoctorSetup {
         notes.extend(fixes.found.iter().cloned());
         notes.extend(units.iter().map(applied_note));
         notes.extend(fixes.not_applied.iter().cloned());
-        for l in &notes {
-            (self.say)(l);
-        }
+        // The lines themselves go to the table (stdout), once.
+        (self.say)(&format!(
+            "doctor found {} finding(s); {} fix(es) to measure, one cell each{}",
+            fixes.found.len(),
+            units.len(),
+            if units.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ": {}",
+                    units
+                        .iter()
+                        .map(FixUnit::label)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        ));
         self.notes = notes;
         self.plans = fixes
             .plans

@@ -168,9 +168,7 @@ fn others(b: &BenchResult) -> Option<model::busy::OthersLoad> {
     [&b.client, &b.server_side]
         .into_iter()
         .filter_map(|side| side.cpu.others_load())
-        .max_by(|a, b| {
-            (a.cpus + a.steal_pct / 100.0).total_cmp(&(b.cpus + b.steal_pct / 100.0))
-        })
+        .max_by(|a, b| (a.cpus + a.steal_pct / 100.0).total_cmp(&(b.cpus + b.steal_pct / 100.0)))
 }
 
 /// What limited the run's first direction, in words, from the bench's
