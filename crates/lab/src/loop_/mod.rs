@@ -6,17 +6,19 @@
 //!    host's windows merged into one report.
 //! 2. **Candidates** ([`candidates`]): each finding becomes a
 //!    [`candidates::Candidate`]: plan changes for its host, a
-//!    [`bench_fix::BenchFix`] for the after suite (the finding's own
-//!    `Fix::bench`), or advice the lab cannot apply with a
-//!    [`candidates::NotApplied`] reason.
-//! 3. **Apply / Rollback** ([`setup`]): each host's plan through that host's
-//!    journal (`nettune apply`/`rollback` inside its namespace), as a
-//!    [`crate::runner::CellSetup`] beside the experiment's.
+//!    [`bench_fix::BenchFix`] (the finding's own `Fix::bench`, an
+//!    application option), or advice the lab cannot apply with a
+//!    [`candidates::NotApplied`] reason; then one [`units::FixUnit`] per
+//!    finding with a fix, measured in its own cell.
+//! 3. **Apply / Rollback** ([`setup`]): each fix's changes through the
+//!    journals of the hosts that found it (`nettune apply`/`rollback` inside
+//!    their namespaces), as a [`crate::runner::CellSetup`] beside the
+//!    experiment's.
 //! 4. **Measure** ([`suite`]): the suite's runs, through
 //!    [`crate::runner::run`].
 //! 5. **Compare**: the runner's statistics (`model::stats`): medians, the
 //!    bootstrap interval of the change and its verdict, per workload and
-//!    metric.
+//!    metric; warnings (`model::busy`); the bottom line (`model::bottom`).
 
 pub mod bench_fix;
 pub mod candidates;

@@ -1,9 +1,12 @@
 //! The lab's cells for the experiment runner, as [`CellSetup`]s beside the
 //! experiment's (`runner::experiment::ExperimentSetup`): the baseline
-//! applies nothing; the doctor cell runs the Diagnose stage on both hosts of
-//! the suite under load, turns the findings into Candidates, applies each
-//! host's plan on that host through its journal (Apply) and the bench fixes
-//! to the after suite, and at the end diagnoses again and rolls back.
+//! applies nothing; after it, [`DoctorSetup::prepare`] runs the Diagnose
+//! stage on both hosts of the suite under load and turns the findings into
+//! Candidates and one [`FixUnit`] each; each fix's cell applies its changes
+//! on the hosts that found it through their journals (Apply) and its bench
+//! options to its workloads, and rolls back after its runs;
+//! [`DoctorSetup::check_all`] puts every fix in place at once for doctor's
+//! second look, then rolls back.
 
 use super::candidates::{fixes_from_doctor, APPLIED};
 use super::diagnose::{merge_reports, merge_windows};

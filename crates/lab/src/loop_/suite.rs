@@ -207,7 +207,7 @@ pub fn loopback_info() -> LabInfo {
 /// The note saying what the baseline is and which way the suite runs.
 pub fn baseline_note(client: &str, receiver: &str) -> String {
     format!(
-        "{}the kernel's defaults in fresh namespaces (nothing set; udp-stream-64 runs with bench's default SO_RCVBUF of 4 MiB); the suite runs from {client} (client, connecting) to {receiver} (server, receiving); doctor looks at both under load, each host's plan is applied on that host and the findings' bench flags go to the after suite",
+        "{}the kernel's defaults in fresh namespaces (nothing set; udp-stream-64 runs with bench's default SO_RCVBUF of 4 MiB); the suite runs from {client} (client, connecting) to {receiver} (server, receiving); doctor looks at both under load, then each fix is applied in its own cell (host changes on the host that found them, bench flags for application options) and measured against this baseline",
         super::BASELINE_NOTE
     )
 }
