@@ -1,9 +1,10 @@
 //! Peak memory of the controller against one hostile agent answer
 //! (docs/security.md, "The fleet controller"):
-//! `cargo run -p nettune-fleet --example hostile_agent -- KIND`, KIND one of
-//! `values` (just under the value cap, padded to 64 MiB with one string),
-//! `junk` (64 MiB of `[],`, refused by its count) or `string` (one 64 MiB
-//! string). Prints the peak RSS (VmHWM) before and after.
+//! `cargo run -p nettune-fleet --example hostile_agent -- KIND [HOSTS]`, KIND
+//! one of `values` (just under the value cap, padded to 64 MiB with one
+//! string), `junk` (64 MiB of `[],`, refused by its count) or `string` (one
+//! 64 MiB string); HOSTS such agents answer at once (1 by default), each
+//! answer dropped once decoded. Prints the peak RSS (VmHWM) before and after.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use nettune_fleet::client::Agent;
@@ -21,6 +22,12 @@ fn hwm_kib() -> u64 {
 /// The agent's stdout, made as it is read: `head`, then `unit` `n`
 /// times, then `tail`; nothing of the answer is held by the fake.
 struct Gen {
+    /// The controller's side: before the answer's first byte, every byte
+    /// it writes (`wait` of them: preamble, hello, the request) is read,
+    /// so the answer is one a request waits for.
+    requests: std::io::PipeReader,
+    wait: usize,
+    gate: usize,
     head: Vec<u8>,
     unit: &'static [u8],
     n: usize,
@@ -28,11 +35,21 @@ struct Gen {
     at: usize,
 }
 
-impl std::io::Read for Gen {
+use std::io::Read;
+
+impl Read for Gen {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let (h, u) = (self.head.len(), self.unit.len() * self.n);
         let mut k = 0;
         while k < buf.len() {
+            if self.at == self.gate && self.wait > 0 {
+                if k > 0 {
+                    return Ok(k);
+                }
+                let mut sink = vec![0u8; self.wait];
+                self.requests.read_exact(&mut sink)?;
+                self.wait = 0;
+            }
             let i = self.at;
             let b = if i < h {
                 self.head[i]
@@ -52,10 +69,10 @@ impl std::io::Read for Gen {
     }
 }
 
-fn main() {
-    let kind = std::env::args().nth(1).unwrap_or_else(|| "values".into());
+/// One hostile agent's answer to an `inspect`: decoded or refused.
+fn one(kind: &str) -> String {
     let start = br#"{"type":"json","code":0,"value":["#.to_vec();
-    let (unit, n, tail): (&'static [u8], usize, Vec<u8>) = match kind.as_str() {
+    let (unit, n, tail): (&'static [u8], usize, Vec<u8>) = match kind {
         // `[],` counts two values (`[` and `,`): just under the cap, then
         // one string filling the frame to 64 MiB.
         "values" => {
@@ -82,17 +99,28 @@ fn main() {
         caps: vec![],
     };
     proto::write_frame(&mut head, &hello, MAX_RESPONSE).unwrap();
+    let gate = head.len();
+    let q = Request::Inspect {
+        root: None,
+        iface: vec![],
+    };
+    let mut sent = Vec::new();
+    proto::write_preamble(&mut sent).unwrap();
+    proto::write_frame(&mut sent, &Request::Hello, proto::MAX_REQUEST).unwrap();
+    proto::write_frame(&mut sent, &q, proto::MAX_REQUEST).unwrap();
     head.extend_from_slice(&u32::try_from(len).unwrap().to_be_bytes());
     head.extend_from_slice(&start);
+    let (req_r, req_w) = std::io::pipe().unwrap();
     let out = Gen {
+        requests: req_r,
+        wait: sent.len(),
+        gate,
         head,
         unit,
         n,
         tail,
         at: 0,
     };
-    let (_req_r, req_w) = std::io::pipe().unwrap();
-    let before = hwm_kib();
     let mut a = Agent::over(
         "fake".into(),
         out,
@@ -103,19 +131,27 @@ fn main() {
         Duration::from_secs(60),
     )
     .unwrap();
-    let q = Request::Inspect {
-        root: None,
-        iface: vec![],
-    };
-    let r = a.json(&q, Duration::from_secs(300));
+    match a.json(&q, Duration::from_secs(300)) {
+        Ok(_) => format!("decoded ({} MiB answer)", len >> 20),
+        Err(e) => format!("refused: {e}"),
+    }
+}
+
+fn main() {
+    let kind = std::env::args().nth(1).unwrap_or_else(|| "values".into());
+    let hosts: usize = std::env::args()
+        .nth(2)
+        .and_then(|h| h.parse().ok())
+        .unwrap_or(1);
+    let before = hwm_kib();
+    let outcomes: Vec<String> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..hosts).map(|_| s.spawn(|| one(&kind))).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
     let after = hwm_kib();
     println!(
-        "{kind} ({} MiB answer): {} ; peak RSS {} MiB -> {} MiB",
-        len >> 20,
-        match &r {
-            Ok(_) => "decoded".to_string(),
-            Err(e) => format!("refused: {e}"),
-        },
+        "{kind} x {hosts}: {} ; peak RSS {} MiB -> {} MiB",
+        outcomes.first().cloned().unwrap_or_default(),
         before / 1024,
         after / 1024
     );

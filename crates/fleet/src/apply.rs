@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// How a host applies.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct How {
+pub struct How {
     /// `--force`.
     pub force: bool,
     /// The confirm deadline for a plan that can cut the path.
@@ -131,6 +131,110 @@ pub(crate) fn generation(v: &Value) -> Option<u32> {
         .and_then(|g| u32::try_from(g).ok())
 }
 
+/// The plan `job` applies: `from` itself, or the one the host makes for the
+/// profile; with `--allow-reload` marked to reload; checked against what
+/// nettune plans (the host checks again), with its lines.
+fn plan_for(
+    s: &mut Session,
+    job: &Job,
+    from: &PlanFrom,
+    how: How,
+) -> Result<(Value, Vec<String>), Failure> {
+    let mut plan = match from {
+        PlanFrom::Document(v) => v.clone(),
+        PlanFrom::Profile { profile, bdp } => s.json(&plan_request(profile, bdp.as_ref(), job))?.0,
+    };
+    if how.allow_reload {
+        allow_reload(&mut plan);
+    }
+    // Checked here, before the host is asked to apply anything: a target
+    // nettune does not plan is refused naming it (the host checks again).
+    let lines = checked_changes(&plan).map_err(|message| Failure {
+        kind: "refused",
+        message,
+    })?;
+    Ok((plan, lines))
+}
+
+/// The suffix of a preview line whose value the host already holds.
+const ALREADY: &str = " (already)";
+
+/// Whether a line of [`HostReport::changes`] would change nothing.
+pub fn is_already(line: &str) -> bool {
+    line.ends_with(ALREADY)
+}
+
+/// `fleet apply`'s first pass on one host, which writes nothing: its plan,
+/// and each change against the value the host has now
+/// (`KNOB TARGET: NOW -> AFTER`, [`ALREADY`] when it holds it) in
+/// `rep.changes`. The plan comes back for the second pass, so a host applies
+/// what was shown. The outcome stays [`Outcome::NotApplied`] until then.
+pub(crate) fn preview(
+    job: &Job,
+    from: &PlanFrom,
+    how: How,
+    opts: &Options,
+) -> (HostReport, Option<Value>) {
+    let mut rep = HostReport::new(job, opts);
+    let res = Session::connect(job, opts).and_then(|mut s| {
+        let (plan, _) = plan_for(&mut s, job, from, how)?;
+        let q = Request::Apply {
+            plan: plan.clone(),
+            root: job.root.clone(),
+            state_dir: job.state_dir.clone(),
+            force: how.force,
+            replan: false,
+            confirm_within: None,
+            dry_run: true,
+        };
+        match s.json(&q)? {
+            (v, 0) => {
+                let lines: Vec<host::apply::PreviewLine> = v
+                    .get("changes")
+                    .cloned()
+                    .and_then(|c| serde_json::from_value(c).ok())
+                    .ok_or_else(|| {
+                        remote(&s, "apply --dry-run", "no changes in the answer".into())
+                    })?;
+                Ok((plan, lines))
+            }
+            (v, _) => Err(remote(&s, "apply --dry-run", doc_error(&v))),
+        }
+    });
+    match res {
+        Ok((plan, lines)) => {
+            rep.code = Some(0);
+            rep.outcome = Outcome::NotApplied;
+            rep.changes = Some(lines.iter().map(|l| l.line()).collect());
+            (rep, Some(plan))
+        }
+        Err(f) => {
+            rep.error = Some(f);
+            (rep, None)
+        }
+    }
+}
+
+/// `fleet apply`'s second pass: apply `plan` (the one [`preview`] showed)
+/// on a fresh session; `rep` keeps the preview's lines.
+pub(crate) fn apply_previewed(
+    job: &Job,
+    plan: Value,
+    how: How,
+    opts: &Options,
+    mut rep: HostReport,
+) -> HostReport {
+    rep.outcome = Outcome::Failed;
+    rep.code = None;
+    match Session::connect(job, opts) {
+        Ok(s) => commit(s, job, plan, how, opts, rep),
+        Err(f) => {
+            rep.error = Some(f);
+            rep
+        }
+    }
+}
+
 /// Plan (when by profile), apply; on failure roll back this apply's
 /// generation if the apply itself did not.
 pub(crate) fn apply(
@@ -141,18 +245,28 @@ pub(crate) fn apply(
     opts: &Options,
     mut rep: HostReport,
 ) -> HostReport {
-    let mut plan = match from {
-        PlanFrom::Document(v) => v.clone(),
-        PlanFrom::Profile { profile, bdp } => {
-            match s.json(&plan_request(profile, bdp.as_ref(), job)) {
-                Ok((v, _)) => v,
-                Err(f) => {
-                    rep.error = Some(f);
-                    return rep;
-                }
-            }
+    match plan_for(&mut s, job, from, how) {
+        Ok((plan, lines)) => {
+            rep.changes = Some(lines);
+            commit(s, job, plan, how, opts, rep)
         }
-    };
+        Err(f) => {
+            rep.error = Some(f);
+            rep
+        }
+    }
+}
+
+/// Apply `plan` through the host's journal; on failure roll back this
+/// apply's generation if the apply itself did not.
+fn commit(
+    mut s: Session,
+    job: &Job,
+    plan: Value,
+    how: How,
+    opts: &Options,
+    mut rep: HostReport,
+) -> HostReport {
     let hist = Request::History {
         root: job.root.clone(),
         state_dir: job.state_dir.clone(),
@@ -165,21 +279,6 @@ pub(crate) fn apply(
             return rep;
         }
     };
-    if how.allow_reload {
-        allow_reload(&mut plan);
-    }
-    // Checked here, before the host is asked to apply anything: a target
-    // nettune does not plan is refused naming it (the host checks again).
-    match checked_changes(&plan) {
-        Ok(changes) => rep.changes = Some(changes),
-        Err(message) => {
-            rep.error = Some(Failure {
-                kind: "refused",
-                message,
-            });
-            return rep;
-        }
-    }
     let confirm_within = confirm_deadline(&plan, &job.transport, how.confirm_within);
     let q = Request::Apply {
         plan,
@@ -188,6 +287,7 @@ pub(crate) fn apply(
         force: how.force,
         replan: false,
         confirm_within,
+        dry_run: false,
     };
     let failure = match s.json(&q) {
         Ok((v, 0)) => {

@@ -101,12 +101,15 @@ pub enum Outcome {
     RolledBack,
     /// `apply` failed and its rollback failed too: the host needs a look.
     RollbackFailed,
+    /// `apply --dry-run`, or an apply not confirmed: this host's changes were
+    /// shown and nothing was written.
+    NotApplied,
 }
 
 impl Outcome {
     /// Whether the host counts as failed.
     pub fn failed(self) -> bool {
-        !matches!(self, Outcome::Ok | Outcome::Drift)
+        !matches!(self, Outcome::Ok | Outcome::Drift | Outcome::NotApplied)
     }
     /// The word in the table.
     pub fn word(self) -> &'static str {
@@ -116,6 +119,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::RolledBack => "failed, rolled back",
             Outcome::RollbackFailed => "failed, rollback failed",
+            Outcome::NotApplied => "not applied",
         }
     }
 }
@@ -166,20 +170,60 @@ pub fn run(jobs: &[Job], op: &Op, opts: &Options) -> Vec<HostReport> {
     fan_out(jobs, opts.parallel, |j| run_host(j, op, opts))
 }
 
+impl HostReport {
+    /// A report of `job` that failed until something says otherwise.
+    pub(crate) fn new(job: &Job, opts: &Options) -> HostReport {
+        HostReport {
+            host: job.host.clone(),
+            transport: crate::fanout::transport_of(&job.transport, &opts.exe, None).describe(),
+            outcome: Outcome::Failed,
+            code: None,
+            findings: None,
+            drifted: None,
+            error: None,
+            result: None,
+            rollback: None,
+            changes: None,
+        }
+    }
+}
+
+/// `fleet apply` in two passes. First every host (at most `opts.parallel`
+/// at once) makes or checks its plan and answers each change with the value
+/// it has now, writing nothing; then `go` sees those reports (the CLI prints
+/// each host's changes and asks) and says whether to go on. Only then do the
+/// hosts whose first pass succeeded apply the plan they showed; the others
+/// keep their failure, and with `go` false every host stays
+/// [`Outcome::NotApplied`].
+pub fn apply_all(
+    jobs: &[Job],
+    from: &PlanFrom,
+    how: crate::apply::How,
+    opts: &Options,
+    go: impl FnOnce(&[HostReport]) -> bool,
+) -> Vec<HostReport> {
+    let first = fan_out(jobs, opts.parallel, |j| {
+        crate::apply::preview(j, from, how, opts)
+    });
+    let (reports, plans): (Vec<HostReport>, Vec<Option<Value>>) = first.into_iter().unzip();
+    if !go(&reports) {
+        return reports;
+    }
+    let work: Vec<(&Job, Option<Value>, HostReport)> = jobs
+        .iter()
+        .zip(plans)
+        .zip(reports)
+        .map(|((j, p), r)| (j, p, r))
+        .collect();
+    fan_out(&work, opts.parallel, |(job, plan, rep)| match plan {
+        Some(p) => crate::apply::apply_previewed(job, p.clone(), how, opts, rep.clone()),
+        None => rep.clone(),
+    })
+}
+
 /// Run `op` on one host.
 pub fn run_host(job: &Job, op: &Op, opts: &Options) -> HostReport {
-    let mut rep = HostReport {
-        host: job.host.clone(),
-        transport: crate::fanout::transport_of(&job.transport, &opts.exe, None).describe(),
-        outcome: Outcome::Failed,
-        code: None,
-        findings: None,
-        drifted: None,
-        error: None,
-        result: None,
-        rollback: None,
-        changes: None,
-    };
+    let mut rep = HostReport::new(job, opts);
     let mut s = match Session::connect(job, opts) {
         Ok(s) => s,
         Err(f) => {

@@ -14,6 +14,8 @@
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
 /// Preamble magic.
@@ -66,6 +68,14 @@ pub enum ProtoError {
     /// The agent sent a frame while no request was waiting for one.
     #[error("the agent sent a frame no request asked for")]
     Unsolicited,
+    /// The answers of all hosts being read at once would pass the budget.
+    #[error("an answer costing {need} bytes to read did not fit the controller's budget of {total} bytes for all hosts' answers in flight")]
+    OverBudget {
+        /// Bytes this answer needs.
+        need: usize,
+        /// The budget.
+        total: usize,
+    },
 }
 
 /// A request from the controller. `root` is the directory standing for `/`
@@ -146,6 +156,11 @@ pub enum Request {
         /// "Confirm deadline"). `None`: no deadline.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         confirm_within: Option<u32>,
+        /// Write nothing: answer each change with the host's current value
+        /// (`{"dry_run": true, "changes": [PreviewLine...]}`), after the same
+        /// checks as the apply (`fleet apply` shows this before it applies).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        dry_run: bool,
     },
     /// Confirm an apply made with `confirm_within`: it stays in force.
     Confirm {
@@ -407,11 +422,115 @@ pub fn json_values(text: &[u8]) -> usize {
     n
 }
 
+/// Bytes of answers that every host of this controller together may hold
+/// while they are read and decoded: [`ANSWER_COST`] times each frame's
+/// length. A frame waits for room (up to [`BUDGET_WAIT`]) before a byte of
+/// it is read.
+pub const MAX_ANSWERS_IN_FLIGHT: usize = 256 << 20;
+
+/// What reading and decoding an answer costs, per byte of its frame: the
+/// frame, then the decoded value beside it (measured 2.5 times the frame
+/// at the value cap, docs/security.md).
+pub const ANSWER_COST: (usize, usize) = (5, 2);
+
+/// The longest a frame waits for room in the budget.
+pub const BUDGET_WAIT: Duration = Duration::from_secs(120);
+
+/// A shared budget of bytes in flight, waited on by the readers of every
+/// host's answers.
+#[derive(Debug)]
+pub struct Budget {
+    total: usize,
+    state: Mutex<(usize, usize)>,
+    freed: Condvar,
+}
+
+/// Room taken from a [`Budget`], given back when dropped.
+#[derive(Debug)]
+pub struct Held<'a> {
+    budget: &'a Budget,
+    n: usize,
+}
+
+impl Budget {
+    /// A budget of `total` bytes.
+    pub const fn new(total: usize) -> Budget {
+        Budget {
+            total,
+            state: Mutex::new((0, 0)),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Take `n` bytes, waiting up to `wait` for others to give theirs back.
+    pub fn take(&self, n: usize, wait: Duration) -> Result<Held<'_>, ProtoError> {
+        let over = || ProtoError::OverBudget {
+            need: n,
+            total: self.total,
+        };
+        if n > self.total {
+            return Err(over());
+        }
+        let end = Instant::now() + wait;
+        let mut g = self.state.lock().map_err(|_| over())?;
+        while g.0.saturating_add(n) > self.total {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(over());
+            }
+            g = self.freed.wait_timeout(g, left).map_err(|_| over())?.0;
+        }
+        g.0 += n;
+        g.1 = g.1.max(g.0);
+        Ok(Held { budget: self, n })
+    }
+
+    /// The most held at once since this budget was made.
+    pub fn peak(&self) -> usize {
+        self.state.lock().map(|g| g.1).unwrap_or(0)
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut g) = self.budget.state.lock() {
+            g.0 = g.0.saturating_sub(self.n);
+        }
+        self.budget.freed.notify_all();
+    }
+}
+
+/// The budget every agent session of this process reads its answers under.
+pub static ANSWERS: Budget = Budget::new(MAX_ANSWERS_IN_FLIGHT);
+
 /// Read one agent answer: a frame of at most [`MAX_RESPONSE`] bytes whose
 /// JSON holds at most [`MAX_RESPONSE_VALUES`] values, checked before it is
-/// decoded.
+/// decoded, read and decoded within [`ANSWERS`].
 pub fn read_response(r: &mut impl Read) -> Result<Response, ProtoError> {
-    let body = read_frame(r, MAX_RESPONSE)?;
+    read_response_within(r, &ANSWERS, BUDGET_WAIT)
+}
+
+/// [`read_response`] under `budget`, waiting at most `wait` for room.
+pub fn read_response_within(
+    r: &mut impl Read,
+    budget: &Budget,
+    wait: Duration,
+) -> Result<Response, ProtoError> {
+    let mut lb = [0u8; 4];
+    read_exact_or_closed(r, &mut lb)?;
+    let len = usize::try_from(u32::from_be_bytes(lb)).unwrap_or(usize::MAX);
+    if len > MAX_RESPONSE {
+        return Err(ProtoError::TooLarge {
+            len,
+            max: MAX_RESPONSE,
+        });
+    }
+    let cost = len.saturating_mul(ANSWER_COST.0) / ANSWER_COST.1;
+    let _held = budget.take(cost, wait)?;
+    let mut body = Vec::new();
+    if r.take(len as u64).read_to_end(&mut body)? < len {
+        return Err(ProtoError::Closed);
+    }
     let values = json_values(&body);
     if values > MAX_RESPONSE_VALUES {
         return Err(ProtoError::TooComplex {
@@ -438,6 +557,80 @@ mod tests {
         frame.extend_from_slice(junk.as_bytes());
         let e = read_response(&mut frame.as_slice()).unwrap_err();
         assert!(matches!(e, ProtoError::TooComplex { .. }), "{e}");
+    }
+
+    fn frame(body: &[u8]) -> Vec<u8> {
+        let mut f = u32::try_from(body.len()).unwrap().to_be_bytes().to_vec();
+        f.extend_from_slice(body);
+        f
+    }
+
+    /// Issue 35: the answers of all hosts together hold at most the
+    /// budget while read; one that cannot fit fails at once, unread.
+    #[test]
+    fn answers_in_flight_stay_within_one_budget_for_all_hosts() {
+        let b = Budget::new(1000);
+        let a = b.take(600, Duration::ZERO).unwrap();
+        let e = b.take(600, Duration::from_millis(20)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ProtoError::OverBudget {
+                    need: 600,
+                    total: 1000
+                }
+            ),
+            "{e}"
+        );
+        drop(a);
+        drop(b.take(600, Duration::ZERO).unwrap());
+        assert!(matches!(
+            b.take(1001, Duration::from_secs(60)),
+            Err(ProtoError::OverBudget { .. })
+        ));
+
+        // 8 readers of a 300-byte answer (cost 750) share 1000 bytes: each
+        // waits for the one before it, and all are decoded.
+        let body = format!(
+            r#"{{"type":"json","code":0,"value":"{}"}}"#,
+            "x".repeat(265)
+        );
+        let f = frame(body.as_bytes());
+        assert_eq!(f.len(), 304);
+        let b = Budget::new(1000);
+        let decoded = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        read_response_within(&mut f.as_slice(), &b, Duration::from_secs(600))
+                            .is_ok()
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or(false))
+                .filter(|ok| *ok)
+                .count()
+        });
+        assert_eq!(decoded, 8);
+        assert_eq!(b.peak(), 750);
+
+        // A frame that can never fit is refused before its body is read.
+        let tiny = Budget::new(100);
+        let e =
+            read_response_within(&mut f.as_slice(), &tiny, Duration::from_secs(60)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ProtoError::OverBudget {
+                    need: 750,
+                    total: 100
+                }
+            ),
+            "{e}"
+        );
+        // An answer at the size cap fits the global budget.
+        assert!(MAX_RESPONSE * ANSWER_COST.0 / ANSWER_COST.1 <= MAX_ANSWERS_IN_FLIGHT);
     }
 
     #[test]
@@ -500,6 +693,7 @@ mod tests {
             force: false,
             replan: false,
             confirm_within: None,
+            dry_run: false,
         };
         assert!(!serde_json::to_string(&a).unwrap().contains("confirm"));
         let c: Request = serde_json::from_str(r#"{"type":"confirm","generation":7}"#).unwrap();

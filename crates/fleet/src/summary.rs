@@ -38,15 +38,21 @@ pub fn verdict(reports: &[HostReport]) -> Verdict {
 }
 
 /// `apply`: each host's changes, checked before they were sent, as
-/// `HOST: N change(s)` and one indented line per change.
+/// `HOST: N change(s)[, K already set]` and one indented line per change.
 pub fn changes(reports: &[HostReport]) -> String {
     let mut out = String::new();
     for r in reports {
         let Some(c) = &r.changes else { continue };
+        let already = c.iter().filter(|l| crate::is_already(l)).count();
+        let set = if already > 0 {
+            format!(", {already} already set")
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "{}: {} change(s)\n",
+            "{}: {} change(s){set}\n",
             printable_capped(&r.host, 64),
-            c.len()
+            c.len().saturating_sub(already)
         ));
         for line in c {
             out.push_str(&format!("  {}\n", printable_capped(line, 400)));

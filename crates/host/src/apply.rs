@@ -21,6 +21,7 @@ mod backend;
 mod files;
 mod irqmap;
 mod knob;
+mod preview;
 mod report;
 mod rollback;
 mod session;
@@ -36,6 +37,7 @@ pub use backend::{
 };
 pub use knob::module_param::{FixtureLoader, Modprobe, ModuleLoader};
 pub use knob::{CheckError, Knob, Knobs};
+pub use preview::{preview, PreviewLine};
 pub use report::{
     Applied, ApplyError, ApplyReport, KnobError, Outcome, ReplanError, RollbackIncomplete, Stopped,
 };

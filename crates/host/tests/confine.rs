@@ -464,3 +464,50 @@ fn irqbalance_env_takes_only_added_bans() {
     apply::rollback(&k, &fx.state(), None, false).unwrap();
     assert_eq!(fs::read_to_string(&env).unwrap(), orig);
 }
+
+/// `fleet apply` shows each host's changes before it applies: the preview
+/// reads the host's values now (not the plan's `before`), marks what is
+/// already set, names what it cannot read, and writes nothing.
+#[test]
+fn preview_reads_the_host_as_it_is_and_writes_nothing() {
+    let fx = fixture();
+    let k = knobs(&fx);
+    let rmem = Target::File {
+        path: "/proc/sys/net/core/rmem_max".into(),
+        format: ValueFormat::Text,
+    };
+    let wmem = Target::File {
+        path: "/proc/sys/net/core/wmem_max".into(),
+        format: ValueFormat::Text,
+    };
+    let core = Target::File {
+        path: "/proc/sys/kernel/core_pattern".into(),
+        format: ValueFormat::Text,
+    };
+    let mut stale = change(rmem.clone(), "4194304");
+    stale.before = Some("1".into());
+    let p = plan(vec![
+        stale,
+        change(rmem, "212992"),
+        change(wmem, "4194304"),
+        change(core, "|/tmp/x"),
+    ]);
+    let lines = apply::preview(&k, &p);
+    let text: Vec<String> = lines.iter().map(|l| l.line()).collect();
+    assert_eq!(
+        text[0], "k /proc/sys/net/core/rmem_max: 212992 -> 4194304",
+        "{text:?}"
+    );
+    assert!(text[1].ends_with("212992 -> 212992 (already)"), "{text:?}");
+    assert!(text[2].contains("(absent) -> 4194304"), "{text:?}");
+    assert!(
+        text[3].contains("(unreadable:") && text[3].contains("core_pattern"),
+        "{text:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(fx.dir().join("proc/sys/net/core/rmem_max")).unwrap(),
+        "212992\n"
+    );
+    assert!(!fx.dir().join("proc/sys/net/core/wmem_max").exists());
+    assert!(!fx.t.path().join("state").exists());
+}

@@ -723,3 +723,82 @@ fn per_workload_bench_args_reach_only_their_workload() {
         .all(|a| a.windows(2).any(|w| w[0] == "--rcvbuf" && w[1] == "4M")));
     assert!(stream.iter().all(|a| !a.iter().any(|x| x == "--rcvbuf")));
 }
+
+/// Issue 35: links planted under every output the runner writes (the
+/// lab's, an experiment's). A link at a file is replaced by the file and
+/// its target is left as it was; a link at a directory on the way
+/// (`runs`, a cell's) is refused naming it, and nothing lands behind it.
+#[test]
+fn planted_links_under_a_results_directory_are_never_written_through() {
+    let victim = tempfile::tempdir().unwrap();
+    let precious = victim.path().join("precious");
+    std::fs::write(&precious, "precious").unwrap();
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut results, schedule, mut setup, opts) = start(TW, tmp.path(), None);
+    for f in [RESULTS_FILE, runner::EXPERIMENT_FILE] {
+        std::os::unix::fs::symlink(&precious, tmp.path().join(f)).unwrap();
+    }
+    let mut fake = Fake::new(0.01);
+    let out = runner::run(
+        &mut results,
+        &schedule,
+        &mut fake,
+        &mut setup,
+        &opts,
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(out, Outcome::Completed);
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "precious");
+    let m = std::fs::symlink_metadata(tmp.path().join(RESULTS_FILE)).unwrap();
+    assert!(m.is_file(), "results.json is a file of its own now");
+    assert_eq!(on_disk(tmp.path()).cells.len(), results.cells.len());
+
+    for planted in ["runs", "runs/cell-000"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut results, schedule, mut setup, opts) = start(TW, tmp.path(), None);
+        let at = tmp.path().join(planted);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(victim.path(), &at).unwrap();
+        let mut fake = Fake::new(0.01);
+        let e = runner::run(
+            &mut results,
+            &schedule,
+            &mut fake,
+            &mut setup,
+            &opts,
+            &mut NoProgress,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(planted), "{planted}: {e}");
+        let entries: Vec<_> = std::fs::read_dir(victim.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(entries, ["precious"], "{planted}: written behind the link");
+    }
+}
+
+/// Issue 35: autotune's results and report files: a link at the file is
+/// replaced, a linked output directory is refused.
+#[test]
+fn planted_links_under_autotune_outputs_are_never_written_through() {
+    let victim = tempfile::tempdir().unwrap();
+    let precious = victim.path().join("precious");
+    std::fs::write(&precious, "precious").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    std::fs::create_dir(&dir).unwrap();
+    for name in ["results.json", "report.md"] {
+        std::os::unix::fs::symlink(&precious, dir.join(name)).unwrap();
+        nettune_lab::autotune::write_file(&dir, name, b"{}").unwrap();
+        assert!(std::fs::symlink_metadata(dir.join(name)).unwrap().is_file());
+    }
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "precious");
+    let linked = tmp.path().join("linked");
+    std::os::unix::fs::symlink(victim.path(), &linked).unwrap();
+    let e = nettune_lab::autotune::write_file(&linked, "results.json", b"{}").unwrap_err();
+    assert!(e.to_string().contains("linked"), "{e}");
+    assert!(!victim.path().join("results.json").exists());
+}

@@ -41,6 +41,7 @@ fn apply_req(c: &Copy, plan: serde_json::Value, within: u32) -> Request {
         force: false,
         replan: false,
         confirm_within: Some(within),
+        dry_run: false,
     }
 }
 

@@ -152,6 +152,7 @@ fn errors_are_the_cli_messages_and_the_session_goes_on() {
                 force: false,
                 replan: false,
                 confirm_within: None,
+                dry_run: false,
             },
             T,
         )
@@ -255,6 +256,7 @@ fn apply_and_rollback_answer_what_the_cli_prints_and_restore_the_copy() {
                 force: false,
                 replan: false,
                 confirm_within: None,
+                dry_run: false,
             },
             T,
         )

@@ -213,7 +213,15 @@ fn apply_on_four_hosts_rolls_back_the_one_that_fails_and_the_others_verify_and_r
     let unlock = lock(&copies[1], &last);
 
     let plan = plan.to_str().unwrap();
-    let o = fleet(&["apply", "--inventory", &inv, "--plan", plan, "--json"]);
+    let o = fleet(&[
+        "apply",
+        "--inventory",
+        &inv,
+        "--plan",
+        plan,
+        "--json",
+        "--yes",
+    ]);
     unlock();
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     let v = json(&o);
@@ -284,7 +292,7 @@ fn an_apply_past_its_deadline_is_killed_and_rolled_back_by_the_controller() {
             "--profile",
             "throughput",
         ])
-        .args(["--timeout", "4", "--json"])
+        .args(["--timeout", "4", "--json", "--yes"])
         .env("NETTUNE_TEST_PAUSE_AFTER_WRITES", "2")
         .output()
         .unwrap();
@@ -321,4 +329,88 @@ fn inventory_and_flag_errors_exit_1_or_2_before_any_host() {
     assert_eq!(o.status.code(), Some(2), "apply needs --profile or --plan");
     let o = fleet(&["--help"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("Exit codes: 0 every host ok; 4"));
+}
+
+/// Issue 35: `fleet apply` shows each host's changes, read on that host,
+/// before any host applies. `--dry-run` writes nothing; without `--yes` a
+/// stdin that is not a terminal is refused before any host is reached;
+/// with `--yes` the changes are printed above the table and then applied.
+#[test]
+fn apply_shows_each_hosts_changes_against_its_own_values_before_it_applies() {
+    let t = tempfile::tempdir().unwrap();
+    let copies: Vec<Copy> = (0..2).map(|_| copy("c4-8xlarge")).collect();
+    let hosts: Vec<(&str, String)> = vec![("a", local(&copies[0])), ("b", local(&copies[1]))];
+    let inv = inventory(t.path(), &hosts);
+    let o = Command::new(BIN)
+        .args(["plan", "--profile", "throughput", "--json", "--root"])
+        .arg(&copies[0].root)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let plan = t.path().join("plan.json");
+    std::fs::write(&plan, &o.stdout).unwrap();
+    let p: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sysctl = p["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["target"]["path"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("/proc/sys/net/core/"))
+        })
+        .expect("a core sysctl in the throughput plan");
+    let path = sysctl["target"]["path"].as_str().unwrap();
+    let after = sysctl["after"].as_str().unwrap();
+    let rel = path.trim_start_matches('/');
+    // a now differs from the plan's `before`; b already holds the value.
+    std::fs::write(copies[0].root.join(rel), "123457\n").unwrap();
+    std::fs::write(copies[1].root.join(rel), format!("{after}\n")).unwrap();
+    let before: Vec<_> = copies.iter().map(|c| tree(&c.root)).collect();
+    let plan = plan.to_str().unwrap();
+
+    let o = fleet(&["apply", "--inventory", &inv, "--plan", plan, "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let n = p["changes"].as_array().unwrap().len();
+    assert!(out.contains(&format!("a: {n} change(s)\n")), "{out}");
+    assert!(
+        out.contains(&format!("b: {} change(s), 1 already set\n", n - 1)),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("{path}: 123457 -> {after}\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("{path}: {after} -> {after} (already)\n")),
+        "{out}"
+    );
+    assert!(out.contains("not applied"), "{out}");
+    for (c, b) in copies.iter().zip(&before) {
+        fixture_copy::assert_same(b, &tree(&c.root));
+    }
+
+    let o = fleet(&["apply", "--inventory", &inv, "--plan", plan]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("refusing without --yes"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty(), "no host was reached");
+    for (c, b) in copies.iter().zip(&before) {
+        fixture_copy::assert_same(b, &tree(&c.root));
+    }
+
+    let o = fleet(&["apply", "--inventory", &inv, "--plan", plan, "--yes"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let shown = out.find(&format!("{path}: 123457 -> {after}")).unwrap();
+    let table = out.find("HOST").unwrap();
+    assert!(shown < table, "{out}");
+    for c in &copies {
+        let now = std::fs::read_to_string(c.root.join(rel)).unwrap();
+        assert_eq!(now.trim(), after);
+    }
 }

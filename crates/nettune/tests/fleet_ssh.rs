@@ -415,7 +415,15 @@ fn apply_on_four_spokes_rolls_back_the_one_that_fails_and_the_others_verify_and_
         .to_string();
     let unlock = lock(&copies[1], &last);
     let plan = plan.to_str().unwrap();
-    let o = rig.fleet(&["apply", "--inventory", &inv, "--plan", plan, "--json"]);
+    let o = rig.fleet(&[
+        "apply",
+        "--inventory",
+        &inv,
+        "--plan",
+        plan,
+        "--json",
+        "--yes",
+    ]);
     unlock();
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     let v = json(&o);
@@ -691,6 +699,7 @@ fn a_channel_change_over_ssh_is_confirmed_or_restored_by_the_host_when_the_path_
     let within = 3;
     let o = rig.fleet(&[
         "apply",
+        "--yes",
         "--inventory",
         &inv,
         "--plan",
@@ -735,6 +744,7 @@ fn a_channel_change_over_ssh_is_confirmed_or_restored_by_the_host_when_the_path_
                 force: false,
                 replan: false,
                 confirm_within: Some(u32::try_from(within).unwrap()),
+                dry_run: false,
             },
             limit,
         )

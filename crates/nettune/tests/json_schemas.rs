@@ -671,7 +671,7 @@ fn fleet_documents_and_their_per_host_results() {
         "plan",
     );
     each(
-        &fleet(&["apply", "--profile", "throughput"], "a,b", &[0]),
+        &fleet(&["apply", "--profile", "throughput", "--yes"], "a,b", &[0]),
         "apply",
     );
     each(&fleet(&["verify"], "a,b", &[0]), "verify");

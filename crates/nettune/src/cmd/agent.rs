@@ -198,6 +198,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             force,
             replan,
             confirm_within,
+            dry_run,
         } => {
             let root_path = root_or_slash(root.clone());
             let (root, state) = journal(root, state_dir).open()?;
@@ -205,7 +206,19 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             let plan = model::plan::Plan::from_json_slice(&serde_json::to_vec(&plan)?)
                 .map_err(|e| anyhow::anyhow!("the request's plan: {e}"))?;
             let plan = super::apply::check_plan(plan, "the request's plan", &root, force)?;
-            if plan.changes.is_empty() {
+            if dry_run {
+                // Reads only: each change against the value the host has now.
+                let k = host::apply::Knobs::open(&root, &state);
+                let changes = host::apply::preview(&k, &plan);
+                (
+                    serde_json::json!({
+                        "schema_version": super::JSON_SCHEMA_VERSION,
+                        "dry_run": true,
+                        "changes": changes,
+                    }),
+                    ok,
+                )
+            } else if plan.changes.is_empty() {
                 // `apply` says "Nothing to change" in words; no generation is made.
                 (
                     serde_json::json!({ "schema_version": super::JSON_SCHEMA_VERSION, "changes": [] }),

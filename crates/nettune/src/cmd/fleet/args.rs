@@ -9,19 +9,21 @@ Examples:
   nettune fleet inspect --inventory hosts.toml --json
   nettune fleet doctor --inventory hosts.ini --limit 'servers:!db' --sample 2
   nettune fleet verify --inventory hosts.yml --parallel 64 --timeout 30
-  nettune fleet apply --inventory hosts.toml --profile throughput
-  nettune fleet apply --inventory hosts.toml --plan plan.json --limit web*
+  nettune fleet apply --inventory hosts.toml --profile throughput --dry-run
+  nettune fleet apply --inventory hosts.toml --plan plan.json --limit web* --yes
   nettune fleet rollback --inventory hosts.toml --to 3
   # the tests: each host's --root and --state-dir from a template
-  nettune fleet apply --inventory lab.toml --plan p.json \\
+  nettune fleet apply --inventory lab.toml --plan p.json --yes \\
       --root-template /tmp/f/{host}/root --state-dir-template /tmp/f/{host}/state
 
 Each host runs `nettune agent --stdio` through its transport (ssh, kubectl,
 ip netns exec, local); at most --parallel hosts at once, each within --timeout.
 An ssh host whose nettune is missing or another version gets a copy of this
-one (~/.cache/nettune/nettune-VERSION) unless --no-copy. `apply` plans (with
---profile) and applies on each host through its own journal; a host whose
-apply fails is rolled back and named, the others keep what they applied.
+one (~/.cache/nettune/nettune-VERSION) unless --no-copy. `apply` first shows
+each host's changes against its current values (writing nothing), asks (or
+takes --yes), then applies that plan on each host through its own journal; a
+host whose apply fails is rolled back and named, the others keep what they
+applied.
 
 Exit codes: 0 every host ok; 4 some host failed (each named on stderr, the
 others finished); 3 verify: no host failed and some drifted; doctor: the worst
@@ -53,11 +55,18 @@ Exit codes: 0 every host ok, 4 some host failed (named on stderr), 3 drift
 
 const APPLY_EXAMPLES: &str = "\
 Examples:
+  nettune fleet apply --inventory hosts.toml --profile throughput --dry-run
   nettune fleet apply --inventory hosts.toml --profile throughput
-  nettune fleet apply --inventory hosts.toml --plan plan.json --limit 'servers:!db'
+  nettune fleet apply --inventory hosts.toml --plan plan.json --limit 'servers:!db' --yes
 
-Exit codes: 0 every host ok, 4 some host failed (named on stderr), 3 drift
-(verify), doctor's worst 0/1/2, 1 error, 2 usage error.";
+Each host's changes are shown first (`KNOB TARGET: NOW -> AFTER`, read on
+that host; `(already)` where it holds the value), then the apply asks
+\"Apply on N host(s)? [y/N]\"; --yes skips the question and is required when
+stdin is not a terminal. A host that fails that first pass is not applied.
+
+Exit codes: 0 every host applied (or, with --dry-run, shown); 4 some host
+failed (named on stderr); 1 error, or the question answered no; 2 usage
+error.";
 
 const ROLLBACK_EXAMPLES: &str = "\
 Examples:
@@ -200,6 +209,14 @@ pub struct ApplyArgs {
     /// Apply a plan made for another host, or over an unfinished apply.
     #[arg(long)]
     pub force: bool,
+    /// Show each host's changes against its current values, then stop:
+    /// nothing is written.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Apply without asking after the changes are shown (required when
+    /// stdin is not a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
     /// Seconds a host waits for this controller's confirm (sent over a fresh
     /// connection) after a plan that can cut the path (channels, rings, module
     /// parameters; over ssh or kubectl also moderation, IRQs and steering of the

@@ -11,6 +11,7 @@ pub(crate) use args::parse_timeout;
 pub use args::{Args, Common, Sub};
 
 use fleet::ops::{HostReport, Op, PlanFrom};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 /// Exit status when at least one host failed (named on stderr).
@@ -39,36 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 bdp: a.bdp,
             },
         ),
-        Sub::Apply(a) => {
-            let plan = match (a.profile, a.plan) {
-                (Some(profile), None) => PlanFrom::Profile {
-                    profile,
-                    bdp: a.bdp,
-                },
-                (None, Some(file)) => {
-                    let doc = read_plan(&file)?;
-                    // Refused here, naming the target, before any host is reached.
-                    fleet::checked_changes(&doc)
-                        .map_err(|e| anyhow::anyhow!("fleet apply: {}: {e}", file.display()))?;
-                    if let Ok(p) = model::plan::Plan::from_json_slice(&serde_json::to_vec(&doc)?) {
-                        crate::cmd::apply::reload_modules(&p, a.allow_reload)
-                            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-                    }
-                    PlanFrom::Document(doc)
-                }
-                _ => anyhow::bail!("fleet apply: give --profile NAME or --plan FILE"),
-            };
-            (
-                "apply",
-                a.common,
-                Op::Apply {
-                    plan,
-                    force: a.force,
-                    confirm_within: (a.confirm_timeout > 0).then_some(a.confirm_timeout),
-                    allow_reload: a.allow_reload,
-                },
-            )
-        }
+        Sub::Apply(a) => return apply(a),
         Sub::Rollback(a) => (
             "rollback",
             a.common,
@@ -82,17 +54,103 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Sub::Bench(a) => return bench::run(a),
     };
     let jobs = jobs::jobs(&common)?;
-    let opts = fleet::fanout::Options {
+    let opts = options(&common)?;
+    let reports = fleet::ops::run(&jobs, &op, &opts);
+    print(name, &reports, common.json)?;
+    Ok(ExitCode::from(exit_status(name, &reports)))
+}
+
+/// The fan-out options of `common`.
+fn options(common: &Common) -> anyhow::Result<fleet::fanout::Options> {
+    Ok(fleet::fanout::Options {
         parallel: common.parallel,
         deadline: std::time::Duration::from_secs_f64(common.timeout),
         copy: !common.no_copy,
         version: env!("CARGO_PKG_VERSION").to_string(),
         exe: std::env::current_exe()
             .map_err(|e| anyhow::anyhow!("fleet: this nettune's path: {e}"))?,
+    })
+}
+
+/// `fleet apply`: every host's changes against its current values first
+/// (nothing written), then the question (or `--yes`), then the apply.
+fn apply(a: args::ApplyArgs) -> anyhow::Result<ExitCode> {
+    let plan = match (a.profile, a.plan) {
+        (Some(profile), None) => PlanFrom::Profile {
+            profile,
+            bdp: a.bdp,
+        },
+        (None, Some(file)) => {
+            let doc = read_plan(&file)?;
+            // Refused here, naming the target, before any host is reached.
+            fleet::checked_changes(&doc)
+                .map_err(|e| anyhow::anyhow!("fleet apply: {}: {e}", file.display()))?;
+            if let Ok(p) = model::plan::Plan::from_json_slice(&serde_json::to_vec(&doc)?) {
+                crate::cmd::apply::reload_modules(&p, a.allow_reload)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            }
+            PlanFrom::Document(doc)
+        }
+        _ => anyhow::bail!("fleet apply: give --profile NAME or --plan FILE"),
     };
-    let reports = fleet::ops::run(&jobs, &op, &opts);
-    print(name, &reports, common.json)?;
-    Ok(ExitCode::from(exit_status(name, &reports)))
+    let how = fleet::ApplyHow {
+        force: a.force,
+        confirm_within: (a.confirm_timeout > 0).then_some(a.confirm_timeout),
+        allow_reload: a.allow_reload,
+    };
+    let jobs = jobs::jobs(&a.common)?;
+    // After every input is read and checked, before any host is reached.
+    if !a.dry_run && !a.yes && !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "fleet apply: refusing without --yes: stdin is not a terminal (review with --dry-run, then pass --yes)"
+        );
+    }
+    let opts = options(&a.common)?;
+    let (json, dry_run, yes) = (a.common.json, a.dry_run, a.yes);
+    let mut declined = false;
+    let reports = fleet::ops::apply_all(&jobs, &plan, how, &opts, |first| {
+        let shown = fleet::summary::changes(first);
+        // stdout stays one JSON document with --json.
+        if json {
+            eprint!("{shown}");
+        } else {
+            print!("{shown}");
+        }
+        if dry_run {
+            return false;
+        }
+        let pending = first
+            .iter()
+            .filter(|r| {
+                r.changes
+                    .as_ref()
+                    .is_some_and(|c| c.iter().any(|l| !fleet::is_already(l)))
+            })
+            .count();
+        if yes || pending == 0 {
+            return true;
+        }
+        declined = !ask(pending);
+        !declined
+    });
+    print("apply", &reports, json)?;
+    if declined {
+        eprintln!("nettune: fleet apply: not applied (the question was answered no)");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::from(exit_status("apply", &reports)))
+}
+
+/// "Apply on N host(s)? [y/N]" on the terminal; false on anything but yes.
+fn ask(hosts: usize) -> bool {
+    use std::io::{BufRead, Write};
+    eprint!("\nApply on {hosts} host(s)? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim(), "y" | "Y" | "yes")
 }
 
 /// `fleet --json`'s fields after `schema_version` (docs/schema/fleet.json).
@@ -114,7 +172,6 @@ fn print(name: &str, reports: &[HostReport], json: bool) -> anyhow::Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", fleet::summary::changes(reports));
         print!("{}", fleet::summary::table(reports));
     }
     for r in reports.iter().filter(|r| r.outcome.failed()) {
