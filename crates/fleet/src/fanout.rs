@@ -36,7 +36,8 @@ pub struct Options {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
     /// `transport`, `version`, `timeout`, `protocol`, `remote`, `install`,
-    /// `refused` (a plan naming a target nettune does not plan).
+    /// `refused` (a plan naming a target nettune does not plan), `limit`
+    /// (the command's answers passed [`crate::ops::MAX_KEPT`]).
     pub kind: &'static str,
     /// The reason.
     pub message: String,

@@ -167,7 +167,83 @@ pub struct HostReport {
 
 /// Run `op` on every job (at most `opts.parallel` at once); reports in job order.
 pub fn run(jobs: &[Job], op: &Op, opts: &Options) -> Vec<HostReport> {
-    fan_out(jobs, opts.parallel, |j| run_host(j, op, opts))
+    let kept = Kept::new(MAX_KEPT);
+    fan_out(jobs, opts.parallel, |j| {
+        let mut rep = run_host(j, op, opts);
+        kept.keep(&mut rep);
+        rep
+    })
+}
+
+/// The most of the hosts' answer documents one fleet command keeps until it
+/// prints them, in [`value_bytes`] (about 20,000 hosts' `inspect` of 50 KB).
+pub const MAX_KEPT: usize = 1 << 30;
+
+/// The answers a fleet command keeps, counted as they arrive.
+#[derive(Debug)]
+pub struct Kept {
+    max: usize,
+    held: std::sync::atomic::AtomicUsize,
+}
+
+impl Kept {
+    /// At most `max` bytes kept.
+    pub fn new(max: usize) -> Kept {
+        Kept {
+            max,
+            held: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// Count `rep`'s documents; past the limit they are dropped and the
+    /// host fails, saying so.
+    pub fn keep(&self, rep: &mut HostReport) {
+        use std::sync::atomic::Ordering;
+        let n = [&rep.result, &rep.rollback]
+            .into_iter()
+            .flatten()
+            .map(value_bytes)
+            .fold(0usize, usize::saturating_add);
+        let before = self.held.fetch_add(n, Ordering::SeqCst);
+        if before.saturating_add(n) > self.max {
+            self.held.fetch_sub(n, Ordering::SeqCst);
+            rep.result = None;
+            rep.rollback = None;
+            if !rep.outcome.failed() {
+                rep.outcome = Outcome::Failed;
+            }
+            rep.error = Some(Failure {
+                kind: "limit",
+                message: format!(
+                    "its answer ({n} bytes) was dropped: the hosts' answers kept by this command passed {} bytes",
+                    self.max
+                ),
+            });
+        }
+    }
+}
+
+/// About the memory `v` takes once decoded: each value's own size plus
+/// its strings' and keys' bytes.
+pub fn value_bytes(v: &Value) -> usize {
+    let node = std::mem::size_of::<Value>();
+    let mut n = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n = n.saturating_add(node);
+        match v {
+            Value::String(t) => n = n.saturating_add(t.len()),
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(o) => {
+                for (k, x) in o {
+                    n = n.saturating_add(k.len()).saturating_add(node);
+                    stack.push(x);
+                }
+            }
+            _ => {}
+        }
+    }
+    n
 }
 
 impl HostReport {
@@ -202,6 +278,7 @@ pub fn apply_all(
     opts: &Options,
     go: impl FnOnce(&[HostReport]) -> bool,
 ) -> Vec<HostReport> {
+    let kept = Kept::new(MAX_KEPT);
     let first = fan_out(jobs, opts.parallel, |j| {
         crate::apply::preview(j, from, how, opts)
     });
@@ -216,7 +293,11 @@ pub fn apply_all(
         .map(|((j, p), r)| (j, p, r))
         .collect();
     fan_out(&work, opts.parallel, |(job, plan, rep)| match plan {
-        Some(p) => crate::apply::apply_previewed(job, p.clone(), how, opts, rep.clone()),
+        Some(p) => {
+            let mut rep = crate::apply::apply_previewed(job, p.clone(), how, opts, rep.clone());
+            kept.keep(&mut rep);
+            rep
+        }
         None => rep.clone(),
     })
 }
@@ -402,6 +483,39 @@ mod tests {
         ]});
         assert_eq!(drifted(&v), vec!["rps_cpus eth0 rx-0".to_string()]);
         assert!(drifted(&json!({})).is_empty());
+    }
+
+    /// Issue 35: the documents a fleet command keeps are counted across
+    /// hosts; past the limit a host's are dropped and it fails, naming it.
+    #[test]
+    fn kept_answers_stop_at_the_limit_for_all_hosts() {
+        let doc = json!({"x": "y".repeat(1000), "a": [1, 2, 3]});
+        let one = value_bytes(&doc);
+        assert!(one > 1000 && one < 1400, "{one}");
+        let kept = Kept::new(2 * one + 10);
+        let mut reps: Vec<HostReport> = (0..3)
+            .map(|i| HostReport {
+                host: format!("h{i}"),
+                transport: "local".into(),
+                outcome: Outcome::Ok,
+                code: Some(0),
+                findings: None,
+                drifted: None,
+                error: None,
+                result: Some(doc.clone()),
+                rollback: None,
+                changes: None,
+            })
+            .collect();
+        for r in &mut reps {
+            kept.keep(r);
+        }
+        assert!(reps[0].result.is_some() && reps[1].result.is_some());
+        assert_eq!(reps[2].outcome, Outcome::Failed);
+        assert!(reps[2].result.is_none());
+        let e = reps[2].error.as_ref().unwrap();
+        assert_eq!(e.kind, "limit");
+        assert!(e.message.contains("passed"), "{}", e.message);
     }
 
     /// Issue 35: a host's doctor exit 255 fails that host; the fleet's
