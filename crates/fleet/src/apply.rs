@@ -53,17 +53,26 @@ pub(crate) fn confirm_deadline(plan: &Value, t: &InvTransport, within: Option<u3
     (!tune::risk::risky_changes(&plan, &path).is_empty()).then_some(within)
 }
 
+/// Why a plan document is not sent to any host.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanCheckError {
+    /// Not a `plan --json` document.
+    #[error("not a plan: {0}")]
+    NotAPlan(#[from] model::plan::PlanReadError),
+    /// A target or value nettune does not plan (the error names it).
+    #[error("plan refused: {0}")]
+    Refused(#[from] host::HostError),
+}
+
 /// The changes of `plan` as `KNOB TARGET: BEFORE -> AFTER` lines, after
 /// checking every target and value against what nettune plans
 /// ([`host::apply::targets`]); the refusal names the target.
-pub fn checked_changes(plan: &Value) -> Result<Vec<String>, String> {
-    let bytes = serde_json::to_vec(plan).map_err(|e| format!("not a plan: {e}"))?;
-    let plan = Plan::from_json_slice(&bytes).map_err(|e| format!("not a plan: {e}"))?;
+pub fn checked_changes(plan: &Value) -> Result<Vec<String>, PlanCheckError> {
+    let plan = Plan::from_json_slice(plan.to_string().as_bytes())?;
     let mut out = Vec::with_capacity(plan.changes.len());
     for c in &plan.changes {
         host::apply::targets::check_target(&c.target)
-            .and_then(|()| host::apply::targets::check_value(&c.target, &c.after))
-            .map_err(|e| format!("plan refused: {e}"))?;
+            .and_then(|()| host::apply::targets::check_value(&c.target, &c.after))?;
         out.push(format!(
             "{} {}: {} -> {}",
             c.knob,
@@ -149,9 +158,9 @@ fn plan_for(
     }
     // Checked here, before the host is asked to apply anything: a target
     // nettune does not plan is refused naming it (the host checks again).
-    let lines = checked_changes(&plan).map_err(|message| Failure {
+    let lines = checked_changes(&plan).map_err(|e| Failure {
         kind: "refused",
-        message,
+        message: e.to_string(),
     })?;
     Ok((plan, lines))
 }
@@ -445,7 +454,7 @@ mod tests {
             let mut bad = plan.clone();
             bad["changes"][0]["target"] = target.clone();
             bad["changes"][0]["after"] = json!("1");
-            let e = checked_changes(&bad).unwrap_err();
+            let e = checked_changes(&bad).unwrap_err().to_string();
             let named = target["path"]
                 .as_str()
                 .or(target["module"].as_str())

@@ -26,7 +26,7 @@
 //! then `fanout`, `ops` and `summary`, then `bench`, `merged` and `executor`.
 
 mod apply;
-pub use apply::{checked_changes, is_already, How as ApplyHow};
+pub use apply::{checked_changes, is_already, How as ApplyHow, PlanCheckError};
 pub mod bench;
 pub mod client;
 pub mod clock;

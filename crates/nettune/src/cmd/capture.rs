@@ -17,10 +17,10 @@ Examples:
 Records every file `inspect` reads (plus the counters `stat` reads), the sysfs symlinks
 between them and ethtool state (with the driver's counters, ethtool -S) as ethtool/IF.json,
 so the tree can be sent and read back with --root. Nothing is written through a symlink
-under DIR: a link at a file's name is replaced, one at a directory's name is refused. With --samples N it also records N sets
-of the counters the sampler reads, --interval seconds apart, under samples/, so that stat
-and doctor compute rates from the capture as they do live (layout in
-/usr/share/doc/nettune/docs/snapshot.md).";
+under DIR: a link at a file's name is replaced, one at a directory's name is refused.
+With --samples N it also records N sets of the counters the sampler reads, --interval
+seconds apart, under samples/, so that stat and doctor compute rates from the capture as
+they do live (layout in /usr/share/doc/nettune/docs/snapshot.md).";
 
 /// Flags of `nettune capture`.
 #[derive(Debug, clap::Args)]

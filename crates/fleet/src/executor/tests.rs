@@ -1,0 +1,160 @@
+#![allow(clippy::unwrap_used)]
+use super::*;
+
+fn v(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn flags_the_agent_requests_carry() {
+    let a = v(&["--sample", "2", "--profile", "latency"]);
+    assert_eq!(flag(&a, "--profile").map(String::as_str), Some("latency"));
+    assert_eq!(flag(&a, "--bdp"), None);
+    assert!(only(&a, &["--sample", "--profile"]).is_ok());
+    assert_eq!(only(&v(&["--json"]), &["--sample"]), Err("--json"));
+}
+
+#[test]
+fn a_closed_pipe_loses_the_host_and_a_timeout_only_ends_the_session() {
+    let job = Job {
+        host: "web1".into(),
+        transport: model::inventory::Transport::Local,
+        root: None,
+        state_dir: None,
+        remote_exe: None,
+    };
+    let mut slot = Slot {
+        job,
+        session: None,
+        lost: None,
+        applied: Some(4),
+    };
+    let d = Duration::from_secs(5);
+    let t = failed(
+        &mut slot,
+        "bench",
+        Failure {
+            kind: "timeout",
+            message: "local: no answer".into(),
+        },
+        d,
+    );
+    assert!(matches!(t, ExecError::Timeout { .. }), "{t}");
+    assert!(slot.lost.is_none());
+    let e = failed(
+        &mut slot,
+        "bench",
+        Failure {
+            kind: "protocol",
+            message: "local: the agent pipe closed".into(),
+        },
+        d,
+    );
+    assert_eq!(
+        e.to_string(),
+        "host web1 was lost: local: the agent pipe closed"
+    );
+    assert_eq!(slot.lost.as_deref(), Some("local: the agent pipe closed"));
+    let r = failed(
+        &mut slot,
+        "apply",
+        Failure {
+            kind: "remote",
+            message: "x".into(),
+        },
+        d,
+    );
+    assert!(matches!(r, ExecError::Failed { .. }));
+}
+
+fn cfg() -> Config {
+    Config {
+        opts: Options {
+            parallel: 1,
+            deadline: Duration::from_secs(5),
+            copy: false,
+            version: "0.1.0".into(),
+            exe: "/nonexistent/nettune".into(),
+        },
+        confirm_within: Some(60),
+        token: None,
+    }
+}
+
+#[test]
+fn a_lost_host_is_named_with_what_stays_applied_and_gets_nothing_more() {
+    let job = Job {
+        host: "cli".into(),
+        transport: model::inventory::Transport::Local,
+        root: None,
+        state_dir: None,
+        remote_exe: None,
+    };
+    let mut ex = FleetExecutor::new(vec![job], cfg());
+    ex.hosts[0].applied = Some(7);
+    ex.hosts[0].lost = Some("the agent pipe closed".into());
+    assert_eq!(
+        ex.lost(),
+        [LostHost {
+            host: "cli".into(),
+            reason: "the agent pipe closed".into(),
+            generation: Some(7),
+        }]
+    );
+    assert!(matches!(
+        ex.inspect(HostId(0)),
+        Err(ExecError::HostLost { .. })
+    ));
+    assert!(matches!(
+        ex.rollback(HostId(0)),
+        Err(ExecError::HostLost { .. })
+    ));
+    assert!(matches!(ex.inspect(HostId(3)), Err(ExecError::NoHost(_))));
+}
+
+#[test]
+fn a_synchronized_run_names_a_lost_host_and_sends_it_nothing() {
+    let job = |h: &str| Job {
+        host: h.into(),
+        transport: model::inventory::Transport::Local,
+        root: None,
+        state_dir: None,
+        remote_exe: None,
+    };
+    let args = v(&["--test", "tcp-rr", "--duration", "1"]);
+    let d = Duration::from_secs(5);
+    let mut ex = FleetExecutor::new(vec![job("srv"), job("c1"), job("c2")], cfg());
+    ex.load_from(vec![HostId(1), HostId(2)]);
+    // A client lost before: the run does not start.
+    ex.hosts[2].lost = Some("the agent pipe closed".into());
+    let e = ex.bench(HostId(1), HostId(0), &args, d).unwrap_err();
+    assert_eq!(e.to_string(), "host c2 was lost: the agent pipe closed");
+    // The server's agent cannot be started (no such nettune): it is
+    // lost, named, and gets nothing more.
+    ex.hosts[2].lost = None;
+    let e = ex.bench(HostId(1), HostId(0), &args, d).unwrap_err();
+    assert!(
+        matches!(&e, ExecError::HostLost { host, .. } if host == "srv"),
+        "{e}"
+    );
+    assert_eq!(ex.lost().len(), 1);
+    assert!(matches!(
+        ex.inspect(HostId(0)),
+        Err(ExecError::HostLost { .. })
+    ));
+}
+
+#[test]
+fn the_server_address_as_fleet_bench_chooses_it() {
+    let inv = model::inventory::parse(
+        "[[host]]\nname = \"srv\"\ntransport = \"ssh\"\naddress = \"10.0.0.1\"\n\
+         [[host]]\nname = \"a\"\ntransport = \"local\"\nlabels = { server_address = \"192.168.1.1\" }\n\
+         [[host]]\nname = \"b\"\ntransport = \"local\"\n",
+        model::inventory::Format::Toml,
+    )
+    .unwrap();
+    assert_eq!(server_address(&inv, "a", "srv", true, None), "192.168.1.1");
+    assert_eq!(server_address(&inv, "b", "srv", true, Some("x")), "x");
+    assert_eq!(server_address(&inv, "b", "srv", true, None), "10.0.0.1");
+    assert_eq!(server_address(&inv, "a", "b", false, None), "b");
+}
