@@ -114,7 +114,8 @@ fn no_root_reports_coalescing_modes_its_driver_lacks() {
         };
         for e in dir {
             let p = e.unwrap().path();
-            let v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap();
+            let v: serde_json::Value =
+                serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap();
             let Some(driver) = v["driver"]["value"]["driver"].as_str() else {
                 continue;
             };
@@ -181,10 +182,12 @@ fn recorded_samples_fire_where_the_irqs_are_effective() {
             .iter()
             .map(|s| s["dir"].as_str().unwrap())
             .collect();
-        let read = |d: &str| counts(&fs::read_to_string(samples.join(d).join("proc/interrupts")).unwrap());
+        let read =
+            |d: &str| counts(&fs::read_to_string(samples.join(d).join("proc/interrupts")).unwrap());
         let (first, last) = (read(dirs[0]), read(dirs[dirs.len() - 1]));
         for (irq, after) in &last {
-            let Ok(eff) = fs::read_to_string(root.join(format!("proc/irq/{irq}/effective_affinity")))
+            let Ok(eff) =
+                fs::read_to_string(root.join(format!("proc/irq/{irq}/effective_affinity")))
             else {
                 continue;
             };
