@@ -1,6 +1,10 @@
-//! `apply --persist`: a systemd unit that re-applies the plan at boot, and
-//! the plan file it reads, expressed as journaled changes (created files), so
-//! rollback removes them like any other change.
+//! `apply --persist`: the plan file the boot unit reads, and the unit's
+//! enablement, expressed as journaled changes (created files), so rollback
+//! removes them like any other change. Where a package shipped the unit
+//! (`/usr/lib/systemd/system/nettune.service`), persist writes the plan and
+//! enables that unit, as tuned enables its packaged unit; only without one
+//! (a `cargo install`) does it write its own unit under `/etc`, which would
+//! otherwise shadow the packaged one.
 
 use crate::error::HostError;
 use crate::root::Root;
@@ -10,6 +14,12 @@ use model::plan::{Change, CreatedKind, Phase, Target};
 pub const PLAN_PATH: &str = "/etc/nettune/plan.json";
 /// The unit file.
 pub const UNIT_PATH: &str = "/etc/systemd/system/nettune.service";
+/// Where a package installs the boot unit (cargo-deb's `systemd-units`, and
+/// the pre-usrmerge path), in the order systemd prefers them.
+pub const SHIPPED_UNITS: [&str; 2] = [
+    "/usr/lib/systemd/system/nettune.service",
+    "/lib/systemd/system/nettune.service",
+];
 /// The enablement symlink.
 pub const WANTS_PATH: &str = "/etc/systemd/system/multi-user.target.wants/nettune.service";
 
@@ -90,10 +100,21 @@ fn created(path: &str, what: CreatedKind, value: String, reason: &str) -> Change
     }
 }
 
-/// The changes that install the unit under `root`: missing directories
-/// first, then the plan, the unit and the `multi-user.target.wants` link.
-/// Each path is resolved inside the root; a symlinked `etc/` (or deeper
-/// directory) leading out of a fixture root is refused.
+/// The packaged unit under `root`, if a package installed one.
+pub fn shipped_unit(root: &Root) -> Result<Option<&'static str>, HostError> {
+    for p in SHIPPED_UNITS {
+        if root.resolve_confined(p, false)?.is_file() {
+            return Ok(Some(p));
+        }
+    }
+    Ok(None)
+}
+
+/// The changes that install the boot apply under `root`: missing directories
+/// first, then the plan, and the `multi-user.target.wants` link to the
+/// packaged unit; without a packaged unit, nettune's own unit in `/etc`
+/// first. Each path is resolved inside the root; a symlinked `etc/` (or
+/// deeper directory) leading out of a fixture root is refused.
 pub fn persist_changes(
     root: &Root,
     plan_json: &str,
@@ -104,6 +125,7 @@ pub fn persist_changes(
     for p in [PLAN_PATH, UNIT_PATH, WANTS_PATH] {
         root.resolve_confined(p, false)?;
     }
+    let shipped = shipped_unit(root)?;
     for d in DIRS {
         if !root.resolve_confined(d, true)?.is_dir() {
             out.push(created(
@@ -124,20 +146,31 @@ pub fn persist_changes(
         plan,
         "the plan re-applied at boot",
     ));
-    out.push(created(
-        UNIT_PATH,
-        CreatedKind::File,
-        unit_text(exe, state_dir).ok_or_else(|| HostError::Refused {
-            path: state_dir.into(),
-            why: "a path with a control character cannot go into a unit file",
-        })?,
-        "oneshot unit running `nettune apply --plan` at boot",
-    ));
+    let unit = unit_text(exe, state_dir).ok_or_else(|| HostError::Refused {
+        path: state_dir.into(),
+        why: "a path with a control character cannot go into a unit file",
+    })?;
+    let target = match shipped {
+        Some(p) => p,
+        None => {
+            out.push(created(
+                UNIT_PATH,
+                CreatedKind::File,
+                unit,
+                "oneshot unit running `nettune apply --plan` at boot (no packaged unit)",
+            ));
+            UNIT_PATH
+        }
+    };
     out.push(created(
         WANTS_PATH,
         CreatedKind::Symlink,
-        UNIT_PATH.into(),
-        "enables the unit for multi-user.target",
+        target.into(),
+        if shipped.is_some() {
+            "enables the packaged unit for multi-user.target (systemctl enable nettune)"
+        } else {
+            "enables the unit for multi-user.target"
+        },
     ));
     Ok(out)
 }

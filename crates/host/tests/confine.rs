@@ -357,6 +357,31 @@ fn persist_is_refused_when_etc_leads_out_of_the_root() {
     );
 }
 
+/// Issue 38: with a packaged unit, persist writes the plan and enables that
+/// unit (as tuned does); it writes no unit of its own to shadow it.
+#[test]
+fn persist_enables_the_packaged_unit_instead_of_writing_one() {
+    use nettune_host::persist::{persist_changes, PLAN_PATH, UNIT_PATH, WANTS_PATH};
+    let fx = fixture();
+    let created = |ch: &[Change], p: &str| {
+        ch.iter()
+            .find(|c| matches!(&c.target, Target::Created { path, .. } if path == p))
+            .map(|c| c.after.clone())
+    };
+    // No package: nettune's own unit, enabled.
+    let own = persist_changes(&fx.root, "{}", "/usr/bin/nettune", "/var/lib/nettune").unwrap();
+    assert!(created(&own, UNIT_PATH).is_some());
+    assert_eq!(created(&own, WANTS_PATH).as_deref(), Some(UNIT_PATH));
+    // The .deb's unit in place: only the plan and the link to it.
+    let shipped = "/usr/lib/systemd/system/nettune.service";
+    fs::create_dir_all(fx.dir().join("usr/lib/systemd/system")).unwrap();
+    fs::write(fx.dir().join(&shipped[1..]), "[Unit]\n").unwrap();
+    let ch = persist_changes(&fx.root, "{}", "/usr/bin/nettune", "/var/lib/nettune").unwrap();
+    assert_eq!(created(&ch, UNIT_PATH), None, "{ch:?}");
+    assert_eq!(created(&ch, WANTS_PATH).as_deref(), Some(shipped));
+    assert_eq!(created(&ch, PLAN_PATH).as_deref(), Some("{}\n"));
+}
+
 #[test]
 fn default_state_dir_is_resolved_inside_the_root() {
     let fx = fixture();

@@ -170,6 +170,26 @@ fn man_pages_render_for_the_command_and_each_subcommand() {
             assert!(page.contains(sec), "{stem}: no {sec}");
         }
         assert!(!page.contains(".SH EXTRA"), "{stem}: EXTRA section");
+        // Issue 38: exit codes are in EXIT STATUS, never in NOTES, and a
+        // page's EXIT STATUS is its command's (no other command's codes).
+        let exit = page.split(".SH \"EXIT STATUS\"").nth(1).unwrap_or_default();
+        let exit = exit.split("\n.SH ").next().unwrap_or_default();
+        if let Some(n) = page.split(".SH NOTES").nth(1) {
+            let n = n.split("\n.SH ").next().unwrap_or_default();
+            assert!(
+                !n.contains("Exit codes") && !n.contains("Exit status"),
+                "{stem}: {n}"
+            );
+        }
+        match p.join(" ").as_str() {
+            "verify" => assert!(exit.contains("3 drift"), "{stem}: {exit}"),
+            "doctor" => assert!(exit.contains("2 critical"), "{stem}: {exit}"),
+            "inspect" | "plan" => assert!(
+                !exit.contains("verify") && !exit.contains("fleet"),
+                "{stem}: {exit}"
+            ),
+            _ => {}
+        }
         let th = page.lines().find(|l| l.starts_with(".TH ")).unwrap();
         assert!(th.contains("\"nettune 0.1.0\""), "{stem}: {th}");
         if p.len() == 1 {
@@ -290,4 +310,26 @@ fn top_level_help_lists_man_and_the_checkouts_docs() {
     );
     assert!(help.contains("/usr/share/doc/nettune/docs"), "{help}");
     assert!(help.contains("source checkout"), "{help}");
+}
+
+/// Issue 38, the first hour: `fleet --help` shows an inventory, and what it
+/// shows is TOML an inventory reader takes (hosts with names).
+#[test]
+fn fleet_help_shows_an_inventory() {
+    let o = bin().args(["fleet", "--help"]).output().unwrap();
+    assert!(o.status.success());
+    let help = String::from_utf8(o.stdout).unwrap();
+    let block: String = help
+        .split("An inventory, hosts.toml")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no inventory example: {help}"))
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| format!("{}\n", l.trim_start()))
+        .collect();
+    let v: toml::Value = block.parse().unwrap_or_else(|e| panic!("{e}: {block}"));
+    let hosts = v["host"].as_array().unwrap();
+    assert!(hosts.len() >= 2, "{block}");
+    assert!(hosts.iter().all(|h| h["name"].is_str()), "{block}");
 }

@@ -62,7 +62,7 @@ fn findings_two_socket_16q() {
 fn findings_c4_8xlarge() {
     let c = codes("c4-8xlarge");
     assert!(c.contains(&"numa-node-unknown:eth0".to_string()), "{c:?}");
-    assert!(c.contains(&"few-queues-no-rps:eth0".to_string()), "{c:?}");
+    assert!(c.contains(&"rps-off:eth0".to_string()), "{c:?}");
     assert!(!c.iter().any(|x| x.starts_with("irqbalance")), "{c:?}");
 }
 

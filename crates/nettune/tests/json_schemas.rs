@@ -616,6 +616,13 @@ fn bench_outputs_against(addr: &str) {
         }
         let last: Value = serde_json::from_str(lines[lines.len() - 1]).unwrap();
         assert_eq!(last["type"], "result", "{last}");
+        // Issue 38: the result line carries its schema_version at the top,
+        // as the interval lines do.
+        assert_eq!(
+            last["schema_version"], last["result"]["schema_version"],
+            "{last}"
+        );
+        assert!(last["schema_version"].is_u64(), "{last}");
     }
 }
 

@@ -225,6 +225,26 @@ fn license_file_matches_the_manifest_and_path_dependencies_have_versions() {
     assert!(paths >= 5);
 }
 
+/// Issue 38: the .deb's copyright file points to Debian's Apache text instead
+/// of embedding it (lintian: copyright-file-contains-full-apache-2-license).
+#[test]
+fn deb_license_file_points_to_common_licenses() {
+    let manifest: toml::Value = read("crates/nettune/Cargo.toml").parse().unwrap();
+    let lf = manifest["package"]["metadata"]["deb"]["license-file"]
+        .as_array()
+        .unwrap();
+    let rel = lf[0].as_str().unwrap();
+    let text = std::fs::read_to_string(repo().join("crates/nettune").join(rel)).unwrap();
+    assert!(
+        text.contains("/usr/share/common-licenses/Apache-2.0"),
+        "{rel}: {text}"
+    );
+    assert!(
+        !text.contains("TERMS AND CONDITIONS"),
+        "{rel} embeds the license"
+    );
+}
+
 /// Issue 16, item 12: the boot unit applies the persisted plan as reviewed;
 /// `--replan` (re-planning after a channel change, unreviewed) is not in it.
 #[test]

@@ -192,3 +192,63 @@ fn a_fix_states_how_many_changes_its_apply_makes() {
     }
     assert!(checked >= 3, "{checked} fixes with a command");
 }
+
+/// The plan of `profile` on `c` as JSON.
+fn plan_json(c: &fixture_copy::Copy, profile: &str) -> serde_json::Value {
+    let o = bin()
+        .args(["plan", "--profile", profile, "--json", "--root"])
+        .arg(&c.root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Issue 38: for Intel's out-of-tree ixgbevf the latency plan's ethtool
+/// `rx-usecs` (now) and its `InterruptThrottleRate` (at the next module
+/// reload) say the same thing: no throttling (ITR 0 is rx-usecs 0), so a
+/// reload does not undo the ethtool change; and once applied, doctor with
+/// the same profile flags none of the plan's own changes.
+#[test]
+fn out_of_tree_ixgbevf_latency_plan_agrees_with_itself() {
+    for profile in ["latency", "throughput", "balanced"] {
+        let c = copy("c4-8xlarge");
+        let p = c.root.join("ethtool/eth0.json");
+        let t = std::fs::read_to_string(&p).unwrap();
+        assert!(t.contains("\"2.12.1-k\""), "the fixture's version moved");
+        std::fs::write(&p, t.replace("\"2.12.1-k\"", "\"4.1.2\"")).unwrap();
+        let plan = plan_json(&c, profile);
+        let changes = plan["changes"].as_array().unwrap();
+        let itr = changes
+            .iter()
+            .find(|ch| ch["target"]["kind"] == "module_param")
+            .map(|ch| ch["after"].as_str().unwrap().to_string());
+        let usecs = changes
+            .iter()
+            .find(|ch| ch["target"]["attr"] == "rx-usecs")
+            .map(|ch| ch["after"].as_str().unwrap().to_string());
+        if profile == "latency" {
+            assert!(
+                itr.is_some(),
+                "{profile}: no InterruptThrottleRate planned: {plan}"
+            );
+        }
+        // ITR 0 (off) is rx-usecs 0; a rate R is rx-usecs 1e6/R; 1 is dynamic.
+        if let (Some(itr), Some(us)) = (&itr, &usecs) {
+            let first: u64 = itr.split(',').next().unwrap().parse().unwrap();
+            let us: u64 = us.parse().unwrap();
+            let same = match first {
+                0 => us == 0,
+                1 => us == 1,
+                r => us == 1_000_000 / r,
+            };
+            assert!(
+                same,
+                "{profile}: rx-usecs {us} now, InterruptThrottleRate={itr} at the next reload"
+            );
+        }
+        ok(&c, &["apply", "--profile", profile, "--yes"]);
+        let bad = contradictions(&c.root, profile, true);
+        assert!(bad.is_empty(), "{profile}: {}", bad.join("\n"));
+    }
+}

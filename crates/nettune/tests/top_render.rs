@@ -402,7 +402,7 @@ fn findings_panel_shows_age_and_cleared() {
     );
     let rps = finding(
         Level::Info,
-        "few-queues-no-rps",
+        "rps-off",
         "eth0",
         "2 RX queues for 36 CPUs and RPS off",
     );

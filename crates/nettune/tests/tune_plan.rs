@@ -30,11 +30,13 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-const FIXTURES: [&str; 4] = [
+const FIXTURES: [&str; 5] = [
     "c4-8xlarge",
     "two-socket-16q",
     "kvm-2vcpu-6.18",
     "tuner-two-socket-32c",
+    // igb and ixgbe as they report coalescing: no adaptive-rx/tx to change.
+    "two-socket-multi-nic",
 ];
 
 #[test]

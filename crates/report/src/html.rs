@@ -106,6 +106,11 @@ fn section_header(out: &mut String, r: &ExperimentResults) {
          <title>nettune report: {name}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n"
     );
     let _ = writeln!(out, "<header>\n<h1>nettune report: {name}</h1>");
+    let _ = writeln!(
+        out,
+        "<p class=\"headline\"><strong>{}</strong></p>",
+        h(&crate::table::headline(r))
+    );
     if !r.description.is_empty() {
         let _ = writeln!(out, "<p class=\"desc\">{}</p>", h(&r.description));
     }

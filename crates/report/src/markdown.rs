@@ -95,6 +95,7 @@ pub(crate) fn cleared(before: &[Finding], after: &[Finding]) -> Vec<String> {
 /// The title, description, an interrupted run's banner, facts, workloads and factors.
 fn section_header(out: &mut String, r: &ExperimentResults) {
     let _ = writeln!(out, "# nettune report: {}\n", md(&r.name));
+    let _ = writeln!(out, "**{}**\n", md(&crate::table::headline(r)));
     if !r.description.is_empty() {
         // Not a `> ` quote: a shell would take `>` as a redirection.
         let _ = writeln!(out, "Description: {}\n", md(&r.description));

@@ -132,3 +132,55 @@ pub(crate) fn verdict_word(row: &Row) -> String {
     }
     row.verdict_text.clone().unwrap_or_else(|| "–".into())
 }
+
+/// The report's headline: what was compared with what, and the verdicts
+/// counted over every cell's statistics (the table may leave rows out).
+pub(crate) fn headline(r: &ExperimentResults) -> String {
+    let others = r
+        .cells
+        .iter()
+        .filter(|c| c.index != r.baseline_cell)
+        .count();
+    let base = r.baseline_cell;
+    let mut counts = [0usize; 6];
+    for c in r.cells.iter().filter(|c| c.index != r.baseline_cell) {
+        for s in &c.stats {
+            let k = match s.vs_baseline.as_ref().map(|v| v.verdict) {
+                Some(Verdict::Gain) => 0,
+                Some(Verdict::Regression) => 1,
+                Some(Verdict::NoChange) => 2,
+                Some(Verdict::Changed) => 3,
+                Some(Verdict::Inconclusive) => 4,
+                None => 5,
+            };
+            counts[k] = counts[k].saturating_add(1);
+        }
+    }
+    let words = [
+        ("gain", "gains"),
+        ("regression", "regressions"),
+        ("no change", "no change"),
+        ("changed", "changed"),
+        ("inconclusive", "inconclusive"),
+        ("without a comparison", "without a comparison"),
+    ];
+    let said: Vec<String> = counts
+        .iter()
+        .zip(words)
+        .filter(|(n, _)| **n > 0)
+        .map(|(n, (one, many))| format!("{n} {}", if *n == 1 { one } else { many }))
+        .collect();
+    let workloads = r.workloads.len();
+    let verdicts = if said.is_empty() {
+        "no verdicts yet".to_string()
+    } else {
+        said.join(", ")
+    };
+    let results: usize = counts.iter().sum();
+    format!(
+        "{others} cell{} compared with baseline cell #{base} over {workloads} workload{}, {results} result{}: {verdicts}.",
+        if others == 1 { "" } else { "s" },
+        if workloads == 1 { "" } else { "s" },
+        if results == 1 { "" } else { "s" },
+    )
+}

@@ -118,6 +118,45 @@ fn the_page_carries_every_section() {
     }
 }
 
+/// Issue 38: a headline sentence at the top says what was compared and
+/// the verdicts, counted here from the results themselves.
+#[test]
+fn the_report_opens_with_a_headline_of_verdict_counts() {
+    let r = common::synthetic();
+    let mut gains = 0;
+    for c in r.cells.iter().filter(|c| c.index != r.baseline_cell) {
+        for s in &c.stats {
+            if s.vs_baseline.as_ref().map(|v| v.verdict) == Some(model::stats::Verdict::Gain) {
+                gains += 1;
+            }
+        }
+    }
+    assert!(gains > 0);
+    let others = r.cells.len() - 1;
+    let want = format!(
+        "{others} cell{} compared with baseline cell #{} over",
+        if others == 1 { "" } else { "s" },
+        r.baseline_cell
+    );
+    let gain = format!("{gains} gain{}", if gains == 1 { "" } else { "s" });
+    let page = render_html(&r).unwrap();
+    let head = page.split("</header>").next().unwrap();
+    let line = head
+        .split("<p class=\"headline\">")
+        .nth(1)
+        .expect("a headline in the header");
+    assert!(line.contains(&want) && line.contains(&gain), "{line}");
+    let md = render_markdown(&r);
+    let second = md
+        .lines()
+        .find(|l| !l.is_empty() && !l.starts_with("# "))
+        .unwrap();
+    assert!(
+        second.starts_with("**") && second.contains(&want) && second.contains(&gain),
+        "{second}"
+    );
+}
+
 #[test]
 fn the_page_fetches_nothing() {
     let page = render_html(&common::synthetic()).unwrap();

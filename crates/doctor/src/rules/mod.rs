@@ -188,14 +188,18 @@ mod tests {
     }
 
     /// Every finding id names a rule of doctor's catalogue or of the
-    /// snapshot's (`irq-remote-node` names one of each).
+    /// snapshot's (`irq-remote-node` and `rps-off` name one of each).
     #[test]
     fn every_finding_id_has_a_rule() {
         for &id in FindingId::ALL {
             let doctor = find(id).is_some();
             let snapshot = model::findings::rule(id).is_some();
             assert!(doctor || snapshot, "{id} has no rule");
-            assert_eq!(doctor && snapshot, id == FindingId::IrqRemoteNode, "{id}");
+            assert_eq!(
+                doctor && snapshot,
+                [FindingId::IrqRemoteNode, FindingId::RpsOff].contains(&id),
+                "{id}"
+            );
         }
     }
 }

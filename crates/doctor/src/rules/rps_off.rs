@@ -1,5 +1,5 @@
 //! `rps-off`: fewer RX queues than usable cores and RPS off (from the
-//! snapshot finding `few-queues-no-rps`); a warning when the window shows the
+//! snapshot finding of the same name); a warning when the window shows the
 //! NIC receiving.
 
 use super::{host_findings, DoctorRule, FindingId, Skip};
@@ -34,7 +34,7 @@ impl DoctorRule for RpsOff {
         (&[RuleId::Rps], "RPS: a hop to another CPU adds latency")
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
-        for hf in host_findings(cx, FindingId::FewQueuesNoRps) {
+        for hf in host_findings(cx, FindingId::RpsOff) {
             let name = hf.subject.as_str();
             let Some(iface) = cx.snap().interface(name) else {
                 continue;

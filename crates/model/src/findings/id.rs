@@ -66,8 +66,8 @@ pub(crate) use string_ids;
 string_ids! {
     /// Stable id of a finding rule, of the snapshot (`model::findings`) or of
     /// the diagnosis (`doctor`); JSON and the human output spell it in
-    /// kebab-case. `irq-remote-node` names a rule of each: doctor's builds on
-    /// the snapshot's.
+    /// kebab-case. `irq-remote-node` and `rps-off` each name a rule of each:
+    /// doctor's builds on the snapshot's.
     FindingId, "finding rule", {
     // Snapshot rules (`inspect`, `model::findings::CATALOGUE`).
     /// irqbalance is running.
@@ -91,8 +91,6 @@ string_ids! {
     RpsOnIrqSibling => "rps-on-irq-sibling",
     /// RPS CPUs include the queue's IRQ CPU.
     RpsIncludesIrqCpu => "rps-includes-irq-cpu",
-    /// Fewer RX queues than CPUs and RPS off.
-    FewQueuesNoRps => "few-queues-no-rps",
     /// One half of RFS configured.
     RfsHalfConfigured => "rfs-half-configured",
     /// The NIC dropped packets for lack of descriptors or buffer.
@@ -100,7 +98,8 @@ string_ids! {
     // Diagnosis rules (`doctor`, `nettune_doctor::CATALOGUE`).
     /// NET_RX softirq time concentrated on few CPUs while others idle.
     SoftirqConcentrated => "softirq-concentrated",
-    /// Fewer RX queues than usable cores and RPS off.
+    /// Fewer RX queues than CPUs and RPS off (a snapshot rule against online
+    /// CPUs, and a doctor rule against usable physical cores).
     RpsOff => "rps-off",
     /// Several queue IRQs of one NIC on one CPU or on SMT siblings.
     IrqStacked => "irq-stacked",

@@ -11,7 +11,6 @@
 //! [`Finding`], [`Severity`] and [`FindingId`] are the one finding concept of
 //! the workspace: `doctor`'s diagnosis rules report the same type.
 
-mod few_queues_no_rps;
 mod irq_affinity_spans_nodes;
 mod irq_on_isolated_cpu;
 mod irq_remote_node;
@@ -23,6 +22,7 @@ mod numa_node_unknown;
 mod report;
 mod rfs_half_configured;
 mod rps_includes_irq_cpu;
+mod rps_off;
 mod rps_on_irq_sibling;
 mod tuned;
 
@@ -121,7 +121,7 @@ pub static CATALOGUE: &[&dyn FindingRule] = &[
     &irqs_on_smt_siblings::IrqsOnSmtSiblings,
     &rps_on_irq_sibling::RpsOnIrqSibling,
     &rps_includes_irq_cpu::RpsIncludesIrqCpu,
-    &few_queues_no_rps::FewQueuesNoRps,
+    &rps_off::RpsOff,
     &rfs_half_configured::RfsHalfConfigured,
     &nic_rx_drops::NicRxDrops,
 ];

@@ -84,15 +84,16 @@ fn render(cmd: &clap::Command, man: &clap_mangen::Man) -> std::io::Result<Vec<u8
         .map(|h| h.to_string())
         .unwrap_or_default();
     let (examples, notes) = split_examples(&after);
+    let (own_exit, notes) = split_exit(&notes);
     if !examples.is_empty() {
         section(&mut w, "EXAMPLES", &literal(&examples));
     }
     if !notes.is_empty() {
         section(&mut w, "NOTES", &literal(&notes));
     }
-    section(&mut w, "EXIT STATUS", &literal(EXIT_STATUS));
     let name = cmd.get_name();
     let top = cmd.get_display_name().is_none_or(|d| d == "nettune");
+    section(&mut w, "EXIT STATUS", &literal(&exit_status(top, own_exit)));
     if top || matches!(name, "serve" | "bench") {
         section(&mut w, "ENVIRONMENT", &literal(ENVIRONMENT));
     }
@@ -130,6 +131,77 @@ const EXIT_STATUS: &str = "\
 doctor: 0 nothing above info, 1 warnings, 2 critical findings, 3 it could not run.
 A closed stdout (nettune ... | head) is not an error: the command stops and exits 0.";
 
+/// What every subcommand without codes of its own exits with.
+const EXIT_COMMON: &str = "\
+0    success
+1    error: one line on stderr names the file, knob or address
+2    usage error (unknown flag, bad value)";
+
+/// Said on every page after the codes.
+const EXIT_ALWAYS: &str = "\
+130  interrupted by Ctrl-C (SIGINT)
+A closed stdout (nettune ... | head) is not an error: the command stops and exits 0.";
+
+/// A page's EXIT STATUS: the whole table on nettune(1); a subcommand's own
+/// codes (from its help) or the common ones, then Ctrl-C and a closed stdout.
+fn exit_status(top: bool, own: Option<String>) -> String {
+    if top {
+        return EXIT_STATUS.to_string();
+    }
+    let codes = own.unwrap_or_else(|| EXIT_COMMON.to_string());
+    if codes.contains("130") {
+        format!(
+            "{codes}\n{}",
+            EXIT_ALWAYS.lines().nth(1).unwrap_or_default()
+        )
+    } else {
+        format!("{codes}\n{EXIT_ALWAYS}")
+    }
+}
+
+/// A command's own exit codes out of its notes: from "Exit codes:" or "Exit
+/// status:" to the end of that paragraph, short of a trailing "JSON shape:"
+/// or documentation path (which stay in the notes); and the notes without them.
+fn split_exit(notes: &str) -> (Option<String>, String) {
+    let Some(at) = ["Exit codes:", "Exit status:"]
+        .iter()
+        .filter_map(|m| notes.find(m))
+        .min()
+    else {
+        return (None, notes.to_string());
+    };
+    let end = notes[at..].find("\n\n").map_or(notes.len(), |e| at + e);
+    let para = &notes[at..end];
+    let cut = [
+        " JSON shape:",
+        "\nJSON shape:",
+        " /usr/share/doc/",
+        "\n/usr/share/doc/",
+    ]
+    .iter()
+    .filter_map(|m| para.find(m))
+    .min()
+    .unwrap_or(para.len());
+    let own = para[..cut].trim().to_string();
+    let mut kept: Vec<&str> = Vec::new();
+    let before = notes[..at].trim();
+    let tail = para[cut..].trim();
+    let head = match (before.is_empty(), tail.is_empty()) {
+        (true, _) => tail.to_string(),
+        (false, true) => before.to_string(),
+        // The paragraph's text around the codes stays one paragraph.
+        (false, false) => format!("{before}\n{tail}"),
+    };
+    if !head.is_empty() {
+        kept.push(&head);
+    }
+    let after = notes[end..].trim();
+    if !after.is_empty() {
+        kept.push(after);
+    }
+    (Some(own), kept.join("\n\n"))
+}
+
 const ENVIRONMENT: &str = "\
 NETTUNE_TOKEN  the shared token of serve and bench (instead of --token-file): with it both
                ends prove they hold it (HMAC) before any test runs";
@@ -137,7 +209,8 @@ NETTUNE_TOKEN  the shared token of serve and bench (instead of --token-file): wi
 const FILES: &str = "\
 /var/lib/nettune          the journal of every apply and rollback (--state-dir elsewhere)
 /etc/nettune/plan.json    the plan apply --persist applies again at boot
-/etc/systemd/system/nettune.service  the boot unit apply --persist writes";
+/usr/lib/systemd/system/nettune.service  the packaged boot unit apply --persist enables
+/etc/systemd/system/nettune.service  the boot unit apply --persist writes without a package";
 
 /// The text before the first blank line after an "Examples..." first line
 /// (what it says beside "Examples", e.g. "(run nettune serve on host B
@@ -184,4 +257,34 @@ fn section(w: &mut Vec<u8>, title: &str, body: &str) {
         title.to_string()
     };
     w.extend_from_slice(format!(".SH {t}\n{body}\n").as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{exit_status, split_exit};
+
+    /// Issue 38: a command's own exit codes leave NOTES for EXIT STATUS, and
+    /// the text after them in the same paragraph stays a note.
+    #[test]
+    fn own_exit_codes_move_out_of_the_notes() {
+        let notes = "Each finding has an id and a source. Exit status: 0 nothing above info, 1\nwarnings, 2 critical. JSON shape: docs/doctor.md.\n\nMore.";
+        let (own, rest) = split_exit(notes);
+        assert_eq!(
+            own.as_deref(),
+            Some("Exit status: 0 nothing above info, 1\nwarnings, 2 critical.")
+        );
+        assert_eq!(
+            rest,
+            "Each finding has an id and a source.\nJSON shape: docs/doctor.md.\n\nMore."
+        );
+        let (none, same) = split_exit("No codes here.");
+        assert_eq!((none, same.as_str()), (None, "No codes here."));
+        let page = exit_status(false, own);
+        assert!(
+            page.contains("2 critical") && page.contains("130"),
+            "{page}"
+        );
+        assert!(!exit_status(false, None).contains("verify"));
+        assert!(exit_status(true, None).contains("verify"));
+    }
 }

@@ -420,6 +420,8 @@ fn bars(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
         .unwrap_or((0.0, 1.0));
         let (y0, y1) = span(lo, hi);
         let y0 = if lo >= 0.0 { 0.0 } else { y0 };
+        // The legend box gets a band of its own, so it never covers a bar.
+        let (y0, y1, legend_top) = with_legend_room(y0, y1, hi);
         let wname = esc::label(&workload, 40);
         let title = format!(
             "Median {} of {wname} per cell, with 95 % confidence interval",
@@ -475,7 +477,11 @@ fn bars(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
                 .legend(|(x, y)| PathElement::new(vec![(x + 7, y - 7), (x + 7, y + 7)], BLACK.stroke_width(2)));
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
+                .position(if legend_top {
+                    SeriesLabelPosition::UpperRight
+                } else {
+                    SeriesLabelPosition::LowerRight
+                })
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .label_font((FONT, 13))
@@ -483,4 +489,22 @@ fn bars(r: &ExperimentResults) -> Result<Vec<Chart>, ReportError> {
         })?);
     }
     Ok(out)
+}
+
+/// Share of a bar chart's value axis kept free for the legend box (at 420 px
+/// the plot is about 320 px high; the box of two entries needs about 60).
+pub(super) const LEGEND_ROOM: f64 = 0.25;
+
+/// The value range `y0..y1` widened so that the legend's band, at the top
+/// when a bar rises above 0 and else at the bottom, holds no bar: the range
+/// grows by the band, and the band is [`LEGEND_ROOM`] of the new range.
+/// Returns the new range and whether the band is at the top.
+pub(super) fn with_legend_room(y0: f64, y1: f64, hi: f64) -> (f64, f64, bool) {
+    let len = (y1 - y0).abs().max(f64::MIN_POSITIVE);
+    let extra = len * LEGEND_ROOM / (1.0 - LEGEND_ROOM);
+    if hi > 0.0 {
+        (y0, y1 + extra, true)
+    } else {
+        (y0 - extra, y1, false)
+    }
 }

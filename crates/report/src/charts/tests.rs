@@ -70,3 +70,35 @@ fn heat_text_contrasts_with_its_square() {
     assert_eq!(text_on(heat(90.0)), BLACK);
     assert_eq!(text_on(RGBColor(225, 225, 225)), BLACK);
 }
+
+/// Issue 38: the bar chart's legend sits in a band no bar reaches (the last
+/// bar, under the upper-right legend, was covered).
+#[test]
+fn bar_legends_get_a_band_no_bar_reaches() {
+    for (lo, hi) in [
+        (0.0, 10.0),
+        (3.0, 3.0),
+        (-5.0, 8.0),
+        (-9.0, -1.0),
+        (-4.0, 0.0),
+    ] {
+        let (y0, y1) = span(lo, hi);
+        let y0 = if lo >= 0.0 { 0.0 } else { y0 };
+        let (a, b, top) = with_legend_room(y0, y1, hi);
+        let band = (b - a) * LEGEND_ROOM;
+        if top {
+            assert!(
+                y1 <= b - band + 1e-9,
+                "{lo}..{hi}: bars to {y1}, band from {}",
+                b - band
+            );
+        } else {
+            assert!(
+                y0 >= a + band - 1e-9,
+                "{lo}..{hi}: bars to {y0}, band to {}",
+                a + band
+            );
+        }
+        assert!(a <= y0 && b >= y1);
+    }
+}

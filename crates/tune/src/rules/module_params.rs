@@ -5,6 +5,7 @@
 use super::{Rule, RuleId};
 use crate::context::Ctx;
 use crate::drivers::{self, ItrVerdict};
+use crate::profile::CoalesceIntent;
 use model::plan::{Phase, Target};
 use model::snapshot::Interface;
 
@@ -65,7 +66,15 @@ fn plan_driver(id: RuleId, cx: &mut Ctx<'_>, iface: &Interface, driver: &str) {
             return;
         }
     }
-    let wanted = cx.profile.settings.interrupt_throttle_rate;
+    let mut wanted = cx.profile.settings.interrupt_throttle_rate;
+    let mut follows = None;
+    if let Some(us) = ethtool_usecs(cx, driver) {
+        // The plan sets rx-usecs now; the parameter is what the driver
+        // starts with at the next reload, so it must say the same (else the
+        // reload undoes the change, and boot-override flags the plan's own).
+        wanted = 1_000_000u32.checked_div(us).unwrap_or(0);
+        follows = Some(us);
+    }
     let ids: Vec<_> = cx
         .snap
         .interfaces
@@ -115,6 +124,11 @@ fn plan_driver(id: RuleId, cx: &mut Ctx<'_>, iface: &Interface, driver: &str) {
         "{driver}: InterruptThrottleRate={after}: {} on each of {count}",
         drivers::describe_itr(value)
     );
+    if let Some(us) = follows {
+        why.push_str(&format!(
+            "; the rate of the rx-usecs {us} this plan sets through ethtool now (the profile's interrupt_throttle_rate gives way), so a reload keeps it"
+        ));
+    }
     if let Some(c) = clamp {
         why.push_str(&format!("; {c}"));
     }
@@ -135,4 +149,26 @@ fn plan_driver(id: RuleId, cx: &mut Ctx<'_>, iface: &Interface, driver: &str) {
         why,
         true,
     );
+}
+
+/// The `rx-usecs` the coalesce rule plans under the latency intent for
+/// `driver`, when that driver reads
+/// `rx-usecs` and `InterruptThrottleRate` as the same interval (ixgbe,
+/// ixgbevf: `rx-usecs` R means at most 1,000,000 / R interrupts/s, 0 none).
+fn ethtool_usecs(cx: &Ctx<'_>, driver: &str) -> Option<u32> {
+    if !super::coalesce::DRIVERS_RX_USECS_1_DYNAMIC.contains(&driver)
+        || !cx.profile.enabled(RuleId::Coalesce)
+    {
+        return None;
+    }
+    let f = crate::coalesce_family::family(driver)?;
+    let us = cx.profile.settings.coalesce_usecs;
+    // Only the latency intent: there the parameter would otherwise be 0
+    // (no throttling) while ethtool sets a fixed interval. The adaptive
+    // intent's interval has no parameter planned beside it by the built-in
+    // profiles (ixgbe(vf) refuse their 3), and a custom rate is the user's.
+    match cx.profile.settings.coalesce {
+        CoalesceIntent::LowLatency => Some(f.latency_value(us, true)),
+        CoalesceIntent::Adaptive | CoalesceIntent::Keep => None,
+    }
 }

@@ -313,7 +313,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     } else if stream {
-        let v = serde_json::json!({"type": "result", "result": result});
+        // Like every interval line, the result line says its schema version
+        // at the top, so a reader of the stream need not open the result.
+        let v = serde_json::json!({
+            "type": "result",
+            "schema_version": engine::report::RESULT_SCHEMA_VERSION,
+            "result": result,
+        });
         writeln!(out, "{v}")?;
     } else {
         writeln!(out)?;

@@ -16,6 +16,20 @@ Examples:
   nettune fleet apply --inventory lab.toml --plan p.json --yes \\
       --root-template /tmp/f/{host}/root --state-dir-template /tmp/f/{host}/state
 
+An inventory, hosts.toml (Ansible's INI and YAML inventories are read too):
+  [defaults]
+  user = \"ops\"
+  [[host]]
+  name = \"srv1\"              # ssh by default; address defaults to the name
+  address = \"10.0.0.5\"
+  roles = [\"server\"]
+  [[host]]
+  name = \"cli01\"
+  roles = [\"clients\"]
+  [[host]]
+  name = \"ns-blue\"           # a network namespace on this machine
+  transport = \"netns\"
+
 Each host runs `nettune agent --stdio` through its transport (ssh, kubectl,
 ip netns exec, local); at most --parallel hosts at once, each within --timeout.
 An ssh host whose nettune is missing or another version gets a copy of this

@@ -1,13 +1,15 @@
 use super::{At, Finding, FindingId, FindingRule, Scope, Severity};
 use crate::snapshot::QueueKind;
 
-/// Fewer RX queue IRQs than online CPUs, and RPS off on every queue.
+/// `rps-off` as the snapshot sees it: fewer RX queue IRQs than online CPUs,
+/// and RPS off on every queue. doctor's `rps-off` builds on it (usable
+/// physical cores, the window's packet rate): one name for one condition.
 #[derive(Debug)]
-pub struct FewQueuesNoRps;
+pub struct RpsOff;
 
-impl FindingRule for FewQueuesNoRps {
+impl FindingRule for RpsOff {
     fn id(&self) -> FindingId {
-        FindingId::FewQueuesNoRps
+        FindingId::RpsOff
     }
     fn scope(&self) -> Scope {
         Scope::Interface
