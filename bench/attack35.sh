@@ -47,7 +47,22 @@ say "fleet apply --dry-run (a real plan)" "exit $rc, $(grep -c -- ' -> ' "$T/out
 timeout 60 "$BIN" apply --plan "$T/plan.json" --yes --root "$T/root" --state-dir "$T/state" >/dev/null 2>&1
 j=$(ls "$T/state"/generations/*/journal.log 2>/dev/null | head -1)
 if [ -n "$j" ]; then
-  sed -i 's#/proc/sys/net/core/rmem_max#/proc/sys/kernel/core_pattern#' "$j"
+  # Rewritten as an attacker who can write the journal would: checksums too.
+  python3 - "$j" <<'EOF'
+import sys
+def fnv(b):
+    h = 0xcbf29ce484222325
+    for c in b:
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+p = sys.argv[1]; out = []
+for line in open(p).read().splitlines():
+    sum_, rec = line.split(" ", 1)
+    assert fnv(rec.encode()) == sum_, "not FNV-1a 64"
+    rec = rec.replace("/proc/sys/net/core/rmem_max", "/proc/sys/kernel/core_pattern")
+    out.append(fnv(rec.encode()) + " " + rec)
+open(p, "w").write("\n".join(out) + "\n")
+EOF
   timeout 60 "$BIN" rollback --root "$T/root" --state-dir "$T/state" >/dev/null 2>"$T/err"; rc=$?
   cp_now=$(cat "$T/root/proc/sys/kernel/core_pattern" 2>/dev/null || echo absent)
   say "rollback of a journal naming core_pattern" "exit $rc, core_pattern $cp_now: $(head -c 80 "$T/err")"
