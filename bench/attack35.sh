@@ -52,13 +52,13 @@ if [ -n "$j" ]; then
 import sys
 def fnv(b):
     h = 0xcbf29ce484222325
-    for c in b:
+    for c in b + b"\xff":
         h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
     return "%016x" % h
 p = sys.argv[1]; out = []
 for line in open(p).read().splitlines():
     sum_, rec = line.split(" ", 1)
-    assert fnv(rec.encode()) == sum_, "not FNV-1a 64"
+    assert fnv(rec.encode()) == sum_, "not the journal checksum"
     rec = rec.replace("/proc/sys/net/core/rmem_max", "/proc/sys/kernel/core_pattern")
     out.append(fnv(rec.encode()) + " " + rec)
 open(p, "w").write("\n".join(out) + "\n")
@@ -85,47 +85,58 @@ python3 -c "print('[[host]]\nname = \"h' + '[0:0]'*4000 + '\"\ntransport = \"loc
 /usr/bin/time -f "%e s, %M KiB" timeout 60 "$BIN" fleet inspect --inventory "$T/zeros.toml" >/dev/null 2>"$T/err"; rc=$?
 say "inventory [0:0] x 4000" "exit $rc, $(tail -1 "$T/err")"
 
-# 5. The server: slow handshakes under a connection flood, and its memory.
+# 5. The server: handshakes in progress beside a flood, and its memory.
+# (No netem on this kernel: a slow path is a client that waits 0.5 s after
+# its preamble; kept means the server has not closed it by then.)
+PORT=5290
 ip netns add "$NS" && ip -n "$NS" link set lo up
-ip netns exec "$NS" "$BIN" serve --listen 127.0.0.1 --port 5201 -q >/dev/null 2>"$T/serve.err" &
+ip netns exec "$NS" "$BIN" serve --listen 127.0.0.1 --port $PORT >/dev/null 2>"$T/serve.err" &
 sleep 1; SPID=$(ip netns pids "$NS" | head -1)
-ip netns exec "$NS" python3 - <<'EOF' > "$T/flood" &
-import socket, time
-end = time.time() + 12; n = 0
-while time.time() < end:
-    for p in range(20):
-        s = socket.socket()
-        s.setblocking(False)
-        try:
-            s.bind((f"127.{p}.0.{(n % 250) + 2}", 0)); s.connect_ex(("127.0.0.1", 5201))
-        except OSError:
-            pass
-        s.close(); n += 1
-    time.sleep(0.04)
-print(n)
+ip netns exec "$NS" timeout 60 python3 - $PORT <<'EOF' > "$T/flood"
+import socket, sys, threading, time
+port = int(sys.argv[1]); stop = time.time() + 8; n = [0]
+def flood():
+    while time.time() < stop:
+        for p in range(20):
+            s = socket.socket(); s.setblocking(False)
+            try:
+                s.bind((f"127.{p + 1}.0.{(n[0] % 250) + 2}", 0)); s.connect_ex(("127.0.0.1", port))
+            except OSError:
+                pass
+            s.close(); n[0] += 1
+        time.sleep(0.04)
+threading.Thread(target=flood, daemon=True).start()
+time.sleep(1)
+kept = 0
+for i in range(5):
+    c = socket.create_connection(("127.0.0.1", port), source_address=(f"127.{i + 1}.0.1", 0))
+    c.sendall(b"NTUN\x00\x01")
+    c.settimeout(5); first = c.recv(64)
+    time.sleep(0.5)
+    c.settimeout(0.2)
+    try:
+        kept += c.recv(1) != b""
+    except socket.timeout:
+        kept += 1
+    c.close()
+time.sleep(max(0, stop - time.time()))
+print(f"{kept} {n[0]}")
 EOF
-FPID=$!
-ip netns exec "$NS" tc qdisc add dev lo root netem delay 125ms
-ok=0
-for i in 1 2 3 4 5; do
-  timeout 30 ip netns exec "$NS" "$BIN" bench 127.0.0.1 -t tcp-rr -d 1 >/dev/null 2>&1 && ok=$((ok + 1))
-done
-wait $FPID
-ip netns exec "$NS" tc qdisc del dev lo root
-lines=$(grep -c . "$T/serve.err")
-say "bench, 0.5 s handshake, beside $(cat "$T/flood") conns from 20 /24s" "$ok of 5 ran; server wrote $lines log lines"
+read kept conns < "$T/flood"
+lines=$(grep -c "make room" "$T/serve.err")
+say "5 handshakes waiting 0.5 s, beside $conns conns (8 s) from 20 /24s" "$kept of 5 kept; server logged $lines eviction lines"
 pids=()
 for i in 1 2 3 4 5 6 7 8; do
-  timeout 40 ip netns exec "$NS" "$BIN" bench 127.0.0.1 -t tcp-rr --size 16M --outstanding 7 -d 3 >/dev/null 2>>"$T/mem.err" &
+  timeout 40 ip netns exec "$NS" "$BIN" bench 127.0.0.1 -p $PORT -t tcp-rr --size 16M --outstanding 7 -d 3 >/dev/null 2>>"$T/mem.err" &
   pids+=($!)
 done
 wait "${pids[@]}"
-say "server after 8 x tcp-rr --size 16M --outstanding 7" "peak RSS $(peak "$SPID"); $(sort "$T/mem.err" | uniq -c | sort -rn | head -1 | cut -c1-80)"
+say "server after 8 x tcp-rr --size 16M --outstanding 7" "peak RSS $(peak "$SPID"); $(sort "$T/mem.err" | uniq -c | sort -rn | head -1 | cut -c1-90)"
 kill "$SPID" 2>/dev/null
 
 # 6. Low: FIFOs where a file is read.
 mkfifo "$T/fifo"; mkdir -p "$T/from"; mkfifo "$T/from/results.json"
-timeout 10 "$BIN" autotune --from "$T/from" >/dev/null 2>"$T/err"; rc=$?
+timeout 10 "$BIN" autotune --lab --objective max-throughput --from "$T/from" >/dev/null 2>"$T/err"; rc=$?
 say "autotune --from DIR with a FIFO results.json" "exit $rc: $(head -c 80 "$T/err")"
 timeout 10 "$BIN" fleet inspect --inventory "$T/fifo" >/dev/null 2>"$T/err"; rc=$?
 say "fleet inspect --inventory FIFO" "exit $rc: $(head -c 80 "$T/err")"

@@ -20,7 +20,8 @@ fn hwm_kib() -> u64 {
 }
 
 /// The agent's stdout, made as it is read: `head`, then `unit` `n`
-/// times, then `tail`; nothing of the answer is held by the fake.
+/// times, then `pad` bytes (`"` and `x`s: a string's opening), then `tail`; nothing of the answer is held
+/// by the fake.
 struct Gen {
     /// The controller's side: before the answer's first byte, every byte
     /// it writes (`wait` of them: preamble, hello, the request) is read,
@@ -31,6 +32,7 @@ struct Gen {
     head: Vec<u8>,
     unit: &'static [u8],
     n: usize,
+    pad: usize,
     tail: Vec<u8>,
     at: usize,
 }
@@ -39,7 +41,7 @@ use std::io::Read;
 
 impl Read for Gen {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let (h, u) = (self.head.len(), self.unit.len() * self.n);
+        let (h, u, x) = (self.head.len(), self.unit.len() * self.n, self.pad);
         let mut k = 0;
         while k < buf.len() {
             if self.at == self.gate && self.wait > 0 {
@@ -55,8 +57,14 @@ impl Read for Gen {
                 self.head[i]
             } else if i < h + u {
                 self.unit[(i - h) % self.unit.len()]
-            } else if i < h + u + self.tail.len() {
-                self.tail[i - h - u]
+            } else if i < h + u + x {
+                if i == h + u {
+                    b'"'
+                } else {
+                    b'x'
+                }
+            } else if i < h + u + x + self.tail.len() {
+                self.tail[i - h - u - x]
             } else {
                 std::thread::sleep(Duration::from_secs(600));
                 return Ok(k);
@@ -72,25 +80,23 @@ impl Read for Gen {
 /// One hostile agent's answer to an `inspect`: decoded or refused.
 fn one(kind: &str) -> String {
     let start = br#"{"type":"json","code":0,"value":["#.to_vec();
-    let (unit, n, tail): (&'static [u8], usize, Vec<u8>) = match kind {
+    let (unit, n, pad, tail): (&'static [u8], usize, usize, Vec<u8>) = match kind {
         // `[],` counts two values (`[` and `,`): just under the cap, then
         // one string filling the frame to 64 MiB.
         "values" => {
             let n = MAX_RESPONSE_VALUES / 2 - 16;
-            let pad = MAX_RESPONSE - 64 - start.len() - 3 * n;
-            let mut t = b"\"".to_vec();
-            t.extend(std::iter::repeat_n(b'x', pad));
-            t.extend_from_slice(b"\"]}");
-            (b"[],", n, t)
+            // The pad opens the string (its first byte is `"`).
+            let pad = MAX_RESPONSE - 63 - start.len() - 3 * n;
+            (b"[],", n, pad, b"\"]}".to_vec())
         }
-        "junk" => (b"[],", (MAX_RESPONSE - 64) / 3, b"0]}".to_vec()),
-        _ => (b"x", MAX_RESPONSE - 64, b"\"]}".to_vec()),
+        "junk" => (b"[],", (MAX_RESPONSE - 64) / 3, 0, b"0]}".to_vec()),
+        _ => (b"x", MAX_RESPONSE - 64, 0, b"\"]}".to_vec()),
     };
     let mut start = start;
     if kind == "string" {
         start.push(b'"');
     }
-    let len = start.len() + unit.len() * n + tail.len();
+    let len = start.len() + unit.len() * n + pad + tail.len();
     let mut head = Vec::new();
     proto::write_preamble(&mut head).unwrap();
     let hello = Response::Hello {
@@ -118,6 +124,7 @@ fn one(kind: &str) -> String {
         head,
         unit,
         n,
+        pad,
         tail,
         at: 0,
     };

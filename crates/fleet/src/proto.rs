@@ -527,7 +527,9 @@ pub fn read_response_within(
     }
     let cost = len.saturating_mul(ANSWER_COST.0) / ANSWER_COST.1;
     let _held = budget.take(cost, wait)?;
-    let mut body = Vec::new();
+    // Room is held for it: one allocation of its length, which the
+    // allocator maps and unmaps whole, not a chain of doublings.
+    let mut body = Vec::with_capacity(len);
     if r.take(len as u64).read_to_end(&mut body)? < len {
         return Err(ProtoError::Closed);
     }
