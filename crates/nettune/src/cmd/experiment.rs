@@ -2,7 +2,6 @@
 //! network namespaces, or on a fleet's hosts (`[hosts.fleet]`, `on_fleet`),
 //! with repeats, confidence intervals and rollback.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;

@@ -177,12 +177,12 @@ fn run_bench(
     if let Some(at) = start_at {
         argv.extend(["--start-at".into(), at.to_string()]);
     }
-    let parsed = crate::cli::Cli::try_parse_from(&argv).map_err(|e| {
+    let parsed = crate::cmd::cli::Cli::try_parse_from(&argv).map_err(|e| {
         let text = e.to_string();
         let line = text.lines().next().unwrap_or("");
         anyhow::anyhow!("{}", line.strip_prefix("error: ").unwrap_or(line))
     })?;
-    let crate::cli::Command::Bench(b) = parsed.command else {
+    let crate::cmd::cli::Command::Bench(b) = parsed.command else {
         anyhow::bail!("not a bench command line");
     };
     if b.json_stream || b.csv {

@@ -278,6 +278,9 @@ pub(super) fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Resu
     result
 }
 
+/// Changes as knobs and levels.
+type Setting = Vec<(Knob, Level)>;
+
 /// The saved accepted changes as levels `built` offers on this host, and
 /// what each was kept on top of (accepted changes too); an error names the
 /// file and the change it cannot find.
@@ -285,7 +288,7 @@ fn accepted_levels(
     saved: &Saved,
     built: &at::BuiltSpace,
     objective: &str,
-) -> anyhow::Result<(Vec<(Knob, Level)>, Vec<Vec<(Knob, Level)>>)> {
+) -> anyhow::Result<(Setting, Vec<Setting>)> {
     let mut accepted = Vec::new();
     for (knob, level) in &saved.accepted {
         let found = built

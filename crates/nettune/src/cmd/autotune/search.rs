@@ -218,7 +218,7 @@ fn write_files(
         at::RESULTS_FILE,
         serde_json::to_string_pretty(&doc)?.as_bytes(),
     )?;
-    let changes = at::accepted_changes(&ended);
+    let changes = at::accepted_changes(ended);
     let accepted = at::accepted_plan(&snaps[0].1, t.scope, &changes, objective)
         .map_err(|e| anyhow::anyhow!("the accepted plan: {e}"))?;
     let plan_path = at::write_file(
@@ -235,7 +235,7 @@ fn write_files(
             checked.duration,
             checked.flows
         ),
-        gain: passed_gain(&ended),
+        gain: passed_gain(ended),
         date: doc["finished"].as_str().unwrap_or("").to_string(),
         host: format!("{} ({})", machine.hostname, t.host_label),
     };
@@ -297,17 +297,17 @@ fn present_ended(
                 }
                 let unit = checked.cfg.objective.unit_for(checked.test);
                 let fmt = |v| model::metric::format_value(unit, v);
-                let limits = at::limits_lines(&trace, &fmt);
+                let limits = at::limits_lines(trace, &fmt);
                 if !limits.is_empty() {
                     println!("what limited the runs (each end's busiest bench thread):");
                     for l in &limits {
                         println!("  {}", model::text::printable_capped(l, 400));
                     }
                 }
-                if let Some(n) = at::two_states_note(&trace, &fmt) {
+                if let Some(n) = at::two_states_note(trace, &fmt) {
                     println!("note: {}", model::text::printable_capped(&n, 600));
                 }
-                if let Some(n) = at::busy_note(&trace) {
+                if let Some(n) = at::busy_note(trace) {
                     println!("warning: {}", model::text::printable_capped(&n, 600));
                 }
                 files(&mut std::io::stdout())?;
