@@ -248,25 +248,7 @@ pub(super) fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Resu
             eprintln!("nettune: interrupted; the current arm was rolled back");
             return Ok(ExitCode::from(exit::INTERRUPTED));
         };
-        if args.json {
-            let mut j = report.json();
-            j["objective"] = serde_json::json!(objective);
-            j["results"] = serde_json::json!(saved.path);
-            println!("{}", serde_json::to_string_pretty(&j)?);
-        } else {
-            print!("{}", model::text::printable_lines(&report.render()));
-            let unmeasured = report.rows.iter().filter(|r| r.effect.is_none()).count();
-            if !report.all_hold() {
-                println!("some accepted changes no longer hold");
-            } else if unmeasured > 0 {
-                println!(
-                    "the accepted setting still holds; its {unmeasured} changes were not measured alone (a budget of {} runs would)",
-                    unmeasured.saturating_add(2).saturating_mul(repeats)
-                );
-            } else {
-                println!("every accepted change still holds");
-            }
-        }
+        print_report(&report, args.json, objective, &saved.path, repeats)?;
         Ok(if report.all_hold() {
             ExitCode::SUCCESS
         } else {
@@ -276,6 +258,37 @@ pub(super) fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Resu
     ui.finish();
     session.teardown();
     result
+}
+
+/// What a re-check found: its JSON (with the objective and the results
+/// file) with --json, else its table and a bottom line.
+fn print_report(
+    report: &at::RecheckReport,
+    json: bool,
+    objective: &str,
+    results: &std::path::Path,
+    repeats: usize,
+) -> anyhow::Result<()> {
+    if json {
+        let mut j = report.json();
+        j["objective"] = serde_json::json!(objective);
+        j["results"] = serde_json::json!(results);
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else {
+        print!("{}", model::text::printable_lines(&report.render()));
+        let unmeasured = report.rows.iter().filter(|r| r.effect.is_none()).count();
+        if !report.all_hold() {
+            println!("some accepted changes no longer hold");
+        } else if unmeasured > 0 {
+            println!(
+                "the accepted setting still holds; its {unmeasured} changes were not measured alone (a budget of {} runs would)",
+                unmeasured.saturating_add(2).saturating_mul(repeats)
+            );
+        } else {
+            println!("every accepted change still holds");
+        }
+    }
+    Ok(())
 }
 
 /// Changes as knobs and levels.
