@@ -10,6 +10,7 @@ pub mod error;
 pub mod ethtool;
 pub mod extras;
 pub mod files;
+pub mod iface;
 pub mod journal;
 pub mod netlink;
 pub mod nldump;

@@ -199,7 +199,7 @@ pub trait Executor {
         args: &[String],
     ) -> Result<model::findings::Report, ExecError> {
         let text = self.doctor(host, args)?;
-        crate::loop_::diagnose::parse_report(host, &text)
+        parse_report(host, &text)
     }
 
     /// `nettune plan ARGS --json` on `host`; returns the plan JSON text.
@@ -213,6 +213,16 @@ pub trait Executor {
 
     /// Roll back, on `host`, everything applied since the last rollback.
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError>;
+}
+
+/// `nettune doctor --json` of `host`, typed. Text that is not a report is
+/// [`ExecError::Failed`] naming the host.
+pub fn parse_report(host: HostId, text: &str) -> Result<model::findings::Report, ExecError> {
+    serde_json::from_str(text).map_err(|e| ExecError::Failed {
+        what: format!("doctor on {host}"),
+        code: None,
+        stderr: format!("its JSON did not parse: {e}"),
+    })
 }
 
 #[cfg(test)]

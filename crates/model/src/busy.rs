@@ -3,8 +3,8 @@
 //! a cell's runs fell into two states far apart ([`two_states`]), the rule
 //! lab, experiment and autotune share.
 
+pub use crate::results::OthersLoad;
 use crate::results::{LimitGroup, RunRecord};
-use serde::{Deserialize, Serialize};
 
 /// Other processes' CPU, in CPUs' worth, from which a run is said to have
 /// run on a busy machine: a fifth of a core taken from the measurement.
@@ -12,21 +12,6 @@ pub const BUSY_OTHERS_CPUS: f64 = 0.2;
 /// Mean steal % over the CPUs from which a run is said to have run on a
 /// busy host (the hypervisor gave the CPUs to someone else).
 pub const BUSY_STEAL_PCT: f64 = 5.0;
-
-/// What else used the machine while a run measured, on the busier of its
-/// two ends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OthersLoad {
-    /// CPU-seconds per second that processes other than nettune's took
-    /// (kernel threads left out; a lower bound: processes that exited in
-    /// the window are not seen).
-    pub cpus: f64,
-    /// Mean steal % over the host's CPUs.
-    pub steal_pct: f64,
-    /// The busiest other process: `command N.NN CPU-s`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub top: Option<String>,
-}
 
 impl OthersLoad {
     /// Whether the run shared the machine enough to say so.
@@ -186,22 +171,12 @@ mod tests {
     fn busy_runs_are_counted_and_named() {
         let run = |cpus: f64, top: &str| RunRecord {
             workload: "tcp-rr".into(),
-            repeat: 0,
-            warmup: false,
-            start_time: String::new(),
-            values: Default::default(),
-            intervals: Vec::new(),
-            cpus: Vec::new(),
-            softirq_series: Vec::new(),
-            latency_cdf: Vec::new(),
-            probe: None,
-            raw: None,
-            limited_by: None,
             others: Some(OthersLoad {
                 cpus,
                 steal_pct: 0.0,
                 top: Some(top.into()),
             }),
+            ..RunRecord::default()
         };
         let runs = [run(0.01, "sshd 0.01 CPU-s"), run(0.71, "bash 1.42 CPU-s")];
         let n = busy_note("baseline", &runs).expect("busy");

@@ -211,8 +211,9 @@ pub struct CellResult {
     pub stats: Vec<MetricStats>,
 }
 
-/// One run of one workload in one cell.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One run of one workload in one cell (`Default`: an empty run, for
+/// building one field by field).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     /// Workload name.
     pub workload: String,
@@ -252,7 +253,22 @@ pub struct RunRecord {
     /// What else used the machine while the run measured (absent from
     /// older results and from engines that do not report it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others: Option<crate::busy::OthersLoad>,
+    pub others: Option<OthersLoad>,
+}
+
+/// What else used the machine while a run measured, on the busier of its
+/// two ends (judged by [`crate::busy`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OthersLoad {
+    /// CPU-seconds per second that processes other than nettune's took
+    /// (kernel threads left out; a lower bound: processes that exited in
+    /// the window are not seen).
+    pub cpus: f64,
+    /// Mean steal % over the host's CPUs.
+    pub steal_pct: f64,
+    /// The busiest other process: `command N.NN CPU-s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<String>,
 }
 
 /// One interval of a run.

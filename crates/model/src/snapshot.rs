@@ -6,7 +6,6 @@
 //! recorded in [`HostSnapshot::notes`]; nothing here is ever a guess.
 
 use crate::cpuset::CpuSet;
-pub use crate::parse::ethtool_stats::NicStats;
 use crate::units::{CpuId, IrqNumber, NodeId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -636,4 +635,18 @@ impl Default for Fnv64 {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// A NIC driver's counters at one moment.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NicStats {
+    /// Driver counters (`ethtool -S IF`, the `ETH_SS_STATS` set), by the
+    /// driver's names: `rx_queue_0_packets`, `bw_in_allowance_exceeded`, ...
+    #[serde(default)]
+    pub driver: BTreeMap<String, u64>,
+    /// Standard groups (`ethtool -S IF --all-groups`, 5.13+), by ethtool's
+    /// names: `eth-mac-FramesReceivedOK`, `rmon-etherStatsUndersizePkts`...
+    /// Empty when the kernel, the driver or ethtool(8) offers none.
+    #[serde(default)]
+    pub standard: BTreeMap<String, u64>,
 }

@@ -1,10 +1,13 @@
 //! The `nettune` command line: parses arguments and hands each subcommand to
 //! its module under [`cmd`]. No measurement or decision logic lives here.
 
-pub mod cli;
 pub mod cmd;
 pub mod diagnose;
+pub mod rates;
 pub mod top;
+
+/// The argument definitions, in the command tree they dispatch to.
+pub use cmd::cli;
 
 /// Exit codes shared by every command (docs/exit-codes.md lists them per command).
 pub mod exit {

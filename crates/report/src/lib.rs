@@ -14,6 +14,7 @@
 //! rejected changes; [`write_dir`] and [`read_autotune`] tell the kinds apart.
 
 mod autotune;
+mod autotune_page;
 mod charts;
 mod data;
 mod esc;
@@ -27,10 +28,8 @@ use std::path::{Path, PathBuf};
 
 use model::results::{ExperimentResults, ResultsError, RESULTS_FILE};
 
-pub use autotune::{
-    read_autotune, render_autotune_html, render_autotune_markdown, AutotuneResults, AUTOTUNE_KIND,
-    AUTOTUNE_SCHEMA_VERSION,
-};
+pub use autotune::{read_autotune, AutotuneResults, AUTOTUNE_KIND, AUTOTUNE_SCHEMA_VERSION};
+pub use autotune_page::{render_autotune_html, render_autotune_markdown};
 pub use html::render_html;
 pub use markdown::render_markdown;
 

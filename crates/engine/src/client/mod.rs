@@ -470,28 +470,7 @@ fn execute(
         .into_iter()
         .flatten()
         .collect();
-    let any_stop = AnyFlag(stop_flags.clone());
-    // A scheduled start: with a server that takes one, everything is said
-    // before the instant and both ends' workers sleep until it by
-    // themselves; with an older server, wait, then `connected` and `go`.
-    let scheduled = o
-        .start_at
-        .filter(|_| caps.iter().any(|c| c == proto::CAP_START_AT));
-    let go = match (scheduled, o.start_at) {
-        (Some(at), _) => await_scheduled_go(&mut ctrl, &addr, (&reg, tag), Some(&any_stop), at),
-        (None, at) => at
-            .map_or(Ok(()), |at| wait_until(at, Duration::ZERO, &stop_flags))
-            .and_then(|()| {
-                await_go(
-                    &mut ctrl,
-                    &addr,
-                    (&reg, tag),
-                    Some(&any_stop),
-                    &Msg::Connected,
-                )
-            })
-            .map(|()| Instant::now()),
-    };
+    let go = wait_for_go(o, &caps, &mut ctrl, &addr, (&reg, tag), &stop_flags);
     let go = match go {
         Ok(go) => go,
         Err(e) => {
@@ -600,6 +579,31 @@ fn execute(
     res.notes.extend(doctor_notes);
     res.doctor = doctor;
     Ok(res)
+}
+
+/// Wait for `go` and say when it was. A scheduled start: with a server that
+/// takes one, everything is said before the instant and both ends' workers
+/// sleep until it by themselves; with an older server, wait, then
+/// `connected` and `go`.
+fn wait_for_go(
+    o: &ClientOpts,
+    caps: &[String],
+    ctrl: &mut TcpStream,
+    addr: &SocketAddr,
+    (reg, tag): (&[(u32, UdpSocket)], u32),
+    stop_flags: &[Arc<AtomicBool>],
+) -> Result<Instant, EngineError> {
+    let any_stop = AnyFlag(stop_flags.to_vec());
+    let scheduled = o
+        .start_at
+        .filter(|_| caps.iter().any(|c| c == proto::CAP_START_AT));
+    match (scheduled, o.start_at) {
+        (Some(at), _) => await_scheduled_go(ctrl, addr, (reg, tag), Some(&any_stop), at),
+        (None, at) => at
+            .map_or(Ok(()), |at| wait_until(at, Duration::ZERO, stop_flags))
+            .and_then(|()| await_go(ctrl, addr, (reg, tag), Some(&any_stop), &Msg::Connected))
+            .map(|()| Instant::now()),
+    }
 }
 
 /// Several stop flags read as one.

@@ -59,26 +59,7 @@ pub fn check_name(what: &'static str, name: &str) -> Result<(), HostError> {
     }
 }
 
-/// An interface name as the kernel accepts it (`dev_valid_name`): 1 to 15
-/// bytes, not `.` or `..`, no `/`, `:`, whitespace or control bytes; and not
-/// starting with `-` (it is an `ethtool` argument on a live host).
-pub fn check_iface(name: &str) -> Result<(), HostError> {
-    const RULE: &str =
-        "1 to 15 bytes, not . or .., no / : whitespace or control bytes, not starting with -";
-    let ok = !name.is_empty()
-        && name.len() <= 15
-        && name != "."
-        && name != ".."
-        && !name.starts_with('-')
-        && name
-            .chars()
-            .all(|c| c != '/' && c != ':' && !c.is_whitespace() && !c.is_control());
-    if ok {
-        Ok(())
-    } else {
-        Err(bad("interface", name, RULE))
-    }
-}
+pub use crate::iface::check_iface;
 
 /// A module nettune may write a snippet for and reload: one of the
 /// drivers its tables know ([`knobpath::KNOWN_MODULES`]).

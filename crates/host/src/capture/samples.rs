@@ -320,7 +320,7 @@ pub fn for_each_sample(
             .unwrap_or_default()
             .into_iter()
             .filter_map(|f| f.strip_suffix(".json").map(str::to_string))
-            .filter(|i| crate::apply::targets::check_iface(i).is_ok())
+            .filter(|i| crate::iface::check_iface(i).is_ok())
             .take(crate::sampler::MAX_NIC_STATS_IFACES)
             .collect();
         let mut sampler = Sampler::new(Root::new(&dir));

@@ -4,8 +4,8 @@
 //! restores the original bytes.
 
 use super::{fixture_path, Ethtool, EthtoolAttr, EthtoolStateExt};
-use crate::apply::targets::check_iface;
 use crate::error::HostError;
+use crate::iface::check_iface;
 use crate::root::{open_for_write, read_regular, Root, MAX_READ};
 use model::snapshot::EthtoolState;
 use std::path::PathBuf;

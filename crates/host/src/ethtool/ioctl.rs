@@ -10,7 +10,7 @@
 //!
 //! Runs in the current network namespace, as ethtool(8) does.
 
-use crate::apply::targets::check_iface;
+use crate::iface::check_iface;
 use model::parse::ethtool_stats::{NicStats, MAX_COUNTERS};
 use model::snapshot::Probe;
 use std::collections::BTreeMap;

@@ -70,7 +70,7 @@ impl Ethtool for LiveEthtool {
     }
 
     fn set(&self, iface: &str, attr: EthtoolAttr, value: u64) -> Result<(), HostError> {
-        crate::apply::targets::check_iface(iface)?;
+        crate::iface::check_iface(iface)?;
         let args = knobpath::ethtool_set_args(iface, attr.group(), attr.name(), &value.to_string());
         run(&args.each_ref().map(String::as_str)).map(|_| ())
     }

@@ -17,7 +17,7 @@
 //! ([`live_stats`] with `standard`); an older ethtool simply yields none.
 
 use super::ioctl::{IoctlStats, Refused};
-use crate::apply::targets::check_iface;
+use crate::iface::check_iface;
 use model::parse::ethtool_stats::{parse_ethtool_stats, NicStats};
 use model::snapshot::Probe;
 use std::io::Read;

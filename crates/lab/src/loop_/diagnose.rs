@@ -3,18 +3,9 @@
 //! both hosts' reports merged into the `doctor_before`/`doctor_after` of
 //! results.json.
 
-use crate::exec::{ExecError, HostId};
 use model::findings::{Finding, Report, Skipped, REPORT_SCHEMA_VERSION};
 
-/// `nettune doctor --json` of `host`, typed. Text that is not a report is
-/// [`ExecError::Failed`] naming the host.
-pub fn parse_report(host: HostId, text: &str) -> Result<Report, ExecError> {
-    serde_json::from_str(text).map_err(|e| ExecError::Failed {
-        what: format!("doctor on {host}"),
-        code: None,
-        stderr: format!("its JSON did not parse: {e}"),
-    })
-}
+pub use crate::exec::parse_report;
 
 /// One host's reports from several doctor windows as one: each rule's
 /// first finding per subject (the windows in order), and a rule skipped

@@ -33,24 +33,30 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use model::results::{
-    CellResult, CellStatus, ExperimentResults, LimitGroup, MetricStats, OverheadRow, RunRecord,
-    WorkloadInfo, RESULTS_FILE,
+    CellResult, CellStatus, ExperimentResults, OverheadRow, RunRecord, RESULTS_FILE,
 };
-use model::stats::{self, BootstrapConfig, Decision, StopReason, StopRule};
+use model::stats::{self, BootstrapConfig, Decision, StopRule};
 use thiserror::Error;
 
 use crate::exec::{ExecError, Executor, HostId};
 
+mod cell_stats;
 mod eta;
 pub mod experiment;
 pub mod metrics;
 mod overhead;
 pub mod quality;
+mod split;
 mod store;
+#[cfg(test)]
+mod tests;
 
+pub use cell_stats::recompute_all;
+use cell_stats::{cell_stats, values_of};
 use eta::Eta;
 pub use eta::{estimate, Estimate};
 use overhead::run_overhead;
+pub use split::{merge_args, SplitExecutor};
 pub use store::{load_for_resume, out_dir, write_atomic, EXPERIMENT_FILE};
 
 /// What a cell's setup did, for the runner and the results.
@@ -646,82 +652,6 @@ fn measure_cell(
     Ok(Outcome::Completed)
 }
 
-/// An executor that sends `bench` calls to `bench` and every other call to
-/// `rest`. Build `bench` with a cancel flag (Ctrl-C stops a running bench at
-/// once) and `rest` without one, so the rollback after Ctrl-C is not itself
-/// cancelled; `rest` owns the hosts' journals (apply and rollback).
-#[derive(Debug)]
-pub struct SplitExecutor<B, R> {
-    /// Runs the benches.
-    pub bench: B,
-    /// Runs everything else.
-    pub rest: R,
-}
-
-impl<B: Executor, R: Executor> Executor for SplitExecutor<B, R> {
-    fn hosts(&self) -> usize {
-        self.rest.hosts()
-    }
-
-    fn host_name(&self, host: HostId) -> String {
-        self.rest.host_name(host)
-    }
-
-    fn bench(
-        &mut self,
-        client: HostId,
-        server: HostId,
-        args: &[String],
-        deadline: Duration,
-    ) -> Result<String, ExecError> {
-        self.bench.bench(client, server, args, deadline)
-    }
-
-    fn inspect(&mut self, host: HostId) -> Result<String, ExecError> {
-        self.rest.inspect(host)
-    }
-
-    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
-        self.rest.doctor(host, args)
-    }
-
-    fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
-        self.rest.plan(host, args)
-    }
-
-    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
-        self.rest.apply(host, plan_json)
-    }
-
-    fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
-        self.rest.rollback(host)
-    }
-}
-
-/// `base` with the flags of `extra` (`--flag value` pairs or lone
-/// `--switch`es) replacing the same flags in `base`: a cell's bench option
-/// overrides the workload's.
-pub fn merge_args(base: &[String], extra: &[String]) -> Vec<String> {
-    fn pairs(a: &[String]) -> Vec<Vec<String>> {
-        let mut out: Vec<Vec<String>> = Vec::new();
-        for x in a {
-            match out.last_mut() {
-                Some(last) if !x.starts_with("--") && last.len() == 1 => last.push(x.clone()),
-                _ => out.push(vec![x.clone()]),
-            }
-        }
-        out
-    }
-    let extra_p = pairs(extra);
-    let mut out: Vec<String> = pairs(base)
-        .into_iter()
-        .filter(|p| !extra_p.iter().any(|e| e.first() == p.first()))
-        .flatten()
-        .collect();
-    out.extend(extra_p.into_iter().flatten());
-    out
-}
-
 /// Keep each host's facts from the first bench output that names them.
 fn note_facts(
     results: &mut ExperimentResults,
@@ -755,291 +685,4 @@ fn file_safe(name: &str) -> String {
         })
         .take(64)
         .collect()
-}
-
-/// The measured values of one workload's metric in a cell (warm-ups left out).
-fn values_of(cell: &CellResult, workload: &str, key: &str) -> Vec<f64> {
-    cell.runs
-        .iter()
-        .filter(|r| !r.warmup && r.workload == workload)
-        .filter_map(|r| r.values.get(key).copied())
-        .filter(|v| v.is_finite())
-        .collect()
-}
-
-fn workloads_of(cell: &CellResult) -> Vec<String> {
-    let mut w: Vec<String> = Vec::new();
-    for r in &cell.runs {
-        if !w.contains(&r.workload) {
-            w.push(r.workload.clone());
-        }
-    }
-    w
-}
-
-fn cell_stats(
-    cell: &CellResult,
-    workloads: &[WorkloadInfo],
-    metrics: &[model::experiment::Metric],
-    cfg: &BootstrapConfig,
-    baseline: Option<&CellResult>,
-    rule: Option<&StopRule>,
-) -> Vec<MetricStats> {
-    let mut out = Vec::new();
-    for w in workloads_of(cell) {
-        let test = workloads
-            .iter()
-            .find(|x| x.name == w)
-            .map_or("", |x| x.test.as_str());
-        for &m in metrics {
-            let values = values_of(cell, &w, m.key());
-            if values.is_empty() {
-                continue;
-            }
-            let summary = stats::summarize(&values).ok();
-            let median_ci = stats::median_interval(&values, cfg).ok();
-            let vs_baseline = baseline.filter(|b| b.index != cell.index).and_then(|b| {
-                let bv = values_of(b, &w, m.key());
-                stats::compare_scaled(
-                    &values,
-                    &bv,
-                    m.direction(),
-                    cfg,
-                    stats::Statistic::Median,
-                    m.change_scale(),
-                )
-                .ok()
-            });
-            let stop = rule.and_then(|r| match r.decide(&values) {
-                Ok(Decision::Stop(StopReason::Converged { half_width_pct })) => Some(format!(
-                    "target reached ({half_width_pct:.1} % <= {} %)",
-                    r.target_pct
-                )),
-                Ok(Decision::Stop(StopReason::CapReached { half_width_pct })) => Some(format!(
-                    "cap of {} runs ({})",
-                    r.max_repeats,
-                    half_width_pct.map_or_else(|| "median 0".into(), |h| format!("{h:.1} %"))
-                )),
-                _ => None,
-            });
-            let limits = LimitGroup::group(
-                cell.runs
-                    .iter()
-                    .filter(|r| r.workload == w && !r.warmup)
-                    .filter_map(|r| Some((*r.values.get(m.key())?, r.limited_by.as_deref()))),
-            );
-            out.push(MetricStats {
-                workload: w.clone(),
-                metric: m,
-                unit: m.unit_for(test).into(),
-                values,
-                summary,
-                median_ci,
-                vs_baseline,
-                stop,
-                limits,
-            });
-        }
-    }
-    out
-}
-
-/// Recompute every cell's statistics, with comparisons against the
-/// baseline cell (which may have finished after the others).
-pub fn recompute_all(
-    results: &mut ExperimentResults,
-    cfg: &BootstrapConfig,
-    rule: Option<&StopRule>,
-) {
-    let baseline = results.cell(results.baseline_cell).cloned();
-    let metrics = results.metrics.clone();
-    let workloads = results.workloads.clone();
-    for c in &mut results.cells {
-        c.stats = cell_stats(c, &workloads, &metrics, cfg, baseline.as_ref(), rule);
-    }
-    results.warnings = quality::warnings(results);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cell_bench_options_override_the_workloads() {
-        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            merge_args(
-                &v(&["--test", "tcp-rr", "--flows", "1", "--nodelay"]),
-                &v(&["--flows", "4", "--busy-poll", "50"])
-            ),
-            v(&[
-                "--test",
-                "tcp-rr",
-                "--nodelay",
-                "--flows",
-                "4",
-                "--busy-poll",
-                "50"
-            ])
-        );
-    }
-
-    /// Two hosts; the client's agent dies at the `lose_at`th bench (1-based).
-    struct Losing {
-        benches: usize,
-        lose_at: usize,
-        lost: bool,
-        calls: Vec<String>,
-    }
-
-    impl Executor for Losing {
-        fn hosts(&self) -> usize {
-            2
-        }
-        fn host_name(&self, host: HostId) -> String {
-            ["srv", "cli"].get(host.0).unwrap_or(&"?").to_string()
-        }
-        fn bench(
-            &mut self,
-            _client: HostId,
-            _server: HostId,
-            _args: &[String],
-            _deadline: Duration,
-        ) -> Result<String, ExecError> {
-            self.benches += 1;
-            if self.benches >= self.lose_at {
-                self.lost = true;
-            }
-            if self.lost {
-                return Err(ExecError::HostLost {
-                    host: "cli".into(),
-                    reason: "the agent pipe closed".into(),
-                });
-            }
-            Ok(include_str!("../../tests/data/bench-tcp-rr-lo.json").into())
-        }
-        fn inspect(&mut self, _host: HostId) -> Result<String, ExecError> {
-            Ok("{}".into())
-        }
-        fn doctor(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
-            Ok("{}".into())
-        }
-        fn plan(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
-            Ok("{}".into())
-        }
-        fn apply(&mut self, host: HostId, _plan_json: &str) -> Result<(), ExecError> {
-            self.calls.push(format!("apply {host}"));
-            Ok(())
-        }
-        fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
-            if host == HostId(1) && self.lost {
-                self.calls.push(format!("rollback {host} lost"));
-                return Err(ExecError::HostLost {
-                    host: "cli".into(),
-                    reason: "the agent pipe closed".into(),
-                });
-            }
-            self.calls.push(format!("rollback {host}"));
-            Ok(())
-        }
-    }
-
-    /// Applies on both hosts, rolls back both (the client first, as
-    /// `ExperimentSetup` does: the reverse of its apply order).
-    struct BothHosts;
-
-    impl CellSetup for BothHosts {
-        fn apply(
-            &mut self,
-            _cell: &CellResult,
-            exec: &mut dyn Executor,
-        ) -> Result<Applied, ExecError> {
-            exec.apply(HostId(0), "{}")?;
-            exec.apply(HostId(1), "{}")?;
-            Ok(Applied::default())
-        }
-        fn rollback(
-            &mut self,
-            _cell: &CellResult,
-            exec: &mut dyn Executor,
-        ) -> Result<(), ExecError> {
-            let a = exec.rollback(HostId(1));
-            let b = exec.rollback(HostId(0));
-            a.and(b)
-        }
-    }
-
-    #[test]
-    #[allow(clippy::unwrap_used)]
-    fn a_lost_host_stops_the_run_rolls_the_others_back_and_keeps_the_runs() {
-        let exp = model::experiment::parse(
-            "name = \"lost\"\nrepeats = 2\nwarmup = 0\n[hosts.lab]\nhosts = 2\n[[factor]]\nname = \"tcp_tw_reuse\"\nlevels = [0, 1]\n[[workload]]\nname = \"rr\"\ntest = \"tcp-rr\"\nduration_s = 1\n[responses]\nmetrics = [\"transactions\"]\n",
-        )
-        .unwrap();
-        let mut results = experiment::results_skeleton(&exp, Default::default(), String::new());
-        let schedule = experiment::schedule(&exp, HostId(1), HostId(0), None);
-        let dir = std::env::temp_dir().join(format!("nettune-runner-lost-{}", std::process::id()));
-        let opts = RunOptions {
-            out_dir: dir.clone(),
-            experiment_text: None,
-            cancel: Arc::new(AtomicBool::new(false)),
-        };
-        // Cell 0's two runs pass, cell 1's first one loses the client.
-        let mut exec = Losing {
-            benches: 0,
-            lose_at: 3,
-            lost: false,
-            calls: Vec::new(),
-        };
-        let first = results.run_order[0];
-        let second = results.run_order[1];
-        let e = run(
-            &mut results,
-            &schedule,
-            &mut exec,
-            &mut BothHosts,
-            &opts,
-            &mut NoProgress,
-        )
-        .unwrap_err();
-        let text = e.to_string();
-        assert!(
-            matches!(&e, RunError::HostLost { host, rollback: None, .. } if host == "cli"),
-            "{e:?}"
-        );
-        assert!(text.contains("host cli was lost"), "{text}");
-        assert!(text.contains("stays applied there"), "{text}");
-        // No third cell was started; the lost cell was rolled back on the server.
-        assert_eq!(exec.benches, 3);
-        assert_eq!(
-            exec.calls,
-            [
-                "apply h0",
-                "apply h1",
-                "rollback h1",
-                "rollback h0",
-                "apply h0",
-                "apply h1",
-                "rollback h1 lost",
-                "rollback h0",
-            ]
-        );
-        let status = |r: &ExperimentResults, i: usize| r.cell(i).map(|c| c.status.clone());
-        assert_eq!(status(&results, first), Some(CellStatus::Done));
-        assert_eq!(status(&results, second), Some(CellStatus::Interrupted));
-        assert!(results.interrupted);
-        // results.json on disk says the same and keeps the runs so far.
-        let text = std::fs::read_to_string(dir.join(RESULTS_FILE)).unwrap();
-        let saved: ExperimentResults = serde_json::from_str(&text).unwrap();
-        assert!(saved.interrupted);
-        assert_eq!(saved.cell(first).map(|c| c.runs.len()), Some(2));
-        assert_eq!(status(&saved, second), Some(CellStatus::Interrupted));
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn file_names_are_safe() {
-        assert_eq!(file_safe("a/b c"), "a_b_c");
-        assert_eq!(file_safe("crr-16"), "crr-16");
-    }
 }

@@ -49,22 +49,13 @@ mod tests {
     fn run(tps: f64, others: f64) -> RunRecord {
         RunRecord {
             workload: "tcp-rr".into(),
-            repeat: 0,
-            warmup: false,
-            start_time: String::new(),
             values: [("transactions".to_string(), tps)].into_iter().collect(),
-            intervals: Vec::new(),
-            cpus: Vec::new(),
-            softirq_series: Vec::new(),
-            latency_cdf: Vec::new(),
-            probe: None,
-            raw: None,
-            limited_by: None,
             others: Some(OthersLoad {
                 cpus: others,
                 steal_pct: 0.0,
                 top: Some("bash 1.40 CPU-s".into()),
             }),
+            ..RunRecord::default()
         }
     }
 

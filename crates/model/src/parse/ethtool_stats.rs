@@ -34,19 +34,7 @@ pub const MAX_COUNTERS: usize = 65_536;
 /// Longest counter name kept (ETH_GSTRING_LEN is 32; a bit of slack).
 const MAX_NAME: usize = 128;
 
-/// A NIC driver's counters at one moment.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct NicStats {
-    /// Driver counters (`ethtool -S IF`, the `ETH_SS_STATS` set), by the
-    /// driver's names: `rx_queue_0_packets`, `bw_in_allowance_exceeded`, ...
-    #[serde(default)]
-    pub driver: BTreeMap<String, u64>,
-    /// Standard groups (`ethtool -S IF --all-groups`, 5.13+), by ethtool's
-    /// names: `eth-mac-FramesReceivedOK`, `rmon-etherStatsUndersizePkts`...
-    /// Empty when the kernel, the driver or ethtool(8) offers none.
-    #[serde(default)]
-    pub standard: BTreeMap<String, u64>,
-}
+pub use crate::snapshot::NicStats;
 
 /// Direction of a queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -64,7 +64,7 @@ pub enum Values {
 /// shell keeps the script static.
 pub fn script(shell: Shell) -> String {
     let mut marked = Vec::new();
-    let mut cmd = mark(crate::cli::Cli::command(), &mut Vec::new(), &mut marked);
+    let mut cmd = mark(super::cli::Cli::command(), &mut Vec::new(), &mut marked);
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, "nettune", &mut buf);
     let text = String::from_utf8_lossy(&buf).into_owned();
@@ -140,7 +140,7 @@ pub struct Marked {
 /// NAME`, `--iface` and `--bind-dev`.
 pub fn marked() -> Vec<Marked> {
     let mut out = Vec::new();
-    mark(crate::cli::Cli::command(), &mut Vec::new(), &mut out);
+    mark(super::cli::Cli::command(), &mut Vec::new(), &mut out);
     out
 }
 

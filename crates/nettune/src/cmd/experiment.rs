@@ -2,7 +2,6 @@
 //! network namespaces, or on a fleet's hosts (`[hosts.fleet]`, `on_fleet`),
 //! with repeats, confidence intervals and rollback.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -20,6 +19,9 @@ use super::present::{self, Ui};
 use crate::exit;
 
 pub(crate) mod on_fleet;
+mod size;
+
+use size::{confirm, schedule_runs};
 
 /// The result table ([`present::experiment_table`]).
 pub use super::present::experiment_table as table;
@@ -320,58 +322,6 @@ fn show(args: &Args, dir: &Path, results: &ExperimentResults) -> anyhow::Result<
     Ok(())
 }
 
-/// Print the design's size (runs, estimated wall time) and, above
-/// [`CONFIRM_ABOVE`], ask on a terminal or require `--yes` without one.
-/// `Err` holds the exit code of a refusal.
-fn confirm(exp: &Experiment, until_ci: Option<f64>, yes: bool) -> Result<(), ExitCode> {
-    // Hosts do not change the count: any ids give the same schedule size.
-    let schedule = rx::schedule(exp, HostId(1), HostId(0), until_ci);
-    let cells = exp.cell_count();
-    let est = runner::estimate(&schedule, cells);
-    let upto = if schedule.until_ci.is_some() {
-        "at most "
-    } else {
-        ""
-    };
-    eprintln!(
-        "nettune: experiment {}: {cells} cell(s) × {} workload(s), {upto}{} bench runs, estimated {upto}{}",
-        exp.name,
-        schedule.workloads.len(),
-        est.runs,
-        long_duration(est.wall)
-    );
-    if est.wall <= CONFIRM_ABOVE || yes {
-        return Ok(());
-    }
-    if std::io::stdin().is_terminal() {
-        eprint!("nettune: that is more than an hour; start it? [y/N] ");
-        let mut answer = String::new();
-        let _ = std::io::stdin().read_line(&mut answer);
-        if matches!(answer.trim(), "y" | "Y" | "yes") {
-            return Ok(());
-        }
-        eprintln!("nettune: not started");
-        return Err(ExitCode::from(exit::USAGE));
-    }
-    eprintln!(
-        "nettune: not started: estimated above one hour and stdin is not a terminal; pass --yes to start it anyway"
-    );
-    Err(ExitCode::from(exit::USAGE))
-}
-
-/// A long duration for reading: `5y 137d`, `3d 04h`, `2h05m`, `4m10s`.
-fn long_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    let (y, d_) = (s / (365 * 86400), (s / 86400) % 365);
-    if y > 0 {
-        format!("{y}y {d_}d")
-    } else if s >= 86400 {
-        format!("{}d {:02}h", s / 86400, (s % 86400) / 3600)
-    } else {
-        eta_text(d)
-    }
-}
-
 /// The lab of an experiment's topology. `delay_ms` and `jitter_ms` are
 /// what the round trip grows (varies) by, as `LabSpec`'s `delay` and
 /// `jitter` are: the lab puts half in each direction.
@@ -384,23 +334,5 @@ pub fn lab_spec(t: &model::experiment::LabTopology) -> lab::LabSpec {
         jitter: ms(t.jitter_ms),
         loss: (t.loss_pct > 0.0).then_some(t.loss_pct),
         ..lab::LabSpec::new(t.hosts, t.queues)
-    }
-}
-
-/// About how many bench runs the design takes (the progress bar's length):
-/// warm-up and measured runs of every workload in every cell.
-fn schedule_runs(exp: &Experiment, cells: usize) -> u64 {
-    let per_cell = u64::from(exp.warmup).saturating_add(u64::from(exp.repeats));
-    (cells as u64)
-        .saturating_mul(exp.workloads.len() as u64)
-        .saturating_mul(per_cell)
-}
-
-fn eta_text(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
     }
 }

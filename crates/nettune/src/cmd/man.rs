@@ -35,7 +35,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Write every page into `dir`; returns their paths, `nettune.1` first.
 pub fn generate(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     host::files::create_out_dir(dir)?;
-    let mut cmd = crate::cli::Cli::command().disable_help_subcommand(true);
+    let mut cmd = super::cli::Cli::command().disable_help_subcommand(true);
     cmd.build();
     let mut out = Vec::new();
     page(cmd, dir, &mut out)?;

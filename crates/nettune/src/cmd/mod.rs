@@ -6,6 +6,7 @@ pub mod apply;
 pub mod autotune;
 pub mod bench;
 pub mod capture;
+pub mod cli;
 pub mod completions;
 pub mod doctor;
 pub mod experiment;
@@ -24,7 +25,7 @@ pub mod stat;
 pub mod top;
 pub mod verify;
 
-use crate::cli::{Cli, Command};
+use cli::{Cli, Command};
 use serde::Serialize;
 use std::process::ExitCode;
 

@@ -3,7 +3,7 @@
 
 use super::findings::{BoardRow, Level};
 use super::screen::{CpuRow, NicView, QueueRow, Screen};
-use crate::cmd::stat::{opt_per_sec, opt_pps};
+use crate::rates::{opt_per_sec, opt_pps};
 use model::metric::{fmt_bits, fmt_per_sec, fmt_pps};
 use model::text::{printable, Printable};
 use ratatui::layout::{Constraint, Layout, Rect};

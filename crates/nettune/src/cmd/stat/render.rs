@@ -10,16 +10,7 @@ use std::fmt::Write as _;
 
 use super::{TOP_IRQS, TOP_QUEUES};
 
-/// An event rate (interrupts, softirqs, squeezes) in the one convention
-/// (`37.6k/s`), `-` when unknown.
-pub fn opt_per_sec(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), fmt_per_sec)
-}
-
-/// A packet rate in the one convention (`37.6 kpps`), `-` when unknown.
-pub fn opt_pps(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), fmt_pps)
-}
+pub use crate::rates::{opt_per_sec, opt_pps};
 
 fn secs(n: Nanos) -> f64 {
     n.as_secs_f64()

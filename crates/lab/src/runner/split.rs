@@ -1,0 +1,82 @@
+//! [`SplitExecutor`]: benches through one executor, the rest through
+//! another; and [`merge_args`], a cell's bench options over the workload's.
+
+use std::time::Duration;
+
+use crate::exec::{ExecError, Executor, HostId};
+
+/// An executor that sends `bench` calls to `bench` and every other call to
+/// `rest`. Build `bench` with a cancel flag (Ctrl-C stops a running bench at
+/// once) and `rest` without one, so the rollback after Ctrl-C is not itself
+/// cancelled; `rest` owns the hosts' journals (apply and rollback).
+#[derive(Debug)]
+pub struct SplitExecutor<B, R> {
+    /// Runs the benches.
+    pub bench: B,
+    /// Runs everything else.
+    pub rest: R,
+}
+
+impl<B: Executor, R: Executor> Executor for SplitExecutor<B, R> {
+    fn hosts(&self) -> usize {
+        self.rest.hosts()
+    }
+
+    fn host_name(&self, host: HostId) -> String {
+        self.rest.host_name(host)
+    }
+
+    fn bench(
+        &mut self,
+        client: HostId,
+        server: HostId,
+        args: &[String],
+        deadline: Duration,
+    ) -> Result<String, ExecError> {
+        self.bench.bench(client, server, args, deadline)
+    }
+
+    fn inspect(&mut self, host: HostId) -> Result<String, ExecError> {
+        self.rest.inspect(host)
+    }
+
+    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+        self.rest.doctor(host, args)
+    }
+
+    fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+        self.rest.plan(host, args)
+    }
+
+    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
+        self.rest.apply(host, plan_json)
+    }
+
+    fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
+        self.rest.rollback(host)
+    }
+}
+
+/// `base` with the flags of `extra` (`--flag value` pairs or lone
+/// `--switch`es) replacing the same flags in `base`: a cell's bench option
+/// overrides the workload's.
+pub fn merge_args(base: &[String], extra: &[String]) -> Vec<String> {
+    fn pairs(a: &[String]) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for x in a {
+            match out.last_mut() {
+                Some(last) if !x.starts_with("--") && last.len() == 1 => last.push(x.clone()),
+                _ => out.push(vec![x.clone()]),
+            }
+        }
+        out
+    }
+    let extra_p = pairs(extra);
+    let mut out: Vec<String> = pairs(base)
+        .into_iter()
+        .filter(|p| !extra_p.iter().any(|e| e.first() == p.first()))
+        .flatten()
+        .collect();
+    out.extend(extra_p.into_iter().flatten());
+    out
+}
