@@ -2,8 +2,8 @@
 //! host's journal; when the apply fails, roll back the generation it left
 //! in force, if the apply did not roll itself back.
 
-use crate::fanout::{Failure, Options, Session};
-use crate::ops::{doc_error, plan_request, remote, HostReport, Job, Outcome, PlanFrom};
+use crate::fanout::{Failure, Job, Options, Session};
+use crate::outcome::{doc_error, plan_request, remote, HostReport, Outcome, PlanFrom};
 use crate::proto::Request;
 use model::inventory::Transport as InvTransport;
 use model::plan::{Plan, Target};

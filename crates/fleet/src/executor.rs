@@ -21,7 +21,7 @@
 //! there.
 
 use crate::bench::{self, Spec, Target};
-use crate::fanout::{fan_out, transport_of, Failure, Options, Session};
+use crate::fanout::{fan_out, Failure, Options, Session};
 use crate::merged::{self, Part};
 use crate::ops::{doc_error, HostReport, Job, Outcome, PlanFrom};
 use crate::proto::Request;
@@ -650,18 +650,7 @@ impl Executor for FleetExecutor {
         // confirm goes over yet another): the long-lived one stays.
         let s = Session::connect(&job, &opts)
             .map_err(|f| lose(slot, format!("connecting to apply: {}", f.message)))?;
-        let rep = HostReport {
-            host: job.host.clone(),
-            transport: transport_of(&job.transport, &opts.exe, None).describe(),
-            outcome: Outcome::Failed,
-            code: None,
-            findings: None,
-            drifted: None,
-            error: None,
-            result: None,
-            rollback: None,
-            changes: None,
-        };
+        let rep = HostReport::new(&job, &opts);
         let rep = crate::apply::apply(s, &job, &PlanFrom::Document(plan), how, &opts, rep);
         if rep.outcome == Outcome::Ok {
             if let Some(g) = rep.result.as_ref().and_then(crate::apply::generation) {

@@ -4,7 +4,6 @@
 
 use crate::client::{Agent, AgentError};
 use crate::install::{install, remote_path, InstallError};
-use crate::ops::Job;
 use crate::proto::Request;
 use crate::transport::{Kubectl, Local, Netns, Ssh, Transport};
 use model::inventory::Transport as InvTransport;
@@ -29,6 +28,22 @@ pub struct Options {
     pub version: String,
     /// This nettune binary (run by the local and netns transports, copied by ssh).
     pub exe: PathBuf,
+}
+
+/// One host to reach: its name, transport and per-host `--root`/`--state-dir`.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Inventory name.
+    pub host: String,
+    /// How to reach it.
+    pub transport: InvTransport,
+    /// `--root` on that host.
+    pub root: Option<PathBuf>,
+    /// `--state-dir` on that host.
+    pub state_dir: Option<PathBuf>,
+    /// The remote program of an ssh or kubectl host (its `nettune` label);
+    /// `None`: `nettune` on the remote `PATH`.
+    pub remote_exe: Option<String>,
 }
 
 /// Why a host failed, as reported: a short kind and the one-line reason

@@ -35,6 +35,7 @@ pub mod fanout;
 pub mod install;
 pub mod merged;
 pub mod ops;
+mod outcome;
 pub mod proto;
 pub mod serve;
 pub mod summary;

@@ -2,26 +2,12 @@
 //! its document, and the summary columns (findings by severity, drifted
 //! knobs). `apply` rolls back a host whose apply failed, on that host only.
 
+pub use crate::fanout::Job;
 use crate::fanout::{fan_out, Failure, Options, Session};
+pub(crate) use crate::outcome::{doc_error, plan_request, remote};
+pub use crate::outcome::{Findings, HostReport, Outcome, PlanFrom};
 use crate::proto::Request;
-use model::inventory::Transport as InvTransport;
-use serde::Serialize;
 use serde_json::Value;
-use std::path::PathBuf;
-
-/// Where a plan for `apply` comes from.
-#[derive(Debug, Clone)]
-pub enum PlanFrom {
-    /// Each host plans `profile` (`--bdp`) on itself, then applies that plan.
-    Profile {
-        /// The profile.
-        profile: String,
-        /// `--bdp`.
-        bdp: Option<String>,
-    },
-    /// One `plan --json` document for every host.
-    Document(Value),
-}
 
 /// A fleet command.
 #[derive(Debug, Clone)]
@@ -69,100 +55,6 @@ pub enum Op {
     Verify,
     /// `history`.
     History,
-}
-
-/// One host to reach: its name, transport and per-host `--root`/`--state-dir`.
-#[derive(Debug, Clone)]
-pub struct Job {
-    /// Inventory name.
-    pub host: String,
-    /// How to reach it.
-    pub transport: InvTransport,
-    /// `--root` on that host.
-    pub root: Option<PathBuf>,
-    /// `--state-dir` on that host.
-    pub state_dir: Option<PathBuf>,
-    /// The remote program of an ssh or kubectl host (its `nettune` label);
-    /// `None`: `nettune` on the remote `PATH`.
-    pub remote_exe: Option<String>,
-}
-
-/// A host's outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The command ran (doctor's findings are not failures).
-    Ok,
-    /// `verify`: some knob drifted.
-    Drift,
-    /// The host failed (unreachable, refused, the command failed).
-    Failed,
-    /// `apply` failed and this host's generation was rolled back.
-    RolledBack,
-    /// `apply` failed and its rollback failed too: the host needs a look.
-    RollbackFailed,
-    /// `apply --dry-run`, or an apply not confirmed: this host's changes were
-    /// shown and nothing was written.
-    NotApplied,
-}
-
-impl Outcome {
-    /// Whether the host counts as failed.
-    pub fn failed(self) -> bool {
-        !matches!(self, Outcome::Ok | Outcome::Drift | Outcome::NotApplied)
-    }
-    /// The word in the table.
-    pub fn word(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::Drift => "drift",
-            Outcome::Failed => "failed",
-            Outcome::RolledBack => "failed, rolled back",
-            Outcome::RollbackFailed => "failed, rollback failed",
-            Outcome::NotApplied => "not applied",
-        }
-    }
-}
-
-/// Findings of a doctor report by severity.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Findings {
-    /// `critical`.
-    pub critical: u32,
-    /// `warning`.
-    pub warning: u32,
-    /// `info`.
-    pub info: u32,
-}
-
-/// What happened on one host.
-#[derive(Debug, Clone, Serialize)]
-pub struct HostReport {
-    /// Inventory name.
-    pub host: String,
-    /// The transport ([`crate::Transport::describe`]).
-    pub transport: String,
-    /// The outcome.
-    pub outcome: Outcome,
-    /// The exit status the command gave on the host (absent when it did not answer).
-    pub code: Option<u8>,
-    /// `doctor`: findings by severity.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub findings: Option<Findings>,
-    /// `verify`: the drifted knobs (`knob target`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub drifted: Option<Vec<String>>,
-    /// Why it failed.
-    pub error: Option<Failure>,
-    /// The command's document (`--json` of the single-host command).
-    pub result: Option<Value>,
-    /// `apply` on a failed host: the rollback document, when one was requested.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rollback: Option<Value>,
-    /// `apply`: the plan's changes for this host, checked before it was
-    /// sent (`KNOB TARGET: BEFORE -> AFTER`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub changes: Option<Vec<String>>,
 }
 
 /// Run `op` on every job (at most `opts.parallel` at once); reports in job order.
@@ -244,24 +136,6 @@ pub fn value_bytes(v: &Value) -> usize {
         }
     }
     n
-}
-
-impl HostReport {
-    /// A report of `job` that failed until something says otherwise.
-    pub(crate) fn new(job: &Job, opts: &Options) -> HostReport {
-        HostReport {
-            host: job.host.clone(),
-            transport: crate::fanout::transport_of(&job.transport, &opts.exe, None).describe(),
-            outcome: Outcome::Failed,
-            code: None,
-            findings: None,
-            drifted: None,
-            error: None,
-            result: None,
-            rollback: None,
-            changes: None,
-        }
-    }
 }
 
 /// `fleet apply` in two passes. First every host (at most `opts.parallel`
@@ -369,18 +243,6 @@ fn doctor_code(rep: &mut HostReport, code: u8) {
     }
 }
 
-/// `plan --profile PROFILE [--bdp]` on the job's root.
-pub(crate) fn plan_request(profile: &str, bdp: Option<&String>, job: &Job) -> Request {
-    Request::Plan {
-        profile: profile.to_string(),
-        root: job.root.clone(),
-        iface: Vec::new(),
-        cpus: None,
-        exclude_cpus: None,
-        bdp: bdp.cloned(),
-    }
-}
-
 /// The request of a command other than `apply`.
 fn request(op: &Op, job: &Job) -> Request {
     let (root, state_dir) = (job.root.clone(), job.state_dir.clone());
@@ -411,20 +273,6 @@ fn request(op: &Op, job: &Job) -> Request {
         },
         Op::Verify => Request::Verify { root, state_dir },
     }
-}
-
-pub(crate) fn remote(s: &Session, what: &str, why: String) -> Failure {
-    Failure {
-        kind: "remote",
-        message: format!("{}: {what}: {why}", s.name()),
-    }
-}
-
-pub(crate) fn doc_error(v: &Value) -> String {
-    v.get("error")
-        .and_then(Value::as_str)
-        .unwrap_or("failed")
-        .to_string()
 }
 
 /// A doctor report's findings by severity.
@@ -495,16 +343,8 @@ mod tests {
         let kept = Kept::new(2 * one + 10);
         let mut reps: Vec<HostReport> = (0..3)
             .map(|i| HostReport {
-                host: format!("h{i}"),
-                transport: "local".into(),
-                outcome: Outcome::Ok,
-                code: Some(0),
-                findings: None,
-                drifted: None,
-                error: None,
                 result: Some(doc.clone()),
-                rollback: None,
-                changes: None,
+                ..HostReport::local(&format!("h{i}"), Outcome::Ok, 0)
             })
             .collect();
         for r in &mut reps {
@@ -523,18 +363,7 @@ mod tests {
     #[test]
     fn an_undocumented_doctor_status_fails_the_host() {
         let rep = |host: &str, code: u8| {
-            let mut r = HostReport {
-                host: host.into(),
-                transport: "local".into(),
-                outcome: Outcome::Ok,
-                code: Some(code),
-                findings: None,
-                drifted: None,
-                error: None,
-                result: None,
-                rollback: None,
-                changes: None,
-            };
+            let mut r = HostReport::local(host, Outcome::Ok, code);
             doctor_code(&mut r, code);
             r
         };

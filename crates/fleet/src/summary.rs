@@ -129,18 +129,7 @@ mod tests {
     use crate::ops::Findings;
 
     fn rep(host: &str, outcome: Outcome) -> HostReport {
-        HostReport {
-            host: host.into(),
-            transport: "local".into(),
-            outcome,
-            code: Some(0),
-            findings: None,
-            drifted: None,
-            error: None,
-            result: None,
-            rollback: None,
-            changes: None,
-        }
+        HostReport::local(host, outcome, 0)
     }
 
     #[test]
