@@ -13,6 +13,7 @@ pub mod cpuset;
 pub mod doctor_facts;
 pub mod error;
 pub mod experiment;
+pub mod finding_id;
 pub mod findings;
 pub mod inventory;
 pub mod irqbalance_env;

@@ -2,7 +2,7 @@
 //! [`DoctorRule`], listed once in [`CATALOGUE`].
 //!
 //! To add a rule: a file here with the unit type, a [`FindingId`] variant in
-//! `model/src/findings/id.rs` and one line in [`CATALOGUE`]; a fixture test that fires it
+//! `model/src/finding_id.rs` and one line in [`CATALOGUE`]; a fixture test that fires it
 //! and one that does not (`docs/doctor.md`, "Adding a rule").
 
 use crate::finding::{Finding, Severity};

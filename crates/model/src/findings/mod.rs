@@ -30,11 +30,9 @@ use crate::cpuset::CpuSet;
 use crate::snapshot::{HostSnapshot, Interface, Irq, NumaNode, QueueKind, RxQueue};
 
 mod finding;
-mod id;
 
+pub use crate::finding_id::FindingId;
 pub use finding::{BenchFix, Evidence, Finding, Fix, Severity, Workloads};
-pub(crate) use id::string_ids;
-pub use id::FindingId;
 pub use report::{Report, Skipped, REPORT_SCHEMA_VERSION};
 
 /// What a rule looks at: the host once, each NIC, each queue IRQ of a NIC,

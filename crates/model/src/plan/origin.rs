@@ -3,7 +3,7 @@
 //! or `--bdp`. Serialized as the one word plans and journals have always
 //! carried in `rule` (`rps`, `timewait-exhaustion`, `experiment`).
 
-use crate::findings::{string_ids, FindingId};
+use crate::finding_id::{string_ids, FindingId};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
