@@ -536,3 +536,37 @@ fn preview_reads_the_host_as_it_is_and_writes_nothing() {
     assert!(!fx.dir().join("proc/sys/net/core/wmem_max").exists());
     assert!(!fx.t.path().join("state").exists());
 }
+
+/// Issue 38: an offload turned back on through the journal, in the
+/// fixture's `ethtool/IF.json` (`features.value.NAME.active`), and off
+/// again on rollback; a feature nettune does not plan is refused.
+#[test]
+fn an_offload_is_turned_on_and_rolled_back() {
+    let fx = fixture();
+    fs::write(
+        fx.dir().join("ethtool/eth0.json"),
+        "{\"features\": {\"status\": \"ok\", \"value\": {\"rx-checksum\": {\"active\": false, \"fixed\": false}}}}\n",
+    )
+    .unwrap();
+    let k = knobs(&fx);
+    let t = Target::Ethtool {
+        iface: "eth0".into(),
+        group: model::plan::EthtoolGroup::Features,
+        attr: "rx-checksum".into(),
+    };
+    assert_eq!(k.read_value(&t).unwrap().as_deref(), Some("0"));
+    let mut c = change(t.clone(), "1");
+    c.phase = Phase::Coalescing;
+    apply::apply(&k, &fx.state(), &plan(vec![c]), ApplyOptions::default()).unwrap();
+    assert_eq!(k.read_value(&t).unwrap().as_deref(), Some("1"));
+    let text = fs::read_to_string(fx.dir().join("ethtool/eth0.json")).unwrap();
+    assert!(text.contains("\"active\": true"), "{text}");
+    apply::rollback(&k, &fx.state(), None, false).unwrap();
+    assert_eq!(k.read_value(&t).unwrap().as_deref(), Some("0"));
+    let bad = Target::Ethtool {
+        iface: "eth0".into(),
+        group: model::plan::EthtoolGroup::Features,
+        attr: "rx-lro".into(),
+    };
+    assert!(k.read_value(&bad).is_err());
+}

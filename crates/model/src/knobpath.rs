@@ -46,8 +46,19 @@ pub fn ethtool_set_flag(group: EthtoolGroup) -> &'static str {
         EthtoolGroup::Channels => "-L",
         EthtoolGroup::Rings => "-G",
         EthtoolGroup::Coalesce => "-C",
+        EthtoolGroup::Features => "-K",
     }
 }
+
+/// The offloads nettune reads and may turn back on, by the kernel's feature
+/// name (`ethtool -k`, `ETHTOOL_MSG_FEATURES_GET`) and the keyword
+/// `ethtool -K` takes (ethtool(8)): receive checksum, GRO, TSO, GSO.
+pub const ETHTOOL_FEATURES: [(&str, &str); 4] = [
+    ("rx-checksum", "rx"),
+    ("rx-gro", "gro"),
+    ("tx-tcp-segmentation", "tso"),
+    ("tx-generic-segmentation", "gso"),
+];
 
 /// An attribute as ethtool(8) takes it on the command line. Snapshots and
 /// fixtures name ring attributes like the kernel's struct fields (`rx_mini`,
@@ -91,6 +102,19 @@ pub fn ethtool_cli_value<'a>(attr: &str, value: &'a str) -> &'a str {
 /// The arguments after `ethtool` that set one attribute:
 /// `[flag, iface, attr, value]`, e.g. `["-C", "eth0", "rx-usecs", "50"]`.
 pub fn ethtool_set_args(iface: &str, group: EthtoolGroup, attr: &str, value: &str) -> [String; 4] {
+    if group == EthtoolGroup::Features {
+        let kw = ETHTOOL_FEATURES
+            .iter()
+            .find(|(f, _)| *f == attr)
+            .map_or(attr, |(_, k)| k);
+        let on = if value == "0" { "off" } else { "on" };
+        return [
+            "-K".to_string(),
+            iface.to_string(),
+            kw.to_string(),
+            on.to_string(),
+        ];
+    }
     [
         ethtool_set_flag(group).to_string(),
         iface.to_string(),
@@ -218,6 +242,19 @@ mod tests {
         assert_eq!(
             ethtool_set_args("eth0", EthtoolGroup::Coalesce, "rx-usecs", "50"),
             ["-C", "eth0", "rx-usecs", "50"]
+        );
+        assert_eq!(
+            ethtool_set_args("eth0", EthtoolGroup::Features, "rx-checksum", "1"),
+            ["-K", "eth0", "rx", "on"]
+        );
+        assert_eq!(
+            ethtool_set_args(
+                "eth0",
+                EthtoolGroup::Features,
+                "tx-generic-segmentation",
+                "0"
+            ),
+            ["-K", "eth0", "gso", "off"]
         );
         assert_eq!(
             ethtool_set_args("eth0", EthtoolGroup::Channels, "combined", "4"),

@@ -277,15 +277,19 @@ pub enum EthtoolGroup {
     Rings,
     /// `ethtool -c/-C` (attributes by ethtool's names: `rx-usecs`, `adaptive-rx`...).
     Coalesce,
+    /// `ethtool -k/-K` offloads (attributes by the kernel's feature names,
+    /// [`crate::knobpath::ETHTOOL_FEATURES`]; values 0/1 as switches).
+    Features,
 }
 
 impl EthtoolGroup {
-    /// Name as in the fixture JSON (`channels`, `rings`, `coalesce`).
+    /// Name as in the fixture JSON (`channels`, `rings`, `coalesce`, `features`).
     pub fn name(self) -> &'static str {
         match self {
             EthtoolGroup::Channels => "channels",
             EthtoolGroup::Rings => "rings",
             EthtoolGroup::Coalesce => "coalesce",
+            EthtoolGroup::Features => "features",
         }
     }
 }

@@ -229,3 +229,40 @@ fn live_channel_change_replans_steering_and_rolls_back() {
         ""
     );
 }
+
+/// Issue 38: an offload off where the driver supports it (veth's GRO, off
+/// by default) is planned back on, applied through `ethtool -K`, read back
+/// on, and off again after the rollback.
+#[test]
+fn an_offload_is_turned_on_and_back_off_on_a_live_veth() {
+    if !lab::require_root("tune_netns::an_offload_is_turned_on_and_back_off_on_a_live_veth") {
+        return;
+    }
+    let lab = TwoHosts::create("ntoffl", 1).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let gro = || {
+        lab.b
+            .sh("ethtool -k nt1 | grep generic-receive-offload")
+            .unwrap()
+    };
+    let before = gro();
+    if !before.contains(": off") || before.contains("[fixed]") {
+        eprintln!("skip: this kernel's veth GRO is not off and changeable ({before})");
+        return;
+    }
+    let o = in_ns(
+        &lab,
+        state.path(),
+        &["apply", "--profile", "latency", "--iface", "nt1", "--yes"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("ethtool features nt1 rx-gro = 1"),
+        "{}",
+        text(&o)
+    );
+    assert!(gro().contains(": on"), "{}", gro());
+    let o = in_ns(&lab, state.path(), &["rollback"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(gro(), before);
+}

@@ -30,6 +30,9 @@ pub enum Risk {
     PathIrq,
     /// RPS/XPS or flow-limit steering of the path's interface.
     PathSteering,
+    /// An offload of the path's interface: some drivers reset the NIC to
+    /// change one.
+    PathOffload,
 }
 
 impl Risk {
@@ -42,6 +45,9 @@ impl Risk {
             Risk::PathCoalesce => "interrupt moderation of the controller's interface",
             Risk::PathIrq => "an IRQ of the controller's interface moves",
             Risk::PathSteering => "packet steering of the controller's interface",
+            Risk::PathOffload => {
+                "an offload of the controller's interface (some drivers reset the NIC)"
+            }
         }
     }
 }
@@ -68,6 +74,7 @@ pub fn target_risk(t: &Target, path: &[String]) -> Option<Risk> {
             EthtoolGroup::Channels => Some(Risk::Channels),
             EthtoolGroup::Rings => Some(Risk::Rings),
             EthtoolGroup::Coalesce => on_path(iface).then_some(Risk::PathCoalesce),
+            EthtoolGroup::Features => on_path(iface).then_some(Risk::PathOffload),
         },
         Target::ModuleParam { .. } => Some(Risk::ModuleParam),
         Target::IrqAffinity { iface, .. } => on_path(iface).then_some(Risk::PathIrq),

@@ -23,6 +23,7 @@ fn ethtool_flag(g: EthtoolGroup) -> &'static str {
         EthtoolGroup::Channels => "ethtool -L",
         EthtoolGroup::Rings => "ethtool -G",
         EthtoolGroup::Coalesce => "ethtool -C",
+        EthtoolGroup::Features => "ethtool -K",
     }
 }
 

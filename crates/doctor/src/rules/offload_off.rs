@@ -5,13 +5,9 @@ use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Fix, Severity};
 use crate::input::Cx;
 
-/// Offloads checked, by ethtool's feature name and its `ethtool -K` keyword.
-pub const OFFLOADS: &[(&str, &str)] = &[
-    ("rx-checksum", "rx"),
-    ("rx-gro", "gro"),
-    ("tx-tcp-segmentation", "tso"),
-    ("tx-generic-segmentation", "gso"),
-];
+/// Offloads checked, by ethtool's feature name and its `ethtool -K` keyword
+/// (the ones the `offloads` planner rule turns back on).
+pub const OFFLOADS: &[(&str, &str)] = &model::knobpath::ETHTOOL_FEATURES;
 
 /// Offloads off where the driver supports them.
 #[derive(Debug)]

@@ -52,6 +52,15 @@ pub enum EthtoolAttr {
     Rings(RingAttr),
     /// A coalescing parameter.
     Coalesce(CoalesceAttr),
+    /// An offload (`ethtool -k/-K`), by the kernel's feature name; its
+    /// value is 1 when active, 0 when not.
+    Features(FeatureAttr),
+}
+
+/// An offload nettune may turn back on ([`knobpath::ETHTOOL_FEATURES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FeatureAttr {
+    name: &'static str,
 }
 
 const CHANNELS: [(ChannelAttr, &str); 4] = [
@@ -93,6 +102,10 @@ impl EthtoolAttr {
                 .iter()
                 .find(|(_, n, _)| *n == name)
                 .map(|&(_, name, _)| EthtoolAttr::Coalesce(CoalesceAttr { name })),
+            EthtoolGroup::Features => knobpath::ETHTOOL_FEATURES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|&(name, _)| EthtoolAttr::Features(FeatureAttr { name })),
         };
         found.ok_or_else(|| HostError::BadName {
             what: "ethtool attribute",
@@ -102,6 +115,9 @@ impl EthtoolAttr {
                 EthtoolGroup::Rings => "rings are rx, tx, rx_mini or rx_jumbo",
                 EthtoolGroup::Coalesce => {
                     "coalescing parameters are ethtool's names, such as rx-usecs or adaptive-rx"
+                }
+                EthtoolGroup::Features => {
+                    "offloads are rx-checksum, rx-gro, tx-tcp-segmentation or tx-generic-segmentation"
                 }
             },
         })
@@ -113,6 +129,7 @@ impl EthtoolAttr {
             EthtoolAttr::Channels(_) => EthtoolGroup::Channels,
             EthtoolAttr::Rings(_) => EthtoolGroup::Rings,
             EthtoolAttr::Coalesce(_) => EthtoolGroup::Coalesce,
+            EthtoolAttr::Features(_) => EthtoolGroup::Features,
         }
     }
 
@@ -122,6 +139,7 @@ impl EthtoolAttr {
             EthtoolAttr::Channels(a) => CHANNELS.iter().find(|(x, _)| *x == a).map_or("", |p| p.1),
             EthtoolAttr::Rings(a) => RINGS.iter().find(|(x, _)| *x == a).map_or("", |p| p.1),
             EthtoolAttr::Coalesce(c) => c.name,
+            EthtoolAttr::Features(f) => f.name,
         }
     }
 
@@ -130,9 +148,10 @@ impl EthtoolAttr {
         knobpath::ethtool_cli_attr(self.name())
     }
 
-    /// Whether ethtool(8) takes it as `on|off` (`adaptive-rx`, `cqe-mode-rx`...).
+    /// Whether ethtool(8) takes it as `on|off` (`adaptive-rx`, `cqe-mode-rx`,
+    /// every offload).
     pub fn is_switch(self) -> bool {
-        knobpath::ethtool_is_switch(self.name())
+        matches!(self, EthtoolAttr::Features(_)) || knobpath::ethtool_is_switch(self.name())
     }
 
     /// The target as messages name it, `ethtool rings eth0 rx`.
@@ -174,6 +193,11 @@ impl EthtoolAttr {
             },
             EthtoolAttr::Coalesce(c) => match &st.coalesce {
                 Probe::Ok { value } => Ok(value.get(c.name).copied()),
+                Probe::Error { message } => Err(failed(message)),
+                _ => Ok(None),
+            },
+            EthtoolAttr::Features(f) => match &st.features {
+                Probe::Ok { value } => Ok(value.get(f.name).map(|x| u64::from(x.active))),
                 Probe::Error { message } => Err(failed(message)),
                 _ => Ok(None),
             },

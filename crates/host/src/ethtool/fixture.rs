@@ -43,8 +43,23 @@ impl FixtureEthtool {
         Ok((p, real, text))
     }
 
+    /// The value's span: a number, or an offload's `active` (true/false).
     fn span(text: &str, attr: EthtoolAttr) -> Option<(usize, usize)> {
-        json_span(text, &[attr.group().name(), "value", attr.name()])
+        let (g, n) = (attr.group().name(), attr.name());
+        match attr {
+            EthtoolAttr::Features(_) => json_span(text, &[g, "value", n, "active"]),
+            _ => json_span(text, &[g, "value", n]),
+        }
+    }
+
+    /// A value as the fixture file holds it: offloads as true/false.
+    fn parse(attr: EthtoolAttr, v: &str) -> Option<u64> {
+        match (attr, v) {
+            (EthtoolAttr::Features(_), "true") => Some(1),
+            (EthtoolAttr::Features(_), "false") => Some(0),
+            (EthtoolAttr::Features(_), _) => None,
+            _ => v.parse().ok(),
+        }
     }
 }
 
@@ -69,7 +84,7 @@ impl Ethtool for FixtureEthtool {
     /// what apply journals is what the file holds.
     fn get(&self, iface: &str, attr: EthtoolAttr) -> Result<Option<u64>, HostError> {
         let (_, _, text) = self.text(iface)?;
-        Ok(Self::span(&text, attr).and_then(|(a, b)| text[a..b].trim().parse().ok()))
+        Ok(Self::span(&text, attr).and_then(|(a, b)| Self::parse(attr, text[a..b].trim())))
     }
 
     fn set(&self, iface: &str, attr: EthtoolAttr, value: u64) -> Result<(), HostError> {
@@ -90,7 +105,11 @@ impl Ethtool for FixtureEthtool {
                 error: std::io::Error::other("not supported by the driver (null in the fixture)"),
             });
         }
-        let new = format!("{}{value}{}", &text[..a], &text[b..]);
+        let shown = match attr {
+            EthtoolAttr::Features(_) => (value != 0).to_string(),
+            _ => value.to_string(),
+        };
+        let new = format!("{}{shown}{}", &text[..a], &text[b..]);
         let mut f = open_for_write(&real, &p, true)?;
         std::io::Write::write_all(&mut f, new.as_bytes()).map_err(|e| HostError::io(&p, e))
     }

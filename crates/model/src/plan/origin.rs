@@ -27,6 +27,8 @@ string_ids! {
     Coalesce => "coalesce",
     /// Ring sizes.
     Rings => "rings",
+    /// Offloads turned back on (`ethtool -K`).
+    Offloads => "offloads",
     /// Socket buffer limits.
     SocketBuffers => "socket-buffers",
     /// Backlog and NAPI budget.

@@ -19,6 +19,7 @@ mod governor;
 mod irq_affinity;
 mod irqbalance;
 mod module_params;
+mod offloads;
 mod pm_qos;
 mod rfs;
 mod rings;
@@ -80,6 +81,7 @@ pub static CATALOGUE: &[&dyn Rule] = &[
     &xps::Xps,
     &coalesce::Coalesce,
     &rings::Rings,
+    &offloads::Offloads,
     &socket_buffers::SocketBuffers,
     &backlog::Backlog,
     &busy_poll::BusyPoll,
