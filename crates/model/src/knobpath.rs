@@ -60,17 +60,22 @@ pub const ETHTOOL_FEATURES: [(&str, &str); 4] = [
     ("tx-generic-segmentation", "gso"),
 ];
 
-/// An attribute as ethtool(8) takes it on the command line. Snapshots and
-/// fixtures name ring attributes like the kernel's struct fields (`rx_mini`,
-/// `rx_jumbo`); `ethtool --help` lists `rx-mini`, `rx-jumbo`, `rx-usecs`:
-/// always `-`.
-pub fn ethtool_cli_attr(attr: &str) -> String {
-    attr.replace('_', "-")
+/// An attribute of `group` as ethtool(8) takes it on the command line.
+/// Snapshots and fixtures name ring attributes like the kernel's struct
+/// fields (`rx_mini`, `rx_jumbo`); `ethtool --help` lists `rx-mini`,
+/// `rx-jumbo`, `rx-usecs`: always `-`. An offload is `-K`'s keyword for its
+/// feature name (`rx-checksum` is `rx`, [`ETHTOOL_FEATURES`]).
+pub fn ethtool_cli_attr(group: EthtoolGroup, attr: &str) -> String {
+    match ETHTOOL_FEATURES.iter().find(|(f, _)| *f == attr) {
+        Some((_, kw)) if group == EthtoolGroup::Features => kw.to_string(),
+        _ => attr.replace('_', "-"),
+    }
 }
 
 /// Attributes ethtool(8) takes as `on|off` rather than a number
 /// (`ethtool --help`: `-C ... adaptive-rx on|off`, `cqe-mode-rx on|off`;
-/// `-G ... tx-push on|off`), in command-line spelling.
+/// `-G ... tx-push on|off`), in command-line spelling. Every offload
+/// (`-K`) is one too.
 pub const ETHTOOL_SWITCHES: [&str; 6] = [
     "adaptive-rx",
     "adaptive-tx",
@@ -80,15 +85,15 @@ pub const ETHTOOL_SWITCHES: [&str; 6] = [
     "rx-push",
 ];
 
-/// Whether `attr` (either spelling) is an `on|off` switch.
-pub fn ethtool_is_switch(attr: &str) -> bool {
-    ETHTOOL_SWITCHES.contains(&ethtool_cli_attr(attr).as_str())
+/// Whether `attr` (either spelling) of `group` is an `on|off` switch.
+pub fn ethtool_is_switch(group: EthtoolGroup, attr: &str) -> bool {
+    group == EthtoolGroup::Features || ETHTOOL_SWITCHES.contains(&attr.replace('_', "-").as_str())
 }
 
 /// A value as ethtool(8) takes it: switches are `off` for `0` and `on`
 /// otherwise (plans and snapshots store them as 0/1); numbers as they are.
-pub fn ethtool_cli_value<'a>(attr: &str, value: &'a str) -> &'a str {
-    if ethtool_is_switch(attr) {
+pub fn ethtool_cli_value<'a>(group: EthtoolGroup, attr: &str, value: &'a str) -> &'a str {
+    if ethtool_is_switch(group, attr) {
         if value == "0" {
             "off"
         } else {
@@ -102,24 +107,11 @@ pub fn ethtool_cli_value<'a>(attr: &str, value: &'a str) -> &'a str {
 /// The arguments after `ethtool` that set one attribute:
 /// `[flag, iface, attr, value]`, e.g. `["-C", "eth0", "rx-usecs", "50"]`.
 pub fn ethtool_set_args(iface: &str, group: EthtoolGroup, attr: &str, value: &str) -> [String; 4] {
-    if group == EthtoolGroup::Features {
-        let kw = ETHTOOL_FEATURES
-            .iter()
-            .find(|(f, _)| *f == attr)
-            .map_or(attr, |(_, k)| k);
-        let on = if value == "0" { "off" } else { "on" };
-        return [
-            "-K".to_string(),
-            iface.to_string(),
-            kw.to_string(),
-            on.to_string(),
-        ];
-    }
     [
         ethtool_set_flag(group).to_string(),
         iface.to_string(),
-        ethtool_cli_attr(attr),
-        ethtool_cli_value(attr, value).to_string(),
+        ethtool_cli_attr(group, attr),
+        ethtool_cli_value(group, attr, value).to_string(),
     ]
 }
 
@@ -264,9 +256,18 @@ mod tests {
             ethtool_set_args("eth0", EthtoolGroup::Coalesce, "adaptive-rx", "0"),
             ["-C", "eth0", "adaptive-rx", "off"]
         );
-        assert_eq!(ethtool_cli_value("adaptive-tx", "1"), "on");
-        assert_eq!(ethtool_cli_value("cqe_mode_rx", "0"), "off");
-        assert_eq!(ethtool_cli_value("rx-usecs", "0"), "0");
+        assert_eq!(
+            ethtool_cli_value(EthtoolGroup::Coalesce, "adaptive-tx", "1"),
+            "on"
+        );
+        assert_eq!(
+            ethtool_cli_value(EthtoolGroup::Coalesce, "cqe_mode_rx", "0"),
+            "off"
+        );
+        assert_eq!(
+            ethtool_cli_value(EthtoolGroup::Coalesce, "rx-usecs", "0"),
+            "0"
+        );
     }
 
     #[test]

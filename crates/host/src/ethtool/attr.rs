@@ -145,13 +145,13 @@ impl EthtoolAttr {
 
     /// The name as ethtool(8) takes it on the command line (`rx-mini`).
     pub fn cli_name(self) -> String {
-        knobpath::ethtool_cli_attr(self.name())
+        knobpath::ethtool_cli_attr(self.group(), self.name())
     }
 
     /// Whether ethtool(8) takes it as `on|off` (`adaptive-rx`, `cqe-mode-rx`,
     /// every offload).
     pub fn is_switch(self) -> bool {
-        matches!(self, EthtoolAttr::Features(_)) || knobpath::ethtool_is_switch(self.name())
+        knobpath::ethtool_is_switch(self.group(), self.name())
     }
 
     /// The target as messages name it, `ethtool rings eth0 rx`.
