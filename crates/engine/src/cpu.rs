@@ -2,7 +2,7 @@
 //! deltas from the host sampler, process rusage, and `/proc/net/snmp` UDP
 //! counters.
 
-use crate::report::{CpuReport, CpuUse, UdpSnmp};
+use crate::report::{CpuReport, CpuUse};
 use crate::sys;
 use host::others::OthersMark;
 use host::sampler::{Sample, Sampler};
@@ -114,18 +114,6 @@ pub fn per_cpu(a: &ProcStat, b: &ProcStat) -> Vec<CpuUse> {
             })
         })
         .collect()
-}
-
-impl From<UdpCounters> for UdpSnmp {
-    fn from(u: UdpCounters) -> UdpSnmp {
-        UdpSnmp {
-            in_datagrams: u.in_datagrams,
-            rcvbuf_errors: u.rcvbuf_errors,
-            in_errors: u.in_errors,
-            no_ports: u.no_ports,
-            out_datagrams: u.out_datagrams,
-        }
-    }
 }
 
 /// Read the UDP snmp counters of this network namespace: IPv4

@@ -98,29 +98,4 @@ pub enum EngineError {
     Run(String),
 }
 
-/// A `--probe` this test cannot bound (`ProbeSpec::check`).
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum ProbeCheckError {
-    /// The interval is outside the probe's limits.
-    #[error("--probe: {usage}")]
-    Interval {
-        /// The flag's usage, with its limits.
-        usage: &'static str,
-    },
-    /// The window would need more probes than a result keeps.
-    #[error("--probe {kind}:{interval_ms} over {secs} s would send {n} probes, more than {max}: use an interval of at least {need} ms")]
-    TooMany {
-        /// The probe's kind (`rr`, `icmp`).
-        kind: &'static str,
-        /// The interval given, ms.
-        interval_ms: u64,
-        /// The test's window, s.
-        secs: u64,
-        /// Probes it would send.
-        n: u64,
-        /// The most probes a result keeps.
-        max: u64,
-        /// The shortest interval that fits, ms.
-        need: u64,
-    },
-}
+pub use model::bench::result::probe::ProbeCheckError;

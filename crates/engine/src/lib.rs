@@ -31,7 +31,7 @@ pub mod auth;
 /// Capped decoding of a peer's lists and maps (in `model`).
 pub use model::bounded;
 pub mod client;
-pub mod config;
+pub use model::bench::config;
 pub(crate) mod cpu;
 pub mod diagnosis;
 pub mod error;
@@ -42,7 +42,7 @@ pub(crate) mod plan;
 pub mod probe;
 pub mod proto;
 pub mod render;
-pub mod report;
+pub use model::bench::result as report;
 pub mod server;
 pub(crate) mod session;
 pub(crate) mod side;

@@ -15,234 +15,23 @@
 //! ring of requests in flight; a test asking for more than [`MAX_SAMPLES`]
 //! probes is refused.
 
-use crate::config::{Direction, TestConfig, TestKind};
-use crate::report::BenchResult;
-pub use crate::report::{ProbeKind, ProbeReport};
+pub use crate::report::probe::{
+    us_histogram, ProbeCheckError, ProbeKind, ProbeParseError, ProbeReport, ProbeSpec,
+    DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MAX_SAMPLES, MIN_INTERVAL_MS, RR_SIZE, USAGE,
+};
 use crate::sys;
-use hdrhistogram::Histogram;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Interval when `--probe KIND` gives none, ms.
-pub const DEFAULT_INTERVAL_MS: u64 = 10;
-/// Shortest probe interval, ms.
-pub const MIN_INTERVAL_MS: u64 = 1;
-/// Longest probe interval, ms.
-pub const MAX_INTERVAL_MS: u64 = 1_000;
-/// Most probes one test may send (duration ÷ interval).
-pub const MAX_SAMPLES: u64 = 1_000_000;
 /// An ICMP reply later than this counts as lost.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(1);
-/// Request and response size of the `rr` probe, bytes (a ping's 56 + 8).
-pub const RR_SIZE: u32 = 64;
-/// The accepted forms of `--probe`, for usage errors.
-pub const USAGE: &str =
-    "expected rr or icmp, optionally with an interval in ms from 1 to 1000 (rr, icmp, rr:5, icmp:200)";
 
 /// ICMP requests in flight are kept in a ring this long (a divisor of
 /// 65536, so a 16-bit sequence number names its slot); at 1 ms per probe it
 /// covers 4 s, longer than [`REPLY_TIMEOUT`].
 const RING: usize = 4096;
-
-impl ProbeKind {
-    /// `rr` or `icmp`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ProbeKind::Rr => "rr",
-            ProbeKind::Icmp => "icmp",
-        }
-    }
-}
-
-/// `--probe KIND[:MS]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProbeSpec {
-    /// What to send.
-    pub kind: ProbeKind,
-    /// One probe every this many ms.
-    pub interval_ms: u64,
-}
-
-/// A malformed `--probe` value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{given}`: {USAGE}")]
-pub struct ProbeParseError {
-    /// The value as given (escaped, bounded).
-    pub given: String,
-}
-
-pub use crate::error::ProbeCheckError;
-
-impl FromStr for ProbeSpec {
-    type Err = ProbeParseError;
-    fn from_str(s: &str) -> Result<ProbeSpec, ProbeParseError> {
-        let bad = || ProbeParseError {
-            given: model::text::printable_capped(s, 40),
-        };
-        let (k, ms) = match s.split_once(':') {
-            Some((k, ms)) => (k, Some(ms)),
-            None => (s, None),
-        };
-        let kind = match k {
-            "rr" => ProbeKind::Rr,
-            "icmp" => ProbeKind::Icmp,
-            _ => return Err(bad()),
-        };
-        let interval_ms = match ms {
-            None => DEFAULT_INTERVAL_MS,
-            Some(m) if !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()) => m
-                .parse::<u64>()
-                .ok()
-                .filter(|v| (MIN_INTERVAL_MS..=MAX_INTERVAL_MS).contains(v))
-                .ok_or_else(bad)?,
-            Some(_) => return Err(bad()),
-        };
-        Ok(ProbeSpec { kind, interval_ms })
-    }
-}
-
-impl ProbeSpec {
-    /// Probes the schedule puts in `ms` milliseconds.
-    pub fn scheduled(&self, ms: u64) -> u64 {
-        ms / self.interval_ms.max(1)
-    }
-
-    /// Refuse a probe this test cannot bound.
-    pub fn check(&self, cfg: &TestConfig) -> Result<(), ProbeCheckError> {
-        if !(MIN_INTERVAL_MS..=MAX_INTERVAL_MS).contains(&self.interval_ms) {
-            return Err(ProbeCheckError::Interval { usage: USAGE });
-        }
-        let n = self.scheduled(cfg.duration_ms);
-        if n > MAX_SAMPLES {
-            return Err(ProbeCheckError::TooMany {
-                kind: self.kind.name(),
-                interval_ms: self.interval_ms,
-                secs: cfg.duration_ms / 1000,
-                n,
-                max: MAX_SAMPLES,
-                need: cfg.duration_ms.div_ceil(MAX_SAMPLES),
-            });
-        }
-        Ok(())
-    }
-
-    /// The `rr` probe's own test: one open-loop tcp-rr flow at one
-    /// transaction per interval, over the load's warm-up and window.
-    pub(crate) fn rr_config(&self, load: &TestConfig) -> TestConfig {
-        TestConfig {
-            test: TestKind::TcpRr,
-            flows: 1,
-            threads: 1,
-            cpus: Vec::new(),
-            size: RR_SIZE,
-            duration_ms: load.duration_ms,
-            warmup_ms: load.warmup_ms,
-            // One interval: the probe's own interval reports and CPU reads
-            // are not used, so it makes as few as it can.
-            interval_ms: load.duration_ms.max(load.interval_ms),
-            direction: Direction::Forward,
-            rate: Some(1000.0 / self.interval_ms.max(1) as f64),
-            outstanding: 1,
-            nodelay: true,
-            tos: load.tos,
-            ..TestConfig::default()
-        }
-    }
-}
-
-/// An HDR histogram in µs, 1 µs to 100 s, 3 significant digits.
-fn us_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 100_000_000, 3)
-        .or_else(|_| Histogram::new(3))
-        .unwrap_or_else(|_| crate::report::new_histogram())
-}
-
-impl ProbeReport {
-    fn from_hist(
-        spec: &ProbeSpec,
-        (sent, skipped): (u64, u64),
-        h: &Histogram<u64>,
-        note: Option<String>,
-    ) -> Self {
-        let answered = h.len();
-        let q = |p: f64| (!h.is_empty()).then(|| h.value_at_quantile(p));
-        ProbeReport {
-            kind: spec.kind,
-            interval_ms: spec.interval_ms,
-            sent,
-            answered,
-            lost: sent.saturating_sub(answered),
-            skipped,
-            min_us: (!h.is_empty()).then(|| h.min()),
-            p50_us: q(0.50),
-            p90_us: q(0.90),
-            p99_us: q(0.99),
-            max_us: (!h.is_empty()).then(|| h.max()),
-            histogram: crate::report::hist_pairs(h),
-            note,
-        }
-    }
-
-    /// A probe that could not run.
-    pub fn failed(spec: &ProbeSpec, why: String) -> ProbeReport {
-        ProbeReport::from_hist(spec, (0, 0), &us_histogram(), Some(why))
-    }
-
-    /// The `rr` probe's report from its own test's result: the latency
-    /// histogram (ns, from each request's intended send time) in whole µs,
-    /// rounded.
-    pub(crate) fn from_rr(spec: &ProbeSpec, r: &BenchResult) -> ProbeReport {
-        let mut h = us_histogram();
-        let mut seconds = 0.0;
-        if let Some(d) = r.results.first() {
-            seconds = d.seconds;
-            if let Some(l) = &d.latency {
-                for [ns, n] in &l.histogram {
-                    h.saturating_record_n((ns.saturating_add(500) / 1000).max(1), *n);
-                }
-            }
-        }
-        let ms = if seconds.is_finite() && seconds > 0.0 {
-            (seconds * 1000.0).round() as u64
-        } else {
-            0
-        };
-        let mut notes: Vec<String> = r
-            .notes
-            .iter()
-            .filter(|n| !n.contains("both CPU reports"))
-            .cloned()
-            .collect();
-        if r.interrupted {
-            notes.push("interrupted".into());
-        }
-        let note = (!notes.is_empty()).then(|| notes.join("; "));
-        ProbeReport::from_hist(spec, (spec.scheduled(ms), 0), &h, note)
-    }
-
-    /// The one-line human summary (its note is among the result's notes).
-    pub fn line(&self) -> String {
-        // The one time rule of every summary (model::metric).
-        let us = |v: Option<u64>| {
-            v.map_or("-".to_string(), |v| {
-                model::metric::format_value("µs", v as f64)
-            })
-        };
-        format!(
-            "probe {} every {} ms: p50 {} p99 {} ({}/{} answered)",
-            self.kind.name(),
-            self.interval_ms,
-            us(self.p50_us),
-            us(self.p99_us),
-            self.answered,
-            self.sent
-        )
-    }
-}
 
 /// A running ICMP probe.
 #[derive(Debug)]
@@ -454,6 +243,8 @@ fn icmp_run(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::config::TestConfig;
+    use crate::report::BenchResult;
 
     proptest::proptest! {
         /// Whatever arrives on the ICMP socket: no panic, and only a packet

@@ -25,7 +25,7 @@ use crate::fanout::{fan_out, Failure, Options, Session};
 use crate::merged::{self, Part};
 use crate::ops::{doc_error, HostReport, Job, Outcome, PlanFrom};
 use crate::proto::Request;
-use lab::exec::{knob_absent, ExecError, Executor, HostId, NotApplicableKind};
+use runner::exec::{knob_absent, ExecError, Executor, HostId, NotApplicableKind};
 use serde_json::Value;
 use std::time::Duration;
 

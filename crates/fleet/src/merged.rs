@@ -14,8 +14,8 @@
 //! each client's own share. Pure: no I/O.
 
 use crate::bench::merge_latency;
-use engine::config::FlowDir;
-use engine::report::{
+use model::bench::config::FlowDir;
+use model::bench::result::{
     service_demand, BenchResult, DirSummary, IntervalReport, Latency, UdpSummary,
 };
 use model::{Bytes, Nanos};
@@ -391,7 +391,7 @@ mod tests {
 
     fn data(name: &str) -> Value {
         let p = format!(
-            "{}/../lab/tests/data/bench-{name}.json",
+            "{}/../runner/tests/data/bench-{name}.json",
             env!("CARGO_MANIFEST_DIR")
         );
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
@@ -413,7 +413,7 @@ mod tests {
     /// The merged document as the experiment runner reads it.
     fn record(b: &BenchResult, wanted: &[Metric]) -> model::results::RunRecord {
         let text = serde_json::to_string(b).unwrap();
-        lab::runner::metrics::record_from_json(&text, wanted).unwrap()
+        runner::metrics::record_from_json(&text, wanted).unwrap()
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! `delayline NETTUNE_BIN [SECTION...]`: sections `rtt`, `jitter`, `free`,
 //! `rated`, `nice` (default: all), `rhel6-bdp`.
 
-use engine::BenchResult;
+use model::bench::result::BenchResult;
 use nettune_lab::{ChildGuard, DelayLine, DelaySpec, Lab, LabSpec, MechanismChoice, ADDR_B};
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -11,12 +11,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use thiserror::Error;
 
-pub mod autotune;
 mod delay;
-pub mod exec;
-pub mod loop_;
 mod netns_exec;
-pub mod runner;
 mod session;
 pub mod sshd;
 mod topo;
@@ -27,8 +23,8 @@ pub use delay::{
 pub use netns_exec::NetnsExecutor;
 pub use session::{LabSession, LoopbackServer, DEFAULT_LISTEN_TIMEOUT, SERVE_PORT};
 pub use topo::{
-    probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped, SourcePool,
-    MARKER_DIR, MAX_HOSTS,
+    bdp_of, lab_info, probe_netem, DelayMechanism, Lab, LabSpec, Link, MechanismChoice, Reaped,
+    SourcePool, MARKER_DIR, MAX_HOSTS,
 };
 
 /// A lab operation that failed.
@@ -106,6 +102,12 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl From<LabError> for runner::exec::ExecError {
+    fn from(e: LabError) -> Self {
+        runner::exec::ExecError::Setup(Box::new(e))
+    }
 }
 
 /// Whether this process runs as root (effective uid 0).

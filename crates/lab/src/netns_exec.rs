@@ -6,8 +6,8 @@
 //! drop, so `apply` and `rollback` in one namespace never see another's
 //! journal (nor the machine's own `/var/lib/nettune`).
 
-use crate::exec::{knob_absent, ExecError, Executor, HostId, NotApplicableKind};
 use crate::Lab;
+use runner::exec::{knob_absent, ExecError, Executor, HostId, NotApplicableKind};
 use std::io::Read;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};

@@ -3,8 +3,8 @@
 //! labs of killed runs with the same prefix (and says what it removed);
 //! dropping it kills the servers and removes the lab.
 
-use crate::exec::ExecError;
 use crate::{ChildGuard, Lab, LabError, LabSpec, Netns, NetnsExecutor, Reaped};
+use runner::exec::ExecError;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -210,7 +210,7 @@ const TOKEN_ENV: &str = "NETTUNE_TOKEN";
 /// `--rcvbuf` fixes need inside namespaces, whose `rmem_max` is the
 /// machine's own and is never raised.
 fn lab_token() -> String {
-    engine::auth::random_bytes::<16>()
+    sys::random::random_bytes::<16>()
         .iter()
         .map(|x| format!("{x:02x}"))
         .collect()

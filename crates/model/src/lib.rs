@@ -4,6 +4,7 @@
 //! Every parser takes kernel text (`&str`) and returns typed values or a
 //! [`ParseError`] that names what was wrong; callers attach the file path.
 
+pub mod bench;
 pub mod bench_facts;
 pub mod bottom;
 pub mod bounded;

@@ -248,7 +248,7 @@ fn time_wait_from(lab: &lab::Lab, src: std::net::Ipv4Addr) -> usize {
 /// on its own 4-tuples and gives a rate of the same order.
 #[test]
 fn back_to_back_crr_runs_on_pool_addresses_do_not_share_time_wait() {
-    use lab::exec::{Executor, HostId};
+    use runner::exec::{Executor, HostId};
     if !lab::require_root(
         "autotune_cli::back_to_back_crr_runs_on_pool_addresses_do_not_share_time_wait",
     ) {
@@ -286,7 +286,7 @@ fn back_to_back_crr_runs_on_pool_addresses_do_not_share_time_wait() {
             )
             .unwrap();
         let m = model::experiment::Metric::Transactions;
-        let rec = lab::runner::metrics::record_from_json(&text, &[m]).unwrap();
+        let rec = runner::metrics::record_from_json(&text, &[m]).unwrap();
         rec.values[m.key()]
     };
     assert_eq!(time_wait_from(session.lab(), a), 0);

@@ -8,10 +8,10 @@
 mod fixture_copy;
 use fixture_copy::{bin, copy};
 
-use lab::autotune::{accepted_plan, profile_toml, ProfileHeader};
 use model::experiment::{Knob, Level};
 use model::plan::NetnsScope;
 use model::snapshot::HostSnapshot;
+use runner::autotune::{accepted_plan, profile_toml, ProfileHeader};
 use std::path::PathBuf;
 
 fn changes() -> Vec<(Knob, Level)> {

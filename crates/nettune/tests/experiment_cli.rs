@@ -9,10 +9,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lab::exec::HostId;
-use lab::runner::{self, experiment as rx, NoProgress, Outcome, RunOptions};
 use model::plan::NetnsScope;
 use model::results::{CellStatus, Machine, RunRecord};
+use runner::exec::HostId;
+use runner::{self, experiment as rx, NoProgress, Outcome, RunOptions};
 
 const BIN: &str = env!("CARGO_BIN_EXE_nettune");
 

@@ -463,7 +463,7 @@ fn live_host_outputs() {
 /// lab's tests, and the report's results.json fixture.
 #[test]
 fn stored_bench_results_and_results_json() {
-    let data = repo().join("crates/lab/tests/data");
+    let data = repo().join("crates/runner/tests/data");
     let mut n = 0;
     for e in std::fs::read_dir(&data).unwrap() {
         let p = e.unwrap().path();
@@ -790,7 +790,7 @@ fn an_interface_gone_mid_read_matches_the_schemas() {
     );
     check("inspect", &v, "inspect with a vanished interface");
     // The bench's host facts of such an interface.
-    let p = repo().join("crates/lab/tests/data/bench-tcp-rr-lo.json");
+    let p = repo().join("crates/runner/tests/data/bench-tcp-rr-lo.json");
     let mut b: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
     for side in ["client", "server_side"] {
         let i = &mut b[side]["facts"]["interfaces"][0];

@@ -5,8 +5,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use lab::exec::{ExecError, Executor, HostId};
 use lab::{Lab, LabSpec, NetnsExecutor};
+use runner::exec::{ExecError, Executor, HostId};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_nettune");
@@ -113,7 +113,7 @@ fn bench_doctor_plan_apply_rollback_inside_the_lab() {
     *changes = vec![c];
     match ex.apply(HostId(1), &bad.to_string()) {
         Err(e @ ExecError::NotApplicable { .. }) => {
-            assert_eq!(e.kind(), lab::exec::ErrorKind::KnobAbsent, "{e:?}");
+            assert_eq!(e.kind(), runner::exec::ErrorKind::KnobAbsent, "{e:?}");
             assert!(e.to_string().contains("tcp_nosuch"), "{e}");
         }
         other => panic!("{other:?}"),

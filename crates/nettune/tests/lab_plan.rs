@@ -1,16 +1,16 @@
 //! What `nettune lab` applies: the loop's Candidates stage
-//! (`lab::loop_::candidates`) on doctor's typed reports, from the real
+//! (`runner::loop_::candidates`) on doctor's typed reports, from the real
 //! doctor report and plans of the c4.8xlarge fixture (whose RPS is off:
 //! four steering changes).
 
 #![allow(clippy::unwrap_used)]
 
 use doctor::{DoctorId, Report};
-use lab::exec::{ExecError, HostId};
-use lab::loop_::bench_fix::{bench_fix, BenchFix, Workloads};
-use lab::loop_::candidates::{fixes_from_doctor, plan_from_doctor, workloads_of};
-use lab::loop_::diagnose::{merge_reports, merge_windows, parse_report};
 use model::plan::Phase;
+use runner::exec::{ExecError, HostId};
+use runner::loop_::bench_fix::{bench_fix, BenchFix, Workloads};
+use runner::loop_::candidates::{fixes_from_doctor, plan_from_doctor, workloads_of};
+use runner::loop_::diagnose::{merge_reports, merge_windows, parse_report};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nettune");

@@ -285,8 +285,8 @@ fn an_interrupted_run_and_a_failed_cell_are_said() {
 /// "regression".
 #[test]
 fn more_work_with_more_softirq_is_no_cpu_regression() {
-    const STREAM: &str = include_str!("../../lab/tests/data/bench-tcp-stream-lo.json");
-    let metrics = lab::loop_::suite::METRICS;
+    const STREAM: &str = include_str!("../../runner/tests/data/bench-tcp-stream-lo.json");
+    let metrics = runner::loop_::suite::METRICS;
     let run = |i: usize, after: bool| {
         let mut j: serde_json::Value = serde_json::from_str(STREAM).unwrap();
         let wiggle = 1.0 + (i as f64 - 2.0) * 0.004;
@@ -300,7 +300,7 @@ fn more_work_with_more_softirq_is_no_cpu_regression() {
             c["softirq"] = serde_json::json!(softirq * wiggle);
         }
         j["server_service_demand"]["cpu_s_per_gb"] = serde_json::json!(cpu_s_per_gb * wiggle);
-        let mut rec = lab::runner::metrics::record_from_json(&j.to_string(), metrics).unwrap();
+        let mut rec = runner::metrics::record_from_json(&j.to_string(), metrics).unwrap();
         rec.workload = "tcp-stream".into();
         rec.repeat = i as u32;
         rec
@@ -315,7 +315,7 @@ fn more_work_with_more_softirq_is_no_cpu_regression() {
     for (c, after) in r.cells.iter_mut().zip([false, true]) {
         c.runs = (0..5).map(|i| run(i, after)).collect();
     }
-    lab::runner::recompute_all(&mut r, &BootstrapConfig::default(), None);
+    runner::recompute_all(&mut r, &BootstrapConfig::default(), None);
     let after = &r.cells[1].stats;
     let verdict = |m: Metric| {
         after

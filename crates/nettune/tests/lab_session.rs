@@ -144,7 +144,7 @@ fn a_server_that_cannot_start_is_an_error_and_nothing_stays() {
 
 #[test]
 fn the_loopback_server_needs_no_root_and_dies_on_drop() {
-    use lab::exec::{Executor, HostId};
+    use runner::exec::{Executor, HostId};
     let s = lab::LoopbackServer::start(BIN, Duration::from_secs(10)).unwrap();
     let port = s.port();
     let mut ex = s.executor();

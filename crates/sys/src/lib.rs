@@ -31,6 +31,7 @@
 
 pub mod mmsg;
 pub mod poll;
+pub mod random;
 pub mod rusage;
 pub mod sched;
 pub mod sock;

@@ -29,8 +29,8 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
+pub use spec::{bdp_of, lab_info, DelayMechanism, LabSpec, MechanismChoice, MAX_HOSTS};
 use spec::{choose, line_failed};
-pub use spec::{DelayMechanism, LabSpec, MechanismChoice, MAX_HOSTS};
 
 /// Directory holding one marker file per live lab (`NAME.pid`, holding the
 /// owner's pid and its start time).

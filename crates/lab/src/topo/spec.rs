@@ -233,3 +233,52 @@ pub(super) fn choose(
         },
     }
 }
+
+/// What results.json records of a lab of `spec` whose delay line is
+/// `mechanism` (`none` when the link has no delay, jitter or loss).
+pub fn lab_info(spec: &LabSpec, mechanism: &str) -> model::results::LabInfo {
+    model::results::LabInfo {
+        hosts: spec.hosts,
+        queues: spec.queues,
+        rate_mbit: spec.rate.map(|r| r as f64 / 1e6),
+        delay_ms: spec.delay.map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+        jitter_ms: spec.jitter.map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+        loss_pct: spec.loss.unwrap_or(0.0),
+        delay_mechanism: if spec.delay.is_some() || spec.loss.is_some() || spec.jitter.is_some() {
+            mechanism.into()
+        } else {
+            "none".into()
+        },
+        path: "veth".into(),
+    }
+}
+
+/// `--bdp RATE,RTT` for doctor and the plan of a lab with a rate and a
+/// delay: the delay is already the added round trip ([`LabSpec::delay`]).
+pub fn bdp_of(spec: &LabSpec) -> Option<String> {
+    match (spec.rate, spec.delay) {
+        (Some(rate), Some(d)) if !d.is_zero() => {
+            Some(format!("{rate}bit,{}us", d.as_micros().max(1)))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The BDP doctor and the plan get uses the delay as the RTT, not twice it.
+    #[test]
+    fn bdp_rtt_is_the_delay() {
+        let spec = |rate: Option<u64>, delay_ms: Option<u64>| LabSpec {
+            rate,
+            delay: delay_ms.map(Duration::from_millis),
+            ..LabSpec::new(2, 1)
+        };
+        let s = spec(Some(100_000_000), Some(20));
+        assert_eq!(bdp_of(&s).as_deref(), Some("100000000bit,20000us"));
+        assert_eq!(bdp_of(&spec(Some(100_000_000), None)), None);
+        assert_eq!(bdp_of(&spec(None, Some(20))), None);
+    }
+}

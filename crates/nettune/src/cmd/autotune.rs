@@ -21,11 +21,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use lab::autotune::{self as at};
-use lab::exec::HostId;
-use lab::runner::{self};
 use model::experiment::{Knob, Level};
 use model::plan::NetnsScope;
+use runner::autotune::{self as at};
+use runner::exec::HostId;
+use runner::{self};
 use tune::autotune::{Objective, Response, SearchConfig};
 
 use super::present::{self, Ui};

@@ -9,11 +9,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::builder::TypedValueParser;
 use clap::Parser;
-use lab::exec::{Executor, HostId};
-use lab::runner::{self, experiment as rx, Outcome, RunOptions};
 use model::experiment::{Experiment, FleetHosts, Hosts, LabPath};
 use model::plan::NetnsScope;
 use model::results::ExperimentResults;
+use runner::exec::{Executor, HostId};
+use runner::{self, experiment as rx, Outcome, RunOptions};
 
 use super::present::{self, Ui};
 use crate::exit;

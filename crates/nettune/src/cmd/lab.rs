@@ -8,19 +8,19 @@
 //! and verdicts; results go to `DIR/results.json`.
 //!
 //! The two cells (baseline, doctor's plan, in that order) run through the
-//! experiment runner (`lab::runner`), so the repeats and statistics are
-//! those of `nettune experiment`. The loop's stages live in `lab::loop_`
+//! experiment runner (`runner`), so the repeats and statistics are
+//! those of `nettune experiment`. The loop's stages live in `runner::loop_`
 //! (docs/architecture.md, "The loop"); this module parses the flags and
 //! hands the results to the terminal presenter ([`super::present`]).
 
 pub use super::present::lab_table as render_table;
 use super::present::{End, Ui};
 use anyhow::Context;
-use lab::exec::{Executor, HostId};
-use lab::loop_::setup::{DoctorSetup, MeasureOnly};
-use lab::loop_::{suite, BASELINE};
-use lab::runner;
 use lab::{LabSpec, LoopbackServer, DEFAULT_LISTEN_TIMEOUT};
+use runner;
+use runner::exec::{Executor, HostId};
+use runner::loop_::setup::{DoctorSetup, MeasureOnly};
+use runner::loop_::{suite, BASELINE};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -196,7 +196,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let executor = || -> anyhow::Result<_> { Ok(session.executor()?.with_cancel(cancel.clone())) };
     let mut exec = executor()?;
     let (loads, doctor2) = (vec![executor()?, executor()?], executor()?);
-    let info = suite::lab_info(&spec, session.lab().delay_mechanism().id());
+    let info = lab::lab_info(&spec, session.lab().delay_mechanism().id());
     let (client, receiver) = (HostId(0), HostId(1));
     let m = suite::machine(&mut exec);
     let mut results = suite::skeleton(
@@ -215,13 +215,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     sched.bootstrap.min_effect_pct = args.min_effect;
     let say = ui.clone();
     let mut setup = DoctorSetup {
-        bdp: suite::bdp_of(&spec),
-        loads,
+        bdp: lab::bdp_of(&spec),
+        loads: loads
+            .into_iter()
+            .map(|l| Box::new(l) as Box<dyn runner::exec::Executor + Send>)
+            .collect(),
         client,
         receiver,
         cancel: cancel.clone(),
         say: Box::new(move |l| say.line(l)),
-        doctor2,
+        doctor2: Box::new(doctor2),
         doctor_before: None,
         doctor_after: None,
         applied: Vec::new(),

@@ -8,9 +8,9 @@ use super::{
     usage, workload, Args, Checked, ForwardAfter, DEFAULT_DURATION, DEFAULT_TIME, NOISY_REPEATS,
     RUN_OVERHEAD,
 };
-use lab::autotune as at;
-use lab::runner::experiment::BENCH_WARMUP_S;
 use model::experiment::TestKind;
+use runner::autotune as at;
+use runner::experiment::BENCH_WARMUP_S;
 use tune::autotune::{Constraint, Objective, SearchConfig, SearchSpace};
 
 pub(super) fn test_kind(name: &str) -> TestKind {

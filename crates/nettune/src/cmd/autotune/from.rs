@@ -1,11 +1,11 @@
 //! `--from DIR`: start from the setting an earlier run accepted.
 
 use anyhow::Context;
-use lab::autotune as at;
-use lab::exec::{Executor, HostId};
 use model::experiment::{Knob, Level};
 use model::plan::NetnsScope;
 use model::snapshot::HostSnapshot;
+use runner::autotune as at;
+use runner::exec::{Executor, HostId};
 
 use super::search::snapshot;
 use super::Args;

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use ::fleet::executor::{server_address, Config, FleetExecutor};
 use anyhow::Context;
-use lab::exec::HostId;
 use model::inventory::Host;
 use model::plan::NetnsScope;
+use runner::exec::HostId;
 
 use super::{search_on, Run, Target};
 use crate::exit;

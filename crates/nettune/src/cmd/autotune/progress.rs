@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use lab::autotune as at;
+use runner::autotune as at;
 use tune::autotune::Search;
 
 /// The run's progress on stderr: a bar on a terminal, a line per run

@@ -5,11 +5,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use lab::autotune::{self as at, DriveConfig};
-use lab::exec::HostId;
-use lab::runner;
 use model::experiment::{Knob, Level};
 use model::plan::NetnsScope;
+use runner;
+use runner::autotune::{self as at, DriveConfig};
+use runner::exec::HostId;
 use tune::autotune::Objective;
 
 use super::check::run_time;

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use lab::autotune::{self as at, DriveConfig, Ended};
-use lab::exec::{Executor, HostId};
-use lab::runner;
 use model::snapshot::HostSnapshot;
+use runner;
+use runner::autotune::{self as at, DriveConfig, Ended};
+use runner::exec::{Executor, HostId};
 use tune::autotune::{Search, SearchSpace};
 
 use super::check::{run_time, space_lines};
@@ -197,7 +197,7 @@ fn write_files(
         "confirm_repeats": checked.cfg.confirm_repeats,
         "bench_args": checked.bench_args,
     });
-    let machine = lab::runner::experiment::machine_of(&snaps[0].1);
+    let machine = runner::experiment::machine_of(&snaps[0].1);
     doc["metric"] = serde_json::json!(checked.cfg.objective.key());
     doc["direction"] = serde_json::json!(match checked.cfg.objective.direction() {
         model::stats::Direction::LowerIsBetter => "lower",

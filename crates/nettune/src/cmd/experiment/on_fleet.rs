@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use ::fleet::executor::{server_address, Config, FleetExecutor, LostHost};
 use anyhow::Context;
-use lab::exec::{Executor, HostId};
-use lab::runner::{self, experiment as rx, RunError, RunOptions};
 use model::experiment::{Experiment, FleetHosts};
 use model::plan::NetnsScope;
+use runner::exec::{Executor, HostId};
+use runner::{self, experiment as rx, RunError, RunOptions};
 
 use super::{confirm, finish, fleet_inventory_path, prepare, schedule_runs, show, Args};
 use crate::cmd::present::Ui;

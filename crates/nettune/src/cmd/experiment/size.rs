@@ -5,9 +5,9 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use lab::exec::HostId;
-use lab::runner::{self, experiment as rx};
 use model::experiment::Experiment;
+use runner::exec::HostId;
+use runner::{self, experiment as rx};
 
 use super::CONFIRM_ABOVE;
 use crate::exit;

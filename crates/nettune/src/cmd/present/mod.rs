@@ -8,10 +8,10 @@ mod table;
 pub use table::{experiment_table, lab_table};
 
 use anyhow::Context;
-use lab::runner::{Outcome, RunError};
-use lab::runner::{Progress, ProgressEvent};
 use model::results::RESULTS_FILE;
 use model::results::{CellStatus, ExperimentResults};
+use runner::{Outcome, RunError};
+use runner::{Progress, ProgressEvent};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
@@ -185,7 +185,7 @@ impl End<'_> {
         ui.finish();
         let file = self.out.join(RESULTS_FILE);
         let text = serde_json::to_vec_pretty(results)?;
-        let saved = lab::runner::write_atomic(&file, &text);
+        let saved = runner::write_atomic(&file, &text);
         let outcome = outcome?;
         saved?;
         if outcome == Outcome::Cancelled {

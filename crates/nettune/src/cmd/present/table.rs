@@ -2,10 +2,10 @@
 //! the experiment's table, one row formatter and one column layout.
 
 use super::status_text;
-use lab::loop_::{is_header_note, APPLIED, BASELINE};
 use model::metric::StatText;
 use model::results::{CellResult, CellStatus, ExperimentResults, LimitGroup, MetricStats};
 use model::stats::Verdict;
+use runner::loop_::{is_header_note, APPLIED, BASELINE};
 use std::fmt::Write as _;
 
 /// The cells of one statistic (the one [`StatText`] of every table), with

@@ -15,7 +15,7 @@ use tune::autotune::{Arm, Observation, Outcome, Response, Search, Step};
 
 use super::AutotuneRunError;
 use crate::exec::{ExecError, Executor, HostId};
-use crate::runner::{merge_args, metrics};
+use crate::{merge_args, metrics};
 
 /// One run of the search, as results.json's trace lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,7 +103,7 @@ pub struct DriveConfig {
     /// (`--bind`); empty: the bench picks its own. With connection-rate
     /// workloads a run on an address no run used in the last minute finds
     /// no TIME_WAIT of earlier runs on its 4-tuples, so it measures its arm
-    /// rather than the history ([`crate::Lab::add_source_pool`]).
+    /// rather than the history (the lab's `Lab::add_source_pool`).
     pub sources: Vec<IpAddr>,
     /// A time budget (`--time`): after each run the search's budget is
     /// raised to the runs that fit in it at the pace measured so far, so

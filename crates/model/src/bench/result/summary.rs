@@ -102,7 +102,7 @@ pub fn summarize(
                     "{side} worker {} ({:?}): {}",
                     w.worker,
                     w.role,
-                    model::text::printable_capped(e, 300)
+                    crate::text::printable_capped(e, 300)
                 ));
             }
         }

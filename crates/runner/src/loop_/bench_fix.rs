@@ -33,7 +33,7 @@ mod tests {
     use super::*;
     use crate::loop_::candidates::{fixes_from_doctor, Candidate, NotApplied};
     use crate::loop_::suite::SUITE;
-    use crate::runner::merge_args;
+    use crate::merge_args;
     use model::findings::{FindingId as DoctorId, Fix, Report, Severity};
 
     /// A finding whose fix, like udp-rcvbuf-errors', names bench options for

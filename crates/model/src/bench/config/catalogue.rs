@@ -75,7 +75,7 @@ pub enum Transport {
 /// What one worker runs (its workload), before its sockets exist; each
 /// has its file in `work/` and its row in `work::entry`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Work {
+pub enum Work {
     /// tcp-stream sender.
     TcpSend,
     /// tcp-stream receiver.
@@ -100,7 +100,7 @@ pub(crate) enum Work {
 
 /// How an end's flows of one direction are split into workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Grouping {
+pub enum Grouping {
     /// Flows spread round-robin over at most `threads` workers.
     Spread,
     /// One worker per flow.
@@ -111,7 +111,7 @@ pub(crate) enum Grouping {
 
 /// The workers an end runs for the flows of one direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Runs {
+pub struct Runs {
     /// Role (and so whether it measures, and which stop flag it obeys).
     pub role: Role,
     /// Workload.
@@ -156,7 +156,7 @@ pub struct KindSpec {
     /// What one unit of work is, in results (`bytes`, `transactions`).
     pub unit: &'static str,
     /// The unit of the rate column of the text output, as
-    /// [`model::metric::Scale`] scales it (`pps`: datagrams, `tps`:
+    /// [`crate::metric::Scale`] scales it (`pps`: datagrams, `tps`:
     /// transactions, `cps`: connections; docs/engine.md, "Units"); `None`:
     /// the kind counts bytes only (no message count, no rate column).
     pub rate_unit: Option<&'static str>,
@@ -178,9 +178,9 @@ pub struct KindSpec {
     /// Which flags drive the buffer memory, for messages.
     pub memory_hint: &'static str,
     /// What the client runs for forward and reverse flows.
-    pub(crate) client: [Runs; 2],
+    pub client: [Runs; 2],
     /// What the server runs for forward and reverse flows.
-    pub(crate) server: [Runs; 2],
+    pub server: [Runs; 2],
 }
 
 const TIMED_OUT: &str = "requests timed out";
@@ -213,7 +213,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: true,
         default_size: 1472,
         unit: "datagrams",
-        rate_unit: Some(model::metric::PACKETS_PER_SEC),
+        rate_unit: Some(crate::metric::PACKETS_PER_SEC),
         datagram_per_transaction: false,
         lost: TIMED_OUT,
         sequenced: true,
@@ -231,7 +231,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "transactions",
-        rate_unit: Some(model::metric::TRANSACTIONS_PER_SEC),
+        rate_unit: Some(crate::metric::TRANSACTIONS_PER_SEC),
         datagram_per_transaction: false,
         lost: TIMED_OUT,
         sequenced: false,
@@ -249,7 +249,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "transactions",
-        rate_unit: Some(model::metric::TRANSACTIONS_PER_SEC),
+        rate_unit: Some(crate::metric::TRANSACTIONS_PER_SEC),
         datagram_per_transaction: true,
         lost: TIMED_OUT,
         sequenced: false,
@@ -267,7 +267,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "connections",
-        rate_unit: Some(model::metric::CONNECTIONS_PER_SEC),
+        rate_unit: Some(crate::metric::CONNECTIONS_PER_SEC),
         datagram_per_transaction: false,
         lost: "failed connections",
         sequenced: false,
@@ -281,7 +281,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
 ];
 
 /// Every kind, in catalogue order.
-pub(crate) const fn all_kinds() -> [TestKind; CATALOGUE.len()] {
+pub const fn all_kinds() -> [TestKind; CATALOGUE.len()] {
     let mut out = [TestKind::TcpStream; CATALOGUE.len()];
     let mut i = 0;
     while i < CATALOGUE.len() {
@@ -348,7 +348,7 @@ impl KindSpec {
     }
 
     /// What `end` runs for flows of `dir`.
-    pub(crate) fn runs(&self, end: super::End, dir: super::FlowDir) -> Runs {
+    pub fn runs(&self, end: super::End, dir: super::FlowDir) -> Runs {
         let v = match end {
             super::End::Client => &self.client,
             super::End::Server => &self.server,
@@ -363,7 +363,7 @@ impl KindSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{measured_by, End, FlowDir};
+    use crate::bench::config::{measured_by, End, FlowDir};
 
     #[test]
     fn each_end_runs_what_the_kind_says() {

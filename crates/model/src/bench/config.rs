@@ -272,7 +272,7 @@ pub struct Limits {
     /// Most concurrent tests from one client address.
     pub max_tests_per_client: u32,
     /// Most buffer memory the workers of one test may allocate, bytes
-    /// (see [`crate::work::buffer_bytes`]).
+    /// (see `engine::work::buffer_bytes`).
     pub max_test_memory: u64,
     /// Largest `SO_SNDBUF`/`SO_RCVBUF` a test may ask for, bytes (the server
     /// runs as root, where `SO_RCVBUFFORCE` passes `rmem_max`).
@@ -456,7 +456,7 @@ impl TestConfig {
             if !ok {
                 return err(format!(
                     "--congestion `{}` is not an algorithm name (letters, digits, _ and -, at most {CONGESTION_NAME_MAX})",
-                    model::text::printable_capped(c, 40)
+                    crate::text::printable_capped(c, 40)
                 ));
             }
             if t.is_udp() {
@@ -578,7 +578,7 @@ impl TestConfig {
 /// Which end measures `dir`: the one whose workers of that direction the
 /// catalogue gives a measuring role (the receiver of a stream, the client
 /// of a request/response test).
-pub(crate) fn measured_by(test: TestKind, dir: FlowDir) -> End {
+pub fn measured_by(test: TestKind, dir: FlowDir) -> End {
     if test.spec().runs(End::Server, dir).role.measures() {
         End::Server
     } else {

@@ -5,7 +5,7 @@
 
 use super::bench_fix::{bench_fix, BenchFix};
 use crate::exec::ExecError;
-use crate::runner::merge_args;
+use crate::merge_args;
 use model::findings::{FindingId as DoctorId, Report};
 use model::plan::{Change, Plan};
 use std::fmt;

@@ -1,3 +1,8 @@
+//! The loop library: the host operations it needs as one trait ([`exec`]),
+//! the experiment runner below, `nettune lab`'s loop ([`loop_`]) and the
+//! autotune driver ([`autotune`]), none of which links the traffic engine
+//! or the namespaces.
+//!
 //! The experiment runner: runs cells (a set of changes each) over an
 //! [`Executor`], repeats every workload in each, and keeps
 //! `DIR/results.json` ([`ExperimentResults`]) up to date after every run.
@@ -40,9 +45,12 @@ use thiserror::Error;
 
 use crate::exec::{ExecError, Executor, HostId};
 
+pub mod autotune;
 mod cell_stats;
 mod eta;
+pub mod exec;
 pub mod experiment;
+pub mod loop_;
 pub mod metrics;
 mod overhead;
 pub mod quality;

@@ -10,7 +10,7 @@
 //! [`MAX_FLOW_BITS`] (no link or loopback carries more on one flow).
 
 use super::{human_bytes, TestConfig};
-use model::metric::{fmt_bits, format_value, TRANSACTIONS_PER_SEC};
+use crate::metric::{fmt_bits, format_value, TRANSACTIONS_PER_SEC};
 use thiserror::Error;
 
 /// Fewest messages a second one paced flow may be asked to send.
@@ -181,7 +181,7 @@ impl TestConfig {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::config::TestKind;
+    use crate::bench::config::TestKind;
 
     fn cfg(test: TestKind, flows: u32, size: u32, rate: f64) -> TestConfig {
         TestConfig {

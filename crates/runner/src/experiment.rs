@@ -394,7 +394,7 @@ mod tests {
             unreachable!("no bench in these tests")
         }
         fn inspect(&mut self, _: HostId) -> Result<String, ExecError> {
-            Ok(include_str!("../../../tune/src/levels/testdata/netns-veth-6.18.json").into())
+            Ok(include_str!("../../tune/src/levels/testdata/netns-veth-6.18.json").into())
         }
         fn doctor(&mut self, _: HostId, _: &[String]) -> Result<String, ExecError> {
             unreachable!()

@@ -1,4 +1,4 @@
-//! A run's metrics from the bench JSON (`engine::report::BenchResult`).
+//! A run's metrics from the bench JSON (`model::bench::result::BenchResult`).
 //!
 //! - `throughput` (stream tests): bit/s summed over directions;
 //! - `packet_rate` (udp-stream): datagrams per second received, summed
@@ -24,8 +24,8 @@
 
 use std::collections::BTreeMap;
 
-use engine::config::{Direction, TestKind};
-use engine::report::{BenchResult, ServiceDemand, SideReport, ThreadLoad};
+use model::bench::config::{Direction, TestKind};
+use model::bench::result::{BenchResult, ServiceDemand, SideReport, ThreadLoad};
 use model::experiment::Metric;
 use model::results::{CpuPoint, IntervalPoint, ProbeResult, RunRecord};
 use thiserror::Error;

@@ -52,7 +52,7 @@ impl Executor for Losing {
                 reason: "the agent pipe closed".into(),
             });
         }
-        Ok(include_str!("../../tests/data/bench-tcp-rr-lo.json").into())
+        Ok(include_str!("../tests/data/bench-tcp-rr-lo.json").into())
     }
     fn inspect(&mut self, _host: HostId) -> Result<String, ExecError> {
         Ok("{}".into())

@@ -61,7 +61,7 @@ pub enum ExecError {
     /// A host's agent went away mid-run (its pipe closed, its process was
     /// killed): the run cannot go on, and whatever the current cell applied
     /// on that host stays applied there (the runner stops with
-    /// [`RunError::HostLost`](crate::runner::RunError::HostLost)).
+    /// [`RunError::HostLost`](crate::RunError::HostLost)).
     #[error("host {host} was lost: {reason}")]
     HostLost {
         /// The host's name ([`Executor::host_name`]).
@@ -78,9 +78,9 @@ pub enum ExecError {
         #[source]
         source: std::io::Error,
     },
-    /// Lab set-up or teardown failed.
+    /// Setting up or tearing down the hosts failed (a lab's namespaces).
     #[error(transparent)]
-    Lab(#[from] crate::LabError),
+    Setup(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Why a host cannot take a change.

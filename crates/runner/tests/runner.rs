@@ -13,10 +13,10 @@ use model::experiment::{parse, Metric};
 use model::plan::{NetnsScope, Plan};
 use model::results::{CellStatus, ExperimentResults, Machine, RESULTS_FILE};
 use model::stats::SplitMix64;
-use nettune_lab::exec::{ExecError, Executor, HostId};
-use nettune_lab::runner::{
-    self, experiment as rx, load_for_resume, metrics, NoProgress, Outcome, Progress, ProgressEvent,
-    RunError, RunOptions,
+use nettune_runner::exec::{ExecError, Executor, HostId};
+use nettune_runner::{
+    self as runner, experiment as rx, load_for_resume, metrics, NoProgress, Outcome, Progress,
+    ProgressEvent, RunError, RunOptions,
 };
 
 /// `nettune bench --test tcp-stream --duration 2 --json` over loopback
@@ -792,13 +792,13 @@ fn planted_links_under_autotune_outputs_are_never_written_through() {
     std::fs::create_dir(&dir).unwrap();
     for name in ["results.json", "report.md"] {
         std::os::unix::fs::symlink(&precious, dir.join(name)).unwrap();
-        nettune_lab::autotune::write_file(&dir, name, b"{}").unwrap();
+        nettune_runner::autotune::write_file(&dir, name, b"{}").unwrap();
         assert!(std::fs::symlink_metadata(dir.join(name)).unwrap().is_file());
     }
     assert_eq!(std::fs::read_to_string(&precious).unwrap(), "precious");
     let linked = tmp.path().join("linked");
     std::os::unix::fs::symlink(victim.path(), &linked).unwrap();
-    let e = nettune_lab::autotune::write_file(&linked, "results.json", b"{}").unwrap_err();
+    let e = nettune_runner::autotune::write_file(&linked, "results.json", b"{}").unwrap_err();
     assert!(e.to_string().contains("linked"), "{e}");
     assert!(!victim.path().join("results.json").exists());
 }

@@ -14,8 +14,7 @@ use super::suite::{fmt_secs, SUITE};
 use super::units::{units_of, FixUnit};
 use super::{DOCTOR_SAMPLE_S, NOTHING_FOUND};
 use crate::exec::{ExecError, Executor, HostId};
-use crate::runner::{Applied, CellSetup};
-use crate::NetnsExecutor;
+use crate::{Applied, CellSetup};
 use model::findings::Report;
 use model::results::CellResult;
 use std::fmt;
@@ -29,9 +28,9 @@ pub type Say = Box<dyn Fn(&str)>;
 /// The doctor cell (index 1) and the baseline (index 0) of `nettune lab`.
 pub struct DoctorSetup {
     /// Two more executors, for the loads that run while doctor samples.
-    pub loads: Vec<NetnsExecutor>,
+    pub loads: Vec<Box<dyn Executor + Send>>,
     /// One more, for doctor on the client while the runner's runs it on the server.
-    pub doctor2: NetnsExecutor,
+    pub doctor2: Box<dyn Executor + Send>,
     /// The connecting host of the suite.
     pub client: HostId,
     /// The receiving host.

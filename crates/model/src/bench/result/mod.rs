@@ -1,17 +1,17 @@
 //! Result types: per-worker counters, intervals, each side's report and the
 //! final [`BenchResult`] (the `--json` document, documented in docs/engine.md).
 
-use crate::config::measured_by;
-use crate::config::End;
-use crate::config::{Direction, FlowDir, TestConfig, TestKind};
-use crate::facts::HostFacts;
+use crate::bench::config::measured_by;
+use crate::bench::config::End;
+use crate::bench::config::{Direction, FlowDir, TestConfig, TestKind};
+use crate::bench_facts::HostFacts;
+use crate::{Bytes, Nanos};
 use hdrhistogram::Histogram;
-use model::{Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 
-mod probe;
+pub mod probe;
 mod summary;
-pub use probe::{ProbeKind, ProbeReport};
+pub use probe::{ProbeKind, ProbeReport, ProbeSpec};
 pub use summary::{cut_short, service_demand, summarize};
 
 /// Version of the `--json` document shape.
@@ -72,7 +72,7 @@ impl Counters {
 }
 
 /// What a worker does (defined with the catalogue of test kinds).
-pub use crate::config::Role;
+pub use crate::bench::config::Role;
 
 /// Latency percentiles in nanoseconds, and the histogram as (value, count).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -364,7 +364,7 @@ impl CpuReport {
     /// What processes other than nettune's took over the window, in CPUs'
     /// worth, with the mean steal % over the CPUs (`None` from an engine
     /// that did not record it).
-    pub fn others_load(&self) -> Option<model::busy::OthersLoad> {
+    pub fn others_load(&self) -> Option<crate::busy::OthersLoad> {
         let s = self.others_cpu_s?;
         let cpus = if self.seconds > 0.0 {
             s / self.seconds
@@ -376,7 +376,7 @@ impl CpuReport {
         } else {
             self.cpus.iter().map(|u| u.steal).sum::<f64>() / self.cpus.len() as f64
         };
-        Some(model::busy::OthersLoad {
+        Some(crate::busy::OthersLoad {
             cpus,
             steal_pct: steal,
             top: self.others_top.clone(),
@@ -415,9 +415,9 @@ pub struct SideReport {
     pub rejected_connections: u64,
     /// The server's doctor report (`--doctor`), decoded within limits; the
     /// client moves it to [`BenchResult::doctor`] with
-    /// [`crate::diagnosis::from_peer`].
+    /// [`crate::bench::peer_doctor::from_peer`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doctor: Option<crate::diagnosis::PeerReport>,
+    pub doctor: Option<crate::bench::peer_doctor::PeerReport>,
     /// Per-CPU use per interval, as sent; the client moves it into
     /// [`BenchResult::intervals`] (absent from older servers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -475,7 +475,7 @@ pub struct ServiceDemand {
 
 impl ServiceDemand {
     /// CPU-seconds per unit of the test's work, the unit named by
-    /// `model::metric::cpu_work_unit`: per GB for tcp-stream, per Mpkt for
+    /// `crate::metric::cpu_work_unit`: per GB for tcp-stream, per Mpkt for
     /// udp-stream, per 1000 transactions (connections) otherwise. Results
     /// written before the CPU-s fields are read from the µs fields (each
     /// CPU-s figure is its µs figure / 1000). `None` without work or CPU.
@@ -738,7 +738,7 @@ pub struct BenchResult {
     pub start_time: String,
     /// Address family of the control and data connections.
     #[serde(default)]
-    pub family: Option<crate::config::Family>,
+    pub family: Option<crate::bench::config::Family>,
     /// Whether the user stopped the test early (Ctrl-C); the results then
     /// cover the part of the window measured until then.
     #[serde(default)]
@@ -764,7 +764,7 @@ pub struct BenchResult {
     /// `--doctor`: both ends' doctor reports over their windows (absent
     /// without `--doctor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doctor: Option<crate::diagnosis::BenchDoctor>,
+    pub doctor: Option<crate::bench::peer_doctor::BenchDoctor>,
     /// `--probe`: the latency probe beside the load (absent without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeReport>,
@@ -773,6 +773,18 @@ pub struct BenchResult {
     /// absent from older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at_unix_ns: Option<u64>,
+}
+
+impl From<crate::parse::udp_snmp::UdpCounters> for UdpSnmp {
+    fn from(u: crate::parse::udp_snmp::UdpCounters) -> UdpSnmp {
+        UdpSnmp {
+            in_datagrams: u.in_datagrams,
+            rcvbuf_errors: u.rcvbuf_errors,
+            in_errors: u.in_errors,
+            no_ports: u.no_ports,
+            out_datagrams: u.out_datagrams,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -88,7 +88,7 @@ mod tests {
             }],
         );
         r.metrics = vec![Metric::Transactions];
-        crate::runner::recompute_all(&mut r, &BootstrapConfig::default(), None);
+        crate::recompute_all(&mut r, &BootstrapConfig::default(), None);
         assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
         assert!(
             r.warnings[0].contains("busy in 3 of 5 runs of baseline"),
@@ -107,7 +107,7 @@ mod tests {
                 .insert("transactions".into(), 50_000.0 + i as f64 * 300.0);
             x.others = None;
         }
-        crate::runner::recompute_all(&mut r, &BootstrapConfig::default(), None);
+        crate::recompute_all(&mut r, &BootstrapConfig::default(), None);
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     }
 }

@@ -5,7 +5,7 @@
 
 use super::bench_fix::Workloads;
 use super::candidates::{workloads_of, Candidate, LabFixes, SuiteArgs};
-use crate::runner::merge_args;
+use crate::merge_args;
 use model::findings::{FindingId as DoctorId, Report};
 use model::plan::Plan;
 

@@ -12,10 +12,10 @@
 //!    finding with a fix, measured in its own cell.
 //! 3. **Apply / Rollback** ([`setup`]): each fix's changes through the
 //!    journals of the hosts that found it (`nettune apply`/`rollback` inside
-//!    their namespaces), as a [`crate::runner::CellSetup`] beside the
+//!    their namespaces), as a [`crate::CellSetup`] beside the
 //!    experiment's.
 //! 4. **Measure** ([`suite`]): the suite's runs, through
-//!    [`crate::runner::run`].
+//!    [`crate::run`].
 //! 5. **Compare**: the runner's statistics (`model::stats`): medians, the
 //!    bootstrap interval of the change and its verdict, per workload and
 //!    metric; warnings (`model::busy`); the bottom line (`model::bottom`).

@@ -3,7 +3,7 @@
 //! experiment runner measures them with.
 
 use crate::exec::{Executor, HostId};
-use crate::runner::{self, Schedule};
+use crate::{self as runner, Schedule};
 use model::experiment::Metric;
 use model::results::{
     CellResult, CellStatus, ExperimentResults, LabInfo, Machine, ResultsKind, WorkloadInfo,
@@ -171,25 +171,6 @@ pub fn schedule(
     }
 }
 
-/// What results.json records of a lab of `spec` whose delay line is
-/// `mechanism` (`none` when the link has no delay, jitter or loss).
-pub fn lab_info(spec: &crate::LabSpec, mechanism: &str) -> LabInfo {
-    LabInfo {
-        hosts: spec.hosts,
-        queues: spec.queues,
-        rate_mbit: spec.rate.map(|r| r as f64 / 1e6),
-        delay_ms: spec.delay.map_or(0.0, |d| d.as_secs_f64() * 1000.0),
-        jitter_ms: spec.jitter.map_or(0.0, |d| d.as_secs_f64() * 1000.0),
-        loss_pct: spec.loss.unwrap_or(0.0),
-        delay_mechanism: if spec.delay.is_some() || spec.loss.is_some() || spec.jitter.is_some() {
-            mechanism.into()
-        } else {
-            "none".into()
-        },
-        path: "veth".into(),
-    }
-}
-
 /// What results.json records of the loopback benchmark.
 pub fn loopback_info() -> LabInfo {
     LabInfo {
@@ -210,34 +191,4 @@ pub fn baseline_note(client: &str, receiver: &str) -> String {
         "{}the kernel's defaults in fresh namespaces (nothing set; udp-stream-64 runs with bench's default SO_RCVBUF of 4 MiB); the suite runs from {client} (client, connecting) to {receiver} (server, receiving); doctor looks at both under load, then each fix is applied in its own cell (host changes on the host that found them, bench flags for application options) and measured against this baseline",
         super::BASELINE_NOTE
     )
-}
-
-/// `--bdp RATE,RTT` for doctor and the plan of a lab with a rate and a
-/// delay: the delay is already the added round trip ([`crate::LabSpec::delay`]).
-pub fn bdp_of(spec: &crate::LabSpec) -> Option<String> {
-    match (spec.rate, spec.delay) {
-        (Some(rate), Some(d)) if !d.is_zero() => {
-            Some(format!("{rate}bit,{}us", d.as_micros().max(1)))
-        }
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The BDP doctor and the plan get uses the delay as the RTT, not twice it.
-    #[test]
-    fn bdp_rtt_is_the_delay() {
-        let spec = |rate: Option<u64>, delay_ms: Option<u64>| crate::LabSpec {
-            rate,
-            delay: delay_ms.map(Duration::from_millis),
-            ..crate::LabSpec::new(2, 1)
-        };
-        let s = spec(Some(100_000_000), Some(20));
-        assert_eq!(bdp_of(&s).as_deref(), Some("100000000bit,20000us"));
-        assert_eq!(bdp_of(&spec(Some(100_000_000), None)), None);
-        assert_eq!(bdp_of(&spec(None, Some(20))), None);
-    }
 }
