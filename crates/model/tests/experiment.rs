@@ -48,6 +48,22 @@ metrics = ["transactions", "latency_p99"]
 probe = { kind = "icmp", interval_ms = 10 }
 "#;
 
+/// Every test of bench's catalogue is a workload: udp-rr included; an
+/// unknown test is refused naming the whole catalogue.
+#[test]
+fn every_bench_test_is_a_workload() {
+    for kind in TestKind::ALL {
+        let text = VALID.replace("test = \"tcp-rr\"", &format!("test = \"{kind}\""));
+        assert_eq!(parse(&text).unwrap().workloads[0].test, kind, "{kind}");
+    }
+    let e = parse(&VALID.replace("test = \"tcp-rr\"", "test = \"sctp\"")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_valid_file() {
     let e = parse(VALID).unwrap();

@@ -71,6 +71,31 @@ fn an_objective_the_workload_cannot_measure_is_one_line() {
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 }
 
+/// udp-rr, a test of bench's catalogue, is a workload of autotune too: it
+/// passes the workload check of the objectives it measures and is refused,
+/// naming it, by the one it does not.
+#[test]
+fn a_udp_rr_workload_is_checked_like_the_others() {
+    refused(
+        &["--objective", "max-cps", "--test", "udp-rr", "--lab"],
+        "max-cps cannot be measured by a udp-rr workload",
+    );
+    for objective in ["min-p99", "max-pps"] {
+        refused(
+            &[
+                "--objective",
+                objective,
+                "--test",
+                "udp-rr",
+                "--budget",
+                "3",
+                "--lab",
+            ],
+            "a budget of 3 runs is too small",
+        );
+    }
+}
+
 #[test]
 fn a_budget_too_small_is_said_up_front_with_the_minimum() {
     refused(

@@ -298,6 +298,67 @@ metrics = ["transactions", "latency_p50"]
     assert_eq!(after, before);
 }
 
+/// Every test of bench's catalogue is a workload of an experiment: a
+/// udp-rr workload runs in the lab and yields transactions and latency.
+#[test]
+fn a_udp_rr_workload_runs_in_the_lab() {
+    if !lab::require_root("experiment_cli::a_udp_rr_workload_runs_in_the_lab") {
+        return;
+    }
+    let text = r#"
+name = "udp-rr"
+seed = 3
+repeats = 1
+warmup = 0
+[hosts.lab]
+hosts = 2
+path = "loopback"
+[[workload]]
+name = "urr"
+test = "udp-rr"
+duration_s = 1
+[[factor]]
+name = "tcp_tw_reuse"
+levels = [0]
+[responses]
+metrics = ["transactions", "latency_p99"]
+"#;
+    let exp = model::experiment::parse(text).unwrap();
+    let s = lab::LabSession::start(
+        lab::LabSpec {
+            prefix: "ntexpu".into(),
+            ..lab::LabSpec::new(2, 1)
+        },
+        BIN,
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    let mut exec = s.executor().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut results = rx::results_skeleton(&exp, Machine::default(), String::new());
+    assert_eq!(results.workloads[0].test, "udp-rr");
+    let schedule = rx::schedule(&exp, HostId(1), HostId(0), None);
+    let mut setup = rx::ExperimentSetup::new(exp, vec![HostId(1), HostId(0)], NetnsScope::Child);
+    let opts = RunOptions {
+        out_dir: tmp.path().to_path_buf(),
+        experiment_text: Some(text.into()),
+        cancel: Arc::new(AtomicBool::new(false)),
+    };
+    let out = runner::run(
+        &mut results,
+        &schedule,
+        &mut exec,
+        &mut setup,
+        &opts,
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert_eq!(out, Outcome::Completed);
+    let run = &results.cells[0].runs[0];
+    assert!(run.values["transactions"] > 0.0, "{run:?}");
+    assert!(run.values["latency_p99"] > 0.0, "{run:?}");
+}
+
 fn runs_in(dir: &std::path::Path) -> usize {
     std::fs::read_to_string(dir.join("results.json"))
         .ok()

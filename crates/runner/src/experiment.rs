@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use model::experiment::{
-    Experiment, Hosts, Knob, LabPath, Level, Probe, ProbeKind, TestKind, Workload,
-};
+use model::experiment::{Experiment, Hosts, Knob, LabPath, Level, Probe, ProbeKind, Workload};
 use model::plan::NetnsScope;
 use model::results::{
     CellResult, CellStatus, ExperimentResults, FactorInfo, LabInfo, Machine, ResultsKind,
@@ -26,15 +24,6 @@ pub const BENCH_WARMUP_S: f64 = 1.0;
 /// Runs per workload over loopback for the overhead rows when the lab path is veth.
 pub const OVERHEAD_REPEATS: u32 = 3;
 
-fn test_name(t: TestKind) -> &'static str {
-    match t {
-        TestKind::TcpStream => "tcp-stream",
-        TestKind::UdpStream => "udp-stream",
-        TestKind::TcpRr => "tcp-rr",
-        TestKind::TcpCrr => "tcp-crr",
-    }
-}
-
 /// `--probe KIND:MS` for the file's latency probe (`nettune bench --probe`),
 /// the interval rounded to whole ms within 1..=1000.
 pub fn probe_args(p: Option<&Probe>) -> Vec<String> {
@@ -51,7 +40,7 @@ pub fn probe_args(p: Option<&Probe>) -> Vec<String> {
 pub fn bench_args(w: &Workload) -> Vec<String> {
     let mut a = vec![
         "--test".to_string(),
-        test_name(w.test).into(),
+        w.test.name().into(),
         "--duration".into(),
         format!("{}", w.duration_s),
         "--warmup".into(),
@@ -128,7 +117,7 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
             .iter()
             .map(|w| WorkloadInfo {
                 name: w.name.clone(),
-                test: test_name(w.test).into(),
+                test: w.test.name().into(),
                 args: [bench_args(w), probe_args(exp.responses.probe.as_ref())].concat(),
             })
             .collect(),

@@ -448,8 +448,16 @@ fn an_objective_the_workload_cannot_measure_is_one_line_before_anything_runs() {
     let msg = err.to_string();
     assert_eq!(
         msg,
-        "min-p99 cannot be measured by a tcp-stream workload: it needs a latency source: a tcp-rr or tcp-crr workload, or a probe (--probe rr|icmp)"
+        "min-p99 cannot be measured by a tcp-stream workload: it needs a latency source: a tcp-rr, udp-rr or tcp-crr workload, or a probe (--probe rr|icmp)"
     );
+    // udp-rr, a test of bench's catalogue, measures what tcp-rr measures.
+    for o in [Objective::MinP99, Objective::MaxPps] {
+        assert_eq!(
+            o.metric_for(TestKind::UdpRr, false),
+            o.metric_for(TestKind::TcpRr, false),
+            "{o}"
+        );
+    }
     assert_eq!(
         Objective::MinP99.metric_for(TestKind::TcpStream, true),
         Ok(Metric::LatencyP99)

@@ -215,19 +215,9 @@ pub struct LabTopology {
     pub path: LabPath,
 }
 
-/// Kinds of bench test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TestKind {
-    /// Bulk TCP.
-    TcpStream,
-    /// UDP datagrams.
-    UdpStream,
-    /// TCP request/response.
-    TcpRr,
-    /// TCP connect/request/response/close.
-    TcpCrr,
-}
+/// Kinds of bench test: the one catalogue of the engine's tests, so every
+/// kind bench runs is a workload of experiment and autotune too.
+pub use crate::bench::config::TestKind;
 
 /// One workload (bench options).
 #[derive(Debug, Clone, PartialEq, Serialize)]

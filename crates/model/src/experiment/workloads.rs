@@ -64,19 +64,10 @@ pub(super) fn parse_workloads(
 /// `workload[i]`, its name already checked.
 fn parse_workload(ctx: &Ctx<'_>, w: &RawWorkload, i: usize) -> Result<Workload, ExperimentError> {
     let k = |f: &str| format!("workload[{i}].{f}");
-    let test = match w.test.get_ref().as_str() {
-        "tcp-stream" => TestKind::TcpStream,
-        "udp-stream" => TestKind::UdpStream,
-        "tcp-rr" => TestKind::TcpRr,
-        "tcp-crr" => TestKind::TcpCrr,
-        other => {
-            return Err(ctx.bad(
-                w.test.span(),
-                &k("test"),
-                other,
-                "tcp-stream, udp-stream, tcp-rr or tcp-crr",
-            ))
-        }
+    let given = w.test.get_ref().as_str();
+    let Ok(test) = given.parse::<TestKind>() else {
+        let names = crate::bench::config::catalogue::NAMES;
+        return Err(ctx.bad(w.test.span(), &k("test"), given, names));
     };
     let size = int_range!("a size of" 1 to 16777216 "bytes");
     let buf = |v: &Option<Spanned<i64>>, f: &str| -> Result<Option<u32>, ExperimentError> {

@@ -110,7 +110,7 @@ pub struct Args {
     pub objective: Option<Objective>,
     /// The workload's test [default: tcp-stream for max-throughput,
     /// udp-stream for max-pps, tcp-rr for min-p99, tcp-crr for max-cps].
-    #[arg(long, value_name = "TEST", value_parser = ["tcp-stream", "udp-stream", "tcp-rr", "tcp-crr"])]
+    #[arg(long, value_name = "TEST", value_parser = clap::builder::PossibleValuesParser::new(model::experiment::TestKind::ALL.map(|k| k.name())))]
     pub test: Option<String>,
     /// Message or datagram size, bytes [default: 64 for udp-stream].
     #[arg(long, value_name = "BYTES")]

@@ -14,9 +14,9 @@ pub enum Objective {
     /// Highest goodput (bit/s) of a stream workload.
     MaxThroughput,
     /// Most packets per second: datagrams of a fixed-size udp-stream (their
-    /// rate is the bit rate over the size) or transactions of tcp-rr.
+    /// rate is the bit rate over the size) or transactions of tcp-rr or udp-rr.
     MaxPps,
-    /// Lowest 99th-percentile latency (tcp-rr, tcp-crr, or any workload with
+    /// Lowest 99th-percentile latency (tcp-rr, udp-rr, tcp-crr, or any workload with
     /// a latency probe).
     MinP99,
     /// Most connections per second (tcp-crr).
@@ -30,16 +30,6 @@ const OBJECTIVES: &[(&str, Objective)] = &[
     ("min-p99", Objective::MinP99),
     ("max-cps", Objective::MaxCps),
 ];
-
-/// The name of a test as the experiment file spells it.
-pub fn test_name(test: TestKind) -> &'static str {
-    match test {
-        TestKind::TcpStream => "tcp-stream",
-        TestKind::UdpStream => "udp-stream",
-        TestKind::TcpRr => "tcp-rr",
-        TestKind::TcpCrr => "tcp-crr",
-    }
-}
 
 impl Objective {
     /// Look an objective up by its command-line name.
@@ -87,7 +77,7 @@ impl Objective {
     pub fn metric_for(self, test: TestKind, probe: bool) -> Result<Metric, AutotuneError> {
         let refuse = |needs: &'static str| AutotuneError::Unmeasurable {
             what: self.name().to_string(),
-            test: test_name(test),
+            test: test.name(),
             needs,
         };
         match (self, test) {
@@ -98,12 +88,16 @@ impl Objective {
             // Datagrams received per second: what a packet-rate user counts
             // (bit/s follows the datagram size, which a candidate may change).
             (Objective::MaxPps, TestKind::UdpStream) => Ok(Metric::PacketRate),
-            (Objective::MaxPps, TestKind::TcpRr) => Ok(Metric::Transactions),
-            (Objective::MaxPps, _) => Err(refuse("a udp-stream or tcp-rr workload")),
-            (Objective::MinP99, TestKind::TcpRr | TestKind::TcpCrr) => Ok(Metric::LatencyP99),
+            // A request/response's transactions: one datagram or segment
+            // each way per transaction.
+            (Objective::MaxPps, TestKind::TcpRr | TestKind::UdpRr) => Ok(Metric::Transactions),
+            (Objective::MaxPps, _) => Err(refuse("a udp-stream, tcp-rr or udp-rr workload")),
+            (Objective::MinP99, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr) => {
+                Ok(Metric::LatencyP99)
+            }
             (Objective::MinP99, _) if probe => Ok(Metric::LatencyP99),
             (Objective::MinP99, _) => Err(refuse(
-                "a latency source: a tcp-rr or tcp-crr workload, or a probe (--probe rr|icmp)",
+                "a latency source: a tcp-rr, udp-rr or tcp-crr workload, or a probe (--probe rr|icmp)",
             )),
             (Objective::MaxCps, TestKind::TcpCrr) => Ok(Metric::Transactions),
             (Objective::MaxCps, _) => Err(refuse("a tcp-crr workload")),
@@ -148,7 +142,7 @@ impl Response {
             Response::Metric(Metric::Throughput) => stream,
             Response::Metric(Metric::Transactions) => !stream,
             Response::Metric(Metric::LatencyP50 | Metric::LatencyP99) => !stream || probe,
-            Response::Metric(Metric::Retransmits) => test != TestKind::UdpStream,
+            Response::Metric(Metric::Retransmits) => !test.is_udp(),
             Response::Metric(Metric::LossPct | Metric::PacketRate) => test == TestKind::UdpStream,
             Response::Metric(Metric::CpuPct | Metric::SoftirqPct | Metric::CpuPerWork) => true,
         }
@@ -250,7 +244,7 @@ impl Constraint {
         } else {
             Err(AutotuneError::Unmeasurable {
                 what: format!("constraint `{}`", self.text),
-                test: test_name(test),
+                test: test.name(),
                 needs: "a workload (or probe) that reports this response",
             })
         }

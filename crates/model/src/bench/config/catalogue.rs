@@ -302,6 +302,10 @@ pub const fn names() -> [&'static str; CATALOGUE.len()] {
     out
 }
 
+/// [`names_list`] as a constant, for messages that need a `'static` text
+/// (a test holds it equal to the catalogue).
+pub const NAMES: &str = "tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr";
+
 /// The names as a list for messages: `a, b or c`.
 pub fn names_list() -> String {
     let n = names();
@@ -363,6 +367,11 @@ impl KindSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_constant_list_of_names_is_the_catalogues() {
+        assert_eq!(super::NAMES, super::names_list());
+    }
     use crate::bench::config::{measured_by, End, FlowDir};
 
     #[test]

@@ -13,21 +13,12 @@ use runner::autotune as at;
 use runner::experiment::BENCH_WARMUP_S;
 use tune::autotune::{Constraint, Objective, SearchConfig, SearchSpace};
 
-pub(super) fn test_kind(name: &str) -> TestKind {
-    match name {
-        "udp-stream" => TestKind::UdpStream,
-        "tcp-rr" => TestKind::TcpRr,
-        "tcp-crr" => TestKind::TcpCrr,
-        _ => TestKind::TcpStream,
-    }
-}
-
-pub(super) fn default_test(o: Objective) -> &'static str {
+pub(super) fn default_test(o: Objective) -> TestKind {
     match o {
-        Objective::MaxThroughput => "tcp-stream",
-        Objective::MaxPps => "udp-stream",
-        Objective::MinP99 => "tcp-rr",
-        Objective::MaxCps => "tcp-crr",
+        Objective::MaxThroughput => TestKind::TcpStream,
+        Objective::MaxPps => TestKind::UdpStream,
+        Objective::MinP99 => TestKind::TcpRr,
+        Objective::MaxCps => TestKind::TcpCrr,
     }
 }
 
@@ -63,16 +54,14 @@ pub(super) fn check(args: &Args, objective: Objective, recheck: bool) -> Result<
     };
     let duration = file.duration.or(args.duration).unwrap_or(DEFAULT_DURATION);
     let flows = file.flows.or(args.flows).unwrap_or(1);
-    let test = file
-        .test
-        .or(args.test.as_deref())
-        .map_or(default_test(objective), |t| match t {
-            "udp-stream" => "udp-stream",
-            "tcp-rr" => "tcp-rr",
-            "tcp-crr" => "tcp-crr",
-            _ => "tcp-stream",
-        });
-    let kind = test_kind(test);
+    let kind = match file.test {
+        Some(k) => k,
+        None => match args.test.as_deref() {
+            Some(t) => t.parse::<TestKind>().map_err(usage)?,
+            None => default_test(objective),
+        },
+    };
+    let test = kind.name();
     let metric = objective
         .metric_for(kind, false)
         .map_err(|e| match &args.workload {

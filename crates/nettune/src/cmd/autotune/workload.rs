@@ -3,7 +3,7 @@
 //! (examples/autotune-crr.toml):
 //!
 //! ```toml
-//! test = "tcp-crr"        # tcp-stream, udp-stream, tcp-rr or tcp-crr
+//! test = "tcp-crr"        # tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr
 //! size = 64               # message or datagram size, bytes
 //! flows = 4               # parallel flows, 1 to 64
 //! duration = 3            # seconds of each run, 1 to 60
@@ -14,6 +14,7 @@
 //! load and that the search never sets itself ([`EXTRA_OPTIONS`]); each is
 //! checked by the bench's own parser. Errors name the file and the key.
 
+use model::experiment::TestKind;
 use std::path::Path;
 
 use clap::Parser;
@@ -43,7 +44,6 @@ pub const EXTRA_OPTIONS: &[&str] = &[
 ];
 
 /// Tests a workload may name.
-const TESTS: [&str; 4] = ["tcp-stream", "udp-stream", "tcp-rr", "tcp-crr"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,7 +60,7 @@ struct Raw {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WorkloadFile {
     /// The test, if given.
-    pub test: Option<&'static str>,
+    pub test: Option<TestKind>,
     /// Message or datagram size, bytes.
     pub size: Option<u32>,
     /// Parallel flows.
@@ -106,11 +106,11 @@ pub fn parse(text: &str, file: &str) -> Result<WorkloadFile, String> {
     })?;
     let test = match raw.test.as_deref() {
         None => None,
-        Some(t) => Some(*TESTS.iter().find(|x| **x == t).ok_or_else(|| {
+        Some(t) => Some(t.parse::<TestKind>().map_err(|_| {
             format!(
                 "{file}: key `test`: `{}` is not one of {}",
                 model::text::Printable(t),
-                TESTS.join(", ")
+                model::bench::config::catalogue::NAMES
             )
         })?),
     };
@@ -188,7 +188,7 @@ mod tests {
             "w.toml",
         )
         .unwrap();
-        assert_eq!(w.test, Some("tcp-crr"));
+        assert_eq!(w.test, Some(TestKind::TcpCrr));
         assert_eq!((w.size, w.flows, w.duration), (Some(64), Some(4), Some(2)));
         assert_eq!(w.args, ["--nodelay", "--outstanding", "2"]);
         assert_eq!(parse("", "w.toml").unwrap(), WorkloadFile::default());
