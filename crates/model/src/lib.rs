@@ -9,6 +9,7 @@ pub mod bench_facts;
 pub mod bottom;
 pub mod bounded;
 pub mod busy;
+pub mod catalogue;
 pub mod clock;
 pub mod cpuset;
 pub mod doctor_facts;

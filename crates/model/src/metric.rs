@@ -4,6 +4,9 @@
 //! HTML page ([`Scale`], [`num`], [`pct`], [`Metric::format`]).
 
 use crate::experiment::Metric;
+pub use crate::units::{
+    BITS_PER_SEC, CONNECTIONS_PER_SEC, EVENTS_PER_SEC, PACKETS_PER_SEC, TRANSACTIONS_PER_SEC,
+};
 
 impl Metric {
     /// The key of the metric in a run's values (its snake_case name).
@@ -87,23 +90,6 @@ pub fn cpu_work_unit(test: &str) -> &'static str {
 pub fn format_value(unit: &str, v: f64) -> String {
     Scale::for_unit(unit, v).fmt(v)
 }
-
-/// The unit of bit rates (`Gbit/s`, `Mbit/s`, `kbit/s` once scaled).
-pub const BITS_PER_SEC: &str = "bit/s";
-/// The unit of packet (UDP datagram) rates (`Mpps`, `kpps`, `pps`).
-pub const PACKETS_PER_SEC: &str = "pps";
-/// The unit of transaction rates (`Mtps`, `ktps`, `tps`); also how results
-/// recorded in `1/s` (transactions) are shown.
-pub const TRANSACTIONS_PER_SEC: &str = "tps";
-
-/// The unit of connection rates (tcp-crr: one connection per transaction):
-/// `cps`, `kcps`, as the `max-cps` objective names it.
-pub const CONNECTIONS_PER_SEC: &str = "cps";
-
-/// The unit of event rates that are not packets (interrupts, softirqs,
-/// budget squeezes): `950/s`, `37.6k/s`, `1.25M/s` (the prefix and `/s`
-/// written without a space).
-pub const EVENTS_PER_SEC: &str = "/s";
 
 /// A rate of events per second, scaled: `950/s`, `37.6k/s`, `1.25M/s`.
 pub fn fmt_per_sec(v: f64) -> String {

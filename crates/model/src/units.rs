@@ -215,6 +215,25 @@ pub fn parse_seconds(s: &str) -> Result<f64, UnitError> {
     Ok(secs)
 }
 
+/// The unit of bit rates (`Gbit/s`, `Mbit/s`, `kbit/s` once scaled).
+pub const BITS_PER_SEC: &str = "bit/s";
+
+/// The unit of packet (UDP datagram) rates (`Mpps`, `kpps`, `pps`).
+pub const PACKETS_PER_SEC: &str = "pps";
+
+/// The unit of transaction rates (`Mtps`, `ktps`, `tps`); also how results
+/// recorded in `1/s` (transactions) are shown.
+pub const TRANSACTIONS_PER_SEC: &str = "tps";
+
+/// The unit of connection rates (tcp-crr: one connection per transaction):
+/// `cps`, `kcps`, as the `max-cps` objective names it.
+pub const CONNECTIONS_PER_SEC: &str = "cps";
+
+/// The unit of event rates that are not packets (interrupts, softirqs,
+/// budget squeezes): `950/s`, `37.6k/s`, `1.25M/s` (the prefix and `/s`
+/// written without a space).
+pub const EVENTS_PER_SEC: &str = "/s";
+
 #[cfg(test)]
 mod tests {
     use super::*;

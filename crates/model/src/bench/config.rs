@@ -1,8 +1,6 @@
 //! What a test runs: the configuration both ends agree on.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 use thiserror::Error;
 
 /// Bytes of the header a UDP data datagram starts with: the test's tag and
@@ -28,64 +26,10 @@ pub const MAX_FLOWS: u32 = 65_536;
 /// Longest `--busy-poll` spin, µs.
 pub const MAX_BUSY_POLL_US: u32 = 1_000_000;
 
-pub mod catalogue;
+pub use crate::catalogue;
 pub mod rate;
 
-pub use catalogue::{Role, TestKind, Transport};
-
-impl TestKind {
-    /// All kinds, in display order (the catalogue's).
-    pub const ALL: [TestKind; catalogue::CATALOGUE.len()] = catalogue::all_kinds();
-
-    /// Its catalogue entry.
-    pub fn spec(self) -> &'static catalogue::KindSpec {
-        catalogue::spec(self)
-    }
-
-    /// The CLI name (`tcp-stream`).
-    pub fn name(self) -> &'static str {
-        self.spec().name
-    }
-
-    /// UDP workload.
-    pub fn is_udp(self) -> bool {
-        self.spec().is_udp()
-    }
-
-    /// Bulk (stream) workload.
-    pub fn is_stream(self) -> bool {
-        self.spec().stream
-    }
-
-    /// Default message size for the workload.
-    pub fn default_size(self) -> u32 {
-        self.spec().default_size
-    }
-}
-
-impl fmt::Display for TestKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for TestKind {
-    type Err = ParseError;
-    fn from_str(s: &str) -> Result<Self, ParseError> {
-        TestKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| ParseError::UnknownTest(s.into()))
-    }
-}
-
-/// A command-line value that does not parse; each names the text given.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum ParseError {
-    /// Not a test kind.
-    #[error("unknown test `{0}` (expected {list})", list = catalogue::names_list())]
-    UnknownTest(String),
-}
+pub use catalogue::{ParseError, Role, TestKind, Transport};
 
 /// An IP address family (`-4` / `-6`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -583,6 +527,20 @@ pub fn measured_by(test: TestKind, dir: FlowDir) -> End {
         End::Server
     } else {
         End::Client
+    }
+}
+
+impl catalogue::KindSpec {
+    /// What `end` runs for flows of `dir`.
+    pub fn runs(&self, end: End, dir: FlowDir) -> catalogue::Runs {
+        let v = match end {
+            End::Client => &self.client,
+            End::Server => &self.server,
+        };
+        match dir {
+            FlowDir::Forward => v[0],
+            FlowDir::Reverse => v[1],
+        }
     }
 }
 

@@ -217,7 +217,7 @@ pub struct LabTopology {
 
 /// Kinds of bench test: the one catalogue of the engine's tests, so every
 /// kind bench runs is a workload of experiment and autotune too.
-pub use crate::bench::config::TestKind;
+pub use crate::catalogue::TestKind;
 
 /// One workload (bench options).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -66,7 +66,7 @@ fn parse_workload(ctx: &Ctx<'_>, w: &RawWorkload, i: usize) -> Result<Workload, 
     let k = |f: &str| format!("workload[{i}].{f}");
     let given = w.test.get_ref().as_str();
     let Ok(test) = given.parse::<TestKind>() else {
-        let names = crate::bench::config::catalogue::NAMES;
+        let names = crate::catalogue::NAMES;
         return Err(ctx.bad(w.test.span(), &k("test"), given, names));
     };
     let size = int_range!("a size of" 1 to 16777216 "bytes");

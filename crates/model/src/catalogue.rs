@@ -10,6 +10,9 @@
 //! never in a worker's loop.
 
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
 
 /// The workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -156,7 +159,7 @@ pub struct KindSpec {
     /// What one unit of work is, in results (`bytes`, `transactions`).
     pub unit: &'static str,
     /// The unit of the rate column of the text output, as
-    /// [`crate::metric::Scale`] scales it (`pps`: datagrams, `tps`:
+    /// `metric::Scale` scales it (`pps`: datagrams, `tps`:
     /// transactions, `cps`: connections; docs/engine.md, "Units"); `None`:
     /// the kind counts bytes only (no message count, no rate column).
     pub rate_unit: Option<&'static str>,
@@ -213,7 +216,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: true,
         default_size: 1472,
         unit: "datagrams",
-        rate_unit: Some(crate::metric::PACKETS_PER_SEC),
+        rate_unit: Some(crate::units::PACKETS_PER_SEC),
         datagram_per_transaction: false,
         lost: TIMED_OUT,
         sequenced: true,
@@ -231,7 +234,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "transactions",
-        rate_unit: Some(crate::metric::TRANSACTIONS_PER_SEC),
+        rate_unit: Some(crate::units::TRANSACTIONS_PER_SEC),
         datagram_per_transaction: false,
         lost: TIMED_OUT,
         sequenced: false,
@@ -249,7 +252,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "transactions",
-        rate_unit: Some(crate::metric::TRANSACTIONS_PER_SEC),
+        rate_unit: Some(crate::units::TRANSACTIONS_PER_SEC),
         datagram_per_transaction: true,
         lost: TIMED_OUT,
         sequenced: false,
@@ -267,7 +270,7 @@ pub const CATALOGUE: [KindSpec; 5] = [
         stream: false,
         default_size: 1,
         unit: "connections",
-        rate_unit: Some(crate::metric::CONNECTIONS_PER_SEC),
+        rate_unit: Some(crate::units::CONNECTIONS_PER_SEC),
         datagram_per_transaction: false,
         lost: "failed connections",
         sequenced: false,
@@ -350,18 +353,60 @@ impl KindSpec {
     pub fn is_udp(&self) -> bool {
         self.transport == Transport::Udp
     }
+}
 
-    /// What `end` runs for flows of `dir`.
-    pub fn runs(&self, end: super::End, dir: super::FlowDir) -> Runs {
-        let v = match end {
-            super::End::Client => &self.client,
-            super::End::Server => &self.server,
-        };
-        match dir {
-            super::FlowDir::Forward => v[0],
-            super::FlowDir::Reverse => v[1],
-        }
+impl TestKind {
+    /// All kinds, in display order (the catalogue's).
+    pub const ALL: [TestKind; CATALOGUE.len()] = all_kinds();
+
+    /// Its catalogue entry.
+    pub fn spec(self) -> &'static KindSpec {
+        spec(self)
     }
+
+    /// The CLI name (`tcp-stream`).
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// UDP workload.
+    pub fn is_udp(self) -> bool {
+        self.spec().is_udp()
+    }
+
+    /// Bulk (stream) workload.
+    pub fn is_stream(self) -> bool {
+        self.spec().stream
+    }
+
+    /// Default message size for the workload.
+    pub fn default_size(self) -> u32 {
+        self.spec().default_size
+    }
+}
+
+impl fmt::Display for TestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TestKind {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        TestKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| ParseError::UnknownTest(s.into()))
+    }
+}
+
+/// A command-line value that does not parse; each names the text given.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ParseError {
+    /// Not a test kind.
+    #[error("unknown test `{0}` (expected {list})", list = names_list())]
+    UnknownTest(String),
 }
 
 #[cfg(test)]
