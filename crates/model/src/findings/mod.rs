@@ -1,5 +1,6 @@
 //! Findings: the one [`Finding`] type of the workspace, its [`Severity`],
-//! [`FindingId`] and doctor's [`Report`], with the snapshot helpers the
+//! [`FindingId`], doctor's [`Report`] and several hosts' reports as one
+//! ([`HostReports`], results.json's), with the snapshot helpers the
 //! rules and `inspect` share (which CPUs an IRQ reaches, a NIC's queue IRQs,
 //! SMT siblings). Pure: no I/O.
 //!
@@ -9,6 +10,7 @@
 //! carries a report (the engine's `bench --doctor`, the lab, the report)
 //! needs none.
 
+mod hosts;
 mod report;
 
 use crate::cpuset::CpuSet;
@@ -18,6 +20,7 @@ mod finding;
 
 pub use crate::finding_id::FindingId;
 pub use finding::{BenchFix, Evidence, Finding, Fix, Severity, Workloads};
+pub use hosts::{HostReports, OnHost};
 pub use report::{Report, Skipped, REPORT_SCHEMA_VERSION};
 
 /// CPUs an IRQ is delivered to: `effective_affinity` when the kernel shows
