@@ -374,3 +374,29 @@ pub(crate) fn unit_of(
         .or_else(|| stats().find(|s| s.metric == m))
         .map_or_else(|| m.unit().to_string(), |s| s.unit.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cleared;
+    use model::findings::{Finding, FindingId, HostReports, Report, Severity};
+
+    fn on(host: &str, ids: &[FindingId]) -> (String, Report) {
+        let f = |id: &FindingId| Finding::new(*id, Severity::Warning, "eth0", "t".into());
+        let report = Report {
+            schema_version: 1,
+            findings: ids.iter().map(f).collect(),
+            skipped: Vec::new(),
+        };
+        (host.to_string(), report)
+    }
+
+    /// A finding is cleared on its host: the same id on the other host
+    /// after does not keep it.
+    #[test]
+    fn cleared_compares_a_finding_on_the_same_host() {
+        let before = HostReports::merge(&[on("h0", &[FindingId::RpsOff]), on("h1", &[])]);
+        let after = HostReports::merge(&[on("h0", &[]), on("h1", &[FindingId::RpsOff])]);
+        assert_eq!(cleared(&before.findings, &after.findings), ["rps-off"]);
+        assert!(cleared(&before.findings, &before.findings).is_empty());
+    }
+}
