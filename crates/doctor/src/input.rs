@@ -336,7 +336,7 @@ pub enum NoPlan {
 }
 
 /// The input with what several rules need computed once: the window, the
-/// plan for the intent, the snapshot findings of `model::findings`.
+/// plan for the intent, the snapshot findings (`crate::snapshot::findings`).
 #[derive(Debug)]
 pub struct Cx<'a> {
     /// The input.
@@ -349,7 +349,7 @@ pub struct Cx<'a> {
     pub plan: Result<Plan, NoPlan>,
     /// The resolved profile of `plan_profile`.
     profile: Option<Profile>,
-    /// `model::findings::findings` of the snapshot.
+    /// The findings of the snapshot alone (`crate::snapshot::findings`).
     pub host_findings: Vec<model::findings::Finding>,
     /// Online CPUs without isolated ones.
     pub usable: CpuSet,
@@ -394,7 +394,7 @@ impl<'a> Cx<'a> {
             plan_profile,
             plan,
             profile,
-            host_findings: model::findings::findings(s),
+            host_findings: crate::snapshot::findings(s),
             usable,
             cores,
         }

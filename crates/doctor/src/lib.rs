@@ -7,7 +7,10 @@
 //!   it once ([`Cx`]: the window's rates, the plan, the snapshot findings).
 //! * [`finding`]: a [`Finding`] with evidence and a fix, the [`Report`] and
 //!   its stable JSON shape (`docs/doctor.md`).
-//! * [`rules`]: the rules, one file each, and their [`rules::CATALOGUE`].
+//! * [`rules`]: every finding rule, one file each, and the one
+//!   [`rules::CATALOGUE`].
+//! * [`snapshot`]: `inspect`'s findings, the rules' look at the snapshot
+//!   alone.
 //! * [`render`]: the human text of a report.
 //! * [`collect`]: an [`Input`] from facts the caller read through `host`.
 //!
@@ -26,6 +29,7 @@ pub mod finding;
 pub mod input;
 pub mod render;
 pub mod rules;
+pub mod snapshot;
 
 pub use finding::{
     BenchFix, Evidence, Finding, Fix, Report, Severity, Skipped, Workloads, REPORT_SCHEMA_VERSION,

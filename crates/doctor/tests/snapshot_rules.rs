@@ -538,3 +538,21 @@ fn irq_owner_conflict_is_silent_when_irqbalance_bans_the_pinned_irqs() {
     let f = r.of(DoctorId::IrqOwnerConflict).next().expect("fires");
     assert_eq!(f.severity, Severity::Warning);
 }
+
+/// One rule, two looks: on the two-socket fixture, `irq-remote-node` is a
+/// finding of the snapshot alone (one per remote queue IRQ, what `inspect`
+/// shows) and doctor's (one per NIC, built on the window and the plan), and
+/// `irqbalance-running`, a rule of the snapshot alone, reaches doctor only
+/// through the rules that read it.
+#[test]
+fn one_catalogue_gives_inspect_and_doctor_their_findings() {
+    let i = input("two-socket-16q");
+    let seen = nettune_doctor::snapshot::findings(&i.snapshot);
+    let of = |id| seen.iter().filter(|f| f.id == id).count();
+    assert!(of(DoctorId::IrqRemoteNode) >= 1, "{seen:?}");
+    assert_eq!(of(DoctorId::IrqbalanceRunning), 1);
+    let r = report(&i);
+    assert_eq!(r.of(DoctorId::IrqRemoteNode).count(), 1);
+    assert!(!r.has(DoctorId::IrqbalanceRunning));
+    assert!(r.skipped(DoctorId::IrqbalanceRunning).is_none());
+}

@@ -64,20 +64,20 @@ macro_rules! string_ids {
 pub(crate) use string_ids;
 
 string_ids! {
-    /// Stable id of a finding rule, of the snapshot (`model::findings`) or of
-    /// the diagnosis (`doctor`); JSON and the human output spell it in
-    /// kebab-case. `irq-remote-node` and `rps-off` each name a rule of each:
-    /// doctor's builds on the snapshot's.
+    /// Stable id of a finding rule (one rule each, in `doctor`'s one
+    /// catalogue), of the snapshot alone or of the diagnosis; JSON and the
+    /// human output spell it in kebab-case. `irq-remote-node` and `rps-off`
+    /// look at both: doctor's finding builds on the snapshot's.
     FindingId, "finding rule", {
-    // Snapshot rules (`inspect`, `model::findings::CATALOGUE`).
+    // Rules of the snapshot alone (`inspect`, `doctor::snapshot`).
     /// irqbalance is running.
     IrqbalanceRunning => "irqbalance-running",
     /// tuned is running or left a profile active.
     Tuned => "tuned",
     /// A device's NUMA node is unknown (-1).
     NumaNodeUnknown => "numa-node-unknown",
-    /// A queue IRQ runs on a node other than the NIC's (a snapshot rule and a
-    /// doctor rule).
+    /// A queue IRQ runs on a node other than the NIC's (one rule: the
+    /// snapshot's look and doctor's).
     IrqRemoteNode => "irq-remote-node",
     /// A queue IRQ may run on CPUs of several nodes.
     IrqAffinitySpansNodes => "irq-affinity-spans-nodes",
@@ -98,8 +98,8 @@ string_ids! {
     // Diagnosis rules (`doctor`, `nettune_doctor::CATALOGUE`).
     /// NET_RX softirq time concentrated on few CPUs while others idle.
     SoftirqConcentrated => "softirq-concentrated",
-    /// Fewer RX queues than CPUs and RPS off (a snapshot rule against online
-    /// CPUs, and a doctor rule against usable physical cores).
+    /// Fewer RX queues than CPUs and RPS off (one rule: the snapshot's look
+    /// against online CPUs, doctor's against usable physical cores).
     RpsOff => "rps-off",
     /// Several queue IRQs of one NIC on one CPU or on SMT siblings.
     IrqStacked => "irq-stacked",

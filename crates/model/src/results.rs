@@ -15,6 +15,7 @@
 //! may be missing in an interrupted run is optional or defaults to empty.
 
 use crate::experiment::Metric;
+use crate::findings::HostReports;
 use crate::stats::{Comparison, Interval, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -88,12 +89,13 @@ pub struct ExperimentResults {
     /// own cost can be told from the host's.
     #[serde(default)]
     pub overhead: Vec<OverheadRow>,
-    /// Doctor's report (its `--json` shape) before any change.
+    /// Doctor's reports of the hosts before any change (its `--json` shape,
+    /// each subject prefixed with its host: [`HostReports`]).
     #[serde(default)]
-    pub doctor_before: Option<serde_json::Value>,
-    /// Doctor's report after the plan was applied (lab) or at the end.
+    pub doctor_before: Option<HostReports>,
+    /// Doctor's reports after the plan was applied (lab) or at the end.
     #[serde(default)]
-    pub doctor_after: Option<serde_json::Value>,
+    pub doctor_after: Option<HostReports>,
     /// The plans applied, by cell label (the `nettune plan --json` shape).
     #[serde(default)]
     pub plans: BTreeMap<String, serde_json::Value>,

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
 
-use model::findings::findings;
+use doctor::snapshot::findings;
 use nettune::cmd::inspect::render;
 use std::path::PathBuf;
 

@@ -360,7 +360,11 @@ fn nothing_found_nothing_applied() {
 
 #[test]
 fn both_reports_merge_into_one_with_their_hosts() {
-    let m = merge_reports(&typed_hosts(two_hosts()));
+    let typed = merge_reports(&typed_hosts(two_hosts()));
+    assert_eq!(typed.findings[0].host.as_deref(), Some("lab-h0"));
+    assert_eq!(typed.findings[0].item.subject, "host");
+    assert_eq!(typed.host("lab-h1").skipped[0].reason, "no NIC");
+    let m = serde_json::to_value(&typed).unwrap();
     let f = m["findings"].as_array().unwrap();
     assert_eq!(f.len(), 4);
     assert_eq!(f[0]["host"], "lab-h0");

@@ -1,7 +1,9 @@
 //! Lenient readers of the JSON parts of a results file that belong to other
-//! commands (doctor's report, plans, host facts), and helpers over runs.
-//! Whatever does not have the expected shape is skipped, never a panic.
+//! commands (plans, host facts), doctor's typed reports as shown, and
+//! helpers over runs. Whatever does not have the expected shape is skipped,
+//! never a panic.
 
+use model::findings::{Finding, HostReports, OnHost};
 use model::results::{CellResult, RunRecord};
 use serde_json::Value;
 
@@ -16,17 +18,6 @@ pub(crate) const MAX_SECTIONS: usize = 64;
 /// Host facts shown per host, in bytes of pretty JSON.
 pub(crate) const MAX_FACTS_BYTES: usize = 64 * 1024;
 
-/// One doctor finding, as shown.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Finding {
-    /// The host (for a report per end, `client`/`server`), if any.
-    pub host: Option<String>,
-    pub id: String,
-    pub severity: String,
-    pub subject: String,
-    pub title: String,
-}
-
 /// A string field: strings as is, numbers and booleans as text, else empty.
 pub(crate) fn text(v: &Value, key: &str) -> String {
     match v.get(key) {
@@ -37,39 +28,17 @@ pub(crate) fn text(v: &Value, key: &str) -> String {
     }
 }
 
-fn findings_of(report: &Value, host: Option<&str>, out: &mut Vec<Finding>) {
-    let Some(list) = report.get("findings").and_then(Value::as_array) else {
-        return;
-    };
-    for f in list {
-        if out.len() >= MAX_ROWS {
-            return;
-        }
-        if !f.is_object() {
-            continue;
-        }
-        out.push(Finding {
-            host: host.map(str::to_owned),
-            id: text(f, "id"),
-            severity: text(f, "severity"),
-            subject: text(f, "subject"),
-            title: text(f, "title"),
-        });
-    }
+/// The findings of doctor's reports, at most [`MAX_ROWS`].
+pub(crate) fn findings(reports: &HostReports) -> &[OnHost<Finding>] {
+    &reports.findings[..reports.findings.len().min(MAX_ROWS)]
 }
 
-/// The findings of a doctor report (`doctor --json`), or of a report per end
-/// (`{"client": REPORT, "server": REPORT}`, as `bench --doctor` writes).
-pub(crate) fn findings(report: &Value) -> Vec<Finding> {
-    let mut out = Vec::new();
-    if report.get("findings").is_some() {
-        findings_of(report, None, &mut out);
-    } else if let Some(map) = report.as_object() {
-        for (host, r) in map {
-            findings_of(r, Some(host), &mut out);
-        }
+/// A finding's subject as shown: `HOST: SUBJECT` when it names its host.
+pub(crate) fn subject(f: &OnHost<Finding>) -> String {
+    match &f.host {
+        Some(host) => format!("{host}: {}", f.item.subject),
+        None => f.item.subject.clone(),
     }
-    out
 }
 
 /// One change of a plan, as shown.
@@ -272,14 +241,17 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn reads_a_doctor_report_and_one_per_end() {
-        let one = json!({"findings": [{"id": "a", "severity": "warning", "subject": "eth0", "title": "t"}, 3]});
-        assert_eq!(findings(&one).len(), 1);
-        let two = json!({"client": one, "server": {"findings": []}});
-        let f = findings(&two);
-        assert_eq!(f.len(), 1);
-        assert_eq!(f[0].host.as_deref(), Some("client"));
-        assert!(findings(&json!("garbage")).is_empty());
+    fn a_finding_shows_its_host_before_its_subject_and_rows_are_capped() {
+        use model::findings::{FindingId, Report, Severity};
+        let f = Finding::new(FindingId::RpsOff, Severity::Info, "eth0", "t".into());
+        let report = Report {
+            schema_version: 1,
+            findings: vec![f; MAX_ROWS + 1],
+            skipped: Vec::new(),
+        };
+        let r = HostReports::merge(&[("client".into(), report)]);
+        assert_eq!(findings(&r).len(), MAX_ROWS);
+        assert_eq!(subject(&r.findings[0]), "client: eth0");
     }
 
     #[test]

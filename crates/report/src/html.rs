@@ -7,11 +7,12 @@ use model::results::ExperimentResults;
 use model::stats::Verdict;
 
 use crate::charts::{self, Chart};
-use crate::data::{changes, facts_text, findings, Finding, MAX_ROWS, MAX_SECTIONS};
+use crate::data::{changes, facts_text, findings, subject, MAX_ROWS, MAX_SECTIONS};
 use crate::esc::html as h;
 use crate::markdown::{cleared, facts, unit_of};
 use crate::num::{metric_name, num, Scale};
 use crate::{rhel_bdp, table, ReportError};
+use model::findings::{Finding, OnHost};
 
 const CSS: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;color:#222;background:#fff;line-height:1.4}
@@ -36,26 +37,20 @@ fn verdict_class(v: Option<Verdict>, baseline: bool) -> &'static str {
     }
 }
 
-fn findings_table(out: &mut String, list: &[Finding]) {
+fn findings_table(out: &mut String, list: &[OnHost<Finding>]) {
     if list.is_empty() {
         out.push_str("<p>No findings.</p>\n");
         return;
     }
     out.push_str("<table><tr><th>id</th><th>severity</th><th>subject</th><th>title</th></tr>\n");
     for f in list {
-        let subject = match &f.host {
-            Some(host) => format!("{host}: {}", f.subject),
-            None => f.subject.clone(),
-        };
+        let severity = f.item.severity.as_str();
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"sev-{}\">{}</td><td>{}</td><td>{}</td></tr>",
-            h(&f.id),
-            h(&crate::esc::label(&f.severity, 16)
-                .replace(|c: char| !c.is_ascii_alphanumeric(), "")),
-            h(&f.severity),
-            h(&subject),
-            h(&f.title)
+            "<tr><td>{}</td><td class=\"sev-{severity}\">{severity}</td><td>{}</td><td>{}</td></tr>",
+            h(f.item.id.as_str()),
+            h(&subject(f)),
+            h(&f.item.title)
         );
     }
     out.push_str("</table>\n");
@@ -349,14 +344,14 @@ fn section_doctor(out: &mut String, r: &ExperimentResults) {
         let after = r.doctor_after.as_ref().map(findings).unwrap_or_default();
         out.push_str("<h3>Before</h3>\n");
         if r.doctor_before.is_some() {
-            findings_table(out, &before);
+            findings_table(out, before);
         } else {
             out.push_str("<p>Doctor did not run.</p>\n");
         }
         out.push_str("<h3>After</h3>\n");
         if r.doctor_after.is_some() {
-            findings_table(out, &after);
-            let gone = cleared(&before, &after);
+            findings_table(out, after);
+            let gone = cleared(before, after);
             if !gone.is_empty() {
                 let ids: Vec<String> = gone.iter().map(|i| h(i)).collect();
                 let _ = writeln!(out, "<p>Cleared: {}.</p>", ids.join(", "));

@@ -5,10 +5,11 @@ use std::fmt::Write as _;
 
 use model::results::{ExperimentResults, ResultsKind};
 
-use crate::data::{changes, findings, Finding, MAX_ROWS, MAX_SECTIONS};
+use crate::data::{changes, findings, subject, MAX_ROWS, MAX_SECTIONS};
 use crate::esc::md;
 use crate::num::{metric_name, num, Scale};
 use crate::{rhel_bdp, table};
+use model::findings::{Finding, OnHost};
 
 /// Short facts of the run, shared with the page: (label, raw text).
 pub(crate) fn facts(r: &ExperimentResults) -> Vec<(&'static str, String)> {
@@ -58,35 +59,35 @@ pub(crate) fn lab_text(r: &ExperimentResults) -> String {
     )
 }
 
-fn finding_rows(out: &mut String, list: &[Finding]) {
+fn finding_rows(out: &mut String, list: &[OnHost<Finding>]) {
     if list.is_empty() {
         out.push_str("No findings.\n\n");
         return;
     }
     out.push_str("| id | severity | subject | title |\n| --- | --- | --- | --- |\n");
     for f in list {
-        let subject = match &f.host {
-            Some(h) => format!("{h}: {}", f.subject),
-            None => f.subject.clone(),
-        };
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} |",
-            md(&f.id),
-            md(&f.severity),
-            md(&subject),
-            md(&f.title)
+            md(f.item.id.as_str()),
+            md(f.item.severity.as_str()),
+            md(&subject(f)),
+            md(&f.item.title)
         );
     }
     out.push('\n');
 }
 
-/// Ids found before and not after.
-pub(crate) fn cleared(before: &[Finding], after: &[Finding]) -> Vec<String> {
+/// Ids found before and not after, on the same host.
+pub(crate) fn cleared(before: &[OnHost<Finding>], after: &[OnHost<Finding>]) -> Vec<String> {
     let mut ids: Vec<String> = before
         .iter()
-        .filter(|b| !after.iter().any(|a| a.id == b.id && a.host == b.host))
-        .map(|b| b.id.clone())
+        .filter(|b| {
+            !after
+                .iter()
+                .any(|a| a.item.id == b.item.id && a.host == b.host)
+        })
+        .map(|b| b.item.id.to_string())
         .collect();
     ids.dedup();
     ids
@@ -304,14 +305,14 @@ fn section_doctor(out: &mut String, r: &ExperimentResults) {
         let after = r.doctor_after.as_ref().map(findings).unwrap_or_default();
         out.push_str("### Before\n\n");
         if r.doctor_before.is_some() {
-            finding_rows(out, &before);
+            finding_rows(out, before);
         } else {
             out.push_str("Doctor did not run.\n\n");
         }
         out.push_str("### After\n\n");
         if r.doctor_after.is_some() {
-            finding_rows(out, &after);
-            let gone = cleared(&before, &after);
+            finding_rows(out, after);
+            let gone = cleared(before, after);
             if !gone.is_empty() {
                 let ids: Vec<String> = gone.iter().map(|i| md(i)).collect();
                 let _ = writeln!(out, "Cleared: {}.\n", ids.join(", "));
@@ -372,4 +373,30 @@ pub(crate) fn unit_of(
         .find(|s| s.metric == m && s.workload == workload)
         .or_else(|| stats().find(|s| s.metric == m))
         .map_or_else(|| m.unit().to_string(), |s| s.unit.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cleared;
+    use model::findings::{Finding, FindingId, HostReports, Report, Severity};
+
+    fn on(host: &str, ids: &[FindingId]) -> (String, Report) {
+        let f = |id: &FindingId| Finding::new(*id, Severity::Warning, "eth0", "t".into());
+        let report = Report {
+            schema_version: 1,
+            findings: ids.iter().map(f).collect(),
+            skipped: Vec::new(),
+        };
+        (host.to_string(), report)
+    }
+
+    /// A finding is cleared on its host: the same id on the other host
+    /// after does not keep it.
+    #[test]
+    fn cleared_compares_a_finding_on_the_same_host() {
+        let before = HostReports::merge(&[on("h0", &[FindingId::RpsOff]), on("h1", &[])]);
+        let after = HostReports::merge(&[on("h0", &[]), on("h1", &[FindingId::RpsOff])]);
+        assert_eq!(cleared(&before.findings, &after.findings), ["rps-off"]);
+        assert!(cleared(&before.findings, &before.findings).is_empty());
+    }
 }

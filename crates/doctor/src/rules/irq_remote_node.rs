@@ -6,6 +6,8 @@
 use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
+use crate::snapshot::{At, Scope};
+use model::findings::{irq_cpus, nodes_of, queue_label};
 use tune::RuleId;
 
 /// Queue IRQs on a remote node.
@@ -27,6 +29,33 @@ impl DoctorRule for IrqRemoteNode {
     }
     fn source(&self) -> &'static str {
         "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (NUMA topology and PCI bus: local_cpulist); Red Hat Enterprise Linux 7 Performance Tuning Guide, \"Configuring Receive-Side Scaling (RSS)\" (https://access.redhat.com/documentation/en-US/Red_Hat_Enterprise_Linux/7/html/Performance_Tuning_Guide/); Documentation/networking/scaling.rst"
+    }
+    fn scope(&self) -> Option<Scope> {
+        Some(Scope::QueueIrq)
+    }
+    /// `inspect`'s look: each queue IRQ delivered to CPUs outside the NIC's
+    /// node, by its affinity alone.
+    fn observe(&self, at: At<'_>, out: &mut Vec<Finding>) {
+        let At::QueueIrq(cx, irq) = at else { return };
+        let (Some(cpus), Some(node)) = (irq_cpus(irq), cx.node) else {
+            return;
+        };
+        let remote = cpus.difference(&node.cpus);
+        if remote.is_empty() || !cx.host.multi_node {
+            return;
+        }
+        let name = cx.name();
+        out.push(cx.finding(
+            self,
+            format!(
+                "{name} {}: IRQ {} runs on CPU {} (node {}), but {name} is on node {}",
+                queue_label(irq),
+                irq.number.0,
+                remote.to_list(),
+                nodes_of(cx.host.s, &remote).to_list(),
+                node.id.0
+            ),
+        ));
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         let s = cx.snap();

@@ -1,5 +1,8 @@
-//! The diagnosis rules, one file each: a unit type implementing
-//! [`DoctorRule`], listed once in [`CATALOGUE`].
+//! Every finding rule of the workspace, one file each: a unit type
+//! implementing [`DoctorRule`], listed once in [`CATALOGUE`]. A rule looks
+//! at doctor's context ([`DoctorRule::check`]), at a part of the snapshot
+//! alone ([`DoctorRule::scope`] and [`DoctorRule::observe`]: `inspect`'s
+//! findings, [`crate::snapshot`]), or both (`irq-remote-node`, `rps-off`).
 //!
 //! To add a rule: a file here with the unit type, a [`FindingId`] variant in
 //! `model/src/finding_id.rs` and one line in [`CATALOGUE`]; a fixture test that fires it
@@ -7,6 +10,7 @@
 
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
+use crate::snapshot::{At, Scope};
 use model::findings::FindingId;
 use tune::RuleId;
 
@@ -40,6 +44,18 @@ mod syn_queue_overflow;
 mod tcp_memory_pressure;
 mod tcp_resets;
 mod udp_sndbuf_errors;
+// (rules that look at the snapshot alone: `inspect`'s findings)
+mod irq_affinity_spans_nodes;
+mod irq_on_isolated_cpu;
+mod irqbalance_running;
+mod irqs_on_one_cpu;
+mod irqs_on_smt_siblings;
+mod nic_rx_drops;
+mod numa_node_unknown;
+mod rfs_half_configured;
+mod rps_includes_irq_cpu;
+mod rps_on_irq_sibling;
+mod tuned;
 
 /// A diagnosis rule's id: the one finding id of the workspace
 /// ([`FindingId`]), named for the callers that only see doctor's rules.
@@ -62,7 +78,10 @@ impl Skip {
     }
 }
 
-/// A diagnosis rule: what it is, why, where that comes from, and its check.
+/// A finding rule: what it is, why, where that comes from, and its checks:
+/// doctor's ([`DoctorRule::check`]) and the snapshot's alone
+/// ([`DoctorRule::observe`], run by `inspect` when [`DoctorRule::scope`] is
+/// set).
 pub trait DoctorRule: Sync {
     /// Its stable id.
     fn id(&self) -> FindingId;
@@ -74,9 +93,21 @@ pub trait DoctorRule: Sync {
     fn rationale(&self) -> &'static str;
     /// A public source: a kernel document, a driver README or a published article.
     fn source(&self) -> &'static str;
-    /// Push findings; `Err(Skip)` when an input it needs is missing (then
-    /// nothing pushed is kept).
-    fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip>;
+    /// Push doctor's findings; `Err(Skip)` when an input it needs is missing
+    /// (then nothing pushed is kept). None by default: a rule of the snapshot
+    /// alone reaches doctor through the rules that read its findings
+    /// ([`Cx::host_findings`]).
+    fn check(&self, _cx: &Cx<'_>, _out: &mut Vec<Finding>) -> Result<(), Skip> {
+        Ok(())
+    }
+    /// The part of the snapshot [`DoctorRule::observe`] looks at; `None`
+    /// (the default) for a rule that needs doctor's context.
+    fn scope(&self) -> Option<Scope> {
+        None
+    }
+    /// Push the findings the snapshot shows by itself at `at` (always of
+    /// [`DoctorRule::scope`]): `inspect`'s, and [`Cx::host_findings`].
+    fn observe(&self, _at: At<'_>, _out: &mut Vec<Finding>) {}
     /// The planner rules whose changes are this rule's advice, with why a
     /// profile may turn them off; when the profile the user asked for turns
     /// all of them off, the rule is skipped with that reason rather than
@@ -101,11 +132,26 @@ pub fn avoided_by_profile(rule: &dyn DoctorRule, cx: &Cx<'_>) -> Option<Skip> {
     )))
 }
 
-/// Every rule, in the order its findings are reported within a severity.
+/// Every rule, in the order its findings are reported within a severity
+/// (doctor's and, for the rules with a [`Scope`], `inspect`'s: consecutive
+/// rules of one per-item scope run item by item, see [`crate::snapshot`]).
 pub static CATALOGUE: &[&dyn DoctorRule] = &[
     &softirq_concentrated::SoftirqConcentrated,
-    &rps_off::RpsOff,
+    // (rules of the snapshot, in the order `inspect` reports them)
+    &irqbalance_running::IrqbalanceRunning,
+    &tuned::Tuned,
+    &numa_node_unknown::NumaNodeUnknown,
     &irq_remote_node::IrqRemoteNode,
+    &irq_affinity_spans_nodes::IrqAffinitySpansNodes,
+    &irq_on_isolated_cpu::IrqOnIsolatedCpu,
+    &irqs_on_one_cpu::IrqsOnOneCpu,
+    &irqs_on_smt_siblings::IrqsOnSmtSiblings,
+    &rps_on_irq_sibling::RpsOnIrqSibling,
+    &rps_includes_irq_cpu::RpsIncludesIrqCpu,
+    &rps_off::RpsOff,
+    &rfs_half_configured::RfsHalfConfigured,
+    &nic_rx_drops::NicRxDrops,
+    // (diagnosis rules)
     &irq_stacked::IrqStacked,
     &softnet_drops::SoftnetDrops,
     &udp_rcvbuf_errors::UdpRcvbufErrors,
@@ -158,7 +204,7 @@ pub(crate) fn plural(n: usize, unit: &str) -> String {
     format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
-/// Snapshot findings of `model::findings` rule `code`.
+/// Snapshot findings of rule `id` ([`DoctorRule::observe`]).
 pub(crate) fn host_findings<'c>(
     cx: &'c Cx<'_>,
     id: FindingId,
@@ -187,19 +233,21 @@ mod tests {
         assert!(serde_json::from_str::<FindingId>("\"rps-offf\"").is_err());
     }
 
-    /// Every finding id names a rule of doctor's catalogue or of the
-    /// snapshot's (`irq-remote-node` and `rps-off` name one of each).
+    /// Every finding id names exactly one rule of the one catalogue; the
+    /// snapshot rules (those `inspect` runs) are in it too.
     #[test]
-    fn every_finding_id_has_a_rule() {
+    fn every_finding_id_has_one_rule() {
         for &id in FindingId::ALL {
-            let doctor = find(id).is_some();
-            let snapshot = model::findings::rule(id).is_some();
-            assert!(doctor || snapshot, "{id} has no rule");
-            assert_eq!(
-                doctor && snapshot,
-                [FindingId::IrqRemoteNode, FindingId::RpsOff].contains(&id),
-                "{id}"
-            );
+            let n = CATALOGUE.iter().filter(|r| r.id() == id).count();
+            assert_eq!(n, 1, "{id} has {n} rules");
+        }
+        assert_eq!(CATALOGUE.len(), FindingId::ALL.len());
+        for id in [
+            FindingId::IrqRemoteNode,
+            FindingId::RpsOff,
+            FindingId::Tuned,
+        ] {
+            assert!(find(id).and_then(|r| r.scope()).is_some(), "{id}");
         }
     }
 }

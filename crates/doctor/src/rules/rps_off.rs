@@ -1,10 +1,13 @@
-//! `rps-off`: fewer RX queues than usable cores and RPS off (from the
-//! snapshot finding of the same name); a warning when the window shows the
-//! NIC receiving.
+//! `rps-off`: as the snapshot sees it (`inspect`), fewer RX queue IRQs than
+//! online CPUs and RPS off on every queue; doctor builds on that finding:
+//! fewer RX queues than usable cores, a warning when the window shows the
+//! NIC receiving. One name for one condition.
 
 use super::{host_findings, DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
+use crate::snapshot::{At, Scope};
+use model::snapshot::QueueKind;
 use tune::RuleId;
 
 /// Packets per second received by one NIC above which `rps-off` is a warning.
@@ -32,6 +35,33 @@ impl DoctorRule for RpsOff {
     }
     fn advises(&self) -> (&'static [RuleId], &'static str) {
         (&[RuleId::Rps], "RPS: a hop to another CPU adds latency")
+    }
+    fn scope(&self) -> Option<Scope> {
+        Some(Scope::Interface)
+    }
+    fn observe(&self, at: At<'_>, out: &mut Vec<Finding>) {
+        let At::Interface(cx) = at else { return };
+        let rxq = cx
+            .qirqs
+            .iter()
+            .filter(|q| q.queue.is_some_and(|r| r.kind != QueueKind::Tx))
+            .count();
+        let rps_any = cx
+            .iface
+            .rx_queues
+            .iter()
+            .any(|q| q.rps_cpus.as_ref().is_some_and(|r| !r.is_empty()));
+        let online = cx.host.s.cpu.online.len();
+        if rxq == 0 || rxq >= online || rps_any {
+            return;
+        }
+        let name = cx.name();
+        out.push(cx.finding(
+            self,
+            format!(
+            "{name}: {rxq} RX queue IRQ(s) for {online} online CPUs and RPS is off on every queue: at most {rxq} CPU(s) do receive processing"
+            ),
+        ));
     }
     fn check(&self, cx: &Cx<'_>, out: &mut Vec<Finding>) -> Result<(), Skip> {
         for hf in host_findings(cx, FindingId::RpsOff) {

@@ -1,5 +1,5 @@
-//! The one [`Finding`] type of `inspect` (snapshot rules) and `doctor`
-//! (diagnosis rules), its [`Severity`], [`Evidence`] and [`Fix`]. Its JSON
+//! The one [`Finding`] type of `inspect` and `doctor` (the rules of
+//! doctor's one catalogue), its [`Severity`], [`Evidence`] and [`Fix`]. Its JSON
 //! shape is `nettune doctor --json`'s (`docs/doctor.md`).
 
 use super::FindingId;

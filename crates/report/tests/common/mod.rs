@@ -21,6 +21,11 @@ pub const FIXTURE: &str = concat!(
     "/tests/fixtures/synthetic-results.json"
 );
 
+/// Doctor's reports as results.json holds them, from their JSON.
+fn reports(v: serde_json::Value) -> model::findings::HostReports {
+    serde_json::from_value(v).expect("a doctor report of the fixture")
+}
+
 /// A small deterministic wobble in [-1, 1] for run `i`, interval `j`.
 fn wobble(i: u32, j: u32) -> f64 {
     let x = (i.wrapping_mul(7919) ^ j.wrapping_mul(104_729)) % 200;
@@ -320,13 +325,13 @@ pub fn synthetic() -> ExperimentResults {
             loopback: summary(9.1e9),
             lab: summary(7.4e9),
         }],
-        doctor_before: Some(json!({"schema_version": 1, "findings": [
+        doctor_before: Some(reports(json!({"schema_version": 1, "findings": [
             finding("softirq-concentrated", "warning", "veth1", "softirq on one CPU: CPU 0 at 62 % while CPU 1 idles"),
-            finding("fixture-hostile", "info", "host", "<script>alert('fixture')</script> title | with pipe"),
-        ], "skipped": []})),
-        doctor_after: Some(json!({"schema_version": 1, "findings": [
-            finding("fixture-hostile", "info", "host", "<script>alert('fixture')</script> title | with pipe"),
-        ], "skipped": []})),
+            finding("tuned", "info", "host", "<script>alert('fixture')</script> title | with pipe"),
+        ], "skipped": []}))),
+        doctor_after: Some(reports(json!({"schema_version": 1, "findings": [
+            finding("tuned", "info", "host", "<script>alert('fixture')</script> title | with pipe"),
+        ], "skipped": []}))),
         plans,
         notes: vec![
             "SYNTHETIC FIXTURE: every number here is made up; it tests the report, not a host.".into(),

@@ -3,7 +3,7 @@
 //! both hosts' reports merged into the `doctor_before`/`doctor_after` of
 //! results.json.
 
-use model::findings::{Finding, Report, Skipped, REPORT_SCHEMA_VERSION};
+use model::findings::{Finding, HostReports, Report, Skipped, REPORT_SCHEMA_VERSION};
 
 pub use crate::exec::parse_report;
 
@@ -37,37 +37,8 @@ pub fn merge_windows(reports: &[Report]) -> Report {
     }
 }
 
-/// Both hosts' reports as one of doctor's `--json` shape (results.json's
-/// `doctor_before`/`doctor_after`, read by the report page): each finding's
-/// subject and each skipped reason prefixed with its host, and a `host`
-/// field added.
-pub fn merge_reports(reports: &[(String, Report)]) -> serde_json::Value {
-    let tagged = |v: serde_json::Result<serde_json::Value>, key: &str, host: &str| {
-        let mut v = v.unwrap_or(serde_json::Value::Null);
-        if let Some(o) = v.as_object_mut() {
-            let old = o
-                .get(key)
-                .and_then(|s| s.as_str())
-                .unwrap_or("")
-                .to_string();
-            o.insert(key.into(), format!("{host}: {old}").into());
-            o.insert("host".into(), host.into());
-        }
-        v
-    };
-    let mut findings = Vec::new();
-    let mut skipped = Vec::new();
-    for (host, r) in reports {
-        for f in &r.findings {
-            findings.push(tagged(serde_json::to_value(f), "subject", host));
-        }
-        for sk in &r.skipped {
-            skipped.push(tagged(serde_json::to_value(sk), "reason", host));
-        }
-    }
-    serde_json::json!({
-        "schema_version": REPORT_SCHEMA_VERSION,
-        "findings": findings,
-        "skipped": skipped,
-    })
+/// Both hosts' reports as one (results.json's `doctor_before`/`doctor_after`,
+/// read by the report page): each finding and skipped rule with its host.
+pub fn merge_reports(reports: &[(String, Report)]) -> HostReports {
+    HostReports::merge(reports)
 }

@@ -43,9 +43,9 @@ pub struct DoctorSetup {
     /// and a delay.
     pub bdp: Option<String>,
     /// Both hosts' reports before the changes (results.json `doctor_before`).
-    pub doctor_before: Option<serde_json::Value>,
+    pub doctor_before: Option<model::findings::HostReports>,
     /// And with them in place (`doctor_after`).
-    pub doctor_after: Option<serde_json::Value>,
+    pub doctor_after: Option<model::findings::HostReports>,
     /// Hosts with a plan applied (rolled back at the end).
     pub applied: Vec<HostId>,
     /// The fixes, one cell each (cell index − 1), from [`DoctorSetup::prepare`].

@@ -13,7 +13,6 @@ use runner::exec::HostId;
 use tune::autotune::Objective;
 
 use super::check::run_time;
-use super::progress::Bar;
 use super::search::snapshot;
 use super::{check, lab_sources, usage, Args};
 use crate::cmd::present::{self, Ui};
@@ -229,7 +228,7 @@ pub(super) fn run_recheck(mut args: Args, dir: &std::path::Path) -> anyhow::Resu
             sources,
             time: None,
         };
-        let bar = Bar::new((arms.saturating_add(1) * repeats) as u64, !args.json);
+        let bar = Ui::shown_if((arms.saturating_add(1) * repeats) as u64, !args.json);
         let mut on_run = |r: &at::RunTrace, total: usize| {
             let used = r.seq.saturating_add(1);
             bar.progress(

@@ -14,8 +14,9 @@ use tune::autotune::{Search, SearchSpace};
 
 use super::check::{run_time, space_lines};
 use super::from::start_from;
-use super::progress::{progress_line, Bar};
+use super::progress::progress_line;
 use super::{Run, Target, SOURCE_POOL};
+use crate::cmd::present::Ui;
 use crate::exit;
 
 pub(super) fn snapshot(exec: &mut dyn Executor, h: HostId) -> anyhow::Result<HostSnapshot> {
@@ -121,7 +122,7 @@ pub(super) fn search_on(
     };
     let started = Instant::now();
     let started_at = model::time::rfc3339_utc(std::time::SystemTime::now());
-    let bar = Bar::new(budget as u64, !args.json);
+    let bar = Ui::shown_if(budget as u64, !args.json);
     let mut on_run = |r: &at::RunTrace, search: &Search| {
         let used = r.seq.saturating_add(1);
         // A time budget raises the budget as the runs go.

@@ -6,9 +6,10 @@ mod ethtool;
 mod nic;
 mod table;
 
+use doctor::snapshot::findings;
 pub use ethtool::is_trouble;
 use host::Root;
-use model::findings::{findings, Severity};
+use model::findings::Severity;
 use model::snapshot::HostSnapshot;
 use model::text::{printable, printable_lines, Printable};
 use model::CpuSet;

@@ -17,11 +17,14 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Progress on stderr: a bar on a terminal, plain lines otherwise.
+/// Progress on stderr, the one progress UI of lab, experiment and
+/// autotune: a bar on a terminal, plain lines otherwise (none when hidden).
 #[derive(Debug, Clone)]
 pub struct Ui {
     bar: Option<indicatif::ProgressBar>,
     started: u64,
+    /// Lines on stderr when there is no bar.
+    lines: bool,
 }
 
 impl Ui {
@@ -38,7 +41,20 @@ impl Ui {
             b.enable_steady_tick(Duration::from_millis(200));
             b
         });
-        Ui { bar, started: 0 }
+        Ui {
+            bar,
+            started: 0,
+            lines: true,
+        }
+    }
+
+    /// [`Ui::new`] with a bar when `shown`, and nothing at all otherwise
+    /// (autotune's `--json`).
+    pub fn shown_if(total_runs: u64, shown: bool) -> Ui {
+        Ui {
+            lines: shown,
+            ..Ui::new(total_runs, shown)
+        }
     }
 
     /// Add `runs` to the bar's length (work that became known mid-run).
@@ -48,11 +64,32 @@ impl Ui {
         }
     }
 
+    /// Set the bar's length (a budget that grows as the runs go).
+    pub fn set_total(&self, runs: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(runs);
+        }
+    }
+
+    /// `pos` runs done, and what runs now: the bar's position and message,
+    /// or a line.
+    pub fn progress(&self, pos: u64, what: &str) {
+        match &self.bar {
+            Some(b) => {
+                b.set_position(pos);
+                b.set_message(what.to_string());
+            }
+            None if self.lines => eprintln!("{what}"),
+            None => {}
+        }
+    }
+
     /// One line above the bar (or on stderr).
     pub fn line(&self, s: &str) {
         match &self.bar {
             Some(b) => b.println(s),
-            None => eprintln!("{s}"),
+            None if self.lines => eprintln!("{s}"),
+            None => {}
         }
     }
 
@@ -82,13 +119,7 @@ impl Progress for Ui {
                     if *warmup { " (warm-up)" } else { "" },
                     eta.as_secs()
                 );
-                match &self.bar {
-                    Some(b) => {
-                        b.set_position(self.started);
-                        b.set_message(what);
-                    }
-                    None => eprintln!("{what}"),
-                }
+                self.progress(self.started, &what);
                 self.started = self.started.saturating_add(1);
             }
             ProgressEvent::NotApplicable { label, reason } => {
@@ -220,5 +251,23 @@ impl End<'_> {
             md.display()
         );
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ui;
+
+    /// The one progress UI serves autotune too: hidden under `--json`
+    /// (no bar, no lines), while lab and experiment keep their lines.
+    #[test]
+    fn autotune_json_hides_the_progress_and_the_lab_keeps_its_lines() {
+        let hidden = Ui::shown_if(4, false);
+        assert!(hidden.bar.is_none() && !hidden.lines);
+        let lab = Ui::new(4, false);
+        assert!(lab.bar.is_none() && lab.lines);
+        hidden.progress(1, "not shown");
+        hidden.set_total(5);
+        hidden.finish();
     }
 }

@@ -1,16 +1,25 @@
-use super::{irq_single_cpu, siblings_of, At, Finding, FindingId, FindingRule, Scope, Severity};
-use crate::snapshot::Irq;
+use super::{DoctorRule, FindingId};
+use crate::finding::{Finding, Severity};
+use crate::snapshot::{irq_single_cpu, At, Scope};
+use model::findings::siblings_of;
+use model::snapshot::Irq;
 
 /// Queue IRQs of one NIC on SMT siblings of each other.
 #[derive(Debug)]
 pub struct IrqsOnSmtSiblings;
 
-impl FindingRule for IrqsOnSmtSiblings {
+impl DoctorRule for IrqsOnSmtSiblings {
     fn id(&self) -> FindingId {
         FindingId::IrqsOnSmtSiblings
     }
-    fn scope(&self) -> Scope {
-        Scope::Interface
+    fn severity(&self) -> Severity {
+        Severity::Info
+    }
+    fn title(&self) -> &'static str {
+        "queue IRQs on SMT siblings of each other"
+    }
+    fn scope(&self) -> Option<Scope> {
+        Some(Scope::Interface)
     }
     fn rationale(&self) -> &'static str {
         "SMT siblings share one core's execution units, so two queues there get one core's worth of interrupt work"
@@ -18,7 +27,7 @@ impl FindingRule for IrqsOnSmtSiblings {
     fn source(&self) -> &'static str {
         "Documentation/core-api/irq/irq-affinity.rst; seastar scripts/perftune.py (IRQs on physical cores, https://github.com/scylladb/seastar/blob/master/scripts/perftune.py)"
     }
-    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+    fn observe(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };
         if cx.qirqs.len() < 2 {
             return;
@@ -40,14 +49,12 @@ impl FindingRule for IrqsOnSmtSiblings {
             return;
         }
         let name = cx.name();
-        out.push(Finding::new(
-            self.id(),
-            Severity::Info,
-            name,
+        out.push(cx.finding(
+            self,
             format!(
-                "{name}: {} queue IRQ pairs sit on SMT siblings of one core, which share its execution units: {}",
-                pairs.len(),
-                pairs.join(", ")
+            "{name}: {} queue IRQ pairs sit on SMT siblings of one core, which share its execution units: {}",
+            pairs.len(),
+            pairs.join(", ")
             ),
         ));
     }

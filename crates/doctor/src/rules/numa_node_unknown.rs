@@ -1,15 +1,23 @@
-use super::{At, Finding, FindingId, FindingRule, Scope, Severity};
+use super::{DoctorRule, FindingId};
+use crate::finding::{Finding, Severity};
+use crate::snapshot::{At, Scope};
 
 /// A NIC whose `device/numa_node` is -1.
 #[derive(Debug)]
 pub struct NumaNodeUnknown;
 
-impl FindingRule for NumaNodeUnknown {
+impl DoctorRule for NumaNodeUnknown {
     fn id(&self) -> FindingId {
         FindingId::NumaNodeUnknown
     }
-    fn scope(&self) -> Scope {
-        Scope::Interface
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn title(&self) -> &'static str {
+        "NIC with no known NUMA node"
+    }
+    fn scope(&self) -> Option<Scope> {
+        Some(Scope::Interface)
     }
     fn rationale(&self) -> &'static str {
         "without the device's node, local CPUs for its IRQs and RPS cannot be chosen from the kernel's data"
@@ -17,7 +25,7 @@ impl FindingRule for NumaNodeUnknown {
     fn source(&self) -> &'static str {
         "Jeremy Eder, \"Performance Tuning: Red Hat Enterprise Linux 6\" (Red Hat slides, undated, 2011 or later) (NIC locality, local_cpulist); Documentation/ABI/testing/sysfs-bus-pci (numa_node)"
     }
-    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+    fn observe(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };
         if cx.iface.numa_node != Some(-1) {
             return;

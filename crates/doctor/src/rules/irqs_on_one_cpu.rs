@@ -1,17 +1,25 @@
-use super::{irq_single_cpu, At, Finding, FindingId, FindingRule, Scope, Severity};
-use crate::cpuset::CpuSet;
+use super::{DoctorRule, FindingId};
+use crate::finding::{Finding, Severity};
+use crate::snapshot::{irq_single_cpu, At, Scope};
+use model::CpuSet;
 
 /// Every queue IRQ of a multi-queue NIC on one CPU, by affinity or by
 /// where the interrupt counts landed.
 #[derive(Debug)]
 pub struct IrqsOnOneCpu;
 
-impl FindingRule for IrqsOnOneCpu {
+impl DoctorRule for IrqsOnOneCpu {
     fn id(&self) -> FindingId {
         FindingId::IrqsOnOneCpu
     }
-    fn scope(&self) -> Scope {
-        Scope::Interface
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn title(&self) -> &'static str {
+        "every queue IRQ of a NIC on one CPU"
+    }
+    fn scope(&self) -> Option<Scope> {
+        Some(Scope::Interface)
     }
     fn rationale(&self) -> &'static str {
         "several queues exist to spread receive work over cores; serving them all on one CPU makes it the bottleneck"
@@ -19,7 +27,7 @@ impl FindingRule for IrqsOnOneCpu {
     fn source(&self) -> &'static str {
         "y_uuki's ixgbevf test on EC2 (\"EC2でSR-IOVを使うときのNICドライバパラメータ検証\", blog.yuuk.io, 2014-03-20, http://blog.yuuk.io/entry/2014/03/20/085600) (one CPU at 59 % softirq while others idle); Documentation/networking/scaling.rst (RSS)"
     }
-    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+    fn observe(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };
         let qirqs = &cx.qirqs;
         if qirqs.len() < 2 {

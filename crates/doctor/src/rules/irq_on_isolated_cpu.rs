@@ -1,15 +1,24 @@
-use super::{irq_cpus, queue_label, At, Finding, FindingId, FindingRule, Scope, Severity};
+use super::{DoctorRule, FindingId};
+use crate::finding::{Finding, Severity};
+use crate::snapshot::{At, Scope};
+use model::findings::{irq_cpus, queue_label};
 
 /// A queue IRQ allowed on an isolated or nohz_full CPU.
 #[derive(Debug)]
 pub struct IrqOnIsolatedCpu;
 
-impl FindingRule for IrqOnIsolatedCpu {
+impl DoctorRule for IrqOnIsolatedCpu {
     fn id(&self) -> FindingId {
         FindingId::IrqOnIsolatedCpu
     }
-    fn scope(&self) -> Scope {
-        Scope::QueueIrq
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn title(&self) -> &'static str {
+        "queue IRQ on an isolated or nohz_full CPU"
+    }
+    fn scope(&self) -> Option<Scope> {
+        Some(Scope::QueueIrq)
     }
     fn rationale(&self) -> &'static str {
         "isolated and nohz_full CPUs are kept for latency-critical work; interrupts there defeat the isolation"
@@ -17,7 +26,7 @@ impl FindingRule for IrqOnIsolatedCpu {
     fn source(&self) -> &'static str {
         "Documentation/admin-guide/kernel-parameters.txt (isolcpus, nohz_full)"
     }
-    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+    fn observe(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::QueueIrq(cx, irq) = at else { return };
         let Some(cpus) = irq_cpus(irq) else { return };
         let cpu = &cx.host.s.cpu;
@@ -26,10 +35,8 @@ impl FindingRule for IrqOnIsolatedCpu {
             return;
         }
         let name = cx.name();
-        out.push(Finding::new(
-            self.id(),
-            Severity::Warning,
-            name,
+        out.push(cx.finding(
+            self,
             format!(
                 "{name} {}: IRQ {} may run on isolated/nohz_full CPU {}",
                 queue_label(irq),

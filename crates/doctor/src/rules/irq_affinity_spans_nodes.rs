@@ -1,17 +1,24 @@
-use super::{
-    irq_cpus, nodes_of, queue_label, At, Finding, FindingId, FindingRule, Scope, Severity,
-};
+use super::{DoctorRule, FindingId};
+use crate::finding::{Finding, Severity};
+use crate::snapshot::{At, Scope};
+use model::findings::{irq_cpus, nodes_of, queue_label};
 
 /// A queue IRQ of a NIC with no known node, allowed on CPUs of several nodes.
 #[derive(Debug)]
 pub struct IrqAffinitySpansNodes;
 
-impl FindingRule for IrqAffinitySpansNodes {
+impl DoctorRule for IrqAffinitySpansNodes {
     fn id(&self) -> FindingId {
         FindingId::IrqAffinitySpansNodes
     }
-    fn scope(&self) -> Scope {
-        Scope::QueueIrq
+    fn severity(&self) -> Severity {
+        Severity::Info
+    }
+    fn title(&self) -> &'static str {
+        "queue IRQ allowed on CPUs of several nodes"
+    }
+    fn scope(&self) -> Option<Scope> {
+        Some(Scope::QueueIrq)
     }
     fn rationale(&self) -> &'static str {
         "an affinity mask across nodes lets the interrupt land on either node; without effective_affinity nobody can tell which"
@@ -19,7 +26,7 @@ impl FindingRule for IrqAffinitySpansNodes {
     fn source(&self) -> &'static str {
         "Documentation/core-api/irq/irq-affinity.rst (smp_affinity, effective_affinity)"
     }
-    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+    fn observe(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::QueueIrq(cx, irq) = at else { return };
         if cx.node.is_some() || !cx.host.multi_node || irq.effective_affinity.is_some() {
             return;
@@ -30,16 +37,14 @@ impl FindingRule for IrqAffinitySpansNodes {
             return;
         }
         let name = cx.name();
-        out.push(Finding::new(
-            self.id(),
-            Severity::Info,
-            name,
+        out.push(cx.finding(
+            self,
             format!(
-                "{name} {}: IRQ {} may run on CPUs {} across nodes {}; the kernel shows no effective_affinity to tell which",
-                queue_label(irq),
-                irq.number.0,
-                cpus.to_list(),
-                nodes.to_list()
+            "{name} {}: IRQ {} may run on CPUs {} across nodes {}; the kernel shows no effective_affinity to tell which",
+            queue_label(irq),
+            irq.number.0,
+            cpus.to_list(),
+            nodes.to_list()
             ),
         ));
     }

@@ -1,15 +1,23 @@
-use super::{At, Finding, FindingId, FindingRule, Scope, Severity};
+use super::{DoctorRule, FindingId};
+use crate::finding::{Finding, Severity};
+use crate::snapshot::{At, Scope};
 
 /// The NIC counted missed or FIFO-overrun packets since boot.
 #[derive(Debug)]
 pub struct NicRxDrops;
 
-impl FindingRule for NicRxDrops {
+impl DoctorRule for NicRxDrops {
     fn id(&self) -> FindingId {
         FindingId::NicRxDrops
     }
-    fn scope(&self) -> Scope {
-        Scope::Interface
+    fn severity(&self) -> Severity {
+        Severity::Info
+    }
+    fn title(&self) -> &'static str {
+        "NIC missed or overran packets since boot"
+    }
+    fn scope(&self) -> Option<Scope> {
+        Some(Scope::Interface)
     }
     fn rationale(&self) -> &'static str {
         "rx_missed and rx_fifo errors mean the NIC had no free descriptor or buffer: the ring or the CPU serving it fell behind"
@@ -17,7 +25,7 @@ impl FindingRule for NicRxDrops {
     fn source(&self) -> &'static str {
         "\"2 Million Packets Per Second on a Public Cloud Instance\" (Netflix, 2016, http://techblog.cloudperf.net/2016/05/2-million-packets-per-second-on-public.html) (RX descriptors up to 4096); Documentation/networking/statistics.rst"
     }
-    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+    fn observe(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };
         let name = cx.name();
         let st = &cx.iface.stats;

@@ -1,15 +1,23 @@
-use super::{At, Finding, FindingId, FindingRule, Scope, Severity};
+use super::{DoctorRule, FindingId};
+use crate::finding::{Finding, Severity};
+use crate::snapshot::{At, Scope};
 
 /// Only one of the two RFS settings is non-zero.
 #[derive(Debug)]
 pub struct RfsHalfConfigured;
 
-impl FindingRule for RfsHalfConfigured {
+impl DoctorRule for RfsHalfConfigured {
     fn id(&self) -> FindingId {
         FindingId::RfsHalfConfigured
     }
-    fn scope(&self) -> Scope {
-        Scope::Interface
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn title(&self) -> &'static str {
+        "only one of the two RFS settings set"
+    }
+    fn scope(&self) -> Option<Scope> {
+        Some(Scope::Interface)
     }
     fn rationale(&self) -> &'static str {
         "RFS needs both the global rps_sock_flow_entries and a per-queue rps_flow_cnt; either alone does nothing"
@@ -17,7 +25,7 @@ impl FindingRule for RfsHalfConfigured {
     fn source(&self) -> &'static str {
         "Documentation/networking/scaling.rst (RFS configuration)"
     }
-    fn check(&self, at: At<'_>, out: &mut Vec<Finding>) {
+    fn observe(&self, at: At<'_>, out: &mut Vec<Finding>) {
         let At::Interface(cx) = at else { return };
         let sysctls = &cx.host.s.sysctls;
         let flow_cnt: u64 = cx
