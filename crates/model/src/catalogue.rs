@@ -311,12 +311,7 @@ pub const NAMES: &str = "tcp-stream, udp-stream, tcp-rr, udp-rr or tcp-crr";
 
 /// The names as a list for messages: `a, b or c`.
 pub fn names_list() -> String {
-    let n = names();
-    match n.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        Some((last, _)) => (*last).to_string(),
-        None => String::new(),
-    }
+    names_or(|_| true)
 }
 
 // The entries are in `TestKind` order, so a kind's entry is at its index.
@@ -330,6 +325,17 @@ const _: () = {
         i += 1;
     }
 };
+
+/// The names of the kinds `f` holds for, as alternatives: `a`, `a or b`,
+/// `a, b or c`.
+pub fn names_or(f: impl Fn(&KindSpec) -> bool) -> String {
+    let n: Vec<&str> = CATALOGUE.iter().filter(|k| f(k)).map(|k| k.name).collect();
+    match n.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => (*last).to_string(),
+        None => String::new(),
+    }
+}
 
 /// The names of the kinds `f` holds for, for messages: `a`, `a and b`.
 pub fn names_where(f: impl Fn(&KindSpec) -> bool) -> String {

@@ -40,7 +40,7 @@ pub enum AutotuneError {
         /// The workload's test.
         test: &'static str,
         /// What would measure it.
-        needs: &'static str,
+        needs: String,
     },
     /// A `--constraint` could not be parsed.
     #[error("constraint `{text}`: {reason}")]

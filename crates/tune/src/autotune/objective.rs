@@ -3,8 +3,10 @@
 
 use std::fmt;
 
+use model::catalogue::{names_or, KindSpec};
 use model::experiment::{Metric, TestKind};
 use model::stats::{Comparison, Direction, Interval, Statistic};
+use model::units::{CONNECTIONS_PER_SEC, PACKETS_PER_SEC, TRANSACTIONS_PER_SEC};
 
 use super::AutotuneError;
 
@@ -75,32 +77,36 @@ impl Objective {
     /// (`probe`: a latency probe runs beside the load), or why the workload
     /// cannot measure it. Checked before anything runs.
     pub fn metric_for(self, test: TestKind, probe: bool) -> Result<Metric, AutotuneError> {
-        let refuse = |needs: &'static str| AutotuneError::Unmeasurable {
+        let refuse = |needs: String| AutotuneError::Unmeasurable {
             what: self.name().to_string(),
             test: test.name(),
             needs,
         };
-        match (self, test) {
-            (Objective::MaxThroughput, TestKind::TcpStream | TestKind::UdpStream) => {
-                Ok(Metric::Throughput)
-            }
-            (Objective::MaxThroughput, _) => Err(refuse("a tcp-stream or udp-stream workload")),
+        // Read from the catalogue, so a new test kind is measured by the
+        // objectives its kind of work serves without a line here.
+        let spec = test.spec();
+        let rate = |unit: &str| spec.rate_unit == Some(unit);
+        let workloads = |f: fn(&KindSpec) -> bool| format!("a {} workload", names_or(f));
+        match self {
+            Objective::MaxThroughput if spec.stream => Ok(Metric::Throughput),
+            Objective::MaxThroughput => Err(refuse(workloads(|k| k.stream))),
             // Datagrams received per second: what a packet-rate user counts
-            // (bit/s follows the datagram size, which a candidate may change).
-            (Objective::MaxPps, TestKind::UdpStream) => Ok(Metric::PacketRate),
-            // A request/response's transactions: one datagram or segment
-            // each way per transaction.
-            (Objective::MaxPps, TestKind::TcpRr | TestKind::UdpRr) => Ok(Metric::Transactions),
-            (Objective::MaxPps, _) => Err(refuse("a udp-stream, tcp-rr or udp-rr workload")),
-            (Objective::MinP99, TestKind::TcpRr | TestKind::UdpRr | TestKind::TcpCrr) => {
-                Ok(Metric::LatencyP99)
-            }
-            (Objective::MinP99, _) if probe => Ok(Metric::LatencyP99),
-            (Objective::MinP99, _) => Err(refuse(
-                "a latency source: a tcp-rr, udp-rr or tcp-crr workload, or a probe (--probe rr|icmp)",
-            )),
-            (Objective::MaxCps, TestKind::TcpCrr) => Ok(Metric::Transactions),
-            (Objective::MaxCps, _) => Err(refuse("a tcp-crr workload")),
+            // (bit/s follows the datagram size, which a candidate may change);
+            // or a request/response's transactions, one message each way.
+            Objective::MaxPps if rate(PACKETS_PER_SEC) => Ok(Metric::PacketRate),
+            Objective::MaxPps if rate(TRANSACTIONS_PER_SEC) => Ok(Metric::Transactions),
+            Objective::MaxPps => Err(refuse(workloads(|k| {
+                matches!(k.rate_unit, Some(PACKETS_PER_SEC | TRANSACTIONS_PER_SEC))
+            }))),
+            Objective::MinP99 if !spec.stream || probe => Ok(Metric::LatencyP99),
+            Objective::MinP99 => Err(refuse(format!(
+                "a latency source: {}, or a probe (--probe rr|icmp)",
+                workloads(|k| !k.stream)
+            ))),
+            Objective::MaxCps if rate(CONNECTIONS_PER_SEC) => Ok(Metric::Transactions),
+            Objective::MaxCps => Err(refuse(workloads(|k| {
+                k.rate_unit == Some(CONNECTIONS_PER_SEC)
+            }))),
         }
     }
 }
@@ -137,13 +143,13 @@ impl Response {
     /// Whether a workload of `test` (with a latency probe when `probe`)
     /// yields this response, as the lab's metric extraction does.
     pub fn measurable(self, test: TestKind, probe: bool) -> bool {
-        let stream = matches!(test, TestKind::TcpStream | TestKind::UdpStream);
+        let stream = test.is_stream();
         match self {
             Response::Metric(Metric::Throughput) => stream,
             Response::Metric(Metric::Transactions) => !stream,
             Response::Metric(Metric::LatencyP50 | Metric::LatencyP99) => !stream || probe,
             Response::Metric(Metric::Retransmits) => !test.is_udp(),
-            Response::Metric(Metric::LossPct | Metric::PacketRate) => test == TestKind::UdpStream,
+            Response::Metric(Metric::LossPct | Metric::PacketRate) => stream && test.is_udp(),
             Response::Metric(Metric::CpuPct | Metric::SoftirqPct | Metric::CpuPerWork) => true,
         }
     }
@@ -245,7 +251,7 @@ impl Constraint {
             Err(AutotuneError::Unmeasurable {
                 what: format!("constraint `{}`", self.text),
                 test: test.name(),
-                needs: "a workload (or probe) that reports this response",
+                needs: "a workload (or probe) that reports this response".into(),
             })
         }
     }

@@ -25,7 +25,8 @@ pub(super) fn snapshot(exec: &mut dyn Executor, h: HostId) -> anyhow::Result<Hos
         .with_context(|| format!("inspect on {}: not a host snapshot", exec.host_name(h)))
 }
 
-/// tcp-crr opens a connection per transaction and its client closes first:
+/// tcp-crr (a test whose transport is a TCP connection per transaction)
+/// opens a connection per transaction and its client closes first:
 /// each run leaves up to a port range of TIME_WAIT sockets for 60 s. A
 /// fresh source address per run (a pool on the lab's client) keeps them off
 /// the next runs' 4-tuples, so a run measures its arm, not the runs before.
@@ -34,7 +35,10 @@ pub(super) fn lab_sources(
     client: HostId,
     test: &str,
 ) -> anyhow::Result<Vec<std::net::IpAddr>> {
-    if test != "tcp-crr" {
+    let per_transaction = test
+        .parse::<model::catalogue::TestKind>()
+        .is_ok_and(|k| k.spec().transport == model::catalogue::Transport::TcpPerTransaction);
+    if !per_transaction {
         return Ok(Vec::new());
     }
     Ok(session
