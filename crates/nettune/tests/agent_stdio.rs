@@ -774,7 +774,7 @@ fn the_server_an_agent_started_goes_when_the_agent_is_killed() {
 fn an_absent_knob_is_answered_as_its_own_kind() {
     let c = copy("c4-8xlarge");
     let mut a = local();
-    let (mut plan, _) = a
+    let (plan, _) = a
         .json(
             &Request::Plan {
                 profile: "throughput".into(),
