@@ -25,7 +25,11 @@ use crate::fanout::{fan_out, Failure, Options, Session};
 use crate::merged::{self, Part};
 use crate::ops::{doc_error, HostReport, Job, Outcome, PlanFrom};
 use crate::proto::Request;
-use runner::exec::{knob_absent, ExecError, Executor, HostId, NotApplicableKind};
+use model::bench::result::BenchResult;
+use model::findings::Report;
+use model::plan::Plan;
+use model::snapshot::HostSnapshot;
+use runner::exec::{ExecError, Executor, HostId, NotApplicableKind};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -276,7 +280,7 @@ impl FleetExecutor {
         server: HostId,
         args: &[String],
         deadline: Duration,
-    ) -> Result<String, ExecError> {
+    ) -> Result<BenchResult, ExecError> {
         let port = self.serve(server, deadline.as_secs())?;
         let mut args = args.to_vec();
         args.extend(["--port".to_string(), port.to_string()]);
@@ -286,14 +290,15 @@ impl FleetExecutor {
             start_at_unix_ns: None,
             token: self.cfg.token.clone(),
         };
+        let what = format!(
+            "bench on {} to {}",
+            self.host_name(client),
+            self.host_name(server)
+        );
         match self.request(client, &req, deadline)? {
-            (v, 0) => Ok(v.to_string()),
+            (v, 0) => typed(&what, v),
             (v, code) => Err(ExecError::Failed {
-                what: format!(
-                    "bench on {} to {}",
-                    self.host_name(client),
-                    self.host_name(server)
-                ),
+                what,
                 code: Some(i32::from(code)),
                 stderr: doc_error(&v),
             }),
@@ -312,7 +317,7 @@ impl FleetExecutor {
         server: HostId,
         args: &[String],
         deadline: Duration,
-    ) -> Result<String, ExecError> {
+    ) -> Result<BenchResult, ExecError> {
         let load = self.load.clone();
         for h in std::iter::once(server).chain(load.iter().copied()) {
             let slot = self.slot(h)?;
@@ -430,11 +435,7 @@ impl FleetExecutor {
             ));
         }
         m.notes.extend(rep.notes.iter().cloned());
-        serde_json::to_string(&m).map_err(|e| ExecError::Failed {
-            what: what(),
-            code: None,
-            stderr: e.to_string(),
-        })
+        Ok(m)
     }
 
     /// A host's failure in a synchronized run: one that could not be
@@ -502,6 +503,15 @@ fn no_server(e: &ExecError) -> bool {
     }
 }
 
+/// An agent's answer read as the type its request promises;
+/// [`ExecError::Malformed`] naming `what` (the call and host) when it is not.
+fn typed<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ExecError> {
+    serde_json::from_value(v).map_err(|source| ExecError::Malformed {
+        what: what.to_string(),
+        source,
+    })
+}
+
 /// The value of `--flag V` in `args` (the runner's CLI-style arguments).
 fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a String> {
     args.iter()
@@ -547,7 +557,7 @@ impl Executor for FleetExecutor {
         server: HostId,
         args: &[String],
         deadline: Duration,
-    ) -> Result<String, ExecError> {
+    ) -> Result<BenchResult, ExecError> {
         if client != server && self.load.len() > 1 && self.load.contains(&client) {
             return self.bench_all(server, args, deadline);
         }
@@ -562,7 +572,7 @@ impl Executor for FleetExecutor {
         }
     }
 
-    fn inspect(&mut self, host: HostId) -> Result<String, ExecError> {
+    fn inspect(&mut self, host: HostId) -> Result<HostSnapshot, ExecError> {
         let root = self.slot(host)?.job.root.clone();
         let v = self.ok_json(
             host,
@@ -571,10 +581,10 @@ impl Executor for FleetExecutor {
                 iface: Vec::new(),
             },
         )?;
-        Ok(v.to_string())
+        typed(&format!("inspect on {}", self.host_name(host)), v)
     }
 
-    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<Report, ExecError> {
         let name = self.host_name(host);
         only(args, &["--sample", "--profile", "--bdp", "--allowance"])
             .map_err(|a| unsupported("doctor", &name, a))?;
@@ -596,7 +606,7 @@ impl Executor for FleetExecutor {
         // Doctor's severity statuses 0..=2 are findings, not failures.
         let d = self.cfg.opts.deadline;
         match self.request(host, &req, d)? {
-            (v, 0..=2) => Ok(v.to_string()),
+            (v, 0..=2) => typed(&format!("doctor on {name}"), v),
             (v, code) => Err(ExecError::Failed {
                 what: format!("doctor on {name}"),
                 code: Some(i32::from(code)),
@@ -605,7 +615,7 @@ impl Executor for FleetExecutor {
         }
     }
 
-    fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+    fn plan(&mut self, host: HostId, args: &[String]) -> Result<Plan, ExecError> {
         let name = self.host_name(host);
         only(
             args,
@@ -625,16 +635,16 @@ impl Executor for FleetExecutor {
             exclude_cpus: flag(args, "--exclude-cpus").cloned(),
             bdp: flag(args, "--bdp").cloned(),
         };
-        Ok(self.ok_json(host, &req)?.to_string())
+        let v = self.ok_json(host, &req)?;
+        typed(&format!("plan on {name}"), v)
     }
 
-    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
+    fn apply(&mut self, host: HostId, plan: &Plan) -> Result<(), ExecError> {
         // Lost already: nothing more goes there.
         self.session(host, self.cfg.opts.deadline)?;
-        let plan: Value = serde_json::from_str(plan_json).map_err(|e| ExecError::Failed {
+        let plan = serde_json::to_value(plan).map_err(|source| ExecError::Malformed {
             what: format!("apply on {}", self.host_name(host)),
-            code: None,
-            stderr: format!("not a plan: {e}"),
+            source,
         })?;
         let opts = self.cfg.opts.clone();
         // A cell's plan reloads a module only when its factor says
@@ -671,10 +681,15 @@ impl Executor for FleetExecutor {
                 code: rep.code.map(i32::from),
                 stderr: why.message,
             }),
-            _ if knob_absent(&why.message) => Err(ExecError::not_applicable(
+            // The agent answered the kind: never read from its words.
+            ("knob_absent", _) => Err(ExecError::not_applicable(
                 NotApplicableKind::KnobAbsent,
                 why.message,
             )),
+            ("not_root", _) => Err(ExecError::NotRoot {
+                what,
+                reason: why.message,
+            }),
             _ => Err(ExecError::Failed {
                 what,
                 code: rep.code.map(i32::from),

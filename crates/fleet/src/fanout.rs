@@ -4,7 +4,7 @@
 
 use crate::client::{Agent, AgentError};
 use crate::install::{install, remote_path, InstallError};
-use crate::proto::Request;
+use crate::proto::{ErrorKind, Request};
 use crate::transport::{Kubectl, Local, Netns, Ssh, Transport};
 use model::inventory::Transport as InvTransport;
 use serde::Serialize;
@@ -50,7 +50,8 @@ pub struct Job {
 /// (ssh's own words, the agent's error).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
-    /// `transport`, `version`, `timeout`, `protocol`, `remote`, `install`,
+    /// `transport`, `version`, `timeout`, `protocol`, `remote`,
+    /// `knob_absent` and `not_root` (an apply's typed failures), `install`,
     /// `refused` (a plan naming a target nettune does not plan), `limit`
     /// (the command's answers passed [`crate::ops::MAX_KEPT`]).
     pub kind: &'static str,
@@ -70,6 +71,14 @@ impl From<AgentError> for Failure {
             AgentError::Transport { .. } => "transport",
             AgentError::Version { .. } => "version",
             AgentError::Timeout { .. } => "timeout",
+            AgentError::Remote {
+                kind: ErrorKind::KnobAbsent,
+                ..
+            } => "knob_absent",
+            AgentError::Remote {
+                kind: ErrorKind::NotRoot,
+                ..
+            } => "not_root",
             AgentError::Remote { .. } => "remote",
             AgentError::Proto { .. } | AgentError::Unexpected { .. } | AgentError::Ended { .. } => {
                 "protocol"

@@ -319,6 +319,13 @@ pub enum ErrorKind {
     Unsupported,
     /// The command ran and failed (its error message).
     Failed,
+    /// An `apply` failed because a knob its plan writes is absent on the
+    /// host (nothing of the plan stays applied): `nettune apply`'s exit
+    /// status `host::apply::EXIT_KNOB_ABSENT`.
+    KnobAbsent,
+    /// An `apply` was refused for want of privileges (the agent is not
+    /// root): `nettune apply`'s exit status `host::apply::EXIT_NOT_ROOT`.
+    NotRoot,
 }
 
 /// Send the preamble.

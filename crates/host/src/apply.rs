@@ -18,6 +18,17 @@
 //! - [`rollback`] and [`verify`].
 
 mod backend;
+
+/// `nettune apply`'s exit status when a knob the plan writes is absent on
+/// the host (no such sysctl, `/sys` or `/proc/irq` file; see
+/// [`ApplyError::knob_absent`]). Nothing of the plan stays applied.
+pub const EXIT_KNOB_ABSENT: u8 = 5;
+
+/// `nettune apply`'s exit status when the OS refused a write for want of
+/// privileges (not root: EACCES/EPERM on a knob or the journal; see
+/// [`ApplyError::refused_for_privileges`]).
+pub const EXIT_NOT_ROOT: u8 = 6;
+
 mod files;
 mod irqmap;
 mod knob;
@@ -39,10 +50,14 @@ pub use knob::module_param::{FixtureLoader, Modprobe, ModuleLoader};
 pub use knob::{CheckError, Knob, Knobs};
 pub use preview::{preview, PreviewLine};
 pub use report::{
-    Applied, ApplyError, ApplyReport, KnobError, Outcome, ReplanError, RollbackIncomplete, Stopped,
+    Applied, ApplyError, ApplyReport, KnobError, OtherHost, Outcome, PlanRefused, ReplanError,
+    RollbackIncomplete, Stopped,
 };
 pub use rollback::{rollback, rollback_locked, RollbackError, RollbackReport, Unrestored};
-pub use session::{apply, begin, check_change, Apply, ApplyOptions, Paused, Progress};
+pub use session::{
+    apply, apply_replanning, begin, check_change, check_plan, Apply, ApplyOptions, Paused,
+    Progress, Replan,
+};
 pub use verify::{verify, DriftItem, DriftStatus};
 
 /// The state directory for a root: `--state-dir` when given, else

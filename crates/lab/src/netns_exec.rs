@@ -7,7 +7,13 @@
 //! journal (nor the machine's own `/var/lib/nettune`).
 
 use crate::Lab;
-use runner::exec::{knob_absent, ExecError, Executor, HostId, NotApplicableKind};
+use model::bench::result::BenchResult;
+use model::findings::Report;
+use model::plan::Plan;
+use model::snapshot::HostSnapshot;
+use runner::exec::{
+    apply_failed, parse, parse_report, ExecError, Executor, HostId, NotApplicableKind,
+};
 use std::io::Read;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -300,8 +306,15 @@ fn run_bounded(
     })
 }
 
-/// Whether an apply's error says a knob does not exist on this host (the
-/// kernel lacks it, or a congestion control module is absent).
+/// What a finished `nettune apply` says: the kind of its failure comes from
+/// its exit status (a knob absent, not root), never from its words.
+fn applied(what: String, f: Finished) -> Result<(), ExecError> {
+    match f.code {
+        Some(0) => Ok(()),
+        code => Err(apply_failed(what, code, f.stderr)),
+    }
+}
+
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -325,7 +338,7 @@ impl Executor for NetnsExecutor {
         server: HostId,
         args: &[String],
         deadline: Duration,
-    ) -> Result<String, ExecError> {
+    ) -> Result<BenchResult, ExecError> {
         // To itself: over the host's loopback.
         let addr = if client == server {
             self.host(server)?;
@@ -342,7 +355,7 @@ impl Executor for NetnsExecutor {
         let what = format!("bench on {client} to {server}");
         let f = self.call(client, what.clone(), &full, deadline, true)?;
         match f.code {
-            Some(0) => Ok(f.stdout),
+            Some(0) => parse(&what, &f.stdout),
             code => Err(ExecError::Failed {
                 what,
                 code,
@@ -351,16 +364,18 @@ impl Executor for NetnsExecutor {
         }
     }
 
-    fn inspect(&mut self, host: HostId) -> Result<String, ExecError> {
-        self.call_ok(
+    fn inspect(&mut self, host: HostId) -> Result<HostSnapshot, ExecError> {
+        let what = format!("inspect on {host}");
+        let text = self.call_ok(
             host,
-            format!("inspect on {host}"),
+            what.clone(),
             &strings(&["inspect", "--json"]),
             self.deadline,
-        )
+        )?;
+        parse(&what, &text)
     }
 
-    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<Report, ExecError> {
         let what = format!("doctor on {host}");
         let sample = args
             .iter()
@@ -375,7 +390,7 @@ impl Executor for NetnsExecutor {
         let f = self.call(host, what.clone(), &full, sample + DOCTOR_SLACK, true)?;
         match f.code {
             // Severity codes: ok, warnings, critical. The report is stdout.
-            Some(0..=2) => Ok(f.stdout),
+            Some(0..=2) => parse_report(host, &f.stdout),
             code => Err(ExecError::Failed {
                 what,
                 code,
@@ -384,14 +399,16 @@ impl Executor for NetnsExecutor {
         }
     }
 
-    fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+    fn plan(&mut self, host: HostId, args: &[String]) -> Result<Plan, ExecError> {
         let mut full = vec!["plan".to_string()];
         full.extend(args.iter().cloned());
         full.push("--json".into());
-        self.call_ok(host, format!("plan on {host}"), &full, self.deadline)
+        let what = format!("plan on {host}");
+        let text = self.call_ok(host, what.clone(), &full, self.deadline)?;
+        parse(&what, &text)
     }
 
-    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
+    fn apply(&mut self, host: HostId, plan: &Plan) -> Result<(), ExecError> {
         let h = self.host(host)?;
         if h.ns.is_none() {
             return Err(ExecError::not_applicable(
@@ -401,6 +418,10 @@ impl Executor for NetnsExecutor {
         }
         let what = format!("apply on {host}");
         let file = h.state.with_extension("plan.json");
+        let plan_json = serde_json::to_string(plan).map_err(|source| ExecError::Malformed {
+            what: what.clone(),
+            source,
+        })?;
         host::files::write_atomic(&file, plan_json.as_bytes()).map_err(|e| ExecError::Io {
             what: format!("{what}: write {}", file.display()),
             source: std::io::Error::other(e),
@@ -418,18 +439,7 @@ impl Executor for NetnsExecutor {
             h.state.display().to_string(),
         ];
         let f = self.call(host, what.clone(), &args, self.deadline, false)?;
-        match f.code {
-            Some(0) => Ok(()),
-            _ if knob_absent(&f.stderr) => Err(ExecError::not_applicable(
-                NotApplicableKind::KnobAbsent,
-                f.stderr,
-            )),
-            code => Err(ExecError::Failed {
-                what,
-                code,
-                stderr: f.stderr,
-            }),
-        }
+        applied(what, f)
     }
 
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {
@@ -502,13 +512,27 @@ mod tests {
         assert_eq!(f.code, Some(4));
     }
 
+    fn plan() -> Plan {
+        Plan {
+            schema_version: model::plan::PLAN_SCHEMA_VERSION,
+            profile: "balanced".into(),
+            profile_toml: None,
+            fingerprint: "f".into(),
+            hostname: None,
+            options: Default::default(),
+            scope: model::plan::NetnsScope::Child,
+            changes: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     #[test]
     fn the_loopback_host_is_never_tuned() {
         let mut ex = NetnsExecutor::loopback("/bin/false", 5999);
         assert_eq!(ex.hosts(), 1);
         assert_eq!(ex.host_name(HostId(0)), "loopback");
         assert!(matches!(
-            ex.apply(HostId(0), "{}"),
+            ex.apply(HostId(0), &plan()),
             Err(ExecError::NotApplicable {
                 kind: NotApplicableKind::MeasureOnly,
                 ..
@@ -519,16 +543,47 @@ mod tests {
     }
 
     #[test]
-    fn absent_knobs_are_told_from_other_failures() {
-        // What `nettune apply` prints for a knob the namespace lacks.
-        assert!(knob_absent(
-            "nettune: net.ipv4.tcp_wmem (/proc/sys/net/ipv4/tcp_nosuch): knob not found (vanished since the plan was made); this apply (generation 2) was rolled back"
-        ));
-        assert!(knob_absent(
-            "nettune: /proc/sys/net/ipv4/tcp_foo: not found"
-        ));
-        assert!(!knob_absent(
-            "nettune: the state directory is locked by pid 4"
-        ));
+    fn apply_exit_statuses_are_typed_errors() {
+        // A child that exits as `nettune apply` does for an absent knob, then
+        // for a write refused for want of privileges; its words are not read
+        // (they say the opposite).
+        for (code, kind) in [
+            (
+                runner::exec::EXIT_KNOB_ABSENT,
+                runner::exec::ErrorKind::KnobAbsent,
+            ),
+            (
+                runner::exec::EXIT_NOT_ROOT,
+                runner::exec::ErrorKind::NotRoot,
+            ),
+            (1, runner::exec::ErrorKind::Other),
+        ] {
+            let f = run_bounded(
+                Command::new("sh")
+                    .args([
+                        "-c",
+                        &format!("echo 'Permission denied; knob not found' >&2; exit {code}"),
+                    ])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped()),
+                "apply on h1".into(),
+                Duration::from_secs(20),
+                None,
+            )
+            .unwrap();
+            let e = applied("apply on h1".into(), f).unwrap_err();
+            assert_eq!(e.kind(), kind, "exit {code}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn output_that_is_not_the_type_is_malformed() {
+        let e = parse::<HostSnapshot>("inspect on h1", "{\"not\": 1}").unwrap_err();
+        assert!(matches!(e, ExecError::Malformed { .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("inspect on h1: its JSON did not parse"),
+            "{e}"
+        );
     }
 }

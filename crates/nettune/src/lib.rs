@@ -19,8 +19,33 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// `verify`: the host drifted from the last applied plan.
     pub const DRIFT: u8 = 3;
+    /// `apply`: a knob the plan writes is absent on this host (no such
+    /// sysctl, `/sys` or `/proc/irq` file); what was written is rolled back.
+    pub const KNOB_ABSENT: u8 = host::apply::EXIT_KNOB_ABSENT;
+    /// `apply`: a write was refused for want of privileges (EACCES/EPERM
+    /// on a knob or the journal: not root, most often).
+    pub const NOT_ROOT: u8 = host::apply::EXIT_NOT_ROOT;
     /// Interrupted by Ctrl-C (SIGINT), as shells report 128 + 2.
     pub const INTERRUPTED: u8 = 130;
+
+    /// What a failed `apply` exits with: [`KNOB_ABSENT`] or [`NOT_ROOT`]
+    /// when its error says so (read from the typed errors of the chain,
+    /// never from their words), else [`ERROR`].
+    pub fn of_apply(e: &anyhow::Error) -> u8 {
+        let apply = || {
+            e.chain()
+                .filter_map(|c| c.downcast_ref::<host::apply::ApplyError>())
+        };
+        if apply().any(host::apply::ApplyError::knob_absent) {
+            KNOB_ABSENT
+        } else if apply().any(host::apply::ApplyError::refused_for_privileges)
+            || super::refused_for_privileges(e)
+        {
+            NOT_ROOT
+        } else {
+            ERROR
+        }
+    }
 }
 
 use clap::Parser;
@@ -52,7 +77,10 @@ pub fn main_exit() -> std::process::ExitCode {
             if let Some(hint) = writes.and_then(|w| root_hint(w, &e)) {
                 eprintln!("nettune: {hint}");
             }
-            std::process::ExitCode::from(exit::ERROR)
+            std::process::ExitCode::from(match writes {
+                Some("apply") => exit::of_apply(&e),
+                _ => exit::ERROR,
+            })
         }
         Err(p) if broken_pipe::is_print_panic(p.as_ref()) => std::process::ExitCode::from(exit::OK),
         Err(p) => std::panic::resume_unwind(p),
@@ -62,7 +90,17 @@ pub fn main_exit() -> std::process::ExitCode {
 /// What to do when `apply` or `rollback` was refused a write without root
 /// (the bare "Permission denied (os error 13)" names a file, not the cause).
 fn root_hint(what: &str, e: &anyhow::Error) -> Option<String> {
-    let denied = e.chain().any(|c| {
+    (refused_for_privileges(e) && !lab::is_root()).then(|| {
+        format!(
+            "{what} needs root: it writes the host's knobs (/proc/sys, /sys, /proc/irq) and its journal (/var/lib/nettune). Run it with sudo, or give --root DIR --state-dir DIR to work on a copy."
+        )
+    })
+}
+
+/// Whether the OS refused a write of `e`'s chain to the journal or the
+/// state directory for want of privileges (EACCES/EPERM).
+fn refused_for_privileges(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::PermissionDenied)
             || matches!(
@@ -75,11 +113,6 @@ fn root_hint(what: &str, e: &anyhow::Error) -> Option<String> {
                 .is_some_and(|a| a.permission_denied())
             || c.downcast_ref::<host::apply::RollbackError>()
                 .is_some_and(|r| r.permission_denied())
-    });
-    (denied && !lab::is_root()).then(|| {
-        format!(
-            "{what} needs root: it writes the host's knobs (/proc/sys, /sys, /proc/irq) and its journal (/var/lib/nettune). Run it with sudo, or give --root DIR --state-dir DIR to work on a copy."
-        )
     })
 }
 

@@ -765,3 +765,53 @@ fn the_server_an_agent_started_goes_when_the_agent_is_killed() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// An apply whose plan writes a knob the host lacks is answered with the
+/// error kind `knob_absent`, as `nettune apply` exits 5 for it: the
+/// controller's executor tells it from other failures by the kind, never by
+/// the message (issue 36). The copy is left as it was.
+#[test]
+fn an_absent_knob_is_answered_as_its_own_kind() {
+    let c = copy("c4-8xlarge");
+    let mut a = local();
+    let (plan, _) = a
+        .json(
+            &Request::Plan {
+                profile: "throughput".into(),
+                root: Some(c.root.clone()),
+                iface: vec![],
+                cpus: None,
+                exclude_cpus: None,
+                bdp: None,
+            },
+            T,
+        )
+        .unwrap();
+    // A sysctl the plan writes, removed from the copy since.
+    let path = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["target"]["path"].as_str())
+        .find(|p| p.starts_with("/proc/sys/"))
+        .unwrap()
+        .to_string();
+    std::fs::remove_file(c.root.join(path.trim_start_matches('/'))).unwrap();
+    let before = tree(&c.root);
+    let req = Request::Apply {
+        plan,
+        root: Some(c.root.clone()),
+        state_dir: Some(c.state.clone()),
+        force: true,
+        replan: false,
+        confirm_within: None,
+        dry_run: false,
+    };
+    let e = a.json(&req, T).unwrap_err();
+    assert!(
+        matches!(&e, AgentError::Remote { kind: ErrorKind::KnobAbsent, message, .. } if message.contains(&path)),
+        "{e}"
+    );
+    assert_eq!(fleet::fanout::Failure::from(e).kind, "knob_absent");
+    assert_same(&before, &tree(&c.root));
+}

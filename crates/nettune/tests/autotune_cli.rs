@@ -302,7 +302,7 @@ fn back_to_back_crr_runs_on_pool_addresses_do_not_share_time_wait() {
         .map(|s| s.to_string())
         .chain([src.to_string()])
         .collect();
-        let text = exec
+        let bench = exec
             .bench(
                 HostId(1),
                 HostId(0),
@@ -311,7 +311,7 @@ fn back_to_back_crr_runs_on_pool_addresses_do_not_share_time_wait() {
             )
             .unwrap();
         let m = model::experiment::Metric::Transactions;
-        let rec = runner::metrics::record_from_json(&text, &[m]).unwrap();
+        let rec = runner::metrics::record(&bench, &[m]);
         rec.values[m.key()]
     };
     assert_eq!(time_wait_from(session.lab(), a), 0);

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use doctor::{DoctorId, Report};
-use model::plan::Phase;
+use model::plan::{Phase, Plan};
 use runner::exec::{ExecError, HostId};
 use runner::loop_::bench_fix::{bench_fix, BenchFix, Workloads};
 use runner::loop_::candidates::{fixes_from_doctor, plan_from_doctor, workloads_of};
@@ -36,14 +36,14 @@ fn typed(v: serde_json::Value) -> Report {
     serde_json::from_value(v).unwrap()
 }
 
-fn plan(args: &[String]) -> Result<String, ExecError> {
+fn plan(args: &[String]) -> Result<Plan, ExecError> {
     let mut a: Vec<&str> = vec!["plan"];
     a.extend(args.iter().map(String::as_str));
     a.push("--json");
-    Ok(nettune(&a))
+    runner::exec::parse("plan", &nettune(&a))
 }
 
-fn base() -> Result<String, ExecError> {
+fn base() -> Result<Plan, ExecError> {
     plan(&[
         "--profile".into(),
         "balanced".into(),
@@ -66,8 +66,8 @@ fn the_union_of_the_findings_changes_one_per_target_in_phase_order() {
     assert_eq!(steering.len(), 4);
     // A second finding listing a sysctl change first and one of the same
     // steering changes again.
-    let throughput: serde_json::Value = serde_json::from_str(
-        &plan(&[
+    let throughput = serde_json::to_value(
+        plan(&[
             "--profile".into(),
             "throughput".into(),
             "--root".into(),
@@ -98,7 +98,7 @@ fn the_union_of_the_findings_changes_one_per_target_in_phase_order() {
     assert_eq!(phases[..4], [Phase::Steering; 4]);
     assert_eq!(phases[4], Phase::Sysctls);
     // The header is the plan made on the same host.
-    let b = model::plan::Plan::from_json(&base().unwrap()).unwrap();
+    let b = base().unwrap();
     assert_eq!(p.fingerprint, b.fingerprint);
     assert_eq!(p.profile, "balanced");
 }

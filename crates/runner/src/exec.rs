@@ -4,10 +4,15 @@
 //! `nettune` binary inside each namespace) or on a fleet's agents
 //! (`fleet::executor::FleetExecutor`, one agent session per host).
 //!
-//! Every call is bounded by a deadline; texts returned are the JSON the
-//! corresponding `nettune ... --json` command prints, treated as hostile
-//! input by the caller.
+//! Every call is bounded by a deadline and returns a typed value: each
+//! executor reads the hostile text it receives (a child's stdout, an agent's
+//! answer) into the type once, and a text that is not that type is
+//! [`ExecError::Malformed`] naming the call and the host.
 
+use model::bench::result::BenchResult;
+use model::findings::Report;
+use model::plan::Plan;
+use model::snapshot::HostSnapshot;
 use std::fmt;
 use std::time::Duration;
 use thiserror::Error;
@@ -37,6 +42,25 @@ pub enum ExecError {
         code: Option<i32>,
         /// Its stderr, trimmed and bounded.
         stderr: String,
+    },
+    /// The call's answer is not the type it promises (`what` names the call
+    /// and the host: `doctor on h1`).
+    #[error("{what}: its JSON did not parse: {source}")]
+    Malformed {
+        /// Which call, on which host.
+        what: String,
+        /// Where and why it did not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The command was refused for want of privileges: `nettune apply`
+    /// exited with [`EXIT_NOT_ROOT`] (or the agent answered its kind).
+    #[error("{what}: needs root: {reason}")]
+    NotRoot {
+        /// Which call, on which host.
+        what: String,
+        /// What the command said.
+        reason: String,
     },
     /// The deadline passed; the command was killed.
     #[error("{what} did not finish within {after:?}")]
@@ -138,9 +162,7 @@ impl ExecError {
             ExecError::Timeout { .. } => ErrorKind::TimedOut,
             ExecError::Cancelled => ErrorKind::Cancelled,
             ExecError::HostLost { .. } => ErrorKind::HostLost,
-            ExecError::Failed { stderr, .. } if refused_for_privileges(stderr) => {
-                ErrorKind::NotRoot
-            }
+            ExecError::NotRoot { .. } => ErrorKind::NotRoot,
             ExecError::Io { source, .. }
                 if source.kind() == std::io::ErrorKind::PermissionDenied =>
             {
@@ -151,18 +173,47 @@ impl ExecError {
     }
 }
 
-/// Whether a `nettune` command's stderr says a knob it writes is absent
-/// (the one place the lab reads that from text: `nettune apply` has no
-/// exit code of its own for it).
-pub fn knob_absent(stderr: &str) -> bool {
-    stderr.contains("not found") || stderr.contains("No such file or directory")
+/// `nettune apply`'s exit status when a knob the plan writes is absent on
+/// the host (no such sysctl, `/sys` file or module parameter); nothing of
+/// the plan stays applied. Documented in `nettune apply`'s EXIT STATUS.
+pub const EXIT_KNOB_ABSENT: u8 = host::apply::EXIT_KNOB_ABSENT;
+
+/// `nettune apply`'s exit status when a write was refused for want of
+/// privileges (not root, `Permission denied`, `Operation not permitted`).
+pub const EXIT_NOT_ROOT: u8 = host::apply::EXIT_NOT_ROOT;
+
+/// The error of a `nettune apply` that exited with `code`: the typed kinds
+/// of [`EXIT_KNOB_ABSENT`] and [`EXIT_NOT_ROOT`], else
+/// [`ExecError::Failed`]. `what` names the call and host, `stderr` is what
+/// the command said (kept as the reason, never read for the kind).
+pub fn apply_failed(what: String, code: Option<i32>, stderr: String) -> ExecError {
+    match code {
+        Some(c) if c == i32::from(EXIT_KNOB_ABSENT) => {
+            ExecError::not_applicable(NotApplicableKind::KnobAbsent, stderr)
+        }
+        Some(c) if c == i32::from(EXIT_NOT_ROOT) => ExecError::NotRoot {
+            what,
+            reason: stderr,
+        },
+        code => ExecError::Failed { what, code, stderr },
+    }
 }
 
-/// Whether a command's stderr says it was refused for want of privileges.
-pub fn refused_for_privileges(stderr: &str) -> bool {
-    ["Permission denied", "Operation not permitted", "needs root"]
-        .iter()
-        .any(|p| stderr.contains(p))
+/// `text` read as a `T`; [`ExecError::Malformed`] naming `what` (the call
+/// and host) when it is not one.
+pub fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, ExecError> {
+    serde_json::from_str(text).map_err(|source| ExecError::Malformed {
+        what: what.to_string(),
+        source,
+    })
+}
+
+/// A bench result as `nettune bench --json` prints it (pretty, a newline
+/// at the end): the text of the runner's raw run files.
+pub fn bench_text(b: &BenchResult) -> String {
+    let mut s = serde_json::to_string_pretty(b).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 /// The operations the runner performs on hosts.
@@ -175,54 +226,39 @@ pub trait Executor {
 
     /// `nettune bench ARGS --json` run on `client` against the server on
     /// `server` (the executor adds the address and `--json`); returns the
-    /// bench JSON text.
+    /// bench result.
     fn bench(
         &mut self,
         client: HostId,
         server: HostId,
         args: &[String],
         deadline: Duration,
-    ) -> Result<String, ExecError>;
+    ) -> Result<BenchResult, ExecError>;
 
-    /// `nettune inspect --json` on `host`: the host snapshot JSON text.
-    fn inspect(&mut self, host: HostId) -> Result<String, ExecError>;
+    /// `nettune inspect --json` on `host`: its snapshot.
+    fn inspect(&mut self, host: HostId) -> Result<HostSnapshot, ExecError>;
 
-    /// `nettune doctor ARGS --json` on `host`; returns its JSON text (doctor's
+    /// `nettune doctor ARGS --json` on `host`: its report (doctor's
     /// severity exit codes 0..=2 are not failures).
-    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError>;
+    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<Report, ExecError>;
 
-    /// [`Executor::doctor`] read into doctor's typed report; text that is
-    /// not a report is [`ExecError::Failed`] naming the host.
-    fn doctor_report(
-        &mut self,
-        host: HostId,
-        args: &[String],
-    ) -> Result<model::findings::Report, ExecError> {
-        let text = self.doctor(host, args)?;
-        parse_report(host, &text)
-    }
+    /// `nettune plan ARGS --json` on `host`: the plan.
+    fn plan(&mut self, host: HostId, args: &[String]) -> Result<Plan, ExecError>;
 
-    /// `nettune plan ARGS --json` on `host`; returns the plan JSON text.
-    fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError>;
-
-    /// Apply a plan (the `nettune plan --json` shape) on `host` through the
-    /// journal of that host's state directory. A change the host refuses
-    /// because it lacks the knob is [`ExecError::NotApplicable`] of kind
-    /// [`NotApplicableKind::KnobAbsent`].
-    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError>;
+    /// Apply `plan` on `host` through the journal of that host's state
+    /// directory. A change the host refuses because it lacks the knob is
+    /// [`ExecError::NotApplicable`] of kind [`NotApplicableKind::KnobAbsent`];
+    /// one refused for want of privileges is [`ExecError::NotRoot`].
+    fn apply(&mut self, host: HostId, plan: &Plan) -> Result<(), ExecError>;
 
     /// Roll back, on `host`, everything applied since the last rollback.
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError>;
 }
 
 /// `nettune doctor --json` of `host`, typed. Text that is not a report is
-/// [`ExecError::Failed`] naming the host.
-pub fn parse_report(host: HostId, text: &str) -> Result<model::findings::Report, ExecError> {
-    serde_json::from_str(text).map_err(|e| ExecError::Failed {
-        what: format!("doctor on {host}"),
-        code: None,
-        stderr: format!("its JSON did not parse: {e}"),
-    })
+/// [`ExecError::Malformed`] naming the host.
+pub fn parse_report(host: HostId, text: &str) -> Result<Report, ExecError> {
+    parse(&format!("doctor on {host}"), text)
 }
 
 #[cfg(test)]
@@ -244,9 +280,18 @@ mod tests {
             ExecError::not_applicable(NotApplicableKind::Level, "x").kind(),
             ErrorKind::NotApplicable
         );
+        // The kind comes from the exit code, never from the words.
         assert_eq!(
             failed("nettune: /proc/sys/net/core/rmem_max: Permission denied").kind(),
-            ErrorKind::NotRoot
+            ErrorKind::Other
+        );
+        let by_code = |code: u8| apply_failed("apply on h1".into(), Some(code.into()), "x".into());
+        assert_eq!(by_code(EXIT_NOT_ROOT).kind(), ErrorKind::NotRoot);
+        assert_eq!(by_code(EXIT_KNOB_ABSENT).kind(), ErrorKind::KnobAbsent);
+        assert_eq!(by_code(1).kind(), ErrorKind::Other);
+        assert_eq!(
+            apply_failed("apply on h1".into(), None, "killed".into()).kind(),
+            ErrorKind::Other
         );
         assert_eq!(
             failed("nettune: the plan is refused").kind(),
@@ -273,7 +318,7 @@ mod tests {
                 .to_string(),
             "tcp_nosuch: not found"
         );
-        assert!(knob_absent("open /proc/sys/x: No such file or directory"));
-        assert!(!knob_absent("Permission denied"));
+        let m = parse_report(HostId(1), "null").unwrap_err().to_string();
+        assert!(m.starts_with("doctor on h1: its JSON did not parse"), "{m}");
     }
 }

@@ -276,15 +276,6 @@ impl ExperimentSetup {
     }
 }
 
-fn snapshot(exec: &mut dyn Executor, h: HostId) -> Result<HostSnapshot, ExecError> {
-    let text = exec.inspect(h)?;
-    serde_json::from_str(&text).map_err(|e| ExecError::Failed {
-        what: format!("inspect on {}", exec.host_name(h)),
-        code: None,
-        stderr: format!("not a host snapshot: {e}"),
-    })
-}
-
 impl CellSetup for ExperimentSetup {
     fn apply(&mut self, cell: &CellResult, exec: &mut dyn Executor) -> Result<Applied, ExecError> {
         let Some(levels) = self
@@ -313,7 +304,7 @@ impl CellSetup for ExperimentSetup {
             if here.is_empty() {
                 continue;
             }
-            let snap = snapshot(exec, h)?;
+            let snap = exec.inspect(h)?;
             let cp = tune::levels::cell_plan(&snap, self.scope, &here).map_err(|e| {
                 ExecError::not_applicable(NotApplicableKind::Level, format!("{e} on {h}"))
             })?;
@@ -323,13 +314,8 @@ impl CellSetup for ExperimentSetup {
             if cp.plan.changes.is_empty() {
                 continue;
             }
-            let json = serde_json::to_string(&cp.plan).map_err(|e| ExecError::Failed {
-                what: "plan".into(),
-                code: None,
-                stderr: e.to_string(),
-            })?;
             self.applied.push(h);
-            exec.apply(h, &json)?;
+            exec.apply(h, &cp.plan)?;
             if let Ok(v) = serde_json::to_value(&cp.plan) {
                 applied.plans.push((format!("{} @ {h}", cell.label), v));
             }
@@ -379,20 +365,27 @@ mod tests {
             _: HostId,
             _: &[String],
             _: Duration,
-        ) -> Result<String, ExecError> {
+        ) -> Result<model::bench::result::BenchResult, ExecError> {
             unreachable!("no bench in these tests")
         }
-        fn inspect(&mut self, _: HostId) -> Result<String, ExecError> {
-            Ok(include_str!("../../tune/src/levels/testdata/netns-veth-6.18.json").into())
+        fn inspect(&mut self, _: HostId) -> Result<HostSnapshot, ExecError> {
+            crate::exec::parse(
+                "inspect",
+                include_str!("../../tune/src/levels/testdata/netns-veth-6.18.json"),
+            )
         }
-        fn doctor(&mut self, _: HostId, _: &[String]) -> Result<String, ExecError> {
+        fn doctor(
+            &mut self,
+            _: HostId,
+            _: &[String],
+        ) -> Result<model::findings::Report, ExecError> {
             unreachable!()
         }
-        fn plan(&mut self, _: HostId, _: &[String]) -> Result<String, ExecError> {
+        fn plan(&mut self, _: HostId, _: &[String]) -> Result<model::plan::Plan, ExecError> {
             unreachable!()
         }
-        fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
-            let p: serde_json::Value = serde_json::from_str(plan_json).unwrap();
+        fn apply(&mut self, host: HostId, plan: &model::plan::Plan) -> Result<(), ExecError> {
+            let p = serde_json::to_value(plan).unwrap();
             let knobs = p["changes"]
                 .as_array()
                 .unwrap()

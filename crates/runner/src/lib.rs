@@ -605,8 +605,8 @@ fn measure_cell(
                 eta: eta.left(),
             });
             let start_time = model::time::rfc3339_utc(std::time::SystemTime::now());
-            let text = match exec.bench(schedule.client, schedule.server, &args, w.deadline) {
-                Ok(t) => t,
+            let bench = match exec.bench(schedule.client, schedule.server, &args, w.deadline) {
+                Ok(b) => b,
                 Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
                 Err(e @ ExecError::HostLost { .. }) => return Err(MeasureError::Exec(e)),
                 // Ctrl-C also reaches the bench process, which then fails.
@@ -618,20 +618,11 @@ fn measure_cell(
                 return Ok(Outcome::Cancelled);
             }
             eta.run_done(w.expected);
-            note_facts(results, &text, exec, schedule);
+            note_facts(results, &bench, exec, schedule);
             let raw_name = format!("{}-r{repeat:02}.json", file_safe(&w.name));
             let raw_path = cell_dir.join(&raw_name);
-            write_atomic(&raw_path, text.as_bytes())?;
-            let mut rec = match metrics::record_from_json(&text, &metrics) {
-                Ok(r) => r,
-                Err(e) => {
-                    return Err(MeasureError::Exec(ExecError::Failed {
-                        what: format!("bench {} in cell {label}", w.name),
-                        code: None,
-                        stderr: e.to_string(),
-                    }))
-                }
-            };
+            write_atomic(&raw_path, exec::bench_text(&bench).as_bytes())?;
+            let mut rec = metrics::record(&bench, &metrics);
             rec.workload = w.name.clone();
             rec.repeat = repeat;
             rec.warmup = warmup;
@@ -663,7 +654,7 @@ fn measure_cell(
 /// Keep each host's facts from the first bench output that names them.
 fn note_facts(
     results: &mut ExperimentResults,
-    text: &str,
+    bench: &model::bench::result::BenchResult,
     exec: &dyn Executor,
     schedule: &Schedule,
 ) {
@@ -672,12 +663,9 @@ fn note_facts(
     if results.host_facts.contains_key(&client) && results.host_facts.contains_key(&server) {
         return;
     }
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
-        return;
-    };
-    for (name, side) in [(client, "client"), (server, "server_side")] {
-        if let Some(f) = v.get(side).and_then(|s| s.get("facts")) {
-            results.host_facts.entry(name).or_insert_with(|| f.clone());
+    for (name, side) in [(client, &bench.client), (server, &bench.server_side)] {
+        if let Ok(f) = serde_json::to_value(&side.facts) {
+            results.host_facts.entry(name).or_insert(f);
         }
     }
 }

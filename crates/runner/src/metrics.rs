@@ -59,15 +59,19 @@ fn receiver_demand(b: &BenchResult) -> &ServiceDemand {
     }
 }
 
-/// Parse bench JSON text and extract every metric it yields (only the ones
-/// in `wanted` go to `values`; intervals, CPUs and the CDF always).
+/// [`record`] of bench JSON text (a results directory's raw run file).
 pub fn record_from_json(text: &str, wanted: &[Metric]) -> Result<RunRecord, MetricsError> {
     let b: BenchResult = serde_json::from_str(text)?;
-    let mut rec = record_from_bench(&b, wanted);
-    // The probe's report (`bench --probe`) is read from the JSON itself, so
-    // this works with or without an engine that knows the field.
-    let v: serde_json::Value = serde_json::from_str(text)?;
-    if let Some(p) = probe_of(&v) {
+    Ok(record(&b, wanted))
+}
+
+/// Every metric a bench result yields (only the ones in `wanted` go to
+/// `values`; intervals, CPUs, the CDF and the probe's latencies always): the
+/// runner's entry point, on the result its executor returned.
+pub fn record(b: &BenchResult, wanted: &[Metric]) -> RunRecord {
+    let mut rec = record_from_bench(b, wanted);
+    let probe = serde_json::json!({ "probe": b.probe });
+    if let Some(p) = probe_of(&probe) {
         for (m, val) in [
             (Metric::LatencyP50, p.0.p50_us),
             (Metric::LatencyP99, p.0.p99_us),
@@ -81,7 +85,7 @@ pub fn record_from_json(text: &str, wanted: &[Metric]) -> Result<RunRecord, Metr
         }
         rec.probe = Some(p.0);
     }
-    Ok(rec)
+    rec
 }
 
 /// The probe's result and CDF from bench JSON, when a probe answered.
@@ -122,7 +126,7 @@ fn probe_of(v: &serde_json::Value) -> Option<(ProbeResult, Vec<[f64; 2]>)> {
     ))
 }
 
-/// [`record_from_json`] on a parsed result.
+/// [`record`] without the probe's latencies.
 pub fn record_from_bench(b: &BenchResult, wanted: &[Metric]) -> RunRecord {
     let all = extract(b);
     let values = all

@@ -24,8 +24,8 @@ pub(super) fn run_overhead(
                 workload: w.name.clone(),
                 repeat,
             });
-            let text = match exec.bench(schedule.server, schedule.server, &w.args, w.deadline) {
-                Ok(t) => t,
+            let bench = match exec.bench(schedule.server, schedule.server, &w.args, w.deadline) {
+                Ok(b) => b,
                 Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
                 Err(_) if opts.cancel.load(Ordering::SeqCst) => return Ok(Outcome::Cancelled),
                 Err(e) => {
@@ -40,10 +40,8 @@ pub(super) fn run_overhead(
                 return Ok(Outcome::Cancelled);
             }
             let raw = dir.join(format!("{}-r{repeat:02}.json", file_safe(&w.name)));
-            write_atomic(&raw, text.as_bytes())?;
-            if let Ok(r) = metrics::record_from_json(&text, &metrics) {
-                recs.push(r);
-            }
+            write_atomic(&raw, crate::exec::bench_text(&bench).as_bytes())?;
+            recs.push(metrics::record(&bench, &metrics));
         }
         for &m in &metrics {
             let lo: Vec<f64> = recs

@@ -4,6 +4,10 @@
 use std::time::Duration;
 
 use crate::exec::{ExecError, Executor, HostId};
+use model::bench::result::BenchResult;
+use model::findings::Report;
+use model::plan::Plan;
+use model::snapshot::HostSnapshot;
 
 /// An executor that sends `bench` calls to `bench` and every other call to
 /// `rest`. Build `bench` with a cancel flag (Ctrl-C stops a running bench at
@@ -32,24 +36,24 @@ impl<B: Executor, R: Executor> Executor for SplitExecutor<B, R> {
         server: HostId,
         args: &[String],
         deadline: Duration,
-    ) -> Result<String, ExecError> {
+    ) -> Result<BenchResult, ExecError> {
         self.bench.bench(client, server, args, deadline)
     }
 
-    fn inspect(&mut self, host: HostId) -> Result<String, ExecError> {
+    fn inspect(&mut self, host: HostId) -> Result<HostSnapshot, ExecError> {
         self.rest.inspect(host)
     }
 
-    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+    fn doctor(&mut self, host: HostId, args: &[String]) -> Result<Report, ExecError> {
         self.rest.doctor(host, args)
     }
 
-    fn plan(&mut self, host: HostId, args: &[String]) -> Result<String, ExecError> {
+    fn plan(&mut self, host: HostId, args: &[String]) -> Result<Plan, ExecError> {
         self.rest.plan(host, args)
     }
 
-    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
-        self.rest.apply(host, plan_json)
+    fn apply(&mut self, host: HostId, plan: &Plan) -> Result<(), ExecError> {
+        self.rest.apply(host, plan)
     }
 
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError> {

@@ -9,9 +9,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use model::bench::result::BenchResult;
 use model::experiment::{parse, Metric};
+use model::findings::Report;
 use model::plan::{NetnsScope, Plan};
 use model::results::{CellStatus, ExperimentResults, Machine, RESULTS_FILE};
+use model::snapshot::HostSnapshot;
 use model::stats::SplitMix64;
 use nettune_runner::exec::{ExecError, Executor, HostId};
 use nettune_runner::{
@@ -92,7 +95,7 @@ impl Executor for Fake {
         server: HostId,
         args: &[String],
         _deadline: Duration,
-    ) -> Result<String, ExecError> {
+    ) -> Result<BenchResult, ExecError> {
         if client != server {
             self.bench_args.push(args.to_vec());
         }
@@ -117,7 +120,9 @@ impl Executor for Fake {
             }
         }
         if client != server && !self.recorded.is_empty() {
-            return Ok(self.recorded[self.benches % self.recorded.len()].to_string());
+            return Ok(
+                serde_json::from_str(self.recorded[self.benches % self.recorded.len()]).unwrap(),
+            );
         }
         let mut base = if client == server { 3e9 } else { 1e9 };
         if self.tw_reuse_on() {
@@ -126,24 +131,24 @@ impl Executor for Fake {
         let v = self.rng.normal(base, base * self.sd);
         let mut j: serde_json::Value = serde_json::from_str(STREAM).unwrap();
         j["results"][0]["bits_per_sec"] = serde_json::json!(v);
-        Ok(j.to_string())
+        Ok(serde_json::from_value(j).unwrap())
     }
 
-    fn inspect(&mut self, _host: HostId) -> Result<String, ExecError> {
+    fn inspect(&mut self, _host: HostId) -> Result<HostSnapshot, ExecError> {
         self.calls.push("inspect".into());
-        Ok(SNAP.into())
+        Ok(serde_json::from_str(SNAP).unwrap())
     }
 
-    fn doctor(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
-        Ok("{}".into())
+    fn doctor(&mut self, host: HostId, _args: &[String]) -> Result<Report, ExecError> {
+        Err(ExecError::NoHost(host))
     }
 
-    fn plan(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
-        Ok("{}".into())
+    fn plan(&mut self, host: HostId, _args: &[String]) -> Result<Plan, ExecError> {
+        Err(ExecError::NoHost(host))
     }
 
-    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
-        let p = Plan::from_json(plan_json).unwrap();
+    fn apply(&mut self, host: HostId, plan: &Plan) -> Result<(), ExecError> {
+        let p = plan.clone();
         self.calls.push(format!("apply {host}"));
         self.applied[host.0].push(p);
         Ok(())

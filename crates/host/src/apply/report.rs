@@ -111,6 +111,41 @@ pub enum RollbackIncomplete {
     Unrestored(Vec<Unrestored>),
 }
 
+/// A plan given whole (a `--plan FILE`, an agent's `apply` request) that
+/// [`check_plan`](super::check_plan) refuses: nothing was touched.
+#[derive(Debug, Error)]
+pub enum PlanRefused {
+    /// It names a file that only `apply --persist` creates.
+    #[error("{shown}: names a created file ({target}); only `apply --persist` creates files")]
+    Created {
+        /// The plan, as the caller names it.
+        shown: String,
+        /// The created file's target.
+        target: String,
+    },
+    /// It was made for other hardware, and `force` was not given.
+    #[error("{0}")]
+    OtherHost(Box<OtherHost>),
+}
+
+/// A plan made for other hardware ([`PlanRefused::OtherHost`]).
+#[derive(Debug, Error)]
+#[error("{shown}: made for host {plan_host} (fingerprint {plan_fingerprint}), but this host is {host} (fingerprint {fingerprint}): {changed}; refusing (plan again, or pass --force to apply anyway)")]
+pub struct OtherHost {
+    /// The plan, as the caller names it.
+    pub shown: String,
+    /// The hostname the plan recorded (`?` when none).
+    pub plan_host: String,
+    /// The fingerprint it recorded.
+    pub plan_fingerprint: String,
+    /// This host's name (`?` when unknown).
+    pub host: String,
+    /// This host's fingerprint.
+    pub fingerprint: String,
+    /// What changed, in words.
+    pub changed: String,
+}
+
 /// An apply that failed (and was rolled back).
 #[derive(Debug, Error)]
 pub enum ApplyError {
@@ -152,6 +187,54 @@ impl ApplyError {
     /// most often.
     pub fn permission_denied(&self) -> bool {
         matches!(self, ApplyError::Journal(j) if j.permission_denied())
+    }
+
+    /// Whether a knob the plan writes is absent on this host (no such
+    /// sysctl, `/sys` or `/proc/irq` file): `nettune apply` exits
+    /// [`EXIT_KNOB_ABSENT`](super::EXIT_KNOB_ABSENT) for it.
+    pub fn knob_absent(&self) -> bool {
+        match self {
+            ApplyError::Knob { error, .. } => error.knob_absent(),
+            ApplyError::Refused { error, .. } => error.is_not_found(),
+            _ => false,
+        }
+    }
+
+    /// Whether the OS refused a write (the journal's or a knob's) for want
+    /// of privileges (EACCES/EPERM): `nettune apply` exits
+    /// [`EXIT_NOT_ROOT`](super::EXIT_NOT_ROOT) for it.
+    pub fn refused_for_privileges(&self) -> bool {
+        match self {
+            ApplyError::Knob { error, .. } => error.permission_denied(),
+            ApplyError::Refused { error, .. } => {
+                matches!(error, HostError::PermissionDenied { .. })
+            }
+            _ => self.permission_denied(),
+        }
+    }
+}
+
+impl KnobError {
+    /// Whether the knob does not exist (it vanished, or reading or writing
+    /// it found no file).
+    pub fn knob_absent(&self) -> bool {
+        match self {
+            KnobError::Vanished => true,
+            KnobError::Refused(e) | KnobError::ReadOriginal(e) | KnobError::Write(e) => {
+                e.is_not_found()
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether reading or writing the knob was refused (EACCES/EPERM).
+    pub fn permission_denied(&self) -> bool {
+        match self {
+            KnobError::ReadOriginal(e) | KnobError::Write(e) | KnobError::FollowUp(e) => {
+                matches!(e, HostError::PermissionDenied { .. })
+            }
+            _ => false,
+        }
     }
 }
 

@@ -13,7 +13,8 @@ use super::backend::FollowUp;
 use super::irqmap::IrqMap;
 use super::knob::{retry, Knobs};
 use super::report::{
-    Applied, ApplyError, ApplyReport, KnobError, Outcome, ReplanError, RollbackIncomplete, Stopped,
+    Applied, ApplyError, ApplyReport, KnobError, OtherHost, Outcome, PlanRefused, ReplanError,
+    RollbackIncomplete, Stopped,
 };
 use super::rollback::restore_records;
 use super::targets;
@@ -29,6 +30,19 @@ pub struct ApplyOptions {
     pub pause_after_writes: Option<usize>,
     /// Apply even when an earlier generation is incomplete.
     pub force: bool,
+}
+
+impl ApplyOptions {
+    /// The options of `nettune apply` and the agent's `apply`: `force`, and
+    /// the `NETTUNE_TEST_PAUSE_AFTER_WRITES` test hook from the environment.
+    pub fn from_env(force: bool) -> ApplyOptions {
+        ApplyOptions {
+            pause_after_writes: std::env::var("NETTUNE_TEST_PAUSE_AFTER_WRITES")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+            force,
+        }
+    }
 }
 
 /// Check a change's target and intended value (see [`targets`]).
@@ -167,10 +181,76 @@ pub fn apply(
     plan: &Plan,
     opts: ApplyOptions,
 ) -> Result<ApplyReport, ApplyError> {
+    apply_replanning(knobs, state, plan, opts, None)
+}
+
+/// Check a plan given whole (`shown` naming it: a `--plan` file, an agent's
+/// request) against the host under `root` before anything is touched:
+/// refused when it names created files, or was made for another host (its
+/// fingerprint differs) without `force`. The refusal names what changed in
+/// one line: at boot (nettune.service) it is the journal's reason for the
+/// failed unit.
+pub fn check_plan(
+    plan: &Plan,
+    shown: &str,
+    root: &crate::Root,
+    force: bool,
+) -> Result<(), PlanRefused> {
+    if let Some(c) = plan
+        .changes
+        .iter()
+        .find(|c| matches!(c.target, Target::Created { .. }))
+    {
+        return Err(PlanRefused::Created {
+            shown: shown.to_string(),
+            target: c.target.describe(),
+        });
+    }
+    let snap = crate::read_snapshot(root);
+    let fingerprint = snap.fingerprint();
+    if plan.fingerprint != fingerprint && !force {
+        let changed = model::plan::hardware_changes(plan, &snap);
+        return Err(PlanRefused::OtherHost(Box::new(OtherHost {
+            shown: shown.to_string(),
+            plan_host: plan.hostname.as_deref().unwrap_or("?").to_string(),
+            plan_fingerprint: plan.fingerprint.clone(),
+            host: snap.source.hostname.as_deref().unwrap_or("?").to_string(),
+            fingerprint,
+            changed: if changed.is_empty() {
+                "its CPUs, NUMA nodes or a NIC's driver, PCI address or MAC changed".to_string()
+            } else {
+                changed.join(", ")
+            },
+        })));
+    }
+    Ok(())
+}
+
+/// Re-plans the changes after a channel change from the host as it now is
+/// (the IRQs were renumbered, queues added or removed).
+pub type Replan<'a> = &'a mut dyn FnMut() -> Result<Vec<Change>, ReplanError>;
+
+/// [`apply`], and after a channel change with later changes left, the same
+/// generation goes on with the changes `replan` gives (a failed re-plan
+/// rolls the generation back, naming why); without `replan` it stops there.
+/// What `nettune apply` and the agent's `apply` both run.
+pub fn apply_replanning(
+    knobs: &Knobs,
+    state: &StateDir,
+    plan: &Plan,
+    opts: ApplyOptions,
+    replan: Option<Replan<'_>>,
+) -> Result<ApplyReport, ApplyError> {
     match begin(knobs, state, plan, opts)?.run()? {
         Progress::Finished(r) => Ok(r),
-        Progress::ChannelsChanged(p) if p.remaining() == 0 => p.resume(Vec::new()),
-        Progress::ChannelsChanged(p) => p.stop(),
+        Progress::ChannelsChanged(p) => match replan {
+            Some(replan) => match replan() {
+                Ok(later) => p.resume(later),
+                Err(e) => Err(p.abort(e)),
+            },
+            None if p.remaining() == 0 => p.resume(Vec::new()),
+            None => p.stop(),
+        },
     }
 }
 

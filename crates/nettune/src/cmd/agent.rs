@@ -117,7 +117,16 @@ pub fn handle(q: Request) -> Response {
             ),
         },
         Ok(Err(e)) => Response::Error {
-            kind: ErrorKind::Failed,
+            // An apply's typed failures travel as kinds, as `nettune apply`
+            // tells them by its exit status.
+            kind: match name {
+                "apply" => match crate::exit::of_apply(&e) {
+                    crate::exit::KNOB_ABSENT => ErrorKind::KnobAbsent,
+                    crate::exit::NOT_ROOT => ErrorKind::NotRoot,
+                    _ => ErrorKind::Failed,
+                },
+                _ => ErrorKind::Failed,
+            },
             message: format!("{e:#}"),
         },
         Err(_) => Response::Error {
@@ -208,7 +217,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             expire_overdue(&root, &state);
             let plan = model::plan::Plan::from_json_slice(&serde_json::to_vec(&plan)?)
                 .map_err(|e| anyhow::anyhow!("the request's plan: {e}"))?;
-            let plan = super::apply::check_plan(plan, "the request's plan", &root, force)?;
+            host::apply::check_plan(&plan, "the request's plan", &root, force)?;
             if dry_run {
                 // Reads only: each change against the value the host has now.
                 let k = host::apply::Knobs::open(&root, &state);
@@ -228,7 +237,15 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
                     ok,
                 )
             } else {
-                let report = super::apply::execute(&root, &state, &plan, &plan, force, replan)?;
+                let k = host::apply::Knobs::open(&root, &state);
+                let mut again = || super::plan::replan_later(&root, &plan);
+                let report = host::apply::apply_replanning(
+                    &k,
+                    &state,
+                    &plan,
+                    host::apply::ApplyOptions::from_env(force),
+                    replan.then_some(&mut again as host::apply::Replan<'_>),
+                )?;
                 // Stopped after a channel change: the CLI prints the report and exits 1.
                 let code = if report.stopped.is_some() {
                     crate::exit::ERROR

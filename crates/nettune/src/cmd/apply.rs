@@ -4,11 +4,11 @@
 
 mod print;
 
-use super::plan::{make_plan, read_extras, read_plan, JournalArgs, PlanFlags};
-use host::apply::{ApplyOptions, ApplyReport, Knobs, Progress};
+use super::plan::{make_plan, read_plan, replan_later, JournalArgs, PlanFlags};
+use host::apply::{ApplyOptions, ApplyReport, Knobs};
 use host::journal::StateDir;
 use host::Root;
-use model::plan::{Change, Phase, Plan};
+use model::plan::{Change, Plan};
 use print::{print_report, stopped_message};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -43,7 +43,12 @@ the pid holding the lock.
 Module parameters (InterruptThrottleRate) are written as modprobe.d snippets in
 STATE/modprobe.d for you to review; nettune loads them only with --allow-reload,
 which reloads the module (`modprobe -r M; modprobe M P=V`) after the write and
-again after a rollback: every port of that driver drops its link meanwhile.";
+again after a rollback: every port of that driver drops its link meanwhile.
+
+Exit codes: 0 applied (or nothing to change, or --dry-run), 1 error (declined,
+refused, a write failed; rolled back), 2 usage error, 5 a knob the plan writes
+is absent on this host (rolled back), 6 a write refused for want of privileges
+(not root).";
 
 /// Flags of `nettune apply`.
 #[derive(Debug, clap::Args)]
@@ -151,47 +156,8 @@ fn source_plan(args: &Args, root: &Root) -> anyhow::Result<Plan> {
         (None, Some(f)) => f,
         (None, None) => anyhow::bail!("give --profile P or --plan FILE"),
     };
-    check_plan(read_plan(f)?, &f.display().to_string(), root, args.force)
-}
-
-/// A plan given whole (`--plan FILE`, or an agent's `apply` request, `shown`
-/// naming it): refused when it names created files, or was made for another
-/// host without `force`.
-pub(crate) fn check_plan(
-    plan: Plan,
-    shown: &str,
-    root: &Root,
-    force: bool,
-) -> anyhow::Result<Plan> {
-    if let Some(c) = plan
-        .changes
-        .iter()
-        .find(|c| matches!(c.target, model::plan::Target::Created { .. }))
-    {
-        anyhow::bail!(
-            "{shown}: names a created file ({}); only `apply --persist` creates files",
-            c.target.describe()
-        );
-    }
-    let snap = host::read_snapshot(root);
-    let fp = snap.fingerprint();
-    if plan.fingerprint != fp && !force {
-        // One line naming what changed: at boot (nettune.service) it is the
-        // journal's reason for the failed unit.
-        let changed = model::plan::hardware_changes(&plan, &snap);
-        anyhow::bail!(
-            "{shown}: made for host {} (fingerprint {}), but this host is {} (fingerprint {}): {}; refusing (plan again, or pass --force to apply anyway)",
-            plan.hostname.as_deref().unwrap_or("?"),
-            plan.fingerprint,
-            snap.source.hostname.as_deref().unwrap_or("?"),
-            fp,
-            if changed.is_empty() {
-                "its CPUs, NUMA nodes or a NIC's driver, PCI address or MAC changed".to_string()
-            } else {
-                changed.join(", ")
-            }
-        );
-    }
+    let plan = read_plan(f)?;
+    host::apply::check_plan(&plan, &f.display().to_string(), root, args.force)?;
     Ok(plan)
 }
 
@@ -265,7 +231,7 @@ fn confirm(root: &Root, to_apply: &Plan) -> anyhow::Result<bool> {
 /// Apply through the journal. After a channel change host pauses; here the
 /// later phases are re-planned from the host as it now is and the same
 /// generation goes on (--profile, or --plan with --replan), or it stops.
-pub(crate) fn execute(
+fn execute(
     root: &Root,
     state: &StateDir,
     plan: &Plan,
@@ -274,45 +240,19 @@ pub(crate) fn execute(
     replan: bool,
 ) -> anyhow::Result<ApplyReport> {
     let k = Knobs::open(root, state);
-    let opts = ApplyOptions {
-        pause_after_writes: std::env::var("NETTUNE_TEST_PAUSE_AFTER_WRITES")
-            .ok()
-            .and_then(|v| v.parse().ok()),
-        force,
+    let mut again = || -> Result<Vec<Change>, host::apply::ReplanError> {
+        let mut later = replan_later(root, plan)?;
+        // What --persist added is not the planner's: it stays.
+        later.extend(to_apply.changes[plan.changes.len()..].iter().cloned());
+        Ok(later)
     };
-    Ok(
-        match host::apply::begin(&k, state, to_apply, opts)?.run()? {
-            Progress::Finished(r) => r,
-            Progress::ChannelsChanged(p) if replan => match replan_later(root, plan) {
-                // What --persist added is not the planner's: it stays.
-                Ok(mut later) => {
-                    later.extend(to_apply.changes[plan.changes.len()..].iter().cloned());
-                    p.resume(later)?
-                }
-                Err(e) => return Err(p.abort(e.into()).into()),
-            },
-            Progress::ChannelsChanged(p) if p.remaining() == 0 => p.resume(Vec::new())?,
-            Progress::ChannelsChanged(p) => p.stop()?,
-        },
-    )
-}
-
-/// The changes after the channels phase, planned again from the host as it is
-/// now (the channel change renumbered IRQs and added or removed queues), with
-/// the plan's own profile and options.
-fn replan_later(root: &Root, plan: &Plan) -> anyhow::Result<Vec<Change>> {
-    let profile = match &plan.profile_toml {
-        Some(t) => tune::profile::parse_user(t, &plan.profile)?,
-        None => super::profile::load(&plan.profile)?,
-    };
-    let snap = host::read_snapshot(root);
-    let extras = read_extras(root, &snap);
-    let fresh = tune::plan(&snap, &extras, &profile, &plan.options)?;
-    Ok(fresh
-        .changes
-        .into_iter()
-        .filter(|c| c.phase > Phase::Channels)
-        .collect())
+    Ok(host::apply::apply_replanning(
+        &k,
+        state,
+        to_apply,
+        ApplyOptions::from_env(force),
+        replan.then_some(&mut again as host::apply::Replan<'_>),
+    )?)
 }
 
 /// `s` as one POSIX shell word: as is when it needs no quoting, else in

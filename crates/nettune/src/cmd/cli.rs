@@ -15,7 +15,8 @@ Examples:
   nettune completions bash > /etc/bash_completion.d/nettune
 
 Exit codes: 0 success, 1 error, 2 usage error, 3 drift (verify), 4 some host
-failed (fleet), 130 interrupted (bench); see EXIT STATUS in nettune(1).
+failed (fleet), 5 knob absent (apply), 6 needs root (apply), 130 interrupted
+(bench); see EXIT STATUS in nettune(1).
 `man nettune-COMMAND` or `nettune COMMAND --help` for each command (`nettune man
 --out DIR` writes the pages without the package); the reference (JSON shapes,
 rules, lab) is in /usr/share/doc/nettune/docs, or in a source checkout the

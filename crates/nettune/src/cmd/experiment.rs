@@ -210,11 +210,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         info.delay_mechanism = session.lab().delay_mechanism().id().into();
     }
     if results.machine.hostname.is_empty() {
-        if let Ok(snap) = exec
-            .inspect(HostId(0))
-            .map_err(anyhow::Error::from)
-            .and_then(|t| Ok(serde_json::from_str(&t)?))
-        {
+        if let Ok(snap) = exec.inspect(HostId(0)) {
             results.machine = rx::machine_of(&snap);
         }
     }

@@ -127,6 +127,8 @@ const EXIT_STATUS: &str = "\
 2    usage error (unknown flag, bad value)
 3    verify: the host drifted from the last applied plan
 4    fleet: some host failed (each named on stderr; the others finished)
+5    apply: a knob the plan writes is absent on this host (rolled back)
+6    apply: a write refused for want of privileges (not root)
 130  interrupted by Ctrl-C (SIGINT)
 doctor: 0 nothing above info, 1 warnings, 2 critical findings, 3 it could not run.
 A closed stdout (nettune ... | head) is not an error: the command stops and exits 0.";

@@ -268,6 +268,28 @@ pub(crate) fn make_plan(
     Ok((plan, snap))
 }
 
+/// The changes after the channels phase, planned again from the host as it is
+/// now (the channel change renumbered IRQs and added or removed queues), with
+/// the plan's own profile and options: what `apply` and the agent's `apply`
+/// resume a paused generation with.
+pub(crate) fn replan_later(
+    root: &Root,
+    plan: &Plan,
+) -> Result<Vec<model::plan::Change>, host::apply::ReplanError> {
+    let profile = match &plan.profile_toml {
+        Some(t) => tune::profile::parse_user(t, &plan.profile)?,
+        None => super::profile::load(&plan.profile)?,
+    };
+    let snap = host::read_snapshot(root);
+    let extras = read_extras(root, &snap);
+    let fresh = tune::plan(&snap, &extras, &profile, &plan.options)?;
+    Ok(fresh
+        .changes
+        .into_iter()
+        .filter(|c| c.phase > model::plan::Phase::Channels)
+        .collect())
+}
+
 /// `--root` and `--state-dir`, shared by apply, rollback, verify and history.
 #[derive(Debug, clap::Args)]
 pub struct JournalArgs {

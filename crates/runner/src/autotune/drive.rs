@@ -173,13 +173,8 @@ fn apply_on(
         if cp.plan.changes.is_empty() {
             continue;
         }
-        let json = serde_json::to_string(&cp.plan).map_err(|e| ExecError::Failed {
-            what: format!("plan for {h}"),
-            code: None,
-            stderr: e.to_string(),
-        })?;
         applied.push(*h);
-        exec.apply(*h, &json)?;
+        exec.apply(*h, &cp.plan)?;
     }
     Ok(bench)
 }
@@ -253,15 +248,11 @@ pub(crate) fn measure(
         exec.bench(cfg.client, cfg.server, &args, cfg.deadline)
     });
     let back = rollback(exec, &mut applied);
-    let text = result?;
+    let bench = result?;
     back?;
     let mut wanted = vec![cfg.objective];
     wanted.extend(cfg.responses.iter().map(|r| metric_of(*r)));
-    let rec = metrics::record_from_json(&text, &wanted).map_err(|e| ExecError::Failed {
-        what: format!("bench on {}", exec.host_name(cfg.client)),
-        code: None,
-        stderr: e.to_string(),
-    })?;
+    let rec = metrics::record(&bench, &wanted);
     Ok(Measured {
         values: rec.values,
         limited_by: rec.limited_by,

@@ -418,6 +418,7 @@ pub fn build(
 fn refusal(e: &ExecError) -> String {
     let text = match e {
         ExecError::Failed { stderr, .. } => stderr.clone(),
+        ExecError::NotRoot { reason, .. } => reason.clone(),
         other => other.to_string(),
     };
     let first = text.split("; this apply").next().unwrap_or(&text);
@@ -448,12 +449,7 @@ pub fn probe(
                 if cp.plan.changes.is_empty() {
                     continue;
                 }
-                let json = serde_json::to_string(&cp.plan).map_err(|e| ExecError::Failed {
-                    what: format!("plan for {h}"),
-                    code: None,
-                    stderr: e.to_string(),
-                })?;
-                match exec.apply(*h, &json) {
+                match exec.apply(*h, &cp.plan) {
                     Ok(()) => exec.rollback(*h)?,
                     Err(ExecError::Cancelled) => return Err(ExecError::Cancelled),
                     Err(e) => {

@@ -69,7 +69,7 @@ impl Executor for Fake {
         _server: HostId,
         args: &[String],
         _deadline: Duration,
-    ) -> Result<String, ExecError> {
+    ) -> Result<model::bench::result::BenchResult, ExecError> {
         self.benches += 1;
         self.binds.push(
             args.iter()
@@ -95,19 +95,23 @@ impl Executor for Fake {
         let v = self.rng.normal(base, base * 0.01);
         let mut j: serde_json::Value = serde_json::from_str(STREAM).unwrap();
         j["results"][0]["bits_per_sec"] = serde_json::json!(v);
-        Ok(j.to_string())
+        Ok(serde_json::from_value(j).unwrap())
     }
-    fn inspect(&mut self, _host: HostId) -> Result<String, ExecError> {
-        Ok(SNAP.into())
+    fn inspect(&mut self, _host: HostId) -> Result<HostSnapshot, ExecError> {
+        Ok(snap())
     }
-    fn doctor(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
-        Ok("{}".into())
+    fn doctor(
+        &mut self,
+        host: HostId,
+        _args: &[String],
+    ) -> Result<model::findings::Report, ExecError> {
+        Err(ExecError::NoHost(host))
     }
-    fn plan(&mut self, _host: HostId, _args: &[String]) -> Result<String, ExecError> {
-        Ok("{}".into())
+    fn plan(&mut self, host: HostId, _args: &[String]) -> Result<Plan, ExecError> {
+        Err(ExecError::NoHost(host))
     }
-    fn apply(&mut self, host: HostId, plan_json: &str) -> Result<(), ExecError> {
-        let plan = Plan::from_json(plan_json).unwrap();
+    fn apply(&mut self, host: HostId, plan: &Plan) -> Result<(), ExecError> {
+        let plan = plan.clone();
         if let Some(file) = self.refuse {
             if plan.changes.iter().any(|c| c.knob == file) {
                 return Err(ExecError::Failed {

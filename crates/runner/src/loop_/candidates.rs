@@ -85,8 +85,8 @@ impl fmt::Display for NotApplied {
 /// runs it there). `None` when neither.
 pub fn plan_from_doctor(
     report: &Report,
-    base_plan: impl FnOnce() -> Result<String, ExecError>,
-    mut command_plan: impl FnMut(&[String]) -> Result<String, ExecError>,
+    base_plan: impl FnOnce() -> Result<Plan, ExecError>,
+    mut command_plan: impl FnMut(&[String]) -> Result<Plan, ExecError>,
 ) -> Result<Option<(Plan, Vec<DoctorId>)>, ExecError> {
     let mut changes: Vec<Change> = Vec::new();
     let mut ids = Vec::new();
@@ -102,16 +102,9 @@ pub fn plan_from_doctor(
             ids.push(f.id);
         }
     }
-    let bad = |what: &str, e: String| ExecError::Failed {
-        what: what.into(),
-        code: None,
-        stderr: e,
-    };
     if !changes.is_empty() {
         changes.sort_by_key(|c| c.phase);
-        let text = base_plan()?;
-        let mut plan =
-            Plan::from_json(&text).map_err(|e| bad("plan in the receiving host", e.to_string()))?;
+        let mut plan = base_plan()?;
         plan.changes = changes;
         plan.notes.clear();
         return Ok(Some((plan, ids)));
@@ -131,8 +124,7 @@ pub fn plan_from_doctor(
         if args.iter().any(|a| a == "--root" || a == "--script") {
             continue;
         }
-        let text = command_plan(&args)?;
-        let plan = Plan::from_json(&text).map_err(|e| bad(cmd, e.to_string()))?;
+        let plan = command_plan(&args)?;
         if plan.changes.is_empty() {
             continue;
         }
@@ -194,8 +186,8 @@ impl LabFixes {
 pub fn fixes_from_doctor(
     reports: &[(String, Report)],
     suite: SuiteArgs<'_>,
-    mut base_plan: impl FnMut(&str) -> Result<String, ExecError>,
-    mut command_plan: impl FnMut(&str, &[String]) -> Result<String, ExecError>,
+    mut base_plan: impl FnMut(&str) -> Result<Plan, ExecError>,
+    mut command_plan: impl FnMut(&str, &[String]) -> Result<Plan, ExecError>,
 ) -> Result<LabFixes, ExecError> {
     let mut out = LabFixes::default();
     for (host, report) in reports {

@@ -132,8 +132,8 @@ impl DoctorSetup {
             }
             std::thread::sleep(Duration::from_millis(500));
             let da = &dargs;
-            let c = s.spawn(move || doctor2.doctor_report(client, da));
-            let r = exec.doctor_report(receiver, &dargs);
+            let c = s.spawn(move || doctor2.doctor(client, da));
+            let r = exec.doctor(receiver, &dargs);
             let c = c.join().unwrap_or_else(|_| {
                 Err(ExecError::Failed {
                     what: format!("doctor on {client}"),
@@ -245,7 +245,7 @@ impl DoctorSetup {
         let applied = plans.iter().try_for_each(|(host, plan)| {
             let h = self.host_of(exec, host);
             self.applied.push(h);
-            exec.apply(h, &plan_json(plan)?)
+            exec.apply(h, plan)
         });
         let checked = applied.and_then(|()| self.diagnose(exec));
         let rolled = self.roll_back(exec);
@@ -263,15 +263,6 @@ impl DoctorSetup {
         }
         first_err.map_or(Ok(()), Err)
     }
-}
-
-/// A plan as the JSON `nettune apply --plan` takes.
-fn plan_json(plan: &model::plan::Plan) -> Result<String, ExecError> {
-    serde_json::to_string(plan).map_err(|e| ExecError::Failed {
-        what: "plan to JSON".into(),
-        code: None,
-        stderr: e.to_string(),
-    })
 }
 
 /// The note of what a fix's cell applies: `applied on h0, h1 in cell `fix
@@ -308,7 +299,6 @@ impl CellSetup for DoctorSetup {
         };
         let mut plans = Vec::new();
         for (host, plan) in &u.plans {
-            let json = plan_json(plan)?;
             let h = self.host_of(exec, host);
             (self.say)(&format!(
                 "{}: applying {} change(s) in {host}",
@@ -316,11 +306,10 @@ impl CellSetup for DoctorSetup {
                 plan.changes.len()
             ));
             self.applied.push(h);
-            exec.apply(h, &json)?;
-            let value = serde_json::from_str(&json).map_err(|e| ExecError::Failed {
-                what: "plan from JSON".into(),
-                code: None,
-                stderr: e.to_string(),
+            exec.apply(h, plan)?;
+            let value = serde_json::to_value(plan).map_err(|source| ExecError::Malformed {
+                what: format!("the plan of {} on {host}", u.label()),
+                source,
             })?;
             plans.push((format!("{} on {host}", u.label()), value));
         }

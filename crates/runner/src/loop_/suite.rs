@@ -146,7 +146,6 @@ pub fn skeleton(
 pub fn machine(exec: &mut dyn Executor) -> Machine {
     exec.inspect(HostId(0))
         .ok()
-        .and_then(|t| serde_json::from_str::<model::snapshot::HostSnapshot>(&t).ok())
         .map(|s| runner::experiment::machine_of(&s))
         .unwrap_or_default()
 }

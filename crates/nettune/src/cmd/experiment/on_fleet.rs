@@ -116,11 +116,7 @@ pub(super) fn run(
     let (dir, mut results) = prepare(args, &exp, &text)?;
     let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
     if results.machine.hostname.is_empty() {
-        if let Ok(snap) = exec
-            .inspect(server)
-            .map_err(anyhow::Error::from)
-            .and_then(|t| Ok(serde_json::from_str(&t)?))
-        {
+        if let Ok(snap) = exec.inspect(server) {
             results.machine = rx::machine_of(&snap);
         }
     }
