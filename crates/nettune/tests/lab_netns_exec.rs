@@ -133,3 +133,40 @@ fn bench_doctor_plan_apply_rollback_inside_the_lab() {
     assert!(!state.exists(), "the executor removes its state dirs");
     assert_eq!(root_sysctls(), before, "root namespace settings changed");
 }
+
+/// The lab loop makes the header of doctor's plan from the host's snapshot
+/// (`tune::planner::header`) instead of running `nettune plan` for it: the
+/// header is the one `nettune plan --profile balanced --bdp ..` writes in
+/// that namespace, so `apply` takes the plan there.
+#[test]
+fn the_header_made_from_a_snapshot_is_the_plan_commands() {
+    if !lab::require_root("lab_netns_exec::the_header_made_from_a_snapshot_is_the_plan_commands") {
+        return;
+    }
+    let lab = Lab::build(LabSpec {
+        prefix: "nthdr".into(),
+        ..LabSpec::new(2, 2)
+    })
+    .unwrap();
+    let mut ex = NetnsExecutor::new(&lab, BIN).unwrap();
+    let bdp = "100000000bit,20000us";
+    let args: Vec<String> = ["--profile", "balanced", "--bdp", bdp]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for h in [HostId(0), HostId(1)] {
+        let mut planned = ex.plan(h, &args).unwrap();
+        planned.changes.clear();
+        planned.notes.clear();
+        let snap = ex.inspect(h).unwrap();
+        let options = model::plan::PlanOptions {
+            bdp: Some(model::plan::Bdp::parse(bdp).unwrap()),
+            ..Default::default()
+        };
+        let balanced = tune::profile::builtin("balanced").unwrap();
+        let header =
+            tune::planner::header(&snap, &balanced, &options, model::plan::NetnsScope::Child);
+        let json = |p: &model::plan::Plan| serde_json::to_string_pretty(p).unwrap();
+        assert_eq!(json(&header), json(&planned), "{h}");
+    }
+}

@@ -117,7 +117,22 @@ pub fn plan(
         }
     }
     changes.sort_by_key(|c| c.phase);
-    Ok(Plan {
+    let mut plan = header(snap, profile, opts, scope);
+    plan.changes = changes;
+    plan.notes = notes;
+    Ok(plan)
+}
+
+/// A plan of no changes made for `snap` with `profile` and `opts` in
+/// `scope`: the header [`plan`] writes (the host's fingerprint and name, the
+/// profile, the options), for changes chosen elsewhere (doctor's fixes).
+pub fn header(
+    snap: &HostSnapshot,
+    profile: &Profile,
+    opts: &PlanOptions,
+    scope: NetnsScope,
+) -> Plan {
+    Plan {
         schema_version: PLAN_SCHEMA_VERSION,
         profile: profile.name.clone(),
         profile_toml: profile.toml.clone(),
@@ -125,9 +140,9 @@ pub fn plan(
         hostname: snap.source.hostname.clone(),
         options: opts.clone(),
         scope,
-        changes,
-        notes,
-    })
+        changes: Vec::new(),
+        notes: Vec::new(),
+    }
 }
 
 /// Online CPUs within `--cpus`, without `--exclude-cpus` and isolated CPUs.

@@ -16,6 +16,7 @@ use super::{DOCTOR_SAMPLE_S, NOTHING_FOUND};
 use crate::exec::{ExecError, Executor, HostId};
 use crate::{Applied, CellSetup};
 use model::findings::Report;
+use model::plan::{Bdp, NetnsScope, PlanOptions};
 use model::results::CellResult;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -170,10 +171,15 @@ impl DoctorSetup {
         ));
         let reports = self.diagnose(exec)?;
         self.doctor_before = Some(merge_reports(&reports));
-        let mut base = vec!["--profile".to_string(), "balanced".into()];
-        if let Some(b) = &self.bdp {
-            base.extend(["--bdp".to_string(), b.clone()]);
-        }
+        let options = PlanOptions {
+            bdp: self.bdp.as_deref().and_then(|b| Bdp::parse(b).ok()),
+            ..PlanOptions::default()
+        };
+        let balanced = tune::profile::builtin("balanced").map_err(|e| ExecError::Failed {
+            what: "the balanced profile".into(),
+            code: None,
+            stderr: e.to_string(),
+        })?;
         let fixes = {
             let hosts: Vec<(String, HostId)> = [self.client, self.receiver]
                 .into_iter()
@@ -189,7 +195,17 @@ impl DoctorSetup {
             fixes_from_doctor(
                 &reports,
                 SUITE,
-                |h| ex.borrow_mut().plan(id(h), &base),
+                // The header of the plan `nettune plan --profile balanced`
+                // makes in the host's namespace, from its own snapshot.
+                |h| {
+                    let snap = ex.borrow_mut().inspect(id(h))?;
+                    Ok(tune::planner::header(
+                        &snap,
+                        &balanced,
+                        &options,
+                        NetnsScope::Child,
+                    ))
+                },
                 |h, args| ex.borrow_mut().plan(id(h), args),
             )?
         };
