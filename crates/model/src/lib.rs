@@ -22,6 +22,7 @@ pub mod irqbalance_env;
 pub mod knobpath;
 pub mod metric;
 pub mod moderation;
+pub mod note;
 pub mod parse;
 pub mod plan;
 pub mod results;

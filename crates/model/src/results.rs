@@ -16,6 +16,7 @@
 
 use crate::experiment::Metric;
 use crate::findings::HostReports;
+pub use crate::note::{Note, NoteKind};
 use crate::stats::{Comparison, Interval, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,9 +100,11 @@ pub struct ExperimentResults {
     /// The plans applied, by cell label (the `nettune plan --json` shape).
     #[serde(default)]
     pub plans: BTreeMap<String, serde_json::Value>,
-    /// Free notes for the reader (delay mechanism used, skipped parts).
+    /// Notes for the reader: the loop's account of the baseline, of what
+    /// doctor found and of what was applied, and free remarks (delay
+    /// mechanism used, skipped parts).
     #[serde(default)]
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// `nettune lab`: each fix measured on its own, one cell each (absent
     /// elsewhere and from older results).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -301,7 +301,12 @@ fn findings_of_both_hosts_each_host_its_plan_flags_to_the_after_suite() {
     // Every finding is said, with its host.
     assert_eq!(fixes.found.len(), 4, "{:?}", fixes.found);
     assert!(fixes.found[0].starts_with("found on lab-h0: timewait-exhaustion (critical)"));
-    let applied = fixes.applied.join("\n");
+    let applied = fixes
+        .applied
+        .iter()
+        .map(|n| n.text())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(
         applied
             .contains("applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M --force-buffers on udp-stream-64"),
@@ -437,7 +442,12 @@ fn a_bench_flag_the_suite_already_has_is_not_applied_again() {
         "{:?}",
         fixes.workload_args
     );
-    let na = fixes.not_applied.join("\n");
+    let na = fixes
+        .not_applied
+        .iter()
+        .map(|n| n.text())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(
         na.contains("not applied on lab-h1: udp-rcvbuf-errors: bench --rcvbuf 4M --force-buffers is what the suite already runs with (udp-stream-64)"),
         "{na}"

@@ -210,7 +210,8 @@ fn before_after_table() {
 fn nothing_applied_says_the_verdicts_are_noise() {
     let mut r = lab_results();
     r.plans.clear();
-    r.notes.retain(|n| !n.starts_with("applied on"));
+    r.notes
+        .retain(|n| n.kind() != model::results::NoteKind::Applied);
     let text = render_table(&r);
     assert!(text.contains("nothing was applied"), "{text}");
     assert!(!render_table(&lab_results()).contains("nothing was applied"));
@@ -240,11 +241,12 @@ fn what_was_found_and_applied_is_said_above_the_table() {
 fn bench_flags_alone_count_as_applied() {
     let mut r = lab_results();
     r.plans.clear();
-    r.notes.retain(|n| !n.contains("rps_cpus=3"));
+    r.notes.retain(|n| !n.text().contains("rps_cpus=3"));
     let text = render_table(&r);
     assert!(!text.contains("nothing was applied"), "{text}");
     // Neither a plan nor a bench flag: the verdicts are noise.
-    r.notes.retain(|n| !n.starts_with("applied on"));
+    r.notes
+        .retain(|n| n.kind() != model::results::NoteKind::Applied);
     assert!(render_table(&r).contains("nothing was applied"));
 }
 

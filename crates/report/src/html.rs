@@ -368,7 +368,7 @@ fn section_notes(out: &mut String, r: &ExperimentResults) {
     if !r.notes.is_empty() {
         out.push_str("<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n");
         for n in r.notes.iter().take(MAX_ROWS) {
-            let _ = writeln!(out, "<li>{}</li>", h(n));
+            let _ = writeln!(out, "<li>{}</li>", h(n.text()));
         }
         out.push_str("</ul>\n</section>\n");
     }

@@ -328,7 +328,7 @@ fn section_notes(out: &mut String, r: &ExperimentResults) {
     if !r.notes.is_empty() {
         out.push_str("## Notes\n\n");
         for n in r.notes.iter().take(MAX_ROWS) {
-            let _ = writeln!(out, "- {}", md(n));
+            let _ = writeln!(out, "- {}", md(n.text()));
         }
         out.push('\n');
     }

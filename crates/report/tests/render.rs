@@ -392,7 +392,7 @@ proptest! {
         let mut c = cpus.iter().copied().cycle();
         r.baseline_cell = baseline;
         r.name = t.next().unwrap_or_default();
-        r.notes.push(t.next().unwrap_or_default());
+        r.notes.push(t.next().unwrap_or_default().into());
         if let Some(l) = &mut r.lab {
             l.delay_ms = n.next().unwrap_or(0.0);
             l.rate_mbit = Some(n.next().unwrap_or(0.0));

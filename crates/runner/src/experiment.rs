@@ -138,7 +138,7 @@ pub fn results_skeleton(exp: &Experiment, machine: Machine, started: String) -> 
         doctor_before: None,
         doctor_after: None,
         plans: BTreeMap::new(),
-        notes: exp.scope_notes(),
+        notes: exp.scope_notes().into_iter().map(Into::into).collect(),
         fixes: Vec::new(),
         warnings: Vec::new(),
     }

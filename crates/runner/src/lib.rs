@@ -81,7 +81,7 @@ pub struct Applied {
     /// `results.plans` under the given key (usually the cell label).
     pub plans: Vec<(String, serde_json::Value)>,
     /// Notes for the reader (`results.notes`).
-    pub notes: Vec<String>,
+    pub notes: Vec<model::results::Note>,
     /// Only these workloads run in the cell (`nettune lab`: a fix is
     /// measured on the workloads it concerns); `None`: all of them.
     pub workloads: Option<Vec<String>>,

@@ -29,10 +29,9 @@ pub(super) fn run_overhead(
                 Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
                 Err(_) if opts.cancel.load(Ordering::SeqCst) => return Ok(Outcome::Cancelled),
                 Err(e) => {
-                    results.notes.push(format!(
-                        "overhead run of {} over loopback failed: {e}",
-                        w.name
-                    ));
+                    results.notes.push(
+                        format!("overhead run of {} over loopback failed: {e}", w.name).into(),
+                    );
                     break;
                 }
             };

@@ -273,7 +273,7 @@ fn fixes_phase(
         Err(e) => {
             results
                 .notes
-                .push(format!("doctor could not run, so nothing was applied: {e}"));
+                .push(format!("doctor could not run, so nothing was applied: {e}").into());
             return Ok(runner::Outcome::Completed);
         }
     };
@@ -295,7 +295,7 @@ fn fixes_phase(
         if let Err(e) = setup.check_all(exec) {
             results
                 .notes
-                .push(format!("doctor with every fix in place: {e}"));
+                .push(format!("doctor with every fix in place: {e}").into());
         }
     }
     Ok(outcome)

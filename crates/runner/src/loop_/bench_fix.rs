@@ -109,7 +109,7 @@ mod tests {
             [("udp-stream-64".to_string(), flags.clone())]
         );
         assert_eq!(
-            after.applied,
+            after.applied.iter().map(|n| n.text()).collect::<Vec<_>>(),
             ["applied on lab-h0: udp-sndbuf-errors: bench --sndbuf 4M --force-buffers on udp-stream-64 (the after suite)"]
         );
         // The after suite's udp-stream-64 runs with them (the runner merges

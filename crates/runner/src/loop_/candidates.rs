@@ -8,14 +8,8 @@ use crate::exec::ExecError;
 use crate::merge_args;
 use model::findings::{FindingId as DoctorId, Report};
 use model::plan::{Change, Plan};
+use model::results::Note;
 use std::fmt;
-
-/// Prefix of a "found" note (results.json `notes`; the table's header).
-pub const FOUND: &str = "found on ";
-/// Prefix of an "applied" note.
-pub const APPLIED: &str = "applied on ";
-/// Prefix of a "not applied" note.
-pub const NOT_APPLIED: &str = "not applied on ";
 
 /// What the lab does with one finding.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,11 +157,11 @@ pub struct LabFixes {
     /// Per host and finding: what the lab does with it.
     pub candidates: Vec<(String, DoctorId, Candidate)>,
     /// `found on HOST: ...`, one per finding.
-    pub found: Vec<String>,
+    pub found: Vec<Note>,
     /// `applied on HOST: ...`, one per plan and per bench-flag finding.
-    pub applied: Vec<String>,
+    pub applied: Vec<Note>,
     /// `not applied on HOST: ID: why`, one per finding the lab left.
-    pub not_applied: Vec<String>,
+    pub not_applied: Vec<Note>,
 }
 
 impl LabFixes {
@@ -200,7 +194,7 @@ pub fn fixes_from_doctor(
         for f in &report.findings {
             let id = f.id.as_str();
             out.found
-                .push(format!("{FOUND}{host}: {id} ({}): {}", f.severity, f.title));
+                .push(Note::found(host, f.id, f.severity, &f.title));
             // In the plan: its own changes, or the same targets as another
             // finding's (one change per target), or its plan command.
             let in_plan = ids.contains(&f.id) || (planned.is_some() && !f.fix.changes.is_empty());
@@ -243,26 +237,27 @@ pub fn fixes_from_doctor(
                             None => out.workload_args.push((n.clone(), b.flags.clone())),
                         }
                     }
-                    out.applied.push(format!(
-                        "{APPLIED}{host}: {id}: bench {} on {} (the after suite)",
+                    out.applied.push(Note::applied(format_args!(
+                        "{host}: {id}: bench {} on {} (the after suite)",
                         b.flags.join(" "),
                         if names.is_empty() {
                             "no workload of the suite".to_string()
                         } else {
                             names.join(", ")
                         }
-                    ));
+                    )));
                 }
-                Candidate::Advice(why) => out
-                    .not_applied
-                    .push(format!("{NOT_APPLIED}{host}: {id}: {why}")),
+                Candidate::Advice(why) => {
+                    out.not_applied
+                        .push(Note::not_applied(host, f.id, &why.to_string()))
+                }
                 Candidate::Plan => {}
             }
             out.candidates.push((host.clone(), f.id, cand));
         }
         if let Some((plan, ids)) = planned {
-            out.applied.push(format!(
-                "{APPLIED}{host}: plan of {} change(s) ({}) from {}, through its journal, rolled back at the end",
+            out.applied.push(Note::applied(format_args!(
+                "{host}: plan of {} change(s) ({}) from {}, through its journal, rolled back at the end",
                 plan.changes.len(),
                 plan.changes
                     .iter()
@@ -270,7 +265,7 @@ pub fn fixes_from_doctor(
                     .collect::<Vec<_>>()
                     .join(", "),
                 ids.iter().map(|i| i.as_str()).collect::<Vec<_>>().join(", ")
-            ));
+            )));
             out.plans.push((host.clone(), plan, ids));
         }
     }

@@ -31,16 +31,3 @@ pub mod units;
 pub const BASELINE: &str = "baseline";
 /// Seconds of each doctor window (both hosts, while the load runs).
 pub const DOCTOR_SAMPLE_S: f64 = 2.0;
-/// Prefix of the note saying what the baseline is.
-pub const BASELINE_NOTE: &str = "the baseline is ";
-/// Prefix of the note when doctor found nothing on any host.
-pub const NOTHING_FOUND: &str = "doctor found nothing ";
-pub use candidates::{APPLIED, FOUND, NOT_APPLIED};
-
-/// Notes a results table prints under its title: what the baseline is,
-/// what doctor found on each host, what was applied and what was not.
-pub fn is_header_note(n: &str) -> bool {
-    [FOUND, APPLIED, NOT_APPLIED, BASELINE_NOTE, NOTHING_FOUND]
-        .iter()
-        .any(|p| n.starts_with(p))
-}

@@ -8,16 +8,17 @@
 //! [`DoctorSetup::check_all`] puts every fix in place at once for doctor's
 //! second look, then rolls back.
 
-use super::candidates::{fixes_from_doctor, APPLIED};
+use super::candidates::fixes_from_doctor;
 use super::diagnose::{merge_reports, merge_windows};
 use super::suite::{fmt_secs, SUITE};
 use super::units::{units_of, FixUnit};
-use super::{DOCTOR_SAMPLE_S, NOTHING_FOUND};
+use super::DOCTOR_SAMPLE_S;
 use crate::exec::{ExecError, Executor, HostId};
 use crate::{Applied, CellSetup};
 use model::findings::Report;
 use model::plan::{Bdp, NetnsScope, PlanOptions};
 use model::results::CellResult;
+use model::results::Note;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -54,7 +55,7 @@ pub struct DoctorSetup {
     /// Every host's whole plan (all fixes), for [`DoctorSetup::check_all`].
     pub plans: Vec<(String, model::plan::Plan)>,
     /// What was found, what each cell applies, what was not applied.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 impl fmt::Debug for DoctorSetup {
@@ -210,13 +211,13 @@ impl DoctorSetup {
             )?
         };
         let units = units_of(&fixes, &reports, SUITE);
-        let mut notes: Vec<String> = Vec::new();
+        let mut notes: Vec<Note> = Vec::new();
         if fixes.found.is_empty() {
-            notes.push(format!(
-                "{NOTHING_FOUND}on {} or {} under load",
+            notes.push(Note::nothing_found(&format!(
+                "on {} or {} under load",
                 exec.host_name(self.client),
                 exec.host_name(self.receiver)
-            ));
+            )));
         }
         notes.extend(fixes.found.iter().cloned());
         notes.extend(units.iter().map(applied_note));
@@ -283,18 +284,18 @@ impl DoctorSetup {
 
 /// The note of what a fix's cell applies: `applied on h0, h1 in cell `fix
 /// rps-off`: h0: v1 rx-0 rps_cpus=3, ...; measured on tcp-stream, tcp-rr`.
-fn applied_note(u: &FixUnit) -> String {
+fn applied_note(u: &FixUnit) -> Note {
     let mut what: Vec<String> = u.change_lines();
     what.extend(u.app_options().into_iter().map(|a| {
         format!("bench {a} (an application option: a socket option, not a host setting)")
     }));
-    format!(
-        "{APPLIED}{} in cell `{}`: {}; measured on {}",
+    Note::applied(format_args!(
+        "{} in cell `{}`: {}; measured on {}",
         u.hosts.join(", "),
         u.label(),
         what.join(", "),
         u.workloads.join(", ")
-    )
+    ))
 }
 
 impl CellSetup for DoctorSetup {

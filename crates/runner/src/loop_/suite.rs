@@ -5,6 +5,7 @@
 use crate::exec::{Executor, HostId};
 use crate::{self as runner, Schedule};
 use model::experiment::Metric;
+use model::results::Note;
 use model::results::{
     CellResult, CellStatus, ExperimentResults, LabInfo, Machine, ResultsKind, WorkloadInfo,
     RESULTS_SCHEMA_VERSION,
@@ -185,9 +186,8 @@ pub fn loopback_info() -> LabInfo {
 }
 
 /// The note saying what the baseline is and which way the suite runs.
-pub fn baseline_note(client: &str, receiver: &str) -> String {
-    format!(
-        "{}the kernel's defaults in fresh namespaces (nothing set; udp-stream-64 runs with bench's default SO_RCVBUF of 4 MiB); the suite runs from {client} (client, connecting) to {receiver} (server, receiving); doctor looks at both under load, then each fix is applied in its own cell (host changes on the host that found them, bench flags for application options) and measured against this baseline",
-        super::BASELINE_NOTE
-    )
+pub fn baseline_note(client: &str, receiver: &str) -> Note {
+    Note::baseline(&format!(
+        "the kernel's defaults in fresh namespaces (nothing set; udp-stream-64 runs with bench's default SO_RCVBUF of 4 MiB); the suite runs from {client} (client, connecting) to {receiver} (server, receiving); doctor looks at both under load, then each fix is applied in its own cell (host changes on the host that found them, bench flags for application options) and measured against this baseline"
+    ))
 }

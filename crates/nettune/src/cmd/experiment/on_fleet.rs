@@ -121,6 +121,7 @@ pub(super) fn run(
         }
     }
     for n in notes(f, &inv_path, &roles) {
+        let n = model::results::Note::from(n);
         if !results.notes.contains(&n) {
             results.notes.push(n);
         }

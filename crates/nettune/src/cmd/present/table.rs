@@ -3,9 +3,10 @@
 
 use super::status_text;
 use model::metric::StatText;
+use model::results::NoteKind;
 use model::results::{CellResult, CellStatus, ExperimentResults, LimitGroup, MetricStats};
 use model::stats::Verdict;
-use runner::loop_::{is_header_note, APPLIED, BASELINE};
+use runner::loop_::BASELINE;
 use std::fmt::Write as _;
 
 /// The cells of one statistic (the one [`StatText`] of every table), with
@@ -117,7 +118,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
         model::metric::num(r.min_effect_pct),
         model::metric::num(model::stats::MIN_EFFECT_POINTS)
     );
-    for n in r.notes.iter().filter(|n| is_header_note(n)) {
+    for n in r.notes.iter().filter(|n| n.is_header()) {
         let _ = writeln!(out, "{n}");
     }
     if let [c] = r.cells.as_slice() {
@@ -182,7 +183,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
             ]);
         }
         let _ = writeln!(out, "\n{} against {BASELINE}:", c.label);
-        if r.plans.is_empty() && !r.notes.iter().any(|n| n.starts_with(APPLIED)) {
+        if r.plans.is_empty() && !r.notes.iter().any(|n| n.kind() == NoteKind::Applied) {
             let _ = writeln!(
                 out,
                 "(nothing was applied: both cells ran the same lab, so any verdict here is noise)"
@@ -217,7 +218,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
             let _ = writeln!(out, "  {}", l.text());
         }
     }
-    for n in r.notes.iter().filter(|n| !is_header_note(n)) {
+    for n in r.notes.iter().filter(|n| !n.is_header()) {
         let _ = writeln!(out, "note: {n}");
     }
     out
