@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 use tune::autotune::{AutotuneError, Effect};
 
 use super::drive::{measure, Measured, RunTrace};
-use super::{effect_json, AutotuneRunError, DriveConfig};
+use super::results::effect;
+use super::{AutotuneRunError, DriveConfig};
 use crate::exec::{ExecError, Executor};
 
 /// Parameters of a re-check.
@@ -99,7 +100,7 @@ impl RecheckReport {
             "rows": self.rows.iter().map(|r| json!({
                 "changes": r.label,
                 "combined": r.combined,
-                "effect": r.effect.as_ref().map(effect_json),
+                "effect": r.effect.as_ref().map(effect),
                 "holds": r.holds,
             })).collect::<Vec<_>>(),
             "runs_used": self.trace.len(),

@@ -16,6 +16,18 @@ const SNAP: &str = include_str!("../../../tune/src/levels/testdata/netns-veth-6.
 /// `nettune bench --test tcp-stream --json` over loopback.
 const STREAM: &str = include_str!("../../tests/data/bench-tcp-stream-lo.json");
 
+mod bytes;
+
+/// results.json as a document, for the tests that index it.
+fn outcome_json(
+    objective: &str,
+    built: &BuiltSpace,
+    ended: &Ended,
+    trace: &[RunTrace],
+) -> serde_json::Value {
+    serde_json::to_value(outcome(objective, built, ended, trace)).unwrap()
+}
+
 fn snap() -> HostSnapshot {
     serde_json::from_str(SNAP).unwrap()
 }
