@@ -32,14 +32,21 @@ fn garbage_is_refused_and_lists_are_bounded() {
         r#"{"rechecks": [{"changes": [1], "effect": null}]}"#,
     ] {
         let e = AutotuneResults::from_json(bad).unwrap_err().to_string();
-        let want = if bad == "{" { "not JSON" } else { "not an autotune results file" };
+        let want = if bad == "{" {
+            "not JSON"
+        } else {
+            "not an autotune results file"
+        };
         assert!(e.starts_with(want), "{e}");
     }
     let many = format!(
         r#"{{"excluded": [{}]}}"#,
         vec![r#"{"knob": "k", "level": null, "reason": "r"}"#; MAX_ROWS + 5].join(",")
     );
-    assert_eq!(AutotuneResults::from_json(&many).unwrap().excluded.len(), MAX_ROWS);
+    assert_eq!(
+        AutotuneResults::from_json(&many).unwrap().excluded.len(),
+        MAX_ROWS
+    );
 }
 
 /// NaN is written as `null` and read back as NaN; keys come out sorted.

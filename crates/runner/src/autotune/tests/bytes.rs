@@ -28,7 +28,12 @@ fn old_names(cs: &[tune::autotune::Candidate]) -> Vec<String> {
 }
 
 /// `runner::autotune::outcome_json` before the type, verbatim.
-fn old_outcome_json(objective: &str, built: &BuiltSpace, ended: &Ended, trace: &[RunTrace]) -> Value {
+fn old_outcome_json(
+    objective: &str,
+    built: &BuiltSpace,
+    ended: &Ended,
+    trace: &[RunTrace],
+) -> Value {
     let space: Vec<Value> = built
         .factors
         .iter()
@@ -161,8 +166,12 @@ fn assert_same_bytes(built: &BuiltSpace, ended: &Ended, trace: &[RunTrace]) {
     );
     // Read back, it is the same document (serde_json's parse of a float
     // may differ in the last digit, so the floats are not compared).
-    let back = model::results::autotune::AutotuneResults::from_json(&new.to_json_pretty().unwrap()).unwrap();
-    assert_eq!((&back.accepted.len(), &back.space, &back.excluded), (&new.accepted.len(), &new.space, &new.excluded));
+    let back = model::results::autotune::AutotuneResults::from_json(&new.to_json_pretty().unwrap())
+        .unwrap();
+    assert_eq!(
+        (&back.accepted.len(), &back.space, &back.excluded),
+        (&new.accepted.len(), &new.space, &new.excluded)
+    );
     assert_eq!(back.trace.len(), new.trace.len());
     let machine = Machine {
         hostname: "vm".into(),
@@ -176,7 +185,10 @@ fn assert_same_bytes(built: &BuiltSpace, ended: &Ended, trace: &[RunTrace]) {
     let want = serde_json::to_string_pretty(&old).unwrap();
     assert_eq!(new.to_json_pretty().unwrap(), want);
     let back = model::results::autotune::AutotuneResults::from_json(&want).unwrap();
-    assert_eq!((back.workload, back.machine, back.from), (new.workload, new.machine, new.from));
+    assert_eq!(
+        (back.workload, back.machine, back.from),
+        (new.workload, new.machine, new.from)
+    );
 }
 
 #[test]
@@ -194,7 +206,13 @@ fn results_json_has_the_bytes_of_the_json_builders_it_replaced() {
         reason: "not there".into(),
     });
     let cancel = Arc::new(AtomicBool::new(false));
-    let (ended, trace) = drive(&mut tw_search(60), &mut Fake::new(), &cfg(cancel), &mut |_, _| {}).unwrap();
+    let (ended, trace) = drive(
+        &mut tw_search(60),
+        &mut Fake::new(),
+        &cfg(cancel),
+        &mut |_, _| {},
+    )
+    .unwrap();
     assert!(!ended.outcome().accepted.is_empty());
     assert!(trace.iter().any(|r| r.limited_by.is_some()));
     assert_same_bytes(&built, &ended, &trace);
