@@ -405,3 +405,42 @@ fn values<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::E
 
 #[cfg(test)]
 mod tests;
+
+/// What `nettune autotune --recheck DIR --json` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecheckOutput {
+    /// Whether every measured arm still holds.
+    pub all_hold: bool,
+    /// The accepted setting, then each change alone.
+    pub rows: Vec<RecheckRow>,
+    /// Runs used.
+    pub runs_used: usize,
+    /// Every run, in order.
+    pub trace: Vec<TraceRun>,
+    /// The objective re-checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<String>,
+    /// The results file re-checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<PathBuf>,
+}
+
+/// One arm of a re-check against the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecheckRow {
+    /// `knob=level`, or the changes joined by ` + `.
+    pub changes: String,
+    /// Whether this is the whole accepted setting.
+    pub combined: bool,
+    /// Its effect (`None`: not measured, budget).
+    pub effect: Option<EffectRecord>,
+    /// Whether it still holds.
+    pub holds: bool,
+}
+
+impl RecheckOutput {
+    /// The output, pretty, keys sorted (as `json!` built it before).
+    pub fn to_json_pretty(&self) -> Result<String, AutotuneResultsError> {
+        Ok(serde_json::to_string_pretty(&serde_json::to_value(self)?)?)
+    }
+}

@@ -630,7 +630,7 @@ fn a_recheck_says_per_change_whether_it_still_holds() {
         text.contains("no longer holds") && text.contains(" % ["),
         "{text}"
     );
-    let j = report.json();
+    let j = serde_json::to_value(report.output()).unwrap();
     assert_eq!(j["all_hold"], false);
     assert_eq!(j["rows"][1]["holds"], true);
     assert_eq!(j["runs_used"], 20);

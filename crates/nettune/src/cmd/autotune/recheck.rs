@@ -242,10 +242,10 @@ fn print_report(
     repeats: usize,
 ) -> anyhow::Result<()> {
     if json {
-        let mut j = report.json();
-        j["objective"] = serde_json::json!(objective);
-        j["results"] = serde_json::json!(results);
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        let mut out = report.output();
+        out.objective = Some(objective.to_string());
+        out.results = Some(results.to_path_buf());
+        println!("{}", out.to_json_pretty()?);
     } else {
         print!("{}", model::text::printable_lines(&report.render()));
         let unmeasured = report.rows.iter().filter(|r| r.effect.is_none()).count();

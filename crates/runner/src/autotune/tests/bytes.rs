@@ -225,3 +225,42 @@ fn results_json_has_the_bytes_of_the_json_builders_it_replaced() {
         assert_same_bytes(&no_space(), &ended, &trace);
     }
 }
+
+/// `--recheck --json`'s output against the `json!` builder it replaced.
+#[test]
+fn recheck_output_has_the_bytes_of_the_json_builder_it_replaced() {
+    let accepted = vec![
+        (Knob::TcpTwReuse, Level::Int(1)),
+        (Knob::IpLocalPortRange, Level::Range([1024, 65535])),
+    ];
+    for budget in [20, 10] {
+        let rc = RecheckConfig {
+            repeats: 5,
+            budget,
+            seed: 9,
+            min_effect_pct: 2.0,
+            statistic: model::stats::Statistic::Median,
+        };
+        let (report, _) = recheck_on_fake(&accepted, &[], &rc);
+        let mut old = json!({
+            "all_hold": report.all_hold(),
+            "rows": report.rows.iter().map(|r| json!({
+                "changes": r.label,
+                "combined": r.combined,
+                "effect": r.effect.as_ref().map(old_effect_json),
+                "holds": r.holds,
+            })).collect::<Vec<_>>(),
+            "runs_used": report.trace.len(),
+            "trace": report.trace.iter().map(|r| json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values})).collect::<Vec<_>>(),
+        });
+        old["objective"] = json!("max-cps");
+        old["results"] = json!(std::path::Path::new("/tmp/a/results.json"));
+        let mut new = report.output();
+        new.objective = Some("max-cps".into());
+        new.results = Some("/tmp/a/results.json".into());
+        assert_eq!(
+            new.to_json_pretty().unwrap(),
+            serde_json::to_string_pretty(&old).unwrap()
+        );
+    }
+}
