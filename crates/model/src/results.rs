@@ -21,6 +21,8 @@ use crate::stats::{Comparison, Interval, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub mod autotune;
+
 /// Version of the `results.json` shape.
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
 

@@ -386,7 +386,10 @@ fn recheck_of_a_dir_without_outcome_json_is_one_line() {
         r#"{"objective": "max-cps", "accepted": [{"knob": "tcp_tw_reuse", "level": "1", "on_top_of": [7]}]}"#,
     )
     .unwrap();
-    refused(&["--recheck", d], "not a `knob=level` text");
+    refused(
+        &["--recheck", d],
+        "invalid type: integer `7`, expected a string",
+    );
     // A statistic the search could not have run on: one line, naming the key.
     std::fs::write(
         dir.join("outcome.json"),
@@ -395,7 +398,7 @@ fn recheck_of_a_dir_without_outcome_json_is_one_line() {
     .unwrap();
     refused(
         &["--recheck", d],
-        "`workload.statistic` is not `median` or `mean`",
+        "unknown variant `average`, expected `median` or `mean`",
     );
     // results.json, when there, is the one read.
     std::fs::write(dir.join("results.json"), "{}").unwrap();

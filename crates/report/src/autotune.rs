@@ -12,7 +12,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::data::{text, MAX_ROWS};
+use model::results::autotune::{AutotuneResults as Typed, Better, EffectRecord, EffectUnit};
+
 use crate::ReportError;
 
 /// The `kind` of an autotune results.json.
@@ -37,22 +38,21 @@ pub(crate) struct Eff {
 }
 
 impl Eff {
-    fn of(v: &Value) -> Option<Eff> {
-        let f = |k: &str| v.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
-        let n = |k: &str| {
-            v.get(k)
-                .and_then(Value::as_u64)
-                .and_then(|x| usize::try_from(x).ok())
-                .unwrap_or(0)
-        };
+    /// The effect as shown; `None` when a bound is not a number.
+    fn of(e: &EffectRecord) -> Option<Eff> {
+        let fin = |x: f64| x.is_finite().then_some(x);
         Some(Eff {
-            estimate: f("estimate")?,
-            lo: f("lo")?,
-            hi: f("hi")?,
-            unit: text(v, "unit"),
-            verdict: text(v, "verdict"),
-            runs: n("runs"),
-            baseline_runs: n("baseline_runs"),
+            estimate: fin(e.estimate)?,
+            lo: fin(e.lo)?,
+            hi: fin(e.hi)?,
+            unit: match e.unit {
+                EffectUnit::Percent => "%",
+                EffectUnit::Difference => "difference",
+            }
+            .to_string(),
+            verdict: e.verdict.clone(),
+            runs: e.runs,
+            baseline_runs: e.baseline_runs,
         })
     }
 
@@ -182,159 +182,132 @@ pub struct AutotuneResults {
     pub(crate) passes: Vec<PassView>,
 }
 
-fn list<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
-    v.get(key)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .take(MAX_ROWS)
-}
-
-fn strings(v: &Value, key: &str) -> Vec<String> {
-    list(v, key)
-        .filter_map(|c| c.as_str().map(str::to_string))
-        .collect()
-}
-
-fn decided(v: &Value) -> Decided {
-    Decided {
-        label: format!("{}={}", text(v, "knob"), text(v, "level")),
-        race: v.get("race").and_then(Eff::of),
-        reason: text(v, "reason"),
-        on_top_of: strings(v, "on_top_of"),
-    }
-}
-
 impl AutotuneResults {
     /// Read an autotune results document; `None` when `doc` is not one
-    /// (no `"kind": "autotune"`).
+    /// (no `"kind": "autotune"`) or a field has the wrong shape
+    /// ([`read_autotune`] says which).
     pub fn from_value(doc: &Value) -> Option<AutotuneResults> {
         if doc.get("kind").and_then(Value::as_str) != Some(AUTOTUNE_KIND) {
             return None;
         }
-        let w = doc.get("workload").cloned().unwrap_or(Value::Null);
-        let workload = {
-            let mut s = text(&w, "test");
-            for (k, unit) in [("duration", " s runs"), ("flows", " flow(s)")] {
-                let t = text(&w, k);
-                if !t.is_empty() {
-                    let _ = write!(s, ", {t}{unit}");
-                }
+        Typed::from_value(doc.clone()).ok().map(AutotuneResults::of)
+    }
+
+    /// The view of a typed results file (lists already bounded as read).
+    pub fn of(doc: Typed) -> AutotuneResults {
+        let w = doc.workload.unwrap_or_default();
+        let mut workload = w.test.clone().unwrap_or_default();
+        if let Some(d) = w.duration {
+            let _ = write!(workload, ", {d} s runs");
+        }
+        if let Some(f) = w.flows {
+            let _ = write!(workload, ", {f} flow(s)");
+        }
+        if let Some(size) = w.size {
+            let _ = write!(workload, ", {size} bytes");
+        }
+        let machine = doc.machine.map_or_else(String::new, |m| {
+            format!("{}, kernel {}, {} CPUs", m.hostname, m.kernel, m.cpus)
+        });
+        let decided = |knob: &str,
+                       level: &str,
+                       race: Option<&EffectRecord>,
+                       reason: &str,
+                       on_top_of: &[String]| Decided {
+            label: format!("{knob}={level}"),
+            race: race.and_then(Eff::of),
+            reason: reason.to_string(),
+            on_top_of: on_top_of.to_vec(),
+        };
+        AutotuneResults {
+            schema_version: u64::from(doc.schema_version),
+            objective: doc.objective.unwrap_or_default(),
+            metric: doc.metric.unwrap_or_default(),
+            direction: match doc.direction {
+                Some(Better::Higher) => "higher",
+                Some(Better::Lower) => "lower",
+                None => "",
             }
-            let size = text(&w, "size");
-            if !size.is_empty() {
-                let _ = write!(s, ", {size} bytes");
-            }
-            s
-        };
-        let m = doc.get("machine").cloned().unwrap_or(Value::Null);
-        let machine = if m.is_object() {
-            format!(
-                "{}, kernel {}, {} CPUs",
-                text(&m, "hostname"),
-                text(&m, "kernel"),
-                text(&m, "cpus")
-            )
-        } else {
-            String::new()
-        };
-        let rechecks = list(doc, "rechecks")
-            .map(|r| {
-                let effect = r.get("effect").and_then(Eff::of);
-                let versus_best = r.get("versus_best").and_then(Eff::of);
-                let names = strings(r, "changes");
-                let kept = strings(r, "on_top_of");
-                Recheck {
-                    label: format!("{}{}", names.join(" + "), on_top(&kept)),
-                    arm: arm_label(&kept, &names),
-                    on_top_of: kept,
-                    effect,
-                    versus_best,
-                    passed: r.get("passed").and_then(Value::as_bool).unwrap_or(false),
-                }
-            })
-            .collect();
-        let trace = doc
-            .get("trace")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .take(MAX_RUNS)
-            .filter_map(|r| {
-                Some(Run {
-                    seq: usize::try_from(r.get("seq")?.as_u64()?).ok()?,
-                    arm: r.get("arm")?.as_str()?.to_string(),
-                    value: r.get("value")?.as_f64().filter(|v| v.is_finite())?,
-                })
-            })
-            .collect();
-        let usize_of = |v: Option<&Value>| {
-            v.and_then(Value::as_u64)
-                .and_then(|x| usize::try_from(x).ok())
-        };
-        let passes = list(doc, "passes")
-            .filter_map(|p| {
-                Some(PassView {
-                    on_top_of: strings(p, "on_top_of"),
-                    first_run: usize_of(p.get("first_run"))?,
-                    race_end: usize_of(p.get("race_end"))?,
-                    rounds: p.get("rounds").and_then(Value::as_u64)?,
-                })
-            })
-            .collect();
-        Some(AutotuneResults {
-            schema_version: doc
-                .get("schema_version")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            objective: text(doc, "objective"),
-            metric: text(doc, "metric"),
-            direction: text(doc, "direction"),
+            .to_string(),
             min_effect_pct: w
-                .get("min_effect_pct")
-                .and_then(Value::as_f64)
+                .min_effect_pct
                 .filter(|v| v.is_finite())
                 .unwrap_or(model::stats::DEFAULT_MIN_EFFECT_PCT),
-            statistic: w
-                .get("statistic")
-                .and_then(Value::as_str)
-                .and_then(model::stats::Statistic::parse)
-                .unwrap_or_default(),
-            repeats: usize_of(w.get("repeats")).filter(|r| *r > 0).unwrap_or(3),
-            seed: w.get("seed").and_then(Value::as_u64),
+            statistic: w.statistic.unwrap_or_default(),
+            repeats: w
+                .repeats
+                .filter(|r| *r > 0)
+                .map_or(3, |r| usize::try_from(r).unwrap_or(usize::MAX)),
+            seed: w.seed,
             workload,
-            nettune_version: text(doc, "nettune_version"),
-            started: text(doc, "started"),
-            finished: text(doc, "finished"),
+            nettune_version: doc.nettune_version.unwrap_or_default(),
+            started: doc.started.unwrap_or_default(),
+            finished: doc.finished.unwrap_or_default(),
             machine,
-            interrupted: doc
-                .get("interrupted")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            rounds: doc.get("rounds").and_then(Value::as_u64).unwrap_or(0),
-            runs_used: usize_of(doc.get("runs_used")).unwrap_or(0),
-            space: list(doc, "space")
+            interrupted: doc.interrupted,
+            rounds: u64::from(doc.rounds),
+            runs_used: doc.runs_used,
+            space: doc
+                .space
+                .into_iter()
                 .map(|f| {
-                    let levels: Vec<String> = list(f, "levels")
-                        .map(|l| l.as_str().map_or_else(|| l.to_string(), str::to_string))
-                        .collect();
                     (
-                        text(f, "knob"),
-                        text(f, "current"),
-                        levels.join(", "),
-                        text(f, "source"),
+                        f.knob,
+                        f.current.unwrap_or_default(),
+                        f.levels.join(", "),
+                        f.source.unwrap_or_default(),
                     )
                 })
                 .collect(),
-            excluded: list(doc, "excluded")
-                .map(|e| (text(e, "knob"), text(e, "level"), text(e, "reason")))
+            excluded: doc
+                .excluded
+                .into_iter()
+                .map(|e| (e.knob, e.level.unwrap_or_default(), e.reason))
                 .collect(),
-            accepted: list(doc, "accepted").map(decided).collect(),
-            rejected: list(doc, "rejected").map(decided).collect(),
-            rechecks,
-            trace,
-            passes,
-        })
+            accepted: doc
+                .accepted
+                .iter()
+                .map(|a| decided(&a.knob, &a.level, a.race.as_ref(), "", &a.on_top_of))
+                .collect(),
+            rejected: doc
+                .rejected
+                .iter()
+                .map(|r| decided(&r.knob, &r.level, r.race.as_ref(), &r.reason, &r.on_top_of))
+                .collect(),
+            rechecks: doc
+                .rechecks
+                .into_iter()
+                .map(|r| Recheck {
+                    label: format!("{}{}", r.changes.join(" + "), on_top(&r.on_top_of)),
+                    arm: arm_label(&r.on_top_of, &r.changes),
+                    effect: Eff::of(&r.effect),
+                    versus_best: r.versus_best.as_ref().and_then(Eff::of),
+                    passed: r.passed,
+                    on_top_of: r.on_top_of,
+                })
+                .collect(),
+            trace: doc
+                .trace
+                .into_iter()
+                .take(MAX_RUNS)
+                .filter(|r| r.value.is_finite())
+                .map(|r| Run {
+                    seq: r.seq,
+                    arm: r.arm,
+                    value: r.value,
+                })
+                .collect(),
+            passes: doc
+                .passes
+                .into_iter()
+                .map(|p| PassView {
+                    on_top_of: p.on_top_of,
+                    first_run: p.first_run,
+                    race_end: p.race_end,
+                    rounds: u64::from(p.rounds),
+                })
+                .collect(),
+        }
     }
 
     /// Runs of the race: the trace's first `rounds` rounds. A round runs
@@ -480,13 +453,19 @@ pub fn read_autotune(dir: &Path) -> Result<Option<AutotuneResults>, ReportError>
         // Not JSON: the experiment reader says why.
         return Ok(None);
     };
-    match AutotuneResults::from_value(&doc) {
-        Some(r) if r.schema_version > AUTOTUNE_SCHEMA_VERSION => Err(ReportError::NewerAutotune {
-            path,
-            found: r.schema_version,
-        }),
-        other => Ok(other),
+    if doc.get("kind").and_then(Value::as_str) != Some(AUTOTUNE_KIND) {
+        return Ok(None);
     }
+    // A newer shape is refused as newer, before its fields are read.
+    let found = doc.get("schema_version").and_then(Value::as_u64);
+    if let Some(found) = found.filter(|v| *v > AUTOTUNE_SCHEMA_VERSION) {
+        return Err(ReportError::NewerAutotune { path, found });
+    }
+    let typed = Typed::from_value(doc).map_err(|e| ReportError::BadAutotune {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(Some(AutotuneResults::of(typed)))
 }
 
 #[cfg(test)]

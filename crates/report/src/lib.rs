@@ -78,6 +78,14 @@ pub enum ReportError {
         /// What was wrong.
         error: ResultsError,
     },
+    /// An autotune results.json with a field of the wrong shape.
+    #[error("{}: {message}", path.display())]
+    BadAutotune {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, as serde says.
+        message: String,
+    },
     /// An autotune results.json of a newer schema.
     #[error("{}: autotune results of schema_version {found}, newer than this nettune reads ({AUTOTUNE_SCHEMA_VERSION})", path.display())]
     NewerAutotune {

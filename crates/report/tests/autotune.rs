@@ -151,16 +151,16 @@ fn write_dir_tells_an_autotune_result_from_an_experiment() {
     );
 }
 
-/// Untrusted text is escaped and odd shapes are skipped, never a panic.
+/// Untrusted text is escaped; a field of the wrong shape refuses the file
+/// (naming it and the field's trouble), never a panic.
 #[test]
-fn hostile_or_broken_fields_are_escaped_or_left_out() {
+fn hostile_text_is_escaped_and_broken_fields_refused() {
     let doc = serde_json::json!({
         "schema_version": 1, "kind": "autotune", "objective": "<script>x</script>",
-        "accepted": [{"knob": "<b>", "level": "1", "race": {"estimate": "NaN"}}],
-        "rejected": "not a list",
-        "rechecks": [{"changes": [1, 2], "effect": null, "passed": "yes"}],
-        "trace": [{"seq": -1, "arm": "baseline", "value": 1.0}, {"seq": 0}],
-        "workload": {"repeats": 0, "min_effect_pct": "x"},
+        "accepted": [{"knob": "<b>", "level": "1", "race": {"estimate": null, "lo": 1.0,
+            "hi": 2.0, "level": 0.95, "unit": "%", "verdict": "gain", "runs": 3, "baseline_runs": 3}}],
+        "trace": [{"seq": 0, "arm": "baseline", "value": null}],
+        "workload": {"repeats": 0},
     });
     let r = AutotuneResults::from_value(&doc).unwrap();
     let page = render_autotune_html(&r).unwrap();
@@ -168,6 +168,58 @@ fn hostile_or_broken_fields_are_escaped_or_left_out() {
     assert!(page.contains("&lt;script&gt;"));
     let md = render_autotune_markdown(&r);
     assert!(md.contains("not raced"), "{md}");
+    let t = tempfile::tempdir().unwrap();
+    for broken in [
+        serde_json::json!({"kind": "autotune", "rejected": "not a list"}),
+        serde_json::json!({"kind": "autotune", "rechecks": [{"changes": [1, 2], "effect": null}]}),
+        serde_json::json!({"kind": "autotune", "trace": [{"seq": -1, "arm": "baseline", "value": 1.0}]}),
+        serde_json::json!({"kind": "autotune", "workload": {"min_effect_pct": "x"}}),
+    ] {
+        assert!(AutotuneResults::from_value(&broken).is_none(), "{broken}");
+        std::fs::write(t.path().join("results.json"), broken.to_string()).unwrap();
+        let err = read_autotune(t.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("results.json: not an autotune results file"),
+            "{err}"
+        );
+    }
+}
+
+/// Whether every key of `want` is in `got` with the same value (`got` may
+/// have more: the keys a file of before did not have yet).
+fn holds(got: &serde_json::Value, want: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => w
+            .iter()
+            .all(|(k, v)| g.get(k).is_some_and(|gv| holds(gv, v))),
+        (Value::Array(g), Value::Array(w)) => {
+            g.len() == w.len() && g.iter().zip(w).all(|(a, b)| holds(a, b))
+        }
+        _ => got == want,
+    }
+}
+
+/// Every fixture reads into the typed results and writes back with every
+/// field it had, unchanged: the type holds every field a real file has
+/// (fields added since are written with their defaults).
+#[test]
+fn the_typed_results_hold_every_field_of_the_fixtures() {
+    for name in [
+        "autotune-results.json",
+        "autotune-max-cps-results.json",
+        "autotune-forward-results.json",
+    ] {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        let text = std::fs::read_to_string(p).unwrap();
+        let typed = model::results::autotune::AutotuneResults::from_json(&text).unwrap();
+        let back: serde_json::Value =
+            serde_json::from_str(&typed.to_json_pretty().unwrap()).unwrap();
+        let want: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(holds(&back, &want), "{name}");
+    }
 }
 
 /// The earlier rounds are recomputed by the search's rule and seed: on the

@@ -305,18 +305,12 @@ impl CellSetup for ExperimentSetup {
                 continue;
             }
             let snap = exec.inspect(h)?;
-            let cp = tune::levels::cell_plan(&snap, self.scope, &here).map_err(|e| {
-                ExecError::not_applicable(NotApplicableKind::Level, format!("{e} on {h}"))
-            })?;
+            let done =
+                crate::step::apply_on_host(exec, h, &snap, self.scope, &here, &mut self.applied)?;
             if i == 0 {
-                applied.bench_args = cp.bench_args.clone();
+                applied.bench_args = done.bench_args;
             }
-            if cp.plan.changes.is_empty() {
-                continue;
-            }
-            self.applied.push(h);
-            exec.apply(h, &cp.plan)?;
-            if let Ok(v) = serde_json::to_value(&cp.plan) {
+            if let Some(v) = done.plan.and_then(|p| serde_json::to_value(&p).ok()) {
                 applied.plans.push((format!("{} @ {h}", cell.label), v));
             }
         }
@@ -324,16 +318,7 @@ impl CellSetup for ExperimentSetup {
     }
 
     fn rollback(&mut self, _cell: &CellResult, exec: &mut dyn Executor) -> Result<(), ExecError> {
-        let mut first_err = None;
-        for h in std::mem::take(&mut self.applied).into_iter().rev() {
-            if let Err(e) = exec.rollback(h) {
-                first_err.get_or_insert(e);
-            }
-        }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        crate::step::rollback_hosts(exec, &mut self.applied)
     }
 }
 

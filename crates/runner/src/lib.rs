@@ -44,6 +44,7 @@ use model::stats::{self, BootstrapConfig, Decision, StopRule};
 use thiserror::Error;
 
 use crate::exec::{ExecError, Executor, HostId};
+use crate::step::{StepOutcome, StepSetup};
 
 pub mod autotune;
 mod cell_stats;
@@ -55,6 +56,7 @@ pub mod metrics;
 mod overhead;
 pub mod quality;
 mod split;
+pub mod step;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -425,10 +427,27 @@ fn run_cell(
         c.stats.clear();
         c.status = CellStatus::Pending;
     }
-    let applied = match setup.apply(&cell, exec) {
-        Ok(a) => a,
-        Err(e) => {
-            let rb = setup.rollback(&cell, exec);
+    let mut step = CellStep { setup, cell: &cell };
+    let (measured, rb) = match step::apply_measure_rollback(exec, &mut step, |exec, applied| {
+        for (k, v) in &applied.plans {
+            results.plans.insert(k.clone(), v.clone());
+        }
+        for n in &applied.notes {
+            if !results.notes.contains(n) {
+                results.notes.push(n.clone());
+            }
+        }
+        measure_cell(
+            results, index, pos, total, schedule, exec, applied, opts, progress, eta,
+        )
+    }) {
+        StepOutcome::Measured {
+            measured, rollback, ..
+        } => (measured, rollback),
+        StepOutcome::ApplyFailed {
+            error: e,
+            rollback: rb,
+        } => {
             if matches!(e, ExecError::HostLost { .. }) {
                 set_status(results, index, CellStatus::Interrupted);
                 progress.event(&ProgressEvent::CellEnd {
@@ -467,18 +486,6 @@ fn run_cell(
             });
         }
     };
-    for (k, v) in &applied.plans {
-        results.plans.insert(k.clone(), v.clone());
-    }
-    for n in &applied.notes {
-        if !results.notes.contains(n) {
-            results.notes.push(n.clone());
-        }
-    }
-    let measured = measure_cell(
-        results, index, pos, total, schedule, exec, &applied, opts, progress, eta,
-    );
-    let rb = setup.rollback(&cell, exec);
     let (status, outcome) = match measured {
         Err(MeasureError::Exec(e @ ExecError::HostLost { .. })) => {
             set_status(results, index, CellStatus::Interrupted);
@@ -520,6 +527,25 @@ fn run_cell(
             })?;
             Ok(outcome)
         }
+    }
+}
+
+/// A cell of an experiment as the runner's step: its setup's apply and
+/// rollback.
+struct CellStep<'a> {
+    setup: &'a mut dyn CellSetup,
+    cell: &'a CellResult,
+}
+
+impl StepSetup for CellStep<'_> {
+    type Applied = Applied;
+
+    fn apply(&mut self, exec: &mut dyn Executor) -> Result<Applied, ExecError> {
+        self.setup.apply(self.cell, exec)
+    }
+
+    fn rollback(&mut self, exec: &mut dyn Executor) -> Result<(), ExecError> {
+        self.setup.rollback(self.cell, exec)
     }
 }
 

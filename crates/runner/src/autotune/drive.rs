@@ -15,6 +15,7 @@ use tune::autotune::{Arm, Observation, Outcome, Response, Search, Step};
 
 use super::AutotuneRunError;
 use crate::exec::{ExecError, Executor, HostId};
+use crate::step::{apply_measure_rollback, rollback_hosts, HostLevels, StepSetup};
 use crate::{merge_args, metrics};
 
 /// One run of the search, as results.json's trace lists it.
@@ -126,59 +127,6 @@ fn metric_of(r: Response) -> Metric {
     m
 }
 
-/// Apply `changes` on every host; returns the hosts changed (to roll back)
-/// and the bench arguments the changes add.
-fn apply_arm(
-    exec: &mut dyn Executor,
-    cfg: &DriveConfig,
-    changes: &[(Knob, Level)],
-    applied: &mut Vec<HostId>,
-) -> Result<Vec<String>, ExecError> {
-    apply_on(
-        exec,
-        &cfg.snapshots,
-        &cfg.hosts,
-        cfg.scope,
-        changes,
-        applied,
-    )
-}
-
-/// Apply `changes` through the journal of each host of `snapshots` that
-/// is in `hosts`, planned against its snapshot; pushes each host changed
-/// onto `applied` and returns the bench arguments the changes add (the
-/// first host's).
-fn apply_on(
-    exec: &mut dyn Executor,
-    snapshots: &[(HostId, HostSnapshot)],
-    hosts: &[HostId],
-    scope: NetnsScope,
-    changes: &[(Knob, Level)],
-    applied: &mut Vec<HostId>,
-) -> Result<Vec<String>, ExecError> {
-    let mut bench = Vec::new();
-    if changes.is_empty() {
-        return Ok(bench);
-    }
-    for (i, (h, snap)) in snapshots.iter().enumerate() {
-        if !hosts.contains(h) {
-            continue;
-        }
-        let cp = tune::levels::cell_plan(snap, scope, changes).map_err(|e| {
-            ExecError::not_applicable(crate::exec::NotApplicableKind::Level, format!("{e} on {h}"))
-        })?;
-        if i == 0 {
-            bench = cp.bench_args.clone();
-        }
-        if cp.plan.changes.is_empty() {
-            continue;
-        }
-        applied.push(*h);
-        exec.apply(*h, &cp.plan)?;
-    }
-    Ok(bench)
-}
-
 /// A setting kept in force under the search (`--from`): the hosts whose
 /// journals hold it and the bench arguments it adds to every run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -200,16 +148,22 @@ pub fn keep(
     setting: &[(Knob, Level)],
 ) -> Result<Kept, ExecError> {
     let hosts: Vec<HostId> = snapshots.iter().map(|(h, _)| *h).collect();
-    let mut applied = Vec::new();
-    match apply_on(exec, snapshots, &hosts, scope, setting, &mut applied) {
+    let mut levels = HostLevels {
+        snapshots,
+        hosts: &hosts,
+        scope,
+        changes: setting,
+        applied: Vec::new(),
+    };
+    match levels.apply(exec) {
         Ok(bench_args) => Ok(Kept {
-            hosts: applied,
+            hosts: levels.applied,
             bench_args,
         }),
         Err(e) => {
             // Best effort: the error is the apply's (an apply that failed
             // rolled itself back, and the lab's hosts had nothing older).
-            let _ = rollback(exec, &mut applied);
+            let _ = levels.rollback(exec);
             Err(e)
         }
     }
@@ -218,38 +172,33 @@ pub fn keep(
 impl Kept {
     /// Roll the kept setting back on every host it changed.
     pub fn undo(&mut self, exec: &mut dyn Executor) -> Result<(), ExecError> {
-        rollback(exec, &mut self.hosts)
+        rollback_hosts(exec, &mut self.hosts)
     }
 }
 
-fn rollback(exec: &mut dyn Executor, applied: &mut Vec<HostId>) -> Result<(), ExecError> {
-    let mut first = None;
-    for h in std::mem::take(applied).into_iter().rev() {
-        if let Err(e) = exec.rollback(h) {
-            first.get_or_insert(e);
-        }
-    }
-    first.map_or(Ok(()), Err)
-}
-
-/// One measurement: apply, bench, roll back (also when the bench fails).
+/// One measurement: the runner's step (apply the arm on every host, bench,
+/// roll back, also when the bench fails).
 pub(crate) fn measure(
     exec: &mut dyn Executor,
     cfg: &DriveConfig,
     changes: &[(Knob, Level)],
     seq: usize,
 ) -> Result<Measured, ExecError> {
-    let mut applied = Vec::new();
-    let result = apply_arm(exec, cfg, changes, &mut applied).and_then(|extra| {
-        let mut args = merge_args(&cfg.bench_args, &extra);
+    let mut levels = HostLevels {
+        snapshots: &cfg.snapshots,
+        hosts: &cfg.hosts,
+        scope: cfg.scope,
+        changes,
+        applied: Vec::new(),
+    };
+    let bench = apply_measure_rollback(exec, &mut levels, |exec, extra: &Vec<String>| {
+        let mut args = merge_args(&cfg.bench_args, extra);
         if let Some(a) = cfg.source(seq) {
             args.extend(["--bind".to_string(), a.to_string()]);
         }
         exec.bench(cfg.client, cfg.server, &args, cfg.deadline)
-    });
-    let back = rollback(exec, &mut applied);
-    let bench = result?;
-    back?;
+    })
+    .first_error()?;
     let mut wanted = vec![cfg.objective];
     wanted.extend(cfg.responses.iter().map(|r| metric_of(*r)));
     let rec = metrics::record(&bench, &wanted);

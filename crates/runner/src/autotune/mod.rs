@@ -8,6 +8,7 @@
 
 pub mod drive;
 pub mod recheck;
+pub mod results;
 pub mod space;
 
 use std::path::{Path, PathBuf};
@@ -15,14 +16,14 @@ use std::path::{Path, PathBuf};
 use model::experiment::{Knob, Level};
 use model::plan::{NetnsScope, Plan, PlanNote};
 use model::snapshot::HostSnapshot;
-use serde_json::{json, Value};
 use thiserror::Error;
-use tune::autotune::{AutotuneError, Effect, Outcome};
+use tune::autotune::{AutotuneError, Outcome};
 
 pub use drive::{
     busy_note, drive, limits_lines, runs_that_fit, two_states_note, DriveConfig, Ended, RunTrace,
 };
 pub use recheck::{recheck, Held, RecheckConfig, RecheckReport};
+pub use results::{outcome, read_results, ReadResultsError};
 pub use space::{build, probe, BuiltSpace, Excluded};
 
 /// The result document in `--out DIR` (docs/schema/autotune-results.json).
@@ -30,7 +31,7 @@ pub const RESULTS_FILE: &str = "results.json";
 /// The result document's name before results.json (`--recheck` still reads it).
 pub const OLD_OUTCOME_FILE: &str = "outcome.json";
 /// Version of the results.json document; a change that breaks readers bumps it.
-pub const RESULTS_SCHEMA_VERSION: u32 = 1;
+pub const RESULTS_SCHEMA_VERSION: u32 = model::results::autotune::AUTOTUNE_SCHEMA_VERSION;
 /// The `kind` of an autotune results.json (`nettune lab` and `nettune
 /// experiment` write `lab` and `experiment`).
 pub const RESULTS_KIND: &str = "autotune";
@@ -73,104 +74,6 @@ pub enum AutotuneRunError {
         #[source]
         source: std::io::Error,
     },
-}
-
-fn effect_json(e: &Effect) -> Value {
-    json!({
-        "estimate": e.change.estimate,
-        "lo": e.change.lo,
-        "hi": e.change.hi,
-        "level": e.change.level,
-        "unit": if e.relative { "%" } else { "difference" },
-        "verdict": format!("{:?}", e.verdict).to_lowercase(),
-        "runs": e.runs,
-        "baseline_runs": e.baseline_runs,
-    })
-}
-
-/// The results.json document (`kind` "autotune"): the objective, the space
-/// and what was left out, accepted and rejected changes with their intervals
-/// and reasons, the re-checks, runs used, and the trace of every run.
-pub fn outcome_json(
-    objective: &str,
-    built: &BuiltSpace,
-    ended: &Ended,
-    trace: &[RunTrace],
-) -> Value {
-    let space: Vec<Value> = built
-        .factors
-        .iter()
-        .map(|f| {
-            json!({
-                "knob": f.knob.name(),
-                "current": f.levels.first().map(ToString::to_string),
-                "levels": f.levels.iter().skip(1).map(ToString::to_string).collect::<Vec<_>>(),
-                "source": built.sources.iter().find(|(k, _)| *k == f.knob).map(|(_, s)| *s),
-            })
-        })
-        .collect();
-    let excluded: Vec<Value> = built
-        .excluded
-        .iter()
-        .map(|e| json!({"knob": e.knob.name(), "level": e.level, "reason": e.reason}))
-        .collect();
-    let runs: Vec<Value> = trace
-        .iter()
-        .map(|r| {
-            let mut run = json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values});
-            if let Some(l) = &r.limited_by {
-                run["limited_by"] = json!(l);
-            }
-            run
-        })
-        .collect();
-    let mut doc = json!({
-        "schema_version": RESULTS_SCHEMA_VERSION,
-        "kind": RESULTS_KIND,
-        "objective": objective,
-        "space": space,
-        "excluded": excluded,
-        "trace": runs,
-        "runs_used": trace.len(),
-    });
-    let o = ended.outcome();
-    doc["interrupted"] = json!(ended.interrupted());
-    doc["rounds"] = json!(o.rounds);
-    doc["accepted"] = o
-        .accepted
-        .iter()
-        .map(|a| json!({"knob": a.candidate.knob.name(), "level": a.candidate.level.to_string(), "race": effect_json(&a.race), "on_top_of": names(&a.on_top_of)}))
-        .collect();
-    doc["rejected"] = o
-        .rejected
-        .iter()
-        .map(|r| json!({"knob": r.candidate.knob.name(), "level": r.candidate.level.to_string(), "race": r.race.as_ref().map(effect_json), "reason": r.reason.to_string(), "on_top_of": names(&r.on_top_of)}))
-        .collect();
-    doc["rechecks"] = o
-        .rechecks
-        .iter()
-        .map(|r| json!({
-            "changes": r.changes.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "effect": effect_json(&r.effect),
-            "versus_best": r.versus_best.as_ref().map(effect_json),
-            "without": r.without.iter().map(|w| json!({"change": w.candidate.to_string(), "effect": effect_json(&w.effect), "needed": w.needed})).collect::<Vec<_>>(),
-            "constraints": r.constraints.iter().map(|c| json!({"constraint": c.constraint, "effect": effect_json(&c.effect), "holds": c.holds})).collect::<Vec<_>>(),
-            "passed": r.passed,
-            "on_top_of": names(&r.on_top_of),
-        }))
-        .collect();
-    doc["passes"] = o
-        .passes
-        .iter()
-        .map(|p| json!({"on_top_of": names(&p.on_top_of), "first_run": p.first_run, "race_end": p.race_end, "rounds": p.rounds}))
-        .collect();
-    doc["summary"] = json!(o.render());
-    doc
-}
-
-/// Changes as `knob=level` text.
-fn names(cs: &[tune::autotune::Candidate]) -> Vec<String> {
-    cs.iter().map(ToString::to_string).collect()
 }
 
 /// The accepted changes of an outcome (after Ctrl-C, what the runs so far

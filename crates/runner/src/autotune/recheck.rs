@@ -10,12 +10,13 @@
 use std::sync::atomic::Ordering;
 
 use model::experiment::{Knob, Level};
+use model::results::autotune::{RecheckOutput, RecheckRow, TraceRun};
 use model::stats::{compare_by, BootstrapConfig, SplitMix64, Statistic, Verdict};
-use serde_json::{json, Value};
 use tune::autotune::{AutotuneError, Effect};
 
 use super::drive::{measure, Measured, RunTrace};
-use super::{effect_json, AutotuneRunError, DriveConfig};
+use super::results::{effect, trace_run};
+use super::{AutotuneRunError, DriveConfig};
 use crate::exec::{ExecError, Executor};
 
 /// Parameters of a re-check.
@@ -92,19 +93,34 @@ impl RecheckReport {
         out
     }
 
-    /// The report as JSON.
-    pub fn json(&self) -> Value {
-        json!({
-            "all_hold": self.all_hold(),
-            "rows": self.rows.iter().map(|r| json!({
-                "changes": r.label,
-                "combined": r.combined,
-                "effect": r.effect.as_ref().map(effect_json),
-                "holds": r.holds,
-            })).collect::<Vec<_>>(),
-            "runs_used": self.trace.len(),
-            "trace": self.trace.iter().map(|r| json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values})).collect::<Vec<_>>(),
-        })
+    /// The report as `--recheck --json` prints it (the caller adds the
+    /// objective and the results file).
+    pub fn output(&self) -> RecheckOutput {
+        RecheckOutput {
+            all_hold: self.all_hold(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| RecheckRow {
+                    changes: r.label.clone(),
+                    combined: r.combined,
+                    effect: r.effect.as_ref().map(effect),
+                    holds: r.holds,
+                })
+                .collect(),
+            runs_used: self.trace.len(),
+            // The re-check's trace says nothing of what limited its runs.
+            trace: self
+                .trace
+                .iter()
+                .map(|r| TraceRun {
+                    limited_by: None,
+                    ..trace_run(r)
+                })
+                .collect(),
+            objective: None,
+            results: None,
+        }
     }
 }
 

@@ -16,6 +16,19 @@ const SNAP: &str = include_str!("../../../tune/src/levels/testdata/netns-veth-6.
 /// `nettune bench --test tcp-stream --json` over loopback.
 const STREAM: &str = include_str!("../../tests/data/bench-tcp-stream-lo.json");
 
+mod bytes;
+mod step;
+
+/// results.json as a document, for the tests that index it.
+fn outcome_json(
+    objective: &str,
+    built: &BuiltSpace,
+    ended: &Ended,
+    trace: &[RunTrace],
+) -> serde_json::Value {
+    serde_json::to_value(outcome(objective, built, ended, trace)).unwrap()
+}
+
 fn snap() -> HostSnapshot {
     serde_json::from_str(SNAP).unwrap()
 }
@@ -622,7 +635,7 @@ fn a_recheck_says_per_change_whether_it_still_holds() {
         text.contains("no longer holds") && text.contains(" % ["),
         "{text}"
     );
-    let j = report.json();
+    let j = serde_json::to_value(report.output()).unwrap();
     assert_eq!(j["all_hold"], false);
     assert_eq!(j["rows"][1]["holds"], true);
     assert_eq!(j["runs_used"], 20);

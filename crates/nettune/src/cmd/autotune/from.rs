@@ -11,42 +11,27 @@ use super::search::snapshot;
 use super::Args;
 use crate::cmd::present::Ui;
 
-/// Largest `--from DIR` results file read (as `report` reads results).
-pub(super) const MAX_FROM_BYTES: u64 = 256 << 20;
-
 /// `--from DIR`: the accepted levels of `DIR/results.json` (or of an
 /// older `DIR/outcome.json`), or one line naming the file.
 pub(super) fn read_from(dir: &std::path::Path) -> Result<Vec<(Knob, Level)>, String> {
-    let path = [at::RESULTS_FILE, at::OLD_OUTCOME_FILE]
-        .iter()
-        .map(|f| dir.join(f))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| dir.join(at::RESULTS_FILE));
-    let bad = |what: String| format!("--from {}: {what}", path.display());
-    // A regular file only (a FIFO or /dev/zero is refused, not read), and
-    // at most as large as any results file.
-    let text = host::files::read_bounded_text(&path, MAX_FROM_BYTES).map_err(|e| {
-        bad(format!(
-            "cannot read it: {e} (a directory written by `nettune autotune --out DIR`)"
-        ))
+    let (path, doc) = at::read_results(dir).map_err(|e| match e {
+        at::ReadResultsError::Read { path, source } => format!(
+            "--from {}: cannot read it: {source} (a directory written by `nettune autotune --out DIR`)",
+            path.display()
+        ),
+        e => format!("--from {e}"),
     })?;
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
-    let Some(accepted) = doc["accepted"].as_array() else {
-        return Err(bad("no `accepted` list".into()));
-    };
-    if doc["interrupted"].as_bool() == Some(true) && accepted.is_empty() {
+    let bad = |what: String| format!("--from {}: {what}", path.display());
+    if doc.interrupted && doc.accepted.is_empty() {
         return Err(bad(
             "that run was interrupted before it proved anything".into()
         ));
     }
-    accepted
+    doc.accepted
         .iter()
-        .map(|a| match (a["knob"].as_str(), a["level"].as_str()) {
-            (Some(k), Some(l)) => {
-                at::space::parse_change(&format!("{k}={l}")).map_err(|e| bad(e.to_string()))
-            }
-            _ => Err(bad("an accepted change without `knob` and `level`".into())),
+        .map(|a| {
+            at::space::parse_change(&format!("{}={}", a.knob, a.level))
+                .map_err(|e| bad(e.to_string()))
         })
         .collect()
 }

@@ -45,41 +45,26 @@ pub(super) struct Saved {
 /// Read `DIR/results.json` (or `DIR/outcome.json`, its name before); the
 /// error is one line naming the file.
 pub(super) fn read_saved(dir: &std::path::Path) -> anyhow::Result<Saved> {
-    let mut path = dir.join(at::RESULTS_FILE);
-    let old = dir.join(at::OLD_OUTCOME_FILE);
-    if !path.exists() && old.exists() {
-        path = old;
-    }
-    let text = host::files::read_bounded_text(&path, report::MAX_RESULTS_BYTES).map_err(|e| {
-        anyhow::anyhow!(
-            "--recheck {}: cannot read {} ({e}): a directory written by `nettune autotune --out DIR`",
+    let (path, doc) = at::read_results(dir).map_err(|e| match e {
+        at::ReadResultsError::Read { path, source } => anyhow::anyhow!(
+            "--recheck {}: cannot read {} ({source}): a directory written by `nettune autotune --out DIR`",
             dir.display(),
             path.display()
-        )
+        ),
+        e => anyhow::anyhow!("{e}"),
     })?;
     let bad = |what: &str| anyhow::anyhow!("{}: {what}", path.display());
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(&format!("not JSON: {e}")))?;
-    let objective = doc["objective"]
-        .as_str()
+    let objective = doc
+        .objective
+        .as_deref()
         .ok_or_else(|| bad("no `objective`"))
         .and_then(|o| Objective::parse(o).map_err(|e| bad(&e.to_string())))?;
-    let mut accepted = Vec::new();
-    let mut on_top_of = Vec::new();
-    for a in doc["accepted"].as_array().into_iter().flatten() {
-        let mut under = Vec::new();
-        for c in a["on_top_of"].as_array().into_iter().flatten() {
-            match c.as_str() {
-                Some(c) => under.push(c.to_string()),
-                None => return Err(bad("an `on_top_of` entry that is not a `knob=level` text")),
-            }
-        }
-        on_top_of.push(under);
-        match (a["knob"].as_str(), a["level"].as_str()) {
-            (Some(k), Some(l)) => accepted.push((k.to_string(), l.to_string())),
-            _ => return Err(bad("an accepted change without `knob` and `level`")),
-        }
-    }
+    let accepted: Vec<(String, String)> = doc
+        .accepted
+        .iter()
+        .map(|a| (a.knob.clone(), a.level.clone()))
+        .collect();
+    let on_top_of: Vec<Vec<String>> = doc.accepted.iter().map(|a| a.on_top_of.clone()).collect();
     // A change is re-checked on top of what it was kept with, which must
     // be accepted too (and not the change itself).
     let names: Vec<String> = accepted.iter().map(|(k, l)| format!("{k}={l}")).collect();
@@ -90,34 +75,22 @@ pub(super) fn read_saved(dir: &std::path::Path) -> anyhow::Result<Saved> {
             )));
         }
     }
-    let w = &doc["workload"];
-    let small = |v: &serde_json::Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
+    let w = doc.workload.unwrap_or_default();
     Ok(Saved {
         objective: Some(objective),
-        interrupted: doc["interrupted"].as_bool().unwrap_or(false),
+        interrupted: doc.interrupted,
         accepted,
         on_top_of,
-        test: w["test"].as_str().map(str::to_string),
-        duration: small(&w["duration"]),
-        flows: small(&w["flows"]),
-        size: small(&w["size"]),
-        min_effect: w["min_effect_pct"].as_f64(),
-        statistic: match &w["statistic"] {
-            // A file from before the key: its search ran on medians.
-            serde_json::Value::Null => model::stats::Statistic::Median,
-            v => v
-                .as_str()
-                .and_then(model::stats::Statistic::parse)
-                .ok_or_else(|| bad("`workload.statistic` is not `median` or `mean`"))?,
-        },
-        seed: w["seed"].as_u64(),
-        repeats: small(&w["confirm_repeats"]),
-        extra: w["args"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|a| a.as_str().map(str::to_string))
-            .collect(),
+        test: w.test,
+        duration: w.duration,
+        flows: w.flows,
+        size: w.size,
+        min_effect: w.min_effect_pct,
+        // A file from before the key: its search ran on medians.
+        statistic: w.statistic.unwrap_or(model::stats::Statistic::Median),
+        seed: w.seed,
+        repeats: w.confirm_repeats,
+        extra: w.args,
         path,
     })
 }
@@ -269,10 +242,10 @@ fn print_report(
     repeats: usize,
 ) -> anyhow::Result<()> {
     if json {
-        let mut j = report.json();
-        j["objective"] = serde_json::json!(objective);
-        j["results"] = serde_json::json!(results);
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        let mut out = report.output();
+        out.objective = Some(objective.to_string());
+        out.results = Some(results.to_path_buf());
+        println!("{}", out.to_json_pretty()?);
     } else {
         print!("{}", model::text::printable_lines(&report.render()));
         let unmeasured = report.rows.iter().filter(|r| r.effect.is_none()).count();

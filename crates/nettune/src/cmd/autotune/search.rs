@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use model::results::autotune::{AutotuneWorkload, Better, FromSetting};
 use model::snapshot::HostSnapshot;
 use runner;
 use runner::autotune::{self as at, DriveConfig, Ended};
@@ -185,42 +186,43 @@ fn write_files(
         dir,
         ..
     } = *run;
-    let mut doc = at::outcome_json(objective, built, ended, trace);
+    let mut doc = at::outcome(objective, built, ended, trace);
     // What `--recheck DIR` needs to measure the same workload again.
-    doc["workload"] = serde_json::json!({
-        "test": checked.test,
-        "duration": checked.duration,
-        "flows": checked.flows,
-        "size": checked.size,
-        "args": checked.extra,
-        "min_effect_pct": args.min_effect,
-        "statistic": checked.cfg.statistic.name(),
-        "seed": checked.cfg.seed,
-        "repeats": checked.cfg.repeats,
-        "confirm_repeats": checked.cfg.confirm_repeats,
-        "bench_args": checked.bench_args,
+    doc.workload = Some(AutotuneWorkload {
+        test: Some(checked.test.to_string()),
+        duration: Some(checked.duration),
+        flows: Some(checked.flows),
+        size: checked.size,
+        args: checked.extra.clone(),
+        min_effect_pct: Some(args.min_effect),
+        statistic: Some(checked.cfg.statistic),
+        seed: Some(checked.cfg.seed),
+        repeats: Some(checked.cfg.repeats),
+        confirm_repeats: Some(checked.cfg.confirm_repeats),
+        bench_args: checked.bench_args.clone(),
     });
     let machine = runner::experiment::machine_of(&snaps[0].1);
-    doc["metric"] = serde_json::json!(checked.cfg.objective.key());
-    doc["direction"] = serde_json::json!(match checked.cfg.objective.direction() {
-        model::stats::Direction::LowerIsBetter => "lower",
-        _ => "higher",
+    doc.metric = Some(checked.cfg.objective.key().to_string());
+    doc.direction = Some(match checked.cfg.objective.direction() {
+        model::stats::Direction::LowerIsBetter => Better::Lower,
+        _ => Better::Higher,
     });
-    doc["nettune_version"] = serde_json::json!(env!("CARGO_PKG_VERSION"));
-    doc["started"] = serde_json::json!(started_at);
-    doc["finished"] = serde_json::json!(model::time::rfc3339_utc(std::time::SystemTime::now()));
-    doc["machine"] = serde_json::to_value(&machine)?;
+    doc.nettune_version = Some(env!("CARGO_PKG_VERSION").to_string());
+    doc.started = Some(started_at.to_string());
+    let finished = model::time::rfc3339_utc(std::time::SystemTime::now());
+    doc.finished = Some(finished.clone());
+    doc.machine = Some(machine.clone());
     if let Some(dir) = &args.from {
-        doc["from"] = serde_json::json!({
-            "dir": dir,
-            "setting": from.iter().map(|(k, l)| format!("{}={l}", k.name())).collect::<Vec<_>>(),
+        doc.from = Some(FromSetting {
+            dir: dir.clone(),
+            setting: from
+                .iter()
+                .map(|(k, l)| format!("{}={l}", k.name()))
+                .collect(),
         });
     }
-    let results_path = at::write_file(
-        dir,
-        at::RESULTS_FILE,
-        serde_json::to_string_pretty(&doc)?.as_bytes(),
-    )?;
+    let text = doc.to_json_pretty()?;
+    let results_path = at::write_file(dir, at::RESULTS_FILE, text.as_bytes())?;
     let changes = at::accepted_changes(ended);
     let accepted = at::accepted_plan(&snaps[0].1, t.scope, &changes, objective)
         .map_err(|e| anyhow::anyhow!("the accepted plan: {e}"))?;
@@ -239,7 +241,7 @@ fn write_files(
             checked.flows
         ),
         gain: passed_gain(ended),
-        date: doc["finished"].as_str().unwrap_or("").to_string(),
+        date: finished,
         host: format!("{} ({})", machine.hostname, t.host_label),
     };
     let profile = at::profile_toml(&snaps[0].1, t.scope, &changes, &header)
@@ -248,7 +250,7 @@ fn write_files(
     // The report is a view of results.json: its failure is said, not fatal.
     let report = report::write_dir(dir);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!("{text}");
     }
     Ok(Written {
         results: results_path,
