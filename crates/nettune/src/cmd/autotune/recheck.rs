@@ -247,18 +247,7 @@ fn print_report(
         out.results = Some(results.to_path_buf());
         println!("{}", out.to_json_pretty()?);
     } else {
-        print!("{}", model::text::printable_lines(&report.render()));
-        let unmeasured = report.rows.iter().filter(|r| r.effect.is_none()).count();
-        if !report.all_hold() {
-            println!("some accepted changes no longer hold");
-        } else if unmeasured > 0 {
-            println!(
-                "the accepted setting still holds; its {unmeasured} changes were not measured alone (a budget of {} runs would)",
-                unmeasured.saturating_add(2).saturating_mul(repeats)
-            );
-        } else {
-            println!("every accepted change still holds");
-        }
+        print!("{}", present::recheck_outcome(report, repeats));
     }
     Ok(())
 }

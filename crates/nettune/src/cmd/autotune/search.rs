@@ -17,7 +17,7 @@ use super::check::{run_time, space_lines};
 use super::from::start_from;
 use super::progress::progress_line;
 use super::{Run, Target, SOURCE_POOL};
-use crate::cmd::present::Ui;
+use crate::cmd::present::{self, Ui};
 use crate::exit;
 
 pub(super) fn snapshot(exec: &mut dyn Executor, h: HostId) -> anyhow::Result<HostSnapshot> {
@@ -296,25 +296,8 @@ fn present_ended(
             if args.json {
                 files(&mut std::io::stderr())?;
             } else {
-                print!("{}", model::text::printable_lines(&o.render()));
-                if o.accepted.is_empty() {
-                    println!("nothing proven: the host stays as it is");
-                }
                 let unit = checked.cfg.objective.unit_for(checked.test);
-                let fmt = |v| model::metric::format_value(unit, v);
-                let limits = at::limits_lines(trace, &fmt);
-                if !limits.is_empty() {
-                    println!("what limited the runs (each end's busiest bench thread):");
-                    for l in &limits {
-                        println!("  {}", model::text::printable_capped(l, 400));
-                    }
-                }
-                if let Some(n) = at::two_states_note(trace, &fmt) {
-                    println!("note: {}", model::text::printable_capped(&n, 600));
-                }
-                if let Some(n) = at::busy_note(trace) {
-                    println!("warning: {}", model::text::printable_capped(&n, 600));
-                }
+                print!("{}", present::search_outcome(o, trace, unit));
                 files(&mut std::io::stdout())?;
             }
             Ok(ExitCode::SUCCESS)

@@ -1,10 +1,13 @@
-//! The one presenter of `nettune lab` and `nettune experiment` on the
-//! terminal: the progress UI ([`Ui`]), the start and end of a lab run, and
-//! the results tables ([`lab_table`], [`experiment_table`]), whose numbers
+//! The one presenter of `nettune lab`, `nettune experiment` and `nettune
+//! autotune` on the terminal: the progress UI ([`Ui`]), the start and end
+//! of a lab run, the results tables ([`lab_table`], [`experiment_table`])
+//! and autotune's outcome ([`search_outcome`], [`recheck_outcome`]), whose numbers
 //! come from the one formatter the report's Markdown and HTML use
 //! (`model::metric`).
 
+mod autotune;
 mod table;
+pub use autotune::{recheck_outcome, search_outcome};
 pub use table::{experiment_table, lab_table};
 
 use anyhow::Context;
