@@ -3,12 +3,11 @@
 //! Layers, each module importing only modules of the layers above it in
 //! this list (or earlier in its own line), never a later one; the
 //! `module_layers_have_no_cycle` test checks it:
-//! - `config` (what a test runs, its limits, and `config::catalogue`, one
-//!   entry per test kind that everything kind-specific is read from),
-//!   `diagnosis` (the doctor hook and the capped reading of a peer's doctor
-//!   report);
-//! - `report` (result types, the probe's part of them, the summary
-//!   arithmetic);
+//! - `config` and `report` are the model's bench types (`model::bench`:
+//!   what a test runs, the catalogue of test kinds, the result types and the
+//!   summary arithmetic), re-exported under their old paths;
+//!   `diagnosis` (the doctor hook; the peer report's capped reading is the
+//!   model's);
 //! - `proto` (the wire: control frames, data preamble, UDP header), `error`,
 //!   `auth`, `agg`, `sys` (the syscalls: `nettune-sys` holds the unsafe
 //!   ones), `sock`, `cpu`, `plan` (which workers each end runs, a pure
