@@ -127,7 +127,7 @@ pub fn bottom_line(r: &ExperimentResults) -> Vec<FixLine> {
                     };
                     if first.metric != s.metric {
                         losses += 1;
-                        let t = crate::metric::StatText::of(s);
+                        let t = crate::results::table::StatText::of(s);
                         evidence.push(format!(
                             "{w} {} {} (regression)",
                             s.metric.name(),
@@ -151,7 +151,7 @@ pub fn bottom_line(r: &ExperimentResults) -> Vec<FixLine> {
                     }
                     Verdict::NoChange | Verdict::Changed => none += 1,
                 }
-                let t = crate::metric::StatText::of(s);
+                let t = crate::results::table::StatText::of(s);
                 evidence.push(format!(
                     "{w} {} {} ({})",
                     s.metric.name(),

@@ -329,19 +329,19 @@ const _: () = {
 /// The names of the kinds `f` holds for, as alternatives: `a`, `a or b`,
 /// `a, b or c`.
 pub fn names_or(f: impl Fn(&KindSpec) -> bool) -> String {
-    let n: Vec<&str> = CATALOGUE.iter().filter(|k| f(k)).map(|k| k.name).collect();
-    match n.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        Some((last, _)) => (*last).to_string(),
-        None => String::new(),
-    }
+    joined(f, "or")
 }
 
 /// The names of the kinds `f` holds for, for messages: `a`, `a and b`.
 pub fn names_where(f: impl Fn(&KindSpec) -> bool) -> String {
+    joined(f, "and")
+}
+
+/// The names of the kinds `f` holds for, the last two joined by `word`.
+fn joined(f: impl Fn(&KindSpec) -> bool, word: &str) -> String {
     let n: Vec<&str> = CATALOGUE.iter().filter(|k| f(k)).map(|k| k.name).collect();
     match n.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, rest)) if !rest.is_empty() => format!("{} {word} {last}", rest.join(", ")),
         Some((last, _)) => (*last).to_string(),
         None => String::new(),
     }
@@ -418,6 +418,16 @@ pub enum ParseError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_join_the_last_two_with_the_word_asked_for() {
+        let udp = names_or(|k| k.is_udp());
+        assert!(udp.contains(" or ") && !udp.contains(" and "), "{udp}");
+        let udp = names_where(|k| k.is_udp());
+        assert!(udp.contains(" and ") && !udp.contains(" or "), "{udp}");
+        assert_eq!(names_or(|k| k.kind == TestKind::TcpStream), "tcp-stream");
+        assert_eq!(names_where(|_| false), "");
+    }
 
     #[test]
     fn the_constant_list_of_names_is_the_catalogues() {

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub mod autotune;
+pub mod table;
 
 /// Version of the `results.json` shape.
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
@@ -512,49 +513,51 @@ fn default_min_effect_pct() -> f64 {
     crate::stats::DEFAULT_MIN_EFFECT_PCT
 }
 
+/// A results file with one n/a cell and nothing measured, for tests.
+#[cfg(test)]
+pub(crate) fn minimal() -> ExperimentResults {
+    ExperimentResults {
+        schema_version: RESULTS_SCHEMA_VERSION,
+        kind: ResultsKind::Experiment,
+        name: "x".into(),
+        description: String::new(),
+        nettune_version: "0.1.0".into(),
+        started: "2026-11-24T00:00:00Z".into(),
+        finished: None,
+        interrupted: false,
+        seed: 1,
+        min_effect_pct: crate::stats::DEFAULT_MIN_EFFECT_PCT,
+        machine: Machine::default(),
+        lab: None,
+        host_facts: BTreeMap::new(),
+        workloads: vec![],
+        factors: vec![],
+        metrics: vec![Metric::Throughput],
+        baseline_cell: 0,
+        run_order: vec![0],
+        cells: vec![CellResult {
+            index: 0,
+            label: "baseline".into(),
+            levels: vec![],
+            status: CellStatus::NotApplicable {
+                reason: "no rps_cpus on lo".into(),
+            },
+            runs: vec![],
+            stats: vec![],
+        }],
+        overhead: vec![],
+        doctor_before: None,
+        doctor_after: None,
+        plans: BTreeMap::new(),
+        notes: vec![],
+        fixes: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn minimal() -> ExperimentResults {
-        ExperimentResults {
-            schema_version: RESULTS_SCHEMA_VERSION,
-            kind: ResultsKind::Experiment,
-            name: "x".into(),
-            description: String::new(),
-            nettune_version: "0.1.0".into(),
-            started: "2026-11-24T00:00:00Z".into(),
-            finished: None,
-            interrupted: false,
-            seed: 1,
-            min_effect_pct: crate::stats::DEFAULT_MIN_EFFECT_PCT,
-            machine: Machine::default(),
-            lab: None,
-            host_facts: BTreeMap::new(),
-            workloads: vec![],
-            factors: vec![],
-            metrics: vec![Metric::Throughput],
-            baseline_cell: 0,
-            run_order: vec![0],
-            cells: vec![CellResult {
-                index: 0,
-                label: "baseline".into(),
-                levels: vec![],
-                status: CellStatus::NotApplicable {
-                    reason: "no rps_cpus on lo".into(),
-                },
-                runs: vec![],
-                stats: vec![],
-            }],
-            overhead: vec![],
-            doctor_before: None,
-            doctor_after: None,
-            plans: BTreeMap::new(),
-            notes: vec![],
-            fixes: Vec::new(),
-            warnings: Vec::new(),
-        }
-    }
 
     #[test]
     fn round_trips() {

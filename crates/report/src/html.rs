@@ -173,30 +173,33 @@ fn section_machine(out: &mut String, r: &ExperimentResults) {
 /// Results per cell, and the cells not measured in full.
 fn section_cells(out: &mut String, r: &ExperimentResults) {
     out.push_str("<section id=\"cells\">\n<h2>Results per cell</h2>\n");
-    let (rows, left_out) = table::rows(r);
+    let table::StatRows { rows, left_out } = table::rows(r);
     if rows.is_empty() {
         out.push_str("<p>No statistics yet.</p>\n");
     } else {
         out.push_str("<table><tr><th>cell</th><th>status</th><th>workload</th><th>metric</th><th>n</th><th>median</th><th>95 % CI</th><th>change vs baseline [95 % CI]</th><th>verdict</th></tr>\n");
         for row in &rows {
-            let class = verdict_class(row.verdict, row.baseline);
-            let stop = if row.stop.is_empty() {
+            let class = verdict_class(row.text.verdict, row.baseline);
+            let stop = if row.stats.stop.as_deref().unwrap_or_default().is_empty() {
                 String::new()
             } else {
-                format!(" title=\"until-ci: {}\"", h(&row.stop))
+                format!(
+                    " title=\"until-ci: {}\"",
+                    h(row.stats.stop.as_deref().unwrap_or_default())
+                )
             };
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\"{stop}>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td></tr>",
-                h(&row.cell),
-                row.status,
-                h(&row.workload),
-                row.metric,
+                h(&table::cell_name(row.cell)),
+                table::status_word(&row.cell.status),
+                h(&row.stats.workload),
+                crate::num::metric_name(row.stats.metric),
                 row.n,
-                h(&row.median),
-                h(&row.ci),
-                h(&row.change),
-                h(&table::verdict_word(row))
+                h(&row.text.median),
+                h(&row.text.ci),
+                h(&row.text.change),
+                h(&row.text.verdict_word())
             );
         }
         out.push_str("</table>\n");

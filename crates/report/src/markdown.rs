@@ -134,29 +134,29 @@ fn section_header(out: &mut String, r: &ExperimentResults) {
 /// Results per cell, and the cells not measured in full.
 fn section_cells(out: &mut String, r: &ExperimentResults) {
     out.push_str("## Results per cell\n\n");
-    let (rows, left_out) = table::rows(r);
+    let table::StatRows { rows, left_out } = table::rows(r);
     if rows.is_empty() {
         out.push_str("No statistics yet.\n\n");
     } else {
         out.push_str("| cell | status | workload | metric | n | median | 95 % CI | change vs baseline [95 % CI] | verdict |\n");
         out.push_str("| --- | --- | --- | --- | ---: | ---: | --- | --- | --- |\n");
         for row in &rows {
-            let verdict = table::verdict_word(row);
-            let verdict = match row.verdict {
+            let verdict = row.text.verdict_word();
+            let verdict = match row.text.verdict {
                 Some(Verdict::Gain | Verdict::Regression) => format!("**{verdict}**"),
                 _ => verdict,
             };
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {verdict} |",
-                md(&row.cell),
-                row.status,
-                md(&row.workload),
-                row.metric,
+                md(&table::cell_name(row.cell)),
+                table::status_word(&row.cell.status),
+                md(&row.stats.workload),
+                crate::num::metric_name(row.stats.metric),
                 row.n,
-                md(&row.median),
-                md(&row.ci),
-                md(&row.change),
+                md(&row.text.median),
+                md(&row.text.ci),
+                md(&row.text.change),
             );
         }
         if left_out > 0 {

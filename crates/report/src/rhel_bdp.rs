@@ -46,12 +46,16 @@ impl Row {
         match &self.measured {
             Some(m) => (
                 num(m.median),
-                m.ci.map_or("–".into(), |(lo, hi)| {
+                m.ci.map_or(model::results::table::PLACEHOLDER.into(), |(lo, hi)| {
                     format!("[{}, {}]", num(lo), num(hi))
                 }),
                 m.n.to_string(),
             ),
-            None => ("not measured".into(), "–".into(), "0".into()),
+            None => (
+                "not measured".into(),
+                model::results::table::PLACEHOLDER.into(),
+                "0".into(),
+            ),
         }
     }
 }

@@ -4,29 +4,9 @@
 use model::results::{CellResult, CellStatus, ExperimentResults};
 use model::stats::Verdict;
 
-use crate::data::{workload_names, MAX_METRICS, MAX_ROWS, MAX_WORKLOADS};
-use crate::num::metric_name;
-use model::metric::StatText;
-
-/// One row: a metric of a workload in a cell. Text is raw (not escaped).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Row {
-    pub cell: String,
-    pub status: &'static str,
-    pub workload: String,
-    pub metric: &'static str,
-    pub n: String,
-    pub median: String,
-    pub ci: String,
-    pub change: String,
-    /// `None` in the baseline or without a comparison.
-    pub verdict: Option<Verdict>,
-    /// The verdict in words (`inconclusive (~12 more runs)`).
-    pub verdict_text: Option<String>,
-    pub baseline: bool,
-    /// Why `--until-ci` stopped, if it ran.
-    pub stop: String,
-}
+use crate::data::MAX_ROWS;
+pub(crate) use model::results::table::StatRows;
+use model::results::table::{stat_rows, Order};
 
 /// A cell's name in tables: `#3 tcp_rmem=…`.
 pub(crate) fn cell_name(c: &CellResult) -> String {
@@ -50,58 +30,10 @@ fn sorted_cells(r: &ExperimentResults) -> Vec<&CellResult> {
     cells
 }
 
-/// The rows, and how many were left out past [`MAX_ROWS`].
-pub(crate) fn rows(r: &ExperimentResults) -> (Vec<Row>, usize) {
-    let workloads = workload_names(r, MAX_WORKLOADS);
-    let mut out = Vec::new();
-    let mut left_out = 0usize;
-    for c in sorted_cells(r) {
-        let mut stats: Vec<_> = c.stats.iter().collect();
-        stats.sort_by_key(|s| {
-            (
-                workloads
-                    .iter()
-                    .position(|w| *w == s.workload)
-                    .unwrap_or(usize::MAX),
-                r.metrics
-                    .iter()
-                    .take(MAX_METRICS)
-                    .position(|m| *m == s.metric)
-                    .unwrap_or(usize::MAX),
-            )
-        });
-        for s in stats {
-            if out.len() >= MAX_ROWS {
-                left_out = left_out.saturating_add(1);
-                continue;
-            }
-            let baseline = c.index == r.baseline_cell;
-            let t = StatText::in_unit(s, &crate::esc::label(&s.unit, 24));
-            let change = if baseline {
-                "baseline".to_string()
-            } else {
-                t.change.unwrap_or_else(|| "–".to_string())
-            };
-            out.push(Row {
-                cell: cell_name(c),
-                status: status_word(&c.status),
-                workload: s.workload.clone(),
-                metric: metric_name(s.metric),
-                n: s.summary
-                    .as_ref()
-                    .map_or(s.values.len(), |x| x.n)
-                    .to_string(),
-                median: t.median.unwrap_or_else(|| "–".into()),
-                ci: t.ci.unwrap_or_else(|| "–".into()),
-                change,
-                verdict: if baseline { None } else { t.verdict },
-                verdict_text: if baseline { None } else { t.verdict_text },
-                baseline,
-                stop: s.stop.clone().unwrap_or_default(),
-            });
-        }
-    }
-    (out, left_out)
+/// The rows (the model's one table builder, by cell), at most [`MAX_ROWS`],
+/// units cleaned and capped for the page.
+pub(crate) fn rows(r: &ExperimentResults) -> StatRows<'_> {
+    stat_rows(r, Order::ByCell, MAX_ROWS, &|u| crate::esc::label(u, 24))
 }
 
 /// Cells that were not (fully) measured: (cell, status, reason).
@@ -122,15 +54,6 @@ pub(crate) fn unmeasured(r: &ExperimentResults) -> Vec<(String, &'static str, St
         })
         .take(MAX_ROWS)
         .collect()
-}
-
-/// A row's verdict in words: `baseline`, `gain`, `no change`,
-/// `inconclusive (~12 more runs)`, or `–` without a comparison.
-pub(crate) fn verdict_word(row: &Row) -> String {
-    if row.baseline {
-        return "baseline".into();
-    }
-    row.verdict_text.clone().unwrap_or_else(|| "–".into())
 }
 
 /// The report's headline: what was compared with what, and the verdicts

@@ -2,33 +2,16 @@
 //! the experiment's table, one row formatter and one column layout.
 
 use super::status_text;
-use model::metric::StatText;
+use model::results::table::{stat_rows, Order, StatCells, PLACEHOLDER};
 use model::results::NoteKind;
 use model::results::{CellResult, CellStatus, ExperimentResults, LimitGroup, MetricStats};
 use model::stats::Verdict;
 use runner::loop_::BASELINE;
 use std::fmt::Write as _;
 
-/// The cells of one statistic (the one [`StatText`] of every table), with
-/// the terminal's placeholder.
-struct StatCells {
-    median: String,
-    ci: String,
-    change: String,
-    verdict: Option<Verdict>,
-    verdict_text: Option<String>,
-}
-
+/// A statistic's text outside any baseline comparison column.
 fn stat_cells(s: &MetricStats) -> StatCells {
-    let t = StatText::of(s);
-    let dash = || "-".to_string();
-    StatCells {
-        median: t.median.unwrap_or_else(dash),
-        ci: t.ci.unwrap_or_else(dash),
-        change: t.change.unwrap_or_else(dash),
-        verdict: t.verdict,
-        verdict_text: t.verdict_text,
-    }
+    StatCells::of(s, &s.unit, false)
 }
 
 /// Left-aligned columns, two spaces apart, trailing blanks trimmed.
@@ -161,7 +144,7 @@ pub fn lab_table(r: &ExperimentResults) -> String {
                         .iter()
                         .find(|x| x.workload == s.workload && x.metric == s.metric)
                 })
-                .map_or("-".into(), |b| stat_cells(b).median);
+                .map_or(PLACEHOLDER.into(), |b| stat_cells(b).median);
             let x = stat_cells(s);
             if let Some(v) = x.verdict {
                 let i = match v {
@@ -258,34 +241,24 @@ pub fn experiment_table(r: &ExperimentResults) -> String {
         "vs baseline (95 % CI)",
         "verdict",
     ])];
-    for w in &r.workloads {
-        for m in &r.metrics {
-            for c in &r.cells {
-                let Some(s) = c
-                    .stats
-                    .iter()
-                    .find(|s| s.workload == w.name && s.metric == *m)
-                else {
-                    continue;
-                };
-                let label = if c.index == r.baseline_cell {
-                    format!("{} (baseline)", c.label)
-                } else {
-                    c.label.clone()
-                };
-                let x = stat_cells(s);
-                rows.push(vec![
-                    s.workload.clone(),
-                    s.metric.key().to_string(),
-                    label,
-                    s.summary.as_ref().map_or(0, |x| x.n).to_string(),
-                    x.median,
-                    x.ci,
-                    x.change,
-                    x.verdict_text.unwrap_or_else(|| "-".into()),
-                ]);
-            }
-        }
+    for row in stat_rows(r, Order::ByMetric, usize::MAX, &|u| u.to_string()).rows {
+        let c = row.cell;
+        let label = if row.baseline {
+            format!("{} (baseline)", c.label)
+        } else {
+            c.label.clone()
+        };
+        let verdict = row.text.verdict_word();
+        rows.push(vec![
+            row.stats.workload.clone(),
+            row.stats.metric.key().to_string(),
+            label,
+            row.n.to_string(),
+            row.text.median,
+            row.text.ci,
+            row.text.change,
+            verdict,
+        ]);
     }
     let mut out = format!(
         "experiment {}: {} cells, {} workload(s)\n\n",
