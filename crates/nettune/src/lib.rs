@@ -3,6 +3,7 @@
 
 pub mod cmd;
 pub mod diagnose;
+pub mod ops;
 pub mod rates;
 pub mod top;
 

@@ -7,6 +7,7 @@
 mod bench;
 
 use super::plan::{JournalArgs, PlanFlags, ScopeArg};
+use crate::ops;
 use bench::{bench_answer, stop_server};
 use fleet::proto::{ErrorKind, ProtoError, Request, Response};
 use fleet::serve::ServeError;
@@ -144,12 +145,34 @@ fn json(v: impl serde::Serialize) -> anyhow::Result<serde_json::Value> {
     Ok(serde_json::to_value(v)?)
 }
 
+/// The agent's `doctor`: its request checked as `nettune doctor` checks its flags.
+fn doctor_report(
+    seconds: Option<f64>,
+    root: Option<PathBuf>,
+    profile: Option<String>,
+    bdp: Option<String>,
+    allowance: Option<String>,
+) -> anyhow::Result<doctor::Report> {
+    let sample = seconds
+        .map(ops::doctor::sample_seconds)
+        .transpose()
+        .map_err(|why| anyhow::anyhow!("seconds: {why:#}"))?;
+    let req = ops::doctor::DoctorRequest::parse(
+        root,
+        sample,
+        profile.as_deref(),
+        bdp.as_deref(),
+        allowance.as_deref(),
+    )?;
+    Ok(ops::doctor::diagnose(&req)?.report)
+}
+
 /// `None` for a request this agent does not serve.
 fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
     let ok = crate::exit::OK;
     Ok(Some(match q {
         Request::Inspect { root, iface } => {
-            let snap = super::inspect::snapshot(&root_or_slash(root), &iface)?;
+            let snap = ops::plan::snapshot(&root_or_slash(root), &iface)?;
             (json(&snap)?, ok)
         }
         Request::Doctor {
@@ -159,15 +182,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             bdp,
             allowance,
         } => {
-            let args = super::doctor::Args {
-                root,
-                sample: seconds.map(|s| s.to_string()),
-                bdp,
-                allowance,
-                profile,
-                json: true,
-            };
-            let (report, _, _) = super::doctor::diagnose(&args)?;
+            let report = doctor_report(seconds, root, profile, bdp, allowance)?;
             (json(&report)?, report.exit_code())
         }
         Request::Plan {
@@ -178,7 +193,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             exclude_cpus,
             bdp,
         } => {
-            let root = super::plan::open_root(&root_or_slash(root))?;
+            let root = ops::plan::open_root(&root_or_slash(root))?;
             let flags = PlanFlags {
                 iface,
                 cpus,
@@ -186,7 +201,8 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
                 bdp,
                 netns_scope: ScopeArg::Auto,
             };
-            let (plan, _) = super::plan::make_plan(&root, &profile, &flags)?;
+            let profile = ops::profile::load(&profile)?;
+            let (plan, _) = ops::plan::make_plan(&root, &profile, super::plan::options(&flags)?)?;
             (json(&plan)?, ok)
         }
         Request::Verify { root, state_dir } => {
@@ -238,7 +254,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
                 )
             } else {
                 let k = host::apply::Knobs::open(&root, &state);
-                let mut again = || super::plan::replan_later(&root, &plan);
+                let mut again = || ops::plan::replan_later(&root, &plan);
                 let report = host::apply::apply_replanning(
                     &k,
                     &state,

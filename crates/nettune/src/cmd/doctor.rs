@@ -4,20 +4,15 @@
 //! nothing is above info, 1 on warnings, 2 on critical findings, 3 when
 //! doctor could not run (a one-line error).
 
-use host::sampler::Sampler;
-use host::Root;
-use model::plan::Bdp;
+use crate::ops::doctor::{diagnose, Diagnosis, DoctorRequest};
+pub use crate::ops::doctor::{
+    parse_allowance, parse_sample, sample_live, DEFAULT_SAMPLE_S, MAX_SAMPLE_S, MIN_SAMPLE_S,
+};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Default `--sample`, seconds.
-pub const DEFAULT_SAMPLE_S: f64 = 3.0;
-/// Longest `--sample`: an hour.
-pub const MAX_SAMPLE_S: f64 = 3600.0;
-/// Shortest `--sample`: two clock ticks of `/proc/stat` (USER_HZ 100).
-pub const MIN_SAMPLE_S: f64 = 0.02;
 /// Exit status when doctor could not run.
 pub const EXIT_ERROR: u8 = 3;
 
@@ -75,44 +70,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// `--sample S` checked: more than 0, at most an hour.
-pub fn parse_sample(s: &str) -> anyhow::Result<Duration> {
-    let v = match model::units::parse_seconds(s) {
-        Ok(v) => v,
-        Err(model::units::UnitError::Negative(_)) => f64::NAN,
-        Err(_) => anyhow::bail!("--sample `{s}`: not a number of seconds (or 500ms, 2s, 1m)"),
-    };
-    if !v.is_finite() || v <= 0.0 {
-        anyhow::bail!("--sample `{s}`: must be more than 0 seconds");
-    }
-    if v < MIN_SAMPLE_S {
-        anyhow::bail!("--sample `{s}`: below the {MIN_SAMPLE_S} s minimum");
-    }
-    if v > MAX_SAMPLE_S {
-        anyhow::bail!("--sample `{s}`: above the {MAX_SAMPLE_S} s maximum");
-    }
-    Ok(Duration::from_secs_f64(v))
-}
-
-/// `--allowance RATE,PPS`: the bandwidth allowance (`5gbit`) and the
-/// packets-per-second allowance (`400k`, `1M`, 1 to 10^9).
-pub fn parse_allowance(s: &str) -> anyhow::Result<doctor::Allowance> {
-    let Some((rate, pps)) = s.split_once(',') else {
-        anyhow::bail!("--allowance `{s}`: want RATE,PPS, e.g. 5gbit,400k");
-    };
-    let bandwidth = super::lab::parse_rate(rate)
-        .map_err(|e| anyhow::anyhow!("--allowance: {}", e.to_string().replace("--rate ", "")))?;
-    let p = model::units::parse_si(pps.trim().to_ascii_lowercase().as_str())
-        .map_err(|e| anyhow::anyhow!("--allowance `{pps}`: {e}"))?;
-    if !(1.0..=1e9).contains(&p) {
-        anyhow::bail!("--allowance `{pps}`: the pps allowance must be 1 to 10^9");
-    }
-    Ok(doctor::Allowance {
-        bandwidth_bps: Some(bandwidth),
-        pps: Some(p as u64),
-    })
-}
-
 /// Run `nettune doctor`; errors are one line and exit status 3.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match run_inner(args) {
@@ -124,8 +81,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The typed request of the flags.
+fn request(args: &Args) -> anyhow::Result<DoctorRequest> {
+    let sample = args.sample.as_deref().map(parse_sample).transpose()?;
+    DoctorRequest::parse(
+        args.root.clone(),
+        sample,
+        args.profile.as_deref(),
+        args.bdp.as_deref(),
+        args.allowance.as_deref(),
+    )
+}
+
 fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
-    let (report, input, sample) = diagnose(&args)?;
+    let Diagnosis {
+        report,
+        input,
+        sampled: sample,
+    } = diagnose(&request(&args)?)?;
     let text = if args.json {
         serde_json::to_string_pretty(&report)? + "\n"
     } else {
@@ -139,119 +112,6 @@ fn run_inner(args: Args) -> anyhow::Result<ExitCode> {
         _ => {}
     }
     Ok(ExitCode::from(report.exit_code()))
-}
-
-/// Read the host (sampling it live for `--sample` seconds unless `--root`
-/// names a capture) and diagnose it: the report `doctor --json` prints,
-/// with the input and the sampled span for the human header. `nettune
-/// agent` answers `doctor` with the report.
-pub fn diagnose(args: &Args) -> anyhow::Result<(doctor::Report, doctor::Input, Option<Duration>)> {
-    let profile = args
-        .profile
-        .as_deref()
-        .map(super::profile::load)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
-    let bdp = args
-        .bdp
-        .as_deref()
-        .map(Bdp::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("--bdp: {e}"))?;
-    let allowance = args
-        .allowance
-        .as_deref()
-        .map(parse_allowance)
-        .transpose()?
-        .unwrap_or_default();
-    let sample = match (&args.root, &args.sample) {
-        (Some(_), Some(_)) => {
-            anyhow::bail!("--sample: not with --root (a capture's own samples are used)")
-        }
-        (Some(_), None) => None,
-        (None, s) => Some(match s {
-            Some(s) => parse_sample(s)?,
-            None => Duration::from_secs_f64(DEFAULT_SAMPLE_S),
-        }),
-    };
-    let root = match &args.root {
-        Some(dir) => super::plan::open_root(dir)?,
-        None => Root::live(),
-    };
-    // Sample first: the host's facts (sockstat in particular) are read at
-    // the end of the window, as `bench --doctor` reads them.
-    let samples = sample.map(|span| sample_live(&root, span)).transpose()?;
-    let mut input = crate::diagnose::read_host(&root).into_input();
-    input.profile = profile;
-    input.profile_arg = args.profile.clone();
-    input.bdp = bdp;
-    input.allowance = allowance;
-    input.root_arg = args.root.as_ref().map(|d| d.display().to_string());
-    match samples {
-        Some(s) => input.samples = s,
-        // A capture's samples are streamed into the window: doctor holds the
-        // first and the latest sample and a summary per interval, not every
-        // parsed sample.
-        None => {
-            let mut window = doctor::input::WindowBuilder::new();
-            match host::capture::for_each_sample(&root, |s| {
-                window.push(s);
-                Ok(())
-            }) {
-                Ok(0) => input.no_samples = doctor::input::NO_SAMPLES_IN_CAPTURE.to_string(),
-                // One sample leaves the rate rules skipped with "one sample only".
-                Ok(1) => input.no_samples = doctor::input::ONE_SAMPLE.to_string(),
-                Ok(_) => match window.finish() {
-                    Some(w) => input.window = Some(w),
-                    None => {
-                        input.no_samples =
-                            "no time between the first and the last sample".to_string()
-                    }
-                },
-                // A corrupt index: the rate rules skip naming the file, the others run.
-                Err(e) => input.no_samples = format!("samples in the capture: {e}"),
-            }
-        }
-    }
-    if input.window.is_none() && input.samples.len() < 2 {
-        input.since_boot = since_boot(&root);
-    }
-    let report = doctor::diagnose(&input);
-    Ok((report, input, sample))
-}
-
-/// One reading of the root's counters (totals since boot) and its uptime,
-/// for the rate rules when there is no window; `None` when the counters
-/// cannot be read (a fixture without `/proc/stat`).
-fn since_boot(root: &Root) -> Option<doctor::input::SinceBoot> {
-    let sample = Sampler::new(root.clone()).sample().ok()?;
-    let uptime_s = root
-        .read_trim("/proc/uptime")
-        .ok()
-        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok());
-    Some(doctor::input::SinceBoot { sample, uptime_s })
-}
-
-/// Samples a second apart (or `span` apart when shorter) over `span`, each
-/// with the driver counters of every interface but `lo`.
-pub fn sample_live(root: &Root, span: Duration) -> anyhow::Result<Vec<host::sampler::Sample>> {
-    // Driver counters (`ethtool -S`) of every interface too, so nic-drops and
-    // cloud-allowance see their growth over the window, as in a capture.
-    let mut sampler = Sampler::new(root.clone()).with_nic_stats(&[]);
-    let steps = span.as_secs_f64().ceil().max(1.0) as u32;
-    let step = span / steps;
-    let start = Instant::now();
-    let mut out = Vec::with_capacity(steps as usize + 1);
-    out.push(sampler.sample()?);
-    for i in 1..=steps {
-        let due = start + step * i;
-        let now = Instant::now();
-        if due > now {
-            std::thread::sleep(due - now);
-        }
-        out.push(sampler.sample()?);
-    }
-    Ok(out)
 }
 
 fn header(input: &doctor::Input, args: &Args, sample: Option<Duration>) -> String {

@@ -6,9 +6,7 @@
 
 use host::journal::StateDir;
 use host::Root;
-use model::plan::{
-    Bdp, BdpSpec, NetnsScope, Plan, PlanNote, PlanOptions, RttMeasured, MAX_PLAN_BYTES,
-};
+use model::plan::{Bdp, BdpSpec, NetnsScope, Plan, PlanOptions, RttMeasured, MAX_PLAN_BYTES};
 use model::snapshot::HostSnapshot;
 use model::CpuSet;
 use std::path::{Path, PathBuf};
@@ -112,14 +110,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Check and open `--root`.
-pub(crate) fn open_root(dir: &Path) -> anyhow::Result<Root> {
-    if !dir.is_dir() {
-        anyhow::bail!("--root {}: not a directory", dir.display());
-    }
-    Ok(Root::new(dir))
-}
-
 fn cpus(flag: &str, s: &Option<String>) -> anyhow::Result<Option<CpuSet>> {
     s.as_deref()
         .map(|s| CpuSet::parse_arg(s).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
@@ -209,24 +199,6 @@ fn rr_p50(addr: std::net::SocketAddr) -> anyhow::Result<(u64, u64)> {
     Ok(((lat.p50_ns.0 / 1000).max(1), lat.count))
 }
 
-/// A note in the plan saying where `--bdp`'s RTT came from.
-pub(crate) fn rtt_note(plan: &mut Plan) {
-    let Some(m) = &plan.options.rtt_measured else {
-        return;
-    };
-    let how = match m.method.as_str() {
-        "nettune" => "the p50 of a 1-byte tcp-rr against nettune serve",
-        _ => "the median of ICMP echo replies",
-    };
-    plan.notes.push(PlanNote {
-        rule: "bdp".into(),
-        message: format!(
-            "RTT to {} ({}) measured: {} µs, {how} ({} sample(s)); --bdp uses it",
-            m.host, m.address, m.median_us, m.samples
-        ),
-    });
-}
-
 /// Planner options from the flags.
 pub(crate) fn options(flags: &PlanFlags) -> anyhow::Result<PlanOptions> {
     let (bdp, rtt_measured) = match flags.bdp.as_deref().map(bdp_option).transpose()? {
@@ -249,45 +221,17 @@ pub(crate) fn options(flags: &PlanFlags) -> anyhow::Result<PlanOptions> {
     })
 }
 
-/// Facts beyond the snapshot (namespace, softnet totals, PM QoS files),
-/// read by host; `apply` re-plans with the same.
-pub(crate) use host::extras::read_extras;
+pub(crate) use crate::ops::plan::{open_root, replan_later};
 
-/// Snapshot the root and plan with `profile`.
+/// Snapshot the root and plan with the profile named or at the path, and
+/// the flags' options.
 pub(crate) fn make_plan(
     root: &Root,
     profile: &str,
     flags: &PlanFlags,
 ) -> anyhow::Result<(Plan, HostSnapshot)> {
     let profile = super::profile::load(profile)?;
-    let opts = options(flags)?;
-    let snap = host::read_snapshot(root);
-    let extras = read_extras(root, &snap);
-    let mut plan = tune::plan(&snap, &extras, &profile, &opts)?;
-    rtt_note(&mut plan);
-    Ok((plan, snap))
-}
-
-/// The changes after the channels phase, planned again from the host as it is
-/// now (the channel change renumbered IRQs and added or removed queues), with
-/// the plan's own profile and options: what `apply` and the agent's `apply`
-/// resume a paused generation with.
-pub(crate) fn replan_later(
-    root: &Root,
-    plan: &Plan,
-) -> Result<Vec<model::plan::Change>, host::apply::ReplanError> {
-    let profile = match &plan.profile_toml {
-        Some(t) => tune::profile::parse_user(t, &plan.profile)?,
-        None => super::profile::load(&plan.profile)?,
-    };
-    let snap = host::read_snapshot(root);
-    let extras = read_extras(root, &snap);
-    let fresh = tune::plan(&snap, &extras, &profile, &plan.options)?;
-    Ok(fresh
-        .changes
-        .into_iter()
-        .filter(|c| c.phase > model::plan::Phase::Channels)
-        .collect())
+    crate::ops::plan::make_plan(root, &profile, options(flags)?)
 }
 
 /// `--root` and `--state-dir`, shared by apply, rollback, verify and history.

@@ -8,7 +8,6 @@ mod table;
 
 use doctor::snapshot::findings;
 pub use ethtool::is_trouble;
-use host::Root;
 use model::findings::Severity;
 use model::snapshot::HostSnapshot;
 use model::text::{printable, printable_lines, Printable};
@@ -16,7 +15,7 @@ use model::CpuSet;
 use nic::interface;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use table::{list_or, opt, Table};
 
@@ -60,34 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The snapshot `inspect --json` prints: `root` read, only the `iface`
-/// interfaces (all when empty). `nettune agent` answers `inspect` with it.
-pub fn snapshot(root: &Path, iface: &[String]) -> anyhow::Result<HostSnapshot> {
-    if !root.is_dir() {
-        anyhow::bail!("--root {}: not a directory", root.display());
-    }
-    let snap = host::read_snapshot(&Root::new(root));
-    filter(snap, iface)
-}
-
-/// Keep only the named interfaces (all when `names` is empty).
-pub fn filter(mut snap: HostSnapshot, names: &[String]) -> anyhow::Result<HostSnapshot> {
-    if names.is_empty() {
-        return Ok(snap);
-    }
-    for n in names {
-        if snap.interface(n).is_none() {
-            let have: Vec<&str> = snap.interfaces.iter().map(|i| i.name.as_str()).collect();
-            anyhow::bail!(
-                "no interface {} (have: {})",
-                Printable(n),
-                printable(&have.join(", "))
-            );
-        }
-    }
-    snap.interfaces.retain(|i| names.contains(&i.name));
-    Ok(snap)
-}
+pub use crate::ops::plan::{filter, snapshot};
 
 /// The human view.
 pub fn render(s: &HostSnapshot) -> String {
