@@ -206,18 +206,17 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             (json(&plan)?, ok)
         }
         Request::Verify { root, state_dir } => {
-            if let Ok((root, state)) = journal(root.clone(), state_dir.clone()).open() {
-                expire_overdue(&root, &state);
-            }
-            let rep = super::verify::report(&journal(root, state_dir))?;
-            let code = super::verify::exit_code(&rep);
+            let (root, state) = journal(root, state_dir).open()?;
+            expire_overdue(&root, &state);
+            let rep = ops::journal::report(&root, &state)?;
+            let code = ops::journal::exit_code(&rep);
             (json(super::Versioned::new(&rep))?, code)
         }
         Request::History { root, state_dir } => {
             let (root, state) = journal(root, state_dir).open()?;
             expire_overdue(&root, &state);
-            let entries = super::history::entries(&state)?;
-            (json(super::history::document(&entries))?, ok)
+            let entries = ops::journal::entries(&state)?;
+            (json(ops::journal::history_document(&entries))?, ok)
         }
         Request::Apply {
             plan,
@@ -300,7 +299,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             let res = host::apply::rollback(&k, &state, id, force);
             // A failed rollback prints its document too (`error` set) and exits 1.
             let code = if res.is_ok() { ok } else { crate::exit::ERROR };
-            (json(super::rollback::document(&res))?, code)
+            (json(ops::journal::rollback_document(&res))?, code)
         }
         q @ (Request::Clock
         | Request::Serve { .. }

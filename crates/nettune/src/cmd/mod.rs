@@ -26,33 +26,11 @@ pub mod top;
 pub mod verify;
 
 use cli::{Cli, Command};
-use serde::Serialize;
 use std::process::ExitCode;
 
-/// `schema_version` of the JSON documents of `apply`, `verify`, `history`,
-/// `profile`, `rollback` and `serve` (schemas in docs/schema/); bump on
-/// incompatible changes.
-pub const JSON_SCHEMA_VERSION: u32 = 1;
+pub use crate::ops::JSON_SCHEMA_VERSION;
 
-/// A JSON document: `{"schema_version": 1, ...the fields of T}`.
-#[derive(Debug, Serialize)]
-pub struct Versioned<T> {
-    /// [`JSON_SCHEMA_VERSION`].
-    pub schema_version: u32,
-    /// The document's own fields, flattened after `schema_version`.
-    #[serde(flatten)]
-    pub body: T,
-}
-
-impl<T: Serialize> Versioned<T> {
-    /// Wrap `body` with the current [`JSON_SCHEMA_VERSION`].
-    pub fn new(body: T) -> Self {
-        Versioned {
-            schema_version: JSON_SCHEMA_VERSION,
-            body,
-        }
-    }
-}
+pub use crate::ops::Versioned;
 
 /// Run the parsed command.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -2,8 +2,7 @@
 //! original values from the journal, newest generation first.
 
 use super::plan::JournalArgs;
-use host::apply::{Knobs, RollbackError, RollbackReport, Unrestored};
-use serde::Serialize;
+use host::apply::{Knobs, RollbackReport};
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -52,41 +51,7 @@ pub struct Args {
     pub json: bool,
 }
 
-/// `rollback --json`.
-#[derive(Serialize)]
-struct Doc<'a> {
-    /// Generations rolled back now, newest first.
-    rolled_back: &'a [u32],
-    /// Original values restored; `null` when the rollback failed.
-    restored: Option<usize>,
-    /// Knobs not restored: closed without them (`--force`), or, with
-    /// `error` set, keeping their generation in force.
-    unrestored: &'a [Unrestored],
-    /// Why the rollback failed; `null` when it did not.
-    error: Option<String>,
-}
-
-/// `rollback --json`'s document for a rollback's outcome (printed also
-/// when it failed, with `error` set); `nettune agent` answers `rollback` with it.
-pub(crate) fn document(res: &Result<RollbackReport, RollbackError>) -> impl Serialize + '_ {
-    super::Versioned::new(match res {
-        Ok(rep) => Doc {
-            rolled_back: &rep.rolled_back,
-            restored: Some(rep.restored),
-            unrestored: &rep.unrestored,
-            error: None,
-        },
-        Err(e) => Doc {
-            rolled_back: &[],
-            restored: None,
-            unrestored: match e {
-                RollbackError::Partial { unrestored, .. } => unrestored.as_slice(),
-                _ => &[],
-            },
-            error: Some(e.to_string()),
-        },
-    })
-}
+pub(crate) use crate::ops::journal::rollback_document as document;
 
 /// Run `nettune rollback`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -2,9 +2,9 @@
 //! the last applied generation and the host now, knob by knob.
 
 use super::plan::JournalArgs;
-use host::apply::{DriftStatus, Knobs};
+pub use crate::ops::journal::{exit_code, report, Report};
+use host::apply::DriftStatus;
 use model::text::printable;
-use serde::Serialize;
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -31,19 +31,13 @@ pub struct Args {
     pub json: bool,
 }
 
-/// `verify --json`'s fields (after `schema_version`).
-#[derive(Debug, Serialize)]
-pub struct Report {
-    generation: u32,
-    profile: String,
-    drift: usize,
-    items: Vec<host::apply::DriftItem>,
-    foreign_writers: Vec<String>,
-}
-
 /// Run `nettune verify`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let rep = match report(&args.journal) {
+    let rep = match args
+        .journal
+        .open()
+        .and_then(|(root, state)| report(&root, &state))
+    {
         Ok(r) => r,
         Err(e) if args.json => {
             // A script reading stdout gets JSON either way
@@ -94,52 +88,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(exit_code(&rep)))
-}
-
-/// The drift report of the last applied generation in force (`verify
-/// --json` prints it versioned; `nettune agent` answers `verify` with it).
-pub fn report(journal: &JournalArgs) -> anyhow::Result<Report> {
-    let (root, state) = journal.open()?;
-    let gens = state.load_all()?;
-    let Some(g) = gens.iter().rev().find(|g| g.active() && g.finished()) else {
-        anyhow::bail!(
-            "no applied plan in force in {} (see `nettune history`)",
-            state.path().display()
-        );
-    };
-    let k = Knobs::open(&root, &state);
-    let items = host::apply::verify(&k, g);
-    // Only the owners: a whole snapshot would read every other fact too
-    // (most of an agent's `verify` time in `fleet verify`).
-    let owners = host::read_owners(&root);
-    let mut foreign = Vec::new();
-    if let Some(p) = &owners.irqbalance {
-        foreign.push(format!("irqbalance (pid {}) rewrites IRQ affinity", p.pid));
-    }
-    if let Some(t) = &owners.tuned {
-        foreign.push(format!(
-            "tuned (profile {}) writes sysctls, governor and coalescing",
-            t.active_profile.as_deref().unwrap_or("?")
-        ));
-    }
-    let drift = items
-        .iter()
-        .filter(|i| i.status == DriftStatus::Drift)
-        .count();
-    Ok(Report {
-        generation: g.id,
-        profile: g.begin().map(|b| b.1.to_string()).unwrap_or_default(),
-        drift,
-        items,
-        foreign_writers: foreign,
-    })
-}
-
-/// The exit status of a report: [`crate::exit::DRIFT`] when a knob drifted.
-pub fn exit_code(rep: &Report) -> u8 {
-    if rep.drift > 0 {
-        crate::exit::DRIFT
-    } else {
-        crate::exit::OK
-    }
 }
