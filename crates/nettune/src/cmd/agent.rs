@@ -6,7 +6,6 @@
 
 mod bench;
 
-use super::plan::{JournalArgs, PlanFlags, ScopeArg};
 use crate::ops;
 use bench::{bench_answer, stop_server};
 use fleet::proto::{ErrorKind, ProtoError, Request, Response};
@@ -137,6 +136,17 @@ pub fn handle(q: Request) -> Response {
     }
 }
 
+/// Roll back the generations whose confirm deadline passed with nobody to
+/// roll them back (the watchdog died: a reboot, a killed session). Run
+/// before each request that names a journal; a failure here (a locked
+/// state directory) is left to the request itself and the next one.
+fn expire_overdue(root: &host::root::Root, state: &host::journal::StateDir) {
+    let k = host::apply::Knobs::open(root, state);
+    if let Err(e) = host::confirm::expire_overdue(&k, state) {
+        eprintln!("nettune agent: confirm deadlines: {e}");
+    }
+}
+
 fn root_or_slash(root: Option<PathBuf>) -> PathBuf {
     root.unwrap_or_else(|| PathBuf::from("/"))
 }
@@ -194,26 +204,26 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             bdp,
         } => {
             let root = ops::plan::open_root(&root_or_slash(root))?;
-            let flags = PlanFlags {
-                iface,
-                cpus,
-                exclude_cpus,
-                bdp,
-                netns_scope: ScopeArg::Auto,
+            let req = ops::plan::PlanRequest {
+                ifaces: &iface,
+                cpus: cpus.as_deref(),
+                exclude_cpus: exclude_cpus.as_deref(),
+                bdp: bdp.as_deref(),
+                netns: None,
             };
             let profile = ops::profile::load(&profile)?;
-            let (plan, _) = ops::plan::make_plan(&root, &profile, super::plan::options(&flags)?)?;
+            let (plan, _) = ops::plan::make_plan(&root, &profile, ops::plan::options(&req)?)?;
             (json(&plan)?, ok)
         }
         Request::Verify { root, state_dir } => {
-            let (root, state) = journal(root, state_dir).open()?;
+            let (root, state) = ops::journal::open(&root_or_slash(root), state_dir.as_deref())?;
             expire_overdue(&root, &state);
             let rep = ops::journal::report(&root, &state)?;
             let code = ops::journal::exit_code(&rep);
-            (json(super::Versioned::new(&rep))?, code)
+            (json(ops::Versioned::new(&rep))?, code)
         }
         Request::History { root, state_dir } => {
-            let (root, state) = journal(root, state_dir).open()?;
+            let (root, state) = ops::journal::open(&root_or_slash(root), state_dir.as_deref())?;
             expire_overdue(&root, &state);
             let entries = ops::journal::entries(&state)?;
             (json(ops::journal::history_document(&entries))?, ok)
@@ -228,7 +238,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             dry_run,
         } => {
             let root_path = root_or_slash(root.clone());
-            let (root, state) = journal(root, state_dir).open()?;
+            let (root, state) = ops::journal::open(&root_or_slash(root), state_dir.as_deref())?;
             expire_overdue(&root, &state);
             let plan = model::plan::Plan::from_json_slice(&serde_json::to_vec(&plan)?)
                 .map_err(|e| anyhow::anyhow!("the request's plan: {e}"))?;
@@ -239,7 +249,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
                 let changes = host::apply::preview(&k, &plan);
                 (
                     serde_json::json!({
-                        "schema_version": super::JSON_SCHEMA_VERSION,
+                        "schema_version": ops::JSON_SCHEMA_VERSION,
                         "dry_run": true,
                         "changes": changes,
                     }),
@@ -248,7 +258,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             } else if plan.changes.is_empty() {
                 // `apply` says "Nothing to change" in words; no generation is made.
                 (
-                    serde_json::json!({ "schema_version": super::JSON_SCHEMA_VERSION, "changes": [] }),
+                    serde_json::json!({ "schema_version": ops::JSON_SCHEMA_VERSION, "changes": [] }),
                     ok,
                 )
             } else {
@@ -267,7 +277,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
                 } else {
                     ok
                 };
-                let mut doc = json(super::Versioned::new(&report))?;
+                let mut doc = json(ops::Versioned::new(&report))?;
                 if let Some(within) = confirm_within {
                     let p = arm(&root, &root_path, &state, report.generation, within)?;
                     if let Some(o) = doc.as_object_mut() {
@@ -282,10 +292,10 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             state_dir,
             generation,
         } => {
-            let (root, state) = journal(root, state_dir).open()?;
+            let (root, state) = ops::journal::open(&root_or_slash(root), state_dir.as_deref())?;
             let k = host::apply::Knobs::open(&root, &state);
             let p = host::confirm::confirm(&k, &state, generation)?;
-            (json(super::Versioned::new(&p))?, ok)
+            (json(ops::Versioned::new(&p))?, ok)
         }
         Request::Rollback {
             root,
@@ -293,7 +303,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
             id,
             force,
         } => {
-            let (root, state) = journal(root, state_dir).open()?;
+            let (root, state) = ops::journal::open(&root_or_slash(root), state_dir.as_deref())?;
             expire_overdue(&root, &state);
             let k = host::apply::Knobs::open(&root, &state);
             let res = host::apply::rollback(&k, &state, id, force);
@@ -308,24 +318,6 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
         // Answered by the protocol loop itself.
         Request::Hello | Request::Shutdown => return Ok(None),
     }))
-}
-
-fn journal(root: Option<PathBuf>, state_dir: Option<PathBuf>) -> JournalArgs {
-    JournalArgs {
-        root: root_or_slash(root),
-        state_dir,
-    }
-}
-
-/// Roll back the generations whose confirm deadline passed with nobody to
-/// roll them back (the watchdog died: a reboot, a killed session). Run
-/// before each request that names a journal; a failure here (a locked
-/// state directory) is left to the request itself and the next one.
-fn expire_overdue(root: &host::root::Root, state: &host::journal::StateDir) {
-    let k = host::apply::Knobs::open(root, state);
-    if let Err(e) = host::confirm::expire_overdue(&k, state) {
-        eprintln!("nettune agent: confirm deadlines: {e}");
-    }
 }
 
 /// Start the confirm deadline of `generation`: the confirm file, then the

@@ -6,7 +6,6 @@
 //! controller's `confirm` (the confirm file turning `confirmed`) and at the
 //! deadline rolls the generation back through the journal, recording why.
 
-use super::plan::JournalArgs;
 use host::apply::Knobs;
 use host::confirm::{self, ConfirmError, Status};
 use host::journal::{now, JournalError};
@@ -94,7 +93,7 @@ pub(crate) fn spawn(
 
 /// Run `nettune agent --watchdog`.
 pub fn run(root: PathBuf, state_dir: Option<PathBuf>, generation: u32) -> anyhow::Result<ExitCode> {
-    let (root, state) = JournalArgs { root, state_dir }.open()?;
+    let (root, state) = crate::ops::journal::open(&root, state_dir.as_deref())?;
     // In a session of its own now (setsid exec'd us): tell the agent.
     let ready = ready_path(&state, generation);
     host::files::write_atomic(&ready, format!("{}\n", std::process::id()).as_bytes())?;

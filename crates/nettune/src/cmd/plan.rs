@@ -6,12 +6,10 @@
 
 use host::journal::StateDir;
 use host::Root;
-use model::plan::{Bdp, BdpSpec, NetnsScope, Plan, PlanOptions, RttMeasured, MAX_PLAN_BYTES};
+use model::plan::{NetnsScope, Plan, PlanOptions, MAX_PLAN_BYTES};
 use model::snapshot::HostSnapshot;
-use model::CpuSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -110,114 +108,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn cpus(flag: &str, s: &Option<String>) -> anyhow::Result<Option<CpuSet>> {
-    s.as_deref()
-        .map(|s| CpuSet::parse_arg(s).map_err(|e| anyhow::anyhow!("{flag}: {e}")))
-        .transpose()
-}
-
-/// ICMP probes for `--bdp RATE,HOST` without a nettune server, and their total deadline.
-const ICMP_PROBES: u32 = 5;
-const ICMP_DEADLINE: Duration = Duration::from_secs(2);
-/// The tcp-rr run against a nettune server: connect timeout and measured time.
-const RR_CONNECT: Duration = Duration::from_secs(1);
-const RR_MS: u64 = 300;
-
-/// `--bdp`: as given, or with the RTT measured to HOST (and how).
-fn bdp_option(s: &str) -> anyhow::Result<(Bdp, Option<RttMeasured>)> {
-    match BdpSpec::parse(s).map_err(|e| anyhow::anyhow!("--bdp: {e}"))? {
-        BdpSpec::Given(b) => Ok((b, None)),
-        BdpSpec::Measure { rate_bps, host } => {
-            let m = measure_rtt(&host)?;
-            let bdp = Bdp {
-                rate_bps,
-                rtt_us: m.median_us,
-            };
-            bdp.validate()
-                .map_err(|e| anyhow::anyhow!("--bdp: measured to {host}: {e}"))?;
-            Ok((bdp, Some(m)))
-        }
-    }
-}
-
-/// The RTT to `host`: the p50 of a short tcp-rr against `nettune serve` on
-/// it (the engine's client), else the median of ICMP echoes.
-fn measure_rtt(host: &str) -> anyhow::Result<RttMeasured> {
-    let port = engine::proto::DEFAULT_PORT;
-    let addrs = host::rtt::resolve(host, port).map_err(|e| anyhow::anyhow!("--bdp: {e}"))?;
-    let Some(addr) = addrs.first().copied() else {
-        anyhow::bail!("--bdp: {host} resolves to no address");
-    };
-    let server = match rr_p50(addr) {
-        Ok(us) => {
-            return Ok(RttMeasured {
-                host: host.to_string(),
-                address: addr.ip().to_string(),
-                method: "nettune".into(),
-                samples: us.1,
-                median_us: us.0,
-            })
-        }
-        Err(e) => format!("{e:#}"),
-    };
-    match host::rtt::icmp_echo(addr.ip(), ICMP_PROBES, ICMP_DEADLINE) {
-        Ok(e) => Ok(RttMeasured {
-            host: host.to_string(),
-            address: e.addr.to_string(),
-            method: "icmp".into(),
-            samples: e.rtts.len() as u64,
-            median_us: e.median_us().unwrap_or(1),
-        }),
-        Err(icmp) => anyhow::bail!(
-            "--bdp: cannot measure the RTT to {host} ({}): no nettune server on port {port} ({server}), and {icmp}; give it instead, e.g. --bdp RATE,20ms",
-            addr.ip()
-        ),
-    }
-}
-
-/// p50 (µs, at least 1) and count of 1-byte transactions against `nettune serve`.
-fn rr_p50(addr: std::net::SocketAddr) -> anyhow::Result<(u64, u64)> {
-    let mut o = engine::ClientOpts::new(addr.ip().to_string(), addr.port());
-    o.connect_timeout = RR_CONNECT;
-    o.token = super::serve::load_token(None)?;
-    let cfg = engine::TestConfig {
-        test: engine::TestKind::TcpRr,
-        size: 1,
-        duration_ms: RR_MS,
-        warmup_ms: 0,
-        interval_ms: RR_MS,
-        nodelay: true,
-        ..Default::default()
-    };
-    let r = engine::run_client(&o, &cfg, &mut |_| {})?;
-    let lat = r
-        .results
-        .iter()
-        .find_map(|d| d.latency.as_ref())
-        .filter(|l| l.count > 0)
-        .ok_or_else(|| anyhow::anyhow!("the server answered no transaction"))?;
-    Ok(((lat.p50_ns.0 / 1000).max(1), lat.count))
-}
-
-/// Planner options from the flags.
+/// Planner options from the flags (`--bdp RATE,HOST` measures the RTT).
 pub(crate) fn options(flags: &PlanFlags) -> anyhow::Result<PlanOptions> {
-    let (bdp, rtt_measured) = match flags.bdp.as_deref().map(bdp_option).transpose()? {
-        Some((b, m)) => (Some(b), m),
-        None => (None, None),
-    };
-    Ok(PlanOptions {
-        ifaces: flags.iface.clone(),
-        cpus: cpus("--cpus", &flags.cpus)?,
-        exclude_cpus: cpus("--exclude-cpus", &flags.exclude_cpus)?.unwrap_or_default(),
-        bdp,
-        rtt_measured,
+    crate::ops::plan::options(&crate::ops::plan::PlanRequest {
+        ifaces: &flags.iface,
+        cpus: flags.cpus.as_deref(),
+        exclude_cpus: flags.exclude_cpus.as_deref(),
+        bdp: flags.bdp.as_deref(),
         netns: match flags.netns_scope {
             ScopeArg::Auto => None,
             ScopeArg::Init => Some(NetnsScope::Init),
             ScopeArg::Child => Some(NetnsScope::Child),
         },
-        // Only `apply --allow-reload` (or an experiment factor) reloads.
-        reload_modules: false,
     })
 }
 
@@ -249,12 +151,7 @@ impl JournalArgs {
     /// Open the root and its state directory (`--state-dir`, else
     /// `/var/lib/nettune` under the root).
     pub fn open(&self) -> anyhow::Result<(Root, StateDir)> {
-        let root = open_root(&self.root)?;
-        let state = StateDir::new(host::apply::default_state_dir(
-            &root,
-            self.state_dir.as_deref(),
-        )?);
-        Ok((root, state))
+        crate::ops::journal::open(&self.root, self.state_dir.as_deref())
     }
 }
 

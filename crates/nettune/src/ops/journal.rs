@@ -6,6 +6,15 @@ use host::apply::{DriftStatus, Knobs, RollbackError, RollbackReport, Unrestored}
 use host::journal::{format_utc, EndStatus, Record, StateDir};
 use host::Root;
 use serde::Serialize;
+use std::path::Path;
+
+/// Open the root and its journal: `state_dir`, else `/var/lib/nettune`
+/// under the root.
+pub fn open(root: &Path, state_dir: Option<&Path>) -> anyhow::Result<(Root, StateDir)> {
+    let root = super::plan::open_root(root)?;
+    let state = StateDir::new(host::apply::default_state_dir(&root, state_dir)?);
+    Ok((root, state))
+}
 
 /// `verify --json`'s fields (after `schema_version`).
 #[derive(Debug, Serialize)]

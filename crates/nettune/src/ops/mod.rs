@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod journal;
 pub mod plan;
 pub mod profile;
+pub mod token;
 
 use serde::Serialize;
 

@@ -95,7 +95,7 @@ fn start_server(
         cmd.args(["--max-duration", &d.to_string()]);
     }
     if let Some(t) = token {
-        cmd.env(crate::cmd::serve::TOKEN_ENV, t);
+        cmd.env(crate::ops::token::TOKEN_ENV, t);
     }
     if let Some(n) = clients.filter(|n| *n > 4) {
         // Clients sharing an address (NAT, one host) must not hit the
@@ -202,7 +202,7 @@ fn run_bench(
     let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("this nettune's path: {e}"))?;
     let mut cmd = Command::new(exe);
     if let Some(t) = token {
-        cmd.env(crate::cmd::serve::TOKEN_ENV, t);
+        cmd.env(crate::ops::token::TOKEN_ENV, t);
     }
     let mut child = cmd
         .args(argv.iter().skip(1))
