@@ -12,6 +12,7 @@ use model::snapshot::{HostSnapshot, Interface};
 use tune::autotune::Objective;
 
 use crate::exec::{ExecError, Executor, HostId};
+use crate::step::StepOutcome;
 
 /// A level (or a whole factor, `level: None`) left out of the space.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -425,7 +426,8 @@ fn refusal(e: &ExecError) -> String {
     first.trim_start_matches("nettune: ").trim().to_string()
 }
 
-/// Apply each level of the space once on every host and roll it back: a
+/// Apply each level of the space once on every host and roll it back (the
+/// runner's one step, measuring nothing): a
 /// level a host refuses (a file it has but cannot write, as veth's
 /// `threaded`) is left out with the host's reason, and a factor left with
 /// only its current level goes too. Ctrl-C (or an executor that cannot
@@ -441,19 +443,31 @@ pub fn probe(
         let mut levels = vec![f.levels[0].clone()];
         for level in f.levels.drain(1..) {
             let mut refused = None;
+            let changes = [(f.knob, level.clone())];
             for (h, snap) in snaps {
-                let Ok(cp) = tune::levels::cell_plan(snap, scope, &[(f.knob, level.clone())])
-                else {
+                let Ok(cp) = tune::levels::cell_plan(snap, scope, &changes) else {
                     continue;
                 };
                 if cp.plan.changes.is_empty() {
                     continue;
                 }
-                match exec.apply(*h, &cp.plan) {
-                    Ok(()) => exec.rollback(*h)?,
-                    Err(ExecError::Cancelled) => return Err(ExecError::Cancelled),
-                    Err(e) => {
-                        refused = Some(format!("{} on {h}", refusal(&e)));
+                // The runner's one step, with nothing to measure.
+                let mut setup = crate::step::HostLevels {
+                    snapshots: snaps,
+                    hosts: std::slice::from_ref(h),
+                    scope,
+                    changes: &changes,
+                    applied: Vec::new(),
+                };
+                match crate::step::apply_measure_rollback(exec, &mut setup, |_, _| ()) {
+                    StepOutcome::Measured { rollback, .. } => rollback?,
+                    StepOutcome::ApplyFailed {
+                        error: ExecError::Cancelled,
+                        ..
+                    } => return Err(ExecError::Cancelled),
+                    StepOutcome::ApplyFailed { error, rollback } => {
+                        rollback?;
+                        refused = Some(format!("{} on {h}", refusal(&error)));
                         break;
                     }
                 }
