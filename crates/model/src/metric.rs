@@ -57,11 +57,20 @@ impl Metric {
     }
 
     /// The unit of its values in a workload of bench test `test`
-    /// (`tcp-stream`): [`cpu_work_unit`] for [`Metric::CpuPerWork`], else
-    /// [`Metric::unit`].
+    /// (`tcp-stream`): [`cpu_work_unit`] for [`Metric::CpuPerWork`],
+    /// connections per second for the transactions of a test that counts
+    /// connections (tcp-crr), else [`Metric::unit`].
     pub fn unit_for(self, test: &str) -> &'static str {
         match self {
             Metric::CpuPerWork => cpu_work_unit(test),
+            // tcp-crr's transactions are connections: `cps`, as bench says.
+            Metric::Transactions
+                if crate::catalogue::CATALOGUE
+                    .iter()
+                    .any(|k| k.name == test && k.rate_unit == Some(CONNECTIONS_PER_SEC)) =>
+            {
+                CONNECTIONS_PER_SEC
+            }
             _ => self.unit(),
         }
     }
@@ -423,6 +432,8 @@ mod tests {
         assert_eq!(Metric::CpuPerWork.unit_for("tcp-crr"), "CPU-s/1k conn");
         assert_eq!(Metric::CpuPerWork.unit_for("bogus"), "CPU-s/work");
         assert_eq!(Metric::LatencyP99.unit_for("tcp-rr"), "µs");
+        assert_eq!(Metric::Transactions.unit_for("tcp-crr"), "cps");
+        assert_eq!(Metric::Transactions.unit_for("tcp-rr"), "1/s");
         assert_eq!(Metric::CpuPerWork.direction(), Direction::LowerIsBetter);
         assert_eq!(Metric::CpuPct.direction(), Direction::Neither);
         assert_eq!(Metric::SoftirqPct.direction(), Direction::Neither);

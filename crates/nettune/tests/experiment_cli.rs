@@ -213,7 +213,8 @@ fn a_change_from_a_zero_baseline_is_shown_as_a_difference() {
         .lines()
         .find(|l| l.contains("transactions  tcp_tw_reuse=1 congestion_control=cubic"))
         .unwrap();
-    assert!(row.contains("+800 tps [790, 810] tps"), "{t}");
+    // tcp-crr counts connections: cps, as bench says.
+    assert!(row.contains("+800 cps [790, 810] cps"), "{t}");
     assert!(row.ends_with("gain"), "{t}");
 }
 
@@ -623,13 +624,13 @@ fn a_cell_whose_runs_different_threads_limited_gets_a_line_with_each_groups_medi
     let label = &r.cells[1].label;
     let want = format!(
         "what limited {label} (crr transactions): the client's request thread in 3 of 5 runs \
-         (median 800 tps), the server's recv thread in 2 (median 395 tps); the median depends \
+         (median 800 cps), the server's recv thread in 2 (median 395 cps); the median depends \
          on how many runs fall in each"
     );
     assert!(t.lines().any(|l| l == want), "{t}");
     // Three groups in the first cell, most runs first.
     assert!(
-        t.contains("the client's request thread in 2 of 5 runs (median 800 tps), the server's recv thread in 2 (median 395 tps), no single thread in 1 (median 800 tps)"),
+        t.contains("the client's request thread in 2 of 5 runs (median 800 cps), the server's recv thread in 2 (median 395 cps), no single thread in 1 (median 800 cps)"),
         "{t}"
     );
 }
