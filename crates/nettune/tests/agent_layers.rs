@@ -11,8 +11,12 @@ const ALLOWED: [&str; 2] = ["agent_watchdog", "cli"];
 fn commands() -> Vec<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().to_string();
+    for e in std::fs::read_dir(dir).expect("src/cmd") {
+        let name = e
+            .expect("src/cmd entry")
+            .file_name()
+            .to_string_lossy()
+            .to_string();
         let stem = name.strip_suffix(".rs").unwrap_or(&name).to_string();
         if stem != "agent" && stem != "mod" {
             out.push(stem);
@@ -24,15 +28,15 @@ fn commands() -> Vec<String> {
 fn agent_sources() -> Vec<(String, String)> {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
     let mut files = vec![base.join("agent.rs")];
-    for e in std::fs::read_dir(base.join("agent")).unwrap() {
-        files.push(e.unwrap().path());
+    for e in std::fs::read_dir(base.join("agent")).expect("src/cmd/agent") {
+        files.push(e.expect("src/cmd/agent entry").path());
     }
     files
         .into_iter()
         .map(|p| {
             (
                 p.display().to_string(),
-                std::fs::read_to_string(&p).unwrap(),
+                std::fs::read_to_string(&p).expect("agent source"),
             )
         })
         .collect()
