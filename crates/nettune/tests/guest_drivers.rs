@@ -1,0 +1,306 @@
+//! Real Linux drivers in QEMU guests (docs/guests.md): one guest per
+//! emulated NIC, booted from Debian's kernel package and a busybox
+//! initramfs carrying this build's nettune, reached through the fleet's
+//! guest transport (the agent on a virtio-serial port).
+//!
+//! Each test holds the driver's queue → IRQ → affinity table, read live by
+//! `inspect` through the agent, to a golden file (`guest_goldens/`), and
+//! checks that the guest's own `nettune capture`, read back with `--root`,
+//! gives the same table. Without QEMU or the kernel cache the tests skip
+//! with the one line naming what to install, except under `CI=true`, where
+//! that is a failure (`.ci/run` installs both).
+//!
+//! `NETTUNE_GUEST_BLESS=1` rewrites the goldens; `NETTUNE_GUEST_FIXTURES=1`
+//! writes the captures to `tests/fixtures/guest-DEVICE/` with their LABEL.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
+
+use fleet::client::Agent;
+use fleet::proto::Request;
+use fleet::transport::GuestSocket;
+use guest::initramfs::{Contents, SystemLdd, BUSYBOX};
+use guest::kernel::Kernel;
+use guest::run::{find_qemu, Shutdown};
+use guest::{Accel, Guest, GuestName, Machine, Netdev, Nic, NicModel};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A safety deadline for a boot (QEMU is killed at it), not a measure:
+/// the guests boot in about 15 s here (bench/RESULTS.md, issue 37).
+const BOOT_DEADLINE: Duration = Duration::from_secs(240);
+/// The same for the agent's handshake and each request.
+const AGENT_DEADLINE: Duration = Duration::from_secs(120);
+const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(60);
+
+const NETTUNE: &str = env!("CARGO_BIN_EXE_nettune");
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// QEMU and the kernel, or the reason this machine has none (a failure in CI).
+fn machine_or_skip() -> Option<(PathBuf, Kernel)> {
+    let got = find_qemu().and_then(|q| Kernel::from_env().map(|k| (q, k)));
+    match got {
+        Ok(x) => Some(x),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("guest tests cannot run in CI: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
+/// The queue → IRQ → affinity table of every interface but `lo`, from
+/// `inspect --json`: one line per interface, then one per IRQ.
+fn table(v: &Value) -> String {
+    let mut out = String::new();
+    let s = |v: &Value, k: &str| match &v[k] {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".to_string(),
+        x => x.to_string(),
+    };
+    for i in v["interfaces"].as_array().into_iter().flatten() {
+        let name = s(i, "name");
+        if name == "lo" {
+            continue;
+        }
+        out.push_str(&format!(
+            "{name} driver {} numa_node {} local_cpus {} rx_queues {} tx_queues {} irq_mapping {}\n",
+            s(i, "driver"),
+            s(i, "numa_node"),
+            s(i, "local_cpus"),
+            i["rx_queues"].as_array().map_or(0, Vec::len),
+            i["tx_queues"].as_array().map_or(0, Vec::len),
+            s(i, "irq_mapping"),
+        ));
+        for q in v["irqs"].as_array().into_iter().flatten() {
+            if q["interface"].as_str() != Some(name.as_str()) {
+                continue;
+            }
+            let queue = match (&q["queue"]["kind"], &q["queue"]["index"]) {
+                (Value::String(k), Value::Number(n)) => format!("{k} {n}"),
+                _ => "none".to_string(),
+            };
+            out.push_str(&format!(
+                "  irq {} {} queue {queue} affinity {} effective {} node {}\n",
+                s(q, "number"),
+                s(q, "name"),
+                s(q, "smp_affinity"),
+                s(q, "effective_affinity"),
+                s(q, "node"),
+            ));
+        }
+    }
+    out
+}
+
+fn golden(device: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/guest_goldens")
+        .join(format!("{device}.txt"))
+}
+
+fn fixture(device: &str) -> PathBuf {
+    repo()
+        .join("tests/fixtures")
+        .join(format!("guest-{device}"))
+}
+
+fn check_golden(device: &str, got: &str) {
+    let path = golden(device);
+    if std::env::var("NETTUNE_GUEST_BLESS").as_deref() == Ok("1") {
+        std::fs::write(&path, got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (NETTUNE_GUEST_BLESS=1 writes it)", path.display()));
+    assert_eq!(
+        got,
+        want,
+        "{device}: the table differs from {}",
+        path.display()
+    );
+}
+
+/// `inspect --json` of a capture (the CLI reading the tree, as a user would).
+fn inspect_root(root: &Path) -> Value {
+    let mut cmd = Command::new(NETTUNE);
+    cmd.arg("inspect").arg("--json").arg("--root").arg(root);
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "inspect --root {}: {err}",
+        root.display()
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn boot(qemu: &Path, kernel: &Kernel, model: NicModel, node1: bool, dir: &Path) -> Guest {
+    let initrd = dir.join("initrd.cpio");
+    Contents {
+        busybox: BUSYBOX.into(),
+        nettune: NETTUNE.into(),
+        ethtool: "/usr/sbin/ethtool".into(),
+        kernel: kernel.clone(),
+        drivers: vec![model.driver().to_string()],
+    }
+    .write(&SystemLdd, &initrd)
+    .unwrap();
+    let m = Machine {
+        name: GuestName::new(model.device()).unwrap(),
+        kernel: kernel.vmlinuz(),
+        initrd,
+        run_dir: dir.to_path_buf(),
+        accel: Accel::from_env(),
+        mem_mib: 512,
+        nics: vec![Nic {
+            model,
+            netdev: Netdev::UserRestricted,
+            node1,
+        }],
+        capture: true,
+    };
+    Guest::boot(qemu, m, BOOT_DEADLINE).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn qemu_version(qemu: &Path) -> String {
+    let out = Command::new(qemu).arg("--version").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().next().unwrap_or("").trim().to_string()
+}
+
+fn write_fixture(
+    device: &str,
+    model: NicModel,
+    capture: &Path,
+    qemu: &str,
+    kernel: &Kernel,
+    node1: bool,
+) {
+    let dst = fixture(device);
+    let _ = std::fs::remove_dir_all(&dst);
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(capture)
+        .arg(&dst)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let place = if node1 {
+        "behind a pxb-pcie expander bridge with numa_node=1"
+    } else {
+        "on the q35 root bus (numa_node -1)"
+    };
+    std::fs::write(
+        dst.join("LABEL"),
+        format!(
+            "Captured by `nettune capture` inside a QEMU guest (tests/guest_drivers.rs, docs/guests.md): \
+             QEMU device {device} ({qemu}, q35, TCG, 2 vCPUs on 2 NUMA nodes, {place}, user-mode netdev \
+             with restrict=on), the Linux driver {} of Debian's kernel {} (linux-image-{} unpacked, busybox \
+             initramfs), interface up and idle; an emulated device, not the hardware. Counts are the boot's.\n",
+            model.driver(),
+            kernel.release,
+            kernel.release,
+        ),
+    )
+    .unwrap();
+}
+
+fn driver_in_a_guest(model: NicModel, node1: bool) {
+    let Some((qemu, kernel)) = machine_or_skip() else {
+        return;
+    };
+    let device = model.device();
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let g = boot(&qemu, &kernel, model, node1, dir.path());
+    let booted = t0.elapsed();
+    let t = GuestSocket {
+        socket: g.agent_socket(),
+    };
+    let mut agent = Agent::connect(&t, env!("CARGO_PKG_VERSION"), AGENT_DEADLINE)
+        .unwrap_or_else(|e| panic!("{e}\n{}", g.tail()));
+    let ready = t0.elapsed();
+    let (v, code) = agent
+        .json(
+            &Request::Inspect {
+                root: None,
+                iface: vec![],
+            },
+            AGENT_DEADLINE,
+        )
+        .unwrap();
+    assert_eq!(code, 0);
+    let live = table(&v);
+    assert!(
+        live.contains(&format!("driver {}", model.driver())),
+        "{live}"
+    );
+    check_golden(device, &live);
+
+    let tar = g.capture_tar(AGENT_DEADLINE).unwrap();
+    let st = Command::new("tar")
+        .arg("-C")
+        .arg(dir.path())
+        .arg("-xf")
+        .arg(&tar)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let captured = dir.path().join("capture");
+    assert_eq!(
+        table(&inspect_root(&captured)),
+        live,
+        "{device}: the capture reads back otherwise"
+    );
+    if std::env::var("NETTUNE_GUEST_FIXTURES").as_deref() == Ok("1") {
+        write_fixture(
+            device,
+            model,
+            &captured,
+            &qemu_version(&qemu),
+            &kernel,
+            node1,
+        );
+    }
+    drop(agent);
+    let t1 = Instant::now();
+    assert_eq!(g.shutdown(SHUTDOWN_DEADLINE), Shutdown::Clean);
+    eprintln!(
+        "{device}: ready (console) {:.1} s, agent answered {:.1} s, shutdown {:.1} s",
+        booted.as_secs_f64(),
+        ready.as_secs_f64(),
+        t1.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn e1000_82545em_in_a_guest() {
+    driver_in_a_guest(NicModel::E1000_82545em, false);
+}
+
+#[test]
+fn e1000e_in_a_guest_on_node_1() {
+    driver_in_a_guest(NicModel::E1000e, true);
+}
+
+#[test]
+fn vmxnet3_in_a_guest() {
+    driver_in_a_guest(NicModel::Vmxnet3, false);
+}
+
+/// The committed captures give the golden tables with no QEMU at all.
+#[test]
+fn the_guest_fixtures_read_back_as_the_goldens() {
+    for model in [NicModel::E1000_82545em, NicModel::E1000e, NicModel::Vmxnet3] {
+        let device = model.device();
+        let got = table(&inspect_root(&fixture(device)));
+        let want = std::fs::read_to_string(golden(device)).unwrap();
+        assert_eq!(got, want, "{device}");
+    }
+}
