@@ -304,3 +304,162 @@ fn the_guest_fixtures_read_back_as_the_goldens() {
         assert_eq!(got, want, "{device}");
     }
 }
+
+/// What a plan can change, from `inspect --json`: the interfaces without
+/// their counters, the IRQs without theirs, and the sysctls.
+fn knobs(v: &Value) -> Value {
+    let mut ifaces = v["interfaces"].clone();
+    for i in ifaces.as_array_mut().into_iter().flatten() {
+        if let Some(o) = i.as_object_mut() {
+            o.remove("stats");
+        }
+    }
+    let mut irqs = v["irqs"].clone();
+    for q in irqs.as_array_mut().into_iter().flatten() {
+        if let Some(o) = q.as_object_mut() {
+            o.remove("per_cpu");
+        }
+    }
+    serde_json::json!({"interfaces": ifaces, "irqs": irqs, "sysctls": v["sysctls"]})
+}
+
+/// The agent's dry run of `plan`: per change `(knob, target, now, unchanged)`,
+/// each value read back by the knob itself (module parameters, pm_qos files
+/// and all, beyond what inspect shows).
+fn preview(agent: &mut Agent, plan: &Value) -> Vec<(String, String, Value, bool)> {
+    let v = ask(
+        agent,
+        &Request::Apply {
+            plan: plan.clone(),
+            root: None,
+            state_dir: None,
+            force: false,
+            replan: false,
+            confirm_within: None,
+            dry_run: true,
+        },
+        "apply --dry-run",
+    );
+    v["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or("?").to_string();
+            (
+                s("knob"),
+                s("target"),
+                c["now"].clone(),
+                c["unchanged"] == true,
+            )
+        })
+        .collect()
+}
+
+fn ask(agent: &mut Agent, req: &Request, what: &str) -> Value {
+    let (v, code) = agent
+        .json(req, AGENT_DEADLINE)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(code, 0, "{what}: exit {code}: {v:#}");
+    v
+}
+
+/// Each built-in profile's plan, applied by the real e1000e driver's guest
+/// through the agent, verifies without drift and rolls back to every knob
+/// as it was (read back by inspect, counters aside).
+#[test]
+fn every_profile_applies_verifies_and_rolls_back_on_e1000e() {
+    let Some((qemu, kernel)) = machine_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let g = boot(&qemu, &kernel, NicModel::E1000e, true, dir.path());
+    let t = GuestSocket {
+        socket: g.agent_socket(),
+    };
+    let mut agent = Agent::connect(&t, env!("CARGO_PKG_VERSION"), AGENT_DEADLINE)
+        .unwrap_or_else(|e| panic!("{e}\n{}", g.tail()));
+    let inspect = Request::Inspect {
+        root: None,
+        iface: vec![],
+    };
+    for profile in ["latency", "throughput", "balanced"] {
+        let before = knobs(&ask(&mut agent, &inspect, "inspect"));
+        let plan = ask(
+            &mut agent,
+            &Request::Plan {
+                profile: profile.into(),
+                root: None,
+                iface: vec![],
+                cpus: None,
+                exclude_cpus: None,
+                bdp: None,
+            },
+            profile,
+        );
+        let was = preview(&mut agent, &plan);
+        assert!(
+            was.iter().all(|c| !c.3),
+            "{profile}: a change the host already holds: {was:?}"
+        );
+        let applied = ask(
+            &mut agent,
+            &Request::Apply {
+                plan: plan.clone(),
+                root: None,
+                state_dir: None,
+                force: false,
+                replan: false,
+                confirm_within: None,
+                dry_run: false,
+            },
+            &format!("apply {profile}"),
+        );
+        let verify = Request::Verify {
+            root: None,
+            state_dir: None,
+        };
+        let v = ask(&mut agent, &verify, &format!("verify {profile}"));
+        assert!(fleet::ops::drifted(&v).is_empty(), "{profile}: {v:#}");
+        let changed = knobs(&ask(&mut agent, &inspect, "inspect"));
+        // Every value the plan wrote reads back as written.
+        let now = preview(&mut agent, &plan);
+        assert!(
+            now.iter().all(|c| c.3),
+            "{profile}: not held after apply: {now:?}"
+        );
+        ask(
+            &mut agent,
+            &Request::Rollback {
+                root: None,
+                state_dir: None,
+                id: None,
+                force: false,
+            },
+            &format!("rollback {profile}"),
+        );
+        let after = knobs(&ask(&mut agent, &inspect, "inspect"));
+        let back = preview(&mut agent, &plan);
+        assert_eq!(
+            back, was,
+            "{profile}: a knob reads otherwise after rollback"
+        );
+        assert_eq!(
+            after, before,
+            "{profile}: a knob differs after rollback; applied {applied:#}"
+        );
+        assert_ne!(
+            changed, before,
+            "{profile}: the apply changed nothing inspect reads"
+        );
+        let targets: Vec<String> = plan["changes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| c["target"].to_string())
+            .collect();
+        eprintln!("{profile}: applied and rolled back {targets:?}");
+    }
+    drop(agent);
+    assert_eq!(g.shutdown(SHUTDOWN_DEADLINE), Shutdown::Clean);
+}
