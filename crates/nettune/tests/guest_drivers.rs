@@ -327,19 +327,7 @@ fn knobs(v: &Value) -> Value {
 /// each value read back by the knob itself (module parameters, pm_qos files
 /// and all, beyond what inspect shows).
 fn preview(agent: &mut Agent, plan: &Value) -> Vec<(String, String, Value, bool)> {
-    let v = ask(
-        agent,
-        &Request::Apply {
-            plan: plan.clone(),
-            root: None,
-            state_dir: None,
-            force: false,
-            replan: false,
-            confirm_within: None,
-            dry_run: true,
-        },
-        "apply --dry-run",
-    );
+    let v = ask(agent, &apply(plan, true), "apply --dry-run");
     v["changes"]
         .as_array()
         .into_iter()
@@ -354,6 +342,20 @@ fn preview(agent: &mut Agent, plan: &Value) -> Vec<(String, String, Value, bool)
             )
         })
         .collect()
+}
+
+/// `apply` of `plan` on the live guest, through its journal (or only read
+/// with `dry_run`).
+fn apply(plan: &Value, dry_run: bool) -> Request {
+    Request::Apply {
+        dry_run,
+        plan: plan.clone(),
+        confirm_within: None,
+        root: None,
+        state_dir: None,
+        force: false,
+        replan: false,
+    }
 }
 
 fn ask(agent: &mut Agent, req: &Request, what: &str) -> Value {
@@ -404,15 +406,7 @@ fn every_profile_applies_verifies_and_rolls_back_on_e1000e() {
         );
         let applied = ask(
             &mut agent,
-            &Request::Apply {
-                plan: plan.clone(),
-                root: None,
-                state_dir: None,
-                force: false,
-                replan: false,
-                confirm_within: None,
-                dry_run: false,
-            },
+            &apply(&plan, false),
             &format!("apply {profile}"),
         );
         let verify = Request::Verify {
