@@ -18,10 +18,14 @@ const TAIL_BYTES: u64 = 4096;
 /// How often the console is read while booting.
 const POLL: Duration = Duration::from_millis(100);
 
-/// The path of `program` on `PATH`, or [`GuestError::NoQemu`].
+/// The path of [`QEMU`] on `PATH`, or [`GuestError::NoQemu`].
 pub fn find_qemu() -> Result<PathBuf, GuestError> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
+    find_qemu_in(&std::env::var_os("PATH").unwrap_or_default())
+}
+
+/// The path of [`QEMU`] in the directories of `path` (`PATH`'s syntax).
+pub fn find_qemu_in(path: &std::ffi::OsStr) -> Result<PathBuf, GuestError> {
+    std::env::split_paths(path)
         .map(|d| d.join(QEMU))
         .find(|p| p.is_file())
         .ok_or_else(|| GuestError::NoQemu {
@@ -258,6 +262,16 @@ mod tests {
             .to_string();
         assert!(e.starts_with("guest hang: not ready within"), "{e}");
         assert!(e.contains("Kernel panic"), "{e}");
+    }
+
+    #[test]
+    fn no_qemu_is_one_line_naming_the_package() {
+        let d = tempfile::tempdir().unwrap();
+        let e = find_qemu_in(d.path().as_os_str()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "no QEMU: qemu-system-x86_64 not found; install the Debian package qemu-system-x86"
+        );
     }
 
     #[test]
