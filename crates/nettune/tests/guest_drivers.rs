@@ -491,5 +491,29 @@ fn every_profile_applies_verifies_and_rolls_back_on_e1000e() {
         eprintln!("{profile}: applied and rolled back {targets:?}");
     }
     drop(agent);
+    // The CLI's fleet reaches the same guest from an inventory, like any host.
+    let inv = dir.path().join("guests.toml");
+    let sock = g.agent_socket();
+    std::fs::write(
+        &inv,
+        format!(
+            "[[host]]\nname = \"e1000e\"\ntransport = \"guest\"\nsocket = \"{}\"\n",
+            sock.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(NETTUNE)
+        .args(["fleet", "inspect", "--json", "--inventory"])
+        .arg(&inv)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("\"e1000e\""), "{text}");
+    assert!(text.contains("eth0-rx-0"), "{text}");
     assert_eq!(g.shutdown(SHUTDOWN_DEADLINE), Shutdown::Clean);
 }
