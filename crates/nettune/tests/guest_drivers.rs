@@ -23,6 +23,7 @@ use guest::kernel::Kernel;
 use guest::run::{find_qemu, Shutdown};
 use guest::{Accel, Guest, GuestName, Machine, Netdev, Nic, NicModel};
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -126,18 +127,19 @@ fn check_golden(device: &str, got: &str) {
     );
 }
 
+/// The output of `nettune ARGS`, which must succeed.
+fn nettune(args: &[&OsStr]) -> Vec<u8> {
+    let out = Command::new(NETTUNE).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "nettune {args:?}: {err}");
+    out.stdout
+}
+
 /// `inspect --json` of a capture (the CLI reading the tree, as a user would).
 fn inspect_root(root: &Path) -> Value {
-    let mut cmd = Command::new(NETTUNE);
-    cmd.arg("inspect").arg("--json").arg("--root").arg(root);
-    let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "inspect --root {}: {err}",
-        root.display()
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let args = ["inspect", "--json", "--root"].map(OsStr::new);
+    let [a, b, c] = args;
+    serde_json::from_slice(&nettune(&[a, b, c, root.as_os_str()])).unwrap()
 }
 
 fn boot(qemu: &Path, kernel: &Kernel, model: NicModel, node1: bool, dir: &Path) -> Guest {
@@ -502,17 +504,9 @@ fn every_profile_applies_verifies_and_rolls_back_on_e1000e() {
         ),
     )
     .unwrap();
-    let out = Command::new(NETTUNE)
-        .args(["fleet", "inspect", "--json", "--inventory"])
-        .arg(&inv)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let [a, b, c, d] = ["fleet", "inspect", "--json", "--inventory"].map(OsStr::new);
+    let out = nettune(&[a, b, c, d, inv.as_os_str()]);
+    let text = String::from_utf8_lossy(&out);
     assert!(text.contains("\"e1000e\""), "{text}");
     assert!(text.contains("eth0-rx-0"), "{text}");
     assert_eq!(g.shutdown(SHUTDOWN_DEADLINE), Shutdown::Clean);
