@@ -127,9 +127,14 @@ fn check_golden(device: &str, got: &str) {
     );
 }
 
+/// `nettune ARGS`, run to its end.
+fn run(args: &[&OsStr]) -> std::process::Output {
+    Command::new(NETTUNE).args(args).output().unwrap()
+}
+
 /// The output of `nettune ARGS`, which must succeed.
 fn nettune(args: &[&OsStr]) -> Vec<u8> {
-    let out = Command::new(NETTUNE).args(args).output().unwrap();
+    let out = run(args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "nettune {args:?}: {err}");
     out.stdout
@@ -510,4 +515,32 @@ fn every_profile_applies_verifies_and_rolls_back_on_e1000e() {
     assert!(text.contains("\"e1000e\""), "{text}");
     assert!(text.contains("eth0-rx-0"), "{text}");
     assert_eq!(g.shutdown(SHUTDOWN_DEADLINE), Shutdown::Clean);
+}
+
+/// The real e1000 leaves receive checksum offload off when it loads
+/// (e1000_probe adds NETIF_F_RXCSUM to hw_features only after copying
+/// hw_features to features), so nothing on the host turned it off: doctor
+/// says so instead of sending the operator after a udev rule.
+#[test]
+fn doctor_knows_e1000_leaves_rx_checksum_off_by_itself() {
+    let [a, b, c] = ["doctor", "--json", "--root"].map(OsStr::new);
+    let root = fixture("e1000-82545em");
+    // doctor's exit status says a warning was found; its JSON is what counts.
+    let out = run(&[a, b, c, root.as_os_str()]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = v["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|f| f["id"] == "offload-off")
+        .unwrap_or_else(|| panic!("no offload-off: {v:#}"));
+    let fix = f["fix"].to_string();
+    assert!(!fix.contains("remove whatever turns them off"), "{fix}");
+    assert!(fix.contains("e1000 leaves rx-checksum off"), "{fix}");
+    assert!(
+        f["evidence"]
+            .to_string()
+            .contains("the e1000 driver's default"),
+        "{f:#}"
+    );
 }
