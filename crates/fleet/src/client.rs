@@ -173,8 +173,8 @@ impl Agent {
             name,
             pipe.stdout,
             pipe.stdin,
-            Some(pipe.child),
-            Some(pipe.stderr),
+            pipe.child,
+            pipe.stderr,
             nettune_version,
             deadline,
         )

@@ -5,7 +5,7 @@
 use crate::client::{Agent, AgentError};
 use crate::install::{install, remote_path, InstallError};
 use crate::proto::{ErrorKind, Request};
-use crate::transport::{Kubectl, Local, Netns, Ssh, Transport};
+use crate::transport::{GuestSocket, Kubectl, Local, Netns, Ssh, Transport};
 use model::inventory::Transport as InvTransport;
 use serde::Serialize;
 use std::fmt;
@@ -130,6 +130,9 @@ pub fn transport_of(t: &InvTransport, exe: &Path, remote_exe: Option<&str>) -> B
             }
             Box::new(k)
         }
+        InvTransport::Guest { socket } => Box::new(GuestSocket {
+            socket: PathBuf::from(socket),
+        }),
     }
 }
 

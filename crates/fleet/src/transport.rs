@@ -1,10 +1,13 @@
 //! Transports: each only starts `nettune agent --stdio` at the other end
 //! and hands back its stdin and stdout. Authentication is the transport's
 //! (ssh's keys and agent, the Kubernetes API's); nettune opens no port.
+//! A QEMU guest's agent ([`GuestSocket`]) is already running behind a unix
+//! socket of this machine: that transport connects instead of spawning.
 
 use std::ffi::OsString;
 use std::fmt;
-use std::io::Read;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -36,6 +39,15 @@ pub enum TransportError {
         /// What is wrong with it.
         why: &'static str,
     },
+    /// A guest's agent socket could not be reached.
+    #[error("cannot reach the guest's agent at {socket}: {source}")]
+    Connect {
+        /// The unix socket.
+        socket: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The program could not be started.
     #[error("cannot run {program}: {source}")]
     Spawn {
@@ -49,17 +61,32 @@ pub enum TransportError {
 
 /// A started agent: the child and its pipes. The caller owns the child
 /// (see `client::Agent`, which kills it on drop).
-#[derive(Debug)]
 pub struct AgentPipe {
-    /// The transport's process (`ssh`, `kubectl`, `ip`, or the agent itself).
-    pub child: Child,
-    /// The agent's stdin.
-    pub stdin: ChildStdin,
+    /// The transport's process (`ssh`, `kubectl`, `ip`, or the agent
+    /// itself); `None` for a guest's socket, where no process is started.
+    pub child: Option<Child>,
+    /// The agent's stdin (a child's pipe, or the guest's socket).
+    pub stdin: Box<dyn Write + Send>,
     /// The agent's stdout.
-    pub stdout: ChildStdout,
+    pub stdout: Box<dyn Read + Send>,
     /// The first [`MAX_STDERR`] bytes of its stderr so far (read by a
-    /// thread that drains the rest).
-    pub stderr: Arc<Mutex<Vec<u8>>>,
+    /// thread that drains the rest); `None` where there is no stderr.
+    pub stderr: Option<Arc<Mutex<Vec<u8>>>>,
+}
+
+impl fmt::Debug for AgentPipe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentPipe")
+            .field("child", &self.child)
+            .finish_non_exhaustive()
+    }
+}
+
+fn child_pipes(
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+) -> (Box<dyn Write + Send>, Box<dyn Read + Send>) {
+    (Box::new(stdin), Box::new(stdout))
 }
 
 /// Something that starts `nettune agent --stdio` and gives its pipe.
@@ -102,11 +129,12 @@ pub trait Transport: fmt::Debug + Send + Sync {
                 source: std::io::Error::other("a pipe was not created"),
             });
         };
+        let (stdin, stdout) = child_pipes(stdin, stdout);
         Ok(AgentPipe {
-            child,
+            child: Some(child),
             stdin,
             stdout,
-            stderr: drain_bounded(err, MAX_STDERR),
+            stderr: Some(drain_bounded(err, MAX_STDERR)),
         })
     }
 }
@@ -397,9 +425,100 @@ impl Transport for Kubectl {
     }
 }
 
+/// A QEMU guest's agent (docs/guests.md): QEMU joins the guest's
+/// `nettune` virtio-serial port to the unix socket `socket` on this
+/// machine, and the guest's init runs `nettune agent --stdio` on the port
+/// once the host has connected and sent one byte ([`GUEST_WAKE`]). Nothing
+/// is spawned here; the socket is closed (both ways) when the session drops
+/// its writer, so QEMU sees the disconnect and the guest's agent ends.
+#[derive(Debug, Clone)]
+pub struct GuestSocket {
+    /// QEMU's unix socket for the guest's agent port.
+    pub socket: PathBuf,
+}
+
+/// The byte a guest transport sends on connecting: the guest's init starts
+/// the agent when it arrives (its port reads end-of-file while no host is
+/// connected, so it cannot wait on the port alone).
+pub const GUEST_WAKE: u8 = b'\n';
+
+/// The guest socket's writing half: shuts the whole socket down when
+/// dropped, which ends the reading half's read too.
+struct ClosingStream(UnixStream);
+
+impl Write for ClosingStream {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Drop for ClosingStream {
+    fn drop(&mut self) {
+        let _ = self.0.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl Transport for GuestSocket {
+    /// No program: this transport connects to a socket ([`Transport::spawn`]).
+    fn argv(&self) -> Result<Vec<OsString>, TransportError> {
+        Ok(Vec::new())
+    }
+    fn describe(&self) -> String {
+        format!("guest {}", self.socket.display())
+    }
+    fn spawn(&self) -> Result<AgentPipe, TransportError> {
+        let err = |source| TransportError::Connect {
+            socket: self.socket.display().to_string(),
+            source,
+        };
+        let mut s = UnixStream::connect(&self.socket).map_err(err)?;
+        s.write_all(&[GUEST_WAKE]).map_err(err)?;
+        let reader = s.try_clone().map_err(err)?;
+        Ok(AgentPipe {
+            child: None,
+            stdin: Box::new(ClosingStream(s)),
+            stdout: Box::new(reader),
+            stderr: None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_guest_socket_gets_the_wake_byte_and_sees_the_close() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("agent.sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let t = GuestSocket {
+            socket: path.clone(),
+        };
+        let pipe = t.spawn().unwrap();
+        assert!(pipe.child.is_none());
+        let (mut server, _) = l.accept().unwrap();
+        let mut b = [0u8; 1];
+        server.read_exact(&mut b).unwrap();
+        assert_eq!(b[0], GUEST_WAKE);
+        // Dropping the writer alone closes the socket: the guest's side
+        // reads end-of-file while the session's reader is still alive.
+        let AgentPipe { stdin, stdout, .. } = pipe;
+        drop(stdin);
+        let mut rest = Vec::new();
+        server.read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty());
+        drop(stdout);
+        let e = GuestSocket {
+            socket: d.path().join("none.sock"),
+        }
+        .spawn()
+        .unwrap_err();
+        assert!(e.to_string().contains("none.sock"), "{e}");
+    }
 
     fn text(t: &dyn Transport) -> Vec<String> {
         t.argv()

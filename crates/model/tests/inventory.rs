@@ -454,3 +454,32 @@ fn ansible_kubectl_hosts_become_kubectl_transports() {
         .to_string();
     assert_eq!(e, "line 2: host win1: ansible_connection=winrm is not a transport nettune has (ssh, local, kubectl)");
 }
+
+#[test]
+fn a_guest_host_names_its_agent_socket_and_takes_no_other_transports_keys() {
+    let inv = parse(
+        "[[host]]\nname = \"e1000e-a\"\ntransport = \"guest\"\nsocket = \"/run/g/agent.sock\"\n",
+        Format::Toml,
+    )
+    .unwrap();
+    assert_eq!(
+        host(&inv, "e1000e-a").transport,
+        Transport::Guest {
+            socket: "/run/g/agent.sock".into()
+        }
+    );
+    let e = parse(
+        "[[host]]\nname = \"g\"\ntransport = \"guest\"\n",
+        Format::Toml,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("needs socket"), "{e}");
+    let e = parse(
+        "[[host]]\nname = \"g\"\ntransport = \"guest\"\nsocket = \"/s\"\npod = \"p\"\n",
+        Format::Toml,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("pod does not apply"), "{e}");
+    let e = parse("[[host]]\nname = \"g\"\nsocket = \"/s\"\n", Format::Toml).unwrap_err();
+    assert!(e.to_string().contains("socket does not apply"), "{e}");
+}

@@ -9,6 +9,23 @@ use crate::input::Cx;
 /// (the ones the `offloads` planner rule turns back on).
 pub const OFFLOADS: &[(&str, &str)] = &model::knobpath::ETHTOOL_FEATURES;
 
+/// Offloads a driver leaves off when it loads although it supports them:
+/// (driver, ethtool feature, where its code does it). Off there is the
+/// driver's default, not something on the host turning it off.
+pub const DRIVER_DEFAULT_OFF: &[(&str, &str, &str)] = &[(
+    "e1000",
+    "rx-checksum",
+    "e1000_main.c e1000_probe adds NETIF_F_RXCSUM to hw_features after copying hw_features to features",
+)];
+
+/// Where the driver's code leaves `feature` off when it loads, if it does.
+fn driver_default_off(driver: Option<&str>, feature: &str) -> Option<&'static str> {
+    DRIVER_DEFAULT_OFF
+        .iter()
+        .find(|(d, f, _)| Some(*d) == driver && *f == feature)
+        .map(|(_, _, why)| *why)
+}
+
 /// Offloads off where the driver supports them.
 #[derive(Debug)]
 pub struct OffloadOff;
@@ -54,15 +71,40 @@ impl DoctorRule for OffloadOff {
                     if off.len() == 1 { "it" } else { "them" }
                 ),
             );
+            let driver = iface.driver.as_deref();
+            let mut defaults = Vec::new();
             for (k, _) in &off {
-                f = f.evidence(*k, "off (not fixed)", format!("ethtool -k {name}"));
+                let value = match driver_default_off(driver, k) {
+                    Some(why) => {
+                        defaults.push(format!(
+                            "{} leaves {k} off when it loads ({why})",
+                            driver.unwrap_or("the driver")
+                        ));
+                        format!(
+                            "off (not fixed; the {} driver's default)",
+                            driver.unwrap_or("?")
+                        )
+                    }
+                    None => "off (not fixed)".to_string(),
+                };
+                f = f.evidence(*k, value, format!("ethtool -k {name}"));
             }
             let args: Vec<String> = off.iter().map(|(_, kw)| format!("{kw} on")).collect();
+            let text = if defaults.len() == off.len() {
+                format!(
+                    "Turn them on: `ethtool -K {name} {}`; nothing on this host turned them off: {}. Keep the setting at boot (a udev rule or a NetworkManager ethtool setting).",
+                    args.join(" "),
+                    defaults.join("; ")
+                )
+            } else {
+                format!(
+                    "Turn them back on: `ethtool -K {name} {}`, and remove whatever turns them off at boot (a udev rule, a NetworkManager ethtool setting).{}",
+                    args.join(" "),
+                    defaults.iter().map(|d| format!(" ({d}.)")).collect::<String>()
+                )
+            };
             out.push(f.fix(Fix {
-                text: format!(
-                    "Turn them back on: `ethtool -K {name} {}`, and remove whatever turns them off at boot (a udev rule, a NetworkManager ethtool setting).",
-                    args.join(" ")
-                ),
+                text,
                 ..Fix::default()
             }));
         }

@@ -121,6 +121,12 @@ pub enum Transport {
     },
     /// This machine, no transport.
     Local,
+    /// A QEMU guest of this machine: its agent's virtio-serial port, which
+    /// QEMU joins to a unix socket here (`nettune-guest`, docs/guests.md).
+    Guest {
+        /// The unix socket QEMU listens on for the guest's agent port.
+        socket: String,
+    },
 }
 
 /// One host of an inventory.

@@ -27,6 +27,11 @@
 //! name = "ns1"
 //! transport = "netns"
 //! netns = "blue"             # default: the name
+//!
+//! [[host]]
+//! name = "e1000e-a"
+//! transport = "guest"        # a QEMU guest's agent port
+//! socket = "/run/nettune-guest/e1000e-a/agent.sock"   # required
 //! ```
 //!
 //! A host's key overrides the same key of `[defaults]`, except `roles` (the
@@ -55,6 +60,7 @@ struct Fields {
     container: Option<String>,
     context: Option<String>,
     netns: Option<String>,
+    socket: Option<String>,
     #[serde(default)]
     roles: Vec<String>,
     #[serde(default)]
@@ -138,10 +144,12 @@ fn host(name: HostName, h: &Fields, d: &Fields, line: usize) -> Result<Host, Par
         ("context", h.context.is_some()),
     ];
     let netns_key = [("netns", h.netns.is_some())];
+    let guest_key = [("socket", h.socket.is_some())];
     let transport = match transport.as_str() {
         "ssh" => {
             foreign(&kube_keys)?;
             foreign(&netns_key)?;
+            foreign(&guest_key)?;
             if h.port.or(d.port) == Some(0) {
                 return Err(err("port 0 is not a port".to_owned()));
             }
@@ -161,6 +169,7 @@ fn host(name: HostName, h: &Fields, d: &Fields, line: usize) -> Result<Host, Par
         "kubectl" => {
             foreign(&ssh_keys)?;
             foreign(&netns_key)?;
+            foreign(&guest_key)?;
             Transport::Kubectl {
                 pod: pick(&h.pod, &d.pod).unwrap_or_else(|| name.as_str().to_owned()),
                 namespace: pick(&h.namespace, &d.namespace),
@@ -171,6 +180,7 @@ fn host(name: HostName, h: &Fields, d: &Fields, line: usize) -> Result<Host, Par
         "netns" => {
             foreign(&ssh_keys)?;
             foreign(&kube_keys)?;
+            foreign(&guest_key)?;
             Transport::Netns {
                 name: pick(&h.netns, &d.netns).unwrap_or_else(|| name.as_str().to_owned()),
             }
@@ -179,11 +189,26 @@ fn host(name: HostName, h: &Fields, d: &Fields, line: usize) -> Result<Host, Par
             foreign(&ssh_keys)?;
             foreign(&kube_keys)?;
             foreign(&netns_key)?;
+            foreign(&guest_key)?;
             Transport::Local
+        }
+        "guest" => {
+            foreign(&ssh_keys)?;
+            foreign(&kube_keys)?;
+            foreign(&netns_key)?;
+            let socket = pick(&h.socket, &d.socket).ok_or_else(|| {
+                err("transport guest needs socket (its agent's unix socket)".to_owned())
+            })?;
+            if socket.is_empty() || socket.chars().any(char::is_control) {
+                return Err(err(format!(
+                    "socket {socket:?}: empty or with a control character"
+                )));
+            }
+            Transport::Guest { socket }
         }
         other => {
             return Err(err(format!(
-                "unknown transport {other:?} (ssh, kubectl, netns or local)"
+                "unknown transport {other:?} (ssh, kubectl, netns, local or guest)"
             )))
         }
     };

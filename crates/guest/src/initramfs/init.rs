@@ -1,0 +1,68 @@
+//! The guest's `/init` (busybox sh, PID 1).
+//!
+//! It mounts the kernel's filesystems, loads the modules in order, brings
+//! every interface up (e1000 and friends request their IRQs on open), prints
+//! [`READY`] on the console, then:
+//! - serves the agent: its virtio-serial port is opened once, read-write,
+//!   for the guest's whole life (a virtio port opens once at a time, and
+//!   Linux discards what arrives while it is closed); it reads end-of-file
+//!   while no host is connected, so the loop waits for the one byte the
+//!   host's transport sends when it connects (`dd` reads exactly one), then
+//!   runs `nettune agent --stdio` on it; when the host closes, the agent
+//!   reads end-of-file and ends, and the loop waits for the next connection;
+//! - powers off when a byte arrives on the control port.
+
+/// The line `/init` prints when the agent's loop is running.
+pub const READY: &str = "nettune-guest: ready";
+
+/// The console line before the capture's tar goes out: this, the size, ` bytes`.
+pub const CAPTURE_LINE: &str = "nettune-guest: capture ";
+
+/// The script, loading `modules` (absolute paths inside the guest) in order.
+pub fn init_script(modules: &[String]) -> String {
+    let mut s = String::from(
+        "#!/bin/sh\n\
+         export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root\n\
+         mount -t proc proc /proc\n\
+         mount -t sysfs sysfs /sys\n\
+         mount -t devtmpfs devtmpfs /dev\n\
+         mkdir -p /root /run /tmp /var/lib/nettune\n",
+    );
+    for m in modules {
+        s.push_str(&format!(
+            "insmod {m} || echo \"nettune-guest: insmod {m} failed\"\n"
+        ));
+    }
+    s.push_str(
+        "ip link set lo up\n\
+         for i in /sys/class/net/*; do ip link set \"${i##*/}\" up; done\n\
+         port() { for p in /sys/class/virtio-ports/*; do [ \"$(cat $p/name)\" = \"$1\" ] && echo /dev/${p##*/}; done; }\n\
+         AGENT=$(port nettune)\n\
+         CTL=$(port nettune-ctl)\n\
+         CAP=$(port nettune-capture)\n\
+         if [ -n \"$CAP\" ]; then nettune capture --out /tmp/capture >/dev/console 2>&1; tar -C /tmp -cf /tmp/capture.tar capture; echo \"nettune-guest: capture $(wc -c </tmp/capture.tar) bytes\"; cat /tmp/capture.tar >$CAP; fi\n\
+         byte() { [ \"$(dd bs=1 count=1 2>/dev/null | wc -c)\" -eq 1 ]; }\n\
+         exec 3<>$AGENT 4<>$CTL\n\
+         ( while :; do if byte <&4; then echo \"nettune-guest: powering off\"; sync; poweroff -f; fi; sleep 0.2; done ) &\n\
+         ( while :; do if byte <&3; then nettune agent --stdio <&3 >&3 2>/dev/console; else sleep 0.1; fi; done ) &\n",
+    );
+    s.push_str(&format!("echo \"{READY}\"\n"));
+    s.push_str("while :; do sleep 3600; done\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modules_load_in_the_given_order_before_ready() {
+        let s = init_script(&["/lib/modules/r/a.ko".into(), "/lib/modules/r/b.ko".into()]);
+        let a = s.find("insmod /lib/modules/r/a.ko").unwrap();
+        let b = s.find("insmod /lib/modules/r/b.ko").unwrap();
+        let ready = s.find(READY).unwrap();
+        assert!(a < b && b < ready);
+        assert!(s.contains("exec 3<>$AGENT 4<>$CTL"));
+        assert!(s.contains("nettune agent --stdio <&3 >&3"));
+    }
+}
