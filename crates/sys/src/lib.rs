@@ -7,7 +7,10 @@
 //! - [`sock`] (integer socket options, `TCP_INFO`), [`mmsg`]
 //!   (`recvmmsg`/`sendmmsg` batches), [`poll`], [`rusage`] and [`sched`]
 //!   (a scheduled start's real-time wake), for `engine`;
-//! - [`tun`]: the TUN device of `lab`'s delay line.
+//! - [`tun`]: the TUN device of `lab`'s delay line;
+//! - [`perf`]: `perf_event_open` on a tracepoint (`skb:kfree_skb`), its
+//!   count and its sampled raw records in a mmap'd ring, for `host`'s drop
+//!   watcher.
 //!
 //! Why a crate of its own: `engine` depends on `host` and `lab` should not
 //! depend on `engine` for a syscall; this crate depends on nothing but
@@ -30,6 +33,7 @@
 #![allow(unsafe_code)]
 
 pub mod mmsg;
+pub mod perf;
 pub mod poll;
 pub mod random;
 pub mod rusage;
