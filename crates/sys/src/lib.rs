@@ -41,6 +41,16 @@ pub mod sched;
 pub mod sock;
 pub mod tun;
 
+/// The page size (4096 when sysconf answers nonsense).
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf takes no pointers.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p)
+        .ok()
+        .filter(|p| p.is_power_of_two())
+        .unwrap_or(4096)
+}
+
 /// A libc return value as an `io::Result` (negative: `errno`).
 #[inline]
 pub(crate) fn cvt(r: libc::c_int) -> std::io::Result<libc::c_int> {
@@ -91,14 +101,7 @@ pub mod ethtool {
         _pad: [u8; 24],
     }
 
-    fn page_size() -> usize {
-        // SAFETY: sysconf takes no pointers.
-        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        usize::try_from(p)
-            .ok()
-            .filter(|p| p.is_power_of_two())
-            .unwrap_or(4096)
-    }
+    use crate::page_size;
 
     /// A zeroed, page-aligned, read-write buffer followed by a `PROT_NONE`
     /// guard page, so nothing the kernel copies into it can run past its end.

@@ -58,14 +58,7 @@ struct Attr {
     reserved_2: u16,
 }
 
-fn page_size() -> usize {
-    // SAFETY: sysconf takes no pointers.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(p)
-        .ok()
-        .filter(|p| p.is_power_of_two())
-        .unwrap_or(4096)
-}
+use crate::page_size;
 
 /// One tracepoint event on one CPU, counting and sampling every
 /// `period`-th hit into its own ring buffer.
@@ -123,19 +116,17 @@ impl TracepointEvent {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let page = page_size();
         let pages = ring_pages.clamp(1, 1 << 12).next_power_of_two();
-        let data_len = pages
-            .checked_mul(page)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
-        let map_len = data_len
-            .checked_add(page)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        // at most 4096 pages of at most a few MiB each: no overflow
+        let data_len = pages * page;
+        let map_len = data_len + page;
+        let prot = libc::PROT_READ | libc::PROT_WRITE;
         // SAFETY: a new shared mapping of the event's ring at an address the
         // kernel picks; no existing memory is touched.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
+                prot,
                 libc::MAP_SHARED,
                 fd.as_raw_fd(),
                 0,
