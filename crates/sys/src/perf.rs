@@ -217,6 +217,26 @@ impl Drop for TracepointEvent {
     }
 }
 
+/// `mount -t tracefs nodev TARGET`: tracefs where it is not mounted
+/// (needs `CAP_SYS_ADMIN`). Linux 4.1 and later.
+pub fn mount_tracefs(target: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let target = std::ffi::CString::new(target.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: three NUL-terminated strings that live through the call and a
+    // null data pointer, which tracefs accepts.
+    let r = unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            target.as_ptr(),
+            c"tracefs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    crate::cvt(r).map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
