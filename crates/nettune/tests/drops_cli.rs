@@ -10,11 +10,10 @@ fn capture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/captures/kvm-2vcpu-6.18-drops")
 }
 
+/// The binary's output for `args`.
 fn nettune(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nettune"))
-        .args(args)
-        .output()
-        .unwrap()
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nettune"));
+    c.args(args).output().unwrap()
 }
 
 #[test]
