@@ -381,6 +381,27 @@ impl DropSource {
     }
 }
 
+/// The drops between a capture's first and last recorded counts, for
+/// doctor's window; why there are none otherwise.
+pub fn captured_window(root: &Root) -> Result<model::drops::DropInterval, Unavailable> {
+    let samples = match captured::read_captured(root) {
+        Ok(s) => s,
+        Err(DropsError::Unavailable(u)) => return Err(u),
+        Err(DropsError::Host(e)) => {
+            return Err(Unavailable::BadFormat {
+                error: e.to_string(),
+            })
+        }
+    };
+    let (Some(a), Some(b)) = (samples.first(), samples.last()) else {
+        return Err(Unavailable::NotCaptured);
+    };
+    let secs = b.at.saturating_sub(a.at) as f64 / 1e9;
+    Ok(model::drops::DropInterval::between(
+        &a.counts, &b.counts, secs,
+    ))
+}
+
 fn delta(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
     let (a, b) = (a?, b?);
     Some((b.0.saturating_sub(a.0), b.1.saturating_sub(a.1)))

@@ -251,6 +251,10 @@ pub enum Unavailable {
         /// What is wrong, naming the file.
         error: String,
     },
+    /// Not read: doctor reads drops while it samples a live host, or from a
+    /// capture's samples.
+    #[error("drops by reason: not read (doctor reads them while sampling the live host, or from a capture's samples)")]
+    NotRead,
     /// A captured tree without drop counts.
     #[error("drops by reason: this capture has none (record them with `nettune capture --samples N` as root)")]
     NotCaptured,
