@@ -24,6 +24,8 @@ const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 const IOC_ENABLE: libc::c_ulong = 0x2400;
 /// `PERF_EVENT_IOC_PERIOD` (`_IOW('$', 4, __u64)`).
 const IOC_PERIOD: libc::c_ulong = 0x4008_2404;
+/// `PERF_EVENT_IOC_SET_FILTER` (`_IOW('$', 6, char *)`).
+const IOC_SET_FILTER: libc::c_ulong = 0x4008_2406;
 /// Offset of `data_head` in `struct perf_event_mmap_page` (after 1 KiB of
 /// header and reserved words; stable since Linux 3.x).
 const DATA_HEAD: usize = 1024;
@@ -171,6 +173,15 @@ impl TracepointEvent {
     pub fn set_period(&self, period: u64) -> io::Result<()> {
         let p: u64 = period.max(1);
         self.ioctl(IOC_PERIOD, &p as *const u64 as libc::c_ulong)
+    }
+
+    /// Count and sample only the hits that match a tracepoint filter
+    /// (`reason == 3 || reason == 6`: the syntax of tracefs' `filter`
+    /// files, Documentation/trace/events.rst). The kernel checks it.
+    pub fn set_filter(&self, filter: &str) -> io::Result<()> {
+        let c = std::ffi::CString::new(filter)
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        self.ioctl(IOC_SET_FILTER, c.as_ptr() as libc::c_ulong)
     }
 
     fn word(&self, off: usize) -> &AtomicU64 {

@@ -35,6 +35,9 @@ pub const DROPS_FILE: &str = "drops.json";
 pub const BUDGET_PER_DRAIN: u64 = 1000;
 /// Ring pages per CPU (256 KiB with 4 KiB pages, about 4600 records).
 pub const RING_PAGES: usize = 64;
+/// Ring pages per CPU with [`Sampling::Every`] (2 MiB, about 37 000
+/// records: bursts of other processes' drops between two drains).
+pub const RING_PAGES_EVERY: usize = 512;
 /// How often the rings should be drained (see [`DropWatcher::drain`]).
 pub const DRAIN_EVERY: std::time::Duration = crate::capture::HOOK_TICK;
 /// Most distinct addresses whose names are kept.
@@ -103,6 +106,18 @@ impl DropWatcher {
     /// captured root is [`Unavailable::NotCaptured`] here (read it with
     /// [`read_captured`]).
     pub fn open(root: &Root, sampling: Sampling) -> Result<DropWatcher, Unavailable> {
+        DropWatcher::open_only(root, sampling, &[])
+    }
+
+    /// [`DropWatcher::open`] counting only the drops of these reasons
+    /// (names as the kernel's format file spells them): a tracepoint filter
+    /// the kernel applies, so the total is their exact count whatever else
+    /// the machine drops. Empty: every reason.
+    pub fn open_only(
+        root: &Root,
+        sampling: Sampling,
+        only: &[String],
+    ) -> Result<DropWatcher, Unavailable> {
         if !root.is_live() {
             return Err(Unavailable::NotCaptured);
         }
@@ -118,6 +133,7 @@ impl DropWatcher {
         let id = format
             .id
             .ok_or_else(|| bad(format!("{}: no ID line", dir.join("format").display())))?;
+        let filter = reason_filter(&format.reasons, only, layout.reason.is_some())?;
         let cpus = root
             .read("/sys/devices/system/cpu/online")
             .ok()
@@ -126,11 +142,21 @@ impl DropWatcher {
         let period = 1;
         let mut events = Vec::new();
         for cpu in cpus.iter() {
-            let ev = TracepointEvent::open(id, cpu, period, RING_PAGES).map_err(|e| {
+            let pages = match sampling {
+                Sampling::Adaptive => RING_PAGES,
+                Sampling::Every => RING_PAGES_EVERY,
+            };
+            let ev = TracepointEvent::open(id, cpu, period, pages).map_err(|e| {
                 Unavailable::NoPermission {
                     error: e.to_string(),
                 }
             })?;
+            if let Some(f) = &filter {
+                ev.set_filter(f).map_err(|e| Unavailable::BadFilter {
+                    filter: f.clone(),
+                    error: e.to_string(),
+                })?;
+            }
             events.push(ev);
         }
         let kallsyms = root
@@ -253,6 +279,30 @@ pub fn iface_drops(root: &Root, iface: &str) -> Option<(u64, u64)> {
     Some((s.rx.drop, s.tx.drop))
 }
 
+/// The tracepoint filter selecting `only` (`None` when empty).
+fn reason_filter(
+    table: &BTreeMap<u32, String>,
+    only: &[String],
+    has_reason: bool,
+) -> Result<Option<String>, Unavailable> {
+    if only.is_empty() {
+        return Ok(None);
+    }
+    if !has_reason {
+        return Err(Unavailable::NoReasonField);
+    }
+    let mut parts = Vec::new();
+    for name in only {
+        let n = table
+            .iter()
+            .find(|(_, v)| *v == name)
+            .map(|(k, _)| *k)
+            .ok_or_else(|| Unavailable::UnknownReason { name: name.clone() })?;
+        parts.push(format!("reason == {n}"));
+    }
+    Ok(Some(parts.join(" || ")))
+}
+
 /// `capture --samples` records the watcher's counts in each sample.
 impl SampleHook for DropWatcher {
     fn tick(&mut self) {
@@ -299,9 +349,14 @@ pub struct Interval {
 
 impl DropSource {
     /// The live watcher on the live host, the capture's counts otherwise.
-    pub fn open(root: &Root, sampling: Sampling) -> Result<DropSource, DropsError> {
+    /// `only`: [`DropWatcher::open_only`]'s reasons (live only).
+    pub fn open(
+        root: &Root,
+        sampling: Sampling,
+        only: &[String],
+    ) -> Result<DropSource, DropsError> {
         if root.is_live() {
-            let mut watcher = Box::new(DropWatcher::open(root, sampling)?);
+            let mut watcher = Box::new(DropWatcher::open_only(root, sampling, only)?);
             let prev = watcher.counts();
             return Ok(DropSource::Live {
                 watcher,

@@ -255,6 +255,23 @@ pub enum Unavailable {
     /// capture's samples.
     #[error("drops by reason: not read (doctor reads them while sampling the live host, or from a capture's samples)")]
     NotRead,
+    /// `--reason` on a kernel before 5.17, whose event has no reason field.
+    #[error("drops by reason: this kernel's skb:kfree_skb has no reason field (Linux 5.17 added it): --reason cannot select")]
+    NoReasonField,
+    /// `--reason` names no reason of the running kernel.
+    #[error("drops by reason: `{name}` is not a reason of this kernel (its names are in /sys/kernel/tracing/events/skb/kfree_skb/format)")]
+    UnknownReason {
+        /// The name given.
+        name: String,
+    },
+    /// The kernel refused the filter.
+    #[error("drops by reason: the kernel refused the tracepoint filter `{filter}`: {error}")]
+    BadFilter {
+        /// The filter.
+        filter: String,
+        /// The error.
+        error: String,
+    },
     /// A captured tree without drop counts.
     #[error("drops by reason: this capture has none (record them with `nettune capture --samples N` as root)")]
     NotCaptured,

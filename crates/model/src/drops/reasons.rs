@@ -74,7 +74,7 @@ reasons! {
         "the protocol's memory limit is reached (tcp_mem or udp_mem pages in use)",
         "raise net.ipv4.tcp_mem or udp_mem, or find the sockets holding the memory (ss -m)";
     "TCP_LISTEN_OVERFLOW", Tunable, Some(FindingId::ListenDrops),
-        "the listening socket's accept queue is full",
+        "the listening socket's accept queue was full when a handshake's last ACK arrived (named since Linux 6.15; a SYN to a full queue is freed as consumed, with no reason, and the ACK of a SYN cookie shows as NO_SOCKET at cookie_v4_check)",
         "a larger listen() backlog with net.core.somaxconn above it, and accept() sooner";
     "TCP_OFOMERGE", TcpCheck, Some(FindingId::TcpReordering),
         "an out-of-order segment was already covered by the out-of-order queue",
@@ -137,8 +137,8 @@ reasons! {
         "the packet is larger than the MTU and cannot be fragmented",
         "the MTU along the path (and path MTU discovery: ICMP not blocked); not a tuning knob";
     "NO_SOCKET", NotForUs, None,
-        "no socket wants the packet: nothing listens on that port, or the connection is gone",
-        "nothing listening (start the service, or stop the sender); not a tuning matter";
+        "no socket wants the packet: nothing listens on that port, or the connection is gone; at cookie_v4_check, the ACK of a SYN cookie whose listener's accept queue is full",
+        "nothing listening (start the service, or stop the sender); not a tuning matter, unless the location is cookie_v4_check: then a larger listen() backlog and net.core.somaxconn, and accept() sooner (listen-drops)";
     "OTHERHOST", NotForUs, None,
         "the packet is for another host (seen in promiscuous mode or on a shared segment)",
         NOT_TUNING;

@@ -22,7 +22,8 @@ Examples:
   nettune drops -i 5 -c 3               three 5-second reports, then the totals
   nettune drops --json -c 10            NDJSON: one line per interval, then a totals line
   nettune drops --iface eth0            plus eth0's own rx/tx drop counters
-  nettune drops --every                 sample every drop (exact by reason at any rate)
+  nettune drops --every                 sample every drop (exact by reason while the rings hold)
+  nettune drops --reason NO_SOCKET      count one reason exactly (a filter in the kernel)
   nettune drops --root DIR              what `nettune capture --samples N` recorded (as root)
 
 Reads the skb:kfree_skb tracepoint (Linux 5.17 and later give a reason; before, only the
@@ -55,6 +56,11 @@ pub struct Args {
     /// any rate the ring buffers hold, at a higher cost at high rates.
     #[arg(long)]
     pub every: bool,
+    /// Count only these reasons (comma-separated, as the kernel names them:
+    /// NO_SOCKET,SOCKET_RCVBUFF): a tracepoint filter, so the total is
+    /// their exact count whatever else the machine drops. Live host only.
+    #[arg(long, value_delimiter = ',', value_name = "REASON")]
+    pub reason: Vec<String>,
     /// Directory standing for `/` (a capture with samples); default the live host.
     #[arg(long, default_value = "/")]
     pub root: PathBuf,
@@ -147,7 +153,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Sampling::Adaptive
     };
-    let mut source = DropSource::open(&root, sampling)?;
+    if !args.reason.is_empty() && !root.is_live() {
+        anyhow::bail!("--reason selects in the kernel: live host only, not with --root");
+    }
+    let mut source = DropSource::open(&root, sampling, &args.reason)?;
     let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
     let first: DropCounts = source.first().unwrap_or_default();
     let mut last = first.clone();
