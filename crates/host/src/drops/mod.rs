@@ -235,24 +235,30 @@ impl DropWatcher {
         let Some(d) = decode(&self.layout, raw) else {
             return;
         };
+        let unknown;
         let reason = match d.reason {
-            Some(n) => self
-                .reasons
-                .get(&n)
-                .cloned()
-                .unwrap_or_else(|| format!("REASON_{n}")),
-            None => NO_REASON_FIELD.to_string(),
+            Some(n) => match self.reasons.get(&n) {
+                Some(r) => r.as_str(),
+                None => {
+                    unknown = format!("REASON_{n}");
+                    unknown.as_str()
+                }
+            },
+            None => NO_REASON_FIELD,
         };
         if !self.names.contains_key(&d.location) && self.names.len() < MAX_NAMED {
             let n = self.kallsyms.name(d.location);
             self.names.insert(d.location, n);
         }
-        let loc = self
-            .names
-            .get(&d.location)
-            .cloned()
-            .unwrap_or_else(|| format!("{:#x}", d.location));
-        self.counts.add_sample(&reason, &loc, d.protocol);
+        let hex;
+        let loc = match self.names.get(&d.location) {
+            Some(n) => n.as_str(),
+            None => {
+                hex = format!("{:#x}", d.location);
+                hex.as_str()
+            }
+        };
+        self.counts.add_sample(reason, loc, d.protocol);
     }
 
     /// The cumulative counts now: the exact total read first, then the

@@ -63,11 +63,12 @@ pub struct DropCounts {
 }
 
 fn bump(map: &mut BTreeMap<String, u64>, key: &str, n: u64) {
-    let key = if map.len() >= MAX_KEYS && !map.contains_key(key) {
-        OTHER
-    } else {
-        key
-    };
+    // no allocation for a key already there (the common case per sample)
+    if let Some(v) = map.get_mut(key) {
+        *v = v.saturating_add(n);
+        return;
+    }
+    let key = if map.len() >= MAX_KEYS { OTHER } else { key };
     let v = map.entry(key.to_string()).or_insert(0);
     *v = v.saturating_add(n);
 }
@@ -97,8 +98,11 @@ impl DropCounts {
         self.sampled = self.sampled.saturating_add(1);
         bump(&mut self.by_reason, reason, 1);
         bump(&mut self.by_location, location, 1);
-        if let Some(p) = protocol {
-            bump(&mut self.by_protocol, &protocol_name(p), 1);
+        match protocol {
+            Some(0x0800) => bump(&mut self.by_protocol, "IPv4", 1),
+            Some(0x86dd) => bump(&mut self.by_protocol, "IPv6", 1),
+            Some(p) => bump(&mut self.by_protocol, &protocol_name(p), 1),
+            None => {}
         }
     }
 }
