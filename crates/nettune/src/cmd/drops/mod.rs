@@ -28,7 +28,7 @@ Examples:
 
 Reads the skb:kfree_skb tracepoint (Linux 5.17 and later give a reason; before, only the
 kernel location): per CPU, one perf event counts every drop exactly and samples their
-records (every drop up to 10 000 per second per CPU, then one in N: rows are then the sampled
+records (every drop up to 1000 per second per CPU, then one in N: rows are then the sampled
 shares of the exact total, marked `estimated`). Each reason is named by nettune's catalogue:
 what it means, the doctor finding it confirms, and the fix or `not a tuning matter`.
 Needs root (or CAP_PERFMON; tracefs is mounted at /sys/kernel/tracing when absent). The
