@@ -106,7 +106,7 @@ pub struct DropWatcher {
 impl DropWatcher {
     /// Open the watcher on the live host `root` (`Root::live()`); a
     /// captured root is [`Unavailable::NotCaptured`] here (read it with
-    /// [`read_captured`]).
+    /// [`captured::read_captured`]).
     pub fn open(root: &Root, sampling: Sampling) -> Result<DropWatcher, Unavailable> {
         DropWatcher::open_only(root, sampling, &[])
     }
