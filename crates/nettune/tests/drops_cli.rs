@@ -81,3 +81,12 @@ fn help_teaches_with_examples() {
         assert!(text.contains(want), "{want}: {text}");
     }
 }
+
+/// The human screen, whole: widths, order and the catalogue's words.
+#[test]
+fn the_human_screen_of_a_capture() {
+    let root = capture();
+    let o = nettune(&["drops", "--root", root.to_str().unwrap()]);
+    assert!(o.status.success());
+    insta::assert_snapshot!(String::from_utf8(o.stdout).unwrap());
+}
