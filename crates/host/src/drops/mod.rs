@@ -96,7 +96,10 @@ pub struct DropWatcher {
     last_counts: Vec<u64>,
     layout: DropLayout,
     reasons: BTreeMap<u32, String>,
-    kallsyms: Kallsyms,
+    /// Read at the first sampled drop (a debug build takes most of a
+    /// second over 6.18's 120 000 lines; a quiet window never pays it).
+    kallsyms: Option<Kallsyms>,
+    root: Root,
     names: HashMap<u64, String>,
     sampling: Sampling,
     counts: DropCounts,
@@ -161,10 +164,6 @@ impl DropWatcher {
             }
             events.push(ev);
         }
-        let kallsyms = root
-            .read("/proc/kallsyms")
-            .map(|t| Kallsyms::parse(&t))
-            .unwrap_or_default();
         let n = events.len();
         Ok(DropWatcher {
             events,
@@ -172,7 +171,8 @@ impl DropWatcher {
             last_counts: vec![0; n],
             layout,
             reasons: format.reasons,
-            kallsyms,
+            kallsyms: None,
+            root: root.clone(),
             names: HashMap::new(),
             sampling,
             counts: DropCounts::new(),
@@ -185,10 +185,11 @@ impl DropWatcher {
         self.layout.reason.is_some()
     }
 
-    /// Whether `/proc/kallsyms` hid its addresses (`kptr_restrict`), so
-    /// locations are addresses.
-    pub fn locations_hidden(&self) -> bool {
-        self.kallsyms.hidden() || self.kallsyms.is_empty()
+    /// Whether `/proc/kallsyms` hid its addresses (`kptr_restrict`) or
+    /// could not be read, so locations are addresses; `None` before the
+    /// first drop (it is read then).
+    pub fn locations_hidden(&self) -> Option<bool> {
+        self.kallsyms.as_ref().map(|k| k.hidden() || k.is_empty())
     }
 
     /// CPUs watched.
@@ -249,7 +250,13 @@ impl DropWatcher {
             None => NO_REASON_FIELD,
         };
         if !self.names.contains_key(&d.location) && self.names.len() < MAX_NAMED {
-            let n = self.kallsyms.name(d.location);
+            let root = &self.root;
+            let k = self.kallsyms.get_or_insert_with(|| {
+                root.read("/proc/kallsyms")
+                    .map(|t| Kallsyms::parse(&t))
+                    .unwrap_or_default()
+            });
+            let n = k.name(d.location);
             self.names.insert(d.location, n);
         }
         let hex;
