@@ -70,6 +70,9 @@ pub struct Input {
     /// The cloud instance's allowances (`doctor --allowance RATE,PPS`), for
     /// `cloud-allowance`'s arithmetic; unset = unknown.
     pub allowance: Allowance,
+    /// Drops by the kernel's reason over the window (`skb:kfree_skb`,
+    /// `host::drops`), or why they could not be read.
+    pub drops: Result<model::drops::DropInterval, model::drops::Unavailable>,
 }
 
 /// A cloud instance's network allowances, as the provider states them for
@@ -101,6 +104,7 @@ impl Input {
             unreadable: Vec::new(),
             facts: model::doctor_facts::DoctorFacts::default(),
             allowance: Allowance::default(),
+            drops: Err(model::drops::Unavailable::NotRead),
         }
     }
 

@@ -6,6 +6,7 @@ pub mod bench_path;
 pub mod capture;
 pub mod confirm;
 pub mod doctor_facts;
+pub mod drops;
 pub mod error;
 pub mod ethtool;
 pub mod extras;

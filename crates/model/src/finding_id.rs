@@ -151,5 +151,7 @@ string_ids! {
     UdpSndbufErrors => "udp-sndbuf-errors",
     /// Traffic near the link speed.
     LinkSaturated => "link-saturated",
+    /// Drops named by the kernel's own reason (skb:kfree_skb).
+    DropsByReason => "drops-by-reason",
     }
 }

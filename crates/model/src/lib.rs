@@ -13,6 +13,7 @@ pub mod catalogue;
 pub mod clock;
 pub mod cpuset;
 pub mod doctor_facts;
+pub mod drops;
 pub mod error;
 pub mod experiment;
 pub mod finding_id;

@@ -800,3 +800,38 @@ fn an_interface_gone_mid_read_matches_the_schemas() {
     }
     check("bench", &b, "bench facts with a vanished interface");
 }
+
+/// `drops --json` over a capture recorded with drops (tests/captures, its
+/// LABEL says how): every line is docs/schema/drops.json, the last one the
+/// totals; each sample's drops.json is docs/schema/drops-counts.json.
+#[test]
+fn drops_lines_and_captured_counts_match_their_schemas() {
+    let root = repo().join("tests/captures/kvm-2vcpu-6.18-drops");
+    let o = Command::new(env!("CARGO_BIN_EXE_nettune"))
+        .args([
+            "drops",
+            "--json",
+            "--iface",
+            "lo",
+            "--root",
+            root.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "two intervals and the totals: {text}");
+    for l in &lines {
+        check("drops", l, "drops line");
+    }
+    assert_eq!(lines[2]["kind"], "totals");
+    for k in ["0000", "0001", "0002"] {
+        let p = root.join("samples").join(k).join("drops.json");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        check("drops-counts", &v, &p.display().to_string());
+    }
+}

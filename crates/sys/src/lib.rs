@@ -7,7 +7,10 @@
 //! - [`sock`] (integer socket options, `TCP_INFO`), [`mmsg`]
 //!   (`recvmmsg`/`sendmmsg` batches), [`poll`], [`rusage`] and [`sched`]
 //!   (a scheduled start's real-time wake), for `engine`;
-//! - [`tun`]: the TUN device of `lab`'s delay line.
+//! - [`tun`]: the TUN device of `lab`'s delay line;
+//! - [`perf`]: `perf_event_open` on a tracepoint (`skb:kfree_skb`), its
+//!   count and its sampled raw records in a mmap'd ring, for `host`'s drop
+//!   watcher.
 //!
 //! Why a crate of its own: `engine` depends on `host` and `lab` should not
 //! depend on `engine` for a syscall; this crate depends on nothing but
@@ -30,12 +33,23 @@
 #![allow(unsafe_code)]
 
 pub mod mmsg;
+pub mod perf;
 pub mod poll;
 pub mod random;
 pub mod rusage;
 pub mod sched;
 pub mod sock;
 pub mod tun;
+
+/// The page size (4096 when sysconf answers nonsense).
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf takes no pointers.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p)
+        .ok()
+        .filter(|p| p.is_power_of_two())
+        .unwrap_or(4096)
+}
 
 /// A libc return value as an `io::Result` (negative: `errno`).
 #[inline]
@@ -87,14 +101,7 @@ pub mod ethtool {
         _pad: [u8; 24],
     }
 
-    fn page_size() -> usize {
-        // SAFETY: sysconf takes no pointers.
-        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        usize::try_from(p)
-            .ok()
-            .filter(|p| p.is_power_of_two())
-            .unwrap_or(4096)
-    }
+    use crate::page_size;
 
     /// A zeroed, page-aligned, read-write buffer followed by a `PROT_NONE`
     /// guard page, so nothing the kernel copies into it can run past its end.

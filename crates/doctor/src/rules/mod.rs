@@ -34,6 +34,7 @@ mod bufferbloat;
 mod cloud_allowance;
 mod conntrack_full;
 mod cpu_power;
+mod drops_by_reason;
 mod enhanced_networking_off;
 mod iface_drop_ratio;
 mod link_saturated;
@@ -178,6 +179,7 @@ pub static CATALOGUE: &[&dyn DoctorRule] = &[
     &tcp_resets::TcpResets,
     &udp_sndbuf_errors::UdpSndbufErrors,
     &link_saturated::LinkSaturated,
+    &drops_by_reason::DropsByReason,
 ];
 
 /// The rule with id `id`.

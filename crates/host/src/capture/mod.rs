@@ -23,9 +23,10 @@ mod samples;
 mod tests;
 
 pub use samples::{
-    capture_samples, check_sampling, for_each_sample, parse_index, read_index, read_samples,
-    SampleEntry, SamplesIndex, SamplesReport, SamplingError, MAX_SAMPLES, MAX_SAMPLE_INTERVAL,
-    MAX_SAMPLING, MIN_SAMPLE_INTERVAL, SAMPLES_DIR, SAMPLES_SCHEMA_VERSION,
+    capture_samples, capture_samples_with, check_sampling, for_each_sample, parse_index,
+    read_index, read_samples, SampleEntry, SampleHook, SamplesIndex, SamplesReport, SamplingError,
+    HOOK_TICK, MAX_SAMPLES, MAX_SAMPLE_INTERVAL, MAX_SAMPLING, MIN_SAMPLE_INTERVAL, SAMPLES_DIR,
+    SAMPLES_SCHEMA_VERSION,
 };
 
 /// Counter files copied besides what the snapshot reads, so that doctor-like

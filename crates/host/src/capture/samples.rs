@@ -174,6 +174,33 @@ pub fn capture_samples(
     interval: Duration,
     nic_stats: bool,
 ) -> Result<SamplesReport, HostError> {
+    capture_samples_with(src, out, eth, n, interval, nic_stats, None)
+}
+
+/// Something recorded beside each sample (the drops by reason of
+/// `host::drops`): `tick` at least every [`HOOK_TICK`] while waiting,
+/// `record` into each sample's directory after its counters.
+pub trait SampleHook {
+    /// Between samples.
+    fn tick(&mut self);
+    /// Into the sample's directory.
+    fn record(&mut self, dir: &OutDir) -> Result<(), HostError>;
+}
+
+/// How often a [`SampleHook`] ticks while waiting for the next sample.
+pub const HOOK_TICK: Duration = Duration::from_millis(100);
+
+/// [`capture_samples`] with a hook recording more beside each sample.
+#[allow(clippy::too_many_arguments)]
+pub fn capture_samples_with(
+    src: &Root,
+    out: &Path,
+    eth: &dyn Ethtool,
+    n: u32,
+    interval: Duration,
+    nic_stats: bool,
+    mut hook: Option<&mut dyn SampleHook>,
+) -> Result<SamplesReport, HostError> {
     check_sampling(n, interval).map_err(|why| HostError::Io {
         path: out.join(SAMPLES_DIR),
         error: std::io::Error::other(why),
@@ -200,12 +227,18 @@ pub fn capture_samples(
     let mut first_ifaces = Vec::new();
     for k in 0..n {
         let due = start + interval.saturating_mul(k);
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
+        while let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait.min(HOOK_TICK));
+            if let Some(h) = hook.as_mut() {
+                h.tick();
+            }
         }
         let name = format!("{k:04}");
         let dir = base.subdir(Path::new(&name))?;
         let (at, written) = record_sample(src, &dir, eth, &ifaces)?;
+        if let Some(h) = hook.as_mut() {
+            h.record(&dir)?;
+        }
         if k == 0 {
             first_ifaces = written;
         }

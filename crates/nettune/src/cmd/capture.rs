@@ -13,6 +13,7 @@ Examples:
   nettune capture --out host-a --samples 5 --interval 1   plus 5 counter sets, 1 s apart
   nettune inspect --root host-a                   the same view, read from the capture
   nettune stat --root host-a                      the recorded intervals (with --samples)
+  nettune drops --root host-a                     the recorded drops by reason (with --samples, as root)
 
 Records every file `inspect` reads (plus the counters `stat` reads), the sysfs symlinks
 between them and ethtool state (with the driver's counters, ethtool -S) as ethtool/IF.json,
@@ -20,7 +21,8 @@ so the tree can be sent and read back with --root. Nothing is written through a 
 under DIR: a link at a file's name is replaced, one at a directory's name is refused.
 With --samples N it also records N sets of the counters the sampler reads, --interval
 seconds apart, under samples/, so that stat and doctor compute rates from the capture as
-they do live (layout in /usr/share/doc/nettune/docs/snapshot.md).";
+they do live, and (as root) the drops by reason of the skb:kfree_skb tracepoint in each
+sample's drops.json (layout in /usr/share/doc/nettune/docs/snapshot.md).";
 
 /// Flags of `nettune capture`.
 #[derive(Debug, clap::Args)]
@@ -95,13 +97,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some(n) = args.samples {
-        let s = host::capture::capture_samples(
+        // Drops by reason beside the counters, when the tracepoint opens
+        // (the live host, as root).
+        let mut drops = host::drops::DropWatcher::open(&live, host::drops::Sampling::Adaptive);
+        let hook = drops
+            .as_mut()
+            .ok()
+            .map(|w| w as &mut dyn host::capture::SampleHook);
+        let s = host::capture::capture_samples_with(
             &live,
             &args.out,
             eth.as_ref(),
             n,
             interval,
             !args.no_nic_stats,
+            hook,
         )?;
         println!(
             "recorded {} samples {} s apart into {} (driver counters of: {})",
@@ -114,6 +124,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 model::text::printable(&s.nic_ifaces.join(", ")).into_owned()
             }
         );
+        match &drops {
+            Ok(_) => println!("recorded drops by reason in each sample (nettune drops --root)"),
+            Err(why) => println!("{why}"),
+        }
     }
     println!(
         "check it with: nettune inspect --root {}",

@@ -41,6 +41,8 @@ pub enum Command {
     Capture(cmd::capture::Args),
     /// Per-CPU and per-NIC counters each interval, like mpstat + /proc/interrupts + softnet.
     Stat(cmd::stat::Args),
+    /// Drops per second by the kernel's own reason, location and protocol (skb:kfree_skb).
+    Drops(cmd::drops::Args),
     /// Live terminal view: CPU bars, NIC queues as a heat map, softnet, findings.
     Top(cmd::top::Args),
     /// Run the traffic server (and agent) that `nettune bench` talks to.

@@ -9,6 +9,7 @@ pub mod capture;
 pub mod cli;
 pub mod completions;
 pub mod doctor;
+pub mod drops;
 pub mod experiment;
 pub mod fleet;
 pub mod history;
@@ -38,6 +39,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inspect(a) => inspect::run(a),
         Command::Capture(a) => capture::run(a),
         Command::Stat(a) => stat::run(a),
+        Command::Drops(a) => drops::run(a),
         Command::Top(a) => top::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Bench(a) => bench::run(a),

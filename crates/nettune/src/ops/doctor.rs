@@ -140,7 +140,12 @@ pub fn diagnose(req: &DoctorRequest) -> anyhow::Result<Diagnosis> {
     };
     // Sample first: the host's facts (sockstat in particular) are read at
     // the end of the window, as `bench --doctor` reads them.
-    let samples = sample.map(|span| sample_live(&root, span)).transpose()?;
+    // Drops by reason over the same window, when the tracepoint opens.
+    let mut watcher = host::drops::DropWatcher::open(&root, host::drops::Sampling::Adaptive);
+    let first = watcher.as_mut().ok().map(|w| w.counts());
+    let samples = sample
+        .map(|span| sample_live_draining(&root, span, watcher.as_mut().ok()))
+        .transpose()?;
     let mut input = crate::diagnose::read_host(&root).into_input();
     input.profile = args.profile.as_ref().map(|(_, p)| p.clone());
     input.profile_arg = args.profile.as_ref().map(|(a, _)| a.clone());
@@ -173,6 +178,16 @@ pub fn diagnose(req: &DoctorRequest) -> anyhow::Result<Diagnosis> {
             }
         }
     }
+    input.drops = match (watcher, first, sample) {
+        (Ok(mut w), Some(first), Some(span)) => Ok(model::drops::DropInterval::between(
+            &first,
+            &w.counts(),
+            span.as_secs_f64(),
+        )),
+        (Err(model::drops::Unavailable::NotCaptured), ..) => host::drops::captured_window(&root),
+        (Err(why), ..) => Err(why),
+        _ => Err(model::drops::Unavailable::NotRead),
+    };
     if input.window.is_none() && input.samples.len() < 2 {
         input.since_boot = since_boot(&root);
     }
@@ -199,6 +214,15 @@ fn since_boot(root: &Root) -> Option<doctor::input::SinceBoot> {
 /// Samples a second apart (or `span` apart when shorter) over `span`, each
 /// with the driver counters of every interface but `lo`.
 pub fn sample_live(root: &Root, span: Duration) -> anyhow::Result<Vec<host::sampler::Sample>> {
+    sample_live_draining(root, span, None)
+}
+
+/// [`sample_live`], draining the drop watcher's rings while it waits.
+fn sample_live_draining(
+    root: &Root,
+    span: Duration,
+    mut drops: Option<&mut host::drops::DropWatcher>,
+) -> anyhow::Result<Vec<host::sampler::Sample>> {
     // Driver counters (`ethtool -S`) of every interface too, so nic-drops and
     // cloud-allowance see their growth over the window, as in a capture.
     let mut sampler = Sampler::new(root.clone()).with_nic_stats(&[]);
@@ -209,9 +233,11 @@ pub fn sample_live(root: &Root, span: Duration) -> anyhow::Result<Vec<host::samp
     out.push(sampler.sample()?);
     for i in 1..=steps {
         let due = start + step * i;
-        let now = Instant::now();
-        if due > now {
-            std::thread::sleep(due - now);
+        while let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait.min(host::drops::DRAIN_EVERY));
+            if let Some(w) = drops.as_deref_mut() {
+                w.drain();
+            }
         }
         out.push(sampler.sample()?);
     }

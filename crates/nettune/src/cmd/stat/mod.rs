@@ -103,7 +103,7 @@ pub fn json_line_at(d: &Delta, time: Option<&str>) -> serde_json::Result<String>
     })
 }
 
-fn parse_interval(s: &str) -> anyhow::Result<Duration> {
+pub(crate) fn parse_interval(s: &str) -> anyhow::Result<Duration> {
     let v = match model::units::parse_seconds(s) {
         Ok(v) => v,
         Err(model::units::UnitError::Negative(_)) => f64::NAN,
@@ -121,7 +121,7 @@ fn parse_interval(s: &str) -> anyhow::Result<Duration> {
     Ok(Duration::from_secs_f64(v))
 }
 
-fn parse_count(s: &str) -> anyhow::Result<u64> {
+pub(crate) fn parse_count(s: &str) -> anyhow::Result<u64> {
     match s.trim().parse::<u64>() {
         Ok(0) => anyhow::bail!("count must be at least 1 (omit --count to run until Ctrl-C)"),
         Ok(n) => Ok(n),
@@ -246,6 +246,11 @@ fn emit(args: &Args, mut d: Delta, seq: u64, time: Option<&str>) -> anyhow::Resu
     } else {
         printable_lines(&render_at(&d, seq, time)).into_owned()
     };
+    write_stdout(&text)
+}
+
+/// Write `text` to stdout and flush; `false` when the reader is gone.
+pub(crate) fn write_stdout(text: &str) -> anyhow::Result<bool> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {

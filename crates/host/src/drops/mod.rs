@@ -1,0 +1,489 @@
+//! Drops by reason: the live watcher on `skb:kfree_skb` (one perf event per
+//! online CPU, `sys::perf`), and the counts a capture recorded
+//! (`samples/NNNN/drops.json`, [`captured`]) for `--root`.
+//!
+//! Everything read from the host (tracefs' `format` file, `/proc/kallsyms`,
+//! the online CPUs) goes through the [`Root`]; a root that is not the live
+//! host has no tracepoint to open, only what a capture recorded.
+
+pub mod captured;
+
+use crate::capture::SampleHook;
+use crate::files::OutDir;
+use crate::{HostError, Root};
+use model::drops::format::{parse_format, DropLayout};
+use model::drops::kallsyms::Kallsyms;
+use model::drops::record::{decode, records, Record};
+use model::drops::{next_period, DropCounts, Unavailable, NO_REASON_FIELD};
+use model::CpuSet;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use sys::perf::TracepointEvent;
+
+/// Where tracefs is mounted on current kernels.
+pub const TRACEFS: &str = "/sys/kernel/tracing";
+/// Where it was before 4.1, under debugfs.
+pub const TRACEFS_DEBUG: &str = "/sys/kernel/debug/tracing";
+/// The event's directory under tracefs.
+pub const EVENT_DIR: &str = "events/skb/kfree_skb";
+/// The file a capture records per sample.
+pub const DROPS_FILE: &str = "drops.json";
+
+/// Records read per CPU per drain before the sample period grows: at the
+/// watcher's 100 ms drains, 1000 records a second per CPU. Each record
+/// costs the dropping CPU a perf sample, so the budget stays small (issue
+/// 39's cost runs in bench/RESULTS.md); the total stays exact whatever it
+/// is.
+pub const BUDGET_PER_DRAIN: u64 = 100;
+/// Ring pages per CPU (256 KiB with 4 KiB pages, about 4600 records).
+pub const RING_PAGES: usize = 64;
+/// Ring pages per CPU with [`Sampling::Every`] (2 MiB, about 37 000
+/// records: bursts of other processes' drops between two drains).
+pub const RING_PAGES_EVERY: usize = 512;
+/// How often the rings should be drained (see [`DropWatcher::drain`]).
+pub const DRAIN_EVERY: std::time::Duration = crate::capture::HOOK_TICK;
+/// Most distinct addresses whose names are kept.
+const MAX_NAMED: usize = 4096;
+
+/// How the watcher samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampling {
+    /// Every drop while a CPU's drops stay within [`BUDGET_PER_DRAIN`] per
+    /// drain, then one in N (exact totals always).
+    Adaptive,
+    /// Every drop always (period 1): exact by reason at any rate the ring
+    /// holds, at the cost of one record per drop.
+    Every,
+}
+
+/// The tracefs directory of the event, mounting tracefs when it is absent
+/// and we are root on the live host.
+fn event_dir(root: &Root) -> Result<PathBuf, Unavailable> {
+    for base in [TRACEFS, TRACEFS_DEBUG] {
+        let dir = Path::new(base).join(EVENT_DIR);
+        if root.exists(dir.join("format")) {
+            return Ok(dir);
+        }
+    }
+    if root.exists(Path::new(TRACEFS).join("events")) {
+        return Err(Unavailable::NoTracepoint);
+    }
+    // Only the mount can tell whether we may: EPERM is "not root".
+    match sys::perf::mount_tracefs(Path::new(TRACEFS)) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(sys::ethtool::errno::EPERM) => {
+            return Err(Unavailable::NoTracefs)
+        }
+        Err(e) => {
+            return Err(Unavailable::MountFailed {
+                error: e.to_string(),
+            })
+        }
+    }
+    let dir = Path::new(TRACEFS).join(EVENT_DIR);
+    if root.exists(dir.join("format")) {
+        Ok(dir)
+    } else {
+        Err(Unavailable::NoTracepoint)
+    }
+}
+
+/// The live watcher: one counting and sampling event per online CPU.
+#[derive(Debug)]
+pub struct DropWatcher {
+    events: Vec<TracepointEvent>,
+    periods: Vec<u64>,
+    last_counts: Vec<u64>,
+    layout: DropLayout,
+    reasons: BTreeMap<u32, String>,
+    /// Read at the first sampled drop (a debug build takes most of a
+    /// second over 6.18's 120 000 lines; a quiet window never pays it).
+    kallsyms: Option<Kallsyms>,
+    root: Root,
+    names: HashMap<u64, String>,
+    sampling: Sampling,
+    counts: DropCounts,
+    buf: Vec<u8>,
+}
+
+impl DropWatcher {
+    /// Open the watcher on the live host `root` (`Root::live()`); a
+    /// captured root is [`Unavailable::NotCaptured`] here (read it with
+    /// [`captured::read_captured`]).
+    pub fn open(root: &Root, sampling: Sampling) -> Result<DropWatcher, Unavailable> {
+        DropWatcher::open_only(root, sampling, &[])
+    }
+
+    /// [`DropWatcher::open`] counting only the drops of these reasons
+    /// (names as the kernel's format file spells them): a tracepoint filter
+    /// the kernel applies, so the total is their exact count whatever else
+    /// the machine drops. Empty: every reason.
+    pub fn open_only(
+        root: &Root,
+        sampling: Sampling,
+        only: &[String],
+    ) -> Result<DropWatcher, Unavailable> {
+        if !root.is_live() {
+            return Err(Unavailable::NotCaptured);
+        }
+        let dir = event_dir(root)?;
+        let bad = |e: String| Unavailable::BadFormat { error: e };
+        let text = root
+            .read(dir.join("format"))
+            .map_err(|e| bad(e.to_string()))?;
+        let format = parse_format(&text)
+            .map_err(|e| bad(format!("{}: {e}", dir.join("format").display())))?;
+        let layout = DropLayout::of(&format)
+            .map_err(|e| bad(format!("{}: {e}", dir.join("format").display())))?;
+        let id = format
+            .id
+            .ok_or_else(|| bad(format!("{}: no ID line", dir.join("format").display())))?;
+        let filter = reason_filter(&format.reasons, only, layout.reason.is_some())?;
+        let cpus = root
+            .read("/sys/devices/system/cpu/online")
+            .ok()
+            .and_then(|t| CpuSet::parse_list(t.trim()).ok())
+            .unwrap_or_else(|| CpuSet::single(0));
+        let period = 1;
+        let mut events = Vec::new();
+        for cpu in cpus.iter() {
+            let pages = match sampling {
+                Sampling::Adaptive => RING_PAGES,
+                Sampling::Every => RING_PAGES_EVERY,
+            };
+            let ev = TracepointEvent::open(id, cpu, period, pages).map_err(|e| {
+                Unavailable::NoPermission {
+                    error: e.to_string(),
+                }
+            })?;
+            if let Some(f) = &filter {
+                ev.set_filter(f).map_err(|e| Unavailable::BadFilter {
+                    filter: f.clone(),
+                    error: e.to_string(),
+                })?;
+            }
+            events.push(ev);
+        }
+        let n = events.len();
+        Ok(DropWatcher {
+            events,
+            periods: vec![period; n],
+            last_counts: vec![0; n],
+            layout,
+            reasons: format.reasons,
+            kallsyms: None,
+            root: root.clone(),
+            names: HashMap::new(),
+            sampling,
+            counts: DropCounts::new(),
+            buf: Vec::new(),
+        })
+    }
+
+    /// Whether the kernel gives a reason (5.17 and later).
+    pub fn has_reasons(&self) -> bool {
+        self.layout.reason.is_some()
+    }
+
+    /// Whether `/proc/kallsyms` hid its addresses (`kptr_restrict`) or
+    /// could not be read, so locations are addresses; `None` before the
+    /// first drop (it is read then).
+    pub fn locations_hidden(&self) -> Option<bool> {
+        self.kallsyms.as_ref().map(|k| k.hidden() || k.is_empty())
+    }
+
+    /// CPUs watched.
+    pub fn cpus(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Read the records the rings hold and adapt each CPU's period to its
+    /// rate. Call it often (every 100 ms) so the rings do not fill.
+    pub fn drain(&mut self) {
+        let mut thinned = false;
+        for i in 0..self.events.len() {
+            self.buf.clear();
+            self.events[i].drain(&mut self.buf);
+            let buf = std::mem::take(&mut self.buf);
+            for r in records(&buf) {
+                match r {
+                    Record::Sample(raw) => self.add(raw),
+                    Record::Lost(n) => self.counts.lost = self.counts.lost.saturating_add(n),
+                    Record::Other => {}
+                }
+            }
+            self.buf = buf;
+            let Ok(c) = self.events[i].count() else {
+                thinned |= self.periods[i] > 1;
+                continue;
+            };
+            let hits = c.saturating_sub(self.last_counts[i]);
+            self.last_counts[i] = c;
+            // a window with drops while this CPU sampled one in N
+            thinned |= self.periods[i] > 1 && hits > 0;
+            let want = match self.sampling {
+                Sampling::Every => 1,
+                Sampling::Adaptive => next_period(hits, BUDGET_PER_DRAIN),
+            };
+            if want != self.periods[i] && self.events[i].set_period(want).is_ok() {
+                self.periods[i] = want;
+            }
+        }
+        if thinned {
+            self.counts.thinned = self.counts.thinned.saturating_add(1);
+        }
+    }
+
+    fn add(&mut self, raw: &[u8]) {
+        let Some(d) = decode(&self.layout, raw) else {
+            return;
+        };
+        let unknown;
+        let reason = match d.reason {
+            Some(n) => match self.reasons.get(&n) {
+                Some(r) => r.as_str(),
+                None => {
+                    unknown = format!("REASON_{n}");
+                    unknown.as_str()
+                }
+            },
+            None => NO_REASON_FIELD,
+        };
+        if !self.names.contains_key(&d.location) && self.names.len() < MAX_NAMED {
+            let root = &self.root;
+            let k = self.kallsyms.get_or_insert_with(|| {
+                root.read("/proc/kallsyms")
+                    .map(|t| Kallsyms::parse(&t))
+                    .unwrap_or_default()
+            });
+            let n = k.name(d.location);
+            self.names.insert(d.location, n);
+        }
+        let hex;
+        let loc = match self.names.get(&d.location) {
+            Some(n) => n.as_str(),
+            None => {
+                hex = format!("{:#x}", d.location);
+                hex.as_str()
+            }
+        };
+        self.counts.add_sample(reason, loc, d.protocol);
+    }
+
+    /// The cumulative counts now: the exact total read first, then the
+    /// rings drained.
+    pub fn counts(&mut self) -> DropCounts {
+        let total = self
+            .events
+            .iter()
+            .filter_map(|e| e.count().ok())
+            .fold(0u64, u64::saturating_add);
+        self.drain();
+        self.counts.total = total;
+        self.counts.clone()
+    }
+}
+
+/// Dropped packets of interface `iface` (`/proc/net/dev`'s rx and tx drop
+/// columns) under `root`: the interface's own counters, which the
+/// tracepoint cannot attribute (it carries no device).
+pub fn iface_drops(root: &Root, iface: &str) -> Option<(u64, u64)> {
+    let text = root.read("/proc/net/dev").ok()?;
+    let dev = model::parse::netdev::parse_netdev(&text).ok()?;
+    let s = dev.get(iface)?;
+    Some((s.rx.drop, s.tx.drop))
+}
+
+/// The tracepoint filter selecting `only` (`None` when empty).
+fn reason_filter(
+    table: &BTreeMap<u32, String>,
+    only: &[String],
+    has_reason: bool,
+) -> Result<Option<String>, Unavailable> {
+    if only.is_empty() {
+        return Ok(None);
+    }
+    if !has_reason {
+        return Err(Unavailable::NoReasonField);
+    }
+    let mut parts = Vec::new();
+    for name in only {
+        let n = table
+            .iter()
+            .find(|(_, v)| *v == name)
+            .map(|(k, _)| *k)
+            .ok_or_else(|| Unavailable::UnknownReason { name: name.clone() })?;
+        parts.push(format!("reason == {n}"));
+    }
+    Ok(Some(parts.join(" || ")))
+}
+
+/// `capture --samples` records the watcher's counts in each sample.
+impl SampleHook for DropWatcher {
+    fn tick(&mut self) {
+        self.drain();
+    }
+
+    fn record(&mut self, dir: &OutDir) -> Result<(), HostError> {
+        let c = self.counts();
+        captured::write_counts(dir, &c)
+    }
+}
+
+/// Where intervals come from: the live watcher, or a capture's samples.
+#[derive(Debug)]
+pub enum DropSource {
+    /// The live host.
+    Live {
+        /// The watcher.
+        watcher: Box<DropWatcher>,
+        /// Counts at the last interval's end.
+        prev: DropCounts,
+        /// When that was.
+        at: std::time::Instant,
+        /// The root, for the interface's counters.
+        root: Root,
+    },
+    /// A capture's recorded counts.
+    Replay {
+        /// The samples that have them.
+        samples: Vec<captured::CapturedDrops>,
+        /// The next interval ends at this sample.
+        next: usize,
+    },
+}
+
+/// One interval of a [`DropSource`].
+#[derive(Debug, Clone)]
+pub struct Interval {
+    /// Drops by reason, location and protocol.
+    pub drops: model::drops::DropInterval,
+    /// The asked interface's own drop counters (rx, tx) over the interval.
+    pub iface: Option<(u64, u64)>,
+}
+
+impl DropSource {
+    /// The live watcher on the live host, the capture's counts otherwise.
+    /// `only`: [`DropWatcher::open_only`]'s reasons (live only).
+    pub fn open(
+        root: &Root,
+        sampling: Sampling,
+        only: &[String],
+    ) -> Result<DropSource, DropsError> {
+        if root.is_live() {
+            let mut watcher = Box::new(DropWatcher::open_only(root, sampling, only)?);
+            let prev = watcher.counts();
+            return Ok(DropSource::Live {
+                watcher,
+                prev,
+                at: std::time::Instant::now(),
+                root: root.clone(),
+            });
+        }
+        let samples = captured::read_captured(root)?;
+        Ok(DropSource::Replay { samples, next: 1 })
+    }
+
+    /// The cumulative counts so far (live: now; replay: the last sample).
+    pub fn first(&self) -> Option<DropCounts> {
+        match self {
+            DropSource::Live { prev, .. } => Some(prev.clone()),
+            DropSource::Replay { samples, .. } => samples.first().map(|s| s.counts.clone()),
+        }
+    }
+
+    /// The next interval: live, after waiting `interval` (draining the
+    /// rings meanwhile); replayed, the next recorded pair (`None` after the
+    /// last). Also returns the cumulative counts at its end.
+    ///
+    /// `stop` is asked while waiting: when it says yes, the interval ends
+    /// there (shorter), so a Ctrl-C still gets its last interval.
+    pub fn next(
+        &mut self,
+        interval: std::time::Duration,
+        iface: Option<&str>,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<(Interval, DropCounts)> {
+        match self {
+            DropSource::Live {
+                watcher,
+                prev,
+                at,
+                root,
+            } => {
+                let before = iface.and_then(|i| iface_drops(root, i));
+                let due = *at + interval;
+                while let Some(wait) = due.checked_duration_since(std::time::Instant::now()) {
+                    if stop() {
+                        break;
+                    }
+                    std::thread::sleep(wait.min(DRAIN_EVERY));
+                    watcher.drain();
+                }
+                let cur = watcher.counts();
+                let now = std::time::Instant::now();
+                let secs = now.duration_since(*at).as_secs_f64();
+                let after = iface.and_then(|i| iface_drops(root, i));
+                let drops = model::drops::DropInterval::between(prev, &cur, secs);
+                *prev = cur.clone();
+                *at = now;
+                Some((
+                    Interval {
+                        drops,
+                        iface: delta(before, after),
+                    },
+                    cur,
+                ))
+            }
+            DropSource::Replay { samples, next } => {
+                let a = samples.get(next.checked_sub(1)?)?;
+                let b = samples.get(*next)?;
+                *next += 1;
+                let secs = b.at.saturating_sub(a.at) as f64 / 1e9;
+                let drops = model::drops::DropInterval::between(&a.counts, &b.counts, secs);
+                let of = |s: &captured::CapturedDrops| {
+                    iface.and_then(|i| iface_drops(&Root::new(&s.dir), i))
+                };
+                let iface = delta(of(a), of(b));
+                Some((Interval { drops, iface }, b.counts.clone()))
+            }
+        }
+    }
+}
+
+/// The drops between a capture's first and last recorded counts, for
+/// doctor's window; why there are none otherwise.
+pub fn captured_window(root: &Root) -> Result<model::drops::DropInterval, Unavailable> {
+    let samples = match captured::read_captured(root) {
+        Ok(s) => s,
+        Err(DropsError::Unavailable(u)) => return Err(u),
+        Err(DropsError::Host(e)) => {
+            return Err(Unavailable::BadFormat {
+                error: e.to_string(),
+            })
+        }
+    };
+    let (Some(a), Some(b)) = (samples.first(), samples.last()) else {
+        return Err(Unavailable::NotCaptured);
+    };
+    let secs = b.at.saturating_sub(a.at) as f64 / 1e9;
+    Ok(model::drops::DropInterval::between(
+        &a.counts, &b.counts, secs,
+    ))
+}
+
+fn delta(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {
+    let (a, b) = (a?, b?);
+    Some((b.0.saturating_sub(a.0), b.1.saturating_sub(a.1)))
+}
+
+/// Why `nettune drops` cannot give intervals.
+#[derive(Debug, thiserror::Error)]
+pub enum DropsError {
+    /// The tracepoint or a capture's counts are not there (one line).
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
+    /// A capture's file is unreadable or corrupt (named).
+    #[error(transparent)]
+    Host(#[from] HostError),
+}
