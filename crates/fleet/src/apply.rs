@@ -422,6 +422,13 @@ mod tests {
         }
         let netns = InvTransport::Netns { name: "h1".into() };
         assert_eq!(confirm_deadline(&chan, &netns, Some(30)), Some(30));
+        // A guest's agent port is virtio-serial: IRQ moves cannot cut it,
+        // a channel change still gets its deadline.
+        let guest = InvTransport::Guest {
+            socket: "/run/g1.sock".into(),
+        };
+        assert_eq!(confirm_deadline(&plan, &guest, Some(60)), None);
+        assert_eq!(confirm_deadline(&chan, &guest, Some(30)), Some(30));
         // Not a plan: no deadline is invented (the apply refuses it).
         assert_eq!(confirm_deadline(&json!({"x": 1}), &ssh(), Some(60)), None);
     }
