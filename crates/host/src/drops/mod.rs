@@ -384,6 +384,15 @@ impl DropSource {
         Ok(DropSource::Replay { samples, next: 1 })
     }
 
+    /// Whether locations are addresses because `/proc/kallsyms` hid them
+    /// (live only; `None` before the first sampled drop or on a replay).
+    pub fn locations_hidden(&self) -> Option<bool> {
+        match self {
+            DropSource::Live { watcher, .. } => watcher.locations_hidden(),
+            DropSource::Replay { .. } => None,
+        }
+    }
+
     /// The cumulative counts so far (live: now; replay: the last sample).
     pub fn first(&self) -> Option<DropCounts> {
         match self {

@@ -66,6 +66,9 @@ pub struct Args {
     pub root: PathBuf,
 }
 
+/// Said once when the kernel hid its symbols' addresses.
+pub const KALLSYMS_HIDDEN: &str = "locations are kernel addresses, not symbols: /proc/kallsyms hides them (kptr_restrict, or not root)";
+
 /// What kind of line a `--json` line is.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -189,6 +192,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )?)? {
             return Ok(ExitCode::SUCCESS);
         }
+    }
+    if source.locations_hidden() == Some(true) {
+        eprintln!("nettune: drops: {KALLSYMS_HIDDEN}");
     }
     let totals = DropInterval::between(&first, &last, recorded_secs);
     super::stat::write_stdout(&line(&args, LineKind::Totals, &totals, iface_sum, None)?)?;
