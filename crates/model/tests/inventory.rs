@@ -420,7 +420,12 @@ fn the_toml_example_in_docs_fleet_md_parses() {
         .unwrap();
     let inv = parse(block, Format::Toml).unwrap();
     let names: Vec<&str> = inv.hosts.iter().map(|h| h.name.as_str()).collect();
-    assert_eq!(names, ["srv1", "pod-a", "ns-blue"]);
+    assert_eq!(names, ["srv1", "pod-a", "ns-blue", "e1000e-a"]);
+    assert!(
+        matches!(&inv.hosts[3].transport, Transport::Guest { socket } if !socket.is_empty()),
+        "{:?}",
+        inv.hosts[3].transport
+    );
 }
 
 #[test]
