@@ -95,6 +95,15 @@ pub enum KnobError {
     /// Reloading the module after writing its parameter failed.
     #[error("module reload failed: {0}")]
     Reload(HostError),
+    /// A change written before a module reload, which gave the driver's
+    /// interfaces their defaults again, could not be written again after it.
+    #[error("written again after reloading {module}: {error}")]
+    AfterReload {
+        /// The module reloaded.
+        module: String,
+        /// What the change's knob did.
+        error: Box<KnobError>,
+    },
     /// Re-planning after the channel change failed.
     #[error("re-reading IRQs after channels: {0}")]
     Replan(ReplanError),

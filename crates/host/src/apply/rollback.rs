@@ -62,45 +62,26 @@ pub(crate) fn restore_records(knobs: &Knobs, g: &Generation) -> Vec<Unrestored> 
         .collect();
     let mut failures = Vec::new();
     let mut irqs = IrqResolver::new(knobs);
-    // Modules whose snippet was restored, reloaded once each at the end when
-    // the generation's plan reloaded them.
+    // Module parameters first, each module reloaded once when the plan
+    // reloaded it: a reload gives the driver's interfaces their defaults
+    // (and may renumber their IRQs), so the other knobs are restored after
+    // it, or it would undo them.
+    let is_module = |r: &&Record| {
+        matches!(
+            r,
+            Record::Before {
+                target: Target::ModuleParam { .. },
+                ..
+            }
+        )
+    };
+    let (module_records, rest): (Vec<&Record>, Vec<&Record>) =
+        g.records.iter().rev().partition(|r| is_module(r));
     let mut modules: BTreeSet<String> = BTreeSet::new();
-    for r in g.records.iter().rev() {
-        let Record::Before {
-            seq,
-            target: journaled,
-            original,
-            knob: name,
-            queue,
-            ..
-        } = r
-        else {
-            continue;
-        };
-        if untouched.contains(seq) {
-            continue;
-        }
-        let restored = irqs.resolve(journaled, *queue).and_then(|target| {
-            let knob = knobs.knob(&target)?;
-            if knob.unmanaged().is_some() {
-                return Ok(());
-            }
-            match retry(|| knob.restore(original.as_deref())) {
-                Err(e) if knob.unchangeable(&e) => Ok(()),
-                r => r,
-            }
-        });
-        irqs.after_restore(journaled);
-        if let (Ok(()), Target::ModuleParam { module, .. }) = (&restored, journaled) {
+    for r in module_records {
+        let done = restore_one(knobs, &mut irqs, &untouched, r, g.id, &mut failures);
+        if let Some((Target::ModuleParam { module, .. }, true)) = done {
             modules.insert(module.clone());
-        }
-        if let Err(error) = restored {
-            failures.push(Unrestored {
-                generation: g.id,
-                knob: name.clone(),
-                target: journaled.describe(),
-                error,
-            });
         }
     }
     if !modules.is_empty() && g.plan().is_some_and(|p| p.options.reload_modules) {
@@ -114,8 +95,61 @@ pub(crate) fn restore_records(knobs: &Knobs, g: &Generation) -> Vec<Unrestored> 
                 });
             }
         }
+        irqs.forget();
+    }
+    for r in rest {
+        restore_one(knobs, &mut irqs, &untouched, r, g.id, &mut failures);
     }
     failures
+}
+
+/// Restore one `before` record (others are skipped: `None`), a failure
+/// added to `failures`: the journaled target and whether it was restored.
+fn restore_one<'r>(
+    knobs: &Knobs,
+    irqs: &mut IrqResolver<'_>,
+    untouched: &BTreeSet<u32>,
+    r: &'r Record,
+    generation: u32,
+    failures: &mut Vec<Unrestored>,
+) -> Option<(&'r Target, bool)> {
+    let Record::Before {
+        seq,
+        target: journaled,
+        original,
+        knob: name,
+        queue,
+        ..
+    } = r
+    else {
+        return None;
+    };
+    if untouched.contains(seq) {
+        return None;
+    }
+    let restored = irqs.resolve(journaled, *queue).and_then(|target| {
+        let knob = knobs.knob(&target)?;
+        if knob.unmanaged().is_some() {
+            return Ok(());
+        }
+        match retry(|| knob.restore(original.as_deref())) {
+            Err(e) if knob.unchangeable(&e) => Ok(()),
+            r => r,
+        }
+    });
+    irqs.after_restore(journaled);
+    match restored {
+        Ok(()) => Some((journaled, true)),
+        Err(error) => {
+            failures.push(Unrestored {
+                generation,
+                knob: name.clone(),
+                target: journaled.describe(),
+                error,
+            });
+            Some((journaled, false))
+        }
+    }
 }
 
 /// Journaled IRQs found by interface and queue on the host as it is now;
@@ -149,6 +183,11 @@ impl<'k> IrqResolver<'k> {
             }
             _ => Ok(t.clone()),
         }
+    }
+
+    /// Forget the IRQs read (a module reload may have renumbered them).
+    pub(crate) fn forget(&mut self) {
+        self.map = None;
     }
 
     /// Forget the IRQs read when `t` (just written) renumbers them.

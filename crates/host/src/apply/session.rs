@@ -72,6 +72,10 @@ pub struct Apply<'k> {
     /// The plan's `reload_modules`: reload a module after writing its
     /// parameter snippet.
     reload_modules: bool,
+    /// The changes written so far, each with the queue of its IRQ: read
+    /// back after a module reload, which gives the driver's interfaces its
+    /// defaults again (and may renumber their IRQs).
+    written: Vec<(Change, Option<QueueRef>)>,
 }
 
 /// Where a run got to.
@@ -147,6 +151,7 @@ pub fn begin<'k>(
         pause_after_writes: opts.pause_after_writes,
         irqs,
         reload_modules: plan.options.reload_modules,
+        written: Vec::new(),
     })
 }
 
@@ -372,11 +377,20 @@ impl<'k> Apply<'k> {
             return Err(self.fail(c, KnobError::Check(e)));
         }
         self.w.append(&Record::Done { seq })?;
+        self.written.push((c.clone(), queue));
         if let (true, Target::ModuleParam { module, .. }) = (self.reload_modules, &c.target) {
             // Journaled as done: a failed reload rolls the snippet back and
             // reloads again (rollback.rs).
             if let Err(e) = self.knobs.reload_module(module) {
                 return Err(self.fail(c, KnobError::Reload(e)));
+            }
+            if let Err((i, error)) = self.reassert() {
+                let w = self.written[i].0.clone();
+                let error = KnobError::AfterReload {
+                    module: module.clone(),
+                    error,
+                };
+                return Err(self.fail(&w, error));
             }
         }
         let follow_ups = match knob.follow_ups(&c.after) {
@@ -395,6 +409,43 @@ impl<'k> Apply<'k> {
         self.push(c, Outcome::Applied, note);
         self.test_pause();
         Ok(true)
+    }
+
+    /// After a module reload: every change written so far that no longer
+    /// reads back (the reloaded driver's defaults: its coalescing, features,
+    /// queues' steering, a new IRQ's affinity) is written again, an IRQ
+    /// found anew by its queue. The journal keeps each knob's original from
+    /// before the apply, which rollback restores.
+    fn reassert(&mut self) -> Result<(), (usize, Box<KnobError>)> {
+        let knobs = self.knobs;
+        let map = IrqMap::read(knobs.root());
+        for (i, (c, queue)) in self.written.iter().enumerate() {
+            if matches!(c.target, Target::ModuleParam { .. }) {
+                continue;
+            }
+            let target = match (&c.target, queue) {
+                (Target::IrqAffinity { irq, iface }, Some(q)) => match map.resolve(iface, *irq, *q)
+                {
+                    Ok(irq) => Target::IrqAffinity {
+                        irq,
+                        iface: iface.clone(),
+                    },
+                    Err(e) => return Err((i, Box::new(KnobError::Refused(e)))),
+                },
+                (t, _) => t.clone(),
+            };
+            let knob = knobs
+                .knob(&target)
+                .map_err(|e| (i, Box::new(KnobError::Refused(e))))?;
+            if knob.check(&c.after).is_ok() {
+                continue;
+            }
+            retry(|| knob.write(&c.after)).map_err(|e| (i, Box::new(KnobError::Write(e))))?;
+            knob.check(&c.after)
+                .map_err(|e| (i, Box::new(KnobError::Check(e))))?;
+        }
+        self.irqs = Some(map);
+        Ok(())
     }
 
     /// For an IRQ's affinity, the queue the IRQ serves (journaled with it).

@@ -31,8 +31,52 @@ pub trait ModuleLoader: Debug + Send + Sync {
 /// The live host: `modprobe -r M`, then `modprobe M P=V...`. A load that
 /// fails with the parameters is retried without them, so a bad value does
 /// not leave the NIC without its driver; the error is returned either way.
+/// The interfaces of the module that were up before come up again after
+/// (`ip link set dev IF up`): a driver's new interfaces start down, and a
+/// reload must not leave the host's link down (found on the real e1000 in a
+/// QEMU guest, docs/guests.md).
 #[derive(Debug, Default)]
 pub struct Modprobe;
+
+/// The interfaces bound to `module` whose administrative state is up
+/// (`/sys/class/net/IF/flags` has IFF_UP), by name.
+fn up_interfaces_of(module: &str) -> Vec<String> {
+    let Ok(rd) = fs::read_dir("/sys/class/net") else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = rd
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let dir = e.path();
+            let m = fs::read_link(dir.join("device/driver/module")).ok()?;
+            let bound = m.file_name().is_some_and(|n| n == module);
+            let flags = fs::read_to_string(dir.join("flags")).ok()?;
+            let flags = u32::from_str_radix(flags.trim().trim_start_matches("0x"), 16).ok()?;
+            let sane = !name.is_empty() && !name.starts_with('-') && name.len() <= 15;
+            (bound && sane && flags & 1 == 1).then_some(name)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `ip link set dev IF up`, its stderr as the error.
+fn link_up(iface: &str) -> Result<(), HostError> {
+    let what = format!("ip link set dev {iface} up");
+    let out = Command::new("ip")
+        .args(["link", "set", "dev", iface, "up"])
+        .output()
+        .map_err(|e| HostError::io(&what, e))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(HostError::Io {
+            path: what.into(),
+            error: std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        })
+    }
+}
 
 /// `modprobe ARGS`, its stderr as the error.
 fn modprobe(args: &[String]) -> Result<(), HostError> {
@@ -53,10 +97,11 @@ fn modprobe(args: &[String]) -> Result<(), HostError> {
 
 impl ModuleLoader for Modprobe {
     fn reload(&self, module: &str, params: &[(String, String)]) -> Result<(), HostError> {
+        let up = up_interfaces_of(module);
         modprobe(&["-r".into(), "--".into(), module.into()])?;
         let mut args = vec!["--".to_string(), module.to_string()];
         args.extend(params.iter().map(|(p, v)| format!("{p}={v}")));
-        match modprobe(&args) {
+        let loaded = match modprobe(&args) {
             Ok(()) => Ok(()),
             Err(e) if !params.is_empty() => {
                 // Reload the driver at least; the parameters' error stands.
@@ -64,7 +109,11 @@ impl ModuleLoader for Modprobe {
                 Err(e)
             }
             Err(e) => Err(e),
-        }
+        };
+        // The driver registers its interfaces in probe, before modprobe
+        // returns: bring back up those that were.
+        let relinked = up.iter().try_for_each(|i| link_up(i));
+        loaded.and(relinked)
     }
 }
 
