@@ -22,9 +22,9 @@ pub const BUSYBOX: &str = "/bin/busybox";
 /// The modules every guest loads: the virtio-serial port of the agent.
 pub const BASE_MODULES: [&str; 2] = ["virtio_pci", "virtio_console"];
 /// The busybox applets linked in `/bin`.
-const APPLETS: [&str; 21] = [
+const APPLETS: [&str; 22] = [
     "tar", "sh", "mount", "insmod", "ip", "cat", "ls", "sleep", "poweroff", "echo", "dd", "wc",
-    "mkdir", "sync", "grep", "ps", "uname", "sysctl", "rmmod", "modprobe", "tail",
+    "mkdir", "sync", "grep", "ps", "uname", "sysctl", "rmmod", "modprobe", "tail", "cp",
 ];
 
 /// What goes into a guest's initramfs.
@@ -81,6 +81,12 @@ impl Contents {
         for d in ["dev", "proc", "sys", "tmp", "run", "var/lib/nettune", "etc"] {
             a.dir(d);
         }
+        // busybox's modprobe (a module reload in the guest) reads it.
+        a.bytes(
+            &format!("{mdir}/modules.dep"),
+            dep.lines_for(&order).into_bytes(),
+            0o644,
+        );
         let loads: Vec<String> = order.iter().map(|m| format!("/{mdir}/{m}")).collect();
         a.bytes("init", init_script(&loads).into_bytes(), 0o755);
         Ok(a)

@@ -26,4 +26,4 @@ pub mod run;
 
 pub use error::GuestError;
 pub use machine::{Accel, GuestName, Machine, Netdev, Nic, NicModel};
-pub use run::Guest;
+pub use run::{BootOptions, Guest};

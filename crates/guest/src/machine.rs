@@ -156,6 +156,21 @@ pub enum Netdev {
     /// QEMU's user-mode network with `restrict=on`: the guest reaches
     /// nothing outside QEMU.
     UserRestricted,
+    /// A tap device with `queues` queues (2 to 8 make it multi-queue, and
+    /// a `virtio-net-pci` on it gets `mq=on` and a vector per queue),
+    /// named `ntgI` after the NIC's index `I` and created by QEMU. Only
+    /// in a network namespace made for the guest
+    /// ([`crate::run::BootOptions::netns`]): the names are that
+    /// namespace's, and nothing of the host's own network is touched.
+    Tap {
+        /// Its queues: 1 to 8.
+        queues: u8,
+    },
+}
+
+/// The name of NIC `i`'s tap ([`Netdev::Tap`]).
+pub fn tap_name(i: usize) -> String {
+    format!("ntg{i}")
 }
 
 /// One NIC of the machine.
@@ -234,6 +249,13 @@ impl Machine {
 
     /// QEMU's arguments (after the program).
     pub fn args(&self) -> Result<Vec<OsString>, GuestError> {
+        self.args_with(&[])
+    }
+
+    /// QEMU's arguments, with `append` after the kernel's own command line
+    /// (each `NAME=VALUE`, letters, digits and `_` in the name, `[A-Za-z0-9_.,-]`
+    /// in the value: the kernel hands such words to `/init` as environment).
+    pub fn args_with(&self, append: &[String]) -> Result<Vec<OsString>, GuestError> {
         let bad = |why: String| GuestError::BadMachine {
             guest: self.name.to_string(),
             why,
@@ -272,10 +294,24 @@ impl Machine {
         v.push(path_arg("", &self.kernel, "").map_err(bad)?);
         v.push("-initrd".into());
         v.push(path_arg("", &self.initrd, "").map_err(bad)?);
-        os(
-            &mut v,
-            &["-append", "console=ttyS0 panic=-1 rdinit=/init loglevel=4"],
-        );
+        let mut cmdline = String::from("console=ttyS0 panic=-1 rdinit=/init loglevel=4");
+        for a in append {
+            let ok = a.split_once('=').is_some_and(|(n, val)| {
+                !n.is_empty()
+                    && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && val
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_.,-".contains(c))
+            });
+            if !ok {
+                return Err(bad(format!(
+                    "kernel argument {a:?}: NAME=VALUE of letters, digits and _ (value also . , -)"
+                )));
+            }
+            cmdline.push(' ');
+            cmdline.push_str(a);
+        }
+        os(&mut v, &["-append", &cmdline]);
         v.push("-chardev".into());
         v.push(path_arg("file,id=console,path=", &self.console_log(), "").map_err(bad)?);
         os(&mut v, &["-serial", "chardev:console"]);
@@ -293,6 +329,29 @@ impl Machine {
                     format!("socket,id=net{i},udp=127.0.0.1:{remote},localaddr=127.0.0.1:{local}")
                 }
                 Netdev::UserRestricted => format!("user,id=net{i},restrict=on"),
+                Netdev::Tap { queues } => {
+                    if !(1..=8).contains(&queues) {
+                        return Err(bad(format!("NIC {i}: {queues} tap queues: 1 to 8")));
+                    }
+                    if queues > 1 && nic.model != NicModel::VirtioNet {
+                        return Err(bad(format!(
+                            "NIC {i}: a multi-queue tap needs virtio-net-pci, not {}",
+                            nic.model.device()
+                        )));
+                    }
+                    format!(
+                        "tap,id=net{i},ifname={},script=no,downscript=no,queues={queues}",
+                        tap_name(i)
+                    )
+                }
+            };
+            // virtio-net: one MSI-X vector per rx and tx queue, one for
+            // the config and one for the control queue.
+            let mq = match nic.netdev {
+                Netdev::Tap { queues } if queues > 1 => {
+                    format!(",mq=on,vectors={}", 2 * u32::from(queues) + 2)
+                }
+                _ => String::new(),
             };
             let bus = if nic.node1 {
                 ports += 1;
@@ -303,7 +362,7 @@ impl Machine {
                 "pcie.0".to_string()
             };
             let dev = format!(
-                "{},netdev=net{i},mac={},bus={bus}",
+                "{}{mq},netdev=net{i},mac={},bus={bus}",
                 nic.model.device(),
                 Machine::mac(i)
             );

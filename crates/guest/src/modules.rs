@@ -49,6 +49,26 @@ impl ModulesDep {
         Ok(ModulesDep::parse(&text))
     }
 
+    /// The `modules.dep` lines of `paths` only (as [`ModulesDep::load_order`]
+    /// gives them): what busybox's `modprobe` reads in the guest to unload
+    /// and load those modules again, and nothing it could not find.
+    pub fn lines_for(&self, paths: &[String]) -> String {
+        let mut out = String::new();
+        for p in paths {
+            let Some((path, deps)) = self.by_name.get(name_of(p)) else {
+                continue;
+            };
+            out.push_str(path);
+            out.push(':');
+            for d in deps {
+                out.push(' ');
+                out.push_str(d);
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// The paths (relative to `lib/modules/RELEASE/`) to load, in order, so
     /// that every module in `wanted` is loaded after its dependencies; each
     /// path once. A module not listed is [`GuestError::NoModule`].
@@ -104,6 +124,18 @@ kernel/drivers/net/ethernet/intel/e1000e/e1000e.ko:
                 "virtio_net",
                 "e1000e"
             ]
+        );
+    }
+
+    #[test]
+    fn the_guest_modules_dep_lists_the_loaded_modules_with_their_dependencies() {
+        let m = ModulesDep::parse(DEP);
+        let o = m.load_order(&["virtio", "e1000e"], Path::new("d")).unwrap();
+        assert_eq!(
+            m.lines_for(&o),
+            "kernel/drivers/virtio/virtio_ring.ko:\n\
+             kernel/drivers/virtio/virtio.ko: kernel/drivers/virtio/virtio_ring.ko\n\
+             kernel/drivers/net/ethernet/intel/e1000e/e1000e.ko:\n"
         );
     }
 

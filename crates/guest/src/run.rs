@@ -42,6 +42,28 @@ pub enum Shutdown {
     Killed,
 }
 
+/// How QEMU is started besides its machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BootOptions {
+    /// Run QEMU in this network namespace (`ip netns exec NS`), made by
+    /// the caller: where a [`crate::Netdev::Tap`]'s device is created.
+    pub netns: Option<String>,
+    /// `NAME=VALUE` words after the kernel's command line, which the kernel
+    /// hands to `/init` (and so to the agent) as environment
+    /// ([`Machine::args_with`]).
+    pub append: Vec<String>,
+}
+
+/// A network namespace's name as `ip netns` takes it: 1 to 64 of
+/// `[A-Za-z0-9_-]`, not starting with `-`.
+fn netns_ok(ns: &str) -> bool {
+    (1..=64).contains(&ns.len())
+        && !ns.starts_with('-')
+        && ns
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 /// A booted guest. Dropping it kills QEMU.
 #[derive(Debug)]
 pub struct Guest {
@@ -54,9 +76,19 @@ impl Guest {
     /// Start QEMU (`qemu`, the program) for `machine` and wait until its
     /// `/init` says it is ready, at most `deadline` in all.
     pub fn boot(qemu: &Path, machine: Machine, deadline: Duration) -> Result<Guest, GuestError> {
+        Guest::boot_with(qemu, machine, deadline, &BootOptions::default())
+    }
+
+    /// [`Guest::boot`], with QEMU started as `opts` says.
+    pub fn boot_with(
+        qemu: &Path,
+        machine: Machine,
+        deadline: Duration,
+        opts: &BootOptions,
+    ) -> Result<Guest, GuestError> {
         let start = Instant::now();
         let name = machine.name.clone();
-        let args = machine.args()?;
+        let args = machine.args_with(&opts.append)?;
         for p in [machine.agent_socket(), machine.control_socket()] {
             match std::fs::remove_file(&p) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -69,7 +101,21 @@ impl Guest {
         let log = std::fs::File::create(&qemu_log).map_err(GuestError::io(&qemu_log))?;
         std::fs::File::create(machine.console_log())
             .map_err(GuestError::io(machine.console_log()))?;
-        let child = Command::new(qemu)
+        let mut cmd = match &opts.netns {
+            Some(ns) if !netns_ok(ns) => {
+                return Err(GuestError::BadMachine {
+                    guest: name.to_string(),
+                    why: format!("network namespace {ns:?}: 1 to 64 of A-Z a-z 0-9 _ -"),
+                })
+            }
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns.as_str()]).arg(qemu);
+                c
+            }
+            None => Command::new(qemu),
+        };
+        let child = cmd
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -180,6 +226,11 @@ impl Guest {
         }
         self.kill();
         Shutdown::Killed
+    }
+
+    /// Kill QEMU at once, as a crash or a power cut would, and wait for it.
+    pub fn kill_now(mut self) {
+        self.kill();
     }
 
     fn kill(&mut self) {

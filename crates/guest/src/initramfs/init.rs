@@ -11,6 +11,11 @@
 //!   runs `nettune agent --stdio` on it; when the host closes, the agent
 //!   reads end-of-file and ends, and the loop waits for the next connection;
 //! - powers off when a byte arrives on the control port.
+//!
+//! With a capture port, the tar it sends holds `capture/` (`nettune capture`)
+//! and `tracing/kfree_skb-format` (the `skb:kfree_skb` tracepoint's format,
+//! from tracefs). After [`READY`] the console shows the kernel's info
+//! messages (a driver's parameters when a reload loads it again).
 
 /// The line `/init` prints when the agent's loop is running.
 pub const READY: &str = "nettune-guest: ready";
@@ -26,6 +31,7 @@ pub fn init_script(modules: &[String]) -> String {
          mount -t proc proc /proc\n\
          mount -t sysfs sysfs /sys\n\
          mount -t devtmpfs devtmpfs /dev\n\
+         mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null\n\
          mkdir -p /root /run /tmp /var/lib/nettune\n",
     );
     for m in modules {
@@ -40,12 +46,16 @@ pub fn init_script(modules: &[String]) -> String {
          AGENT=$(port nettune)\n\
          CTL=$(port nettune-ctl)\n\
          CAP=$(port nettune-capture)\n\
-         if [ -n \"$CAP\" ]; then nettune capture --out /tmp/capture >/dev/console 2>&1; tar -C /tmp -cf /tmp/capture.tar capture; echo \"nettune-guest: capture $(wc -c </tmp/capture.tar) bytes\"; cat /tmp/capture.tar >$CAP; fi\n\
+         if [ -n \"$CAP\" ]; then nettune capture --out /tmp/capture >/dev/console 2>&1; mkdir -p /tmp/tracing; cp /sys/kernel/tracing/events/skb/kfree_skb/format /tmp/tracing/kfree_skb-format 2>/dev/null; tar -C /tmp -cf /tmp/capture.tar capture tracing; echo \"nettune-guest: capture $(wc -c </tmp/capture.tar) bytes\"; cat /tmp/capture.tar >$CAP; fi\n\
          byte() { [ \"$(dd bs=1 count=1 2>/dev/null | wc -c)\" -eq 1 ]; }\n\
          exec 3<>$AGENT 4<>$CTL\n\
          ( while :; do if byte <&4; then echo \"nettune-guest: powering off\"; sync; poweroff -f; fi; sleep 0.2; done ) &\n\
          ( while :; do if byte <&3; then nettune agent --stdio <&3 >&3 2>/dev/console; else sleep 0.1; fi; done ) &\n",
     );
+    // From READY on the kernel's info messages reach the console too: what a
+    // driver says when it loads again (a module reload) is in the log the
+    // host reads, without the boot's own chatter.
+    s.push_str("echo 7 >/proc/sys/kernel/printk\n");
     s.push_str(&format!("echo \"{READY}\"\n"));
     s.push_str("while :; do sleep 3600; done\n");
     s

@@ -123,3 +123,47 @@ fn every_model_has_a_device_and_a_driver() {
     assert_eq!(NicModel::E1000_82540em.driver(), "e1000");
     assert_eq!(NicModel::VirtioNet.device(), "virtio-net-pci");
 }
+
+#[test]
+fn a_multi_queue_tap_gives_virtio_net_mq_and_a_vector_per_queue() {
+    let m = machine(vec![Nic {
+        model: NicModel::VirtioNet,
+        netdev: Netdev::Tap { queues: 2 },
+        node1: false,
+    }]);
+    assert!(line(&m).contains(
+        "-netdev tap,id=net0,ifname=ntg0,script=no,downscript=no,queues=2 \
+         -device virtio-net-pci,mq=on,vectors=6,netdev=net0,mac=52:54:00:4e:54:00,bus=pcie.0"
+    ));
+    let e1000 = machine(vec![Nic {
+        model: NicModel::E1000e,
+        netdev: Netdev::Tap { queues: 2 },
+        node1: false,
+    }]);
+    let e = e1000.args().unwrap_err().to_string();
+    assert!(e.contains("needs virtio-net-pci, not e1000e"), "{e}");
+    let none = machine(vec![Nic {
+        model: NicModel::VirtioNet,
+        netdev: Netdev::Tap { queues: 0 },
+        node1: false,
+    }]);
+    assert!(none.args().is_err());
+}
+
+#[test]
+fn kernel_arguments_are_appended_only_as_plain_name_value_words() {
+    let m = machine(vec![]);
+    let args: Vec<String> = m
+        .args_with(&["NETTUNE_TEST_PAUSE_AFTER_WRITES=2".into()])
+        .unwrap()
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    assert!(args.contains(
+        &"console=ttyS0 panic=-1 rdinit=/init loglevel=4 NETTUNE_TEST_PAUSE_AFTER_WRITES=2"
+            .to_string()
+    ));
+    for bad in ["x", "=1", "A=1 init=/bin/sh", "A=$(x)", "A-B=1"] {
+        assert!(m.args_with(&[bad.into()]).is_err(), "{bad:?}");
+    }
+}
