@@ -126,7 +126,6 @@ fn the_guest_fixtures_read_back_as_the_goldens() {
         NicModel::E1000_82540em,
         NicModel::E1000e,
         NicModel::Vmxnet3,
-        NicModel::VirtioNet,
     ] {
         let device = model.device();
         let got = table(&inspect_root(&fixture(device)));
