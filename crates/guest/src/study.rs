@@ -141,21 +141,11 @@ impl Star {
     }
 }
 
-/// A TOML basic string.
+/// A TOML basic string of a path: `\` and `"` escaped (the machine
+/// already refused a path with a control character, which QEMU would not
+/// parse either).
 fn toml_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// The shell lines that give `eth0`, `eth1`... their addresses (/24).

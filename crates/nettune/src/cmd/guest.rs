@@ -31,10 +31,11 @@ DIR/NAME/agent.sock. DIR/inventory.toml names them for `nettune fleet`, `experim
 with NETTUNE_GUEST_INVENTORY set to it; its exit status is this command's. Needs QEMU
 (qemu-system-x86), busybox-static, ethtool and the guest kernel (.ci/guest-kernel).
 NETTUNE_GUEST_ACCEL=kvm asks for KVM; TCG otherwise. The devices are emulated: see
-docs/guests.md for what they can tell about real hardware.";
+/usr/share/doc/nettune/docs/guests.md for what they can tell about real hardware.";
 
 /// Arguments of `nettune guest`.
 #[derive(Debug, Parser)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// What to do.
     #[command(subcommand)]
