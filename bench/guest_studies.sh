@@ -14,7 +14,7 @@ for s in "${studies[@]}"; do
   case $s in
     itr-rr|itr-levels) up=(--nic e1000-82545em); cmd=("$nt" experiment "$repo/examples/guest-$s.toml" --out "$out/$s" --yes) ;;
     many-clients) up=(--nic e1000e --clients 3); cmd=("$nt" experiment "$repo/examples/guest-many-clients.toml" --out "$out/$s" --yes) ;;
-    autotune) up=(--nic e1000-82545em); cmd=("$nt" autotune --objective min-p99 --workload "$repo/examples/guest-autotune-p99.toml"
+    autotune) up=(--nic e1000-82545em); cmd=("$nt" autotune --objective min-p99 --workload "$repo/examples/autotune-guest-p99.toml"
                  --inventory /run/nettune-guest/inventory.toml --server server --clients clients --candidate coalesce_rx_usecs=0 --out "$out/$s" ${AUTOTUNE_ARGS:-}) ;;
     *) echo "unknown study $s" >&2; exit 2 ;;
   esac

@@ -211,12 +211,10 @@ fn the_shipped_examples_parse() {
     let mut names = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        // examples/autotune-*.toml and guest-autotune-*.toml are
-        // `nettune autotune --workload` files.
-        let autotune = path.file_name().is_some_and(|n| {
-            let n = n.to_string_lossy();
-            n.starts_with("autotune-") || n.starts_with("guest-autotune-")
-        });
+        // examples/autotune-*.toml are `nettune autotune --workload` files.
+        let autotune = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("autotune-"));
         if path.extension().is_some_and(|e| e == "toml") && !autotune {
             let text = std::fs::read_to_string(&path).unwrap();
             let e = parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
