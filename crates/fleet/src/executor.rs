@@ -159,6 +159,18 @@ impl FleetExecutor {
             .collect()
     }
 
+    /// End `h`'s long-lived session (the next step connects again); a
+    /// bench server its agent ran goes with it, so the next bench starts
+    /// another.
+    fn end_session(&mut self, h: HostId) {
+        if let Some(slot) = self.hosts.get_mut(h.0) {
+            slot.session = None;
+        }
+        if self.serving.is_some_and(|s| s.host == h) {
+            self.serving = None;
+        }
+    }
+
     fn slot(&mut self, h: HostId) -> Result<&mut Slot, ExecError> {
         self.hosts.get_mut(h.0).ok_or(ExecError::NoHost(h))
     }
@@ -330,6 +342,13 @@ impl FleetExecutor {
         }
         // A run brings its own server: the one-client path's is not needed.
         self.stop_serving();
+        // It reaches every host over sessions of its own: a guest's
+        // long-lived one would hold its only port ([`one_session`]).
+        for h in std::iter::once(server).chain(load.iter().copied()) {
+            if one_session(&self.slot(h)?.job.transport) {
+                self.end_session(h);
+            }
+        }
         let server_job = self.slot(server)?.job.clone();
         let mut clients = Vec::with_capacity(load.len());
         for c in &load {
@@ -463,6 +482,14 @@ impl Drop for FleetExecutor {
 }
 
 /// Mark `slot` lost for `reason`; its [`ExecError::HostLost`].
+/// Whether the transport's agent takes one session at a time: a QEMU
+/// guest's agent port is one virtio-serial port behind QEMU's socket
+/// chardev, which serves one client; a second connection waits unanswered
+/// until the first closes.
+fn one_session(t: &model::inventory::Transport) -> bool {
+    matches!(t, model::inventory::Transport::Guest { .. })
+}
+
 fn lose(slot: &mut Slot, reason: String) -> ExecError {
     slot.session = None;
     slot.lost = Some(reason.clone());
@@ -654,10 +681,15 @@ impl Executor for FleetExecutor {
             confirm_within: self.cfg.confirm_within,
             allow_reload: false,
         };
+        // A guest's agent takes one session at a time ([`one_session`]).
+        if one_session(&self.slot(host)?.job.transport) {
+            self.end_session(host);
+        }
         let slot = self.slot(host)?;
         let job = slot.job.clone();
         // `fleet apply`'s own steps, over a session of their own (a
-        // confirm goes over yet another): the long-lived one stays.
+        // confirm goes over yet another): the long-lived one stays, except
+        // on a guest (above).
         let s = Session::connect(&job, &opts)
             .map_err(|f| lose(slot, format!("connecting to apply: {}", f.message)))?;
         let rep = HostReport::new(&job, &opts);

@@ -23,6 +23,7 @@ pub mod kernel;
 pub mod machine;
 pub mod modules;
 pub mod run;
+pub mod study;
 
 pub use error::GuestError;
 pub use machine::{Accel, GuestName, Machine, Netdev, Nic, NicModel};

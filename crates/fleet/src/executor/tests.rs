@@ -158,3 +158,71 @@ fn the_server_address_as_fleet_bench_chooses_it() {
     assert_eq!(server_address(&inv, "b", "srv", true, None), "10.0.0.1");
     assert_eq!(server_address(&inv, "a", "b", false, None), "b");
 }
+
+/// A guest's agent port as QEMU serves it: one connection at a time (a
+/// second waits in the listen queue, unanswered, until the first closes),
+/// the wake byte, then the agent protocol. Each request's type is recorded.
+fn one_at_a_time_guest(path: &std::path::Path) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
+    use crate::proto::Response;
+    use std::io::Read;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let l = std::os::unix::net::UnixListener::bind(path).unwrap();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let mut r = conn.unwrap();
+            let mut w = r.try_clone().unwrap();
+            let mut wake = [0u8; 1];
+            if r.read_exact(&mut wake).is_err() {
+                continue;
+            }
+            let _ = crate::serve::serve(&mut r, &mut w, "0.1.0", &[], |req| {
+                log.lock().unwrap().push(req.name().to_string());
+                let value = match req {
+                    Request::History { .. } => serde_json::json!({"generations": []}),
+                    Request::Apply { .. } => {
+                        serde_json::json!({"schema_version": 1, "changes": [], "generation": 5})
+                    }
+                    _ => serde_json::json!({}),
+                };
+                Response::Json { value, code: 0 }
+            });
+        }
+    });
+    seen
+}
+
+/// Regression: an experiment's apply on a guest connected a second session
+/// while its long-lived one held the guest's only agent port, and waited
+/// until the deadline ("connecting to apply: ... no answer to hello"): the
+/// host was lost and no level was ever set on a guest. Now the long-lived
+/// session is ended first and the next step connects again.
+#[test]
+fn an_apply_on_a_guest_ends_the_long_lived_session_first() {
+    let d = tempfile::tempdir().unwrap();
+    let sock = d.path().join("agent.sock");
+    let seen = one_at_a_time_guest(&sock);
+    let job = Job {
+        host: "server".into(),
+        transport: model::inventory::Transport::Guest {
+            socket: sock.to_string_lossy().into_owned(),
+        },
+        root: None,
+        state_dir: None,
+        remote_exe: None,
+    };
+    let mut ex = FleetExecutor::new(vec![job], cfg());
+    assert!(ex.connect_all().is_empty());
+    let plan: Plan = serde_json::from_value(serde_json::json!({
+        "schema_version": 1, "profile": "experiment", "fingerprint": "f", "hostname": null,
+        "options": {}, "scope": "init", "changes": [], "notes": []
+    }))
+    .unwrap();
+    ex.apply(HostId(0), &plan).unwrap();
+    assert_eq!(ex.hosts[0].applied, Some(5));
+    assert!(ex.lost().is_empty());
+    // The rollback goes over a long-lived session again.
+    ex.rollback(HostId(0)).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, ["history", "apply", "rollback"], "{seen:?}");
+}

@@ -73,6 +73,8 @@ pub enum Command {
     Report(cmd::report::Args),
     /// Run inspect, doctor, plan, apply, rollback, verify, history or bench on the hosts of an inventory.
     Fleet(cmd::fleet::Args),
+    /// Boot QEMU guests with a real NIC driver (e1000, e1000e, vmxnet3, virtio-net), joined to one server, and write their inventory.
+    Guest(cmd::guest::Args),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(cmd::completions::Args),
     /// Serve the agent protocol on stdin/stdout for a fleet controller (ssh, kubectl, ip netns exec).

@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod drops;
 pub mod experiment;
 pub mod fleet;
+pub mod guest;
 pub mod history;
 pub mod inspect;
 pub mod lab;
@@ -53,6 +54,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Man(a) => man::run(a),
         Command::Agent(a) => agent::run(a),
         Command::Fleet(a) => fleet::run(a),
+        Command::Guest(a) => guest::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Experiment(a) => experiment::run(a),
         Command::Lab(a) => lab::run(a),
