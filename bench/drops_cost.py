@@ -1,50 +1,82 @@
 #!/usr/bin/env python3
-"""Cost of watching skb:kfree_skb (issue 39): a UDP flood to a closed port
-(bench/udp_closed_flood.c, every datagram a NO_SOCKET drop) in a namespace of
-its own (nt39-bench), pinned to CPU 1, with no watcher, with `nettune drops`
-(adaptive sampling and --every), and with perf as the peer (`perf stat -e
-skb:kfree_skb -a`, counting; `perf trace -e skb:kfree_skb`, every record).
+"""Cost of watching skb:kfree_skb (issue 39).
 
-Per configuration and round: the flood's rate and its own CPU time per drop
-(getrusage: on loopback the receive path runs in the sender's softirq, so the
-tracepoint's kernel cost lands there), and the watcher's CPU time
-(/proc/PID/stat) over the flood. The cost at 1 million drops per second is
-(ns per drop with - without) x 1e6 / 1e9 of a core, plus the watcher's own
-CPU scaled from the measured rate to 1e6/s. Medians of ROUNDS interleaved
-rounds. Run as root from the repository: python3 bench/drops_cost.py [ROUNDS]
+A drop flood (bench/udp_closed_flood.c; default mode `packet`: AF_PACKET
+frames of an unhandled ethertype on "lo", every one an UNHANDLED_PROTO drop;
+mode `udp`: UDP to a closed port, NO_SOCKET) runs in a namespace of its own
+(nt39-bench), pinned to CPU 1, once per watcher per round: with no watcher,
+with `nettune drops`, and with the peers (`perf stat -e skb:kfree_skb -a`,
+counting; `perf trace -e skb:kfree_skb`, every record; bpftrace counting by
+reason, when it is installed: Debian 12's 0.17 has no raw tracepoints).
+
+Per run: the flood's CPU time per drop, the median over its 20 ms slices
+(CLOCK_THREAD_CPUTIME_ID: on loopback the receive path and the drop run in
+the sender's softirq, charged to the sender without
+CONFIG_IRQ_TIME_ACCOUNTING, so a tracepoint's kernel cost lands there; the
+median slice shrugs off the slices in which another process evicted the
+caches), and the watcher's own CPU time (/proc/PID/stat) over the flood. Rounds are interleaved and the
+order of the watchers is shuffled in each round; a watcher's cost per drop
+is its round's ns/drop minus the same round's unwatched ns/drop. Reported:
+the median of those paired differences with a 95 % bootstrap interval
+(10 000 resamples of the rounds), and the mean with a 95 % t interval; at 1
+million drops per second, d ns per drop is d/10 % of one core.
+
+Run as root from the repository:
+    gcc -O2 -o /tmp/nt39-flood bench/udp_closed_flood.c
+    cargo build --release -p nettune
+    python3 bench/drops_cost.py [ROUNDS] [packet|udp]
+NETTUNE= names the binary (target/release/nettune); SECS= the flood length.
 """
-import os, signal, statistics, subprocess, sys, time
+import os, random, shutil, signal, statistics, subprocess, sys, time
 
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-SECS = "3"
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+MODE = sys.argv[2] if len(sys.argv) > 2 else "packet"
+SECS = os.environ.get("SECS", "2")
 NS = "nt39-bench"
-BIN = os.environ.get("NETTUNE", "target/debug/nettune")
-FLOOD = "/tmp/nt39-flood"
+BIN = os.environ.get("NETTUNE", "target/release/nettune")
+FLOOD = os.environ.get("FLOOD", "/tmp/nt39-flood")
+
+CONFIGS = {
+    "none": None,
+    "nettune drops": [BIN, "drops", "--json", "-i", "1"],
+    "nettune drops --counting perf": [BIN, "drops", "--json", "-i", "1", "--counting", "perf"],
+    "perf stat -e skb:kfree_skb -a": ["perf", "stat", "-e", "skb:kfree_skb", "-a"],
+    "perf trace -e skb:kfree_skb": ["perf", "trace", "-e", "skb:kfree_skb"],
+    "bpftrace tracepoint (count by reason)": [
+        "bpftrace", "-e", "tracepoint:skb:kfree_skb { @[args->reason] = count(); }"],
+}
+# The parts of nettune's default: COMPONENTS= a program that attaches
+# crates/sys's BPF counter alone, or (argument `disabled-perf`) with a perf
+# event per CPU opened and disabled (bench/RESULTS.md shows its 20 lines).
+if os.environ.get("COMPONENTS"):
+    CONFIGS["BPF counter alone"] = [os.environ["COMPONENTS"]]
+    CONFIGS["BPF counter + perf events disabled"] = [os.environ["COMPONENTS"], "disabled-perf"]
+if os.environ.get("CONFIGS"):
+    CONFIGS = {k: v for k, v in CONFIGS.items() if k == "none" or k in os.environ["CONFIGS"].split(",")}
+if not shutil.which("bpftrace"):
+    CONFIGS = {k: v for k, v in CONFIGS.items() if not k.startswith("bpftrace")}
+
 
 def sh(*a, **k):
     return subprocess.run(a, check=True, **k)
+
 
 def cpu_ticks(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return int(f[11]) + int(f[12])  # utime + stime
 
-CONFIGS = {
-    "none": None,
-    "nettune drops": [BIN, "drops", "--json", "-i", "1"],
-    "nettune drops --every": [BIN, "drops", "--json", "--every", "-i", "1"],
-    "perf stat -e skb:kfree_skb -a": ["perf", "stat", "-e", "skb:kfree_skb", "-a"],
-    "perf trace -e skb:kfree_skb": ["perf", "trace", "-e", "skb:kfree_skb"],
-}
 
 def one(cmd):
     w = None
     if cmd:
         w = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.5)
+        time.sleep(1.5)  # attached (bpftrace compiles first)
+        if w.poll() is not None:
+            raise SystemExit(f"{cmd[0]} exited with {w.returncode} before the flood")
         t0 = cpu_ticks(w.pid)
-    out = subprocess.run(["ip", "netns", "exec", NS, "taskset", "-c", "1", FLOOD, SECS],
+    out = subprocess.run(["ip", "netns", "exec", NS, "taskset", "-c", "1", FLOOD, SECS, MODE],
                          check=True, capture_output=True, text=True).stdout.split()
-    rate, ns = float(out[0]), float(out[1])
+    rate, ns = float(out[0]), float(out[2])  # the median 20 ms slice
     wcpu = 0.0
     if w:
         wcpu = (cpu_ticks(w.pid) - t0) / os.sysconf("SC_CLK_TCK") / float(SECS)
@@ -53,28 +85,61 @@ def one(cmd):
             w.wait(10)
         except subprocess.TimeoutExpired:
             w.kill()
+            w.wait()
     return rate, ns, wcpu
 
+
+def boot_median(xs, rng, n=10000):
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(n))
+    return meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
+
+
+def t_interval(xs):
+    # two-sided 95 % Student t quantiles for small n (df 1..30), else 1.96
+    t = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14,
+         2.13, 2.12, 2.11, 2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05,
+         2.05, 2.04]
+    n = len(xs)
+    m = statistics.mean(xs)
+    if n < 2:
+        return m, m, m
+    q = t[n - 2] if n - 1 <= len(t) else 1.96
+    h = q * statistics.stdev(xs) / n ** 0.5
+    return m, m - h, m + h
+
+
 def main():
+    rng = random.Random(39)
     subprocess.run(["ip", "netns", "del", NS], stderr=subprocess.DEVNULL)
     sh("ip", "netns", "add", NS)
+    print("load average before:", open("/proc/loadavg").read().strip())
     try:
         sh("ip", "-n", NS, "link", "set", "lo", "up")
         res = {k: [] for k in CONFIGS}
         for _ in range(ROUNDS):
-            for k, cmd in CONFIGS.items():
-                res[k].append(one(cmd))
-        base = statistics.median(r[1] for r in res["none"])
-        print("| watcher | drops/s reached | flood CPU ns/drop | + ns/drop | kernel cost at 1M drops/s (% of a core) | watcher's own CPU at the rate reached (% of a core) |")
-        print("|---|---|---|---|---|---|")
+            order = list(CONFIGS)
+            rng.shuffle(order)
+            for k in order:
+                res[k].append(one(CONFIGS[k]))
+        print("load average after:", open("/proc/loadavg").read().strip())
+        print(f"mode {MODE}, {ROUNDS} rounds of {SECS} s per watcher")
+        print("| watcher | drops/s (median) | flood ns/drop (median) | + ns/drop, median [95 % bootstrap] | + ns/drop, mean [95 % t] | % of a core at 1M drops/s (median [interval]) | watcher's own CPU (% of a core, median) |")
+        print("|---|---|---|---|---|---|---|")
         for k, rs in res.items():
             rate = statistics.median(r[0] for r in rs)
             ns = statistics.median(r[1] for r in rs)
             w = statistics.median(r[2] for r in rs)
-            extra = ns - base
-            print(f"| {k} | {rate:,.0f} | {ns:,.0f} | {extra:+,.0f} | {extra / 10:.1f} | {w * 100:.1f} |")
-        print("rounds:", {k: [(round(a), round(b), round(c * 100, 1)) for a, b, c in v] for k, v in res.items()})
+            d = [r[1] - b[1] for r, b in zip(rs, res["none"])]
+            med = statistics.median(d)
+            lo, hi = boot_median(d, rng)
+            m, mlo, mhi = t_interval(d)
+            print(f"| {k} | {rate:,.0f} | {ns:,.0f} | {med:+,.1f} [{lo:+,.1f}, {hi:+,.1f}] | "
+                  f"{m:+,.1f} [{mlo:+,.1f}, {mhi:+,.1f}] | {med / 10:.2f} [{lo / 10:.2f}, {hi / 10:.2f}] | {w * 100:.1f} |")
+        print("rounds (drops/s, flood ns/drop, watcher % of a core):")
+        for k, v in res.items():
+            print(f"  {k}: {[(round(a), round(b), round(c * 100, 1)) for a, b, c in v]}")
     finally:
         subprocess.run(["ip", "netns", "del", NS])
+
 
 main()

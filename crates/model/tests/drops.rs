@@ -211,3 +211,38 @@ proptest! {
         let _ = Kallsyms::parse(&s).name(addr);
     }
 }
+
+#[test]
+fn bpf_counted_reasons_stay_exact_while_locations_are_scaled() {
+    use nettune_model::drops::Counting;
+    let mut a = DropCounts::new();
+    a.counting = Counting::Bpf;
+    let mut b = a.clone();
+    // 1000 drops counted by reason in the kernel, 10 records sampled
+    b.total = 1000;
+    b.by_reason.insert("NO_SOCKET".into(), 900);
+    b.by_reason.insert("SOCKET_RCVBUFF".into(), 100);
+    b.thinned = 1;
+    for _ in 0..10 {
+        b.add_located("x+0x1", Some(0x0800));
+    }
+    let i = DropInterval::between(&a, &b, 1.0);
+    assert!(!i.exact);
+    assert!(i.reasons_exact);
+    assert_eq!(i.counting, Counting::Bpf);
+    assert_eq!(
+        (i.reason("NO_SOCKET"), i.reason("SOCKET_RCVBUFF")),
+        (900, 100)
+    );
+    assert_eq!(i.sampled, 10);
+    assert_eq!(i.locations[0].count, 1000, "the sampled share of the total");
+    // perf counting: reasons are sampled shares, not exact
+    let mut c = DropCounts::new();
+    c.total = 100;
+    c.thinned = 1;
+    c.add_sample("NO_SOCKET", "x+0x1", None);
+    let j = DropInterval::between(&DropCounts::new(), &c, 1.0);
+    assert!(!j.reasons_exact);
+    assert_eq!(j.counting, Counting::Perf);
+    assert_eq!(j.reason("NO_SOCKET"), 100);
+}

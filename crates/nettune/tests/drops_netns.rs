@@ -36,10 +36,15 @@ struct Watch {
 impl Watch {
     /// Started, and its first interval printed (its events are open).
     fn start(reasons: &str) -> Watch {
+        Watch::start_with(&["--every", "--reason", reasons])
+    }
+
+    /// [`Watch::start`] with these flags instead of `--every --reason`.
+    fn start_with(flags: &[&str]) -> Watch {
         let mut child = ChildGuard::new(
             Command::new(env!("CARGO_BIN_EXE_nettune"))
-                .args(["drops", "--json", "--every", "-i", "0.2", "-c", "600"])
-                .args(["--reason", reasons])
+                .args(["drops", "--json", "-i", "0.2", "-c", "600"])
+                .args(flags)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
@@ -125,6 +130,49 @@ fn udp_to_a_closed_port_is_no_socket() {
         let loc = v["locations"][0]["name"].as_str().unwrap();
         assert!(loc.contains("udp") || loc.starts_with("0x"), "{loc}");
     }
+}
+
+/// The default counts by reason in the kernel (a BPF program) where the
+/// kernel allows it, `--counting perf` with perf events: both name every
+/// NO_SOCKET drop, and each line says which counted.
+#[test]
+fn bpf_and_perf_counting_both_count_every_drop_by_reason() {
+    if !gate("bpf_and_perf_counting_both_count_every_drop_by_reason") {
+        return;
+    }
+    let ns = Netns::create("nt39").unwrap();
+    let bpf = Watch::start_with(&[]);
+    let perf = Watch::start_with(&["--counting", "perf"]);
+    let sent = 500;
+    py(
+        &ns,
+        &format!(
+            "import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range({sent}): s.sendto(b'x',('127.0.0.1',9))"
+        ),
+    );
+    let (b, p) = (bpf.stop(), perf.stop());
+    assert_eq!(p["counting"], "perf", "{p}");
+    // other processes' drops count too (the whole machine): at least
+    assert!(reason(&p, "NO_SOCKET") >= sent || p["lost"] != 0, "{p}");
+    if b["counting"] == "perf" {
+        // a kernel without the reason argument or without BPF: said on stderr
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the BPF counter was refused under CI: {b}"
+        );
+        eprintln!("skipped the BPF half: the kernel refused the BPF counter");
+        return;
+    }
+    assert_eq!(b["counting"], "bpf", "{b}");
+    assert_eq!(b["reasons_exact"], true, "{b}");
+    assert!(reason(&b, "NO_SOCKET") >= sent, "{b}");
+    let by_reason: u64 = b["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(by_reason, b["total"].as_u64().unwrap(), "{b}");
 }
 
 #[test]

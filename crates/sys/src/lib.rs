@@ -10,7 +10,10 @@
 //! - [`tun`]: the TUN device of `lab`'s delay line;
 //! - [`perf`]: `perf_event_open` on a tracepoint (`skb:kfree_skb`), its
 //!   count and its sampled raw records in a mmap'd ring, for `host`'s drop
-//!   watcher.
+//!   watcher;
+//! - [`bpf`]: a hand-assembled BPF program on a raw tracepoint counting its
+//!   hits by one argument (the drop reason of `kfree_skb`) in a mmap'd
+//!   per-CPU array, for the same watcher.
 //!
 //! Why a crate of its own: `engine` depends on `host` and `lab` should not
 //! depend on `engine` for a syscall; this crate depends on nothing but
@@ -32,6 +35,7 @@
 //! the buffer.
 #![allow(unsafe_code)]
 
+pub mod bpf;
 pub mod mmsg;
 pub mod perf;
 pub mod poll;

@@ -22,6 +22,8 @@ const PERF_SAMPLE_RAW: u64 = 1 << 10;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 /// `PERF_EVENT_IOC_ENABLE` (`_IO('$', 0)`).
 const IOC_ENABLE: libc::c_ulong = 0x2400;
+/// `PERF_EVENT_IOC_DISABLE` (`_IO('$', 1)`).
+const IOC_DISABLE: libc::c_ulong = 0x2401;
 /// `PERF_EVENT_IOC_PERIOD` (`_IOW('$', 4, __u64)`).
 const IOC_PERIOD: libc::c_ulong = 0x4008_2404;
 /// `PERF_EVENT_IOC_SET_FILTER` (`_IOW('$', 6, char *)`).
@@ -167,6 +169,18 @@ impl TracepointEvent {
             return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
         }
         Ok(u64::from_ne_bytes(v))
+    }
+
+    /// Count and sample again (`PERF_EVENT_IOC_ENABLE`).
+    pub fn enable(&self) -> io::Result<()> {
+        self.ioctl(IOC_ENABLE, 0)
+    }
+
+    /// Stop counting and sampling (`PERF_EVENT_IOC_DISABLE`): the kernel
+    /// builds no record for the tracepoint's hits while no event on it is
+    /// enabled (other watchers aside).
+    pub fn disable(&self) -> io::Result<()> {
+        self.ioctl(IOC_DISABLE, 0)
     }
 
     /// Sample one hit in `period` from now on (`PERF_EVENT_IOC_PERIOD`).

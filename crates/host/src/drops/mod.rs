@@ -1,6 +1,18 @@
-//! Drops by reason: the live watcher on `skb:kfree_skb` (one perf event per
-//! online CPU, `sys::perf`), and the counts a capture recorded
-//! (`samples/NNNN/drops.json`, [`captured`]) for `--root`.
+//! Drops by reason: the live watcher on `skb:kfree_skb`, and the counts a
+//! capture recorded (`samples/NNNN/drops.json`, [`captured`]) for `--root`.
+//!
+//! The watcher counts in one of two ways ([`Counting`]):
+//! - **BPF** (the default where the kernel allows it): a BPF program on the
+//!   `kfree_skb` raw tracepoint (`sys::bpf`) counts every drop by reason in
+//!   a per-CPU array, a few nanoseconds a drop; one perf event per online
+//!   CPU (`sys::perf`) samples records for locations and protocols, enabled
+//!   all the time while drops stay under [`WINDOW_BUDGET`] per drain and,
+//!   above, for one drain in N, so that what a perf event costs per drop
+//!   (the kernel builds a trace record for every hit while one is
+//!   enabled) is paid for a bounded number of drops a second.
+//! - **perf** (`--reason`, `--every`, or where BPF is refused: no
+//!   `CAP_BPF`, a kernel before 5.17): the perf events count every drop and
+//!   sample records, as below.
 //!
 //! Everything read from the host (tracefs' `format` file, `/proc/kallsyms`,
 //! the online CPUs) goes through the [`Root`]; a root that is not the live
@@ -14,7 +26,8 @@ use crate::{HostError, Root};
 use model::drops::format::{parse_format, DropLayout};
 use model::drops::kallsyms::Kallsyms;
 use model::drops::record::{decode, records, Record};
-use model::drops::{next_period, DropCounts, Unavailable, NO_REASON_FIELD};
+pub use model::drops::Counting;
+use model::drops::{next_period, DropCounts, Unavailable, NO_REASON_FIELD, OTHER};
 use model::CpuSet;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -42,6 +55,17 @@ pub const RING_PAGES: usize = 64;
 pub const RING_PAGES_EVERY: usize = 512;
 /// How often the rings should be drained (see [`DropWatcher::drain`]).
 pub const DRAIN_EVERY: std::time::Duration = crate::capture::HOOK_TICK;
+/// With [`Counting::Bpf`]: drops per drain (100 ms) up to which the perf
+/// events stay enabled (every drop sampled up to [`BUDGET_PER_DRAIN`]
+/// records); at N times that, they are enabled for one drain in N. So the
+/// perf cost is paid for at most about 10 000 drops a second whatever the
+/// rate (issue 39's cost runs in bench/RESULTS.md).
+pub const WINDOW_BUDGET: u64 = 1000;
+/// The raw tracepoint and the argument that is the reason
+/// (`TP_PROTO(skb, location, reason[, rx_sk])`, include/trace/events/skb.h
+/// since 5.17).
+const RAW_TRACEPOINT: &str = "kfree_skb";
+const REASON_ARG: u32 = 2;
 /// Most distinct addresses whose names are kept.
 const MAX_NAMED: usize = 4096;
 
@@ -88,9 +112,18 @@ fn event_dir(root: &Root) -> Result<PathBuf, Unavailable> {
     }
 }
 
-/// The live watcher: one counting and sampling event per online CPU.
+/// The live watcher: the BPF counter when the kernel allows it, and one
+/// perf event per online CPU.
 #[derive(Debug)]
 pub struct DropWatcher {
+    bpf: Option<sys::bpf::ArgCounter>,
+    /// Why BPF is not counting (it was tried and refused).
+    bpf_refused: Option<String>,
+    /// BPF: the total at the last drain, drains so far, and whether the
+    /// perf events are enabled.
+    last_total: u64,
+    tick: u64,
+    window_on: bool,
     events: Vec<TracepointEvent>,
     periods: Vec<u64>,
     last_counts: Vec<u64>,
@@ -114,14 +147,28 @@ impl DropWatcher {
         DropWatcher::open_only(root, sampling, &[])
     }
 
-    /// [`DropWatcher::open`] counting only the drops of these reasons
-    /// (names as the kernel's format file spells them): a tracepoint filter
-    /// the kernel applies, so the total is their exact count whatever else
-    /// the machine drops. Empty: every reason.
+    /// [`DropWatcher::open_counting`] with BPF where the kernel allows it.
     pub fn open_only(
         root: &Root,
         sampling: Sampling,
         only: &[String],
+    ) -> Result<DropWatcher, Unavailable> {
+        DropWatcher::open_counting(root, sampling, only, Counting::Bpf)
+    }
+
+    /// [`DropWatcher::open`] counting only the drops of these reasons
+    /// (names as the kernel's format file spells them): a tracepoint filter
+    /// the kernel applies, so the total is their exact count whatever else
+    /// the machine drops. Empty: every reason. `prefer`: [`Counting::Bpf`]
+    /// tries the BPF counter (not with `only` or [`Sampling::Every`], which
+    /// need perf's filter or every record) and falls back to perf when the
+    /// kernel refuses it ([`DropWatcher::bpf_refused`] says why);
+    /// [`Counting::Perf`] does not try.
+    pub fn open_counting(
+        root: &Root,
+        sampling: Sampling,
+        only: &[String],
+        prefer: Counting,
     ) -> Result<DropWatcher, Unavailable> {
         if !root.is_live() {
             return Err(Unavailable::NotCaptured);
@@ -165,7 +212,31 @@ impl DropWatcher {
             events.push(ev);
         }
         let n = events.len();
+        let want_bpf = prefer == Counting::Bpf && only.is_empty() && sampling == Sampling::Adaptive;
+        let (bpf, bpf_refused) = if !want_bpf {
+            (None, None)
+        } else if layout.reason.is_none() {
+            (
+                None,
+                Some("this kernel's kfree_skb has no reason".to_string()),
+            )
+        } else {
+            match bpf_counter(root, &format.reasons) {
+                Ok(b) => (Some(b), None),
+                Err(e) => (None, Some(e.to_string())),
+            }
+        };
+        let mut counts = DropCounts::new();
+        if bpf.is_some() {
+            counts.counting = Counting::Bpf;
+        }
         Ok(DropWatcher {
+            bpf,
+            bpf_refused,
+            last_total: 0,
+            tick: 0,
+            // open: the first drain closes it when the rate is high
+            window_on: true,
             events,
             periods: vec![period; n],
             last_counts: vec![0; n],
@@ -175,9 +246,24 @@ impl DropWatcher {
             root: root.clone(),
             names: HashMap::new(),
             sampling,
-            counts: DropCounts::new(),
+            counts,
             buf: Vec::new(),
         })
+    }
+
+    /// How this watcher counts.
+    pub fn counting(&self) -> Counting {
+        if self.bpf.is_some() {
+            Counting::Bpf
+        } else {
+            Counting::Perf
+        }
+    }
+
+    /// Why the BPF counter was asked for and not used (the kernel's
+    /// refusal), so perf counts instead.
+    pub fn bpf_refused(&self) -> Option<&str> {
+        self.bpf_refused.as_deref()
     }
 
     /// Whether the kernel gives a reason (5.17 and later).
@@ -201,6 +287,23 @@ impl DropWatcher {
     /// rate. Call it often (every 100 ms) so the rings do not fill.
     pub fn drain(&mut self) {
         let mut thinned = false;
+        let window_was_on = self.window_on;
+        if let Some(b) = &self.bpf {
+            let total = b.counts().iter().fold(0u64, |a, &c| a.wrapping_add(c));
+            let hits = total.wrapping_sub(self.last_total);
+            self.last_total = total;
+            // drops while no perf event sampled
+            thinned |= hits > 0 && !window_was_on;
+            self.tick = self.tick.wrapping_add(1);
+            let every = next_period(hits, WINDOW_BUDGET);
+            let on = every == 1 || self.tick.is_multiple_of(every);
+            if on != window_was_on {
+                for ev in &self.events {
+                    let _ = if on { ev.enable() } else { ev.disable() };
+                }
+                self.window_on = on;
+            }
+        }
         for i in 0..self.events.len() {
             self.buf.clear();
             self.events[i].drain(&mut self.buf);
@@ -219,6 +322,10 @@ impl DropWatcher {
             };
             let hits = c.saturating_sub(self.last_counts[i]);
             self.last_counts[i] = c;
+            if self.bpf.is_some() && !window_was_on {
+                // the event counted nothing while closed: keep its period
+                continue;
+            }
             // a window with drops while this CPU sampled one in N
             thinned |= self.periods[i] > 1 && hits > 0;
             let want = match self.sampling {
@@ -267,12 +374,26 @@ impl DropWatcher {
                 hex.as_str()
             }
         };
-        self.counts.add_sample(reason, loc, d.protocol);
+        if self.bpf.is_some() {
+            // the reason is counted in the kernel
+            self.counts.add_located(loc, d.protocol);
+        } else {
+            self.counts.add_sample(reason, loc, d.protocol);
+        }
     }
 
     /// The cumulative counts now: the exact total read first, then the
     /// rings drained.
     pub fn counts(&mut self) -> DropCounts {
+        if self.bpf.is_some() {
+            self.drain();
+            if let Some(b) = &self.bpf {
+                let (total, by_reason) = by_reason(&b.counts(), &self.reasons);
+                self.counts.total = total;
+                self.counts.by_reason = by_reason;
+            }
+            return self.counts.clone();
+        }
         let total = self
             .events
             .iter()
@@ -282,6 +403,46 @@ impl DropWatcher {
         self.counts.total = total;
         self.counts.clone()
     }
+}
+
+/// The BPF counter on `kfree_skb`: a slot per reason of the running
+/// kernel's format (its numbers) and one for any larger value, for the
+/// possible CPUs.
+fn bpf_counter(
+    root: &Root,
+    reasons: &BTreeMap<u32, String>,
+) -> std::io::Result<sys::bpf::ArgCounter> {
+    let max = reasons.keys().next_back().copied().unwrap_or(0);
+    let slots = max.saturating_add(2).clamp(2, sys::bpf::MAX_SLOTS);
+    let cpus = root
+        .read("/sys/devices/system/cpu/possible")
+        .ok()
+        .and_then(|t| sys::bpf::possible_cpus(&t))
+        .ok_or_else(|| std::io::Error::other("/sys/devices/system/cpu/possible is unreadable"))?
+        .min(sys::bpf::MAX_CPUS);
+    sys::bpf::ArgCounter::attach(RAW_TRACEPOINT, REASON_ARG, slots, cpus)
+}
+
+/// The BPF counter's slots as (total, counts by reason name): the last
+/// slot, every value beyond the format's, under [`OTHER`]; a number the
+/// format does not name as `REASON_n`.
+fn by_reason(slots: &[u64], names: &BTreeMap<u32, String>) -> (u64, BTreeMap<String, u64>) {
+    let mut total = 0u64;
+    let mut out = BTreeMap::new();
+    let last = slots.len().saturating_sub(1);
+    for (i, &n) in slots.iter().enumerate() {
+        total = total.wrapping_add(n);
+        if n == 0 {
+            continue;
+        }
+        let name = match u32::try_from(i).ok().and_then(|k| names.get(&k)) {
+            _ if i == last => OTHER.to_string(),
+            Some(s) => s.clone(),
+            None => format!("REASON_{i}"),
+        };
+        *out.entry(name).or_insert(0) += n;
+    }
+    (total, out)
 }
 
 /// Dropped packets of interface `iface` (`/proc/net/dev`'s rx and tx drop
@@ -370,8 +531,19 @@ impl DropSource {
         sampling: Sampling,
         only: &[String],
     ) -> Result<DropSource, DropsError> {
+        DropSource::open_counting(root, sampling, only, Counting::Bpf)
+    }
+
+    /// [`DropSource::open`] preferring `prefer`'s way of counting
+    /// ([`DropWatcher::open_counting`]).
+    pub fn open_counting(
+        root: &Root,
+        sampling: Sampling,
+        only: &[String],
+        prefer: Counting,
+    ) -> Result<DropSource, DropsError> {
         if root.is_live() {
-            let mut watcher = Box::new(DropWatcher::open_only(root, sampling, only)?);
+            let mut watcher = Box::new(DropWatcher::open_counting(root, sampling, only, prefer)?);
             let prev = watcher.counts();
             return Ok(DropSource::Live {
                 watcher,
@@ -389,6 +561,14 @@ impl DropSource {
     pub fn locations_hidden(&self) -> Option<bool> {
         match self {
             DropSource::Live { watcher, .. } => watcher.locations_hidden(),
+            DropSource::Replay { .. } => None,
+        }
+    }
+
+    /// The live watcher (`None` on a replay).
+    pub fn watcher(&self) -> Option<&DropWatcher> {
+        match self {
+            DropSource::Live { watcher, .. } => Some(watcher),
             DropSource::Replay { .. } => None,
         }
     }

@@ -13,6 +13,12 @@
 //! otherwise they are the sampled shares scaled to the exact total, marked
 //! `exact: false`.
 //!
+//! With [`Counting::Bpf`] a BPF program on the raw tracepoint counts every
+//! drop by reason in the kernel instead (`by_reason` exact, `total` their
+//! sum), and perf samples records only for locations and protocols, during
+//! windows whose share of the time shrinks as the rate grows; those rows
+//! are then shares of the exact total.
+//!
 //! What the tracepoint does not carry: the device and the network
 //! namespace (only the skb's address, which user space cannot follow
 //! without BPF). The counts are the whole machine's, every namespace's.
@@ -38,6 +44,30 @@ pub const OTHER: &str = "(other)";
 /// The reason key when the kernel has no reason field (before 5.17).
 pub const NO_REASON_FIELD: &str = "(no reason field)";
 
+/// How the drops were counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Counting {
+    /// A perf event per CPU counts every drop (the total) and samples
+    /// records; counts by reason are the sampled ones.
+    #[default]
+    Perf,
+    /// A BPF program on the raw tracepoint counts every drop by reason in
+    /// the kernel (exact by reason at any rate); perf samples records only
+    /// for locations and protocols, in windows.
+    Bpf,
+}
+
+impl Counting {
+    /// What the human screen says.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Counting::Perf => "perf events count, records sampled",
+            Counting::Bpf => "BPF counts by reason, locations sampled",
+        }
+    }
+}
+
 /// Cumulative counts since the watcher started: what a capture records per
 /// sample, and what two of make an interval.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,7 +84,11 @@ pub struct DropCounts {
     /// above 1): an interval where this does not move saw every drop.
     #[serde(default)]
     pub thinned: u64,
-    /// Sampled drops by reason name.
+    /// How they were counted: with [`Counting::Bpf`], `by_reason` is
+    /// every drop by reason (exact), not the sampled ones.
+    #[serde(default)]
+    pub counting: Counting,
+    /// Sampled drops by reason name (every drop with [`Counting::Bpf`]).
     pub by_reason: BTreeMap<String, u64>,
     /// Sampled drops by location (`symbol+0xoff`, or the address).
     pub by_location: BTreeMap<String, u64>,
@@ -95,8 +129,14 @@ impl DropCounts {
 
     /// Count one sampled drop.
     pub fn add_sample(&mut self, reason: &str, location: &str, protocol: Option<u16>) {
-        self.sampled = self.sampled.saturating_add(1);
         bump(&mut self.by_reason, reason, 1);
+        self.add_located(location, protocol);
+    }
+
+    /// Count one sampled drop's location and protocol only (its reason is
+    /// counted apart, [`Counting::Bpf`]).
+    pub fn add_located(&mut self, location: &str, protocol: Option<u16>) {
+        self.sampled = self.sampled.saturating_add(1);
         bump(&mut self.by_location, location, 1);
         match protocol {
             Some(0x0800) => bump(&mut self.by_protocol, "IPv4", 1),
@@ -134,6 +174,13 @@ pub struct DropInterval {
     pub lost: u64,
     /// Whether every drop was sampled, so the rows are exact counts.
     pub exact: bool,
+    /// How the drops were counted.
+    #[serde(default)]
+    pub counting: Counting,
+    /// Whether the reason rows are exact counts (`exact`, or counted by
+    /// reason in the kernel, [`Counting::Bpf`]).
+    #[serde(default)]
+    pub reasons_exact: bool,
     /// By reason, largest first.
     pub reasons: Vec<Row>,
     /// By kernel location, largest first.
@@ -192,6 +239,7 @@ impl DropInterval {
         let lost = cur.lost.saturating_sub(prev.lost);
         let exact = lost == 0 && cur.thinned == prev.thinned;
         let scale = (!exact).then_some((total, sampled));
+        let bpf = cur.counting == Counting::Bpf;
         DropInterval {
             seconds,
             total,
@@ -199,7 +247,14 @@ impl DropInterval {
             sampled,
             lost,
             exact,
-            reasons: rows(&cur.by_reason, &prev.by_reason, scale, seconds),
+            counting: cur.counting,
+            reasons_exact: exact || bpf,
+            reasons: rows(
+                &cur.by_reason,
+                &prev.by_reason,
+                if bpf { None } else { scale },
+                seconds,
+            ),
             locations: rows(&cur.by_location, &prev.by_location, scale, seconds),
             protocols: rows(&cur.by_protocol, &prev.by_protocol, scale, seconds),
         }

@@ -4,7 +4,7 @@
 //! `--json` (docs/schema/drops.json).
 
 use anyhow::Context;
-use host::drops::{DropSource, Interval, Sampling};
+use host::drops::{Counting, DropSource, Interval, Sampling};
 use host::Root;
 use model::drops::{DropCounts, DropInterval, DROPS_SCHEMA_VERSION};
 use std::path::PathBuf;
@@ -24,12 +24,17 @@ Examples:
   nettune drops --iface eth0            plus eth0's own rx/tx drop counters
   nettune drops --every                 sample every drop (exact by reason while the rings hold)
   nettune drops --reason NO_SOCKET      count one reason exactly (a filter in the kernel)
+  nettune drops --counting perf         count with perf events even where BPF is allowed
   nettune drops --root DIR              what `nettune capture --samples N` recorded (as root)
 
 Reads the skb:kfree_skb tracepoint (Linux 5.17 and later give a reason; before, only the
-kernel location): per CPU, one perf event counts every drop exactly and samples their
+kernel location). Where the kernel allows BPF (root or CAP_BPF+CAP_PERFMON, 5.17+), a BPF
+program on the raw tracepoint counts every drop by reason (exact, a few ns a drop), and perf
+events sample records for the locations and protocols (all drops up to about 10 000 a
+second, then in windows: those rows are shares of the total, marked `estimated`). Otherwise,
+and with --every or --reason, one perf event per CPU counts every drop exactly and samples
 records (every drop up to 1000 per second per CPU, then one in N: rows are then the sampled
-shares of the exact total, marked `estimated`). Each reason is named by nettune's catalogue:
+shares of the exact total). Each line says which counted (`counting: bpf` or `perf`). Each reason is named by nettune's catalogue:
 what it means, the doctor finding it confirms, and the fix or `not a tuning matter`.
 Needs root (or CAP_PERFMON; tracefs is mounted at /sys/kernel/tracing when absent). The
 tracepoint carries no device or namespace: counts are the whole machine's. More in
@@ -61,9 +66,22 @@ pub struct Args {
     /// their exact count whatever else the machine drops. Live host only.
     #[arg(long, value_delimiter = ',', value_name = "REASON")]
     pub reason: Vec<String>,
+    /// How to count: `bpf` where the kernel allows it, else perf (the
+    /// default); `perf` always with perf events.
+    #[arg(long, value_enum, default_value = "bpf", value_name = "HOW")]
+    pub counting: CountingArg,
     /// Directory standing for `/` (a capture with samples); default the live host.
     #[arg(long, default_value = "/")]
     pub root: PathBuf,
+}
+
+/// `--counting`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CountingArg {
+    /// BPF where the kernel allows it, else perf.
+    Bpf,
+    /// perf events only.
+    Perf,
 }
 
 /// Said once when the kernel hid its symbols' addresses.
@@ -159,7 +177,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.reason.is_empty() && !root.is_live() {
         anyhow::bail!("--reason selects in the kernel: live host only, not with --root");
     }
-    let mut source = DropSource::open(&root, sampling, &args.reason)?;
+    let prefer = match args.counting {
+        CountingArg::Bpf => Counting::Bpf,
+        CountingArg::Perf => Counting::Perf,
+    };
+    let mut source = DropSource::open_counting(&root, sampling, &args.reason, prefer)?;
+    if let Some(why) = source.watcher().and_then(|w| w.bpf_refused()) {
+        eprintln!("nettune: drops: counting with perf events: the BPF counter was refused ({why})");
+    }
     let cancel = engine::interrupt::sigint_flag().context("installing the Ctrl-C handler")?;
     let first: DropCounts = source.first().unwrap_or_default();
     let mut last = first.clone();

@@ -1,7 +1,7 @@
 //! The human screen of `nettune drops`: one block per interval.
 
 use model::drops::reasons;
-use model::drops::{DropInterval, Row};
+use model::drops::{Counting, DropInterval, Row};
 use std::fmt::Write as _;
 
 /// Reasons listed per block.
@@ -28,12 +28,18 @@ pub fn render(head: &str, d: &DropInterval, iface: Option<(&str, u64, u64)>) -> 
         ""
     } else if d.exact {
         " (every drop sampled)"
+    } else if d.reasons_exact {
+        " (by reason: exact; locations: estimated from samples)"
     } else {
         " (by reason: estimated from samples)"
     };
+    let counting = match d.counting {
+        Counting::Perf => "perf",
+        Counting::Bpf => "bpf",
+    };
     let _ = writeln!(
         s,
-        "{head}  {:.1} s  drops {}/s  total {}{how}",
+        "{head}  {:.1} s  drops {}/s  total {}{how}  counting: {counting}",
         d.seconds,
         rate(d.per_sec),
         d.total
