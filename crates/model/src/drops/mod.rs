@@ -21,6 +21,7 @@ pub mod format;
 pub mod kallsyms;
 pub mod reasons;
 pub mod record;
+pub mod run;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
