@@ -126,6 +126,7 @@ fn runs_of(spec: &CellSpec) -> Vec<RunRecord> {
                 raw: Some(format!("runs/cell-{:03}/{w}-r{rep:02}.json", spec.index)),
                 limited_by: None,
                 others: None,
+                drops: Vec::new(),
             });
         }
     }
