@@ -5,7 +5,8 @@
 //! listener that never accepts (the ACKs of its SYN cookies, freed at
 //! cookie_v4_check: what a full accept queue looks like on 6.18), and a
 //! flood through a tiny tbf (QDISC_DROP or QDISC_OVERLIMIT, counted by
-//! `tc -s`).
+//! `tc -s`), and an nft `drop` rule in the namespace (NETFILTER_DROP,
+//! counted by the rule's counter).
 //!
 //! The tracepoint is the whole machine's, and this machine is shared: each
 //! test selects its reason with `--reason` (a tracepoint filter in the
@@ -13,8 +14,7 @@
 //! and asserts at least what it provoked minus what was delivered, never a
 //! timing margin. Not here: CPU_BACKLOG (netdev_max_backlog is one sysctl
 //! for the whole machine, not a namespace's, and the tests do not write
-//! the machine's sysctls), NETFILTER_DROP (neither nft nor iptables is in
-//! `.ci/run`), an idle namespace's silence (the event names no device or
+//! the machine's sysctls), an idle namespace's silence (the event names no device or
 //! namespace, so a quiet namespace cannot be told from a busy machine).
 //! Needs root; skips with the reason otherwise (never under CI=true).
 
@@ -267,6 +267,46 @@ fn a_flood_through_a_tiny_tbf_is_a_qdisc_drop_as_tc_counts_it() {
         v["total"].as_u64().unwrap() >= dropped,
         "tc says {dropped}: {v}"
     );
+}
+
+/// A `drop` rule of nft inside the namespace (its own ruleset, never the
+/// machine's): every datagram to the port is freed at the netfilter hook
+/// with NETFILTER_DROP, and the rule's counter says how many.
+#[test]
+fn a_drop_rule_in_a_namespace_is_netfilter_drop_as_its_counter_counts() {
+    let test = "a_drop_rule_in_a_namespace_is_netfilter_drop_as_its_counter_counts";
+    if !gate(test) || !require_programs(test, &["nft"], "nftables") {
+        return;
+    }
+    let ns = Netns::create("nt39").unwrap();
+    ns.sh("nft 'add table inet nt39; add chain inet nt39 in { type filter hook input priority 0; }; add rule inet nt39 in udp dport 9 counter drop'")
+        .unwrap();
+    let w = Watch::start("NETFILTER_DROP");
+    let sent = 500;
+    py(
+        &ns,
+        &format!(
+            "import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range({sent}): s.sendto(b'x',('127.0.0.1',9))"
+        ),
+    );
+    let v = w.stop();
+    let rules = ns.sh("nft list chain inet nt39 in").unwrap();
+    let counted: u64 = rules
+        .split("counter packets ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no counter in: {rules}"));
+    assert_eq!(counted, sent, "the rule saw every datagram: {rules}");
+    // The filter selects NETFILTER_DROP: its total is that reason's exact
+    // count, whatever else the machine drops meanwhile.
+    assert!(
+        v["total"].as_u64().unwrap() >= counted,
+        "nft says {counted}: {v}"
+    );
+    if v["lost"] == 0 {
+        assert!(reason(&v, "NETFILTER_DROP") >= counted, "{v}");
+    }
 }
 
 #[test]
