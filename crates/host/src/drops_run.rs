@@ -51,8 +51,8 @@ pub fn watch_run(root: &Root) -> RunWatch {
             stop,
             drainer,
         })),
-        Err(e) => RunWatch(Err(Unavailable::BadFormat {
-            error: format!("starting the drops thread: {e}"),
+        Err(e) => RunWatch(Err(Unavailable::NoDrainThread {
+            errno: model::drops::Errno::of(&e),
         })),
     }
 }
@@ -68,9 +68,7 @@ impl RunWatch {
         let r = self.0?;
         r.stop.store(true, Ordering::Relaxed);
         r.drainer.thread().unpark();
-        let mut watcher = r.drainer.join().map_err(|_| Unavailable::BadFormat {
-            error: "the drops thread panicked".into(),
-        })?;
+        let mut watcher = r.drainer.join().map_err(|_| Unavailable::DrainPanicked)?;
         let last = watcher.counts();
         Ok(DropInterval::between(
             &r.first,
