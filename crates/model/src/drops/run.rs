@@ -102,7 +102,8 @@ impl DropsSeen {
             return format!("no drops in {:.1} s", self.seconds);
         }
         let mark = if self.exact { "" } else { "~" };
-        let mut s = format!("{} drops in {:.1} s", self.total, self.seconds);
+        let noun = if self.total == 1 { "drop" } else { "drops" };
+        let mut s = format!("{} {noun} in {:.1} s", self.total, self.seconds);
         for (i, r) in self.reasons.iter().take(top).enumerate() {
             s.push_str(if i == 0 { ": " } else { ", " });
             s.push_str(&format!("{} {mark}{}", r.name, r.count));
