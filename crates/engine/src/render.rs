@@ -154,6 +154,11 @@ pub fn human(r: &BenchResult) -> String {
     if let Some(d) = &r.doctor {
         findings(&mut o, "client", d.client.as_ref());
         findings(&mut o, "server", d.server.as_ref());
+        if let Some(drops) = &d.drops {
+            let line = drops.line(5);
+            let line = printable(line.trim_start_matches("drops by reason: "), 400);
+            let _ = writeln!(o, "\nDrops by reason ({}): {line}", drops.host);
+        }
     }
     o.lines()
         .map(|l| l.trim_end())

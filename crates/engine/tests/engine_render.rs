@@ -293,6 +293,10 @@ fn human_summary_with_doctor_findings() {
             "UDP: 1200 datagrams dropped\x1b[2J",
             None,
         )),
+        drops: Some(model::drops::run::RunDrops::unavailable(
+            "client",
+            model::drops::Unavailable::NoTracefs,
+        )),
     });
     let text = engine::render::human(&r);
     // A server's control characters are shown escaped, never sent to the terminal.

@@ -7,6 +7,7 @@ pub mod capture;
 pub mod confirm;
 pub mod doctor_facts;
 pub mod drops;
+pub mod drops_run;
 pub mod error;
 pub mod ethtool;
 pub mod extras;

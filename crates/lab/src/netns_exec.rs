@@ -12,7 +12,8 @@ use model::findings::Report;
 use model::plan::Plan;
 use model::snapshot::HostSnapshot;
 use runner::exec::{
-    apply_failed, parse, parse_report, ExecError, Executor, HostId, NotApplicableKind,
+    apply_failed, parse, parse_report, DropsWatch, ExecError, Executor, HostId, LocalDrops,
+    NotApplicableKind, THIS_MACHINE,
 };
 use std::io::Read;
 use std::net::Ipv4Addr;
@@ -362,6 +363,12 @@ impl Executor for NetnsExecutor {
                 stderr: f.stderr,
             }),
         }
+    }
+
+    /// The namespaces share this machine's kernel: one watcher sees every
+    /// namespace's drops (and the machine's own).
+    fn watch_drops(&mut self, _client: HostId, _server: HostId) -> Box<dyn DropsWatch> {
+        Box::new(LocalDrops::start(THIS_MACHINE))
     }
 
     fn inspect(&mut self, host: HostId) -> Result<HostSnapshot, ExecError> {

@@ -262,6 +262,11 @@ pub struct RunRecord {
     /// older results and from engines that do not report it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others: Option<OthersLoad>,
+    /// Drops by reason over the run on each kernel the run used (a lab's
+    /// namespaces share one), or the one line saying why none; empty in
+    /// older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drops: Vec<crate::drops::run::RunDrops>,
 }
 
 /// What else used the machine while a run measured, on the busier of its

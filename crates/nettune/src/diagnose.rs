@@ -4,7 +4,7 @@
 
 use doctor::collect::HostRead;
 use doctor::Report;
-use engine::diagnosis::{DoctorHook, SHORT_WINDOW};
+use engine::diagnosis::{DoctorHook, DropsRecorder, DropsRun, RunDropsResult, SHORT_WINDOW};
 use host::sampler::Sample;
 use host::Root;
 
@@ -45,17 +45,37 @@ pub fn applied_plan(root: &Root) -> Option<model::plan::Plan> {
 }
 
 /// The doctor report of the host under `root` over the window sampled in
-/// `samples` (time order).
-pub fn diagnose(root: &Root, samples: Vec<Sample>) -> Report {
+/// `samples` (time order), with the drops by reason over the run.
+pub fn diagnose(root: &Root, samples: Vec<Sample>, drops: RunDropsResult) -> Report {
     let mut input = read_host(root).into_input();
     if samples.len() < 2 {
         input.no_samples = SHORT_WINDOW.to_string();
     }
     input.samples = samples;
+    input.drops = drops;
     doctor::diagnose(&input)
 }
 
-/// [`diagnose`] as the engine's hook.
+/// The `skb:kfree_skb` watcher over each run, as the engine's recorder.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LiveDrops;
+
+/// One run's watch.
+struct Watching(host::drops_run::RunWatch);
+
+impl DropsRecorder for LiveDrops {
+    fn start(&self, root: &Root) -> Box<dyn DropsRun> {
+        Box::new(Watching(host::drops_run::watch_run(root)))
+    }
+}
+
+impl DropsRun for Watching {
+    fn finish(self: Box<Self>) -> RunDropsResult {
+        self.0.finish()
+    }
+}
+
+/// [`diagnose`] as the engine's hook, with drops by reason over each run.
 pub fn hook() -> DoctorHook {
-    DoctorHook::new(diagnose)
+    DoctorHook::new(diagnose).with_drops(LiveDrops)
 }

@@ -3,9 +3,12 @@
 //! drop): python3 to a closed UDP port (NO_SOCKET), into a socket with a
 //! tiny receive buffer that never reads (SOCKET_RCVBUFF), connections to a
 //! listener that never accepts (the ACKs of its SYN cookies, freed at
-//! cookie_v4_check: what a full accept queue looks like on 6.18), and a
+//! cookie_v4_check: what a full accept queue looks like on 6.18; and,
+//! with `tcp_syncookies=0` in the server's namespace, the ACKs of requests
+//! made before the queue filled: TCP_LISTEN_OVERFLOW), and a
 //! flood through a tiny tbf (QDISC_DROP or QDISC_OVERLIMIT, counted by
-//! `tc -s`).
+//! `tc -s`), and an nft `drop` rule in the namespace (NETFILTER_DROP,
+//! counted by the rule's counter).
 //!
 //! The tracepoint is the whole machine's, and this machine is shared: each
 //! test selects its reason with `--reason` (a tracepoint filter in the
@@ -13,8 +16,7 @@
 //! and asserts at least what it provoked minus what was delivered, never a
 //! timing margin. Not here: CPU_BACKLOG (netdev_max_backlog is one sysctl
 //! for the whole machine, not a namespace's, and the tests do not write
-//! the machine's sysctls), NETFILTER_DROP (neither nft nor iptables is in
-//! `.ci/run`), an idle namespace's silence (the event names no device or
+//! the machine's sysctls: it needs a guest with a kernel of its own), an idle namespace's silence (the event names no device or
 //! namespace, so a quiet namespace cannot be told from a busy machine).
 //! Needs root; skips with the reason otherwise (never under CI=true).
 
@@ -216,16 +218,42 @@ fn tcp_ext(ns: &Netns, name: &str) -> u64 {
     panic!("no TcpExt in {text}");
 }
 
-#[test]
-fn acks_of_syn_cookies_to_a_full_accept_queue_are_named() {
-    if !gate("acks_of_syn_cookies_to_a_full_accept_queue_are_named") {
-        return;
-    }
+/// Two namespaces on a veth pair, the server's address answering pings.
+fn pair() -> (TwoHosts, String) {
     let lab = TwoHosts::create("nt39", 1).unwrap();
     let server = lab.b_end.addr.to_string();
     lab.a
         .sh(&format!("ping -c1 -W2 {server} >/dev/null"))
         .unwrap();
+    (lab, server)
+}
+
+/// A python3 listener in `ns` on `port` with `listen(backlog)` that never
+/// accepts, up (`ss` lists it) when this returns.
+fn listener(ns: &Netns, port: u16, backlog: u32) -> ChildGuard {
+    let script = format!(
+        "import socket,time\nl=socket.socket()\nl.bind(('0.0.0.0',{port}))\nl.listen({backlog})\ntime.sleep(60)"
+    );
+    let mut l = ns.spawn("python3", &["-c", &script]).unwrap();
+    let _ = l.child();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !ns
+        .sh(&format!("ss -Hltn 'sport = :{port}'"))
+        .unwrap()
+        .contains(&port.to_string())
+    {
+        assert!(std::time::Instant::now() < deadline, "listener not up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    l
+}
+
+#[test]
+fn acks_of_syn_cookies_to_a_full_accept_queue_are_named() {
+    if !gate("acks_of_syn_cookies_to_a_full_accept_queue_are_named") {
+        return;
+    }
+    let (lab, server) = pair();
     // a FIFO on the client's side, filled first with 150 ms of datagrams:
     // all 16 SYNs queue behind them and reach the listener (listen(1): one
     // request, two accepted) before the first ACK, so most are answered
@@ -237,24 +265,7 @@ fn acks_of_syn_cookies_to_a_full_accept_queue_are_named() {
     lab.a
         .sh("tc qdisc add dev nt0 root tbf rate 1mbit burst 1600 limit 100000")
         .unwrap();
-    let mut listener = lab
-        .b
-        .spawn(
-            "python3",
-            &["-c", "import socket,time\nl=socket.socket()\nl.bind(('0.0.0.0',7000))\nl.listen(1)\ntime.sleep(30)"],
-        )
-        .unwrap();
-    let _ = listener.child();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !lab
-        .b
-        .sh("ss -Hltn 'sport = :7000'")
-        .unwrap()
-        .contains("7000")
-    {
-        assert!(std::time::Instant::now() < deadline, "listener not up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let _listener = listener(&lab.b, 7000, 1);
     let w = Watch::start("NO_SOCKET,TCP_LISTEN_OVERFLOW");
     py(
         &lab.a,
@@ -282,16 +293,63 @@ fn acks_of_syn_cookies_to_a_full_accept_queue_are_named() {
     assert!(at_cookie + overflow >= cookies, "{cookies} cookies: {v}");
 }
 
+/// Without SYN cookies (`tcp_syncookies=0` in the server's namespace, its
+/// own sysctl) a full accept queue drops the final ACK of a request in
+/// `tcp_v4_syn_recv_sock` (ListenOverflows) and Linux 6.15 and later free
+/// it as TCP_LISTEN_OVERFLOW. `listen(2)` takes three requests and three
+/// connections: two connect first; three more SYNs make requests while
+/// their ACKs are held by an nft rule on the client (so every SYN finds
+/// the accept queue with room); once the client has sent them all, the
+/// rule goes, and the ACKs to the SYN-ACKs the server sends again find the
+/// queue full after the first.
+#[test]
+fn acks_of_requests_to_a_full_accept_queue_are_tcp_listen_overflow() {
+    let test = "acks_of_requests_to_a_full_accept_queue_are_tcp_listen_overflow";
+    if !gate(test) || !require_programs(test, &["nft", "ss"], "nftables, iproute2") {
+        return;
+    }
+    let (lab, server) = pair();
+    lab.b.sh("sysctl -qw net.ipv4.tcp_syncookies=0").unwrap();
+    let _listener = listener(&lab.b, 7000, 2);
+    let before = tcp_ext(&lab.b, "ListenOverflows");
+    let w = Watch::start("TCP_LISTEN_OVERFLOW");
+    let script = format!(
+        "import socket,select,subprocess,time\nS=('{server}',7000)\nkeep=[socket.create_connection(S) for i in range(2)]\nsubprocess.run(['nft','add table inet nt39; add chain inet nt39 out {{ type filter hook output priority 0; }}; add rule inet nt39 out tcp dport 7000 tcp flags == ack drop'],check=True)\ncs=[]\nfor i in range(3):\n  c=socket.socket(); c.setblocking(False); c.connect_ex(S); cs.append(c)\nleft=list(cs)\nwhile left:\n  _,w,_=select.select([],left,[],30)\n  assert w, 'no SYN-ACK'\n  left=[c for c in left if c not in w]\nsubprocess.run(['nft','delete table inet nt39'],check=True)\nprint('held',flush=True)\ntime.sleep(60)"
+    );
+    let _client = lab.a.spawn("python3", &["-c", &script]).unwrap();
+    // The server sends its SYN-ACKs again (after 1 s, then 2 s, ...): wait
+    // for the first overflow, however long the busy machine takes.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let overflows = loop {
+        let n = tcp_ext(&lab.b, "ListenOverflows").saturating_sub(before);
+        if n > 0 {
+            break n;
+        }
+        assert!(std::time::Instant::now() < deadline, "no listen overflow");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // read before the watcher stops: each overflow counted so far is a
+    // TCP_LISTEN_OVERFLOW freed in the same softirq, while it still watches
+    let v = w.stop();
+    eprintln!(
+        "ListenOverflows {overflows}, TCP_LISTEN_OVERFLOW total {}",
+        v["total"]
+    );
+    assert!(
+        v["total"].as_u64().unwrap() >= overflows,
+        "ListenOverflows {overflows}: {v}"
+    );
+    if v["lost"] == 0 {
+        assert!(reason(&v, "TCP_LISTEN_OVERFLOW") >= overflows, "{v}");
+    }
+}
+
 #[test]
 fn a_flood_through_a_tiny_tbf_is_a_qdisc_drop_as_tc_counts_it() {
     if !gate("a_flood_through_a_tiny_tbf_is_a_qdisc_drop_as_tc_counts_it") {
         return;
     }
-    let lab = TwoHosts::create("nt39", 1).unwrap();
-    let server = lab.b_end.addr.to_string();
-    lab.a
-        .sh(&format!("ping -c1 -W2 {server} >/dev/null"))
-        .unwrap();
+    let (lab, server) = pair();
     lab.a
         .sh("tc qdisc add dev nt0 root tbf rate 1mbit burst 2kb limit 3kb")
         .unwrap();
@@ -315,6 +373,46 @@ fn a_flood_through_a_tiny_tbf_is_a_qdisc_drop_as_tc_counts_it() {
         v["total"].as_u64().unwrap() >= dropped,
         "tc says {dropped}: {v}"
     );
+}
+
+/// A `drop` rule of nft inside the namespace (its own ruleset, never the
+/// machine's): every datagram to the port is freed at the netfilter hook
+/// with NETFILTER_DROP, and the rule's counter says how many.
+#[test]
+fn a_drop_rule_in_a_namespace_is_netfilter_drop_as_its_counter_counts() {
+    let test = "a_drop_rule_in_a_namespace_is_netfilter_drop_as_its_counter_counts";
+    if !gate(test) || !require_programs(test, &["nft"], "nftables") {
+        return;
+    }
+    let ns = Netns::create("nt39").unwrap();
+    ns.sh("nft 'add table inet nt39; add chain inet nt39 in { type filter hook input priority 0; }; add rule inet nt39 in udp dport 9 counter drop'")
+        .unwrap();
+    let w = Watch::start("NETFILTER_DROP");
+    let sent = 500;
+    py(
+        &ns,
+        &format!(
+            "import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range({sent}): s.sendto(b'x',('127.0.0.1',9))"
+        ),
+    );
+    let v = w.stop();
+    let rules = ns.sh("nft list chain inet nt39 in").unwrap();
+    let counted: u64 = rules
+        .split("counter packets ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no counter in: {rules}"));
+    assert_eq!(counted, sent, "the rule saw every datagram: {rules}");
+    // The filter selects NETFILTER_DROP: its total is that reason's exact
+    // count, whatever else the machine drops meanwhile.
+    assert!(
+        v["total"].as_u64().unwrap() >= counted,
+        "nft says {counted}: {v}"
+    );
+    if v["lost"] == 0 {
+        assert!(reason(&v, "NETFILTER_DROP") >= counted, "{v}");
+    }
 }
 
 #[test]

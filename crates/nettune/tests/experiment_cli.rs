@@ -161,6 +161,7 @@ fn run(tps: f64, p99: f64) -> RunRecord {
         raw: None,
         limited_by: None,
         others: None,
+        drops: Vec::new(),
     }
 }
 

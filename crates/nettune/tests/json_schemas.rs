@@ -624,6 +624,35 @@ fn bench_outputs_against(addr: &str) {
         );
         assert!(last["schema_version"].is_u64(), "{last}");
     }
+    bench_doctor_against(host, port);
+}
+
+/// `bench --doctor --json`: both reports and the drops by reason over the
+/// run (counts as root, else the watcher's one line), in bench.json's shape.
+fn bench_doctor_against(host: &str, port: &str) {
+    let o = Command::new(env!("CARGO_BIN_EXE_nettune"))
+        .args(["bench", host, "--port", port, "--test", "tcp-stream"])
+        .args(["--duration", "1", "--warmup", "0", "--doctor", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    check("bench", &v, "bench --doctor --json");
+    let drops = &v["doctor"]["drops"];
+    assert_eq!(drops["host"], "client", "{drops}");
+    assert!(
+        drops["reasons"].is_array() != drops["unavailable"].is_string(),
+        "either counts or the reason: {drops}"
+    );
+    // The shape of each arm, and nothing else, passes drops-run.json.
+    let mut errs = Vec::new();
+    validate(
+        &schema("drops-run"),
+        &serde_json::json!({"host": "client", "unavailable": "x", "total": 1}),
+        "$",
+        &mut errs,
+    );
+    assert!(!errs.is_empty(), "a mixed record passed");
 }
 
 #[test]

@@ -119,6 +119,13 @@ fn loopback_measures_without_root_and_writes_results() {
     assert_eq!(r.cells[0].status, CellStatus::Done);
     assert_eq!(r.cells[0].runs.len(), 12);
     assert!(r.cells[0].runs.iter().all(|run| !run.cpus.is_empty()));
+    // Every run records drops by reason once, for the machine's one kernel:
+    // counts, or the watcher's one line (not root) while the run went on.
+    for run in &r.cells[0].runs {
+        let hosts: Vec<&str> = run.drops.iter().map(|d| d.host.as_str()).collect();
+        assert_eq!(hosts, ["this machine"], "{:?}", run.drops);
+        assert!(run.drops[0].counts().is_some() || run.drops[0].why_not().is_some());
+    }
     for f in ["report.html", "report.md"] {
         assert!(dir.path().join(f).is_file(), "{f} not written");
     }

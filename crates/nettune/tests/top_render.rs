@@ -485,7 +485,7 @@ fn panel_heights_fill_the_terminal() {
     for s in &screens {
         for h in nettune::top::draw::MIN_HEIGHT..=120 {
             let (c, n, f) = nettune::top::draw::heights(s, h);
-            assert_eq!(c + n + f, h - 2, "h={h}: {c}+{n}+{f}");
+            assert_eq!(c + n + f, h - 3, "h={h}: {c}+{n}+{f}");
             assert!(c >= 4 && n >= 3 && f >= 3, "h={h}: {c}+{n}+{f}");
         }
     }
@@ -563,5 +563,40 @@ fn a_frame_is_linear_in_cpus_and_interfaces() {
     assert!(
         took < std::time::Duration::from_secs(60),
         "one frame took {took:?}"
+    );
+}
+
+/// The drops pane: the last interval's drops per second with the largest
+/// reasons, and the one line when the watcher is off.
+#[test]
+fn the_drops_pane_shows_the_largest_reasons_or_why_it_is_off() {
+    use model::drops::{DropCounts, DropInterval};
+    use nettune::top::drops::DropsPane;
+    let (snap, d) = busy_c4();
+    let mut s = build(&snap, Some(&d), &QueueRates::new(), View::default());
+    let mut cur = DropCounts::new();
+    for (reason, n) in [
+        ("NO_SOCKET", 1200),
+        ("QDISC_DROP", 300),
+        ("TCP_RESET", 20),
+        ("NOMEM", 1),
+    ] {
+        for _ in 0..n {
+            cur.add_sample(reason, "x+0x1", Some(0x0800));
+        }
+    }
+    cur.total = 1521;
+    s.drops = DropsPane::of(&DropInterval::between(&DropCounts::new(), &cur, 1.0));
+    assert_eq!(
+        s.drops.line(),
+        "Drops by reason: 1.52k/s  NO_SOCKET 1.20k/s, QDISC_DROP 300/s, TCP_RESET 20.0/s, 1 more"
+    );
+    insta::assert_snapshot!("drops_pane_seen", render(&s, 120, 40).backend());
+    s.drops = DropsPane::Off(model::drops::Unavailable::NoTracefs.to_string());
+    let t = render(&s, 120, 40);
+    let text = format!("{}", t.backend());
+    assert!(
+        text.contains("Drops by reason: off (tracefs is not mounted at /sys/kernel/tracing"),
+        "{text}"
     );
 }

@@ -207,6 +207,26 @@ fn section_cells(out: &mut String, r: &ExperimentResults) {
             let _ = writeln!(out, "<p>{left_out} more rows left out.</p>");
         }
     }
+    let (drops, left_out) = table::drops(r);
+    if !drops.is_empty() {
+        out.push_str("<h3>Drops by reason per cell</h3>\n<table><tr><th>cell</th><th>kernel</th><th>runs watched</th><th>drops</th><th>drops/s</th><th>largest reasons</th></tr>\n");
+        for d in &drops {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                h(&d.cell),
+                h(&d.host),
+                d.runs,
+                h(&d.total),
+                h(&d.per_sec),
+                h(&d.reasons)
+            );
+        }
+        out.push_str("</table>\n");
+        if left_out > 0 {
+            let _ = writeln!(out, "<p>{left_out} more rows left out.</p>");
+        }
+    }
     let unmeasured = table::unmeasured(r);
     if !unmeasured.is_empty() {
         out.push_str("<h3>Cells not measured in full</h3>\n<table><tr><th>cell</th><th>status</th><th>reason</th></tr>\n");

@@ -165,6 +165,27 @@ fn section_cells(out: &mut String, r: &ExperimentResults) {
         out.push('\n');
     }
 
+    let (drops, left_out) = table::drops(r);
+    if !drops.is_empty() {
+        out.push_str("## Drops by reason per cell\n\nThe kernel's drop reasons (`skb:kfree_skb`) over each cell's measured runs, per kernel that counted them (docs/drops.md).\n\n| cell | kernel | runs watched | drops | drops/s | largest reasons |\n| --- | --- | ---: | ---: | ---: | --- |\n");
+        for d in &drops {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                md(&d.cell),
+                md(&d.host),
+                d.runs,
+                d.total,
+                d.per_sec,
+                md(&d.reasons)
+            );
+        }
+        if left_out > 0 {
+            let _ = writeln!(out, "\n{left_out} more rows left out.");
+        }
+        out.push('\n');
+    }
+
     let unmeasured = table::unmeasured(r);
     if !unmeasured.is_empty() {
         out.push_str(

@@ -36,6 +36,50 @@ pub(crate) fn rows(r: &ExperimentResults) -> StatRows<'_> {
     stat_rows(r, Order::ByCell, MAX_ROWS, &|u| crate::esc::label(u, 24))
 }
 
+/// One row of the drops table: cell, kernel, runs watched, drops, drops
+/// per second, the largest reasons (or why the watcher could not run).
+pub(crate) struct DropLine {
+    pub cell: String,
+    pub host: String,
+    pub runs: usize,
+    pub total: String,
+    pub per_sec: String,
+    pub reasons: String,
+}
+
+/// Drops by reason per cell (the model's builder), at most [`MAX_ROWS`],
+/// and the rows left out; none when no run recorded drops.
+pub(crate) fn drops(r: &ExperimentResults) -> (Vec<DropLine>, usize) {
+    let (rows, left_out) = model::results::table::drops::drop_rows(r, MAX_ROWS);
+    let lines = rows
+        .iter()
+        .map(|d| {
+            let mut reasons = if d.runs > 0 { d.top(3) } else { String::new() };
+            for (why, n) in &d.unavailable {
+                if !reasons.is_empty() {
+                    reasons.push_str("; ");
+                }
+                let why = why.trim_start_matches("drops by reason: ");
+                reasons.push_str(&format!("not watched in {n} runs: {why}"));
+            }
+            let (total, per_sec) = if d.runs > 0 {
+                (d.total.to_string(), format!("{:.1}", d.per_sec))
+            } else {
+                ("—".into(), "—".into())
+            };
+            DropLine {
+                cell: cell_name(d.cell),
+                host: d.host.clone(),
+                runs: d.runs,
+                total,
+                per_sec,
+                reasons,
+            }
+        })
+        .collect();
+    (lines, left_out)
+}
+
 /// Cells that were not (fully) measured: (cell, status, reason).
 pub(crate) fn unmeasured(r: &ExperimentResults) -> Vec<(String, &'static str, String)> {
     sorted_cells(r)

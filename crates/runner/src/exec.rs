@@ -10,6 +10,7 @@
 //! [`ExecError::Malformed`] naming the call and the host.
 
 use model::bench::result::BenchResult;
+use model::drops::run::RunDrops;
 use model::findings::Report;
 use model::plan::Plan;
 use model::snapshot::HostSnapshot;
@@ -253,6 +254,70 @@ pub trait Executor {
 
     /// Roll back, on `host`, everything applied since the last rollback.
     fn rollback(&mut self, host: HostId) -> Result<(), ExecError>;
+
+    /// Start recording drops by reason for one run of `client` against
+    /// `server`, once per kernel the two use; [`DropsWatch::finish`] ends
+    /// it when the run ends. An executor that cannot (a fleet's agents,
+    /// which do not record drops) says so per host: the run goes on.
+    fn watch_drops(&mut self, client: HostId, server: HostId) -> Box<dyn DropsWatch> {
+        let mut hosts = vec![self.host_name(client)];
+        if server != client {
+            hosts.push(self.host_name(server));
+        }
+        Box::new(NotRecorded(hosts))
+    }
+}
+
+/// One run's drops recording, from [`Executor::watch_drops`].
+pub trait DropsWatch {
+    /// Stop: per kernel, the run's drops by reason or why none.
+    fn finish(self: Box<Self>) -> Vec<RunDrops>;
+}
+
+/// The reason of an executor that records no drops.
+pub const NOT_RECORDED: &str =
+    "drops by reason: not recorded on this host (its executor does not watch them)";
+
+/// No recording: each host's entry says [`NOT_RECORDED`].
+#[derive(Debug)]
+pub struct NotRecorded(pub Vec<String>);
+
+impl DropsWatch for NotRecorded {
+    fn finish(self: Box<Self>) -> Vec<RunDrops> {
+        self.0
+            .into_iter()
+            .map(|h| RunDrops::unavailable(h, NOT_RECORDED))
+            .collect()
+    }
+}
+
+/// The `host` of drops counted by this machine's kernel for hosts that
+/// share it (a lab's namespaces).
+pub const THIS_MACHINE: &str = "this machine";
+
+/// The live host's watcher ([`host::drops_run`]), for executors whose
+/// hosts share this machine's kernel (a lab's namespaces): one entry,
+/// named `host`.
+#[derive(Debug)]
+pub struct LocalDrops {
+    host: String,
+    watch: host::drops_run::RunWatch,
+}
+
+impl LocalDrops {
+    /// Start watching this machine's kernel.
+    pub fn start(host: impl Into<String>) -> LocalDrops {
+        LocalDrops {
+            host: host.into(),
+            watch: host::drops_run::watch_run(&host::Root::live()),
+        }
+    }
+}
+
+impl DropsWatch for LocalDrops {
+    fn finish(self: Box<Self>) -> Vec<RunDrops> {
+        vec![RunDrops::of(self.host, &self.watch.finish())]
+    }
 }
 
 /// `nettune doctor --json` of `host`, typed. Text that is not a report is

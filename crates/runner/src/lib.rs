@@ -631,7 +631,8 @@ fn measure_cell(
                 eta: eta.left(),
             });
             let start_time = model::time::rfc3339_utc(std::time::SystemTime::now());
-            let bench = match exec.bench(schedule.client, schedule.server, &args, w.deadline) {
+            let run = step::bench(exec, schedule.client, schedule.server, &args, w.deadline);
+            let (bench, drops) = match run {
                 Ok(b) => b,
                 Err(ExecError::Cancelled) => return Ok(Outcome::Cancelled),
                 Err(e @ ExecError::HostLost { .. }) => return Err(MeasureError::Exec(e)),
@@ -654,6 +655,7 @@ fn measure_cell(
             rec.warmup = warmup;
             rec.start_time = start_time;
             rec.raw = Some(format!("runs/cell-{index:03}/{raw_name}"));
+            rec.drops = drops;
             if !warmup {
                 if primary.is_none() {
                     primary = metrics

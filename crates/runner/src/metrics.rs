@@ -162,6 +162,7 @@ pub fn record_from_bench(b: &BenchResult, wanted: &[Metric]) -> RunRecord {
         raw: None,
         limited_by: limited_by(b),
         others: others(b),
+        drops: Vec::new(),
     }
 }
 

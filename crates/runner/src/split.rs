@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::exec::{ExecError, Executor, HostId};
+use crate::exec::{DropsWatch, ExecError, Executor, HostId};
 use model::bench::result::BenchResult;
 use model::findings::Report;
 use model::plan::Plan;
@@ -38,6 +38,10 @@ impl<B: Executor, R: Executor> Executor for SplitExecutor<B, R> {
         deadline: Duration,
     ) -> Result<BenchResult, ExecError> {
         self.bench.bench(client, server, args, deadline)
+    }
+
+    fn watch_drops(&mut self, client: HostId, server: HostId) -> Box<dyn DropsWatch> {
+        self.bench.watch_drops(client, server)
     }
 
     fn inspect(&mut self, host: HostId) -> Result<HostSnapshot, ExecError> {

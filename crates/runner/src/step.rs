@@ -4,6 +4,8 @@
 //! (`run_cell`, through its [`CellSetup`](crate::CellSetup)) and an
 //! autotune arm (`autotune::drive`, `autotune::recheck`) are both this step.
 
+use model::bench::result::BenchResult;
+use model::drops::run::RunDrops;
 use model::experiment::{Knob, Level};
 use model::plan::{NetnsScope, Plan};
 use model::snapshot::HostSnapshot;
@@ -80,6 +82,23 @@ pub fn apply_measure_rollback<S: StepSetup + ?Sized, M>(
             }
         }
     }
+}
+
+/// One run: `bench` of `client` against `server` with the drops by reason
+/// each kernel saw from its start to its end ([`Executor::watch_drops`];
+/// a host that cannot watch gives its reason, never an error). Every run
+/// of an experiment, a lab and autotune is this call.
+pub fn bench(
+    exec: &mut dyn Executor,
+    client: HostId,
+    server: HostId,
+    args: &[String],
+    deadline: std::time::Duration,
+) -> Result<(BenchResult, Vec<RunDrops>), ExecError> {
+    let watch = exec.watch_drops(client, server);
+    let bench = exec.bench(client, server, args, deadline);
+    let drops = watch.finish();
+    bench.map(|b| (b, drops))
 }
 
 /// A host's part of a step: the plan of `changes` on it and the bench

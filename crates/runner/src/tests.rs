@@ -217,6 +217,17 @@ fn a_lost_host_stops_the_run_rolls_the_others_back_and_keeps_the_runs() {
     assert!(saved.interrupted);
     assert_eq!(saved.cell(first).map(|c| c.runs.len()), Some(2));
     assert_eq!(status(&saved, second), Some(CellStatus::Interrupted));
+    // Each run records its drops per host, here the executor's one line
+    // (it watches none): the runs went on.
+    for r in &saved.cell(first).unwrap().runs {
+        let why: Vec<_> = r
+            .drops
+            .iter()
+            .map(|d| (d.host.as_str(), d.why_not()))
+            .collect();
+        let not = Some(crate::exec::NOT_RECORDED);
+        assert_eq!(why, [("cli", not), ("srv", not)], "{r:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

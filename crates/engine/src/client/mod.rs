@@ -485,6 +485,8 @@ fn execute(
         f(go);
     }
     let root = o.root.clone();
+    // Drops by reason from `go` to the end of the run (`--doctor`).
+    let drops_run = o.doctor.as_ref().and_then(|h| h.start(&root));
     // The data flows use the control connection's addresses: its ends name
     // the interface the test used (docs/engine.md, "Units").
     let conn = ctrl.local_addr().ok().map(|l| (l.ip(), addr.ip()));
@@ -525,11 +527,18 @@ fn execute(
     let mut doctor_notes = Vec::new();
     let doctor = o.doctor.as_ref().map(|hook| {
         let peer = server.doctor.take();
+        let (client, drops) = match out.doctor_samples {
+            Some(samples) => {
+                let (report, drops) = hook.diagnose(&root, samples, drops_run);
+                let drops = model::drops::run::RunDrops::of(crate::diagnosis::DROPS_HOST, &drops);
+                (Some(report), Some(drops))
+            }
+            None => (None, None),
+        };
         crate::diagnosis::BenchDoctor {
-            client: out
-                .doctor_samples
-                .map(|samples| hook.diagnose(&root, samples)),
+            client,
             server: server_findings(&addr, server_doctor, peer, &mut doctor_notes),
+            drops,
         }
     });
     // A server that was not asked must not slip a report in.

@@ -723,6 +723,8 @@ fn run_test(
         ctrl: &mut ctrl,
         stop: [side.abort.clone(), side.stop_passive.clone()],
     };
+    let drops_run = sh.cfg.doctor.as_ref().filter(|_| doctor);
+    let drops_run = drops_run.and_then(|h| h.start(&root));
     let (out, failure) = session::run(
         side,
         start,
@@ -748,7 +750,7 @@ fn run_test(
         doctor: out
             .doctor_samples
             .zip(sh.cfg.doctor.as_ref())
-            .map(|(samples, hook)| hook.diagnose(&root, samples).into()),
+            .map(|(samples, hook)| hook.diagnose(&root, samples, drops_run).0.into()),
         cpu_intervals: out.cpu_intervals,
         notes,
         buffers: out.buffers,

@@ -33,7 +33,7 @@ fn offered(hook: Option<crate::diagnosis::DoctorHook>) -> Vec<String> {
 fn doctor_is_offered_only_with_a_hook() {
     let cap = crate::diagnosis::CAP.to_string();
     assert!(!offered(None).contains(&cap));
-    let hook = crate::diagnosis::DoctorHook::new(|_, _| model::findings::Report {
+    let hook = crate::diagnosis::DoctorHook::new(|_, _, _| model::findings::Report {
         schema_version: model::findings::REPORT_SCHEMA_VERSION,
         findings: Vec::new(),
         skipped: Vec::new(),

@@ -100,7 +100,7 @@ fn event_dir(root: &Root) -> Result<PathBuf, Unavailable> {
         }
         Err(e) => {
             return Err(Unavailable::MountFailed {
-                error: e.to_string(),
+                errno: model::drops::Errno::of(&e),
             })
         }
     }
@@ -200,13 +200,13 @@ impl DropWatcher {
             };
             let ev = TracepointEvent::open(id, cpu, period, pages).map_err(|e| {
                 Unavailable::NoPermission {
-                    error: e.to_string(),
+                    errno: model::drops::Errno::of(&e),
                 }
             })?;
             if let Some(f) = &filter {
                 ev.set_filter(f).map_err(|e| Unavailable::BadFilter {
                     filter: f.clone(),
-                    error: e.to_string(),
+                    errno: model::drops::Errno::of(&e),
                 })?;
             }
             events.push(ev);

@@ -14,6 +14,11 @@ pub struct BenchDoctor {
     /// run doctor (an older nettune) or its report could not be read (a note
     /// says which).
     pub server: Option<Report>,
+    /// Drops by reason on this host over the run (the watcher starts with
+    /// the run and stops at its end), or the one line saying why none;
+    /// absent from older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drops: Option<crate::drops::run::RunDrops>,
 }
 
 /// Most findings, and most skipped rules, read from a peer's report (this

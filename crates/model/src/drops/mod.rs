@@ -27,6 +27,7 @@ pub mod format;
 pub mod kallsyms;
 pub mod reasons;
 pub mod record;
+pub mod run;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -279,6 +280,28 @@ pub fn next_period(hits: u64, budget: u64) -> u64 {
     hits.div_ceil(budget).max(1)
 }
 
+/// An OS error number, shown as the OS words it (`Operation not permitted
+/// (os error 1)`, the same text as the `std::io::Error` it came from).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Errno(pub i32);
+
+/// EIO: what an I/O error without an OS number counts as.
+const EIO: i32 = 5;
+
+impl Errno {
+    /// The number of `e` (EIO when it has none: every error here comes from
+    /// a system call, which always gives one).
+    pub fn of(e: &std::io::Error) -> Errno {
+        Errno(e.raw_os_error().unwrap_or(EIO))
+    }
+}
+
+impl std::fmt::Display for Errno {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&std::io::Error::from_raw_os_error(self.0), f)
+    }
+}
+
 /// Why drops by reason cannot be read: one line each.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -290,19 +313,19 @@ pub enum Unavailable {
     )]
     NoTracefs,
     /// tracefs could not be mounted.
-    #[error("drops by reason: mounting tracefs at /sys/kernel/tracing failed: {error}")]
+    #[error("drops by reason: mounting tracefs at /sys/kernel/tracing failed: {errno}")]
     MountFailed {
-        /// The error.
-        error: String,
+        /// mount(2)'s error.
+        errno: Errno,
     },
     /// No `skb/kfree_skb` event (a kernel without the tracepoint).
     #[error("drops by reason: this kernel has no skb:kfree_skb tracepoint")]
     NoTracepoint,
     /// perf_event_open refused (needs CAP_PERFMON or root).
-    #[error("drops by reason: perf_event_open on skb:kfree_skb was refused ({error}); run as root or with CAP_PERFMON")]
+    #[error("drops by reason: perf_event_open on skb:kfree_skb was refused ({errno}); run as root or with CAP_PERFMON")]
     NoPermission {
-        /// The error.
-        error: String,
+        /// perf_event_open(2)'s error.
+        errno: Errno,
     },
     /// The tracepoint's format could not be read or parsed.
     #[error("drops by reason: {error}")]
@@ -324,14 +347,50 @@ pub enum Unavailable {
         name: String,
     },
     /// The kernel refused the filter.
-    #[error("drops by reason: the kernel refused the tracepoint filter `{filter}`: {error}")]
+    #[error("drops by reason: the kernel refused the tracepoint filter `{filter}`: {errno}")]
     BadFilter {
         /// The filter.
         filter: String,
-        /// The error.
-        error: String,
+        /// The ioctl's error.
+        errno: Errno,
     },
+    /// The thread that drains the rings over a run could not start.
+    #[error("drops by reason: starting the thread that drains the watcher failed: {errno}")]
+    NoDrainThread {
+        /// The error of the thread's creation.
+        errno: Errno,
+    },
+    /// The thread that drained the rings over a run panicked (its counts
+    /// are gone).
+    #[error("drops by reason: the thread that drained the watcher panicked")]
+    DrainPanicked,
     /// A captured tree without drop counts.
     #[error("drops by reason: this capture has none (record them with `nettune capture --samples N` as root)")]
     NotCaptured,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed errno says what the `io::Error` it came from said, so the
+    /// one line is the same text it was as a string.
+    #[test]
+    fn an_errno_reads_as_the_os_error_it_came_from() {
+        let e = std::io::Error::from_raw_os_error(1);
+        let why = Unavailable::NoPermission {
+            errno: Errno::of(&e),
+        };
+        assert_eq!(
+            why.to_string(),
+            format!("drops by reason: perf_event_open on skb:kfree_skb was refused ({e}); run as root or with CAP_PERFMON")
+        );
+        let other = std::io::Error::other("no number");
+        assert_eq!(Errno::of(&other), Errno(5));
+        let f = Unavailable::BadFilter {
+            filter: "reason == 2".into(),
+            errno: Errno(22),
+        };
+        assert!(f.to_string().ends_with("(os error 22)"), "{f}");
+    }
 }

@@ -211,6 +211,10 @@ pub struct TraceRun {
     /// What limited the run, when the bench said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<String>,
+    /// Drops by reason over the run on each kernel it used, or why none
+    /// (docs/schema/drops-run.json); empty in older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drops: Vec<crate::drops::run::RunDrops>,
 }
 
 /// Whether an effect is in % of the baseline or a difference.

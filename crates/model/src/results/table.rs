@@ -234,5 +234,7 @@ pub fn stat_rows<'a>(
     StatRows { rows, left_out }
 }
 
+pub mod drops;
+
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 //! keys. The model, drawing and key handling live in `crate::top`.
 
 use crate::top::draw::draw;
+use crate::top::drops::DropsPane;
 use crate::top::findings::DoctorFindings;
 use crate::top::{Action, App};
 use anyhow::{bail, Context};
@@ -99,12 +100,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Box::new(DoctorFindings::new(root.clone())),
         );
         app.replay = Some((0, total));
+        app.set_drops(DropsPane::Off(REPLAY_DROPS.into()));
         let mut samples = samples.into_iter();
         if let Some(first) = samples.next() {
             app.sample(first);
         }
         let mut feed = Feed::Replay(samples);
-        return with_terminal(|t| event_loop(t, &mut app, &mut feed, &args, &root));
+        return with_terminal(|t| event_loop(t, &mut app, (&mut feed, &mut None), &args, &root));
     }
     let mut sampler = Sampler::new(root.clone());
     // Per-queue packets come from the driver counters of the NICs with queue
@@ -131,8 +133,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Box::new(DoctorFindings::new(root.clone())),
     );
     app.sample(first);
+    let mut drops = match host::drops::DropWatcher::open(&root, host::drops::Sampling::Adaptive) {
+        Ok(mut w) => Some(LiveDrops {
+            prev: w.counts(),
+            watcher: Box::new(w),
+            at: Instant::now(),
+        }),
+        Err(why) => {
+            app.set_drops(DropsPane::Off(why.to_string()));
+            None
+        }
+    };
     let mut feed = Feed::Live(sampler);
-    with_terminal(|t| event_loop(t, &mut app, &mut feed, &args, &root))
+    with_terminal(|t| event_loop(t, &mut app, (&mut feed, &mut drops), &args, &root))
 }
 
 /// Every `--iface` names an interface of the snapshot or of `/proc/net/dev`.
@@ -195,10 +208,33 @@ enum Feed {
     Replay(std::vec::IntoIter<Sample>),
 }
 
+/// The live drop watcher and its counts at the last interval's end.
+struct LiveDrops {
+    watcher: Box<host::drops::DropWatcher>,
+    prev: model::drops::DropCounts,
+    at: Instant,
+}
+
+impl LiveDrops {
+    /// The interval since the last one, as the pane shows it.
+    fn interval(&mut self) -> DropsPane {
+        let cur = self.watcher.counts();
+        let now = Instant::now();
+        let secs = now.duration_since(self.at).as_secs_f64();
+        let i = model::drops::DropInterval::between(&self.prev, &cur, secs);
+        self.prev = cur;
+        self.at = now;
+        DropsPane::of(&i)
+    }
+}
+
+/// The drops pane of a replay: a capture's drops are read by `nettune drops --root`.
+const REPLAY_DROPS: &str = "not shown in a replay; `nettune drops --root DIR` reads a capture's";
+
 fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
-    feed: &mut Feed,
+    (feed, drops): (&mut Feed, &mut Option<LiveDrops>),
     args: &Args,
     root: &Root,
 ) -> anyhow::Result<ExitCode> {
@@ -217,6 +253,10 @@ fn event_loop(
             let wait = due.saturating_duration_since(Instant::now());
             if event::poll(wait.min(SIGNAL_CHECK)).context("waiting for a key")? {
                 break true;
+            }
+            // the watcher's rings, drained while waiting so they do not fill
+            if let Some(d) = drops.as_mut() {
+                d.watcher.drain();
             }
             if wait <= SIGNAL_CHECK {
                 break false;
@@ -239,6 +279,9 @@ fn event_loop(
         }
         match feed {
             Feed::Live(sampler) => {
+                if let Some(d) = drops.as_mut() {
+                    app.set_drops(d.interval());
+                }
                 app.sample(sampler.sample()?);
                 if last_snapshot.elapsed() >= SNAPSHOT_EVERY {
                     app.set_snapshot(host::read_snapshot(root));

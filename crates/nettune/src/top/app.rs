@@ -3,6 +3,7 @@
 //! board, the view, and the data frozen on screen. The event loop in
 //! `cmd::top` feeds it deltas and keys and draws [`App::screen`].
 
+use super::drops::DropsPane;
 use super::findings::{Board, BoardRow, FindingSource, Window};
 use super::keys::{Action, View};
 use super::screen::{nic_names, queue_rates, Inputs, QueueRates, Screen};
@@ -23,6 +24,7 @@ struct Shown {
     delta: Option<Delta>,
     queue_pps: QueueRates,
     findings: Vec<BoardRow>,
+    drops: DropsPane,
 }
 
 /// `nettune top`'s state.
@@ -58,6 +60,7 @@ impl App {
                 delta: None,
                 queue_pps: QueueRates::new(),
                 findings: Vec::new(),
+                drops: DropsPane::default(),
             },
             frozen: None,
             window: VecDeque::with_capacity(WINDOW),
@@ -112,6 +115,12 @@ impl App {
         self.live.snapshot = Arc::new(s);
     }
 
+    /// What the drops pane shows from now on (the last interval's drops,
+    /// or why the watcher is off).
+    pub fn set_drops(&mut self, d: DropsPane) {
+        self.live.drops = d;
+    }
+
     /// The deltas the findings see, oldest first.
     pub fn window(&self) -> impl Iterator<Item = &Delta> {
         self.window.iter()
@@ -154,6 +163,7 @@ impl App {
             self.view,
         );
         screen.replay = self.replay;
+        screen.drops = s.drops.clone();
         screen
     }
 }

@@ -30,10 +30,11 @@ pub fn draw(f: &mut Frame<'_>, s: &Screen) {
         return;
     }
     let (cpu_h, nic_h, find_h) = heights(s, area.height);
-    let [title, cpus, nic, findings, footer] = Layout::vertical([
+    let [title, cpus, nic, drops, findings, footer] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(cpu_h),
         Constraint::Length(nic_h),
+        Constraint::Length(1),
         Constraint::Length(find_h),
         Constraint::Length(1),
     ])
@@ -41,6 +42,7 @@ pub fn draw(f: &mut Frame<'_>, s: &Screen) {
     draw_title(f, title, s);
     draw_cpus(f, cpus, s);
     draw_nic(f, nic, s);
+    draw_drops(f, drops, s);
     draw_findings(f, findings, &s.findings);
     draw_footer(f, footer);
     if s.view.help {
@@ -52,7 +54,8 @@ pub fn draw(f: &mut Frame<'_>, s: &Screen) {
 /// (at least [`MIN_HEIGHT`]): each gets what it needs when there is room,
 /// and the findings panel takes what is left over.
 pub fn heights(s: &Screen, h: u16) -> (u16, u16, u16) {
-    let avail = h.saturating_sub(2);
+    // title, drops pane and footer: one row each
+    let avail = h.saturating_sub(3);
     let clamp16 = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
     let find_want = clamp16(s.findings.len().saturating_add(2)).clamp(3, 12);
     let cpu_want = clamp16(s.cpus.len().saturating_add(3)).max(4);
@@ -74,6 +77,16 @@ pub fn heights(s: &Screen, h: u16) -> (u16, u16, u16) {
         nic_h = rest.saturating_sub(cpu_h);
     }
     (cpu_h, nic_h, find_h)
+}
+
+/// The drops pane: one line, dim when the watcher is off.
+fn draw_drops(f: &mut Frame<'_>, area: Rect, s: &Screen) {
+    let style = match s.drops {
+        super::drops::DropsPane::Seen { .. } => Style::default(),
+        _ => Style::default().fg(Color::DarkGray),
+    };
+    let text = model::text::printable_capped(&s.drops.line(), usize::from(area.width));
+    f.render_widget(Paragraph::new(Line::styled(text, style)), area);
 }
 
 fn draw_too_small(f: &mut Frame<'_>, area: Rect) {

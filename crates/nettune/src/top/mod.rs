@@ -8,11 +8,13 @@
 //! - [`screen`]: the model of one screen, a pure struct built from a snapshot,
 //!   a delta, per-queue rates and findings;
 //! - [`draw`]: functions that take a [`screen::Screen`] and a ratatui `Frame`;
+//! - [`drops`]: the drops pane (drops per second by the kernel's reason);
 //! - [`findings`]: where the findings panel gets its rows (a small trait) and
 //!   how rows appear and clear.
 
 pub mod app;
 pub mod draw;
+pub mod drops;
 pub mod findings;
 pub mod keys;
 pub mod screen;

@@ -143,6 +143,8 @@ pub struct Screen {
     pub findings: Vec<BoardRow>,
     /// Replaying a capture: intervals shown so far and in all.
     pub replay: Option<(usize, usize)>,
+    /// The drops pane.
+    pub drops: super::drops::DropsPane,
 }
 
 /// The NICs top can show, in tab order: those with IRQs first (the physical
@@ -348,6 +350,7 @@ impl Screen {
             selected,
             findings: inp.findings.to_vec(),
             replay: None,
+            drops: super::drops::DropsPane::default(),
         }
     }
 }

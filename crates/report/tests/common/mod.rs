@@ -126,6 +126,7 @@ fn runs_of(spec: &CellSpec) -> Vec<RunRecord> {
                 raw: Some(format!("runs/cell-{:03}/{w}-r{rep:02}.json", spec.index)),
                 limited_by: None,
                 others: None,
+                drops: vec![drops_of(spec.index, rep)],
             });
         }
     }
@@ -339,5 +340,28 @@ pub fn synthetic() -> ExperimentResults {
         ],
         fixes: Vec::new(),
         warnings: Vec::new(),
+    }
+}
+
+/// A run's drops by reason: a lab's one kernel, exact counts that grow with
+/// the cell's index.
+fn drops_of(cell: usize, rep: u32) -> model::drops::run::RunDrops {
+    let qdisc = 80 * (cell as u64 + 1) + u64::from(rep);
+    let rows = [("QDISC_DROP", qdisc), ("NO_SOCKET", 3)];
+    model::drops::run::RunDrops {
+        host: "this machine".into(),
+        outcome: model::drops::run::RunDropsOutcome::Seen(model::drops::run::DropsSeen {
+            seconds: 10.0,
+            total: qdisc + 3,
+            exact: true,
+            reasons: rows
+                .iter()
+                .map(|(n, c)| model::drops::Row {
+                    name: (*n).into(),
+                    count: *c,
+                    per_sec: *c as f64 / 10.0,
+                })
+                .collect(),
+        }),
     }
 }

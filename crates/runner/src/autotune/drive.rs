@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use model::drops::run::RunDrops;
 use model::experiment::{Knob, Level, Metric};
 use model::plan::NetnsScope;
 use model::snapshot::HostSnapshot;
@@ -33,6 +34,8 @@ pub struct RunTrace {
     pub limited_by: Option<String>,
     /// What else used the machine during the run.
     pub others: Option<model::busy::OthersLoad>,
+    /// Drops by reason over the run, per kernel, or why none.
+    pub drops: Vec<RunDrops>,
 }
 
 /// The note when some of the search's runs ran on a busy machine.
@@ -49,6 +52,8 @@ pub(crate) struct Measured {
     pub limited_by: Option<String>,
     /// What else used the machine during the run.
     pub others: Option<model::busy::OthersLoad>,
+    /// Drops by reason over the run, per kernel, or why none.
+    pub drops: Vec<RunDrops>,
 }
 
 /// How the loop ended.
@@ -191,12 +196,12 @@ pub(crate) fn measure(
         changes,
         applied: Vec::new(),
     };
-    let bench = apply_measure_rollback(exec, &mut levels, |exec, extra: &Vec<String>| {
+    let (bench, drops) = apply_measure_rollback(exec, &mut levels, |exec, extra: &Vec<String>| {
         let mut args = merge_args(&cfg.bench_args, extra);
         if let Some(a) = cfg.source(seq) {
             args.extend(["--bind".to_string(), a.to_string()]);
         }
-        exec.bench(cfg.client, cfg.server, &args, cfg.deadline)
+        crate::step::bench(exec, cfg.client, cfg.server, &args, cfg.deadline)
     })
     .first_error()?;
     let mut wanted = vec![cfg.objective];
@@ -206,6 +211,7 @@ pub(crate) fn measure(
         values: rec.values,
         limited_by: rec.limited_by,
         others: rec.others,
+        drops,
     })
 }
 
@@ -234,6 +240,7 @@ pub fn drive(
             values,
             limited_by,
             others,
+            drops,
         } = match measure(exec, cfg, &changes, seq) {
             Ok(v) => v,
             Err(ExecError::Cancelled) => return cancelled(search, trace),
@@ -265,6 +272,7 @@ pub fn drive(
             values,
             limited_by,
             others,
+            drops,
         };
         on_run(&run, search);
         trace.push(run);

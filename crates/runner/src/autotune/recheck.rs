@@ -259,6 +259,7 @@ pub fn recheck(
             values: got,
             limited_by,
             others,
+            drops,
         } = match measure(exec, drive, changes, seq) {
             Ok(v) => v,
             Err(ExecError::Cancelled) => return Ok(None),
@@ -288,6 +289,7 @@ pub fn recheck(
             values: got,
             limited_by,
             others,
+            drops,
         };
         on_run(&run, total);
         trace.push(run);

@@ -48,6 +48,7 @@ pub fn trace_run(r: &RunTrace) -> TraceRun {
         value: r.value,
         values: r.values.clone(),
         limited_by: r.limited_by.clone(),
+        drops: r.drops.clone(),
     }
 }
 

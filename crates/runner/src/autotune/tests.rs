@@ -812,6 +812,7 @@ fn limits_lines_name_the_baselines_state_and_every_arm_measured_in_another() {
         values: Default::default(),
         limited_by: l.map(Into::into),
         others: None,
+        drops: Vec::new(),
     };
     let recv = Some("the server's recv thread");
     let send = Some("the client's send thread");
@@ -851,6 +852,7 @@ fn two_states_of_the_baseline_are_named_once_apart() {
         values: Default::default(),
         limited_by: Some(l.into()),
         others: None,
+        drops: Vec::new(),
     };
     let recv = "the server's recv thread";
     let send = "the client's send thread";

@@ -59,6 +59,7 @@ fn a_nan_value_round_trips_through_null() {
             value: f64::NAN,
             values: [("throughput".to_string(), f64::NAN)].into(),
             limited_by: None,
+            drops: Vec::new(),
         }],
         ..AutotuneResults::default()
     };

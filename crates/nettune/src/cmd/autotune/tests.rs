@@ -101,6 +101,7 @@ fn progress_shows_the_best_proven_gain() {
             values: Default::default(),
             limited_by: None,
             others: None,
+            drops: Vec::new(),
         };
         lines.push(progress_line(
             seq + 1,

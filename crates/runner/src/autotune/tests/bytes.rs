@@ -58,6 +58,10 @@ fn old_outcome_json(
             if let Some(l) = &r.limited_by {
                 run["limited_by"] = json!(l);
             }
+            // Added since the builders: each run's drops by reason.
+            if !r.drops.is_empty() {
+                run["drops"] = json!(r.drops);
+            }
             run
         })
         .collect();
@@ -251,7 +255,7 @@ fn recheck_output_has_the_bytes_of_the_json_builder_it_replaced() {
                 "holds": r.holds,
             })).collect::<Vec<_>>(),
             "runs_used": report.trace.len(),
-            "trace": report.trace.iter().map(|r| json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values})).collect::<Vec<_>>(),
+            "trace": report.trace.iter().map(|r| json!({"seq": r.seq, "arm": r.arm, "value": r.value, "values": r.values, "drops": r.drops})).collect::<Vec<_>>(),
         });
         old["objective"] = json!("max-cps");
         old["results"] = json!(std::path::Path::new("/tmp/a/results.json"));
