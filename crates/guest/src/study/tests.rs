@@ -39,7 +39,7 @@ fn each_client_shares_a_wire_with_one_server_nic() {
         .flat_map(|g| g.nics.iter())
         .map(|n| match n.netdev {
             Netdev::Udp { local, .. } => local,
-            Netdev::UserRestricted => 0,
+            Netdev::UserRestricted | Netdev::Tap { .. } => 0,
         })
         .collect();
     ports.sort_unstable();
