@@ -2,6 +2,8 @@
 //! in a network namespace made for the test (docs/guests.md): its golden
 //! queue → IRQ table and capture, what an apply does to its IRQs, and a
 //! channel change followed by the IRQ placement planned after it.
+//! `NETTUNE_GUEST_FIXTURES=1` writes the capture to
+//! `tests/fixtures/guest-virtio-net-pci/` with its LABEL.
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
 
@@ -60,6 +62,34 @@ fn irq_placement_is_reported(agent: &mut fleet::client::Agent) {
     assert!(differ.is_empty(), "after rollback {differ:?}");
 }
 
+/// The golden table, but for the `effective` column: where an idle queue's
+/// IRQ is delivered differs from boot to boot (tx queue 0 on CPU 0 in one
+/// boot, CPU 1 in the next; on x86 a new affinity of a non-managed MSI takes
+/// effect when the interrupt next fires), while the requested affinity is
+/// virtio_net's own. The capture under tests/fixtures is read back against
+/// the whole golden, written by the same boot (`NETTUNE_GUEST_BLESS=1`).
+fn golden_but_effective(device: &str, live: &str) {
+    if std::env::var("NETTUNE_GUEST_BLESS").as_deref() == Ok("1") {
+        check_golden(device, live);
+        return;
+    }
+    let strip = |t: &str| -> String {
+        let mut out = Vec::new();
+        let mut words = t.split(' ').peekable();
+        while let Some(w) = words.next() {
+            if w == "effective" {
+                words.next();
+            } else {
+                out.push(w);
+            }
+        }
+        out.join(" ")
+    };
+    let want = std::fs::read_to_string(golden(device)).unwrap();
+    assert_eq!(strip(live), strip(&want), "{device}: the table differs");
+    eprintln!("{device}: live table (effective affinities of this boot):\n{live}");
+}
+
 #[test]
 fn virtio_net_multi_queue_in_a_guest() {
     let Some((qemu, kernel)) = machine_or_skip() else {
@@ -92,18 +122,25 @@ fn virtio_net_multi_queue_in_a_guest() {
     let mut agent = connect(&g);
     let live = table(&inspect(&mut agent));
     assert!(live.contains("driver virtio_net"), "{live}");
-    check_golden(device, &live);
+    golden_but_effective(device, &live);
     let captured = extract_capture(&g, dir.path());
     assert_eq!(table(&inspect_root(&captured)), live);
-    // No fixture under tests/fixtures yet: in this idle guest virtio_net's
-    // queue-0 IRQs read smp_affinity 0 but effective_affinity 1 (not
-    // explained yet), so the plan, reading
-    // smp_affinity, leaves them while doctor, reading effective_affinity,
-    // finds them stacked on CPU 1; every fixture root goes through
-    // plan_doctor_invariant.rs, which would fail on it. The golden above
-    // holds the table.
+    if std::env::var("NETTUNE_GUEST_FIXTURES").as_deref() == Ok("1") {
+        let netdev = "mq=on over a 2-queue tap in a network namespace made for the test";
+        let version = qemu_version(&qemu);
+        write_fixture(device, model, &captured, &version, &kernel, false, netdev);
+    }
     irq_placement_is_reported(&mut agent);
     channels::channels_then_irqs(agent, &g);
     assert_eq!(g.shutdown(SHUTDOWN_DEADLINE), Shutdown::Clean);
     drop(ns);
+}
+
+/// The committed capture gives the golden table with no QEMU at all.
+#[test]
+fn the_guest_fixture_reads_back_as_the_golden() {
+    let device = NicModel::VirtioNet.device();
+    let got = table(&inspect_root(&fixture(device)));
+    let want = std::fs::read_to_string(golden(device)).unwrap();
+    assert_eq!(got, want, "{device}");
 }

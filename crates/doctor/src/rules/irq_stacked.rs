@@ -8,7 +8,7 @@
 use super::{DoctorRule, FindingId, Skip};
 use crate::finding::{Finding, Severity};
 use crate::input::Cx;
-use model::findings::{irq_cpus, queue_irqs, siblings_of};
+use model::findings::{irq_next_cpus, queue_irqs, siblings_of};
 use model::snapshot::{HostSnapshot, Irq, QueueKind};
 use std::collections::BTreeMap;
 use tune::RuleId;
@@ -94,14 +94,14 @@ impl DoctorRule for IrqStacked {
     }
 }
 
-/// Stacking by the current affinity (effective, else the mask) of the RX
-/// queue IRQs `rx`: all on one CPU, several on one CPU, or on SMT siblings
+/// Stacking by the current affinity (effective, else the mask; the mask
+/// while a move is pending, [`irq_next_cpus`]) of the RX queue IRQs `rx`: all on one CPU, several on one CPU, or on SMT siblings
 /// of one core.
 fn affinity_stacking(s: &HostSnapshot, name: &str, rx: &[&Irq], cores: usize) -> Vec<String> {
     let singles: Vec<(u32, &Irq)> = rx
         .iter()
         .filter_map(|q| {
-            irq_cpus(q)
+            irq_next_cpus(q)
                 .filter(|c| c.len() == 1)
                 .and_then(|c| c.first())
                 .map(|c| (c, *q))

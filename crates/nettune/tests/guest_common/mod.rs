@@ -295,7 +295,7 @@ pub fn write_fixture(
     std::fs::write(
         dst.join("LABEL"),
         format!(
-            "Captured by `nettune capture` inside a QEMU guest (tests/guest_drivers.rs, docs/guests.md): \
+            "Captured by `nettune capture` inside a QEMU guest (the guest tests of crates/nettune/tests, docs/guests.md): \
              QEMU device {device} ({qemu}, q35, TCG, 2 vCPUs on 2 NUMA nodes, {place}, {netdev}), the Linux driver {} of Debian's kernel {} (linux-image-{} unpacked, busybox \
              initramfs), interface up and idle; an emulated device, not the hardware. Counts are the boot's.\n",
             model.driver(),
