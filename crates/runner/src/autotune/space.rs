@@ -8,7 +8,7 @@ use std::fmt;
 
 use model::experiment::{Factor, Knob, Level};
 use model::plan::NetnsScope;
-use model::snapshot::{HostSnapshot, Interface};
+use model::snapshot::{HostSnapshot, Interface, Probe};
 use tune::autotune::Objective;
 
 use crate::exec::{ExecError, Executor, HostId};
@@ -109,6 +109,18 @@ pub enum Unread {
         /// The device.
         device: String,
     },
+    /// The device's driver reports no interrupt coalescing (`ethtool -c`
+    /// refused, as e1000 on the 82540EM and vmxnet3 before version 3 do:
+    /// their `set_coalesce` refuses too), or left out the attribute.
+    #[error("{device}: {attr} not readable: {reason}")]
+    Coalesce {
+        /// The device.
+        device: String,
+        /// The ethtool attribute (`rx-usecs`).
+        attr: &'static str,
+        /// What `ethtool -c` said.
+        reason: String,
+    },
     /// A knob autotune never varies from the host's level.
     #[error("autotune does not read this knob's current level")]
     NotRead,
@@ -198,8 +210,74 @@ pub fn current_level(snap: &HostSnapshot, knob: Knob) -> Result<Level, Unread> {
             .and_then(|q| q.xps_cpus.as_ref())
             .map(|s| Level::Cpus(s.iter().collect()))
             .ok_or_else(|| absent("queues/tx-0/xps_cpus")),
+        Knob::CoalesceRxUsecs => coalesce_level(dev, "rx-usecs"),
         _ => Err(Unread::NotRead),
     }
+}
+
+/// `attr` of the device's `ethtool -c` (the snapshot's coalescing), or
+/// what the probe said instead.
+fn coalesce_level(dev: &Interface, attr: &'static str) -> Result<Level, Unread> {
+    let unread = |reason: String| Unread::Coalesce {
+        device: dev.name.clone(),
+        attr,
+        reason,
+    };
+    let co = match &dev.ethtool.coalesce {
+        Probe::Ok { value } => value,
+        Probe::Unsupported { reason } => return Err(unread(format!("unsupported ({reason})"))),
+        Probe::Error { message } => return Err(unread(message.clone())),
+        Probe::Absent => return Err(unread("coalescing not read".into())),
+    };
+    co.get(attr)
+        .and_then(|v| i64::try_from(*v).ok())
+        .map(Level::Int)
+        .ok_or_else(|| unread("the driver does not report it".into()))
+}
+
+/// Why a coalescing level would be refused by a device's driver family
+/// (`tune::coalesce_family`: the values its `set_coalesce` takes, and no
+/// ITR 0 on an e1000 that may be an 82547), checked before any apply: one
+/// refused `ethtool -C` rolls a whole arm back.
+fn coalesce_refusal(snap: &HostSnapshot, knob: Knob, level: &Level) -> Option<String> {
+    let (Knob::CoalesceRxUsecs, Level::Int(v)) = (knob, level) else {
+        return None;
+    };
+    let v = u64::try_from(*v).ok()?;
+    snap.interfaces
+        .iter()
+        .filter(|i| i.name != "lo")
+        .find_map(|i| {
+            let driver = i.ethtool.driver.value()?.driver.as_deref()?;
+            if v == 0 && !tune::coalesce_family::zero_allowed(driver, i.pci_id) {
+                let id = i.pci_id.map_or("unknown".to_string(), |p| p.to_string());
+                return Some(format!(
+                    "{}: {driver} of PCI id {id} may be an 82547, which Intel's e1000 README says may hang with ITR 0",
+                    i.name
+                ));
+            }
+            let co = i.ethtool.coalesce.value()?;
+            let fam = tune::coalesce_family::family(driver)?;
+            fam.accepts_on("rx-usecs", v, false, co)
+                .err()
+                .map(|e| format!("{}: {e}", i.name))
+        })
+}
+
+/// Why a host of `snaps` cannot take `knob=level`, naming the host.
+fn refused_on(
+    snaps: &[(HostId, HostSnapshot)],
+    scope: NetnsScope,
+    knob: Knob,
+    level: &Level,
+) -> Option<String> {
+    snaps.iter().find_map(|(h, s)| {
+        tune::levels::cell_plan(s, scope, &[(knob, level.clone())])
+            .err()
+            .map(|e| e.reason)
+            .or_else(|| coalesce_refusal(s, knob, level))
+            .map(|r| format!("{r} on {h}"))
+    })
 }
 
 /// The CPU the throughput level pins the workload to: the first of the
@@ -345,7 +423,14 @@ pub fn proposals(objective: Objective, snap: &HostSnapshot) -> Vec<Proposal> {
             });
             out.extend([rps, busy, gro, threaded]);
         }
-        Objective::MinP99 => out.extend([busy, threaded, defer]),
+        Objective::MinP99 => {
+            out.extend([busy, threaded, defer]);
+            out.push(Proposal {
+                knob: Knob::CoalesceRxUsecs,
+                levels: vec![Level::Int(0)],
+                source: "interrupt coalescing: rx-usecs 0 (ITR 0), no moderation, where the driver takes it (ethtool -C)",
+            });
+        }
     }
     out
 }
@@ -383,12 +468,7 @@ pub fn build(
             if level == current || levels.contains(&level) {
                 continue;
             }
-            let refusal = snaps.iter().find_map(|(h, s)| {
-                tune::levels::cell_plan(s, scope, &[(p.knob, level.clone())])
-                    .err()
-                    .map(|e| format!("{} on {h}", e.reason))
-            });
-            match refusal {
+            match refused_on(snaps, scope, p.knob, &level) {
                 Some(reason) => built.excluded.push(Excluded {
                     knob: p.knob,
                     level: Some(level.to_string()),
@@ -582,12 +662,7 @@ pub fn add_candidates(
             counts[at] += 1;
             continue;
         }
-        let refusal = snaps.iter().find_map(|(h, s)| {
-            tune::levels::cell_plan(s, scope, &[(*knob, level.clone())])
-                .err()
-                .map(|e| format!("{} on {h}", e.reason))
-        });
-        match refusal {
+        match refused_on(snaps, scope, *knob, level) {
             Some(reason) => built.excluded.push(left_out(reason)),
             None => {
                 let to = (counts[at] + 1).min(factor.levels.len());

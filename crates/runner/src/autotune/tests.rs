@@ -17,6 +17,7 @@ const SNAP: &str = include_str!("../../../tune/src/levels/testdata/netns-veth-6.
 const STREAM: &str = include_str!("../../tests/data/bench-tcp-stream-lo.json");
 
 mod bytes;
+mod coalesce;
 mod step;
 
 /// results.json as a document, for the tests that index it.
