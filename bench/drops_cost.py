@@ -25,7 +25,8 @@ Run as root from the repository:
     gcc -O2 -o /tmp/nt39-flood bench/udp_closed_flood.c
     cargo build --release -p nettune
     python3 bench/drops_cost.py [ROUNDS] [packet|udp]
-NETTUNE= names the binary (target/release/nettune); SECS= the flood length.
+NETTUNE= names the binary (target/release/nettune); SECS= the flood length;
+PROBE=target/release/examples/kfree_skb_probe adds the empty-program floor.
 """
 import os, random, shutil, signal, statistics, subprocess, sys, time
 
@@ -51,6 +52,12 @@ CONFIGS = {
 if os.environ.get("COMPONENTS"):
     CONFIGS["BPF counter alone"] = [os.environ["COMPONENTS"]]
     CONFIGS["BPF counter + perf events disabled"] = [os.environ["COMPONENTS"], "disabled-perf"]
+# The floor (issue 39): PROBE= crates/sys's example (cargo build --release
+# -p nettune-sys --example kfree_skb_probe) attaching an empty BPF program
+# (`r0 = 0; exit`) on the raw tracepoint, beside the BPF counter alone.
+if os.environ.get("PROBE"):
+    CONFIGS["BPF empty program (r0 = 0; exit)"] = [os.environ["PROBE"], "empty"]
+    CONFIGS["BPF counter alone (example)"] = [os.environ["PROBE"], "counter"]
 if os.environ.get("CONFIGS"):
     CONFIGS = {k: v for k, v in CONFIGS.items() if k == "none" or k in os.environ["CONFIGS"].split(",")}
 if not shutil.which("bpftrace"):

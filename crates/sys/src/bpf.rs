@@ -333,6 +333,46 @@ impl Drop for ArgCounter {
     }
 }
 
+/// A program that does nothing (`r0 = 0; exit`) attached to a raw
+/// tracepoint: the floor any BPF probe on it costs (the tracepoint's call
+/// into BPF), for benchmarks. Dropping it detaches the program.
+#[derive(Debug)]
+pub struct EmptyProgram {
+    _link: OwnedFd,
+    _prog: OwnedFd,
+}
+
+impl EmptyProgram {
+    /// Load `r0 = 0; exit` and attach it on raw tracepoint `tracepoint`.
+    pub fn attach(tracepoint: &str) -> io::Result<EmptyProgram> {
+        let insns = [insn(0xb7, 0, 0, 0, 0), insn(0x95, 0, 0, 0, 0)];
+        let license = c"GPL";
+        let load = ProgLoad {
+            prog_type: BPF_PROG_TYPE_RAW_TRACEPOINT,
+            insn_cnt: insns.len() as u32,
+            insns: insns.as_ptr() as u64,
+            license: license.as_ptr() as u64,
+            prog_name: name16("nettune_empty"),
+            ..ProgLoad::default()
+        };
+        // SAFETY: `insns` and `license` live through the call.
+        let prog = unsafe { bpf(BPF_PROG_LOAD, &load) }?;
+        let name = std::ffi::CString::new(tracepoint)
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let open = RawTpOpen {
+            name: name.as_ptr() as u64,
+            prog_fd: prog.as_raw_fd() as u32,
+            pad: 0,
+        };
+        // SAFETY: `name` lives through the call.
+        let link = unsafe { bpf(BPF_RAW_TRACEPOINT_OPEN, &open) }?;
+        Ok(EmptyProgram {
+            _link: link,
+            _prog: prog,
+        })
+    }
+}
+
 /// The highest possible CPU id plus one, from
 /// `/sys/devices/system/cpu/possible` (`0-3`, `0,2-5`): the CPU ids a
 /// program can run on, for [`ArgCounter::attach`].

@@ -120,11 +120,19 @@ pub struct DropWatcher {
     /// Why BPF is not counting (it was tried and refused).
     bpf_refused: Option<String>,
     /// BPF: the total at the last drain, drains so far, and whether the
-    /// perf events are enabled.
+    /// perf events are open (closed between windows: a disabled event
+    /// still leaves its probe registered on the tracepoint, which every
+    /// drop pays for).
     last_total: u64,
     tick: u64,
     window_on: bool,
     events: Vec<TracepointEvent>,
+    /// What reopens the events: the tracepoint's id, the CPUs, ring pages
+    /// and filter.
+    id: u64,
+    cpu_ids: Vec<u32>,
+    pages: usize,
+    filter: Option<String>,
     periods: Vec<u64>,
     last_counts: Vec<u64>,
     layout: DropLayout,
@@ -192,25 +200,13 @@ impl DropWatcher {
             .and_then(|t| CpuSet::parse_list(t.trim()).ok())
             .unwrap_or_else(|| CpuSet::single(0));
         let period = 1;
-        let mut events = Vec::new();
-        for cpu in cpus.iter() {
-            let pages = match sampling {
-                Sampling::Adaptive => RING_PAGES,
-                Sampling::Every => RING_PAGES_EVERY,
-            };
-            let ev = TracepointEvent::open(id, cpu, period, pages).map_err(|e| {
-                Unavailable::NoPermission {
-                    errno: model::drops::Errno::of(&e),
-                }
-            })?;
-            if let Some(f) = &filter {
-                ev.set_filter(f).map_err(|e| Unavailable::BadFilter {
-                    filter: f.clone(),
-                    errno: model::drops::Errno::of(&e),
-                })?;
-            }
-            events.push(ev);
-        }
+        let pages = match sampling {
+            Sampling::Adaptive => RING_PAGES,
+            Sampling::Every => RING_PAGES_EVERY,
+        };
+        let cpu_ids: Vec<u32> = cpus.iter().collect();
+        let periods = vec![period; cpu_ids.len()];
+        let events = open_events(id, &cpu_ids, &periods, pages, filter.as_deref())?;
         let n = events.len();
         let want_bpf = prefer == Counting::Bpf && only.is_empty() && sampling == Sampling::Adaptive;
         let (bpf, bpf_refused) = if !want_bpf {
@@ -238,7 +234,11 @@ impl DropWatcher {
             // open: the first drain closes it when the rate is high
             window_on: true,
             events,
-            periods: vec![period; n],
+            id,
+            cpu_ids,
+            pages,
+            filter,
+            periods,
             last_counts: vec![0; n],
             layout,
             reasons: format.reasons,
@@ -280,13 +280,14 @@ impl DropWatcher {
 
     /// CPUs watched.
     pub fn cpus(&self) -> usize {
-        self.events.len()
+        self.cpu_ids.len()
     }
 
     /// Read the records the rings hold and adapt each CPU's period to its
     /// rate. Call it often (every 100 ms) so the rings do not fill.
     pub fn drain(&mut self) {
         let mut thinned = false;
+        let mut closing = false;
         let window_was_on = self.window_on;
         if let Some(b) = &self.bpf {
             let total = b.counts().iter().fold(0u64, |a, &c| a.wrapping_add(c));
@@ -297,12 +298,20 @@ impl DropWatcher {
             self.tick = self.tick.wrapping_add(1);
             let every = next_period(hits, WINDOW_BUDGET);
             let on = every == 1 || self.tick.is_multiple_of(every);
-            if on != window_was_on {
-                for ev in &self.events {
-                    let _ = if on { ev.enable() } else { ev.disable() };
+            if on && !window_was_on {
+                // a window opens: new events, counting from 0
+                let (id, pages, filter) = (self.id, self.pages, self.filter.as_deref());
+                match open_events(id, &self.cpu_ids, &self.periods, pages, filter) {
+                    Ok(evs) => {
+                        self.events = evs;
+                        self.last_counts = vec![0; self.cpu_ids.len()];
+                        self.window_on = true;
+                    }
+                    // not sampled: said as thinned
+                    Err(_) => thinned = true,
                 }
-                self.window_on = on;
             }
+            closing = !on && window_was_on;
         }
         for i in 0..self.events.len() {
             self.buf.clear();
@@ -335,6 +344,11 @@ impl DropWatcher {
             if want != self.periods[i] && self.events[i].set_period(want).is_ok() {
                 self.periods[i] = want;
             }
+        }
+        if closing {
+            // read above; closing unregisters the events' probe
+            self.events.clear();
+            self.window_on = false;
         }
         if thinned {
             self.counts.thinned = self.counts.thinned.saturating_add(1);
@@ -403,6 +417,33 @@ impl DropWatcher {
         self.counts.total = total;
         self.counts.clone()
     }
+}
+
+/// One perf event per CPU of `cpu_ids` on tracepoint `id`, enabled, with
+/// its period, ring pages and `filter`.
+fn open_events(
+    id: u64,
+    cpu_ids: &[u32],
+    periods: &[u64],
+    pages: usize,
+    filter: Option<&str>,
+) -> Result<Vec<TracepointEvent>, Unavailable> {
+    let mut events = Vec::new();
+    for (&cpu, &period) in cpu_ids.iter().zip(periods) {
+        let ev = TracepointEvent::open(id, cpu, period, pages).map_err(|e| {
+            Unavailable::NoPermission {
+                errno: model::drops::Errno::of(&e),
+            }
+        })?;
+        if let Some(f) = filter {
+            ev.set_filter(f).map_err(|e| Unavailable::BadFilter {
+                filter: f.to_string(),
+                errno: model::drops::Errno::of(&e),
+            })?;
+        }
+        events.push(ev);
+    }
+    Ok(events)
 }
 
 /// The BPF counter on `kfree_skb`: a slot per reason of the running
