@@ -81,3 +81,27 @@ fn no_drops_no_finding_and_unreadable_drops_skip_in_one_line() {
     let quiet = report_with(Ok(window(&[])));
     assert_eq!(r.findings, quiet.findings);
 }
+
+#[test]
+fn drops_counted_by_reason_in_the_kernel_are_exact_and_one_drop_is_singular() {
+    // BPF counting: every drop counted by reason while only some records
+    // were sampled for their locations
+    let a = DropCounts::new();
+    let mut b = DropCounts::new();
+    b.counting = model::drops::Counting::Bpf;
+    b.by_reason.insert("SOCKET_RCVBUFF".to_string(), 1);
+    b.total = 1;
+    b.lost = 7;
+    let w = DropInterval::between(&a, &b, 2.0);
+    assert!(w.reasons_exact && !w.exact);
+    let r = report_with(Ok(w));
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.id == DoctorId::DropsByReason)
+        .unwrap();
+    let text = serde_json::to_string(f).unwrap();
+    assert!(text.contains("counted by reason in the kernel"), "{text}");
+    assert!(!text.contains("sampled drops"), "{text}");
+    assert!(f.title.starts_with("1 drop in "), "{}", f.title);
+}

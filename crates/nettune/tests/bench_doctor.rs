@@ -75,8 +75,15 @@ fn loopback_json_has_both_ends_reports() {
     let d = &r["doctor"];
     assert_eq!(
         d.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["client", "server"],
+        ["client", "drops", "server"],
         "{d}"
+    );
+    // drops by reason over the run: counted, or the one line saying why not
+    let drops = &d["drops"];
+    assert_eq!(drops["host"], "client", "{drops}");
+    assert!(
+        drops["total"].is_u64() || drops["unavailable"].is_string(),
+        "{drops}"
     );
     check_report("client", &d["client"]);
     check_report("server", &d["server"]);

@@ -64,6 +64,8 @@ impl DoctorRule for DropsByReason {
         let top = dominant(d);
         let how = if d.exact {
             "every drop sampled"
+        } else if d.reasons_exact {
+            "counted by reason in the kernel"
         } else {
             "shares of sampled drops"
         };
@@ -75,8 +77,9 @@ impl DoctorRule for DropsByReason {
             self,
             "host",
             format!(
-                "{} drops in {:.1} s ({:.0}/s, the whole machine); dominant: {}",
+                "{} {} in {:.1} s ({:.0}/s, the whole machine); dominant: {}",
                 d.total,
+                if d.total == 1 { "drop" } else { "drops" },
                 d.seconds,
                 d.per_sec,
                 names.join(", ")

@@ -37,8 +37,9 @@ pub struct DropsSeen {
     pub seconds: f64,
     /// Every drop of the run (exact).
     pub total: u64,
-    /// Whether the rows are exact counts (every drop sampled, none lost);
-    /// otherwise they are the sampled shares of the exact total.
+    /// Whether the rows are exact counts (every drop sampled and none
+    /// lost, or counted by reason in the kernel); otherwise they are the
+    /// sampled shares of the exact total.
     pub exact: bool,
     /// By reason, largest first.
     pub reasons: Vec<Row>,
@@ -52,7 +53,7 @@ impl RunDrops {
             outcome: RunDropsOutcome::Seen(DropsSeen {
                 seconds: interval.seconds,
                 total: interval.total,
-                exact: interval.exact,
+                exact: interval.reasons_exact,
                 reasons: interval.reasons.clone(),
             }),
         }
@@ -161,5 +162,18 @@ mod tests {
         let back: RunDrops = serde_json::from_str(&text).unwrap();
         assert_eq!(back.why_not(), not.why_not());
         assert!(back.counts().is_none());
+    }
+
+    #[test]
+    fn rows_counted_by_reason_in_the_kernel_are_exact_in_a_run() {
+        let a = DropCounts::new();
+        let mut b = DropCounts::new();
+        b.counting = crate::drops::Counting::Bpf;
+        b.by_reason.insert("NO_SOCKET".to_string(), 40);
+        b.total = 40;
+        b.lost = 3;
+        let i = DropInterval::between(&a, &b, 2.0);
+        let seen = RunDrops::seen("h1", &i);
+        assert_eq!(seen.line(3), "40 drops in 2.0 s: NO_SOCKET 40");
     }
 }
