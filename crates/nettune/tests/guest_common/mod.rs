@@ -322,8 +322,14 @@ pub fn knobs(v: &Value) -> Value {
     }
     let mut irqs = v["irqs"].clone();
     for q in irqs.as_array_mut().into_iter().flatten() {
+        // The effective CPU is where the IRQ last fired, not a knob: a
+        // move the kernel could not make at once stays pending until the
+        // IRQ next fires (kernel/irq/migration.c), so an idle queue's IRQ
+        // may still sit where the apply had put it after rollback has
+        // written smp_affinity back.
         if let Some(o) = q.as_object_mut() {
             o.remove("per_cpu");
+            o.remove("effective_affinity");
         }
     }
     serde_json::json!({"interfaces": ifaces, "irqs": irqs, "sysctls": v["sysctls"]})
