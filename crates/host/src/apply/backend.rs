@@ -89,9 +89,21 @@ impl Services for Systemd {
 
 /// `systemctl VERB NAME`, its stderr as the error.
 fn systemctl(verb: &str, name: &str) -> Result<(), HostError> {
-    let what = format!("systemctl {verb} {name}");
-    let out = Command::new("systemctl")
-        .args([verb, name])
+    run_tool("systemctl", &[verb, name])
+}
+
+/// `PROGRAM ARGS`, its stderr as the error (named by the command line).
+pub(crate) fn run_tool<S: AsRef<std::ffi::OsStr>>(
+    program: &str,
+    args: &[S],
+) -> Result<(), HostError> {
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    let what = format!("{program} {}", words.join(" "));
+    let out = Command::new(program)
+        .args(args)
         .output()
         .map_err(|e| HostError::io(&what, e))?;
     if out.status.success() {

@@ -10,6 +10,7 @@
 //! `modprobe`; under a fixture root the reload is recorded in the tree.
 
 use super::Knob;
+use crate::apply::backend::run_tool;
 use crate::apply::files;
 use crate::error::HostError;
 use crate::root::Root;
@@ -18,7 +19,6 @@ use model::plan::CreatedKind;
 use std::fmt::Debug;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 /// Reloads a kernel module so its parameters take effect.
 pub trait ModuleLoader: Debug + Send + Sync {
@@ -63,36 +63,12 @@ fn up_interfaces_of(module: &str) -> Vec<String> {
 
 /// `ip link set dev IF up`, its stderr as the error.
 fn link_up(iface: &str) -> Result<(), HostError> {
-    let what = format!("ip link set dev {iface} up");
-    let out = Command::new("ip")
-        .args(["link", "set", "dev", iface, "up"])
-        .output()
-        .map_err(|e| HostError::io(&what, e))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(HostError::Io {
-            path: what.into(),
-            error: std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-        })
-    }
+    run_tool("ip", &["link", "set", "dev", iface, "up"])
 }
 
 /// `modprobe ARGS`, its stderr as the error.
 fn modprobe(args: &[String]) -> Result<(), HostError> {
-    let what = format!("modprobe {}", args.join(" "));
-    let out = Command::new("modprobe")
-        .args(args)
-        .output()
-        .map_err(|e| HostError::io(&what, e))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(HostError::Io {
-            path: what.into(),
-            error: std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-        })
-    }
+    run_tool("modprobe", args)
 }
 
 impl ModuleLoader for Modprobe {
