@@ -106,6 +106,16 @@ fn py(ns: &Netns, script: &str) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// `n` one-byte datagrams from python to 127.0.0.1:9 inside `ns`.
+fn udp_to_port_9(ns: &Netns, n: u64) {
+    py(
+        ns,
+        &format!(
+            "import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range({n}): s.sendto(b'x',('127.0.0.1',9))"
+        ),
+    );
+}
+
 fn gate(test: &str) -> bool {
     require_root(test) && require_programs(test, &["python3", "tc"], "python3, iproute2")
 }
@@ -118,12 +128,7 @@ fn udp_to_a_closed_port_is_no_socket() {
     let ns = Netns::create("nt39").unwrap();
     let w = Watch::start("NO_SOCKET");
     let sent = 500;
-    py(
-        &ns,
-        &format!(
-            "import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range({sent}): s.sendto(b'x',('127.0.0.1',9))"
-        ),
-    );
+    udp_to_port_9(&ns, sent);
     let v = w.stop();
     // nothing listens on port 9: none of them was delivered
     assert!(v["total"].as_u64().unwrap() >= sent, "{v}");
@@ -146,12 +151,7 @@ fn bpf_and_perf_counting_both_count_every_drop_by_reason() {
     let bpf = Watch::start_with(&[]);
     let perf = Watch::start_with(&["--counting", "perf"]);
     let sent = 500;
-    py(
-        &ns,
-        &format!(
-            "import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range({sent}): s.sendto(b'x',('127.0.0.1',9))"
-        ),
-    );
+    udp_to_port_9(&ns, sent);
     let (b, p) = (bpf.stop(), perf.stop());
     assert_eq!(p["counting"], "perf", "{p}");
     // other processes' drops count too (the whole machine): at least
@@ -389,12 +389,7 @@ fn a_drop_rule_in_a_namespace_is_netfilter_drop_as_its_counter_counts() {
         .unwrap();
     let w = Watch::start("NETFILTER_DROP");
     let sent = 500;
-    py(
-        &ns,
-        &format!(
-            "import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range({sent}): s.sendto(b'x',('127.0.0.1',9))"
-        ),
-    );
+    udp_to_port_9(&ns, sent);
     let v = w.stop();
     let rules = ns.sh("nft list chain inet nt39 in").unwrap();
     let counted: u64 = rules
