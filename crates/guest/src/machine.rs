@@ -242,9 +242,15 @@ impl Machine {
         self.run_dir.join("capture.tar")
     }
 
-    /// The MAC of NIC `i`: locally administered, QEMU's 52:54:00 prefix.
-    pub fn mac(i: usize) -> String {
-        format!("52:54:00:4e:54:{:02x}", i & 0xff)
+    /// The MAC of NIC `i`: QEMU's 52:54:00 prefix, then two bytes from the
+    /// guest's name (FNV-1a) and the NIC's index, so that the two ends of a
+    /// link between guests of different names differ.
+    pub fn mac(&self, i: usize) -> String {
+        let h = self.name.as_str().bytes().fold(0x811c_9dc5_u32, |h, b| {
+            (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+        });
+        let h = (h >> 16) ^ (h & 0xffff);
+        format!("52:54:00:{:02x}:{:02x}:{:02x}", h >> 8, h & 0xff, i & 0xff)
     }
 
     /// QEMU's arguments (after the program).
@@ -364,7 +370,7 @@ impl Machine {
             let dev = format!(
                 "{}{mq},netdev=net{i},mac={},bus={bus}",
                 nic.model.device(),
-                Machine::mac(i)
+                self.mac(i)
             );
             os(&mut v, &["-netdev", &netdev, "-device", &dev]);
         }

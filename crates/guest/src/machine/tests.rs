@@ -50,10 +50,10 @@ fn the_command_line_has_two_nodes_a_node1_bridge_and_the_agent_port() {
          -chardev file,id=console,path=/r/console.log -serial chardev:console \
          -device pxb-pcie,id=pxb1,bus_nr=128,bus=pcie.0,numa_node=1 \
          -netdev socket,id=net0,udp=127.0.0.1:40001,localaddr=127.0.0.1:40002 \
-         -device e1000-82545em,netdev=net0,mac=52:54:00:4e:54:00,bus=pcie.0 \
+         -device e1000-82545em,netdev=net0,mac=52:54:00:d3:0f:00,bus=pcie.0 \
          -device pcie-root-port,id=rp1,bus=pxb1,chassis=1 \
          -netdev user,id=net1,restrict=on \
-         -device e1000e,netdev=net1,mac=52:54:00:4e:54:01,bus=rp1 \
+         -device e1000e,netdev=net1,mac=52:54:00:d3:0f:01,bus=rp1 \
          -device virtio-serial-pci,id=vser,bus=pcie.0 \
          -chardev socket,id=agent,path=/r/agent.sock,server=on,wait=off \
          -device virtserialport,bus=vser.0,chardev=agent,name=nettune \
@@ -133,7 +133,7 @@ fn a_multi_queue_tap_gives_virtio_net_mq_and_a_vector_per_queue() {
     }]);
     assert!(line(&m).contains(
         "-netdev tap,id=net0,ifname=ntg0,script=no,downscript=no,queues=2 \
-         -device virtio-net-pci,mq=on,vectors=6,netdev=net0,mac=52:54:00:4e:54:00,bus=pcie.0"
+         -device virtio-net-pci,mq=on,vectors=6,netdev=net0,mac=52:54:00:d3:0f:00,bus=pcie.0"
     ));
     let e1000 = machine(vec![Nic {
         model: NicModel::E1000e,
@@ -165,5 +165,24 @@ fn kernel_arguments_are_appended_only_as_plain_name_value_words() {
     ));
     for bad in ["x", "=1", "A=1 init=/bin/sh", "A=$(x)", "A-B=1"] {
         assert!(m.args_with(&[bad.into()]).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn guests_of_different_names_have_different_macs() {
+    let mut names = vec![crate::study::SERVER.to_string()];
+    names.extend((1..=crate::study::MAX_CLIENTS).map(|i| format!("client{i}")));
+    names.push("e1000e-a".into());
+    let mut seen = std::collections::BTreeMap::new();
+    for n in &names {
+        let mut m = machine(vec![]);
+        m.name = GuestName::new(n).unwrap();
+        for i in 0..=crate::study::MAX_CLIENTS {
+            let mac = m.mac(i);
+            assert!(mac.starts_with("52:54:00:"), "{mac}");
+            if let Some(other) = seen.insert(mac.clone(), format!("{n} NIC {i}")) {
+                panic!("{n} NIC {i} and {other} share {mac}");
+            }
+        }
     }
 }
