@@ -129,10 +129,7 @@ pub fn from_snapshot_on(s: &HostSnapshot, path: Option<&str>) -> HostFacts {
                 .filter(|q| q.interface.as_deref() == Some(i.name.as_str()))
                 .map(|q| IrqAffinity {
                     irq: q.number.0,
-                    cpus: q
-                        .effective_affinity
-                        .as_ref()
-                        .or(q.smp_affinity.as_ref())
+                    cpus: crate::findings::irq_cpus(q)
                         .map(|c| c.to_list())
                         .unwrap_or_default(),
                 })
