@@ -72,13 +72,24 @@ pub struct LostHost {
 
 /// A host's long-lived session (none until connected, or after a step
 /// ended it), shared with the drops watch of the run going on, which
-/// finishes over it.
+/// finishes over it; and why its pipe closed when that watch saw it (the
+/// host is lost at its next step, as if that step had seen it).
 #[derive(Debug, Clone, Default)]
-struct Shared(Arc<Mutex<Option<Session>>>);
+struct Shared(Arc<Mutex<Option<Session>>>, Arc<Mutex<Option<String>>>);
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Option<Session>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session's pipe closed: it ends, and the host is lost for `reason`.
+    fn broke(&self, reason: String) {
+        self.end();
+        *self.1.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+    }
+
+    fn take_broken(&self) -> Option<String> {
+        self.1.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
     /// End the session (the next step connects again).
@@ -221,6 +232,9 @@ impl FleetExecutor {
     ) -> Result<R, ExecError> {
         let opts = self.cfg.opts.clone();
         let slot = self.slot(h)?;
+        if let Some(reason) = slot.session.take_broken() {
+            return Err(lose(slot, reason));
+        }
         if let Some(reason) = &slot.lost {
             return Err(ExecError::HostLost {
                 host: slot.job.host.clone(),

@@ -145,10 +145,13 @@ fn finish_one(host: &str, session: &Shared, deadline: Duration) -> RunDrops {
         },
         Ok((v, _)) => not_recorded(host, doc_error(&v)),
         Err(f) => {
-            if matches!(f.kind, "timeout" | "protocol") {
-                // As a failed step: the session is over; the next step
-                // connects again (or finds the host lost).
-                *g = None;
+            drop(g);
+            // As a failed step: a timeout ends the session (the next step
+            // connects again); a closed pipe loses the host.
+            match f.kind {
+                "timeout" => session.end(),
+                "protocol" => session.broke(f.message.clone()),
+                _ => {}
             }
             not_recorded(host, f.message)
         }

@@ -229,11 +229,13 @@ fn an_apply_on_a_guest_ends_the_long_lived_session_first() {
 
 /// A guest's agent port serving `caps` (one connection at a time, as
 /// [`one_at_a_time_guest`]): `drops_start` answers that it watches,
-/// `drops_finish` 7 drops of NO_SOCKET under its kernel's host name. Each
-/// connection is logged as `connect`, each request by its type.
+/// `drops_finish` 7 drops of NO_SOCKET under its kernel's host name (or,
+/// with `dies`, the agent goes away: its pipe closes). Each connection is
+/// logged as `connect`, each request by its type.
 fn drops_guest(
     path: &std::path::Path,
     caps: &'static [&'static str],
+    dies: bool,
 ) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
     use crate::proto::Response;
     use std::io::Read;
@@ -249,18 +251,25 @@ fn drops_guest(
                 continue;
             }
             log.lock().unwrap().push("connect".to_string());
-            let _ = crate::serve::serve(&mut r, &mut w, "0.1.0", caps, |req| {
-                log.lock().unwrap().push(req.name().to_string());
-                let value = match req {
-                    Request::DropsStart { .. } => serde_json::json!({"watching": true}),
-                    Request::DropsFinish => serde_json::json!({
-                        "host": "guest-kernel", "seconds": 1.5, "total": 7, "exact": true,
-                        "reasons": [{"name": "NO_SOCKET", "count": 7, "per_sec": 4.7}]
-                    }),
-                    _ => serde_json::json!({}),
-                };
-                Response::Json { value, code: 0 }
-            });
+            // The agent of this connection may go (its pipe closes); the
+            // port stays, for the next connection.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::serve::serve(&mut r, &mut w, "0.1.0", caps, |req| {
+                    log.lock().unwrap().push(req.name().to_string());
+                    let value = match req {
+                        Request::DropsStart { .. } => serde_json::json!({"watching": true}),
+                        Request::DropsFinish if dies => {
+                            std::panic::resume_unwind(Box::new("killed"))
+                        }
+                        Request::DropsFinish => serde_json::json!({
+                            "host": "guest-kernel", "seconds": 1.5, "total": 7, "exact": true,
+                            "reasons": [{"name": "NO_SOCKET", "count": 7, "per_sec": 4.7}]
+                        }),
+                        _ => serde_json::json!({}),
+                    };
+                    Response::Json { value, code: 0 }
+                })
+            }));
         }
     });
     seen
@@ -275,8 +284,8 @@ fn drops_guest(
 fn each_host_of_a_run_records_its_drops_over_its_own_session() {
     let d = tempfile::tempdir().unwrap();
     let (new_sock, old_sock) = (d.path().join("new.sock"), d.path().join("old.sock"));
-    let new = drops_guest(&new_sock, &["drops_start", "drops_finish"]);
-    let old = drops_guest(&old_sock, &["inspect"]);
+    let new = drops_guest(&new_sock, &["drops_start", "drops_finish"], false);
+    let old = drops_guest(&old_sock, &["inspect"], false);
     let job = |h: &str, sock: &std::path::Path| Job {
         host: h.into(),
         transport: model::inventory::Transport::Guest {
@@ -325,4 +334,37 @@ fn each_host_of_a_run_records_its_drops_over_its_own_session() {
     );
     assert_eq!(old.lock().unwrap().clone(), ["connect"]);
     assert!(ex.lost().is_empty());
+}
+
+/// An agent whose pipe closes at `drops_finish` is lost at the run's next
+/// step, as if that step had seen the pipe close; the run's entry says why.
+#[test]
+fn an_agent_gone_at_drops_finish_is_lost_at_the_next_step() {
+    let d = tempfile::tempdir().unwrap();
+    let sock = d.path().join("dies.sock");
+    let seen = drops_guest(&sock, &["drops_start", "drops_finish"], true);
+    let job = Job {
+        host: "srv".into(),
+        transport: model::inventory::Transport::Guest {
+            socket: sock.to_string_lossy().into_owned(),
+        },
+        root: None,
+        state_dir: None,
+        remote_exe: None,
+    };
+    let mut ex = FleetExecutor::new(vec![job], cfg());
+    assert!(ex.connect_all().is_empty());
+    let drops = ex.watch_drops(HostId(0), HostId(0)).finish();
+    let why = drops[0].why_not().unwrap_or_default().to_string();
+    assert!(
+        why.starts_with("drops by reason: not recorded on srv: "),
+        "{why}"
+    );
+    assert!(matches!(
+        ex.inspect(HostId(0)),
+        Err(ExecError::HostLost { host, .. }) if host == "srv"
+    ));
+    assert_eq!(ex.lost().len(), 1);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, ["connect", "drops_start", "drops_finish"], "{seen:?}");
 }
