@@ -19,6 +19,10 @@
 //! cannot be reached again is [`ExecError::HostLost`]: nothing more is sent
 //! to it, and [`FleetExecutor::lost`] says which generation stays applied
 //! there.
+//!
+//! Each run's drops by reason ([`Executor::watch_drops`]) are watched by
+//! the agents of the run's hosts over their long-lived sessions
+//! (`drops_start`, `drops_finish`: [`drops`]).
 
 use crate::bench::{self, Spec, Target};
 use crate::fanout::{fan_out, Failure, Options, Session};
@@ -29,9 +33,17 @@ use model::bench::result::BenchResult;
 use model::findings::Report;
 use model::plan::Plan;
 use model::snapshot::HostSnapshot;
-use runner::exec::{ExecError, Executor, HostId, NotApplicableKind};
+use runner::exec::{DropsWatch, ExecError, Executor, HostId, NotApplicableKind};
 use serde_json::Value;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
+
+mod address;
+mod args;
+mod drops;
+
+pub use address::server_address;
+use args::{flag, only, unsupported};
 
 /// How a [`FleetExecutor`] reaches its hosts and applies.
 #[derive(Debug, Clone)]
@@ -58,10 +70,38 @@ pub struct LostHost {
     pub generation: Option<u32>,
 }
 
+/// A host's long-lived session (none until connected, or after a step
+/// ended it), shared with the drops watch of the run going on, which
+/// finishes over it; and why its pipe closed when that watch saw it (the
+/// host is lost at its next step, as if that step had seen it).
+#[derive(Debug, Clone, Default)]
+struct Shared(Arc<Mutex<Option<Session>>>, Arc<Mutex<Option<String>>>);
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Option<Session>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session's pipe closed: it ends, and the host is lost for `reason`.
+    fn broke(&self, reason: String) {
+        self.end();
+        *self.1.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+    }
+
+    fn take_broken(&self) -> Option<String> {
+        self.1.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    /// End the session (the next step connects again).
+    fn end(&self) {
+        *self.lock() = None;
+    }
+}
+
 #[derive(Debug)]
 struct Slot {
     job: Job,
-    session: Option<Session>,
+    session: Shared,
     lost: Option<String>,
     /// The oldest generation applied since the last rollback.
     applied: Option<u32>,
@@ -101,7 +141,7 @@ impl FleetExecutor {
                 .into_iter()
                 .map(|job| Slot {
                     job,
-                    session: None,
+                    session: Shared::default(),
                     lost: None,
                     applied: None,
                 })
@@ -122,6 +162,12 @@ impl FleetExecutor {
         self.load = clients;
     }
 
+    /// Whether a bench of `client` against `server` is a synchronized run
+    /// of every load client ([`load_from`](Self::load_from)).
+    fn synchronized(&self, client: HostId, server: HostId) -> bool {
+        client != server && self.load.len() > 1 && self.load.contains(&client)
+    }
+
     /// `client` reaches `server`'s bench server at `address` (default: the
     /// server's inventory name).
     pub fn route(&mut self, client: HostId, server: HostId, address: String) {
@@ -138,7 +184,7 @@ impl FleetExecutor {
         let mut failed = Vec::new();
         for (slot, r) in self.hosts.iter_mut().zip(sessions) {
             match r {
-                Ok(s) => slot.session = Some(s),
+                Ok(s) => *slot.session.lock() = Some(s),
                 Err(f) => failed.push((slot.job.host.clone(), f)),
             }
         }
@@ -164,7 +210,7 @@ impl FleetExecutor {
     /// another.
     fn end_session(&mut self, h: HostId) {
         if let Some(slot) = self.hosts.get_mut(h.0) {
-            slot.session = None;
+            slot.session.end();
         }
         if self.serving.is_some_and(|s| s.host == h) {
             self.serving = None;
@@ -175,28 +221,41 @@ impl FleetExecutor {
         self.hosts.get_mut(h.0).ok_or(ExecError::NoHost(h))
     }
 
-    /// `h`'s session with a fresh `deadline`, connecting again when an
-    /// earlier step ended it; a host already lost, or one that cannot be
+    /// `f` on `h`'s session with a fresh `deadline`, connecting again when
+    /// an earlier step ended it; a host already lost, or one that cannot be
     /// reached again, is [`ExecError::HostLost`].
-    fn session(&mut self, h: HostId, deadline: Duration) -> Result<&mut Session, ExecError> {
+    fn with_session<R>(
+        &mut self,
+        h: HostId,
+        deadline: Duration,
+        f: impl FnOnce(&mut Session) -> R,
+    ) -> Result<R, ExecError> {
         let opts = self.cfg.opts.clone();
         let slot = self.slot(h)?;
+        if let Some(reason) = slot.session.take_broken() {
+            return Err(lose(slot, reason));
+        }
         if let Some(reason) = &slot.lost {
             return Err(ExecError::HostLost {
                 host: slot.job.host.clone(),
                 reason: reason.clone(),
             });
         }
-        if slot.session.is_none() {
+        let shared = slot.session.clone();
+        let mut g = shared.lock();
+        if g.is_none() {
             match Session::connect(&slot.job, &opts) {
-                Ok(s) => slot.session = Some(s),
-                Err(f) => return Err(lose(slot, format!("reconnecting: {}", f.message))),
+                Ok(s) => *g = Some(s),
+                Err(f) => {
+                    drop(g);
+                    return Err(lose(slot, format!("reconnecting: {}", f.message)));
+                }
             }
         }
-        match slot.session.as_mut() {
+        match g.as_mut() {
             Some(s) => {
                 s.renew(deadline);
-                Ok(s)
+                Ok(f(s))
             }
             None => Err(ExecError::NoHost(h)),
         }
@@ -209,7 +268,7 @@ impl FleetExecutor {
         req: &Request,
         deadline: Duration,
     ) -> Result<(Value, u8), ExecError> {
-        let r = self.session(h, deadline)?.json(req);
+        let r = self.with_session(h, deadline, |s| s.json(req))?;
         r.map_err(|f| match self.hosts.get_mut(h.0) {
             Some(slot) => failed(slot, req.name(), f, deadline),
             None => ExecError::NoHost(h),
@@ -491,7 +550,7 @@ fn one_session(t: &model::inventory::Transport) -> bool {
 }
 
 fn lose(slot: &mut Slot, reason: String) -> ExecError {
-    slot.session = None;
+    slot.session.end();
     slot.lost = Some(reason.clone());
     ExecError::HostLost {
         host: slot.job.host.clone(),
@@ -506,7 +565,7 @@ fn failed(slot: &mut Slot, what: &str, f: Failure, deadline: Duration) -> ExecEr
     match f.kind {
         "protocol" => lose(slot, f.message),
         "timeout" => {
-            slot.session = None;
+            slot.session.end();
             ExecError::Timeout {
                 what: format!("{what} on {}", slot.job.host),
                 after: deadline,
@@ -539,34 +598,6 @@ fn typed<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, Exec
     })
 }
 
-/// The value of `--flag V` in `args` (the runner's CLI-style arguments).
-fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i.saturating_add(1)))
-}
-
-/// `args` with only the flags in `known` (each taking a value), or the
-/// first one the agent's request cannot carry.
-fn only<'a>(args: &'a [String], known: &[&str]) -> Result<(), &'a str> {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if !known.contains(&a.as_str()) {
-            return Err(a);
-        }
-        it.next();
-    }
-    Ok(())
-}
-
-fn unsupported(what: &str, host: &str, arg: &str) -> ExecError {
-    ExecError::Failed {
-        what: format!("{what} on {host}"),
-        code: None,
-        stderr: format!("{arg}: not a {what} flag an agent request carries"),
-    }
-}
-
 impl Executor for FleetExecutor {
     fn hosts(&self) -> usize {
         self.hosts.len()
@@ -585,7 +616,7 @@ impl Executor for FleetExecutor {
         args: &[String],
         deadline: Duration,
     ) -> Result<BenchResult, ExecError> {
-        if client != server && self.load.len() > 1 && self.load.contains(&client) {
+        if self.synchronized(client, server) {
             return self.bench_all(server, args, deadline);
         }
         match self.bench_once(client, server, args, deadline) {
@@ -597,6 +628,10 @@ impl Executor for FleetExecutor {
             }
             r => r,
         }
+    }
+
+    fn watch_drops(&mut self, client: HostId, server: HostId) -> Box<dyn DropsWatch> {
+        Box::new(self.start_drops(client, server))
     }
 
     fn inspect(&mut self, host: HostId) -> Result<HostSnapshot, ExecError> {
@@ -668,7 +703,7 @@ impl Executor for FleetExecutor {
 
     fn apply(&mut self, host: HostId, plan: &Plan) -> Result<(), ExecError> {
         // Lost already: nothing more goes there.
-        self.session(host, self.cfg.opts.deadline)?;
+        self.with_session(host, self.cfg.opts.deadline, |_| ())?;
         let plan = serde_json::to_value(plan).map_err(|source| ExecError::Malformed {
             what: format!("apply on {}", self.host_name(host)),
             source,
@@ -748,37 +783,6 @@ impl Executor for FleetExecutor {
         }
         Ok(())
     }
-}
-
-/// How client `client` reaches the bench server on `server` (inventory
-/// names), as `fleet bench` chooses it: the client's `server_address.SERVER`
-/// label; with one server its `server_address` label, then `flag`
-/// (`--server-address`); the server's `bench_address` label, its ssh
-/// address, its name.
-pub fn server_address(
-    inv: &model::inventory::Inventory,
-    client: &str,
-    server: &str,
-    one_server: bool,
-    flag: Option<&str>,
-) -> String {
-    let host = |name: &str| inv.hosts.iter().find(|h| h.name.as_str() == name);
-    let c = host(client);
-    let own = c.and_then(|h| h.labels.get(&format!("server_address.{server}")).cloned());
-    let one = one_server
-        .then(|| {
-            c.and_then(|h| h.labels.get("server_address").cloned())
-                .or_else(|| flag.map(str::to_string))
-        })
-        .flatten();
-    let sh = host(server);
-    own.or(one)
-        .or_else(|| sh.and_then(|h| h.labels.get("bench_address").cloned()))
-        .or_else(|| match sh.map(|h| &h.transport) {
-            Some(model::inventory::Transport::Ssh { address, .. }) => Some(address.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| server.to_string())
 }
 
 #[cfg(test)]

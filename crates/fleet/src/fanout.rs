@@ -272,6 +272,11 @@ impl Session {
         self.agent.name()
     }
 
+    /// What the agent said in its `hello` (its version, the requests it serves).
+    pub fn peer(&self) -> &crate::client::PeerInfo {
+        self.agent.peer()
+    }
+
     /// One request within what is left of the host's deadline.
     pub fn json(&mut self, req: &Request) -> Result<(serde_json::Value, u8), Failure> {
         if Instant::now() >= self.end {

@@ -3,6 +3,8 @@
 //! does is the caller's handler (the CLI's commands); this loop owns the
 //! wire: limits, malformed frames and version checks.
 
+pub mod drops;
+
 use crate::proto::{
     self, ErrorKind, ProtoError, Request, Response, MAX_REQUEST, MAX_RESPONSE, PROTO_VERSION,
 };

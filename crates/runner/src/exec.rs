@@ -257,8 +257,8 @@ pub trait Executor {
 
     /// Start recording drops by reason for one run of `client` against
     /// `server`, once per kernel the two use; [`DropsWatch::finish`] ends
-    /// it when the run ends. An executor that cannot (a fleet's agents,
-    /// which do not record drops) says so per host: the run goes on.
+    /// it when the run ends. A host that cannot be watched gives its line
+    /// (by default every host's is [`NOT_RECORDED`]): the run goes on.
     fn watch_drops(&mut self, client: HostId, server: HostId) -> Box<dyn DropsWatch> {
         let mut hosts = vec![self.host_name(client)];
         if server != client {

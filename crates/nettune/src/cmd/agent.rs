@@ -5,9 +5,11 @@
 //! with the document its `--json` prints; nothing else is written to stdout.
 
 mod bench;
+mod drops;
 
 use crate::ops;
 use bench::{bench_answer, stop_server};
+use drops::{drops_answer, stop_drops};
 use fleet::proto::{ErrorKind, ProtoError, Request, Response};
 use fleet::serve::ServeError;
 use std::io::IsTerminal;
@@ -25,7 +27,8 @@ The protocol (/usr/share/doc/nettune/docs/fleet.md): a 6-byte preamble (NTAG,
 version), then big-endian u32 length-prefixed JSON frames; requests up to 256 KiB,
 answers up to 64 MiB. Requests: hello, inspect, doctor, plan, apply, rollback,
 verify, history (each answered with the JSON of the command's --json), confirm,
-clock, serve, stop_serve, bench (fleet bench), shutdown. An apply with confirm_within is rolled back by the host itself at the
+clock, serve, stop_serve, bench (fleet bench), drops_start, drops_finish (a run's
+drops by reason), shutdown. An apply with confirm_within is rolled back by the host itself at the
 deadline unless a confirm arrives in time. It exits 0 on end of input, shutdown or
 a controller gone mid-answer; 1 with a line on stderr when the stream broke (an
 oversized frame, another protocol version, not a nettune controller), after
@@ -66,6 +69,8 @@ pub const CAPS: &[&str] = &[
     "serve",
     "stop_serve",
     "bench",
+    "drops_start",
+    "drops_finish",
 ];
 
 /// Run `nettune agent --stdio`.
@@ -88,8 +93,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         CAPS,
         handle,
     );
-    // A `serve` request's server ends with the session.
+    // A `serve` request's server and a drops watch end with the session.
     stop_server();
+    stop_drops();
     match served {
         Ok(_) => Ok(ExitCode::SUCCESS),
         // The controller went away while it was answered (killed on its
@@ -315,6 +321,7 @@ fn answer(q: Request) -> anyhow::Result<Option<(serde_json::Value, u8)>> {
         | Request::Serve { .. }
         | Request::StopServe
         | Request::Bench { .. }) => bench_answer(q)?,
+        q @ (Request::DropsStart { .. } | Request::DropsFinish) => drops_answer(q)?,
         // Answered by the protocol loop itself.
         Request::Hello | Request::Shutdown => return Ok(None),
     }))
