@@ -23,6 +23,10 @@ pub const READY: &str = "nettune-guest: ready";
 /// The console line before the capture's tar goes out: this, the size, ` bytes`.
 pub const CAPTURE_LINE: &str = "nettune-guest: capture ";
 
+/// The console line when the capture of the test hook
+/// `NETTUNE_TEST_CAPTURE_AFTER_RX` starts: this, then the packet count.
+pub const CAPTURE_AFTER_RX_LINE: &str = "nettune-guest: capturing after rx packets ";
+
 /// The script, loading `modules` (absolute paths inside the guest) in order.
 pub fn init_script(modules: &[String]) -> String {
     let mut s = String::from(
@@ -46,12 +50,25 @@ pub fn init_script(modules: &[String]) -> String {
          AGENT=$(port nettune)\n\
          CTL=$(port nettune-ctl)\n\
          CAP=$(port nettune-capture)\n\
-         if [ -n \"$CAP\" ]; then nettune capture --out /tmp/capture >/dev/console 2>&1; mkdir -p /tmp/tracing; cp /sys/kernel/tracing/events/skb/kfree_skb/format /tmp/tracing/kfree_skb-format 2>/dev/null; tar -C /tmp -cf /tmp/capture.tar capture tracing; echo \"nettune-guest: capture $(wc -c </tmp/capture.tar) bytes\"; cat /tmp/capture.tar >$CAP; fi\n\
+         capture() { \"$@\" >/dev/console 2>&1; mkdir -p /tmp/tracing; cp /sys/kernel/tracing/events/skb/kfree_skb/format /tmp/tracing/kfree_skb-format 2>/dev/null; tar -C /tmp -cf /tmp/capture.tar capture tracing; echo \"nettune-guest: capture $(wc -c </tmp/capture.tar) bytes\"; cat /tmp/capture.tar >$CAP; }\n\
+         if [ -n \"$CAP\" ] && [ -z \"$NETTUNE_TEST_CAPTURE_AFTER_RX\" ]; then capture nettune capture --out /tmp/capture; fi\n\
          byte() { [ \"$(dd bs=1 count=1 2>/dev/null | wc -c)\" -eq 1 ]; }\n\
          exec 3<>$AGENT 4<>$CTL\n\
          ( while :; do if byte <&4; then echo \"nettune-guest: powering off\"; sync; poweroff -f; fi; sleep 0.2; done ) &\n\
          ( while :; do if byte <&3; then nettune agent --stdio <&3 >&3 2>/dev/console; else sleep 0.1; fi; done ) &\n",
     );
+    // The test hook of crates/nettune/tests/guest_drops.rs: the capture
+    // waits until eth0 has received NETTUNE_TEST_CAPTURE_AFTER_RX packets
+    // (a flood from outside the guest, after the test set the guest up
+    // through the agent), then records 4 samples 1 s apart, pinned to CPU
+    // NETTUNE_TEST_CAPTURE_CPU when that is set.
+    s.push_str(&format!(
+        "if [ -n \"$CAP\" ] && [ -n \"$NETTUNE_TEST_CAPTURE_AFTER_RX\" ]; then ( \
+         until [ \"$(cat /sys/class/net/eth0/statistics/rx_packets)\" -ge \"$NETTUNE_TEST_CAPTURE_AFTER_RX\" ]; do sleep 0.1; done; \
+         echo \"{CAPTURE_AFTER_RX_LINE}$NETTUNE_TEST_CAPTURE_AFTER_RX\"; \
+         capture ${{NETTUNE_TEST_CAPTURE_CPU:+taskset -c $NETTUNE_TEST_CAPTURE_CPU}} nettune capture --out /tmp/capture --samples 4 --interval 1 \
+         ) & fi\n"
+    ));
     // From READY on the kernel's info messages reach the console too: what a
     // driver says when it loads again (a module reload) is in the log the
     // host reads, without the boot's own chatter.
@@ -74,5 +91,23 @@ mod tests {
         assert!(a < b && b < ready);
         assert!(s.contains("exec 3<>$AGENT 4<>$CTL"));
         assert!(s.contains("nettune agent --stdio <&3 >&3"));
+    }
+
+    #[test]
+    fn the_capture_after_rx_hook_waits_for_eth0_and_is_pinned_when_asked() {
+        let s = init_script(&[]);
+        // Without the hook the capture runs at boot, before READY.
+        let boot = s
+            .find("[ -z \"$NETTUNE_TEST_CAPTURE_AFTER_RX\" ]; then capture nettune capture --out /tmp/capture; fi")
+            .unwrap();
+        let hook = s.find("[ -n \"$NETTUNE_TEST_CAPTURE_AFTER_RX\" ]").unwrap();
+        assert!(boot < hook && hook < s.find(READY).unwrap());
+        let line = &s[hook..s[hook..].find('\n').unwrap() + hook];
+        assert!(line.contains("statistics/rx_packets)\" -ge"), "{line}");
+        assert!(
+            line.contains("capture ${NETTUNE_TEST_CAPTURE_CPU:+taskset -c $NETTUNE_TEST_CAPTURE_CPU} nettune capture --out /tmp/capture --samples 4 --interval 1"),
+            "{line}"
+        );
+        assert!(line.ends_with(") & fi"), "{line}");
     }
 }
