@@ -161,7 +161,7 @@ fn plan_for(
     // nettune does not plan is refused naming it (the host checks again).
     let lines = checked_changes(&plan).map_err(|e| Failure {
         kind: "refused",
-        message: e.to_string(),
+        message: format!("{}: {e}", s.name()),
     })?;
     Ok((plan, lines))
 }
@@ -314,8 +314,9 @@ fn commit(
                     rep.error = Some(Failure {
                         kind: f.kind,
                         message: format!(
-                            "not confirmed ({}): the host rolls generation {g} back by itself at its deadline",
-                            f.message
+                            "{}: not confirmed ({}): the host rolls generation {g} back by itself at its deadline",
+                            rep.label(),
+                            rep.detail(&f.message)
                         ),
                     });
                 }
@@ -374,8 +375,9 @@ fn commit(
 /// `rep` (whose error is the apply's) as a host whose rollback failed too, saying why.
 fn rollback_failed(mut rep: HostReport, why: &Failure) -> HostReport {
     rep.outcome = Outcome::RollbackFailed;
+    let why = rep.detail(&why.message).to_string();
     if let Some(e) = &mut rep.error {
-        e.message = format!("{}; then the rollback failed: {}", e.message, why.message);
+        e.message = format!("{}; then the rollback failed: {why}", e.message);
     }
     rep
 }
@@ -383,6 +385,7 @@ fn rollback_failed(mut rep: HostReport, why: &Failure) -> HostReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::Response;
     use serde_json::json;
 
     /// A real plan (c4-8xlarge, throughput: IRQs of eth0 moved, sysctls).
@@ -431,6 +434,233 @@ mod tests {
         assert_eq!(confirm_deadline(&chan, &guest, Some(30)), Some(30));
         // Not a plan: no deadline is invented (the apply refuses it).
         assert_eq!(confirm_deadline(&json!({"x": 1}), &ssh(), Some(60)), None);
+    }
+
+    /// A guest's agent socket in `dir` serving one session per entry of
+    /// `sessions`, in order: each answers a request with `Some(answer)`,
+    /// or closes the connection at it with `None` (a guest killed then).
+    /// After the last session the socket refuses connections. The thread
+    /// gives back every request it saw, by session.
+    type Answer = Box<dyn Fn(&Request) -> Option<Response> + Send>;
+
+    fn fake_guest(
+        dir: &std::path::Path,
+        sessions: Vec<Answer>,
+    ) -> (InvTransport, std::thread::JoinHandle<Vec<Vec<Request>>>) {
+        use crate::proto::{self as p, MAX_REQUEST, MAX_RESPONSE, PROTO_VERSION};
+        use std::io::Read;
+        let path = dir.join("agent.sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let t = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            let last = sessions.len();
+            let mut l = Some(l);
+            for (i, answer) in sessions.into_iter().enumerate() {
+                let Some((mut c, _)) = l.as_ref().map(|l| l.accept().unwrap()) else {
+                    break;
+                };
+                let mut wake = [0u8; 1];
+                c.read_exact(&mut wake).unwrap();
+                p::write_preamble(&mut c).unwrap();
+                let mut got = Vec::new();
+                if p::read_preamble(&mut c).is_ok() {
+                    while let Ok(body) = p::read_frame(&mut c, MAX_REQUEST) {
+                        let q: Request = serde_json::from_slice(&body).unwrap();
+                        let r = match &q {
+                            Request::Shutdown => None,
+                            Request::Hello => Some(Response::Hello {
+                                version: PROTO_VERSION,
+                                nettune_version: "0.1.0".into(),
+                                caps: Vec::new(),
+                            }),
+                            q => answer(q),
+                        };
+                        got.push(q);
+                        match r {
+                            Some(r) => p::write_frame(&mut c, &r, MAX_RESPONSE).unwrap(),
+                            None => break,
+                        }
+                    }
+                }
+                seen.push(got);
+                if i + 1 == last {
+                    // Refusing before the close is seen: a reconnection
+                    // finds no guest.
+                    l = None;
+                }
+                drop(c);
+            }
+            drop(l);
+            seen
+        });
+        let socket = path.display().to_string();
+        (InvTransport::Guest { socket }, t)
+    }
+
+    fn json(v: Value) -> Option<Response> {
+        Some(Response::Json { value: v, code: 0 })
+    }
+
+    /// The PLAN with one change: `eth0`'s channels, which gets a confirm
+    /// deadline on a guest.
+    fn channel_plan() -> Value {
+        let mut plan: Value = serde_json::from_str(PLAN).unwrap_or_default();
+        let c = plan["changes"].as_array_mut().unwrap();
+        c.truncate(1);
+        c[0]["phase"] = json!("channels");
+        c[0]["knob"] = json!("combined");
+        c[0]["target"] =
+            json!({"kind": "ethtool", "iface": "eth0", "group": "channels", "attr": "combined"});
+        c[0]["before"] = json!("8");
+        c[0]["after"] = json!("4");
+        plan
+    }
+
+    fn run_apply(transport: InvTransport, plan: Value) -> HostReport {
+        let job = Job {
+            host: "g1".into(),
+            transport,
+            root: None,
+            state_dir: None,
+            remote_exe: None,
+        };
+        let opts = Options {
+            parallel: 1,
+            deadline: std::time::Duration::from_secs(20),
+            copy: false,
+            version: "0.1.0".into(),
+            exe: "/nonexistent/nettune".into(),
+        };
+        let how = How {
+            force: false,
+            confirm_within: Some(30),
+            allow_reload: false,
+        };
+        let rep = HostReport::new(&job, &opts);
+        apply_previewed(&job, plan, how, &opts, rep)
+    }
+
+    fn history(q: &Request) -> Option<Response> {
+        match q {
+            Request::History { .. } => json(json!({"generations": []})),
+            _ => None,
+        }
+    }
+
+    /// Issue 37: a guest killed in the middle of an apply (its socket
+    /// closes, then refuses the rollback's connection) fails naming the
+    /// guest by its inventory name first, its socket after.
+    #[test]
+    fn a_guest_killed_mid_apply_is_named_first() {
+        let d = tempfile::tempdir().unwrap();
+        let killed: Answer = Box::new(|q| match q {
+            Request::Apply { .. } => None,
+            q => history(q),
+        });
+        let (t, server) = fake_guest(d.path(), vec![killed]);
+        let rep = run_apply(t, channel_plan());
+        let seen = server.join().unwrap();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(rep.outcome, Outcome::RollbackFailed, "{rep:?}");
+        let sock = d.path().join("agent.sock");
+        let m = &rep.error.as_ref().unwrap().message;
+        let label = format!("g1 (guest {})", sock.display());
+        assert_eq!(rep.label(), label);
+        assert!(m.starts_with(&format!("{label}: ")), "{m}");
+        // The rollback's reason is not named a second time.
+        assert!(
+            m.contains("; then the rollback failed: cannot reach the guest's agent at"),
+            "{m}"
+        );
+        assert!(!m.contains("failed: g1 ("), "{m}");
+    }
+
+    /// A plan nettune does not plan, refused before the guest is asked
+    /// anything, names the guest too.
+    #[test]
+    fn a_refused_plan_names_the_guest() {
+        let d = tempfile::tempdir().unwrap();
+        let (t, server) = fake_guest(d.path(), vec![Box::new(|_| None)]);
+        let mut bad = channel_plan();
+        bad["changes"][0]["target"] =
+            json!({"kind": "file", "path": "/proc/sys/kernel/core_pattern", "format": "text"});
+        let job = Job {
+            host: "g1".into(),
+            transport: t,
+            root: None,
+            state_dir: None,
+            remote_exe: None,
+        };
+        let opts = Options {
+            parallel: 1,
+            deadline: std::time::Duration::from_secs(20),
+            copy: false,
+            version: "0.1.0".into(),
+            exe: "/nonexistent/nettune".into(),
+        };
+        let how = How {
+            force: false,
+            confirm_within: None,
+            allow_reload: false,
+        };
+        let (rep, plan) = preview(&job, &PlanFrom::Document(bad), how, &opts);
+        assert!(plan.is_none());
+        let f = rep.error.unwrap();
+        assert_eq!(f.kind, "refused");
+        assert!(f.message.starts_with("g1 (guest "), "{}", f.message);
+        assert!(f.message.contains("core_pattern"), "{}", f.message);
+        assert_eq!(server.join().unwrap().len(), 1);
+    }
+
+    /// docs/fleet.md "Confirm deadline" on a guest: a channel change is
+    /// applied with the deadline on one session, then confirmed on a fresh
+    /// one, after the first has ended (a guest serves one at a time).
+    #[test]
+    fn a_guest_confirms_on_a_second_session() {
+        let d = tempfile::tempdir().unwrap();
+        let applied: Answer = Box::new(|q| match q {
+            Request::Apply { .. } => json(json!({"confirm": {"generation": 7}})),
+            q => history(q),
+        });
+        let confirmed: Answer = Box::new(|q| match q {
+            Request::Confirm { generation: 7, .. } => json(json!({"status": "confirmed"})),
+            _ => None,
+        });
+        let (t, server) = fake_guest(d.path(), vec![applied, confirmed]);
+        let rep = run_apply(t.clone(), channel_plan());
+        assert_eq!(rep.outcome, Outcome::Ok, "{rep:?}");
+        let seen = server.join().unwrap();
+        assert!(matches!(
+            seen[0].get(2),
+            Some(Request::Apply {
+                confirm_within: Some(30),
+                ..
+            })
+        ));
+        assert!(matches!(seen[0].last(), Some(Request::Shutdown)));
+        assert!(matches!(seen[1].get(1), Some(Request::Confirm { .. })));
+
+        // No second session: not confirmed, named, and the guest's own
+        // deadline is said to roll it back.
+        let d = tempfile::tempdir().unwrap();
+        let applied: Answer = Box::new(|q| match q {
+            Request::Apply { .. } => json(json!({"confirm": {"generation": 7}})),
+            q => history(q),
+        });
+        let (t, server) = fake_guest(d.path(), vec![applied]);
+        let rep = run_apply(t, channel_plan());
+        server.join().unwrap();
+        assert_eq!(rep.outcome, Outcome::Failed);
+        let m = rep.error.unwrap().message;
+        assert!(m.starts_with("g1 (guest "), "{m}");
+        // (Its reason, the refused connection or a connection reset by a
+        // guest going away, quoted without the guest's name again.)
+        assert!(m.contains(": not confirmed ("), "{m}");
+        assert!(!m.contains("not confirmed (g1"), "{m}");
+        assert!(
+            m.ends_with("rolls generation 7 back by itself at its deadline"),
+            "{m}"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::client::{Agent, AgentError};
 use crate::install::{install, remote_path, InstallError};
 use crate::proto::{ErrorKind, Request};
-use crate::transport::{GuestSocket, Kubectl, Local, Netns, Ssh, Transport};
+use crate::transport::{GuestSocket, Kubectl, Local, Named, Netns, Ssh, Transport};
 use model::inventory::Transport as InvTransport;
 use serde::Serialize;
 use std::fmt;
@@ -206,16 +206,20 @@ impl Session {
     pub fn connect(job: &Job, opts: &Options) -> Result<Session, Failure> {
         let exe = job.remote_exe.as_deref();
         let first = transport_of(&job.transport, &opts.exe, exe);
-        Session::connect_via(first.as_ref(), ssh_of(&job.transport, exe).as_ref(), opts)
+        let ssh = ssh_of(&job.transport, exe);
+        Session::connect_via(&job.host, first.as_ref(), ssh.as_ref(), opts)
     }
 
-    /// [`connect`](Self::connect) with `first`; `ssh` is the host's ssh
-    /// transport (the one a copy goes through), `None` for another kind.
-    /// An agent of another version (or protocol, or none) fails the host
-    /// naming both versions, except on an ssh host: there a copy an earlier
-    /// run made (`~/.cache/nettune/nettune-VERSION`) is tried, then (unless
-    /// `--no-copy`) a new copy is made.
+    /// [`connect`](Self::connect) to the host named `host` in the inventory
+    /// with `first`; `ssh` is the host's ssh transport (the one a copy goes
+    /// through), `None` for another kind. The session, and every failure of
+    /// it, names the host by `host` first and its transport after
+    /// ([`Named`]). An agent of another version (or protocol, or none) fails
+    /// the host naming both versions, except on an ssh host: there a copy an
+    /// earlier run made (`~/.cache/nettune/nettune-VERSION`) is tried, then
+    /// (unless `--no-copy`) a new copy is made.
     pub fn connect_via(
+        host: &str,
         first: &dyn Transport,
         ssh: Option<&Ssh>,
         opts: &Options,
@@ -226,7 +230,8 @@ impl Session {
             end,
             deadline: opts.deadline,
         };
-        let failure = match Agent::connect(first, &opts.version, left(end)) {
+        let named = |inner| Named { host, inner };
+        let failure = match Agent::connect(&named(first), &opts.version, left(end)) {
             Ok(a) if a.peer().nettune_version == opts.version => return Ok(session(a)),
             Ok(a) => Failure {
                 kind: "version",
@@ -248,7 +253,7 @@ impl Session {
             remote_exe: remote_path(&opts.version),
             ..s.clone()
         };
-        if let Ok(a) = Agent::connect(&cached, &opts.version, left(end)) {
+        if let Ok(a) = Agent::connect(&named(&cached), &opts.version, left(end)) {
             if a.peer().nettune_version == opts.version {
                 return Ok(session(a));
             }
@@ -256,7 +261,7 @@ impl Session {
         if !opts.copy {
             return Err(failure);
         }
-        Ok(session(refreshed(s, opts, end)?))
+        Ok(session(refreshed(host, s, opts, end)?))
     }
 
     /// Give the session a fresh deadline of `deadline` from now: a
@@ -315,10 +320,15 @@ fn replaceable(e: &AgentError, exe: &str) -> bool {
     }
 }
 
-/// Copy this nettune to `s`'s host and connect to the copy.
-fn refreshed(s: &Ssh, opts: &Options, end: Instant) -> Result<Agent, Failure> {
-    let copy = install(s, &opts.exe, &opts.version, left(end))?;
-    let a = Agent::connect(&copy, &opts.version, left(end))?;
+/// Copy this nettune to `s`'s host (named `host`) and connect to the copy.
+fn refreshed(host: &str, s: &Ssh, opts: &Options, end: Instant) -> Result<Agent, Failure> {
+    let copy = install(s, &opts.exe, &opts.version, left(end)).map_err(|e| Failure {
+        kind: "install",
+        // The copy's own errors name the ssh host only.
+        message: format!("{host}: {e}"),
+    })?;
+    let named = Named { host, inner: &copy };
+    let a = Agent::connect(&named, &opts.version, left(end))?;
     if a.peer().nettune_version != opts.version {
         return Err(Failure {
             kind: "version",
@@ -431,13 +441,13 @@ mod tests {
 
     #[test]
     fn an_agent_of_another_version_is_named_with_both_versions() {
-        let ok = Session::connect_via(&Fake { version: "0.1.0" }, None, &opts());
-        assert_eq!(ok.unwrap().name(), "fake");
-        let e = Session::connect_via(&Fake { version: "9.9.9" }, None, &opts()).unwrap_err();
+        let ok = Session::connect_via("f", &Fake { version: "0.1.0" }, None, &opts());
+        assert_eq!(ok.unwrap().name(), "f (fake)");
+        let e = Session::connect_via("f", &Fake { version: "9.9.9" }, None, &opts()).unwrap_err();
         assert_eq!(e.kind, "version");
         assert_eq!(
             e.message,
-            "fake: the agent is nettune 9.9.9, this controller 0.1.0; install the same version there"
+            "f (fake): the agent is nettune 9.9.9, this controller 0.1.0; install the same version there"
         );
         // An ssh host with --no-copy: the same, and how to let it copy
         // (after trying an earlier copy: here ssh to a closed loopback port).
@@ -447,7 +457,8 @@ mod tests {
             control_path: "none".into(),
             ..Ssh::new("127.0.0.1")
         };
-        let e = Session::connect_via(&Fake { version: "9.9.9" }, Some(&ssh), &opts()).unwrap_err();
+        let e =
+            Session::connect_via("f", &Fake { version: "9.9.9" }, Some(&ssh), &opts()).unwrap_err();
         assert!(e.message.ends_with("(or drop --no-copy)"), "{e}");
     }
 

@@ -107,7 +107,8 @@ impl Kept {
             rep.error = Some(Failure {
                 kind: "limit",
                 message: format!(
-                    "its answer ({n} bytes) was dropped: the hosts' answers kept by this command passed {} bytes",
+                    "{}: its answer ({n} bytes) was dropped: the hosts' answers kept by this command passed {} bytes",
+                    rep.label(),
                     self.max
                 ),
             });
@@ -238,7 +239,10 @@ fn doctor_code(rep: &mut HostReport, code: u8) {
         rep.outcome = Outcome::Failed;
         rep.error = Some(Failure {
             kind: "remote",
-            message: format!("doctor ended with exit status {code}, not 0, 1 or 2"),
+            message: format!(
+                "{}: doctor ended with exit status {code}, not 0, 1 or 2",
+                rep.label()
+            ),
         });
     }
 }

@@ -117,6 +117,21 @@ impl HostReport {
         }
     }
 
+    /// The host as its errors name it: the inventory name, then the
+    /// transport ([`crate::transport::host_label`]).
+    pub fn label(&self) -> String {
+        crate::transport::host_label(&self.host, &self.transport)
+    }
+
+    /// `message` without a leading `LABEL: ` of this host, for a failure
+    /// quoted inside another that names the host already.
+    pub(crate) fn detail<'a>(&self, message: &'a str) -> &'a str {
+        message
+            .strip_prefix(&self.label())
+            .and_then(|m| m.strip_prefix(": "))
+            .unwrap_or(message)
+    }
+
     /// A report of `host` on a local pipe with `outcome` and exit status
     /// `code`, nothing else (tests).
     #[cfg(test)]

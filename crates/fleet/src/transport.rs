@@ -206,6 +206,44 @@ fn agent_args(v: &mut Vec<OsString>) {
     v.extend(AGENT_ARGS.iter().map(OsString::from));
 }
 
+/// How a fleet names a host in its errors: the inventory name first, the
+/// transport (address, socket, pod) as detail: `web-1 (ssh root@10.0.0.5)`,
+/// `g1 (guest /run/g1/agent.sock)`; the name alone when the transport says
+/// nothing more (a netns host named after its namespace still shows both).
+pub fn host_label(host: &str, transport: &str) -> String {
+    if host.is_empty() {
+        transport.to_string()
+    } else if transport.is_empty() || transport == host {
+        host.to_string()
+    } else {
+        format!("{host} ({transport})")
+    }
+}
+
+/// A transport under the inventory name of its host: it starts the agent as
+/// `inner` does, and [`Transport::describe`] is [`host_label`], so every
+/// error of a session through it (a session names itself by `describe`)
+/// names the host first and the address or socket after.
+#[derive(Debug, Clone, Copy)]
+pub struct Named<'a> {
+    /// The inventory name.
+    pub host: &'a str,
+    /// How the host is reached.
+    pub inner: &'a dyn Transport,
+}
+
+impl Transport for Named<'_> {
+    fn argv(&self) -> Result<Vec<OsString>, TransportError> {
+        self.inner.argv()
+    }
+    fn describe(&self) -> String {
+        host_label(self.host, &self.inner.describe())
+    }
+    fn spawn(&self) -> Result<AgentPipe, TransportError> {
+        self.inner.spawn()
+    }
+}
+
 /// This host: the controller's own binary as a child.
 #[derive(Debug, Clone)]
 pub struct Local {
@@ -616,6 +654,31 @@ mod tests {
             exe: "/usr/bin/nettune".into(),
         };
         assert_eq!(text(&l).join(" "), "/usr/bin/nettune agent --stdio");
+    }
+
+    #[test]
+    fn a_named_transport_puts_the_host_first() {
+        let guest = GuestSocket {
+            socket: "/run/g1/agent.sock".into(),
+        };
+        let g = Named {
+            host: "g1",
+            inner: &guest,
+        };
+        assert_eq!(g.describe(), "g1 (guest /run/g1/agent.sock)");
+        assert!(g.argv().unwrap().is_empty());
+        let netns = Netns {
+            name: "lab-a".into(),
+            exe: "/usr/bin/nettune".into(),
+        };
+        let n = Named {
+            host: "a",
+            inner: &netns,
+        };
+        assert_eq!(n.describe(), "a (netns lab-a)");
+        assert_eq!(text(&n), text(&netns));
+        assert_eq!(host_label("", "local"), "local");
+        assert_eq!(host_label("x", "x"), "x");
     }
 
     #[test]

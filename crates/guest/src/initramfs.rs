@@ -21,10 +21,12 @@ use std::path::{Path, PathBuf};
 pub const BUSYBOX: &str = "/bin/busybox";
 /// The modules every guest loads: the virtio-serial port of the agent.
 pub const BASE_MODULES: [&str; 2] = ["virtio_pci", "virtio_console"];
-/// The busybox applets linked in `/bin`.
-const APPLETS: [&str; 23] = [
+/// The busybox applets linked in `/bin`. `setsid` starts the agent's
+/// confirm-deadline watchdog (docs/fleet.md, "Confirm deadline").
+const APPLETS: [&str; 24] = [
     "tar", "sh", "mount", "insmod", "ip", "cat", "ls", "sleep", "poweroff", "echo", "dd", "wc",
     "mkdir", "sync", "grep", "ps", "uname", "sysctl", "rmmod", "modprobe", "tail", "cp", "taskset",
+    "setsid",
 ];
 
 /// What goes into a guest's initramfs.

@@ -1,16 +1,22 @@
-//! A guest killed in the middle of an apply (docs/guests.md): `nettune
-//! fleet apply` ends with an error naming the guest, and the host that
-//! runs it keeps its own settings (nothing of the plan lands on it).
+//! `nettune fleet apply` on guests (docs/guests.md, docs/fleet.md):
 //!
-//! The guest's agent stops after two writes (the apply's test hook
-//! `NETTUNE_TEST_PAUSE_AFTER_WRITES`, handed to `/init` on the kernel's
-//! command line) and says so on the console; QEMU is killed then, as a
-//! crash or a power cut would end it.
+//! - A guest killed in the middle of an apply: the command ends with an
+//!   error naming the guest by its inventory name, and the host that runs
+//!   it keeps its own settings (nothing of the plan lands on it). The
+//!   guest's agent stops after two writes (the apply's test hook
+//!   `NETTUNE_TEST_PAUSE_AFTER_WRITES`, handed to `/init` on the kernel's
+//!   command line) and says so on the console; QEMU is killed then, as a
+//!   crash or a power cut would end it.
+//! - The confirm deadline on a guest: a plan that reloads a driver is
+//!   applied with a deadline, and confirmed over a second session on the
+//!   guest's one agent port; the guest's watchdog (started with `setsid`)
+//!   then leaves the generation in force.
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
 
 mod guest_common;
 
+use fleet::proto::Request;
 use guest::{BootOptions, Netdev, Nic, NicModel};
 use guest_common::*;
 use std::collections::BTreeMap;
@@ -74,6 +80,7 @@ fn a_guest_killed_mid_apply_is_named_and_the_host_is_untouched() {
         .spawn()
         .unwrap();
     let console = g.machine().console_log();
+    let g_socket = g.agent_socket();
     let t0 = Instant::now();
     let paused = loop {
         let text = std::fs::read_to_string(&console).unwrap_or_default();
@@ -93,10 +100,20 @@ fn a_guest_killed_mid_apply_is_named_and_the_host_is_untouched() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stdout}\n{stderr}");
+    // The failure's own reason names the guest by its inventory name, the
+    // socket after it: on stderr's failure line and in the JSON's error.
+    let label = format!("{name} (guest {})", g_socket.display());
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with(&format!("nettune: fleet apply: {name} failed")))
+        .unwrap_or_else(|| panic!("no failure line naming {name}: {stderr}"));
     assert!(
-        stderr.contains(name) || stdout.contains(&format!("\"{name}\"")),
-        "the error does not name the guest: {stdout}\n{stderr}"
+        line.contains(&format!(": {label}: ")),
+        "the error does not name the guest {name} first: {line}"
     );
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let message = v["hosts"][0]["error"]["message"].as_str().unwrap_or("");
+    assert!(message.starts_with(&label), "{message}");
     eprintln!(
         "fleet apply after the kill: {}\n{stdout}\n{stderr}",
         out.status
@@ -106,4 +123,91 @@ fn a_guest_killed_mid_apply_is_named_and_the_host_is_untouched() {
         host_before,
         "the host's own values moved"
     );
+}
+
+/// docs/fleet.md "Confirm deadline" on a guest: e1000e's latency plan sets
+/// its `InterruptThrottleRate` (a module parameter, which gets a deadline
+/// on any transport), so `fleet apply` applies with `confirm_within`, ends
+/// that session and confirms over a new one on the guest's single agent
+/// port. The apply ends ok, and the generation is in force, not rolled
+/// back, confirmed.
+#[test]
+fn fleet_apply_confirms_on_a_guest_over_a_second_session() {
+    let Some((qemu, kernel)) = machine_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let nic = Nic {
+        model: NicModel::E1000e,
+        netdev: Netdev::UserRestricted,
+        node1: false,
+    };
+    let name = "confirm-deadline";
+    let g = boot_nics(&qemu, &kernel, name, vec![nic], false, dir.path());
+    let mut agent = connect(&g);
+    let plan = plan(&mut agent, "latency");
+    let reloads = plan["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["target"]["kind"] == "module_param");
+    assert!(reloads, "no module parameter to give a deadline: {plan:#}");
+    // The guest serves one session at a time.
+    drop(agent);
+
+    let inv = dir.path().join("guests.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[[host]]\nname = \"{name}\"\ntransport = \"guest\"\nsocket = \"{}\"\n",
+            g.agent_socket().display()
+        ),
+    )
+    .unwrap();
+    // The deadline is long enough that only a confirm that never came
+    // rolls back; the fleet's own per-host timeout (120 s) bounds a hang.
+    let out = Command::new(NETTUNE)
+        .args(["fleet", "apply", "--profile", "latency", "--yes", "--json"])
+        .args(["--confirm-timeout", "600", "--inventory"])
+        .arg(&inv)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "fleet apply with a confirm deadline on a guest: {}\n{stdout}\n{stderr}\n{}",
+        out.status,
+        g.tail()
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let host = &v["hosts"][0];
+    assert_eq!(host["outcome"], "ok", "{host:#}");
+    let confirm = &host["result"]["confirm"];
+    assert_eq!(confirm["within"], 600, "no confirm deadline: {host:#}");
+    let generation = confirm["generation"].as_u64().unwrap();
+
+    let mut agent = connect(&g);
+    let history = Request::History {
+        root: None,
+        state_dir: None,
+    };
+    let h = ask(&mut agent, &history, "history");
+    let gen = h["generations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|x| x["generation"].as_u64() == Some(generation))
+        .unwrap_or_else(|| panic!("generation {generation} not in {h:#}"));
+    assert!(gen["rolled_back_at"].is_null(), "{gen:#}");
+    // Confirmed already: a second confirm is harmless and says so.
+    let again = Request::Confirm {
+        root: None,
+        state_dir: None,
+        generation: u32::try_from(generation).unwrap(),
+    };
+    let c = ask(&mut agent, &again, "confirm");
+    assert_eq!(c["status"], "confirmed", "{c:#}");
+    drop(agent);
+    g.kill_now();
 }
