@@ -11,14 +11,16 @@
 //! - [`perf`]: `perf_event_open` on a tracepoint (`skb:kfree_skb`), its
 //!   count and its sampled raw records in a mmap'd ring, for `host`'s drop
 //!   watcher;
-//! - [`bpf`]: a hand-assembled BPF program on a raw tracepoint counting its
-//!   hits by one argument (the drop reason of `kfree_skb`) in a mmap'd
-//!   per-CPU array, for the same watcher.
+//! - [`bpf`]: a hand-assembled BPF program on a raw tracepoint (or at
+//!   fentry of a kernel function) counting its hits by one argument (the
+//!   drop reason of `kfree_skb`) in a mmap'd per-CPU array, for the same
+//!   watcher; [`btf`]: a bounded reader of the kernel's BTF that finds the
+//!   function's type id for fentry (no `unsafe` in it).
 //!
 //! Why a crate of its own: `engine` depends on `host` and `lab` should not
 //! depend on `engine` for a syscall; this crate depends on nothing but
-//! `libc`, so every crate above can use it and `unsafe` stays denied
-//! everywhere else.
+//! `libc`, `getrandom` and `thiserror`, so every crate above can use it and
+//! `unsafe` stays denied everywhere else.
 //!
 //! Audit rule: every `unsafe` block passes pointers to memory owned by `self`
 //! or by a live borrow for the duration of the call, and lengths that match
@@ -36,6 +38,7 @@
 #![allow(unsafe_code)]
 
 pub mod bpf;
+pub mod btf;
 pub mod mmsg;
 pub mod perf;
 pub mod poll;

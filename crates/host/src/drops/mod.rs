@@ -27,7 +27,7 @@ use model::drops::format::{parse_format, DropLayout};
 use model::drops::kallsyms::Kallsyms;
 use model::drops::record::{decode, records, Record};
 pub use model::drops::Counting;
-use model::drops::{next_period, DropCounts, Unavailable, NO_REASON_FIELD, OTHER};
+use model::drops::{next_period, DropCounts, FileProblem, Unavailable, NO_REASON_FIELD, OTHER};
 use model::CpuSet;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -182,17 +182,15 @@ impl DropWatcher {
             return Err(Unavailable::NotCaptured);
         }
         let dir = event_dir(root)?;
-        let bad = |e: String| Unavailable::BadFormat { error: e };
-        let text = root
-            .read(dir.join("format"))
-            .map_err(|e| bad(e.to_string()))?;
-        let format = parse_format(&text)
-            .map_err(|e| bad(format!("{}: {e}", dir.join("format").display())))?;
-        let layout = DropLayout::of(&format)
-            .map_err(|e| bad(format!("{}: {e}", dir.join("format").display())))?;
-        let id = format
-            .id
-            .ok_or_else(|| bad(format!("{}: no ID line", dir.join("format").display())))?;
+        let file = dir.join("format");
+        let bad = |problem: FileProblem| Unavailable::BadFormat {
+            file: file.clone(),
+            problem,
+        };
+        let text = root.read(&file).map_err(|e| unreadable(&file, &e))?;
+        let format = parse_format(&text).map_err(|e| bad(e.into()))?;
+        let layout = DropLayout::of(&format).map_err(|e| bad(e.into()))?;
+        let id = format.id.ok_or_else(|| bad(FileProblem::NoId))?;
         let filter = reason_filter(&format.reasons, only, layout.reason.is_some())?;
         let cpus = root
             .read("/sys/devices/system/cpu/online")
@@ -688,9 +686,17 @@ pub fn captured_window(root: &Root) -> Result<model::drops::DropInterval, Unavai
         Ok(s) => s,
         Err(DropsError::Unavailable(u)) => return Err(u),
         Err(DropsError::Host(e)) => {
-            return Err(Unavailable::BadFormat {
-                error: e.to_string(),
-            })
+            let file = e.path().map(Path::to_path_buf).unwrap_or_default();
+            return Err(match &e {
+                // what read_captured says of a drops.json that does not parse
+                HostError::Io { error, .. } if error.raw_os_error().is_none() => {
+                    Unavailable::BadFormat {
+                        file,
+                        problem: FileProblem::NotCaptureFile,
+                    }
+                }
+                _ => unreadable(&file, &e),
+            });
         }
     };
     let (Some(a), Some(b)) = (samples.first(), samples.last()) else {
@@ -700,6 +706,21 @@ pub fn captured_window(root: &Root) -> Result<model::drops::DropInterval, Unavai
     Ok(model::drops::DropInterval::between(
         &a.counts, &b.counts, secs,
     ))
+}
+
+/// A file the watcher could not read, as [`Unavailable::BadFormat`]: the
+/// OS error when there is one.
+fn unreadable(file: &Path, e: &HostError) -> Unavailable {
+    let problem = match e.raw_os_error() {
+        Some(n) => FileProblem::Unreadable {
+            errno: model::drops::Errno(n),
+        },
+        None => FileProblem::NotPlain,
+    };
+    Unavailable::BadFormat {
+        file: file.to_path_buf(),
+        problem,
+    }
 }
 
 fn delta(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Option<(u64, u64)> {

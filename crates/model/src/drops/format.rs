@@ -20,7 +20,8 @@ pub const MAX_REASONS: usize = 4096;
 pub const MAX_NAME: usize = 64;
 
 /// What is wrong with a format file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FormatError {
     /// Larger than [`MAX_FORMAT_BYTES`].
     #[error("kfree_skb format: {0} bytes, more than {MAX_FORMAT_BYTES}")]

@@ -302,6 +302,32 @@ impl std::fmt::Display for Errno {
     }
 }
 
+/// What is wrong with a file of [`Unavailable::BadFormat`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileProblem {
+    /// The OS refused the read.
+    #[error("unreadable: {errno}")]
+    Unreadable {
+        /// read(2)'s or open(2)'s error.
+        errno: Errno,
+    },
+    /// Not a regular file of at most the size read, or a path that leaves
+    /// the root (no OS error to give).
+    #[error("not a plain file that can be read (a FIFO, device, directory, oversized, or a link out of the root)")]
+    NotPlain,
+    /// The format file's content is not what nettune parses.
+    #[error(transparent)]
+    Format(#[from] format::FormatError),
+    /// The format file has no `ID:` line (the perf event's config).
+    #[error("no ID line")]
+    NoId,
+    /// A capture's file (its samples index, a sample's drops.json) does
+    /// not parse, or has a `schema_version` this nettune does not read.
+    #[error("not a capture file this nettune reads (corrupt, or another schema_version)")]
+    NotCaptureFile,
+}
+
 /// Why drops by reason cannot be read: one line each.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -327,11 +353,14 @@ pub enum Unavailable {
         /// perf_event_open(2)'s error.
         errno: Errno,
     },
-    /// The tracepoint's format could not be read or parsed.
-    #[error("drops by reason: {error}")]
+    /// A file the watcher reads (the tracepoint's format file, a
+    /// capture's drops.json) could not be read or parsed.
+    #[error("drops by reason: {}: {problem}", file.display())]
     BadFormat {
-        /// What is wrong, naming the file.
-        error: String,
+        /// The file, as a path on the host or inside the capture.
+        file: std::path::PathBuf,
+        /// What is wrong with it.
+        problem: FileProblem,
     },
     /// Not read: doctor reads drops while it samples a live host, or from a
     /// capture's samples.
@@ -392,5 +421,32 @@ mod tests {
             errno: Errno(22),
         };
         assert!(f.to_string().ends_with("(os error 22)"), "{f}");
+    }
+
+    /// A bad file is named, with what is wrong: typed, not a string.
+    #[test]
+    fn a_bad_file_names_itself_and_its_problem() {
+        let file = std::path::PathBuf::from("/sys/kernel/tracing/events/skb/kfree_skb/format");
+        let u = Unavailable::BadFormat {
+            file: file.clone(),
+            problem: FileProblem::NoId,
+        };
+        assert_eq!(
+            u.to_string(),
+            "drops by reason: /sys/kernel/tracing/events/skb/kfree_skb/format: no ID line"
+        );
+        let f = Unavailable::BadFormat {
+            file: file.clone(),
+            problem: format::FormatError::NoLocation.into(),
+        };
+        assert!(f
+            .to_string()
+            .ends_with("format: kfree_skb format: no 8-byte `location` field"));
+        let r = Unavailable::BadFormat {
+            file,
+            problem: FileProblem::Unreadable { errno: Errno(13) },
+        };
+        assert!(r.to_string().contains("format: unreadable: "), "{r}");
+        assert!(r.to_string().ends_with("(os error 13)"), "{r}");
     }
 }
