@@ -397,13 +397,14 @@ impl DropWatcher {
     /// The cumulative counts now: the exact total read first, then the
     /// rings drained.
     pub fn counts(&mut self) -> DropCounts {
-        if self.bpf.is_some() {
+        if let Some(b) = &self.bpf {
+            // read before the drain, whose first located record loads
+            // /proc/kallsyms (seconds for a debug build under TCG): the
+            // exact counts belong to the moment the caller asked
+            let (total, by_reason) = by_reason(&b.counts(), &self.reasons);
+            self.counts.total = total;
+            self.counts.by_reason = by_reason;
             self.drain();
-            if let Some(b) = &self.bpf {
-                let (total, by_reason) = by_reason(&b.counts(), &self.reasons);
-                self.counts.total = total;
-                self.counts.by_reason = by_reason;
-            }
             return self.counts.clone();
         }
         let total = self
