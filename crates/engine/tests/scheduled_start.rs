@@ -9,11 +9,9 @@
 
 mod common;
 
-use host::Root;
 use nettune_engine::client::{self, ClientOpts};
-use nettune_engine::config::{Limits, TestConfig, TestKind};
+use nettune_engine::config::{TestConfig, TestKind};
 use nettune_engine::proto::{self, Msg};
-use nettune_engine::server::{Server, ServerConfig};
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
