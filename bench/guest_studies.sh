@@ -1,7 +1,9 @@
 #!/bin/bash
 # The guest studies of docs/guests.md ("Studies"), one after the other, each on freshly booted
 # guests, with what bench/RESULTS.md records beside each: date, load average before and after,
-# host kernel, QEMU version. Usage (as root, after `bash .ci/guest-kernel` and a release build):
+# host kernel, QEMU version. The autotune study searches min-p99's own space (which holds
+# coalesce_rx_usecs 0 where the driver takes it); AUTOTUNE_ARGS adds options.
+# Usage (as root, after `bash .ci/guest-kernel` and a release build):
 #   bash bench/guest_studies.sh OUT_DIR [itr-rr|itr-levels|autotune|many-clients]...
 set -u
 out=${1:?usage: guest_studies.sh OUT_DIR [study]...}; shift
@@ -15,10 +17,11 @@ for s in "${studies[@]}"; do
     itr-rr|itr-levels) up=(--nic e1000-82545em); cmd=("$nt" experiment "$repo/examples/guest-$s.toml" --out "$out/$s" --yes) ;;
     many-clients) up=(--nic e1000e --clients 3); cmd=("$nt" experiment "$repo/examples/guest-many-clients.toml" --out "$out/$s" --yes) ;;
     autotune) up=(--nic e1000-82545em); cmd=("$nt" autotune --objective min-p99 --workload "$repo/examples/autotune-guest-p99.toml"
-                 --inventory /run/nettune-guest/inventory.toml --server server --clients clients --candidate coalesce_rx_usecs=0 --out "$out/$s" ${AUTOTUNE_ARGS:-}) ;;
+                 --inventory /run/nettune-guest/inventory.toml --server server --clients clients --out "$out/$s" ${AUTOTUNE_ARGS:-}) ;;
     *) echo "unknown study $s" >&2; exit 2 ;;
   esac
   echo "== $s start $(meta)" | tee -a "$out/meta.txt"
-  "$nt" guest up "${up[@]}" --guest-nettune "$nt" -- "${cmd[@]}" 2>&1 | tee "$out/$s.log"
+  # shellcheck disable=SC2086 # GUEST_ARGS: more `guest up` options, e.g. --base-port 47000
+  "$nt" guest up "${up[@]}" --guest-nettune "$nt" ${GUEST_ARGS:-} -- "${cmd[@]}" 2>&1 | tee "$out/$s.log"
   echo "== $s end $(meta) exit ${PIPESTATUS[0]}" | tee -a "$out/meta.txt"
 done

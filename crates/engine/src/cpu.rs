@@ -1,8 +1,9 @@
 //! CPU and kernel-counter accounting around the measured window: per-CPU
-//! deltas from the host sampler, process rusage, and `/proc/net/snmp` UDP
-//! counters.
+//! deltas from the host sampler, device interrupts per CPU and interface
+//! (the sampler's `/proc/interrupts` reads), process rusage, and
+//! `/proc/net/snmp` UDP counters.
 
-use crate::report::{CpuReport, CpuUse};
+use crate::report::{CpuReport, CpuUse, IrqRates};
 use crate::sys;
 use host::others::OthersMark;
 use host::sampler::{Sample, Sampler};
@@ -62,6 +63,10 @@ pub fn report(a: &CpuMark, b: &CpuMark) -> CpuReport {
                 });
             }
             r.host_busy_us = busy_cpus(&r.cpus) * seconds * 1e6;
+            if sa.interrupts.is_some() && sb.interrupts.is_some() {
+                let ids: Vec<u32> = r.cpus.iter().map(|c| c.cpu).collect();
+                r.interrupts = Some(IrqRates::of(&d.irqs, &ids, seconds));
+            }
             let others = b.others.since(&a.others);
             r.others_cpu_s = Some(others.ticks as f64 / hz);
             r.others_top = others

@@ -509,6 +509,11 @@ fn cpu(o: &mut String, r: &BenchResult) {
         }
     }
     for (name, s) in [("client", &r.client), ("server", &r.server_side)] {
+        if let Some(i) = &s.cpu.interrupts {
+            let _ = writeln!(o, "  {name} device interrupts {}", i.text(2));
+        }
+    }
+    for (name, s) in [("client", &r.client), ("server", &r.server_side)] {
         if let Some(line) = busy_line(name, &s.cpu) {
             let _ = writeln!(o, "{line}");
         }

@@ -64,6 +64,7 @@ fn cpu() -> CpuReport {
         note: None,
         others_cpu_s: None,
         others_top: None,
+        interrupts: None,
     }
 }
 
@@ -191,6 +192,45 @@ fn human_summary_rr() {
 #[test]
 fn human_summary_udp() {
     insta::assert_snapshot!(engine::render::human(&udp_result()));
+}
+
+/// Each side's device interrupts are one line (busiest interfaces first,
+/// a peer's names escaped); a side without them prints none.
+#[test]
+fn device_interrupts_are_one_line_per_side() {
+    use engine::report::{IrqCpuRate, IrqIfaceRate, IrqRates};
+    let mut r = rr_result();
+    assert!(!engine::render::human(&r).contains("device interrupts"));
+    r.server_side.cpu.interrupts = Some(IrqRates {
+        count: 48_200,
+        per_s: 24_100.0,
+        per_cpu: vec![
+            IrqCpuRate {
+                cpu: 0,
+                count: 47_800,
+                per_s: 23_900.0,
+            },
+            IrqCpuRate {
+                cpu: 1,
+                count: 400,
+                per_s: 200.0,
+            },
+        ],
+        ifaces: vec![IrqIfaceRate {
+            iface: "eth1\x1b[2J".into(),
+            irqs: vec![24, 25],
+            count: 48_000,
+            per_s: 24_000.0,
+        }],
+    });
+    let text = engine::render::human(&r);
+    assert!(
+        text.contains(
+            "  server device interrupts 24.1k/s (cpu0 23.9k/s, cpu1 200/s; eth1\\x1b[2J 24.0k/s)\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("client device interrupts"), "{text}");
 }
 
 /// A run beside a busy loop says so, naming the busiest other process;

@@ -7,11 +7,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use host::Root;
+mod common;
+
 use nettune_engine::client::{self, ClientOpts};
-use nettune_engine::config::{Limits, TestConfig, TestKind};
+use nettune_engine::config::{TestConfig, TestKind};
 use nettune_engine::proto::{self, Msg};
-use nettune_engine::server::{Server, ServerConfig};
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -21,20 +21,7 @@ fn now_ns() -> u64 {
 }
 
 fn server() -> SocketAddr {
-    let s = Server::bind(ServerConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        dual_stack: false,
-        token: None,
-        limits: Limits::default(),
-        max_sessions: 8,
-        root: Root::new("/"),
-        log: false,
-        doctor: None,
-    })
-    .unwrap();
-    let a = s.local_addr().unwrap();
-    std::thread::spawn(move || s.serve());
-    a
+    common::loopback_server()
 }
 
 fn rr() -> TestConfig {

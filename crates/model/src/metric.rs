@@ -22,6 +22,7 @@ impl Metric {
             Metric::Retransmits => "retransmits",
             Metric::LossPct => "loss_pct",
             Metric::PacketRate => "packet_rate",
+            Metric::IrqRate => "irq_rate",
         }
     }
 
@@ -37,6 +38,7 @@ impl Metric {
             Metric::CpuPct | Metric::SoftirqPct | Metric::LossPct => "%",
             Metric::Retransmits => "segments",
             Metric::PacketRate => PACKETS_PER_SEC,
+            Metric::IrqRate => EVENTS_PER_SEC,
         }
     }
 
@@ -53,6 +55,7 @@ impl Metric {
             Metric::Retransmits => "retransmits",
             Metric::LossPct => "loss",
             Metric::PacketRate => "packet rate",
+            Metric::IrqRate => "interrupts",
         }
     }
 

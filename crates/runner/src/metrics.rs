@@ -18,7 +18,11 @@
 //!   is `model::metric::cpu_work_unit`), from the bench's service demand;
 //!   none without work;
 //! - `retransmits`: segments, from `tcp_info`, summed;
-//! - `loss_pct`: lost datagrams % (UDP), the worst direction.
+//! - `loss_pct`: lost datagrams % (UDP), the worst direction;
+//! - `irq_rate`: device interrupts per second on the receiving side (the
+//!   numbered rows of `/proc/interrupts`, all CPUs, over the measured
+//!   window: `cpu.interrupts.per_s` of the bench JSON); none from an
+//!   engine that did not read them.
 //!
 //! The receiving side is the server, or the client with `--reverse`.
 
@@ -233,6 +237,9 @@ pub fn extract(b: &BenchResult) -> BTreeMap<Metric, f64> {
             out.insert(Metric::SoftirqPct, v);
         }
     }
+    if let Some(v) = side.cpu.interrupts.as_ref().and_then(|i| i.metric()) {
+        out.insert(Metric::IrqRate, v);
+    }
     if let Some(v) = receiver_demand(b).own_or_host(test) {
         out.insert(Metric::CpuPerWork, v);
     }
@@ -306,4 +313,45 @@ fn cdf_of(hist: &[[u64; 2]], div: f64) -> Vec<[f64; 2]> {
         .filter(|(i, _)| i % step == 0 || *i == last)
         .map(|(_, p)| *p)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    const RR: &str = include_str!("../tests/data/bench-tcp-rr-lo.json");
+
+    fn irq(per_s: f64) -> serde_json::Value {
+        serde_json::json!({"count": 10, "per_s": per_s,
+            "per_cpu": [{"cpu": 0, "count": 10, "per_s": per_s}], "ifaces": []})
+    }
+
+    /// `irq_rate` is the receiving side's device interrupts per second:
+    /// the server's, the client's with `--reverse`; none from a result
+    /// without them (an older engine) or with a nonsense rate.
+    #[test]
+    fn irq_rate_is_the_receiving_sides() {
+        let mut v: serde_json::Value = serde_json::from_str(RR).unwrap();
+        let want = [Metric::IrqRate];
+        let rate = |v: &serde_json::Value| {
+            record_from_json(&v.to_string(), &want)
+                .unwrap()
+                .values
+                .get("irq_rate")
+                .copied()
+        };
+        assert_eq!(rate(&v), None);
+        v["server_side"]["cpu"]["interrupts"] = irq(2500.0);
+        v["client"]["cpu"]["interrupts"] = irq(40.0);
+        assert_eq!(rate(&v), Some(2500.0));
+        v["config"]["direction"] = "reverse".into();
+        assert_eq!(rate(&v), Some(40.0));
+        v["client"]["cpu"]["interrupts"] = irq(-1.0);
+        assert_eq!(rate(&v), None);
+        // Not asked for: not recorded.
+        v["config"]["direction"] = "forward".into();
+        let r = record_from_json(&v.to_string(), &[Metric::SoftirqPct]).unwrap();
+        assert!(!r.values.contains_key("irq_rate"));
+    }
 }

@@ -265,6 +265,9 @@ pub enum Metric {
     LossPct,
     /// Datagrams per second received (udp-stream): the packet rate.
     PacketRate,
+    /// Device interrupts per second on the receiving side (the numbered
+    /// rows of `/proc/interrupts`, all CPUs).
+    IrqRate,
 }
 
 impl Metric {
@@ -279,18 +282,21 @@ impl Metric {
         ("retransmits", Metric::Retransmits),
         ("loss_pct", Metric::LossPct),
         ("packet_rate", Metric::PacketRate),
+        ("irq_rate", Metric::IrqRate),
     ];
 
     /// Which way the metric improves. CPU and softirq % improve neither
     /// way: a rise that comes with more work done is no regression, so
     /// their changes are only "changed"; the CPU cost is judged per work
-    /// ([`Metric::CpuPerWork`], lower is better).
+    /// ([`Metric::CpuPerWork`], lower is better). Nor does the interrupt
+    /// rate: fewer interrupts is what moderation buys and what it pays
+    /// for in latency.
     pub fn direction(self) -> Direction {
         match self {
             Metric::Throughput | Metric::Transactions | Metric::PacketRate => {
                 Direction::HigherIsBetter
             }
-            Metric::CpuPct | Metric::SoftirqPct => Direction::Neither,
+            Metric::CpuPct | Metric::SoftirqPct | Metric::IrqRate => Direction::Neither,
             _ => Direction::LowerIsBetter,
         }
     }

@@ -23,7 +23,7 @@ pub(super) fn parse_responses(
                 m.span(),
                 &format!("responses.metrics[{i}]"),
                 m.get_ref(),
-                "throughput, packet_rate, transactions, latency_p50, latency_p99, cpu_pct, softirq_pct, cpu_per_work, retransmits or loss_pct",
+                "throughput, packet_rate, transactions, latency_p50, latency_p99, cpu_pct, softirq_pct, cpu_per_work, retransmits, loss_pct or irq_rate",
             ));
         };
         if metrics.contains(&metric) {

@@ -150,7 +150,9 @@ impl Response {
             Response::Metric(Metric::LatencyP50 | Metric::LatencyP99) => !stream || probe,
             Response::Metric(Metric::Retransmits) => !test.is_udp(),
             Response::Metric(Metric::LossPct | Metric::PacketRate) => stream && test.is_udp(),
-            Response::Metric(Metric::CpuPct | Metric::SoftirqPct | Metric::CpuPerWork) => true,
+            Response::Metric(
+                Metric::CpuPct | Metric::SoftirqPct | Metric::CpuPerWork | Metric::IrqRate,
+            ) => true,
         }
     }
 }
@@ -173,6 +175,8 @@ const RESPONSES: &[(&str, Response)] = &[
     ("loss_pct", Response::Metric(Metric::LossPct)),
     ("pps", Response::Metric(Metric::PacketRate)),
     ("packet_rate", Response::Metric(Metric::PacketRate)),
+    ("irq", Response::Metric(Metric::IrqRate)),
+    ("irq_rate", Response::Metric(Metric::IrqRate)),
 ];
 
 /// Which side of its bound a constraint keeps.
@@ -222,7 +226,7 @@ impl Constraint {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, r)| *r)
             .ok_or_else(|| {
-                bad("unknown response (known: p99, p50, throughput, transactions, cpu, cpu_per_work, softirq, retransmits, loss)")
+                bad("unknown response (known: p99, p50, throughput, transactions, cpu, cpu_per_work, softirq, retransmits, loss, irq_rate)")
             })?;
         let Some(number) = rest.strip_suffix('%') else {
             return Err(bad(

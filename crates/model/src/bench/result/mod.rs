@@ -9,9 +9,11 @@ use crate::{Bytes, Nanos};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+mod irq;
 pub mod probe;
 mod summary;
 mod thread;
+pub use irq::{IrqCpuRate, IrqIfaceRate, IrqRates, MAX_IFACE_IRQS, MAX_IRQ_CPUS, MAX_IRQ_IFACES};
 pub use probe::{ProbeKind, ProbeReport, ProbeSpec};
 pub use summary::{cut_short, service_demand, summarize};
 pub use thread::{ThreadBusy, ThreadLoad, ThreadVerdict};
@@ -360,6 +362,11 @@ pub struct CpuReport {
     /// The busiest of them: `command N.NN CPU-s`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_top: Option<String>,
+    /// Device interrupts over the window (the numbered rows of
+    /// `/proc/interrupts`), per CPU and per interface; absent when the
+    /// file could not be read at both edges and from older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<IrqRates>,
 }
 
 impl CpuReport {
