@@ -21,6 +21,13 @@ use std::path::{Path, PathBuf};
 pub const BUSYBOX: &str = "/bin/busybox";
 /// The modules every guest loads: the virtio-serial port of the agent.
 pub const BASE_MODULES: [&str; 2] = ["virtio_pci", "virtio_console"];
+/// The modules every guest loads after its NIC drivers (so that the NICs'
+/// IRQ numbers stay those of the goldens): virtio-rng, the host's entropy
+/// (`-device virtio-rng-pci`). Without it a TCG guest (no RDRAND in QEMU's
+/// default CPU) had not initialised its CRNG 90 s after boot, and the
+/// first blocking getrandom(2), a bench's nonce, could stall past the
+/// handshake's deadline.
+pub const LATE_MODULES: [&str; 1] = ["virtio-rng"];
 /// The busybox applets linked in `/bin`. `setsid` starts the agent's
 /// confirm-deadline watchdog (docs/fleet.md, "Confirm deadline").
 const APPLETS: [&str; 24] = [
@@ -71,6 +78,7 @@ impl Contents {
         let dep = ModulesDep::read(&dep_path)?;
         let mut wanted: Vec<&str> = BASE_MODULES.to_vec();
         wanted.extend(self.drivers.iter().map(String::as_str));
+        wanted.extend(LATE_MODULES);
         let order = dep.load_order(&wanted, &dep_path)?;
         let mdir = format!("lib/modules/{}", self.kernel.release);
         for m in &order {
@@ -103,3 +111,6 @@ impl Contents {
         std::io::Write::flush(&mut w).map_err(GuestError::io(path))
     }
 }
+
+#[cfg(test)]
+mod tests;

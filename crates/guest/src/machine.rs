@@ -374,6 +374,7 @@ impl Machine {
             );
             os(&mut v, &["-netdev", &netdev, "-device", &dev]);
         }
+        os(&mut v, &["-device", "virtio-rng-pci,bus=pcie.0"]);
         os(&mut v, &["-device", "virtio-serial-pci,id=vser,bus=pcie.0"]);
         for (id, sock, name) in [
             ("agent", self.agent_socket(), AGENT_PORT),

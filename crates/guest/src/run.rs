@@ -293,21 +293,39 @@ mod tests {
 
     /// A "QEMU" that writes a console and hangs: killed at the deadline,
     /// and the error names the guest and quotes the console.
+    /// An executable script written by a child process, so that no
+    /// descriptor of this process ever has it open for writing: another
+    /// test thread's fork would inherit such a descriptor until its exec,
+    /// and running the script meanwhile fails with ETXTBSY (seen once).
+    fn write_fake(path: &Path, text: &str) {
+        use std::io::Write;
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+            .arg(path)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+
     #[test]
     fn a_guest_that_never_gets_ready_is_killed_and_its_console_quoted() {
         let d = tempfile::tempdir().unwrap();
         let fake = d.path().join("fake-qemu");
         let console = d.path().join("console.log");
-        std::fs::write(
+        write_fake(
             &fake,
-            format!(
+            &format!(
                 "#!/bin/sh\necho 'Kernel panic - not syncing: VFS' >> {}\nexec sleep 60\n",
                 console.display()
             ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        );
         let e = Guest::boot(&fake, machine(d.path()), Duration::from_millis(500))
             .unwrap_err()
             .to_string();
@@ -338,9 +356,7 @@ mod tests {
     fn a_qemu_that_exits_early_is_reported_with_its_messages() {
         let d = tempfile::tempdir().unwrap();
         let fake = d.path().join("fake-qemu");
-        std::fs::write(&fake, "#!/bin/sh\necho 'no such device' >&2\nexit 1\n").unwrap();
-        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        write_fake(&fake, "#!/bin/sh\necho 'no such device' >&2\nexit 1\n");
         let e = Guest::boot(&fake, machine(d.path()), Duration::from_secs(30))
             .unwrap_err()
             .to_string();

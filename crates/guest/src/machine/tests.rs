@@ -54,6 +54,7 @@ fn the_command_line_has_two_nodes_a_node1_bridge_and_the_agent_port() {
          -device pcie-root-port,id=rp1,bus=pxb1,chassis=1 \
          -netdev user,id=net1,restrict=on \
          -device e1000e,netdev=net1,mac=52:54:00:d3:0f:01,bus=rp1 \
+         -device virtio-rng-pci,bus=pcie.0 \
          -device virtio-serial-pci,id=vser,bus=pcie.0 \
          -chardev socket,id=agent,path=/r/agent.sock,server=on,wait=off \
          -device virtserialport,bus=vser.0,chardev=agent,name=nettune \
