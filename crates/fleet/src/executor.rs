@@ -22,7 +22,7 @@
 //!
 //! Each run's drops by reason ([`Executor::watch_drops`]) are watched by
 //! the agents of the run's hosts over their long-lived sessions
-//! (`drops_start`, `drops_finish`: [`drops`]).
+//! (`drops_start`, `drops_finish`; the `drops` module).
 
 use crate::bench::{self, Spec, Target};
 use crate::fanout::{fan_out, Failure, Options, Session};
