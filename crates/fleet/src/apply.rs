@@ -516,7 +516,9 @@ mod tests {
         plan
     }
 
-    fn run_apply(transport: InvTransport, plan: Value) -> HostReport {
+    /// Host `g1` over `transport`, its options and `how` with a confirm
+    /// deadline of `confirm_within` seconds.
+    fn guest_job(transport: InvTransport, confirm_within: Option<u32>) -> (Job, Options, How) {
         let job = Job {
             host: "g1".into(),
             transport,
@@ -533,9 +535,14 @@ mod tests {
         };
         let how = How {
             force: false,
-            confirm_within: Some(30),
+            confirm_within,
             allow_reload: false,
         };
+        (job, opts, how)
+    }
+
+    fn run_apply(transport: InvTransport, plan: Value) -> HostReport {
+        let (job, opts, how) = guest_job(transport, Some(30));
         let rep = HostReport::new(&job, &opts);
         apply_previewed(&job, plan, how, &opts, rep)
     }
@@ -584,25 +591,7 @@ mod tests {
         let mut bad = channel_plan();
         bad["changes"][0]["target"] =
             json!({"kind": "file", "path": "/proc/sys/kernel/core_pattern", "format": "text"});
-        let job = Job {
-            host: "g1".into(),
-            transport: t,
-            root: None,
-            state_dir: None,
-            remote_exe: None,
-        };
-        let opts = Options {
-            parallel: 1,
-            deadline: std::time::Duration::from_secs(20),
-            copy: false,
-            version: "0.1.0".into(),
-            exe: "/nonexistent/nettune".into(),
-        };
-        let how = How {
-            force: false,
-            confirm_within: None,
-            allow_reload: false,
-        };
+        let (job, opts, how) = guest_job(t, None);
         let (rep, plan) = preview(&job, &PlanFrom::Document(bad), how, &opts);
         assert!(plan.is_none());
         let f = rep.error.unwrap();

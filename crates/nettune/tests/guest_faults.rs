@@ -41,6 +41,20 @@ fn host_values(plan: &serde_json::Value) -> BTreeMap<String, Option<String>> {
     out
 }
 
+/// A fleet inventory of one host, `name`, the guest `g` over its agent socket.
+fn inventory(dir: &std::path::Path, name: &str, g: &guest::Guest) -> std::path::PathBuf {
+    let inv = dir.join("guests.toml");
+    std::fs::write(
+        &inv,
+        format!(
+            "[[host]]\nname = \"{name}\"\ntransport = \"guest\"\nsocket = \"{}\"\n",
+            g.agent_socket().display()
+        ),
+    )
+    .unwrap();
+    inv
+}
+
 #[test]
 fn a_guest_killed_mid_apply_is_named_and_the_host_is_untouched() {
     let Some((qemu, kernel)) = machine_or_skip() else {
@@ -62,15 +76,7 @@ fn a_guest_killed_mid_apply_is_named_and_the_host_is_untouched() {
     assert!(plan["changes"].as_array().unwrap().len() > 2, "{plan:#}");
     let host_before = host_values(&plan);
 
-    let inv = dir.path().join("guests.toml");
-    std::fs::write(
-        &inv,
-        format!(
-            "[[host]]\nname = \"{name}\"\ntransport = \"guest\"\nsocket = \"{}\"\n",
-            g.agent_socket().display()
-        ),
-    )
-    .unwrap();
+    let inv = inventory(dir.path(), name, &g);
     let mut child = Command::new(NETTUNE)
         .args(["fleet", "apply", "--profile", "latency", "--yes", "--json"])
         .args(["--confirm-timeout", "0", "--inventory"])
@@ -155,15 +161,7 @@ fn fleet_apply_confirms_on_a_guest_over_a_second_session() {
     // The guest serves one session at a time.
     drop(agent);
 
-    let inv = dir.path().join("guests.toml");
-    std::fs::write(
-        &inv,
-        format!(
-            "[[host]]\nname = \"{name}\"\ntransport = \"guest\"\nsocket = \"{}\"\n",
-            g.agent_socket().display()
-        ),
-    )
-    .unwrap();
+    let inv = inventory(dir.path(), name, &g);
     // The deadline is long enough that only a confirm that never came
     // rolls back; the fleet's own per-host timeout (120 s) bounds a hang.
     let out = Command::new(NETTUNE)
