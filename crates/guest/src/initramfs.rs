@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 pub const BUSYBOX: &str = "/bin/busybox";
 /// The modules every guest loads: the virtio-serial port of the agent.
 pub const BASE_MODULES: [&str; 2] = ["virtio_pci", "virtio_console"];
-/// The modules every guest loads after its NIC drivers (so that the NICs'
-/// IRQ numbers stay those of the goldens): virtio-rng, the host's entropy
+/// The modules every guest loads once its interfaces are up (so that the
+/// NICs' IRQ numbers and vectors stay those of the goldens): virtio-rng, the host's entropy
 /// (`-device virtio-rng-pci`). Without it a TCG guest (no RDRAND in QEMU's
 /// default CPU) had not initialised its CRNG 90 s after boot, and the
 /// first blocking getrandom(2), a bench's nonce, could stall past the
@@ -78,6 +78,7 @@ impl Contents {
         let dep = ModulesDep::read(&dep_path)?;
         let mut wanted: Vec<&str> = BASE_MODULES.to_vec();
         wanted.extend(self.drivers.iter().map(String::as_str));
+        let early = dep.load_order(&wanted, &dep_path)?;
         wanted.extend(LATE_MODULES);
         let order = dep.load_order(&wanted, &dep_path)?;
         let mdir = format!("lib/modules/{}", self.kernel.release);
@@ -97,8 +98,14 @@ impl Contents {
             dep.lines_for(&order).into_bytes(),
             0o644,
         );
-        let loads: Vec<String> = order.iter().map(|m| format!("/{mdir}/{m}")).collect();
-        a.bytes("init", init_script(&loads).into_bytes(), 0o755);
+        let path = |m: &String| format!("/{mdir}/{m}");
+        let loads: Vec<String> = early.iter().map(path).collect();
+        let late: Vec<String> = order
+            .iter()
+            .filter(|m| !early.contains(m))
+            .map(path)
+            .collect();
+        a.bytes("init", init_script(&loads, &late).into_bytes(), 0o755);
         Ok(a)
     }
 

@@ -27,8 +27,10 @@ pub const CAPTURE_LINE: &str = "nettune-guest: capture ";
 /// `NETTUNE_TEST_CAPTURE_AFTER_RX` starts: this, then the packet count.
 pub const CAPTURE_AFTER_RX_LINE: &str = "nettune-guest: capturing after rx packets ";
 
-/// The script, loading `modules` (absolute paths inside the guest) in order.
-pub fn init_script(modules: &[String]) -> String {
+/// The script, loading `modules` (absolute paths inside the guest) in order,
+/// then, once every interface is up (so that the NICs' IRQ vectors are
+/// placed as before), `late`.
+pub fn init_script(modules: &[String], late: &[String]) -> String {
     let mut s = String::from(
         "#!/bin/sh\n\
          export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root\n\
@@ -38,15 +40,23 @@ pub fn init_script(modules: &[String]) -> String {
          mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null\n\
          mkdir -p /root /run /tmp /var/lib/nettune\n",
     );
-    for m in modules {
+    let insmod = |s: &mut String, m: &String| {
         s.push_str(&format!(
             "insmod {m} || echo \"nettune-guest: insmod {m} failed\"\n"
-        ));
+        ))
+    };
+    for m in modules {
+        insmod(&mut s, m);
     }
     s.push_str(
         "ip link set lo up\n\
-         for i in /sys/class/net/*; do ip link set \"${i##*/}\" up; done\n\
-         port() { for p in /sys/class/virtio-ports/*; do [ \"$(cat $p/name)\" = \"$1\" ] && echo /dev/${p##*/}; done; }\n\
+         for i in /sys/class/net/*; do ip link set \"${i##*/}\" up; done\n",
+    );
+    for m in late {
+        insmod(&mut s, m);
+    }
+    s.push_str(
+        "port() { for p in /sys/class/virtio-ports/*; do [ \"$(cat $p/name)\" = \"$1\" ] && echo /dev/${p##*/}; done; }\n\
          AGENT=$(port nettune)\n\
          CTL=$(port nettune-ctl)\n\
          CAP=$(port nettune-capture)\n\
@@ -84,7 +94,10 @@ mod tests {
 
     #[test]
     fn modules_load_in_the_given_order_before_ready() {
-        let s = init_script(&["/lib/modules/r/a.ko".into(), "/lib/modules/r/b.ko".into()]);
+        let s = init_script(
+            &["/lib/modules/r/a.ko".into(), "/lib/modules/r/b.ko".into()],
+            &[],
+        );
         let a = s.find("insmod /lib/modules/r/a.ko").unwrap();
         let b = s.find("insmod /lib/modules/r/b.ko").unwrap();
         let ready = s.find(READY).unwrap();
@@ -95,7 +108,7 @@ mod tests {
 
     #[test]
     fn the_capture_after_rx_hook_waits_for_eth0_and_is_pinned_when_asked() {
-        let s = init_script(&[]);
+        let s = init_script(&[], &[]);
         // Without the hook the capture runs at boot, before READY.
         let boot = s
             .find("[ -z \"$NETTUNE_TEST_CAPTURE_AFTER_RX\" ]; then capture nettune capture --out /tmp/capture; fi")

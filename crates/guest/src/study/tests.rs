@@ -78,7 +78,7 @@ fn the_addresses_go_into_init_before_the_ready_line() {
     let mut a = Archive::default();
     a.bytes(
         "init",
-        init_script(&["/m/e1000.ko".into()]).into_bytes(),
+        init_script(&["/m/e1000.ko".into()], &[]).into_bytes(),
         0o755,
     );
     set_addresses(
