@@ -341,18 +341,28 @@ fn acks_of_requests_to_a_full_accept_queue_are_tcp_listen_overflow() {
     // TCP_LISTEN_OVERFLOW freed in the same softirq, while it still watches
     let v = w.stop();
     eprintln!(
-        "ListenOverflows {overflows}, TCP_LISTEN_OVERFLOW total {}",
-        v["total"]
+        "ListenOverflows {overflows}, TCP_LISTEN_OVERFLOW total {}, unrecorded {}",
+        v["total"], v["unrecorded"]
     );
     assert!(
         v["total"].as_u64().unwrap() >= overflows,
         "ListenOverflows {overflows}: {v}"
     );
     // the total is the filter's count, so that reason's exact count; its
-    // row is built from the records read, another mechanism, which came
-    // out short of the overflows once in about 13 runs (cause not found;
-    // closing note of 2026-12-02): the row only has to name the reason
-    assert!(reason(&v, "TCP_LISTEN_OVERFLOW") > 0, "{v}");
+    // row is built from the records read. On 6.18.44 a drop freed in a
+    // softirq that interrupted the idle task of CPU 1 is counted and gets
+    // no record (about one run in two when the SYN-ACK's timer fires
+    // there): the line must then say how many it misses, and not be exact
+    let unrecorded = v["unrecorded"].as_u64().unwrap();
+    assert!(
+        reason(&v, "TCP_LISTEN_OVERFLOW") + unrecorded >= overflows,
+        "ListenOverflows {overflows}: {v}"
+    );
+    assert_eq!(
+        v["exact"].as_bool().unwrap(),
+        unrecorded == 0 && v["lost"] == 0,
+        "{v}"
+    );
 }
 
 #[test]

@@ -25,6 +25,7 @@ use crate::files::OutDir;
 use crate::{HostError, Root};
 use model::drops::format::{parse_format, DropLayout};
 use model::drops::kallsyms::Kallsyms;
+use model::drops::ledger::RecordLedger;
 use model::drops::record::{decode, records, Record};
 pub use model::drops::Counting;
 use model::drops::{next_period, DropCounts, FileProblem, Unavailable, NO_REASON_FIELD, OTHER};
@@ -66,6 +67,9 @@ pub const WINDOW_BUDGET: u64 = 1000;
 /// since 5.17).
 const RAW_TRACEPOINT: &str = "kfree_skb";
 const REASON_ARG: u32 = 2;
+/// How long a drain waits before reading a ring again when its records
+/// fell behind its count (a record being written as the count was read).
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(2);
 /// Most distinct addresses whose names are kept.
 const MAX_NAMED: usize = 4096;
 
@@ -135,6 +139,8 @@ pub struct DropWatcher {
     filter: Option<String>,
     periods: Vec<u64>,
     last_counts: Vec<u64>,
+    /// Per CPU: whether its records kept up with its count.
+    ledgers: Vec<RecordLedger>,
     layout: DropLayout,
     reasons: BTreeMap<u32, String>,
     /// Read at the first sampled drop (a debug build takes most of a
@@ -238,6 +244,7 @@ impl DropWatcher {
             filter,
             periods,
             last_counts: vec![0; n],
+            ledgers: vec![RecordLedger::default(); n],
             layout,
             reasons: format.reasons,
             kallsyms: None,
@@ -311,19 +318,12 @@ impl DropWatcher {
             }
             closing = !on && window_was_on;
         }
+        let mut owing = Vec::new();
         for i in 0..self.events.len() {
-            self.buf.clear();
-            self.events[i].drain(&mut self.buf);
-            let buf = std::mem::take(&mut self.buf);
-            for r in records(&buf) {
-                match r {
-                    Record::Sample(raw) => self.add(raw),
-                    Record::Lost(n) => self.counts.lost = self.counts.lost.saturating_add(n),
-                    Record::Other => {}
-                }
-            }
-            self.buf = buf;
-            let Ok(c) = self.events[i].count() else {
+            // the count first: the records drained after it cover its hits
+            let count = self.events[i].count();
+            let records = self.read_ring(i);
+            let Ok(c) = count else {
                 thinned |= self.periods[i] > 1;
                 continue;
             };
@@ -332,6 +332,12 @@ impl DropWatcher {
             if self.bpf.is_some() && !window_was_on {
                 // the event counted nothing while closed: keep its period
                 continue;
+            }
+            if let Some(l) = self.ledgers.get_mut(i) {
+                l.window(hits, records, self.periods[i] == 1);
+                if l.owes() {
+                    owing.push(i);
+                }
             }
             // a window with drops while this CPU sampled one in N
             thinned |= self.periods[i] > 1 && hits > 0;
@@ -343,6 +349,21 @@ impl DropWatcher {
                 self.periods[i] = want;
             }
         }
+        if !owing.is_empty() {
+            // a record of a hit counted just before the read may still be
+            // being written: read once more before calling it unrecorded
+            std::thread::sleep(SETTLE);
+            for i in owing {
+                let late = self.read_ring(i);
+                if let Some(l) = self.ledgers.get_mut(i) {
+                    l.late(late);
+                }
+            }
+        }
+        self.counts.unrecorded = self
+            .ledgers
+            .iter_mut()
+            .fold(0u64, |a, l| a.saturating_add(l.close()));
         if closing {
             // read above; closing unregisters the events' probe
             self.events.clear();
@@ -351,6 +372,29 @@ impl DropWatcher {
         if thinned {
             self.counts.thinned = self.counts.thinned.saturating_add(1);
         }
+    }
+
+    /// Drain event `i`'s ring into the counts; returns the samples read.
+    fn read_ring(&mut self, i: usize) -> u64 {
+        let Some(ev) = self.events.get(i) else {
+            return 0;
+        };
+        self.buf.clear();
+        ev.drain(&mut self.buf);
+        let buf = std::mem::take(&mut self.buf);
+        let mut samples = 0u64;
+        for r in records(&buf) {
+            match r {
+                Record::Sample(raw) => {
+                    samples = samples.saturating_add(1);
+                    self.add(raw);
+                }
+                Record::Lost(n) => self.counts.lost = self.counts.lost.saturating_add(n),
+                Record::Other => {}
+            }
+        }
+        self.buf = buf;
+        samples
     }
 
     fn add(&mut self, raw: &[u8]) {

@@ -11,7 +11,9 @@
 //! drop counted just before the interval's end may be read just after it,
 //! so their sum can differ from the total by the drops of that instant);
 //! otherwise they are the sampled shares scaled to the exact total, marked
-//! `exact: false`.
+//! `exact: false`. A drop counted at period 1 whose record never comes
+//! (the kernel counted it and wrote no sample, [`ledger`]) makes the
+//! interval inexact too.
 //!
 //! With [`Counting::Bpf`] a BPF program on the raw tracepoint counts every
 //! drop by reason in the kernel instead (`by_reason` exact, `total` their
@@ -25,6 +27,7 @@
 
 pub mod format;
 pub mod kallsyms;
+pub mod ledger;
 pub mod reasons;
 pub mod record;
 pub mod run;
@@ -81,6 +84,12 @@ pub struct DropCounts {
     pub sampled: u64,
     /// Records the kernel could not write (ring full).
     pub lost: u64,
+    /// Drops counted while every drop was to be sampled (period 1) whose
+    /// record never came, though the ring had room ([`ledger`]). Seen on
+    /// 6.18: drops freed in a softirq that interrupted the idle task of one
+    /// CPU counted, and no sample written. Makes the interval inexact.
+    #[serde(default)]
+    pub unrecorded: u64,
     /// Windows in which some CPU sampled fewer than every drop (its period
     /// above 1): an interval where this does not move saw every drop.
     #[serde(default)]
@@ -173,6 +182,10 @@ pub struct DropInterval {
     pub sampled: u64,
     /// Records lost (ring full).
     pub lost: u64,
+    /// Drops counted with period 1 whose record never came
+    /// ([`DropCounts::unrecorded`]).
+    #[serde(default)]
+    pub unrecorded: u64,
     /// Whether every drop was sampled, so the rows are exact counts.
     pub exact: bool,
     /// How the drops were counted.
@@ -238,7 +251,8 @@ impl DropInterval {
         let total = cur.total - prev.total;
         let sampled = cur.sampled - prev.sampled;
         let lost = cur.lost.saturating_sub(prev.lost);
-        let exact = lost == 0 && cur.thinned == prev.thinned;
+        let unrecorded = cur.unrecorded.saturating_sub(prev.unrecorded);
+        let exact = lost == 0 && unrecorded == 0 && cur.thinned == prev.thinned;
         let scale = (!exact).then_some((total, sampled));
         let bpf = cur.counting == Counting::Bpf;
         DropInterval {
@@ -247,6 +261,7 @@ impl DropInterval {
             per_sec: per_sec(total, seconds),
             sampled,
             lost,
+            unrecorded,
             exact,
             counting: cur.counting,
             reasons_exact: exact || bpf,

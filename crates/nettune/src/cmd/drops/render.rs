@@ -47,6 +47,13 @@ pub fn render(head: &str, d: &DropInterval, iface: Option<(&str, u64, u64)>) -> 
     if d.lost > 0 {
         let _ = writeln!(s, "  {} records lost (ring full)", d.lost);
     }
+    if d.unrecorded > 0 {
+        let _ = writeln!(
+            s,
+            "  {} drops counted with no record (the kernel wrote none): the rows miss them",
+            d.unrecorded
+        );
+    }
     if let Some((name, rx, tx)) = iface {
         let _ = writeln!(
             s,
@@ -91,4 +98,23 @@ pub fn render(head: &str, d: &DropInterval, iface: Option<(&str, u64, u64)>) -> 
         let _ = writeln!(s, "  protocol: {}", protocols(&d.protocols));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use model::drops::{DropCounts, DropInterval};
+
+    #[test]
+    fn drops_counted_with_no_record_are_said_and_the_block_is_not_exact() {
+        let mut cur = DropCounts::new();
+        cur.total = 2;
+        cur.unrecorded = 2;
+        let d = DropInterval::between(&DropCounts::new(), &cur, 1.0);
+        let s = super::render("interval", &d, None);
+        assert!(!s.contains("every drop sampled"), "{s}");
+        assert!(
+            s.contains("2 drops counted with no record (the kernel wrote none)"),
+            "{s}"
+        );
+    }
 }
