@@ -89,6 +89,26 @@ pub enum GuestError {
         /// The last lines of its console.
         console: String,
     },
+    /// Another process holds the directory ([`crate::claim::DirLock`]).
+    #[error("{} is in use by another `nettune guest up` ({holder}): give this one its own --dir and --base-port", dir.display())]
+    DirInUse {
+        /// The directory.
+        dir: PathBuf,
+        /// `pid N` from its lock file, or `pid unknown`.
+        holder: String,
+    },
+    /// A UDP port of the star cannot be bound on 127.0.0.1.
+    #[error("UDP port {port} on 127.0.0.1: {source} (another `nettune guest up`, or another program?); choose a --base-port that leaves {first}..={last} free")]
+    PortInUse {
+        /// The port.
+        port: u16,
+        /// The star's first port.
+        first: u16,
+        /// The star's last port.
+        last: u16,
+        /// bind(2)'s error.
+        source: std::io::Error,
+    },
     /// QEMU ended before the guest was ready.
     #[error("guest {guest}: QEMU exited ({status}) before the guest was ready; the end of its console:\n{console}")]
     Exited {

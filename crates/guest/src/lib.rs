@@ -11,12 +11,14 @@
 //! - [`machine`]: the typed QEMU machine (q35, two NUMA nodes, the NICs,
 //!   socket netdevs on 127.0.0.1, the agent's virtio-serial port) and its
 //!   command line, pure and unit-tested;
+//! - [`claim`]: the directory and ports one `nettune guest up` holds;
 //! - [`run`]: boot under a total deadline (killed at it, the error carrying
 //!   the tail of the console), clean shutdown.
 //!
 //! The guest runs `nettune agent --stdio` on a virtio-serial port that QEMU
 //! joins to a unix socket on the host; the fleet's `guest` transport reaches it.
 
+pub mod claim;
 pub mod error;
 pub mod initramfs;
 pub mod kernel;

@@ -103,6 +103,14 @@ impl Star {
         Ok(std::iter::once(server).chain(clients).collect())
     }
 
+    /// The first and last UDP port of the star's links (valid once
+    /// [`Star::members`] accepted the star).
+    pub fn port_range(&self) -> (u16, u16) {
+        let span = u16::try_from(self.clients.saturating_mul(2)).unwrap_or(u16::MAX);
+        let last = self.base_port.saturating_add(span.saturating_sub(1));
+        (self.base_port, last)
+    }
+
     /// A fleet inventory (nettune TOML) of the star, each guest's agent
     /// socket at `run_dir/NAME/agent.sock`.
     pub fn inventory(&self, members: &[Member], run_dir: &Path) -> String {

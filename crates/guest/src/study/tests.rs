@@ -45,6 +45,9 @@ fn each_client_shares_a_wire_with_one_server_nic() {
     ports.sort_unstable();
     ports.dedup();
     assert_eq!(ports, (40000..40006).collect::<Vec<_>>());
+    // the range `guest up` checks free is exactly the ports the links use
+    assert_eq!(star(3).port_range(), (40000, 40005));
+    assert_eq!(star(1).port_range(), (40000, 40001));
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use guest::claim::{ports_free, DirLock};
 use guest::initramfs::BUSYBOX;
 use guest::kernel::Kernel;
 use guest::run::{find_qemu, Shutdown};
@@ -112,6 +113,10 @@ fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
     };
     let members = star.members()?;
     std::fs::create_dir_all(&a.dir).with_context(|| format!("{}", a.dir.display()))?;
+    // held until the guests are off: a second `guest up` on DIR is refused
+    let _lock = DirLock::take(&a.dir)?;
+    let (first, last) = star.port_range();
+    ports_free(first, last)?;
     let accel = Accel::from_env();
     let build = Build {
         qemu: qemu.clone(),
