@@ -145,6 +145,12 @@ pub struct Agent {
     stderr: Option<Arc<Mutex<Vec<u8>>>>,
     peer: PeerInfo,
     ended: bool,
+    /// The thread writing frames: drop waits (up to [`EXIT_GRACE`]) for it
+    /// to write the last ones (`Shutdown`) and close its end, so a process
+    /// that exits right after does not cut them off. Over a guest's port
+    /// the agent cannot always see end-of-file (a quick reconnect hides
+    /// it); `Shutdown` is what ends it for sure.
+    writer: Option<std::thread::JoinHandle<()>>,
 }
 
 /// [`Incoming`] with a Debug impl that does not print reports.
@@ -217,7 +223,7 @@ impl Agent {
             }
         });
         let (tx, out_rx) = mpsc::channel::<Vec<u8>>();
-        std::thread::spawn(move || {
+        let writer_thread = std::thread::spawn(move || {
             if proto::write_preamble(&mut writer).is_err() {
                 return;
             }
@@ -244,6 +250,7 @@ impl Agent {
                 caps: Vec::new(),
             },
             ended: false,
+            writer: Some(writer_thread),
         };
         a.handshake(nettune_version, deadline)?;
         Ok(a)
@@ -458,6 +465,12 @@ impl Drop for Agent {
         }
         // Closing stdin: the agent sees end of input.
         self.tx = None;
+        if let Some(w) = self.writer.take() {
+            let until = Instant::now() + EXIT_GRACE;
+            while !w.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
         if let Some(c) = &mut self.child {
             let until = Instant::now() + EXIT_GRACE;
             while Instant::now() < until {

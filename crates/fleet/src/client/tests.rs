@@ -316,3 +316,72 @@ fn an_answer_of_too_many_values_is_not_decoded() {
         "{e}"
     );
 }
+
+/// A pipe's writing end that, once `slow` is set, takes 200 ms per write
+/// and counts what it finished writing.
+struct SlowWriter {
+    inner: std::io::PipeWriter,
+    slow: Arc<AtomicBool>,
+    written: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Write for SlowWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.slow.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let n = self.inner.write(b)?;
+        if self.slow.load(Ordering::SeqCst) {
+            self.written.fetch_add(n, Ordering::SeqCst);
+        }
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Dropping a session writes its `Shutdown` before it returns: a
+/// controller that exits right after (`nettune fleet apply`) used to cut
+/// it off, and a guest's agent, which cannot always see the socket close,
+/// then read the next session's bytes as its own.
+#[test]
+fn dropping_a_session_waits_for_its_shutdown_to_be_written() {
+    let (mut req_r, req_w) = pipe().unwrap();
+    let (resp_r, mut resp_w) = pipe().unwrap();
+    let (ended_tx, ended) = mpsc::channel();
+    std::thread::spawn(move || {
+        let end = serve(&mut req_r, &mut resp_w, "0.1.0", &[], |_| Response::Error {
+            kind: ErrorKind::Unsupported,
+            message: "no".into(),
+        });
+        let _ = ended_tx.send(end.ok());
+    });
+    let slow = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let w = SlowWriter {
+        inner: req_w,
+        slow: Arc::clone(&slow),
+        written: Arc::clone(&written),
+    };
+    let a = Agent::over(
+        "mem".into(),
+        resp_r,
+        w,
+        None,
+        None,
+        "0.1.0",
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    slow.store(true, Ordering::SeqCst);
+    drop(a);
+    assert!(
+        written.load(Ordering::SeqCst) > 0,
+        "drop returned before the Shutdown frame was written"
+    );
+    assert_eq!(
+        ended.recv_timeout(Duration::from_secs(10)).unwrap(),
+        Some(crate::serve::End::Shutdown)
+    );
+}
