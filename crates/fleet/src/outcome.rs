@@ -132,6 +132,19 @@ impl HostReport {
             .unwrap_or(message)
     }
 
+    /// The one line that says why this host failed: its label (name and
+    /// transport) once, the outcome, then the error without the label it
+    /// starts with (printable, capped).
+    pub fn failure_line(&self) -> String {
+        let why = self.error.as_ref().map_or("", |e| self.detail(&e.message));
+        format!(
+            "{} {}: {}",
+            model::text::printable_capped(&self.label(), 200),
+            self.outcome.word(),
+            model::text::printable_capped(why, 2000)
+        )
+    }
+
     /// A report of `host` on a local pipe with `outcome` and exit status
     /// `code`, nothing else (tests).
     #[cfg(test)]
@@ -175,4 +188,35 @@ pub(crate) fn doc_error(v: &Value) -> String {
         .and_then(Value::as_str)
         .unwrap_or("failed")
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HostReport, Outcome};
+    use crate::fanout::Failure;
+
+    fn failed(message: &str) -> HostReport {
+        let mut r = HostReport::local("server", Outcome::Failed, 1);
+        r.transport = "guest /tmp/g/agent.sock".into();
+        r.error = Some(Failure {
+            kind: "transport",
+            message: message.into(),
+        });
+        r
+    }
+
+    #[test]
+    fn a_failed_host_is_named_once_on_its_line() {
+        let r = failed("server (guest /tmp/g/agent.sock): cannot reach the guest's agent");
+        assert_eq!(
+            r.failure_line(),
+            "server (guest /tmp/g/agent.sock) failed: cannot reach the guest's agent"
+        );
+        // a message that does not start with the label is kept whole
+        let r = failed("the agent's version 0.1 is not this controller's");
+        assert_eq!(
+            r.failure_line(),
+            "server (guest /tmp/g/agent.sock) failed: the agent's version 0.1 is not this controller's"
+        );
+    }
 }

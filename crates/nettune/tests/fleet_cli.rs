@@ -127,7 +127,12 @@ fn inspect_over_three_namespaces_equals_each_hosts_inspect_and_a_missing_one_fai
     assert!(why.contains("Cannot open network namespace"), "{why}");
     // stderr names the failed host with the transport's own reason
     let e = stderr(&o);
-    assert!(e.contains("nettune: fleet inspect: gone failed:"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "nettune: fleet inspect: gone (netns {gone}) failed:"
+        )),
+        "{e}"
+    );
     assert!(e.contains(&gone), "{e}");
 
     // Live and read-only: doctor in each namespace (a sample of its own
@@ -233,7 +238,9 @@ fn apply_on_four_hosts_rolls_back_the_one_that_fails_and_the_others_verify_and_r
     assert_eq!(v["failed"], serde_json::json!(["b"]));
     let e = stderr(&o);
     assert!(
-        e.contains("nettune: fleet apply: b failed, rolled back:"),
+        e.lines()
+            .any(|l| l.starts_with("nettune: fleet apply: b (")
+                && l.contains(") failed, rolled back:")),
         "{e}"
     );
     assert!(e.contains(&last), "{e}");

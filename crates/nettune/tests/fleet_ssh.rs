@@ -356,8 +356,12 @@ fn unreachable_wrong_host_key_and_refused_key_fail_alone_with_ssh_own_reason() {
     assert!(why(3).contains("Permission denied"), "{}", why(3));
     let e = stderr(&o);
     for name in ["stopped", "impostor", "stranger"] {
+        // named once, with its transport: `NAME (ssh ...) failed: ...`
         assert!(
-            e.contains(&format!("nettune: fleet inspect: {name} failed:")),
+            e.lines().any(
+                |l| l.starts_with(&format!("nettune: fleet inspect: {name} (ssh "))
+                    && l.contains(") failed:")
+            ),
             "{e}"
         );
     }
@@ -434,7 +438,9 @@ fn apply_on_four_spokes_rolls_back_the_one_that_fails_and_the_others_verify_and_
     assert_eq!(v["failed"], serde_json::json!(["b"]));
     let e = stderr(&o);
     assert!(
-        e.contains("nettune: fleet apply: b failed, rolled back:"),
+        e.lines()
+            .any(|l| l.starts_with("nettune: fleet apply: b (ssh ")
+                && l.contains(") failed, rolled back:")),
         "{e}"
     );
     assert!(e.contains(&last), "{e}");

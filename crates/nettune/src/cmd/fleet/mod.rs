@@ -175,13 +175,7 @@ fn print(name: &str, reports: &[HostReport], json: bool) -> anyhow::Result<()> {
         print!("{}", fleet::summary::table(reports));
     }
     for r in reports.iter().filter(|r| r.outcome.failed()) {
-        let why = r.error.as_ref().map(|e| e.message.as_str()).unwrap_or("");
-        eprintln!(
-            "nettune: fleet {name}: {} {}: {}",
-            model::text::printable_capped(&r.host, 64),
-            r.outcome.word(),
-            model::text::printable_capped(why, 2000)
-        );
+        eprintln!("nettune: fleet {name}: {}", r.failure_line());
     }
     Ok(())
 }
