@@ -7,7 +7,8 @@
 //! between still makes QEMU fail, naming the guest).
 
 use crate::error::GuestError;
-use std::fs::{File, OpenOptions, TryLockError};
+use rustix::fs::{flock, FlockOperation};
+use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Seek as _, Write as _};
 use std::net::{Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -36,9 +37,9 @@ impl DirLock {
             .write(true)
             .open(&path)
             .map_err(GuestError::io(&path))?;
-        match file.try_lock() {
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
                 let mut text = String::new();
                 let _ = (&file).take(MAX_PID_TEXT).read_to_string(&mut text);
                 let holder = text.trim();
@@ -51,7 +52,7 @@ impl DirLock {
                     },
                 });
             }
-            Err(TryLockError::Error(e)) => return Err(GuestError::io(&path)(e)),
+            Err(e) => return Err(GuestError::io(&path)(e.into())),
         }
         file.set_len(0)
             .and_then(|()| file.rewind())
