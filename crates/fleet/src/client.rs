@@ -437,13 +437,7 @@ impl Agent {
     /// complete), then kill it.
     fn reap(&mut self) {
         if let Some(c) = &mut self.child {
-            let until = Instant::now() + EXIT_GRACE;
-            while Instant::now() < until {
-                if let Ok(Some(_)) = c.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            within_grace(|| matches!(c.try_wait(), Ok(Some(_))));
             // The stderr thread reads what was left in the pipe.
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -466,22 +460,29 @@ impl Drop for Agent {
         // Closing stdin: the agent sees end of input.
         self.tx = None;
         if let Some(w) = self.writer.take() {
-            let until = Instant::now() + EXIT_GRACE;
-            while !w.is_finished() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            within_grace(|| w.is_finished());
         }
         if let Some(c) = &mut self.child {
-            let until = Instant::now() + EXIT_GRACE;
-            while Instant::now() < until {
-                if let Ok(Some(_)) = c.try_wait() {
-                    self.child = None;
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(10));
+            if within_grace(|| matches!(c.try_wait(), Ok(Some(_)))) {
+                self.child = None;
+                return;
             }
         }
         self.kill();
+    }
+}
+
+/// Poll `done` every 10 ms for up to [`EXIT_GRACE`]; whether it came true.
+fn within_grace(mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + EXIT_GRACE;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -291,8 +291,6 @@ mod tests {
         }
     }
 
-    /// A "QEMU" that writes a console and hangs: killed at the deadline,
-    /// and the error names the guest and quotes the console.
     /// An executable script written by a child process, so that no
     /// descriptor of this process ever has it open for writing: another
     /// test thread's fork would inherit such a descriptor until its exec,
@@ -314,6 +312,8 @@ mod tests {
         assert!(child.wait().unwrap().success());
     }
 
+    /// A "QEMU" that writes a console and hangs: killed at the deadline,
+    /// and the error names the guest and quotes the console.
     #[test]
     fn a_guest_that_never_gets_ready_is_killed_and_its_console_quoted() {
         let d = tempfile::tempdir().unwrap();
