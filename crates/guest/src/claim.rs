@@ -71,12 +71,12 @@ impl DirLock {
 /// now: [`GuestError::PortInUse`] names the first that cannot.
 pub fn ports_free(first: u16, last: u16) -> Result<(), GuestError> {
     for port in first..=last {
-        if let Err(source) = UdpSocket::bind((Ipv4Addr::LOCALHOST, port)) {
+        if let Err(os_error) = UdpSocket::bind((Ipv4Addr::LOCALHOST, port)) {
             return Err(GuestError::PortInUse {
                 port,
                 first,
                 last,
-                source,
+                os_error,
             });
         }
     }
@@ -119,6 +119,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("--base-port"), "{text}");
+        // the OS's words are in the message once: no source for a chain to repeat
+        assert!(std::error::Error::source(&err).is_none(), "{text}");
         drop(held);
         ports_free(port, port).unwrap();
     }

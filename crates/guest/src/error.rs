@@ -98,7 +98,7 @@ pub enum GuestError {
         holder: String,
     },
     /// A UDP port of the star cannot be bound on 127.0.0.1.
-    #[error("UDP port {port} on 127.0.0.1: {source} (another `nettune guest up`, or another program?); choose a --base-port that leaves {first}..={last} free")]
+    #[error("UDP port {port} on 127.0.0.1: {os_error} (another `nettune guest up`, or another program?); choose a --base-port that leaves {first}..={last} free")]
     PortInUse {
         /// The port.
         port: u16,
@@ -106,8 +106,9 @@ pub enum GuestError {
         first: u16,
         /// The star's last port.
         last: u16,
-        /// bind(2)'s error.
-        source: std::io::Error,
+        /// bind(2)'s error, said in the message (not a `source`: the
+        /// binary prints a chain, which would say it twice).
+        os_error: std::io::Error,
     },
     /// QEMU ended before the guest was ready.
     #[error("guest {guest}: QEMU exited ({status}) before the guest was ready; the end of its console:\n{console}")]

@@ -60,7 +60,7 @@ pub struct UpArgs {
     /// Client guests, each joined to its own NIC of the server.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=MAX_CLIENTS as i64))]
     pub clients: u8,
-    /// Where the guests' sockets, consoles and the inventory go (created).
+    /// Where the guests' sockets, consoles and the inventory go (created; held with DIR/lock while they run: a second `guest up` needs its own --dir and --base-port).
     #[arg(long, default_value = "/run/nettune-guest", value_name = "DIR")]
     pub dir: PathBuf,
     /// The first of the 2 x clients UDP ports on 127.0.0.1 the links use.
