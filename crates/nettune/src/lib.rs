@@ -71,10 +71,7 @@ pub fn main_exit() -> std::process::ExitCode {
         }
         Ok(Err(e)) => {
             // Errors name files, interfaces and values the host supplied.
-            eprintln!(
-                "nettune: {}",
-                model::text::printable_lines(&format!("{e:#}"))
-            );
+            eprintln!("nettune: {}", model::text::printable_lines(&chain_text(&e)));
             if let Some(hint) = writes.and_then(|w| root_hint(w, &e)) {
                 eprintln!("nettune: {hint}");
             }
@@ -86,6 +83,24 @@ pub fn main_exit() -> std::process::ExitCode {
         Err(p) if broken_pipe::is_print_panic(p.as_ref()) => std::process::ExitCode::from(exit::OK),
         Err(p) => std::panic::resume_unwind(p),
     }
+}
+
+/// The error and its causes joined by `: ` (as `{e:#}` prints them), each
+/// cause left out when the text so far already says it: many errors quote
+/// their source in their own message, and the chain would say it twice.
+fn chain_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 /// What to do when `apply` or `rollback` was refused a write without root
@@ -158,5 +173,25 @@ pub mod broken_pipe {
                 prev(info);
             }
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cause_the_message_already_quotes_is_said_once() {
+        // GuestError::Io says "{path}: {source}" and has the source too
+        let e = anyhow::Error::new(guest::GuestError::Io {
+            path: "/run/g/lock".into(),
+            source: std::io::Error::from_raw_os_error(13),
+        })
+        .context("guest up");
+        assert_eq!(
+            super::chain_text(&e),
+            "guest up: /run/g/lock: Permission denied (os error 13)"
+        );
+        // a cause the message does not quote is kept, as `{:#}` has it
+        let e = anyhow::Error::new(std::io::Error::from_raw_os_error(2)).context("/x");
+        assert_eq!(super::chain_text(&e), format!("{e:#}"));
     }
 }
